@@ -1,0 +1,118 @@
+//! Progress reports and cancellation for long walks over a dump. A phone cancels a shrink
+//! when the app returns to the foreground; a terminal shows a progress bar.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+
+/// The stage a progress report belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stage {
+    /// Pass 1: strings, classes and field layouts.
+    Info,
+    /// Pass 2: String values and Bitmap buffers to keep.
+    Collect,
+    /// Pass 2, again over the part of the file before a late reference, when needed.
+    Resolve,
+    /// Pass 2: hashing and comparing Bitmap buffers of equal length.
+    Dedup,
+    /// Pass 3: writing the shrunk dump.
+    Write,
+    /// Reading a dump to inspect or verify it.
+    Read,
+}
+
+impl Stage {
+    pub fn label(self) -> &'static str {
+        match self {
+            Stage::Info => "pass 1/3: info",
+            Stage::Collect => "pass 2/3: collect",
+            Stage::Resolve => "pass 2/3: resolve",
+            Stage::Dedup => "pass 2/3: dedup",
+            Stage::Write => "pass 3/3: write",
+            Stage::Read => "read",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Progress {
+    pub stage: Stage,
+    /// Bytes of the input done in this stage.
+    pub done: u64,
+    /// Bytes of the input this stage walks.
+    pub total: u64,
+}
+
+/// What the caller passes down: a cancellation flag another thread may set, and a progress
+/// callback. Both optional.
+#[derive(Clone, Copy, Default)]
+pub struct Control<'c> {
+    pub cancel: Option<&'c AtomicBool>,
+    pub progress: Option<&'c (dyn Fn(Progress) + Sync)>,
+}
+
+impl<'c> Control<'c> {
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_some_and(|c| c.load(Ordering::Relaxed))
+    }
+
+    pub fn check(&self) -> Result<()> {
+        if self.is_cancelled() {
+            Err(Error::Cancelled)
+        } else {
+            Ok(())
+        }
+    }
+
+    pub fn ticker(&self, stage: Stage, total: u64) -> Ticker<'c> {
+        Ticker {
+            control: *self,
+            stage,
+            total,
+            next: 0,
+        }
+    }
+}
+
+/// Reports progress and checks for cancellation every few MiB of input, so the check costs
+/// one comparison per record.
+pub struct Ticker<'c> {
+    control: Control<'c>,
+    stage: Stage,
+    total: u64,
+    next: u64,
+}
+
+const TICK_BYTES: u64 = 4 << 20;
+
+impl Ticker<'_> {
+    #[inline]
+    pub fn tick(&mut self, done: u64) -> Result<()> {
+        if done < self.next {
+            return Ok(());
+        }
+        self.next = done + TICK_BYTES;
+        self.report(done)
+    }
+
+    /// Reports the end of the stage.
+    pub fn finish(&mut self) -> Result<()> {
+        self.report(self.total)
+    }
+
+    fn report(&self, done: u64) -> Result<()> {
+        self.control.check()?;
+        if let Some(p) = self.control.progress {
+            p(Progress {
+                stage: self.stage,
+                done: done.min(self.total),
+                total: self.total,
+            });
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,490 @@
+//! Zero-copy views of heap dump sub-records (GC roots, class dumps, instances, arrays and
+//! ART's additions). Parsing a sub-record checks every count and length against the bytes
+//! that are there before trusting it.
+
+use super::cursor::{read_id, Cursor};
+use super::tags::{self, BasicType};
+use crate::error::{Error, Result, Tag};
+
+/// One heap dump sub-record: where it is, its bytes, and its parsed view.
+#[derive(Debug, Clone, Copy)]
+pub struct SubRecord<'a> {
+    /// Offset of the sub-record's tag byte in the file.
+    pub offset: u64,
+    /// The whole sub-record, tag included, exactly as in the file.
+    pub raw: &'a [u8],
+    pub kind: Sub<'a>,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub enum Sub<'a> {
+    Root(Root),
+    ClassDump(ClassDump<'a>),
+    Instance(Instance<'a>),
+    ObjectArray(ObjectArray<'a>),
+    PrimitiveArray(PrimitiveArray<'a>),
+    /// ART's obsolete PRIMITIVE_ARRAY_NODATA: the header of an array without its elements.
+    PrimitiveArrayNoData(PrimitiveArrayNoData),
+    /// ART's HEAP_DUMP_INFO: the following objects belong to this heap.
+    HeapDumpInfo(HeapDumpInfo),
+}
+
+impl<'a> SubRecord<'a> {
+    pub fn tag(&self) -> u8 {
+        self.raw[0]
+    }
+
+    /// The id of the object this sub-record dumps or roots, if any.
+    pub fn object_id(&self) -> Option<u64> {
+        match &self.kind {
+            Sub::Root(r) => Some(r.object_id),
+            Sub::ClassDump(c) => Some(c.class_id),
+            Sub::Instance(i) => Some(i.id),
+            Sub::ObjectArray(a) => Some(a.id),
+            Sub::PrimitiveArray(a) => Some(a.id),
+            Sub::PrimitiveArrayNoData(a) => Some(a.id),
+            Sub::HeapDumpInfo(_) => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Root {
+    pub tag: u8,
+    pub object_id: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HeapDumpInfo {
+    /// 'A' app, 'Z' zygote, 'I' image, 0 default.
+    pub heap_id: u32,
+    pub name_id: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PrimitiveArrayNoData {
+    pub id: u64,
+    pub stack_serial: u32,
+    pub count: u32,
+    pub element_type: BasicType,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Instance<'a> {
+    pub id: u64,
+    pub stack_serial: u32,
+    pub class_id: u64,
+    /// Field values: the class's own fields, then its superclass's, and so on.
+    pub data: &'a [u8],
+}
+
+impl Instance<'_> {
+    /// Offset of the field data within the sub-record's raw bytes.
+    pub fn data_start(id_size: u8) -> usize {
+        1 + id_size as usize + 4 + id_size as usize + 4
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct ObjectArray<'a> {
+    pub id: u64,
+    pub stack_serial: u32,
+    pub count: u32,
+    pub class_id: u64,
+    pub elements: &'a [u8],
+    pub id_size: u8,
+}
+
+impl<'a> ObjectArray<'a> {
+    pub fn element_ids(&self) -> impl Iterator<Item = u64> + 'a {
+        let n = self.id_size as usize;
+        self.elements.chunks_exact(n).map(move |c| read_id(c, n as u8))
+    }
+
+    /// Offset of the elements within the sub-record's raw bytes.
+    pub fn elements_start(id_size: u8) -> usize {
+        1 + id_size as usize + 4 + 4 + id_size as usize
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct PrimitiveArray<'a> {
+    pub id: u64,
+    pub stack_serial: u32,
+    pub count: u32,
+    pub element_type: BasicType,
+    pub data: &'a [u8],
+}
+
+impl PrimitiveArray<'_> {
+    /// Length of the sub-record header (tag, id, stack serial, count, type).
+    pub fn header_len(id_size: u8) -> usize {
+        1 + id_size as usize + 4 + 4 + 1
+    }
+}
+
+/// A field or constant value.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Value {
+    Object(u64),
+    Boolean(bool),
+    Char(u16),
+    Float(f32),
+    Double(f64),
+    Byte(i8),
+    Short(i16),
+    Int(i32),
+    Long(i64),
+}
+
+impl Value {
+    /// Decodes a value of type `ty` from the start of `b` (long enough, checked by callers).
+    pub fn read(ty: BasicType, b: &[u8], id_size: u8) -> Value {
+        match ty {
+            BasicType::Object => Value::Object(read_id(b, id_size)),
+            BasicType::Boolean => Value::Boolean(b[0] != 0),
+            BasicType::Byte => Value::Byte(b[0] as i8),
+            BasicType::Char => Value::Char(u16::from_be_bytes([b[0], b[1]])),
+            BasicType::Short => Value::Short(i16::from_be_bytes([b[0], b[1]])),
+            BasicType::Int => Value::Int(i32::from_be_bytes([b[0], b[1], b[2], b[3]])),
+            BasicType::Float => Value::Float(f32::from_be_bytes([b[0], b[1], b[2], b[3]])),
+            BasicType::Long => Value::Long(i64::from_be_bytes([
+                b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7],
+            ])),
+            BasicType::Double => Value::Double(f64::from_be_bytes([
+                b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7],
+            ])),
+        }
+    }
+
+    pub fn as_object(&self) -> Option<u64> {
+        match self {
+            Value::Object(id) => Some(*id),
+            _ => None,
+        }
+    }
+
+    /// Integral values widened to i64 (for SDK_INT, counts, native pointers).
+    pub fn as_i64(&self) -> Option<i64> {
+        match *self {
+            Value::Boolean(b) => Some(b as i64),
+            Value::Char(v) => Some(v as i64),
+            Value::Byte(v) => Some(v as i64),
+            Value::Short(v) => Some(v as i64),
+            Value::Int(v) => Some(v as i64),
+            Value::Long(v) => Some(v),
+            _ => None,
+        }
+    }
+}
+
+/// CLASS_DUMP, with its three variable parts kept as checked slices.
+#[derive(Debug, Clone, Copy)]
+pub struct ClassDump<'a> {
+    pub class_id: u64,
+    pub stack_serial: u32,
+    pub super_id: u64,
+    pub loader_id: u64,
+    pub signers_id: u64,
+    pub protection_domain_id: u64,
+    pub reserved1: u64,
+    pub reserved2: u64,
+    pub instance_size: u32,
+    pub constant_pool_count: u16,
+    pub constant_pool: &'a [u8],
+    pub static_count: u16,
+    pub statics: &'a [u8],
+    pub field_count: u16,
+    pub fields: &'a [u8],
+    /// Absolute file offset of `fields`, so an index can keep the offset, not the bytes.
+    pub fields_offset: u64,
+    pub statics_offset: u64,
+    pub id_size: u8,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ConstantPoolEntry {
+    pub index: u16,
+    pub ty: BasicType,
+    pub value: Value,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StaticField {
+    pub name_id: u64,
+    pub ty: BasicType,
+    pub value: Value,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FieldDecl {
+    pub name_id: u64,
+    pub ty: BasicType,
+}
+
+impl<'a> ClassDump<'a> {
+    pub fn constant_pool(&self) -> impl Iterator<Item = ConstantPoolEntry> + 'a {
+        let id_size = self.id_size;
+        let mut b = self.constant_pool;
+        (0..self.constant_pool_count).map(move |_| {
+            let index = u16::from_be_bytes([b[0], b[1]]);
+            let ty = BasicType::from_u8(b[2]).expect("checked when parsed");
+            let value = Value::read(ty, &b[3..], id_size);
+            b = &b[3 + ty.size(id_size) as usize..];
+            ConstantPoolEntry { index, ty, value }
+        })
+    }
+
+    pub fn static_fields(&self) -> impl Iterator<Item = StaticField> + 'a {
+        static_fields(self.statics, self.static_count, self.id_size)
+    }
+
+    pub fn instance_fields(&self) -> impl Iterator<Item = FieldDecl> + 'a {
+        field_decls(self.fields, self.field_count, self.id_size)
+    }
+}
+
+/// Decodes `count` static field entries from checked bytes.
+pub fn static_fields(mut b: &[u8], count: u16, id_size: u8) -> impl Iterator<Item = StaticField> + '_ {
+    let n = id_size as usize;
+    (0..count).map(move |_| {
+        let name_id = read_id(b, id_size);
+        let ty = BasicType::from_u8(b[n]).expect("checked when parsed");
+        let value = Value::read(ty, &b[n + 1..], id_size);
+        b = &b[n + 1 + ty.size(id_size) as usize..];
+        StaticField { name_id, ty, value }
+    })
+}
+
+/// Decodes `count` instance field declarations from checked bytes.
+pub fn field_decls(b: &[u8], count: u16, id_size: u8) -> impl Iterator<Item = FieldDecl> + '_ {
+    let n = id_size as usize;
+    b.chunks_exact(n + 1).take(count as usize).map(move |c| FieldDecl {
+        name_id: read_id(c, id_size),
+        ty: BasicType::from_u8(c[n]).expect("checked when parsed"),
+    })
+}
+
+/// Iterates the sub-records of one heap dump (segment) body. Stops after the first error.
+pub struct SubRecords<'a> {
+    body: &'a [u8],
+    pos: usize,
+    base: u64,
+    id_size: u8,
+    failed: bool,
+}
+
+impl<'a> SubRecords<'a> {
+    pub fn new(body: &'a [u8], base: u64, id_size: u8) -> Self {
+        SubRecords {
+            body,
+            pos: 0,
+            base,
+            id_size,
+            failed: false,
+        }
+    }
+
+    /// Absolute offset of the next sub-record.
+    pub fn offset(&self) -> u64 {
+        self.base + self.pos as u64
+    }
+}
+
+impl<'a> Iterator for SubRecords<'a> {
+    type Item = Result<SubRecord<'a>>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed || self.pos >= self.body.len() {
+            return None;
+        }
+        let rest = &self.body[self.pos..];
+        let offset = self.base + self.pos as u64;
+        match parse_sub_record(rest, offset, self.id_size) {
+            Ok((kind, len)) => {
+                let raw = &rest[..len];
+                self.pos += len;
+                Some(Ok(SubRecord { offset, raw, kind }))
+            }
+            Err(e) => {
+                self.failed = true;
+                Some(Err(e))
+            }
+        }
+    }
+}
+
+fn basic_type(at: u64, tag: u8, what: &'static str, v: u8) -> Result<BasicType> {
+    BasicType::from_u8(v).ok_or(Error::BadType {
+        offset: at,
+        tag: Tag::heap(tag),
+        what,
+        value: v,
+    })
+}
+
+/// Parses the sub-record at the start of `b` (at absolute `offset`), returning its view and
+/// its length in bytes.
+#[inline]
+pub fn parse_sub_record(b: &[u8], offset: u64, id_size: u8) -> Result<(Sub<'_>, usize)> {
+    let tag = b[0];
+    let what = match tag {
+        tags::CLASS_DUMP => "CLASS_DUMP",
+        tags::INSTANCE_DUMP => "INSTANCE_DUMP",
+        tags::OBJECT_ARRAY_DUMP => "OBJECT_ARRAY_DUMP",
+        tags::PRIMITIVE_ARRAY_DUMP => "PRIMITIVE_ARRAY_DUMP",
+        _ => "heap dump sub-record",
+    };
+    let mut c = Cursor::new(b, offset, Tag::heap(tag), what);
+    c.skip(1)?;
+    let ids = id_size as u64;
+    let kind = match tag {
+        tags::INSTANCE_DUMP => {
+            let id = c.id(id_size)?;
+            let stack_serial = c.u4()?;
+            let class_id = c.id(id_size)?;
+            let len = c.u4()?;
+            let data = c.take(len as u64)?;
+            Sub::Instance(Instance {
+                id,
+                stack_serial,
+                class_id,
+                data,
+            })
+        }
+        tags::PRIMITIVE_ARRAY_DUMP => {
+            let id = c.id(id_size)?;
+            let stack_serial = c.u4()?;
+            let count = c.u4()?;
+            let at = c.offset();
+            let ty = basic_type(at, tag, "primitive array element type", c.u1()?)?;
+            if ty == BasicType::Object {
+                return Err(Error::BadType {
+                    offset: at,
+                    tag: Tag::heap(tag),
+                    what: "primitive array element type",
+                    value: 2,
+                });
+            }
+            // u64 arithmetic: count × 8 passes u32 for large arrays.
+            let data = c.take(count as u64 * ty.size(id_size) as u64)?;
+            Sub::PrimitiveArray(PrimitiveArray {
+                id,
+                stack_serial,
+                count,
+                element_type: ty,
+                data,
+            })
+        }
+        tags::OBJECT_ARRAY_DUMP => {
+            let id = c.id(id_size)?;
+            let stack_serial = c.u4()?;
+            let count = c.u4()?;
+            let class_id = c.id(id_size)?;
+            let elements = c.take(count as u64 * ids)?;
+            Sub::ObjectArray(ObjectArray {
+                id,
+                stack_serial,
+                count,
+                class_id,
+                elements,
+                id_size,
+            })
+        }
+        tags::CLASS_DUMP => Sub::ClassDump(parse_class_dump(&mut c, id_size)?),
+        tags::HEAP_DUMP_INFO => {
+            let heap_id = c.u4()?;
+            let name_id = c.id(id_size)?;
+            Sub::HeapDumpInfo(HeapDumpInfo { heap_id, name_id })
+        }
+        tags::PRIMITIVE_ARRAY_NODATA => {
+            let id = c.id(id_size)?;
+            let stack_serial = c.u4()?;
+            let count = c.u4()?;
+            let at = c.offset();
+            let v = c.u1()?;
+            let ty = basic_type(at, tag, "primitive array element type", v)?;
+            Sub::PrimitiveArrayNoData(PrimitiveArrayNoData {
+                id,
+                stack_serial,
+                count,
+                element_type: ty,
+            })
+        }
+        _ => match tags::root_layout(tag) {
+            Some((u4s, extra_ids)) => {
+                let object_id = c.id(id_size)?;
+                c.skip(u4s as u64 * 4 + extra_ids as u64 * ids)?;
+                Sub::Root(Root { tag, object_id })
+            }
+            None => return Err(Error::UnknownSubTag { offset, tag }),
+        },
+    };
+    Ok((kind, c.pos()))
+}
+
+fn parse_class_dump<'a>(c: &mut Cursor<'a>, id_size: u8) -> Result<ClassDump<'a>> {
+    let tag = tags::CLASS_DUMP;
+    let class_id = c.id(id_size)?;
+    let stack_serial = c.u4()?;
+    let super_id = c.id(id_size)?;
+    let loader_id = c.id(id_size)?;
+    let signers_id = c.id(id_size)?;
+    let protection_domain_id = c.id(id_size)?;
+    let reserved1 = c.id(id_size)?;
+    let reserved2 = c.id(id_size)?;
+    let instance_size = c.u4()?;
+
+    let constant_pool_count = c.u2()?;
+    let start = c.pos();
+    let mut probe = c.clone();
+    for _ in 0..constant_pool_count {
+        probe.skip(2)?;
+        let at = probe.offset();
+        let ty = basic_type(at, tag, "constant pool entry type", probe.u1()?)?;
+        probe.skip(ty.size(id_size) as u64)?;
+    }
+    let constant_pool = c.take((probe.pos() - start) as u64)?;
+
+    let static_count = c.u2()?;
+    let statics_offset = c.offset();
+    let start = c.pos();
+    let mut probe = c.clone();
+    for _ in 0..static_count {
+        probe.skip(id_size as u64)?;
+        let at = probe.offset();
+        let ty = basic_type(at, tag, "static field type", probe.u1()?)?;
+        probe.skip(ty.size(id_size) as u64)?;
+    }
+    let statics = c.take((probe.pos() - start) as u64)?;
+
+    let field_count = c.u2()?;
+    let fields_offset = c.offset();
+    let fields = c.take(field_count as u64 * (id_size as u64 + 1))?;
+    for (i, f) in fields.chunks_exact(id_size as usize + 1).enumerate() {
+        let v = f[id_size as usize];
+        let at = fields_offset + (i * (id_size as usize + 1) + id_size as usize) as u64;
+        basic_type(at, tag, "instance field type", v)?;
+    }
+    Ok(ClassDump {
+        class_id,
+        stack_serial,
+        super_id,
+        loader_id,
+        signers_id,
+        protection_domain_id,
+        reserved1,
+        reserved2,
+        instance_size,
+        constant_pool_count,
+        constant_pool,
+        static_count,
+        statics,
+        field_count,
+        fields,
+        fields_offset,
+        statics_offset,
+        id_size,
+    })
+}

@@ -1,0 +1,127 @@
+//! The reader: a dump in memory (usually a memory-mapped file) walked record by record.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use memmap2::Mmap;
+
+use super::heap::SubRecords;
+use super::record::{Header, Record, Records};
+use super::visitor::Visitor;
+use crate::control::Ticker;
+use crate::error::{Error, Result};
+
+/// A parsed header over the bytes of a whole dump. Cheap to copy; walks borrow the bytes.
+#[derive(Debug, Clone, Copy)]
+pub struct Hprof<'a> {
+    data: &'a [u8],
+    header: Header<'a>,
+}
+
+impl<'a> Hprof<'a> {
+    pub fn new(data: &'a [u8]) -> Result<Self> {
+        let header = Header::parse(data)?;
+        Ok(Hprof { data, header })
+    }
+
+    pub fn header(&self) -> &Header<'a> {
+        &self.header
+    }
+
+    pub fn id_size(&self) -> u8 {
+        self.header.id_size
+    }
+
+    pub fn data(&self) -> &'a [u8] {
+        self.data
+    }
+
+    pub fn len(&self) -> u64 {
+        self.data.len() as u64
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.data.is_empty()
+    }
+
+    /// The top-level records, in file order.
+    pub fn records(&self) -> Records<'a> {
+        Records::new(self.data, &self.header)
+    }
+
+    /// Walks the whole dump, calling `visitor` for each part in file order.
+    pub fn accept<V: Visitor + ?Sized>(&self, visitor: &mut V, ticker: &mut Ticker) -> Result<()> {
+        visitor.header(&self.header)?;
+        for record in self.records() {
+            let record = record?;
+            ticker.tick(record.offset)?;
+            if record.is_heap_dump() {
+                visit_heap_dump(&record, visitor, ticker)?;
+            } else {
+                visitor.record(&record)?;
+            }
+        }
+        ticker.finish()?;
+        visitor.end()
+    }
+}
+
+fn visit_heap_dump<V: Visitor + ?Sized>(
+    record: &Record<'_>,
+    visitor: &mut V,
+    ticker: &mut Ticker,
+) -> Result<()> {
+    visitor.heap_dump_begin(record, record.body.len() as u32)?;
+    let mut subs: SubRecords<'_> = record.sub_records();
+    for sub in &mut subs {
+        let sub = sub?;
+        ticker.tick(sub.offset)?;
+        visitor.sub_record(&sub)?;
+    }
+    visitor.heap_dump_end(record)
+}
+
+/// A dump file mapped into memory, read-only. The file is the store: passes keep ids and
+/// offsets, never array contents.
+pub struct MappedFile {
+    path: PathBuf,
+    map: Option<Mmap>,
+}
+
+impl MappedFile {
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref().to_path_buf();
+        let file = File::open(&path).map_err(|e| Error::io(&path, e))?;
+        let len = file.metadata().map_err(|e| Error::io(&path, e))?.len();
+        if len == 0 {
+            // mmap refuses zero-length files; an empty slice reads as "empty file" later.
+            return Ok(MappedFile { path, map: None });
+        }
+        // SAFETY: the map is read-only and private to this process. Another process that
+        // truncates the file while we read it can make the kernel signal SIGBUS; inputs are
+        // finished dumps, and the documentation says not to shrink a dump still being written.
+        let map = unsafe { Mmap::map(&file) }.map_err(|e| Error::io(&path, e))?;
+        #[cfg(unix)]
+        {
+            // Each pass reads front to back; the hint doubles readahead. Failure is harmless.
+            let _ = map.advise(memmap2::Advice::Sequential);
+        }
+        Ok(MappedFile {
+            path,
+            map: Some(map),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn bytes(&self) -> &[u8] {
+        self.map.as_deref().unwrap_or(&[])
+    }
+
+    /// The parsed dump over the mapped bytes.
+    pub fn hprof(&self) -> Result<Hprof<'_>> {
+        Hprof::new(self.bytes())
+    }
+}

@@ -1,0 +1,123 @@
+//! The visitor shape (as in ASM's ClassReader → ClassVisitor → ClassWriter): a reader walks
+//! the dump and calls a visitor; a filter visitor wraps a downstream visitor and forwards
+//! what it keeps; the writer is a visitor that emits what reaches it.
+
+use super::heap::{PrimitiveArray, SubRecord};
+use super::record::{Header, Record};
+use crate::error::Result;
+
+/// How a filter changed a sub-record on its way downstream. Sub-records that pass unchanged
+/// go through [`Visitor::sub_record`]; dropped ones are not forwarded at all.
+#[derive(Debug, Clone, Copy)]
+pub enum Rewrite<'a> {
+    /// The same bytes with object ids replaced: (byte offset within the sub-record, new id).
+    Ids(&'a [(usize, u64)]),
+    /// A primitive array with the same id and type and no elements.
+    EmptyArray,
+    /// A primitive array with the same id, type and count, every element zero.
+    ZeroedArray,
+}
+
+impl Rewrite<'_> {
+    /// Length in bytes of the rewritten sub-record.
+    pub fn len(&self, sub: &SubRecord<'_>, id_size: u8) -> usize {
+        match self {
+            Rewrite::Ids(_) | Rewrite::ZeroedArray => sub.raw.len(),
+            Rewrite::EmptyArray => PrimitiveArray::header_len(id_size),
+        }
+    }
+}
+
+/// Receives the parts of a dump in file order. Every method defaults to doing nothing, so a
+/// visitor implements only what it looks at.
+pub trait Visitor {
+    fn header(&mut self, _header: &Header<'_>) -> Result<()> {
+        Ok(())
+    }
+
+    /// Every top-level record except heap dump bodies: STRING, LOAD_CLASS, stack traces,
+    /// HEAP_DUMP_END, and tags this crate does not know, which pass through as raw bytes.
+    fn record(&mut self, _record: &Record<'_>) -> Result<()> {
+        Ok(())
+    }
+
+    /// A HEAP_DUMP or HEAP_DUMP_SEGMENT begins. `length` is the body length to write
+    /// downstream: the reader passes the original, a filter that drops sub-records passes
+    /// the length of what it will forward.
+    fn heap_dump_begin(&mut self, _segment: &Record<'_>, _length: u32) -> Result<()> {
+        Ok(())
+    }
+
+    fn sub_record(&mut self, _sub: &SubRecord<'_>) -> Result<()> {
+        Ok(())
+    }
+
+    /// A sub-record forwarded in changed form.
+    fn rewritten(&mut self, _sub: &SubRecord<'_>, _rewrite: &Rewrite<'_>) -> Result<()> {
+        Ok(())
+    }
+
+    fn heap_dump_end(&mut self, _segment: &Record<'_>) -> Result<()> {
+        Ok(())
+    }
+
+    fn end(&mut self) -> Result<()> {
+        Ok(())
+    }
+}
+
+impl<V: Visitor + ?Sized> Visitor for &mut V {
+    fn header(&mut self, h: &Header<'_>) -> Result<()> {
+        (**self).header(h)
+    }
+    fn record(&mut self, r: &Record<'_>) -> Result<()> {
+        (**self).record(r)
+    }
+    fn heap_dump_begin(&mut self, s: &Record<'_>, length: u32) -> Result<()> {
+        (**self).heap_dump_begin(s, length)
+    }
+    fn sub_record(&mut self, s: &SubRecord<'_>) -> Result<()> {
+        (**self).sub_record(s)
+    }
+    fn rewritten(&mut self, s: &SubRecord<'_>, r: &Rewrite<'_>) -> Result<()> {
+        (**self).rewritten(s, r)
+    }
+    fn heap_dump_end(&mut self, s: &Record<'_>) -> Result<()> {
+        (**self).heap_dump_end(s)
+    }
+    fn end(&mut self) -> Result<()> {
+        (**self).end()
+    }
+}
+
+/// Two visitors side by side: each event goes to the first, then the second.
+impl<A: Visitor, B: Visitor> Visitor for (A, B) {
+    fn header(&mut self, h: &Header<'_>) -> Result<()> {
+        self.0.header(h)?;
+        self.1.header(h)
+    }
+    fn record(&mut self, r: &Record<'_>) -> Result<()> {
+        self.0.record(r)?;
+        self.1.record(r)
+    }
+    fn heap_dump_begin(&mut self, s: &Record<'_>, length: u32) -> Result<()> {
+        self.0.heap_dump_begin(s, length)?;
+        self.1.heap_dump_begin(s, length)
+    }
+    fn sub_record(&mut self, s: &SubRecord<'_>) -> Result<()> {
+        self.0.sub_record(s)?;
+        self.1.sub_record(s)
+    }
+    fn rewritten(&mut self, s: &SubRecord<'_>, r: &Rewrite<'_>) -> Result<()> {
+        self.0.rewritten(s, r)?;
+        self.1.rewritten(s, r)
+    }
+    fn heap_dump_end(&mut self, s: &Record<'_>) -> Result<()> {
+        self.0.heap_dump_end(s)?;
+        self.1.heap_dump_end(s)
+    }
+    fn end(&mut self) -> Result<()> {
+        self.0.end()?;
+        self.1.end()
+    }
+}
