@@ -114,6 +114,19 @@ pub enum Error {
     #[error("zip: {0}")]
     Zip(String),
 
+    #[error("{0}")]
+    Unsupported(String),
+
+    #[error("Bitmap 0x{bitmap_id:X} at offset {offset} names buffer 0x{buffer_id:X}, which is not a primitive array in the dump")]
+    MissingBuffer {
+        offset: u64,
+        bitmap_id: u64,
+        buffer_id: u64,
+    },
+
+    #[error("verification failed: {0}")]
+    Verify(String),
+
     #[error("invalid option: {0}")]
     Invalid(String),
 
@@ -139,7 +152,8 @@ impl Error {
             | Error::LengthMismatch { offset, .. }
             | Error::SuperclassCycle { offset, .. }
             | Error::InstanceLayout { offset, .. }
-            | Error::MissingClass { offset, .. } => Some(*offset),
+            | Error::MissingClass { offset, .. }
+            | Error::MissingBuffer { offset, .. } => Some(*offset),
             _ => None,
         }
     }

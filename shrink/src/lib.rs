@@ -8,3 +8,21 @@ pub mod hprof;
 
 pub use control::{Control, Progress, Stage};
 pub use error::{Error, Result, Tag};
+pub mod names;
+pub mod options;
+pub mod passes;
+
+pub use options::{DroppedMode, StripMode};
+pub mod javastring;
+pub mod manifest;
+pub mod output;
+pub mod package;
+pub mod pipeline;
+pub mod properties;
+pub mod report;
+
+pub use manifest::{Manifest, ManifestValues};
+pub use pipeline::{analyze, shrink_file, write_shrunk, Analysis, Outputs, ShrinkOptions};
+pub use report::Report;
+pub mod inspect;
+pub mod verify;

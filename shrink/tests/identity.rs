@@ -17,7 +17,10 @@ fn assert_identity(name: &str, data: &[u8]) {
     let out = copy(data);
     assert_eq!(out.len(), data.len(), "{name}: length differs");
     let first = out.iter().zip(data).position(|(a, b)| a != b);
-    assert!(first.is_none(), "{name}: first difference at byte {first:?}");
+    assert!(
+        first.is_none(),
+        "{name}: first difference at byte {first:?}"
+    );
 }
 
 #[test]

@@ -114,11 +114,6 @@ pub(crate) fn read_id(bytes: &[u8], id_size: u8) -> u64 {
     }
 }
 
-#[inline]
-pub(crate) fn read_u4(bytes: &[u8]) -> u32 {
-    u32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]])
-}
-
 /// Writes `id` as `id_size` big-endian bytes into `out` (whose length is at least that).
 #[inline]
 pub(crate) fn write_id(out: &mut [u8], id: u64, id_size: u8) {

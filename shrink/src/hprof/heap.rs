@@ -98,7 +98,9 @@ pub struct ObjectArray<'a> {
 impl<'a> ObjectArray<'a> {
     pub fn element_ids(&self) -> impl Iterator<Item = u64> + 'a {
         let n = self.id_size as usize;
-        self.elements.chunks_exact(n).map(move |c| read_id(c, n as u8))
+        self.elements
+            .chunks_exact(n)
+            .map(move |c| read_id(c, n as u8))
     }
 
     /// Offset of the elements within the sub-record's raw bytes.
@@ -245,7 +247,11 @@ impl<'a> ClassDump<'a> {
 }
 
 /// Decodes `count` static field entries from checked bytes.
-pub fn static_fields(mut b: &[u8], count: u16, id_size: u8) -> impl Iterator<Item = StaticField> + '_ {
+pub fn static_fields(
+    mut b: &[u8],
+    count: u16,
+    id_size: u8,
+) -> impl Iterator<Item = StaticField> + '_ {
     let n = id_size as usize;
     (0..count).map(move |_| {
         let name_id = read_id(b, id_size);
@@ -259,10 +265,12 @@ pub fn static_fields(mut b: &[u8], count: u16, id_size: u8) -> impl Iterator<Ite
 /// Decodes `count` instance field declarations from checked bytes.
 pub fn field_decls(b: &[u8], count: u16, id_size: u8) -> impl Iterator<Item = FieldDecl> + '_ {
     let n = id_size as usize;
-    b.chunks_exact(n + 1).take(count as usize).map(move |c| FieldDecl {
-        name_id: read_id(c, id_size),
-        ty: BasicType::from_u8(c[n]).expect("checked when parsed"),
-    })
+    b.chunks_exact(n + 1)
+        .take(count as usize)
+        .map(move |c| FieldDecl {
+            name_id: read_id(c, id_size),
+            ty: BasicType::from_u8(c[n]).expect("checked when parsed"),
+        })
 }
 
 /// Iterates the sub-records of one heap dump (segment) body. Stops after the first error.

@@ -3,6 +3,7 @@
 
 pub mod classes;
 pub(crate) mod cursor;
+pub mod events;
 pub mod heap;
 pub mod reader;
 pub mod record;
@@ -11,6 +12,7 @@ pub mod visitor;
 pub mod writer;
 
 pub use classes::{ClassIndex, ClassInfo, Layout, LayoutField};
+pub use events::{Event, Events};
 pub use heap::{
     ClassDump, FieldDecl, HeapDumpInfo, Instance, ObjectArray, PrimitiveArray,
     PrimitiveArrayNoData, Root, StaticField, Sub, SubRecord, SubRecords, Value,

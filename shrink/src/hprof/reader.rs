@@ -60,6 +60,9 @@ impl<'a> Hprof<'a> {
             } else {
                 visitor.record(&record)?;
             }
+            if visitor.is_done() {
+                return Ok(());
+            }
         }
         ticker.finish()?;
         visitor.end()
@@ -77,6 +80,9 @@ fn visit_heap_dump<V: Visitor + ?Sized>(
         let sub = sub?;
         ticker.tick(sub.offset)?;
         visitor.sub_record(&sub)?;
+        if visitor.is_done() {
+            return Ok(());
+        }
     }
     visitor.heap_dump_end(record)
 }
@@ -92,6 +98,11 @@ impl MappedFile {
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref().to_path_buf();
         let file = File::open(&path).map_err(|e| Error::io(&path, e))?;
+        Self::from_file(&file, path)
+    }
+
+    /// Maps an open file; `path` names it in errors.
+    pub fn from_file(file: &File, path: PathBuf) -> Result<Self> {
         let len = file.metadata().map_err(|e| Error::io(&path, e))?.len();
         if len == 0 {
             // mmap refuses zero-length files; an empty slice reads as "empty file" later.
@@ -100,7 +111,7 @@ impl MappedFile {
         // SAFETY: the map is read-only and private to this process. Another process that
         // truncates the file while we read it can make the kernel signal SIGBUS; inputs are
         // finished dumps, and the documentation says not to shrink a dump still being written.
-        let map = unsafe { Mmap::map(&file) }.map_err(|e| Error::io(&path, e))?;
+        let map = unsafe { Mmap::map(file) }.map_err(|e| Error::io(&path, e))?;
         #[cfg(unix)]
         {
             // Each pass reads front to back; the hint doubles readahead. Failure is harmless.

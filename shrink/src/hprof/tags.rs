@@ -94,8 +94,14 @@ pub fn heap_tag_name(tag: u8) -> &'static str {
 /// how many more ids. `None` for tags that are not roots.
 pub fn root_layout(tag: u8) -> Option<(u8, u8)> {
     match tag {
-        ROOT_UNKNOWN | ROOT_STICKY_CLASS | ROOT_MONITOR_USED | ROOT_INTERNED_STRING
-        | ROOT_FINALIZING | ROOT_DEBUGGER | ROOT_REFERENCE_CLEANUP | ROOT_VM_INTERNAL
+        ROOT_UNKNOWN
+        | ROOT_STICKY_CLASS
+        | ROOT_MONITOR_USED
+        | ROOT_INTERNED_STRING
+        | ROOT_FINALIZING
+        | ROOT_DEBUGGER
+        | ROOT_REFERENCE_CLEANUP
+        | ROOT_VM_INTERNAL
         | ROOT_UNREACHABLE => Some((0, 0)),
         // object id, JNI global ref id
         ROOT_JNI_GLOBAL => Some((0, 1)),

@@ -64,6 +64,12 @@ pub trait Visitor {
     fn end(&mut self) -> Result<()> {
         Ok(())
     }
+
+    /// True when the visitor needs nothing more: the reader stops the walk early (and
+    /// calls neither the remaining methods nor `end`).
+    fn is_done(&self) -> bool {
+        false
+    }
 }
 
 impl<V: Visitor + ?Sized> Visitor for &mut V {
@@ -87,6 +93,9 @@ impl<V: Visitor + ?Sized> Visitor for &mut V {
     }
     fn end(&mut self) -> Result<()> {
         (**self).end()
+    }
+    fn is_done(&self) -> bool {
+        (**self).is_done()
     }
 }
 
@@ -119,5 +128,8 @@ impl<A: Visitor, B: Visitor> Visitor for (A, B) {
     fn end(&mut self) -> Result<()> {
         self.0.end()?;
         self.1.end()
+    }
+    fn is_done(&self) -> bool {
+        self.0.is_done() && self.1.is_done()
     }
 }

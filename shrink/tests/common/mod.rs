@@ -4,7 +4,10 @@
 use std::path::{Path, PathBuf};
 
 pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
 }
 
 /// Every `*.hprof` in `dir`, sorted; empty when the directory is absent.
@@ -23,7 +26,10 @@ pub fn hprofs_in(dir: &Path) -> Vec<PathBuf> {
 /// The committed fixtures; there must be some.
 pub fn fixtures() -> Vec<PathBuf> {
     let found = hprofs_in(&repo_root().join("fixtures"));
-    assert!(!found.is_empty(), "no fixtures/*.hprof: run scripts/gen-fixtures.sh");
+    assert!(
+        !found.is_empty(),
+        "no fixtures/*.hprof: run scripts/gen-fixtures.sh"
+    );
     found
 }
 

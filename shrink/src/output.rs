@@ -1,0 +1,87 @@
+//! Output files that appear complete or not at all: written to a temporary file beside the
+//! destination, synced, then renamed into place. Dropped before `commit`, the temporary
+//! file is removed; after a crash it is left with a recognisable name for the next run to
+//! clean up.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use tempfile::NamedTempFile;
+
+use crate::error::{Error, Result};
+
+/// Suffix of every temporary output file this crate creates.
+pub const TEMP_SUFFIX: &str = ".hprof-shrink-tmp";
+
+pub struct PendingFile {
+    tmp: NamedTempFile,
+    dest: PathBuf,
+}
+
+impl PendingFile {
+    pub fn create(dest: &Path) -> Result<Self> {
+        let dir = match dest.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let name = dest
+            .file_name()
+            .ok_or_else(|| Error::Invalid(format!("{} is not a file path", dest.display())))?
+            .to_string_lossy()
+            .into_owned();
+        let tmp = tempfile::Builder::new()
+            .prefix(&format!(".{name}."))
+            .suffix(TEMP_SUFFIX)
+            .tempfile_in(&dir)
+            .map_err(|e| Error::io(&dir, e))?;
+        Ok(PendingFile {
+            tmp,
+            dest: dest.to_path_buf(),
+        })
+    }
+
+    pub fn file(&mut self) -> &mut File {
+        self.tmp.as_file_mut()
+    }
+
+    pub fn path(&self) -> &Path {
+        self.tmp.path()
+    }
+
+    pub fn dest(&self) -> &Path {
+        &self.dest
+    }
+
+    /// Syncs the data, renames the file into place and syncs the directory; returns the
+    /// file's size.
+    pub fn commit(self) -> Result<u64> {
+        let dest = self.dest;
+        let file = self.tmp.as_file();
+        file.sync_all().map_err(|e| Error::io(&dest, e))?;
+        let size = file.metadata().map_err(|e| Error::io(&dest, e))?.len();
+        self.tmp
+            .persist(&dest)
+            .map_err(|e| Error::io(&dest, e.error))?;
+        #[cfg(unix)]
+        if let Some(dir) = dest.parent() {
+            let dir = if dir.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                dir
+            };
+            // The rename is durable only once the directory is synced.
+            if let Ok(d) = File::open(dir) {
+                let _ = d.sync_all();
+            }
+        }
+        Ok(size)
+    }
+}
+
+/// True when `a` and `b` name the same file (both must exist for a positive answer).
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => false,
+    }
+}

@@ -1,0 +1,267 @@
+//! Pass 2, kept-buffer collect: reads String instances (their `value` ids: kept), live
+//! Bitmap instances (their `mBuffer` ids: candidates for dedup), Android 14's
+//! `Bitmap$DumpData` (its `natives` kept, its `buffers` images deduplicated) and Matrix's
+//! DestroyedActivityInfo (its `mKey`, for the manifest). Arrays it needs the bytes of are
+//! located by offset, never copied. An array that comes before the instance naming it is
+//! found by a second, shorter walk that stops when nothing is missing.
+
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use super::info::{DumpInfo, Target};
+use crate::control::{Control, Stage};
+use crate::error::{Error, Result};
+use crate::hprof::{BasicType, Hprof, Instance, PrimitiveArray, Sub, SubRecord, Value, Visitor};
+
+/// Where a primitive array's elements are in the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Location {
+    /// Offset of the PRIMITIVE_ARRAY_DUMP sub-record.
+    pub offset: u64,
+    /// Offset of its first element.
+    pub data: u64,
+    /// Bytes of elements.
+    pub len: u64,
+    pub ty: BasicType,
+}
+
+impl Location {
+    pub fn bytes<'d>(&self, dump: &'d [u8]) -> &'d [u8] {
+        &dump[self.data as usize..(self.data + self.len) as usize]
+    }
+}
+
+/// A live Bitmap and the buffer it names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BitmapRef {
+    pub instance_offset: u64,
+    pub bitmap_id: u64,
+    pub buffer_id: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Want {
+    /// A primitive array whose location is needed.
+    Array,
+    /// A String object whose value is needed (manifest).
+    String,
+    /// The `Bitmap$DumpData.buffers` object array.
+    DumpDataBuffers,
+}
+
+/// A String object found for the manifest: its value array and coder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StringObject {
+    pub value: u64,
+    pub coder: Option<i64>,
+}
+
+/// The result of pass 2 (before dedup).
+#[derive(Debug, Default)]
+pub struct Collected {
+    pub string_instances: u64,
+    /// `value` ids of every String, sorted, unique.
+    pub string_values: Vec<u64>,
+    pub bitmaps: u64,
+    pub recycled_bitmaps: u64,
+    /// Live bitmaps with a buffer, in file order of the Bitmap instances.
+    pub bitmap_buffers: Vec<BitmapRef>,
+    /// Android 14+: `Bitmap$DumpData.natives` (kept) and `buffers` (patched on dedup).
+    pub dump_data_natives: Option<u64>,
+    pub dump_data_buffers: Option<u64>,
+    /// Offset of the DumpData instance, to name it in errors.
+    pub dump_data_offset: u64,
+    /// The images in `buffers`, in element order.
+    pub dump_data_images: Vec<u64>,
+    /// `mKey` String objects of every DestroyedActivityInfo.
+    pub destroyed_keys: Vec<u64>,
+    /// Located primitive arrays (bitmap buffers, images, manifest string values).
+    pub arrays: FxHashMap<u64, Location>,
+    /// String objects read for the manifest.
+    pub strings: FxHashMap<u64, StringObject>,
+    /// Walks over the file this pass made (1, or 2 when something came before its referrer).
+    pub walks: u32,
+}
+
+/// The pass 2 visitor.
+pub struct Collector<'i> {
+    info: &'i DumpInfo,
+    undumped: FxHashSet<u64>,
+    wanted: FxHashMap<u64, Want>,
+    out: Collected,
+    /// Counting only on the first walk; later walks only look for what is wanted.
+    first_walk: bool,
+}
+
+impl<'i> Collector<'i> {
+    pub fn new(info: &'i DumpInfo) -> Self {
+        let mut c = Collector {
+            info,
+            undumped: info.undumped_targets.iter().copied().collect(),
+            wanted: FxHashMap::default(),
+            out: Collected::default(),
+            first_walk: true,
+        };
+        if let Some(m) = info.manufacturer {
+            c.want(m, Want::String);
+        }
+        c
+    }
+
+    fn want(&mut self, id: u64, what: Want) {
+        if id != 0 {
+            self.wanted.entry(id).or_insert(what);
+        }
+    }
+
+    fn missing(&self) -> usize {
+        self.wanted.len()
+    }
+
+    fn instance(&mut self, sub: &SubRecord<'_>, inst: &Instance<'_>) -> Result<()> {
+        let Some(target) = self.info.targets.get(&inst.class_id) else {
+            if self.undumped.contains(&inst.class_id) {
+                return Err(Error::MissingClass {
+                    offset: sub.offset,
+                    class_id: inst.class_id,
+                    what: "an instance the shrink reads",
+                });
+            }
+            return Ok(());
+        };
+        if inst.data.len() as u64 != target.size {
+            return Err(Error::InstanceLayout {
+                offset: sub.offset,
+                class_id: inst.class_id,
+                expected: target.size,
+                actual: inst.data.len() as u64,
+            });
+        }
+        let id_size = self.info.id_size;
+        let read = |f: Option<crate::hprof::LayoutField>| {
+            f.map(|f| Value::read(f.ty, &inst.data[f.offset as usize..], id_size))
+        };
+        let object = |v: Option<Value>| v.and_then(|v| v.as_object()).unwrap_or(0);
+        match target.target {
+            Target::String { value, coder } => {
+                let value_id = object(read(Some(value)));
+                if self.first_walk {
+                    self.out.string_instances += 1;
+                    if value_id != 0 {
+                        self.out.string_values.push(value_id);
+                    }
+                }
+                if self.wanted.get(&inst.id) == Some(&Want::String) {
+                    self.wanted.remove(&inst.id);
+                    let coder = read(coder).and_then(|v| v.as_i64());
+                    self.out.strings.insert(
+                        inst.id,
+                        StringObject {
+                            value: value_id,
+                            coder,
+                        },
+                    );
+                    self.want(value_id, Want::Array);
+                }
+            }
+            Target::Bitmap { buffer, recycled } if self.first_walk => {
+                self.out.bitmaps += 1;
+                let is_recycled = read(recycled).and_then(|v| v.as_i64()).unwrap_or(0) != 0;
+                let buffer_id = object(read(buffer));
+                if is_recycled {
+                    self.out.recycled_bitmaps += 1;
+                } else if buffer_id != 0 {
+                    self.out.bitmap_buffers.push(BitmapRef {
+                        instance_offset: sub.offset,
+                        bitmap_id: inst.id,
+                        buffer_id,
+                    });
+                    self.want(buffer_id, Want::Array);
+                }
+            }
+            // The one `Bitmap.dumpData` names; any, if the static was not found.
+            Target::DumpData { natives, buffers }
+                if self.first_walk && self.info.dump_data.is_none_or(|d| d == inst.id) =>
+            {
+                self.out.dump_data_offset = sub.offset;
+                self.out.dump_data_natives = Some(object(read(natives))).filter(|&n| n != 0);
+                let b = object(read(buffers));
+                if b != 0 {
+                    self.out.dump_data_buffers = Some(b);
+                    self.want(b, Want::DumpDataBuffers);
+                }
+            }
+            Target::DestroyedActivityInfo { key } if self.first_walk => {
+                let key_id = object(read(key));
+                if key_id != 0 {
+                    self.out.destroyed_keys.push(key_id);
+                    self.want(key_id, Want::String);
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Runs the pass: one walk, and more over the file while something wanted is missing
+    /// and the last walk found something.
+    pub fn run(mut self, hprof: &Hprof<'_>, control: &Control) -> Result<Collected> {
+        let mut ticker = control.ticker(Stage::Collect, hprof.len());
+        hprof.accept(&mut self, &mut ticker)?;
+        self.out.walks = 1;
+        self.first_walk = false;
+        while self.missing() > 0 {
+            let before = self.missing();
+            let mut ticker = control.ticker(Stage::Resolve, hprof.len());
+            self.out.walks += 1;
+            hprof.accept(&mut self, &mut ticker)?;
+            if self.missing() >= before {
+                break;
+            }
+        }
+        self.out.string_values.sort_unstable();
+        self.out.string_values.dedup();
+        Ok(self.out)
+    }
+}
+
+impl Visitor for Collector<'_> {
+    fn is_done(&self) -> bool {
+        // A resolve walk ends as soon as nothing is missing.
+        !self.first_walk && self.missing() == 0
+    }
+
+    fn sub_record(&mut self, sub: &SubRecord<'_>) -> Result<()> {
+        match &sub.kind {
+            Sub::Instance(inst) => self.instance(sub, inst),
+            Sub::PrimitiveArray(a) => {
+                if self.wanted.get(&a.id) == Some(&Want::Array) {
+                    self.wanted.remove(&a.id);
+                    self.out
+                        .arrays
+                        .insert(a.id, location(sub, a, self.info.id_size));
+                }
+                Ok(())
+            }
+            Sub::ObjectArray(a) => {
+                if self.wanted.get(&a.id) == Some(&Want::DumpDataBuffers) {
+                    self.wanted.remove(&a.id);
+                    self.out.dump_data_images = a.element_ids().collect();
+                    for image in a.element_ids() {
+                        self.want(image, Want::Array);
+                    }
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+fn location(sub: &SubRecord<'_>, a: &PrimitiveArray<'_>, id_size: u8) -> Location {
+    Location {
+        offset: sub.offset,
+        data: sub.offset + PrimitiveArray::header_len(id_size) as u64,
+        len: a.data.len() as u64,
+        ty: a.element_type,
+    }
+}

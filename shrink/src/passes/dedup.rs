@@ -1,0 +1,152 @@
+//! Grouping Bitmap buffers by content. Buffers are compared only when their lengths are
+//! equal; those are hashed (MD5), and equal hashes are confirmed byte for byte, so two
+//! different buffers are never merged, whatever the hash says. Of each group the buffer
+//! that comes first in the file is the one kept.
+
+use md5::{Digest, Md5};
+use rustc_hash::FxHashMap;
+
+use super::collect::Location;
+use crate::hprof::BasicType;
+
+/// A buffer that may be merged with others of the same content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Candidate {
+    pub id: u64,
+    pub loc: Location,
+}
+
+#[derive(Debug, Default, Clone)]
+pub struct Groups {
+    /// Every candidate id → the id of the buffer kept for its content (itself if kept).
+    pub canonical: FxHashMap<u64, u64>,
+    /// Kept id → how many distinct buffers share its content.
+    pub size: FxHashMap<u64, u32>,
+    /// Buffers hashed, and their bytes.
+    pub hashed: u64,
+    pub hashed_bytes: u64,
+}
+
+impl Groups {
+    /// Ids that point at a copy: id → kept id.
+    pub fn duplicates(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.canonical
+            .iter()
+            .filter(|(id, kept)| id != kept)
+            .map(|(id, kept)| (*id, *kept))
+    }
+}
+
+pub fn md5(bytes: &[u8]) -> [u8; 16] {
+    Md5::digest(bytes).into()
+}
+
+/// Groups `candidates` (any order, ids may repeat) by content read from `dump`.
+/// `digest` is MD5 in production; tests pass a colliding one to prove the byte check.
+pub fn group(dump: &[u8], candidates: &[Candidate], digest: &dyn Fn(&[u8]) -> [u8; 16]) -> Groups {
+    let mut unique: Vec<Candidate> = candidates.to_vec();
+    unique.sort_unstable_by_key(|c| (c.loc.offset, c.id));
+    unique.dedup_by_key(|c| c.id);
+
+    let mut by_len: FxHashMap<(BasicType, u64), Vec<Candidate>> = FxHashMap::default();
+    for c in &unique {
+        by_len.entry((c.loc.ty, c.loc.len)).or_default().push(*c);
+    }
+    let mut out = Groups::default();
+    // Iterate groups in file order of their first member, for a deterministic result.
+    let mut keys: Vec<(BasicType, u64)> = by_len.keys().copied().collect();
+    keys.sort_unstable_by_key(|k| by_len[k][0].loc.offset);
+    for key in keys {
+        let members = &by_len[&key];
+        if members.len() == 1 {
+            out.canonical.insert(members[0].id, members[0].id);
+            out.size.insert(members[0].id, 1);
+            continue;
+        }
+        // (digest, kept candidate) for each distinct content seen so far.
+        let mut kept: Vec<([u8; 16], Candidate)> = Vec::new();
+        for c in members {
+            let bytes = c.loc.bytes(dump);
+            let d = digest(bytes);
+            out.hashed += 1;
+            out.hashed_bytes += bytes.len() as u64;
+            let same = kept
+                .iter()
+                .find(|(kd, k)| *kd == d && k.loc.bytes(dump) == bytes)
+                .map(|(_, k)| k.id);
+            match same {
+                Some(k) => {
+                    out.canonical.insert(c.id, k);
+                    *out.size.get_mut(&k).expect("kept") += 1;
+                }
+                None => {
+                    kept.push((d, *c));
+                    out.canonical.insert(c.id, c.id);
+                    out.size.insert(c.id, 1);
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cand(id: u64, offset: u64, len: u64) -> Candidate {
+        Candidate {
+            id,
+            loc: Location {
+                offset,
+                data: offset,
+                len,
+                ty: BasicType::Byte,
+            },
+        }
+    }
+
+    #[test]
+    fn equal_content_merges_into_the_first_in_file_order() {
+        // Three buffers of 4 bytes: "abcd" at 8 and 0, "abce" at 4.
+        let dump = b"abcdabceabcd";
+        let g = group(
+            dump,
+            &[cand(30, 8, 4), cand(10, 0, 4), cand(20, 4, 4)],
+            &md5,
+        );
+        assert_eq!(g.canonical[&30], 10);
+        assert_eq!(g.canonical[&10], 10);
+        assert_eq!(g.canonical[&20], 20);
+        assert_eq!(g.size[&10], 2);
+        assert_eq!(g.duplicates().collect::<Vec<_>>(), vec![(30, 10)]);
+    }
+
+    #[test]
+    fn a_hash_collision_does_not_merge_different_bytes() {
+        let dump = b"abcdabce";
+        let collide = |_: &[u8]| [7u8; 16];
+        let g = group(dump, &[cand(1, 0, 4), cand(2, 4, 4)], &collide);
+        assert_eq!(
+            g.canonical[&2], 2,
+            "different bytes merged on a hash collision"
+        );
+        assert_eq!(g.hashed, 2);
+    }
+
+    #[test]
+    fn unique_lengths_are_not_hashed() {
+        let dump = b"abcdefg";
+        let g = group(dump, &[cand(1, 0, 3), cand(2, 3, 4)], &md5);
+        assert_eq!(g.hashed, 0);
+        assert_eq!(g.canonical.len(), 2);
+    }
+
+    #[test]
+    fn the_same_buffer_named_twice_is_one_candidate() {
+        let dump = b"abcd";
+        let g = group(dump, &[cand(1, 0, 4), cand(1, 0, 4)], &md5);
+        assert_eq!(g.size[&1], 1);
+        assert_eq!(g.hashed, 0);
+    }
+}

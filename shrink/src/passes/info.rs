@@ -1,0 +1,208 @@
+//! Pass 1, info collect: the string ids of the names the shrink looks for, every class's
+//! name, superclass and field list, and from those the layouts of the classes whose
+//! instances pass 2 reads (String, Bitmap, Bitmap$DumpData, DestroyedActivityInfo), plus
+//! the statics the manifest is read from (SDK_INT, MANUFACTURER) and `Bitmap.dumpData`.
+
+use rustc_hash::FxHashMap;
+
+use crate::error::{Error, Result};
+use crate::hprof::{
+    BasicType, ClassIndex, Layout, LayoutField, Record, Sub, SubRecord, Value, Visitor,
+};
+use crate::names::{Name, NameIds, NameTable};
+
+/// What pass 2 reads from an instance of a target class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    String {
+        value: LayoutField,
+        /// JDK 9+: 0 Latin-1, 1 UTF-16 (only for decoding manifest strings).
+        coder: Option<LayoutField>,
+    },
+    Bitmap {
+        buffer: Option<LayoutField>,
+        recycled: Option<LayoutField>,
+    },
+    DumpData {
+        natives: Option<LayoutField>,
+        buffers: Option<LayoutField>,
+    },
+    DestroyedActivityInfo {
+        key: Option<LayoutField>,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TargetClass {
+    /// Field data bytes each instance must have.
+    pub size: u64,
+    pub target: Target,
+}
+
+/// The result of pass 1.
+#[derive(Debug)]
+pub struct DumpInfo {
+    pub id_size: u8,
+    pub classes: ClassIndex,
+    pub names: NameIds,
+    /// Target class id → what to read from its instances.
+    pub targets: FxHashMap<u64, TargetClass>,
+    /// Named target classes that have no CLASS_DUMP: an instance of one is an error.
+    pub undumped_targets: Vec<u64>,
+    pub has_string_class: bool,
+    pub has_bitmap_class: bool,
+    /// `android.os.Build$VERSION.SDK_INT`.
+    pub sdk_int: Option<i64>,
+    /// The String object of `android.os.Build.MANUFACTURER`.
+    pub manufacturer: Option<u64>,
+    /// The `Bitmap$DumpData` object of `android.graphics.Bitmap.dumpData` (Android 14+).
+    pub dump_data: Option<u64>,
+    pub warnings: Vec<String>,
+}
+
+/// The pass 1 visitor.
+pub struct InfoCollector {
+    table: NameTable,
+    names: NameIds,
+    classes: ClassIndex,
+    id_size: u8,
+}
+
+impl InfoCollector {
+    pub fn new(id_size: u8) -> Self {
+        InfoCollector {
+            table: NameTable::default(),
+            names: NameIds::default(),
+            classes: ClassIndex::new(id_size),
+            id_size,
+        }
+    }
+
+    /// Resolves the targets against `data`, the dump this visitor walked.
+    pub fn finish(self, data: &[u8]) -> Result<DumpInfo> {
+        let mut info = DumpInfo {
+            id_size: self.id_size,
+            classes: self.classes,
+            names: self.names,
+            targets: FxHashMap::default(),
+            undumped_targets: Vec::new(),
+            has_string_class: false,
+            has_bitmap_class: false,
+            sdk_int: None,
+            manufacturer: None,
+            dump_data: None,
+            warnings: Vec::new(),
+        };
+        // Classes with the name that have a CLASS_DUMP.
+        let named = |info: &DumpInfo, name: Name| {
+            let mut ids = info.classes.classes_named(|id| info.names.is(id, name));
+            ids.retain(|c| info.classes.get(*c).is_some());
+            ids
+        };
+        let kinds = [
+            Name::StringClass,
+            Name::BitmapClass,
+            Name::DumpDataClass,
+            Name::DestroyedActivityInfoClass,
+        ];
+        for kind in kinds {
+            let all = info.classes.classes_named(|id| info.names.is(id, kind));
+            for class_id in all {
+                if info.classes.get(class_id).is_none() {
+                    info.undumped_targets.push(class_id);
+                    continue;
+                }
+                let layout = info.classes.layout(data, class_id)?;
+                let target = target_for(&info, kind, &layout, class_id)?;
+                match kind {
+                    Name::StringClass => info.has_string_class = true,
+                    Name::BitmapClass => info.has_bitmap_class = true,
+                    _ => {}
+                }
+                info.targets.insert(
+                    class_id,
+                    TargetClass {
+                        size: layout.size,
+                        target,
+                    },
+                );
+            }
+        }
+        if !info.has_string_class {
+            info.warnings.push(
+                "no java.lang.String class in the dump: no String values to keep".to_string(),
+            );
+        }
+        for (class_name, field, slot) in [
+            (Name::BuildVersionClass, Name::SdkInt, 0),
+            (Name::BuildClass, Name::Manufacturer, 1),
+            (Name::BitmapClass, Name::DumpData, 2),
+        ] {
+            for class_id in named(&info, class_name) {
+                let class = *info.classes.get(class_id).expect("dumped");
+                for f in info.classes.static_fields(data, &class) {
+                    if !info.names.is(f.name_id, field) {
+                        continue;
+                    }
+                    match (slot, f.value) {
+                        (0, v) => info.sdk_int = v.as_i64().or(info.sdk_int),
+                        (1, Value::Object(id)) if id != 0 => info.manufacturer = Some(id),
+                        (2, Value::Object(id)) if id != 0 => info.dump_data = Some(id),
+                        _ => {}
+                    }
+                }
+            }
+        }
+        Ok(info)
+    }
+}
+
+fn field(info: &DumpInfo, layout: &Layout, name: Name, ty: BasicType) -> Option<LayoutField> {
+    layout
+        .find(|id| info.names.is(id, name))
+        .filter(|f| f.ty == ty)
+}
+
+fn target_for(info: &DumpInfo, kind: Name, layout: &Layout, class_id: u64) -> Result<Target> {
+    Ok(match kind {
+        Name::StringClass => Target::String {
+            value: field(info, layout, Name::Value, BasicType::Object).ok_or_else(|| {
+                Error::Unsupported(format!(
+                    "java.lang.String (class 0x{class_id:X}) has no object field 'value', so String values cannot be found; use --strip none"
+                ))
+            })?,
+            coder: field(info, layout, Name::Coder, BasicType::Byte),
+        },
+        Name::BitmapClass => Target::Bitmap {
+            buffer: field(info, layout, Name::MBuffer, BasicType::Object),
+            recycled: field(info, layout, Name::MRecycled, BasicType::Boolean),
+        },
+        Name::DumpDataClass => Target::DumpData {
+            natives: field(info, layout, Name::Natives, BasicType::Object),
+            buffers: field(info, layout, Name::Buffers, BasicType::Object),
+        },
+        _ => Target::DestroyedActivityInfo {
+            key: field(info, layout, Name::MKey, BasicType::Object),
+        },
+    })
+}
+
+impl Visitor for InfoCollector {
+    fn record(&mut self, record: &Record<'_>) -> Result<()> {
+        if let Some(s) = record.as_string()? {
+            if let Some(name) = self.table.lookup(s.bytes) {
+                self.names.insert(s.id, name);
+            }
+        } else if let Some(lc) = record.as_load_class()? {
+            self.classes.add_name(lc.class_id, lc.name_id);
+        }
+        Ok(())
+    }
+
+    fn sub_record(&mut self, sub: &SubRecord<'_>) -> Result<()> {
+        if let Sub::ClassDump(dump) = &sub.kind {
+            self.classes.add_class_dump(dump, sub.offset);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,13 @@
+//! The three passes: info collect, kept-buffer collect (with dedup), buffer shrink.
+
+pub mod collect;
+pub mod dedup;
+pub mod info;
+pub mod plan;
+pub mod shrink;
+
+pub use collect::{BitmapRef, Collected, Collector, Location};
+pub use dedup::{Candidate, Groups};
+pub use info::{DumpInfo, InfoCollector, Target, TargetClass};
+pub use plan::Plan;
+pub use shrink::{ShrinkFilter, Tally, WriteStats};

@@ -1,0 +1,188 @@
+//! Pass 3, buffer shrink: a filter in front of the writer. Every sub-record passes
+//! unchanged except primitive arrays the plan does not keep (dropped, emptied or zeroed),
+//! Bitmap instances whose `mBuffer` names a duplicate, and the DumpData `buffers` array,
+//! whose duplicate ids are rewritten to the kept copy. A heap dump segment's new length is
+//! computed by a walk over the segment before it is written, so nothing is buffered.
+
+use serde::Serialize;
+
+use super::plan::Plan;
+use crate::error::Result;
+use crate::hprof::{
+    BasicType, Header, ObjectArray, PrimitiveArray, Record, Rewrite, Sub, SubRecord, Visitor,
+};
+use crate::options::DroppedMode;
+
+/// Count and element bytes of arrays of one element type.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Tally {
+    pub count: u64,
+    pub bytes: u64,
+}
+
+impl Tally {
+    pub fn add(&mut self, bytes: u64) {
+        self.count += 1;
+        self.bytes += bytes;
+    }
+}
+
+/// What pass 3 did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WriteStats {
+    /// Per primitive element type (in [`BasicType::PRIMITIVES`] order): kept and dropped.
+    pub kept: [Tally; 8],
+    pub dropped: [Tally; 8],
+    /// Bitmap instances whose `mBuffer` now names the kept copy.
+    pub bitmaps_repointed: u64,
+    /// DumpData `buffers` elements now naming the kept copy.
+    pub images_repointed: u64,
+    pub segments: u64,
+}
+
+impl WriteStats {
+    pub fn dropped_total(&self) -> Tally {
+        sum(&self.dropped)
+    }
+    pub fn kept_total(&self) -> Tally {
+        sum(&self.kept)
+    }
+}
+
+fn sum(t: &[Tally; 8]) -> Tally {
+    t.iter().fold(Tally::default(), |a, b| Tally {
+        count: a.count + b.count,
+        bytes: a.bytes + b.bytes,
+    })
+}
+
+fn slot(ty: BasicType) -> usize {
+    ty.primitive_index().unwrap_or(0)
+}
+
+pub struct ShrinkFilter<'p, V: Visitor> {
+    plan: &'p Plan,
+    next: V,
+    id_size: u8,
+    pub stats: WriteStats,
+    patches: Vec<(usize, u64)>,
+}
+
+impl<'p, V: Visitor> ShrinkFilter<'p, V> {
+    pub fn new(plan: &'p Plan, id_size: u8, next: V) -> Self {
+        ShrinkFilter {
+            plan,
+            next,
+            id_size,
+            stats: WriteStats::default(),
+            patches: Vec::new(),
+        }
+    }
+
+    pub fn into_inner(self) -> (V, WriteStats) {
+        (self.next, self.stats)
+    }
+
+    /// The segment's length once the plan is applied.
+    fn new_length(&self, segment: &Record<'_>) -> Result<u32> {
+        let header = PrimitiveArray::header_len(self.id_size) as u64;
+        let mut len = segment.body.len() as u64;
+        for sub in segment.sub_records() {
+            let sub = sub?;
+            if let Sub::PrimitiveArray(a) = &sub.kind {
+                if !self.plan.keeps(a.id) {
+                    len -= match self.plan.dropped {
+                        DroppedMode::Remove => sub.raw.len() as u64,
+                        DroppedMode::Empty => sub.raw.len() as u64 - header,
+                        DroppedMode::Zero => 0,
+                    };
+                }
+            }
+        }
+        Ok(len as u32)
+    }
+
+    fn primitive_array(&mut self, sub: &SubRecord<'_>, a: &PrimitiveArray<'_>) -> Result<()> {
+        let bytes = a.data.len() as u64;
+        if self.plan.keeps(a.id) {
+            self.stats.kept[slot(a.element_type)].add(bytes);
+            return self.next.sub_record(sub);
+        }
+        self.stats.dropped[slot(a.element_type)].add(bytes);
+        match self.plan.dropped {
+            DroppedMode::Remove => Ok(()),
+            DroppedMode::Empty => self.next.rewritten(sub, &Rewrite::EmptyArray),
+            DroppedMode::Zero => self.next.rewritten(sub, &Rewrite::ZeroedArray),
+        }
+    }
+
+    fn object_array(&mut self, sub: &SubRecord<'_>, a: &ObjectArray<'_>) -> Result<()> {
+        self.patches.clear();
+        let start = ObjectArray::elements_start(self.id_size);
+        for (i, el) in a.element_ids().enumerate() {
+            if let Some(kept) = self.plan.remapped(el) {
+                self.patches.push((start + i * self.id_size as usize, kept));
+            }
+        }
+        if self.patches.is_empty() {
+            return self.next.sub_record(sub);
+        }
+        self.stats.images_repointed += self.patches.len() as u64;
+        let patches = std::mem::take(&mut self.patches);
+        let r = self.next.rewritten(sub, &Rewrite::Ids(&patches));
+        self.patches = patches;
+        r
+    }
+}
+
+impl<V: Visitor> Visitor for ShrinkFilter<'_, V> {
+    fn header(&mut self, header: &Header<'_>) -> Result<()> {
+        self.next.header(header)
+    }
+
+    fn record(&mut self, record: &Record<'_>) -> Result<()> {
+        self.next.record(record)
+    }
+
+    fn heap_dump_begin(&mut self, segment: &Record<'_>, length: u32) -> Result<()> {
+        self.stats.segments += 1;
+        let length = if self.plan.changes_lengths() {
+            self.new_length(segment)?
+        } else {
+            length
+        };
+        self.next.heap_dump_begin(segment, length)
+    }
+
+    fn sub_record(&mut self, sub: &SubRecord<'_>) -> Result<()> {
+        match &sub.kind {
+            Sub::PrimitiveArray(a) => self.primitive_array(sub, a),
+            Sub::Instance(inst) => {
+                if let Some(at) = self.plan.bitmap_buffer_at(inst.class_id) {
+                    let id = crate::hprof::cursor::read_id(&sub.raw[at..], self.id_size);
+                    if let Some(kept) = self.plan.remapped(id) {
+                        self.stats.bitmaps_repointed += 1;
+                        return self.next.rewritten(sub, &Rewrite::Ids(&[(at, kept)]));
+                    }
+                }
+                self.next.sub_record(sub)
+            }
+            Sub::ObjectArray(a) if Some(a.id) == self.plan.dump_data_buffers() => {
+                self.object_array(sub, a)
+            }
+            _ => self.next.sub_record(sub),
+        }
+    }
+
+    fn rewritten(&mut self, sub: &SubRecord<'_>, rewrite: &Rewrite<'_>) -> Result<()> {
+        self.next.rewritten(sub, rewrite)
+    }
+
+    fn heap_dump_end(&mut self, segment: &Record<'_>) -> Result<()> {
+        self.next.heap_dump_end(segment)
+    }
+
+    fn end(&mut self) -> Result<()> {
+        self.next.end()
+    }
+}

@@ -1,0 +1,438 @@
+//! The whole job in one call — [`shrink_file`]: input path in, zip (and/or raw hprof) out,
+//! report back — and the steps beneath it for callers that bring their own reader or
+//! writer: [`analyze`] (passes 1 and 2) and [`write_shrunk`] (pass 3).
+
+use std::io::{BufWriter, Write};
+use std::path::Path;
+use std::time::Instant;
+
+use crate::control::{Control, Stage};
+use crate::error::{Error, Result};
+use crate::hprof::{BasicType, Hprof, HprofWriter, MappedFile};
+use crate::javastring;
+use crate::manifest::{self, Manifest, ManifestValues};
+use crate::options::{DroppedMode, StripMode};
+use crate::output::{same_file, PendingFile};
+use crate::package::Package;
+use crate::passes::dedup::{self, Candidate, Groups};
+use crate::passes::{
+    Collected, Collector, DumpInfo, InfoCollector, Plan, ShrinkFilter, WriteStats,
+};
+use crate::report::{
+    ArraysReport, BitmapsReport, ImagesReport, InputReport, OptionsReport, OutputReport, Report,
+    StringsReport, Timings, TypeRow, SCHEMA,
+};
+
+/// Everything a shrink can be told.
+#[derive(Debug, Clone)]
+pub struct ShrinkOptions {
+    pub strip: StripMode,
+    pub dropped: DroppedMode,
+    /// Deflate level 0-9 of the zip (0 stores).
+    pub level: u32,
+    /// Manifest values; `None` ones are read from the dump.
+    pub manifest: ManifestValues,
+    /// Properties for `extra.info`, in order.
+    pub extra: Vec<(String, String)>,
+    /// Name of the hprof entry; default: the input's stem + `_shrink.hprof`.
+    pub hprof_entry: Option<String>,
+}
+
+impl Default for ShrinkOptions {
+    fn default() -> Self {
+        ShrinkOptions {
+            strip: StripMode::default(),
+            dropped: DroppedMode::default(),
+            level: 6,
+            manifest: ManifestValues::default(),
+            extra: Vec::new(),
+            hprof_entry: None,
+        }
+    }
+}
+
+/// Passes 1 and 2 over a dump: what it holds, what to keep, and the manifest values
+/// found in it.
+#[derive(Debug)]
+pub struct Analysis {
+    pub info: DumpInfo,
+    pub collected: Collected,
+    pub buffers: Groups,
+    pub images: Groups,
+    pub plan: Plan,
+    pub from_dump: ManifestValues,
+    pub warnings: Vec<String>,
+    pub timings: Timings,
+}
+
+pub fn analyze(
+    hprof: &Hprof<'_>,
+    strip: StripMode,
+    dropped: DroppedMode,
+    control: &Control,
+) -> Result<Analysis> {
+    let data = hprof.data();
+    let mut timings = Timings::default();
+
+    let t = Instant::now();
+    let mut collector = InfoCollector::new(hprof.id_size());
+    hprof.accept(
+        &mut collector,
+        &mut control.ticker(Stage::Info, hprof.len()),
+    )?;
+    let info = collector.finish(data)?;
+    timings.info = ms(t);
+
+    let t = Instant::now();
+    let collected = Collector::new(&info).run(hprof, control)?;
+    timings.collect = ms(t);
+
+    let t = Instant::now();
+    let mut warnings = info.warnings.clone();
+    let buffers = group(data, &collected, control, false)?;
+    let images = group(data, &collected, control, true)?;
+    timings.dedup = ms(t);
+
+    let plan = Plan::new(&info, &collected, &buffers, &images, strip, dropped);
+    let from_dump = manifest_from_dump(data, &info, &collected, &mut warnings);
+    Ok(Analysis {
+        info,
+        collected,
+        buffers,
+        images,
+        plan,
+        from_dump,
+        warnings,
+        timings,
+    })
+}
+
+/// Groups the live Bitmaps' buffers (or the DumpData images) by content. Every buffer a
+/// live Bitmap names must be a primitive array in the dump.
+fn group(data: &[u8], c: &Collected, control: &Control, images: bool) -> Result<Groups> {
+    let mut candidates = Vec::new();
+    if images {
+        for id in &c.dump_data_images {
+            let loc = c.arrays.get(id).ok_or(Error::MissingBuffer {
+                offset: c.dump_data_offset,
+                bitmap_id: c.dump_data_buffers.unwrap_or(0),
+                buffer_id: *id,
+            })?;
+            candidates.push(Candidate { id: *id, loc: *loc });
+        }
+    } else {
+        for b in &c.bitmap_buffers {
+            let loc = c.arrays.get(&b.buffer_id).ok_or(Error::MissingBuffer {
+                offset: b.instance_offset,
+                bitmap_id: b.bitmap_id,
+                buffer_id: b.buffer_id,
+            })?;
+            candidates.push(Candidate {
+                id: b.buffer_id,
+                loc: *loc,
+            });
+        }
+    }
+    control.check()?;
+    let groups = dedup::group(data, &candidates, &dedup::md5);
+    if let Some(p) = control.progress {
+        p(crate::control::Progress {
+            stage: Stage::Dedup,
+            done: groups.hashed_bytes,
+            total: groups.hashed_bytes,
+        });
+    }
+    Ok(groups)
+}
+
+fn manifest_from_dump(
+    data: &[u8],
+    info: &DumpInfo,
+    c: &Collected,
+    warnings: &mut Vec<String>,
+) -> ManifestValues {
+    let text = |string_id: u64| -> Option<String> {
+        let s = c.strings.get(&string_id)?;
+        let loc = c.arrays.get(&s.value)?;
+        javastring::decode(loc.ty, loc.bytes(data), s.coder)
+    };
+    let leaked_activity_key = match c.destroyed_keys.len() {
+        0 => None,
+        1 => text(c.destroyed_keys[0]),
+        n => {
+            warnings.push(format!(
+                "the dump holds {n} DestroyedActivityInfo records; which leak to report is ambiguous"
+            ));
+            None
+        }
+    };
+    ManifestValues {
+        sdk_version: info.sdk_int.map(|v| v.to_string()),
+        manufacturer: info.manufacturer.and_then(text),
+        leaked_activity_key,
+    }
+}
+
+/// Pass 3: writes the shrunk dump to `out` as the plan says; returns the writer, what the
+/// pass did and the bytes written.
+pub fn write_shrunk<W: Write>(
+    hprof: &Hprof<'_>,
+    plan: &Plan,
+    out: W,
+    control: &Control,
+) -> Result<(W, WriteStats, u64)> {
+    let writer = HprofWriter::new(out, hprof.data(), hprof.id_size());
+    let mut filter = ShrinkFilter::new(plan, hprof.id_size(), writer);
+    hprof.accept(&mut filter, &mut control.ticker(Stage::Write, hprof.len()))?;
+    let (writer, stats) = filter.into_inner();
+    let written = writer.written();
+    Ok((writer.into_inner()?, stats, written))
+}
+
+/// Where a shrink writes: a zip package, a raw hprof, or both.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Outputs<'a> {
+    pub zip: Option<&'a Path>,
+    pub hprof: Option<&'a Path>,
+}
+
+/// Writes to two sinks at once (the zip entry and the raw hprof).
+struct Tee<A, B>(A, B);
+
+impl<A: Write, B: Write> Write for Tee<A, B> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.write_all(buf)?;
+        self.1.write_all(buf)?;
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()?;
+        self.1.flush()
+    }
+}
+
+const BUF: usize = 1 << 20;
+
+/// Shrinks the dump at `input` into `outputs`. Each output is written beside its
+/// destination under a temporary name and renamed into place only when complete and
+/// synced: on any error (or cancellation) no output file appears. The input is never
+/// written to.
+pub fn shrink_file(
+    input: &Path,
+    outputs: Outputs<'_>,
+    opts: &ShrinkOptions,
+    control: &Control,
+) -> Result<Report> {
+    let started = Instant::now();
+    if outputs.zip.is_none() && outputs.hprof.is_none() {
+        return Err(Error::Invalid(
+            "no output: give a zip path, an hprof path, or both".into(),
+        ));
+    }
+    for out in [outputs.zip, outputs.hprof].into_iter().flatten() {
+        if same_file(input, out) {
+            return Err(Error::Invalid(format!(
+                "the output {} is the input: it would be overwritten",
+                out.display()
+            )));
+        }
+    }
+    if opts.level > 9 {
+        return Err(Error::Invalid(format!(
+            "compression level {} is not 0-9",
+            opts.level
+        )));
+    }
+    let map = MappedFile::open(input)?;
+    let hprof = map.hprof()?;
+    let analysis = analyze(&hprof, opts.strip, opts.dropped, control)?;
+    let mut warnings = analysis.warnings.clone();
+    let entry = opts
+        .hprof_entry
+        .clone()
+        .unwrap_or_else(|| manifest::entry_name(input));
+    let manifest = manifest::resolve(&opts.manifest, &analysis.from_dump, entry, &mut warnings);
+
+    let t = Instant::now();
+    let mut zip_file = outputs.zip.map(PendingFile::create).transpose()?;
+    let mut raw_file = outputs.hprof.map(PendingFile::create).transpose()?;
+    let (stats, hprof_bytes) = {
+        let raw = raw_file
+            .as_mut()
+            .map(|f| BufWriter::with_capacity(BUF, f.file()));
+        match zip_file.as_mut() {
+            Some(zf) => {
+                // Zip64 only when the entry may reach 4 GiB: the hprof never grows.
+                let large = hprof.len() >= u32::MAX as u64;
+                let package = Package::start(
+                    BufWriter::with_capacity(BUF, zf.file()),
+                    &manifest,
+                    opts.level,
+                    hprof.header().timestamp_ms,
+                    large,
+                )?;
+                let entry = BufWriter::with_capacity(BUF, package);
+                let (entry, stats, n) = match raw {
+                    Some(raw) => {
+                        let (tee, stats, n) =
+                            write_shrunk(&hprof, &analysis.plan, Tee(entry, raw), control)?;
+                        let Tee(entry, mut raw) = tee;
+                        raw.flush().map_err(Error::Write)?;
+                        (entry, stats, n)
+                    }
+                    None => write_shrunk(&hprof, &analysis.plan, entry, control)?,
+                };
+                let package = entry
+                    .into_inner()
+                    .map_err(|e| Error::Write(e.into_error()))?;
+                let comment = format!(
+                    "hprof-shrink {} strip={} dropped={}",
+                    env!("CARGO_PKG_VERSION"),
+                    opts.strip.name(),
+                    opts.dropped.name()
+                );
+                let mut out = package.finish(&opts.extra, &comment)?;
+                out.flush().map_err(Error::Write)?;
+                (stats, n)
+            }
+            None => {
+                let raw = raw.expect("an output was checked for");
+                let (mut raw, stats, n) = write_shrunk(&hprof, &analysis.plan, raw, control)?;
+                raw.flush().map_err(Error::Write)?;
+                (stats, n)
+            }
+        }
+    };
+    control.check()?;
+    let zip_bytes = zip_file.map(PendingFile::commit).transpose()?;
+    if let Some(raw) = raw_file {
+        raw.commit()?;
+    }
+    let mut timings = analysis.timings.clone();
+    timings.write = ms(t);
+    timings.total = ms(started);
+    Ok(build_report(
+        input,
+        &hprof,
+        outputs,
+        opts,
+        &analysis,
+        &stats,
+        hprof_bytes,
+        zip_bytes,
+        manifest,
+        warnings,
+        timings,
+    ))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn build_report(
+    input: &Path,
+    hprof: &Hprof<'_>,
+    outputs: Outputs<'_>,
+    opts: &ShrinkOptions,
+    a: &Analysis,
+    stats: &WriteStats,
+    hprof_bytes: u64,
+    zip_bytes: Option<u64>,
+    manifest: Manifest,
+    warnings: Vec<String>,
+    timings: Timings,
+) -> Report {
+    let input_bytes = hprof.len().max(1);
+    let by_type = BasicType::PRIMITIVES
+        .iter()
+        .enumerate()
+        .map(|(i, t)| TypeRow {
+            element_type: *t,
+            kept: stats.kept[i],
+            dropped: stats.dropped[i],
+        })
+        .filter(|r| r.kept.count + r.dropped.count > 0)
+        .collect();
+    let c = &a.collected;
+    let merged = |g: &Groups| -> (u64, u64) {
+        g.duplicates().fold((0, 0), |(n, b), (id, _)| {
+            let len = c.arrays.get(&id).map_or(0, |l| l.len);
+            (n + 1, b + len)
+        })
+    };
+    let bitmaps_merged = match opts.strip {
+        StripMode::Bitmaps | StripMode::Duplicates => merged(&a.buffers),
+        _ => (0, 0),
+    };
+    let kept_buffers = a
+        .buffers
+        .size
+        .iter()
+        .filter(|(id, _)| a.plan.keeps(**id))
+        .count() as u64;
+    let dump_data = c.dump_data_buffers.map(|_| {
+        let (n, b) = if opts.strip == StripMode::Bitmaps {
+            merged(&a.images)
+        } else {
+            (0, 0)
+        };
+        ImagesReport {
+            images: c.dump_data_images.len() as u64,
+            distinct_contents: a.images.size.len() as u64,
+            merged: n,
+            merged_bytes: b,
+            repointed: stats.images_repointed,
+        }
+    });
+    Report {
+        schema: SCHEMA,
+        tool: format!("hprof-shrink {}", env!("CARGO_PKG_VERSION")),
+        input: InputReport {
+            path: input.display().to_string(),
+            bytes: hprof.len(),
+            format: hprof.header().version.to_string(),
+            id_size: hprof.id_size(),
+            timestamp_ms: hprof.header().timestamp_ms,
+        },
+        output: OutputReport {
+            zip: outputs.zip.map(|p| p.display().to_string()),
+            zip_bytes,
+            hprof: outputs.hprof.map(|p| p.display().to_string()),
+            hprof_bytes,
+            hprof_ratio: hprof_bytes as f64 / input_bytes as f64,
+            zip_ratio: zip_bytes.map(|z| z as f64 / input_bytes as f64),
+        },
+        options: OptionsReport {
+            strip: opts.strip,
+            dropped: opts.dropped,
+            level: opts.level,
+        },
+        arrays: ArraysReport {
+            kept: stats.kept_total(),
+            dropped: stats.dropped_total(),
+            by_type,
+        },
+        strings: StringsReport {
+            instances: c.string_instances,
+            values: c.string_values.len() as u64,
+        },
+        bitmaps: BitmapsReport {
+            instances: c.bitmaps,
+            recycled: c.recycled_bitmaps,
+            with_buffer: c.bitmap_buffers.len() as u64,
+            buffers: a.buffers.canonical.len() as u64,
+            distinct_contents: a.buffers.size.len() as u64,
+            kept: kept_buffers,
+            merged: bitmaps_merged.0,
+            merged_bytes: bitmaps_merged.1,
+            repointed: stats.bitmaps_repointed,
+            hashed: a.buffers.hashed,
+        },
+        dump_data,
+        manifest,
+        warnings,
+        timings_ms: timings,
+    }
+}
+
+fn ms(t: Instant) -> u64 {
+    t.elapsed().as_millis() as u64
+}

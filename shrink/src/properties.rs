@@ -1,0 +1,157 @@
+//! The small part of Java's `.properties` format that `result.info` and `extra.info` use:
+//! `key=value` lines and `#` comments, with backslash escapes. Written here rather than
+//! taken from the java-properties crate, which would pull regex and encoding_rs into the
+//! library a phone links.
+
+/// Escapes a key or value so `Properties.load` reads it back unchanged.
+fn escape(s: &str, is_key: bool, out: &mut String) {
+    for (i, c) in s.chars().enumerate() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{c}' => out.push_str("\\f"),
+            ' ' if is_key || i == 0 => out.push_str("\\ "),
+            '=' | ':' | '#' | '!' if is_key => {
+                out.push('\\');
+                out.push(c);
+            }
+            // Matrix writes UTF-8 and so do we; other control characters are escaped.
+            c if c.is_control() => out.push_str(&format!("\\u{:04X}", c as u32)),
+            c => out.push(c),
+        }
+    }
+}
+
+/// Renders a comment line and `key=value` lines, in the order given.
+pub fn render(comment: Option<&str>, pairs: &[(&str, &str)]) -> String {
+    let mut out = String::new();
+    if let Some(c) = comment {
+        out.push_str("# ");
+        out.push_str(c);
+        out.push('\n');
+    }
+    for (k, v) in pairs {
+        escape(k, true, &mut out);
+        out.push('=');
+        escape(v, false, &mut out);
+        out.push('\n');
+    }
+    out
+}
+
+/// Parses properties text into (key, value) pairs in file order: comments, blank lines,
+/// `=`, `:` or whitespace separators, backslash escapes and line continuations.
+pub fn parse(text: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut logical = String::new();
+    let mut lines = text.lines().peekable();
+    while let Some(line) = lines.next() {
+        let line = line.trim_start();
+        if logical.is_empty() && (line.is_empty() || line.starts_with('#') || line.starts_with('!'))
+        {
+            continue;
+        }
+        // An odd number of trailing backslashes continues the line.
+        let trailing = line.chars().rev().take_while(|&c| c == '\\').count();
+        if trailing % 2 == 1 && lines.peek().is_some() {
+            logical.push_str(&line[..line.len() - 1]);
+            continue;
+        }
+        logical.push_str(line);
+        out.push(split(&logical));
+        logical.clear();
+    }
+    if !logical.is_empty() {
+        out.push(split(&logical));
+    }
+    out
+}
+
+fn split(line: &str) -> (String, String) {
+    let mut key = String::new();
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => key.push(unescape(&mut chars)),
+            '=' | ':' => break,
+            c if c.is_whitespace() => {
+                while chars.peek().is_some_and(|c| c.is_whitespace()) {
+                    chars.next();
+                }
+                if matches!(chars.peek(), Some('=') | Some(':')) {
+                    chars.next();
+                }
+                break;
+            }
+            c => key.push(c),
+        }
+    }
+    while chars.peek().is_some_and(|c| c.is_whitespace()) {
+        chars.next();
+    }
+    let mut value = String::new();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => value.push(unescape(&mut chars)),
+            c => value.push(c),
+        }
+    }
+    (key, value)
+}
+
+fn unescape(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) -> char {
+    match chars.next() {
+        Some('n') => '\n',
+        Some('r') => '\r',
+        Some('t') => '\t',
+        Some('f') => '\u{c}',
+        Some('u') => {
+            let hex: String = chars.by_ref().take(4).collect();
+            u32::from_str_radix(&hex, 16)
+                .ok()
+                .and_then(char::from_u32)
+                .unwrap_or('\u{FFFD}')
+        }
+        Some(c) => c,
+        None => '\\',
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn render_then_parse_gives_the_pairs_back() {
+        let pairs = [
+            ("sdkVersion", "25"),
+            ("manufacturer", " Lead space, 中文 and a \\ backslash"),
+            ("odd key=:", "line\nbreak\ttab"),
+            ("empty", ""),
+        ];
+        let text = render(Some("comment"), &pairs);
+        assert!(text.starts_with("# comment\nsdkVersion=25\n"));
+        let back = parse(&text);
+        let want: Vec<(String, String)> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        assert_eq!(back, want);
+    }
+
+    #[test]
+    fn parses_java_forms() {
+        let text = "! bang comment\n  a : 1\nb 2\nc=x\\\n    y\nd=\\u0041\n";
+        assert_eq!(
+            parse(text),
+            vec![
+                ("a".into(), "1".into()),
+                ("b".into(), "2".into()),
+                ("c".into(), "xy".into()),
+                ("d".into(), "A".into()),
+            ]
+        );
+    }
+}

@@ -1,0 +1,119 @@
+//! The report of a shrink: what went in, what came out, what was kept, dropped and merged,
+//! and how long each pass took. Serialized as the JSON of `--report`, whose schema the
+//! README documents; `schema` is bumped on any incompatible change.
+
+use serde::Serialize;
+
+use crate::hprof::BasicType;
+use crate::manifest::Manifest;
+use crate::options::{DroppedMode, StripMode};
+use crate::passes::Tally;
+
+pub const SCHEMA: u32 = 1;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub schema: u32,
+    pub tool: String,
+    pub input: InputReport,
+    pub output: OutputReport,
+    pub options: OptionsReport,
+    pub arrays: ArraysReport,
+    pub strings: StringsReport,
+    pub bitmaps: BitmapsReport,
+    /// Android 14+ `Bitmap$DumpData` images; absent when the dump has none.
+    pub dump_data: Option<ImagesReport>,
+    pub manifest: Manifest,
+    pub warnings: Vec<String>,
+    pub timings_ms: Timings,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct InputReport {
+    pub path: String,
+    pub bytes: u64,
+    /// `1.0.1`, `1.0.2` or `1.0.3`.
+    pub format: String,
+    pub id_size: u8,
+    pub timestamp_ms: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct OutputReport {
+    pub zip: Option<String>,
+    pub zip_bytes: Option<u64>,
+    pub hprof: Option<String>,
+    /// Size of the shrunk hprof (the zip entry's uncompressed size).
+    pub hprof_bytes: u64,
+    /// hprof_bytes / input bytes.
+    pub hprof_ratio: f64,
+    /// zip_bytes / input bytes.
+    pub zip_ratio: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct OptionsReport {
+    pub strip: StripMode,
+    pub dropped: DroppedMode,
+    pub level: u32,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ArraysReport {
+    pub kept: Tally,
+    pub dropped: Tally,
+    pub by_type: Vec<TypeRow>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TypeRow {
+    pub element_type: BasicType,
+    pub kept: Tally,
+    pub dropped: Tally,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct StringsReport {
+    pub instances: u64,
+    /// Distinct value arrays named by Strings (kept unless `--strip none` keeps all).
+    pub values: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct BitmapsReport {
+    pub instances: u64,
+    pub recycled: u64,
+    /// Live Bitmaps with a pixel buffer.
+    pub with_buffer: u64,
+    /// Distinct buffer arrays they name, and distinct contents among those.
+    pub buffers: u64,
+    pub distinct_contents: u64,
+    /// Buffers kept in the output.
+    pub kept: u64,
+    /// Buffers dropped because an identical one is kept, and their bytes.
+    pub merged: u64,
+    pub merged_bytes: u64,
+    /// Bitmap instances whose mBuffer now names the kept copy.
+    pub repointed: u64,
+    /// Buffers hashed (those whose length equals another's).
+    pub hashed: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ImagesReport {
+    pub images: u64,
+    pub distinct_contents: u64,
+    pub merged: u64,
+    pub merged_bytes: u64,
+    pub repointed: u64,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Timings {
+    pub info: u64,
+    pub collect: u64,
+    pub dedup: u64,
+    /// Pass 3, including compression into the zip.
+    pub write: u64,
+    pub total: u64,
+}

@@ -1,0 +1,593 @@
+//! Checking a package: the zip and its manifest, the hprof entry parsed end to end, and,
+//! given the original dump, that the shrink kept what it must. The comparison walks input
+//! and output side by side and names the first difference that the strip mode does not
+//! allow.
+
+use std::fs::File;
+use std::io::{Read, Seek};
+use std::path::Path;
+
+use rustc_hash::{FxHashMap, FxHashSet};
+use serde::Serialize;
+
+use crate::control::{Control, Stage};
+use crate::error::{Error, Result};
+use crate::hprof::{
+    tags, Event, Events, Hprof, Instance, MappedFile, ObjectArray, PrimitiveArray, Sub, SubRecord,
+    Visitor,
+};
+use crate::manifest::{EXTRA_INFO, KEYS, RESULT_INFO};
+use crate::options::{DroppedMode, StripMode};
+use crate::passes::dedup::md5;
+use crate::passes::{Location, Target};
+use crate::pipeline::analyze;
+use crate::properties;
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Counts {
+    pub records: u64,
+    pub segments: u64,
+    pub roots: u64,
+    pub classes: u64,
+    pub instances: u64,
+    pub object_arrays: u64,
+    pub primitive_arrays: u64,
+}
+
+impl Visitor for Counts {
+    fn record(&mut self, _r: &crate::hprof::Record<'_>) -> Result<()> {
+        self.records += 1;
+        Ok(())
+    }
+    fn heap_dump_begin(&mut self, _s: &crate::hprof::Record<'_>, _l: u32) -> Result<()> {
+        self.records += 1;
+        self.segments += 1;
+        Ok(())
+    }
+    fn sub_record(&mut self, sub: &SubRecord<'_>) -> Result<()> {
+        match sub.kind {
+            Sub::Root(_) => self.roots += 1,
+            Sub::ClassDump(_) => self.classes += 1,
+            Sub::Instance(_) => self.instances += 1,
+            Sub::ObjectArray(_) => self.object_arrays += 1,
+            Sub::PrimitiveArray(_) | Sub::PrimitiveArrayNoData(_) => self.primitive_arrays += 1,
+            Sub::HeapDumpInfo(_) => {}
+        }
+        Ok(())
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Verified {
+    pub entries: Vec<String>,
+    pub manifest: Vec<(String, String)>,
+    pub extra: Vec<(String, String)>,
+    pub hprof_entry: String,
+    pub hprof_bytes: u64,
+    /// From the zip comment hprof-shrink writes; absent for zips made elsewhere.
+    pub strip: Option<StripMode>,
+    pub dropped: Option<DroppedMode>,
+    pub counts: Counts,
+    pub comparison: Option<Comparison>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Comparison {
+    pub strip: Option<StripMode>,
+    pub kept_arrays: u64,
+    pub dropped_arrays: u64,
+    pub dropped_bytes: u64,
+    pub string_values: u64,
+    pub bitmaps_checked: u64,
+    pub repointed_bitmaps: u64,
+    pub images_checked: u64,
+    pub repointed_images: u64,
+}
+
+fn violation(msg: String) -> Error {
+    Error::Verify(msg)
+}
+
+/// Reads `hprof-shrink VERSION strip=X dropped=Y` from a zip comment.
+fn modes_from_comment(comment: &[u8]) -> (Option<StripMode>, Option<DroppedMode>) {
+    let text = String::from_utf8_lossy(comment);
+    if !text.starts_with("hprof-shrink ") {
+        return (None, None);
+    }
+    let find = |key: &str| {
+        text.split_whitespace()
+            .find_map(|w| w.strip_prefix(key).map(str::to_string))
+    };
+    (
+        find("strip=").and_then(|s| StripMode::parse(&s)),
+        find("dropped=").and_then(|s| DroppedMode::parse(&s)),
+    )
+}
+
+fn read_entry<R: Read + Seek>(zip: &mut zip::ZipArchive<R>, name: &str) -> Result<String> {
+    let mut f = zip
+        .by_name(name)
+        .map_err(|e| violation(format!("{name}: {e}")))?;
+    let mut text = String::new();
+    f.read_to_string(&mut text)
+        .map_err(|e| violation(format!("{name} is not readable text: {e}")))?;
+    Ok(text)
+}
+
+/// Verifies a package, or a raw shrunk hprof (told apart by their first bytes).
+pub fn verify_path(
+    path: &Path,
+    against: Option<&Path>,
+    strip: Option<StripMode>,
+    control: &Control,
+) -> Result<Verified> {
+    let mut magic = [0u8; 4];
+    let mut f = File::open(path).map_err(|e| Error::io(path, e))?;
+    let n = f.read(&mut magic).map_err(|e| Error::io(path, e))?;
+    if n == 4 && &magic == b"PK\x03\x04" {
+        return verify_package(path, against, strip, control);
+    }
+    let map = MappedFile::open(path)?;
+    let out = map.hprof()?;
+    verify_hprof(
+        &out,
+        against,
+        strip,
+        control,
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        String::new(),
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+fn verify_hprof(
+    out: &Hprof<'_>,
+    against: Option<&Path>,
+    strip: Option<StripMode>,
+    control: &Control,
+    entries: Vec<String>,
+    manifest: Vec<(String, String)>,
+    extra: Vec<(String, String)>,
+    hprof_entry: String,
+) -> Result<Verified> {
+    let mut counts = Counts::default();
+    out.accept(&mut counts, &mut control.ticker(Stage::Read, out.len()))?;
+    let comparison = match against {
+        Some(input) => {
+            let in_map = MappedFile::open(input)?;
+            let input = in_map.hprof()?;
+            Some(compare(out, &input, strip, control)?)
+        }
+        None => None,
+    };
+    Ok(Verified {
+        entries,
+        manifest,
+        extra,
+        hprof_entry,
+        hprof_bytes: out.len(),
+        strip,
+        dropped: None,
+        counts,
+        comparison,
+    })
+}
+
+/// Verifies the package at `zip_path`; with `against`, compares its hprof with the
+/// original dump. `strip` overrides the mode read from the zip comment.
+pub fn verify_package(
+    zip_path: &Path,
+    against: Option<&Path>,
+    strip: Option<StripMode>,
+    control: &Control,
+) -> Result<Verified> {
+    let file = File::open(zip_path).map_err(|e| Error::io(zip_path, e))?;
+    let mut zip = zip::ZipArchive::new(file)
+        .map_err(|e| violation(format!("{} is not a readable zip: {e}", zip_path.display())))?;
+    let mut entries = Vec::new();
+    for i in 0..zip.len() {
+        let f = zip.by_index_raw(i).map_err(|e| violation(e.to_string()))?;
+        let name = f.name().map_err(|e| violation(e.to_string()))?;
+        entries.push(name.into_owned());
+    }
+    if entries.first().map(String::as_str) != Some(RESULT_INFO) {
+        return Err(violation(format!(
+            "the first zip entry is {:?}, not {RESULT_INFO}",
+            entries.first()
+        )));
+    }
+    let manifest = properties::parse(&read_entry(&mut zip, RESULT_INFO)?);
+    for key in KEYS {
+        match manifest.iter().find(|(k, _)| k == key) {
+            Some((_, v)) if !v.trim().is_empty() => {}
+            Some(_) => return Err(violation(format!("{RESULT_INFO}: {key} is empty"))),
+            None => return Err(violation(format!("{RESULT_INFO}: {key} is missing"))),
+        }
+    }
+    let hprof_entry = manifest
+        .iter()
+        .find(|(k, _)| k == "hprofEntry")
+        .map(|(_, v)| v.clone())
+        .unwrap_or_default();
+    if !entries.contains(&hprof_entry) {
+        return Err(violation(format!(
+            "{RESULT_INFO} names hprofEntry {hprof_entry:?}, which is not in the zip"
+        )));
+    }
+    let extra = if entries.iter().any(|e| e == EXTRA_INFO) {
+        properties::parse(&read_entry(&mut zip, EXTRA_INFO)?)
+    } else {
+        Vec::new()
+    };
+    let (comment_strip, dropped) = modes_from_comment(zip.comment());
+
+    // The hprof entry, decompressed (its CRC checked) into an anonymous file to map.
+    let dir = zip_path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut tmp = tempfile::tempfile_in(dir)
+        .or_else(|_| tempfile::tempfile())
+        .map_err(|e| Error::io(dir, e))?;
+    {
+        let mut entry = zip
+            .by_name(&hprof_entry)
+            .map_err(|e| violation(format!("{hprof_entry}: {e}")))?;
+        std::io::copy(&mut entry, &mut tmp)
+            .map_err(|e| violation(format!("{hprof_entry} does not decompress: {e}")))?;
+    }
+    let map = MappedFile::from_file(&tmp, zip_path.join(&hprof_entry))?;
+    let out = Hprof::new(map.bytes())?;
+    let strip = strip.or(comment_strip);
+    let mut v = verify_hprof(
+        &out,
+        against,
+        strip,
+        control,
+        entries,
+        manifest,
+        extra,
+        hprof_entry,
+    )?;
+    v.dropped = dropped;
+    Ok(v)
+}
+
+/// How an input primitive array came out.
+enum Fate {
+    Kept,
+    Dropped,
+}
+
+/// Compares a shrunk dump with its input. Every record and sub-record must come out byte
+/// for byte and in order, except primitive arrays (which may be dropped, emptied or
+/// zeroed), a Bitmap's `mBuffer` and the DumpData `buffers` elements (which may name
+/// another array with the same bytes). What was dropped must be droppable under `strip`
+/// (when unknown, only String values must survive), and every live Bitmap's buffer that
+/// the mode keeps must resolve to an array holding the original bytes.
+pub fn compare(
+    out: &Hprof<'_>,
+    input: &Hprof<'_>,
+    strip: Option<StripMode>,
+    control: &Control,
+) -> Result<Comparison> {
+    if out.header().raw != input.header().raw {
+        return Err(violation(
+            "the output's header differs from the input's".into(),
+        ));
+    }
+    let analysis = analyze(input, StripMode::Bitmaps, DroppedMode::Remove, control)?;
+    let c = &analysis.collected;
+    let id_size = input.id_size();
+    let strings: FxHashSet<u64> = c.string_values.iter().copied().collect();
+    let bitmap_at: FxHashMap<u64, usize> = analysis
+        .info
+        .targets
+        .iter()
+        .filter_map(|(class, t)| match t.target {
+            Target::Bitmap {
+                buffer: Some(f), ..
+            } => Some((*class, Instance::data_start(id_size) + f.offset as usize)),
+            _ => None,
+        })
+        .collect();
+    let watched: FxHashSet<u64> = c
+        .bitmap_buffers
+        .iter()
+        .map(|b| b.buffer_id)
+        .chain(c.dump_data_images.iter().copied())
+        .collect();
+
+    let mut cmp = Comparison {
+        strip,
+        ..Default::default()
+    };
+    // Repointed references, seen in the side-by-side walk.
+    let mut bitmap_points_to: FxHashMap<u64, u64> = FxHashMap::default();
+    let mut images_out: Option<Vec<u64>> = None;
+
+    let mut outs = Events::new(out).peekable();
+    let mut ticker = control.ticker(Stage::Read, input.len());
+    for ev in Events::new(input) {
+        let ev = ev?;
+        match ev {
+            Event::Record(r) => {
+                ticker.tick(r.offset)?;
+                match outs.next().transpose()? {
+                    Some(Event::Record(o)) if o.raw == r.raw => {}
+                    other => {
+                        return Err(violation(format!(
+                            "record at input offset {} ({}) is {}",
+                            r.offset,
+                            r.tag(),
+                            describe(other.as_ref())
+                        )))
+                    }
+                }
+            }
+            Event::SegmentBegin(r) => match outs.next().transpose()? {
+                Some(Event::SegmentBegin(o)) if o.tag == r.tag && o.time == r.time => {}
+                other => {
+                    return Err(violation(format!(
+                        "heap dump segment at input offset {} is {}",
+                        r.offset,
+                        describe(other.as_ref())
+                    )))
+                }
+            },
+            Event::SegmentEnd(r) => match outs.next().transpose()? {
+                Some(Event::SegmentEnd(_)) => {}
+                other => {
+                    return Err(violation(format!(
+                        "the output's segment for the one at input offset {} does not end with it: it has {} more",
+                        r.offset,
+                        describe(other.as_ref())
+                    )))
+                }
+            },
+            Event::Sub(s) => {
+                ticker.tick(s.offset)?;
+                if let Sub::PrimitiveArray(a) = &s.kind {
+                    let fate = match outs.peek() {
+                        Some(Ok(Event::Sub(o))) if o.object_id() == Some(a.id) && o.tag() == s.tag() => {
+                            let o = *o;
+                            outs.next();
+                            array_fate(&s, a, &o, id_size)?
+                        }
+                        _ => Fate::Dropped,
+                    };
+                    match fate {
+                        Fate::Kept => cmp.kept_arrays += 1,
+                        Fate::Dropped => {
+                            cmp.dropped_arrays += 1;
+                            cmp.dropped_bytes += a.data.len() as u64;
+                            if strip == Some(StripMode::None) {
+                                return Err(violation(format!(
+                                    "{} array 0x{:X} at input offset {} was dropped under --strip none",
+                                    a.element_type.name(),
+                                    a.id,
+                                    s.offset
+                                )));
+                            }
+                            if strings.contains(&a.id) {
+                                return Err(violation(format!(
+                                    "String value array 0x{:X} at input offset {} was dropped",
+                                    a.id, s.offset
+                                )));
+                            }
+                        }
+                    }
+                    continue;
+                }
+                let o = match outs.next().transpose()? {
+                    Some(Event::Sub(o)) => o,
+                    other => {
+                        return Err(violation(format!(
+                            "{} at input offset {} is {}",
+                            crate::hprof::tags::heap_tag_name(s.tag()),
+                            s.offset,
+                            describe(other.as_ref())
+                        )))
+                    }
+                };
+                if o.raw == s.raw {
+                    continue;
+                }
+                let differs = || {
+                    violation(format!(
+                        "{} at input offset {} differs in the output (offset {})",
+                        tags::heap_tag_name(s.tag()),
+                        s.offset,
+                        o.offset
+                    ))
+                };
+                match (&s.kind, &o.kind) {
+                    (Sub::Instance(i), Sub::Instance(_)) if bitmap_at.contains_key(&i.class_id) => {
+                        let at = bitmap_at[&i.class_id];
+                        let n = id_size as usize;
+                        if o.raw.len() != s.raw.len()
+                            || o.raw[..at] != s.raw[..at]
+                            || o.raw[at + n..] != s.raw[at + n..]
+                        {
+                            return Err(differs());
+                        }
+                        let new = crate::hprof::cursor::read_id(&o.raw[at..], id_size);
+                        bitmap_points_to.insert(i.id, new);
+                        cmp.repointed_bitmaps += 1;
+                    }
+                    (Sub::ObjectArray(a), Sub::ObjectArray(b))
+                        if Some(a.id) == c.dump_data_buffers && a.count == b.count =>
+                    {
+                        let head = ObjectArray::elements_start(id_size);
+                        if o.raw[..head] != s.raw[..head] {
+                            return Err(differs());
+                        }
+                        images_out = Some(b.element_ids().collect());
+                        cmp.repointed_images += a
+                            .element_ids()
+                            .zip(b.element_ids())
+                            .filter(|(x, y)| x != y)
+                            .count() as u64;
+                    }
+                    _ => return Err(differs()),
+                }
+            }
+        }
+    }
+    if let Some(extra) = outs.next() {
+        let extra = extra?;
+        return Err(violation(format!(
+            "the output has {} past the end of the input",
+            describe(Some(&extra))
+        )));
+    }
+
+    // Where the watched arrays are in the output: one more walk, over the (small) output.
+    let mut out_arrays: FxHashMap<u64, Location> = FxHashMap::default();
+    let mut locate = Locate {
+        watched: &watched,
+        found: &mut out_arrays,
+        id_size,
+    };
+    out.accept(&mut locate, &mut control.ticker(Stage::Read, out.len()))?;
+
+    let in_data = input.data();
+    let out_data = out.data();
+    let in_bytes = |id: u64| c.arrays.get(&id).map(|l| l.bytes(in_data));
+    // Contents among live buffers, to tell a unique buffer (droppable in duplicates mode).
+    let mut contents: FxHashMap<(u64, [u8; 16]), u32> = FxHashMap::default();
+    let mut seen = FxHashSet::default();
+    for b in &c.bitmap_buffers {
+        if seen.insert(b.buffer_id) {
+            if let Some(bytes) = in_bytes(b.buffer_id) {
+                *contents
+                    .entry((bytes.len() as u64, md5(bytes)))
+                    .or_default() += 1;
+            }
+        }
+    }
+    let must_resolve = |original: &[u8]| match strip {
+        Some(StripMode::Bitmaps) | Some(StripMode::None) => true,
+        Some(StripMode::Duplicates) => contents
+            .get(&(original.len() as u64, md5(original)))
+            .is_some_and(|n| *n > 1),
+        _ => false,
+    };
+    for b in &c.bitmap_buffers {
+        cmp.bitmaps_checked += 1;
+        let original = in_bytes(b.buffer_id).ok_or_else(|| {
+            violation(format!(
+                "Bitmap 0x{:X}'s buffer is not in the input",
+                b.bitmap_id
+            ))
+        })?;
+        let now = bitmap_points_to
+            .get(&b.bitmap_id)
+            .copied()
+            .unwrap_or(b.buffer_id);
+        match out_arrays.get(&now) {
+            Some(loc) if loc.bytes(out_data) == original => {}
+            Some(_) => {
+                return Err(violation(format!(
+                    "Bitmap 0x{:X} (input offset {}) names buffer 0x{now:X}, whose bytes differ from its original buffer 0x{:X}",
+                    b.bitmap_id, b.instance_offset, b.buffer_id
+                )))
+            }
+            None if must_resolve(original) => {
+                return Err(violation(format!(
+                    "Bitmap 0x{:X} (input offset {}) names buffer 0x{now:X}, which is not in the output",
+                    b.bitmap_id, b.instance_offset
+                )))
+            }
+            None => {}
+        }
+    }
+    if strip == Some(StripMode::Bitmaps) {
+        let now = images_out.unwrap_or_else(|| c.dump_data_images.clone());
+        for (orig, new) in c.dump_data_images.iter().zip(now) {
+            cmp.images_checked += 1;
+            let original = in_bytes(*orig).unwrap_or_default();
+            if out_arrays.get(&new).map(|l| l.bytes(out_data)) != Some(original) {
+                return Err(violation(format!(
+                    "DumpData image 0x{orig:X} is not in the output with its bytes (element now 0x{new:X})"
+                )));
+            }
+        }
+    }
+    cmp.string_values = strings.len() as u64;
+    Ok(cmp)
+}
+
+fn array_fate(
+    s: &SubRecord<'_>,
+    a: &PrimitiveArray<'_>,
+    o: &SubRecord<'_>,
+    id_size: u8,
+) -> Result<Fate> {
+    if o.raw == s.raw {
+        return Ok(Fate::Kept);
+    }
+    let head = PrimitiveArray::header_len(id_size);
+    if let Sub::PrimitiveArray(b) = &o.kind {
+        let same_head =
+            |x: &[u8], y: &[u8]| x[..head - 5] == y[..head - 5] && x[head - 1] == y[head - 1];
+        if same_head(o.raw, s.raw) {
+            if b.count == 0 {
+                return Ok(Fate::Dropped);
+            }
+            if b.count == a.count && b.data.iter().all(|&x| x == 0) {
+                return Ok(Fate::Dropped);
+            }
+        }
+    }
+    Err(violation(format!(
+        "{} array 0x{:X} at input offset {} changed in the output (offset {}) in a way no --dropped mode makes",
+        a.element_type.name(),
+        a.id,
+        s.offset,
+        o.offset
+    )))
+}
+
+fn describe(ev: Option<&Event<'_>>) -> String {
+    match ev {
+        None => "missing from the output (it ends early)".into(),
+        Some(Event::Record(r)) => format!("a {} record at output offset {}", r.tag(), r.offset),
+        Some(Event::SegmentBegin(r)) => {
+            format!("a heap dump segment at output offset {}", r.offset)
+        }
+        Some(Event::SegmentEnd(_)) => "the end of a segment in the output".into(),
+        Some(Event::Sub(s)) => format!(
+            "a {} at output offset {}",
+            tags::heap_tag_name(s.tag()),
+            s.offset
+        ),
+    }
+}
+
+struct Locate<'a> {
+    watched: &'a FxHashSet<u64>,
+    found: &'a mut FxHashMap<u64, Location>,
+    id_size: u8,
+}
+
+impl Visitor for Locate<'_> {
+    fn sub_record(&mut self, sub: &SubRecord<'_>) -> Result<()> {
+        if let Sub::PrimitiveArray(a) = &sub.kind {
+            if self.watched.contains(&a.id) {
+                self.found.insert(
+                    a.id,
+                    Location {
+                        offset: sub.offset,
+                        data: sub.offset + PrimitiveArray::header_len(self.id_size) as u64,
+                        len: a.data.len() as u64,
+                        ty: a.element_type,
+                    },
+                );
+            }
+        }
+        Ok(())
+    }
+}

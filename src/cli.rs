@@ -1,0 +1,202 @@
+//! Command-line arguments.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use hprof_shrink_core::{DroppedMode, StripMode};
+
+const ABOUT: &str =
+    "Shrinks Java/Android heap dumps (HPROF) for upload, keeping what leak analysis needs";
+
+const LONG_ABOUT: &str = "\
+Shrinks a Java/Android heap dump (HPROF, from ART or HotSpot) and packages it as the zip \
+Matrix's server-side analyzer reads: result.info, the shrunk hprof and optional extra.info.
+
+The shrink drops primitive arrays that leak analysis never reads, keeping String values and \
+Bitmap pixel buffers; identical Bitmap buffers (same length, same MD5, equal byte for byte) \
+are kept once and the Bitmaps that named a copy are pointed at the kept one. Everything else \
+comes out byte for byte. The output appears only when complete: it is written beside the \
+destination under a temporary name and renamed into place.";
+
+const EXAMPLES: &str = "\
+Examples:
+  hprof-shrink dump.hprof dump.zip                  shrink and package
+  hprof-shrink dump.hprof --hprof-out small.hprof   shrunk hprof only, no zip
+  hprof-shrink dump.hprof dump.zip --strip duplicates --dropped empty
+  hprof-shrink inspect dump.hprof                   what a dump holds
+  hprof-shrink verify dump.zip --against dump.hprof check a package against its input
+
+Exit status: 0 success, 1 failure (bad input, I/O, verification), 2 bad usage.";
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "hprof-shrink",
+    version,
+    about = ABOUT,
+    long_about = LONG_ABOUT,
+    after_help = EXAMPLES,
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    #[command(flatten)]
+    pub shrink: ShrinkArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Shows what a dump holds: header, records and sub-records by tag, arrays by type,
+    /// heaps, top classes.
+    Inspect(InspectArgs),
+    /// Checks a package (or a shrunk hprof) and, with --against, compares it with the
+    /// original dump.
+    Verify(VerifyArgs),
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum StripArg {
+    /// String values and every live Bitmap buffer, identical buffers kept once.
+    Bitmaps,
+    /// What Matrix keeps: String values and one copy of each Bitmap buffer that has a
+    /// duplicate; unique buffers go.
+    Duplicates,
+    /// String values only.
+    Strings,
+    /// Nothing dropped: the hprof entry is the input, byte for byte.
+    None,
+}
+
+impl From<StripArg> for StripMode {
+    fn from(s: StripArg) -> Self {
+        match s {
+            StripArg::Bitmaps => StripMode::Bitmaps,
+            StripArg::Duplicates => StripMode::Duplicates,
+            StripArg::Strings => StripMode::Strings,
+            StripArg::None => StripMode::None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum DroppedArg {
+    /// The record goes; references to it dangle (ahat and Matrix read them as null;
+    /// LeakCanary's Shark does not accept them).
+    Remove,
+    /// A zero-length array with the same id and type stays, so references resolve.
+    Empty,
+    /// The array stays with its elements zeroed: sizes stay true, the zip stays small.
+    Zero,
+}
+
+impl From<DroppedArg> for DroppedMode {
+    fn from(d: DroppedArg) -> Self {
+        match d {
+            DroppedArg::Remove => DroppedMode::Remove,
+            DroppedArg::Empty => DroppedMode::Empty,
+            DroppedArg::Zero => DroppedMode::Zero,
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct ShrinkArgs {
+    /// The heap dump to shrink.
+    #[arg(value_name = "IN.hprof", required = true)]
+    pub input: Option<PathBuf>,
+
+    /// The package to write (zip). Optional when --hprof-out is given.
+    #[arg(value_name = "OUT.zip")]
+    pub output: Option<PathBuf>,
+
+    /// Also (or, without OUT.zip, only) write the shrunk hprof to this file.
+    #[arg(long, value_name = "FILE")]
+    pub hprof_out: Option<PathBuf>,
+
+    /// What to keep.
+    #[arg(long, value_enum, default_value = "bitmaps")]
+    pub strip: StripArg,
+
+    /// How a dropped array disappears.
+    #[arg(long, value_enum, default_value = "remove")]
+    pub dropped: DroppedArg,
+
+    /// Deflate level of the zip, 0 (store) to 9.
+    #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(0..=9))]
+    pub level: u32,
+
+    /// sdkVersion for result.info [default: android.os.Build$VERSION.SDK_INT from the dump].
+    #[arg(long, value_name = "N")]
+    pub sdk_version: Option<String>,
+
+    /// manufacturer for result.info [default: android.os.Build.MANUFACTURER from the dump].
+    #[arg(long, value_name = "NAME")]
+    pub manufacturer: Option<String>,
+
+    /// leakedActivityKey for result.info [default: the mKey of the dump's single
+    /// DestroyedActivityInfo].
+    #[arg(long, value_name = "KEY")]
+    pub leaked_activity_key: Option<String>,
+
+    /// A property for extra.info (repeatable).
+    #[arg(long = "extra", value_name = "KEY=VALUE", value_parser = parse_key_value)]
+    pub extra: Vec<(String, String)>,
+
+    /// Name of the hprof entry in the zip [default: INPUT-STEM_shrink.hprof].
+    #[arg(long, value_name = "NAME")]
+    pub hprof_entry: Option<String>,
+
+    /// Write the report as JSON to this file (schema in the README).
+    #[arg(long, value_name = "FILE.json")]
+    pub report: Option<PathBuf>,
+
+    /// Print no summary (errors still go to stderr).
+    #[arg(short, long)]
+    pub quiet: bool,
+
+    /// Remove the input once the output is written and verifies against it.
+    #[arg(long)]
+    pub delete_input: bool,
+}
+
+fn parse_key_value(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
+        _ => Err(format!("{s:?} is not KEY=VALUE")),
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct InspectArgs {
+    /// The heap dump to inspect.
+    #[arg(value_name = "FILE.hprof")]
+    pub input: PathBuf,
+
+    /// Print JSON instead of tables.
+    #[arg(long)]
+    pub json: bool,
+
+    /// How many classes to list by instance count.
+    #[arg(long, default_value_t = 15, value_name = "N")]
+    pub top: usize,
+}
+
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// The package (zip) to check, or a shrunk hprof.
+    #[arg(value_name = "OUT.zip")]
+    pub package: PathBuf,
+
+    /// The original dump to compare the shrunk hprof with.
+    #[arg(long, value_name = "IN.hprof")]
+    pub against: Option<PathBuf>,
+
+    /// The strip mode the package was made with [default: read from the zip comment].
+    #[arg(long, value_enum)]
+    pub strip: Option<StripArg>,
+
+    /// Print the result as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
