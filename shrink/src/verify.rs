@@ -304,7 +304,9 @@ pub fn compare(
         strip,
         ..Default::default()
     };
-    // Repointed references, seen in the side-by-side walk.
+    // Watched arrays dropped (an emptied or zeroed one is still in the output, but is no
+    // longer the buffer), and repointed references, seen in the side-by-side walk.
+    let mut dropped_watched: FxHashSet<u64> = FxHashSet::default();
     let mut bitmap_points_to: FxHashMap<u64, u64> = FxHashMap::default();
     let mut images_out: Option<Vec<u64>> = None;
 
@@ -361,6 +363,9 @@ pub fn compare(
                     match fate {
                         Fate::Kept => cmp.kept_arrays += 1,
                         Fate::Dropped => {
+                            if watched.contains(&a.id) {
+                                dropped_watched.insert(a.id);
+                            }
                             cmp.dropped_arrays += 1;
                             cmp.dropped_bytes += a.data.len() as u64;
                             if strip == Some(StripMode::None) {
@@ -452,6 +457,7 @@ pub fn compare(
         id_size,
     };
     out.accept(&mut locate, &mut control.ticker(Stage::Read, out.len()))?;
+    out_arrays.retain(|id, _| !dropped_watched.contains(id));
 
     let in_data = input.data();
     let out_data = out.data();

@@ -42,3 +42,30 @@ pub fn corpus() -> Vec<PathBuf> {
     }
     found
 }
+
+/// The facts written beside a fixture (`NAME.facts.json`), if any.
+pub fn facts(hprof: &Path) -> Option<serde_json::Value> {
+    let path = hprof.with_extension("facts.json");
+    let text = std::fs::read_to_string(path).ok()?;
+    Some(serde_json::from_str(&text).expect("facts parse"))
+}
+
+/// Reads one entry of a zip.
+pub fn zip_entry(zip: &Path, name: &str) -> Vec<u8> {
+    use std::io::Read;
+    let mut z = zip::ZipArchive::new(std::fs::File::open(zip).unwrap()).unwrap();
+    let mut e = z.by_name(name).unwrap();
+    let mut out = Vec::new();
+    e.read_to_end(&mut out).unwrap();
+    out
+}
+
+/// Files left in a directory (to check that nothing partial or temporary remains).
+pub fn files_in(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}

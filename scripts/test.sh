@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Runs every check the project has: formatting, lints, and all tests of the workspace.
+# CI runs this same script (.ci/run).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "cargo fmt --check"
+cargo fmt --all -- --check
+
+step "cargo clippy (all targets, warnings are errors)"
+cargo clippy --workspace --all-targets --quiet -- -D warnings
+
+step "cargo test"
+cargo test --workspace
