@@ -4,6 +4,8 @@
 
 pub mod control;
 pub mod error;
+#[cfg(feature = "ffi")]
+pub mod ffi;
 pub mod hprof;
 
 pub use control::{Control, Progress, Stage};
