@@ -14,3 +14,9 @@ cargo clippy --workspace --all-targets --quiet -- -D warnings
 
 step "cargo test"
 cargo test --workspace
+
+step "the core without its default features (no C ABI) builds"
+cargo check -p hprof-shrink-core --no-default-features --quiet
+
+step "C ABI test (tests/c, against the shared and the static library)"
+bash scripts/c-test.sh
