@@ -296,8 +296,8 @@ hprof_shrink_status hprof_shrink_job_run(struct hprof_shrink_job *job,
 
 /**
  * The report of the job's last successful run as JSON (the schema of the CLI's
- * `--report`), or NULL when the last run failed or none ran. Owned by the job: valid until
- * the next `hprof_shrink_job_run` on it or `hprof_shrink_job_free`.
+ * `--report`), or NULL when the last run failed, none ran or `job` is NULL. Owned by the
+ * job: valid until the next `hprof_shrink_job_run` on it or `hprof_shrink_job_free`.
  *
  * # Safety
  * `job` is NULL or a live job not running on another thread.
@@ -305,9 +305,9 @@ hprof_shrink_status hprof_shrink_job_run(struct hprof_shrink_job *job,
 const char *hprof_shrink_job_report_json(const struct hprof_shrink_job *job);
 
 /**
- * What went wrong in the job's last run (one line, UTF-8), or NULL when it succeeded or
- * none ran. Owned by the job: valid until the next `hprof_shrink_job_run` on it or
- * `hprof_shrink_job_free`.
+ * What went wrong in the job's last run (one line, UTF-8), or NULL when it succeeded, none
+ * ran or `job` is NULL (a run with a NULL job has nowhere to leave a message). Owned by
+ * the job: valid until the next `hprof_shrink_job_run` on it or `hprof_shrink_job_free`.
  *
  * # Safety
  * `job` is NULL or a live job not running on another thread.

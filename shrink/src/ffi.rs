@@ -660,8 +660,8 @@ pub unsafe extern "C" fn hprof_shrink_job_run(
 }
 
 /// The report of the job's last successful run as JSON (the schema of the CLI's
-/// `--report`), or NULL when the last run failed or none ran. Owned by the job: valid until
-/// the next `hprof_shrink_job_run` on it or `hprof_shrink_job_free`.
+/// `--report`), or NULL when the last run failed, none ran or `job` is NULL. Owned by the
+/// job: valid until the next `hprof_shrink_job_run` on it or `hprof_shrink_job_free`.
 ///
 /// # Safety
 /// `job` is NULL or a live job not running on another thread.
@@ -681,9 +681,9 @@ pub unsafe extern "C" fn hprof_shrink_job_report_json(
     })
 }
 
-/// What went wrong in the job's last run (one line, UTF-8), or NULL when it succeeded or
-/// none ran. Owned by the job: valid until the next `hprof_shrink_job_run` on it or
-/// `hprof_shrink_job_free`.
+/// What went wrong in the job's last run (one line, UTF-8), or NULL when it succeeded, none
+/// ran or `job` is NULL (a run with a NULL job has nowhere to leave a message). Owned by
+/// the job: valid until the next `hprof_shrink_job_run` on it or `hprof_shrink_job_free`.
 ///
 /// # Safety
 /// `job` is NULL or a live job not running on another thread.
