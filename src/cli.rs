@@ -151,6 +151,10 @@ pub struct ShrinkArgs {
     #[arg(long, value_name = "FILE.json")]
     pub report: Option<PathBuf>,
 
+    /// Threads for compression (0: one per core).
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub threads: usize,
+
     /// Print no summary (errors still go to stderr).
     #[arg(short, long)]
     pub quiet: bool,

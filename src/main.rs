@@ -58,6 +58,7 @@ fn shrink_cmd(a: ShrinkArgs) -> CmdResult {
         },
         extra: a.extra,
         hprof_entry: a.hprof_entry,
+        threads: a.threads,
     };
     let bar = Bar::new(!a.quiet);
     let progress = |p| bar.update(p);

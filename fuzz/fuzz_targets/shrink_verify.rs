@@ -16,7 +16,7 @@ fuzz_target!(|data: &[u8]| {
         (StripMode::Strings, DroppedMode::Zero),
     ];
     for (strip, dropped) in modes {
-        let Ok(a) = analyze(&input, strip, dropped, &control) else { return };
+        let Ok(a) = analyze(&input, strip, dropped, 2, &control) else { return };
         let Ok((out, _, _)) = write_shrunk(&input, &a.plan, Vec::new(), &control) else {
             return;
         };

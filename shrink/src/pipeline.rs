@@ -14,10 +14,10 @@ use crate::manifest::{self, Manifest, ManifestValues};
 use crate::options::{DroppedMode, StripMode};
 use crate::output::{same_file, PendingFile};
 use crate::package::Package;
+use crate::parallel;
+use crate::passes::collect::collect;
 use crate::passes::dedup::{self, Candidate, Groups};
-use crate::passes::{
-    Collected, Collector, DumpInfo, InfoCollector, Plan, ShrinkFilter, WriteStats,
-};
+use crate::passes::{Collected, DumpInfo, InfoCollector, Plan, ShrinkFilter, WriteStats};
 use crate::report::{
     ArraysReport, BitmapsReport, ImagesReport, InputReport, OptionsReport, OutputReport, Report,
     StringsReport, Timings, TypeRow, SCHEMA,
@@ -36,6 +36,18 @@ pub struct ShrinkOptions {
     pub extra: Vec<(String, String)>,
     /// Name of the hprof entry; default: the input's stem + `_shrink.hprof`.
     pub hprof_entry: Option<String>,
+    /// Threads for compression; 0 means one per core.
+    pub threads: usize,
+}
+
+impl ShrinkOptions {
+    /// The number of threads to use: `threads`, or one per core when 0.
+    pub fn threads(&self) -> usize {
+        match self.threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        }
+    }
 }
 
 impl Default for ShrinkOptions {
@@ -47,6 +59,7 @@ impl Default for ShrinkOptions {
             manifest: ManifestValues::default(),
             extra: Vec::new(),
             hprof_entry: None,
+            threads: 0,
         }
     }
 }
@@ -65,26 +78,31 @@ pub struct Analysis {
     pub timings: Timings,
 }
 
+/// Passes 1 and 2, each walking parts of the dump on `threads` threads.
 pub fn analyze(
     hprof: &Hprof<'_>,
     strip: StripMode,
     dropped: DroppedMode,
+    threads: usize,
     control: &Control,
 ) -> Result<Analysis> {
     let data = hprof.data();
     let mut timings = Timings::default();
 
     let t = Instant::now();
-    let mut collector = InfoCollector::new(hprof.id_size());
-    hprof.accept(
-        &mut collector,
-        &mut control.ticker(Stage::Info, hprof.len()),
-    )?;
+    let id_size = hprof.id_size();
+    let mut runs = parallel::walk(hprof, threads, Stage::Info, control, |_| {
+        InfoCollector::new(id_size)
+    })?;
+    let mut collector = runs.remove(0);
+    for later in runs {
+        collector.merge(later);
+    }
     let info = collector.finish(data)?;
     timings.info = ms(t);
 
     let t = Instant::now();
-    let collected = Collector::new(&info).run(hprof, control)?;
+    let collected = collect(hprof, &info, threads, control)?;
     timings.collect = ms(t);
 
     let t = Instant::now();
@@ -245,7 +263,7 @@ pub fn shrink_file(
     }
     let map = MappedFile::open(input)?;
     let hprof = map.hprof()?;
-    let analysis = analyze(&hprof, opts.strip, opts.dropped, control)?;
+    let analysis = analyze(&hprof, opts.strip, opts.dropped, opts.threads(), control)?;
     let mut warnings = analysis.warnings.clone();
     let entry = opts
         .hprof_entry
@@ -256,53 +274,51 @@ pub fn shrink_file(
     let t = Instant::now();
     let mut zip_file = outputs.zip.map(PendingFile::create).transpose()?;
     let mut raw_file = outputs.hprof.map(PendingFile::create).transpose()?;
-    let (stats, hprof_bytes) = {
-        let raw = raw_file
-            .as_mut()
-            .map(|f| BufWriter::with_capacity(BUF, f.file()));
-        match zip_file.as_mut() {
-            Some(zf) => {
-                // Zip64 only when the entry may reach 4 GiB: the hprof never grows.
-                let large = hprof.len() >= u32::MAX as u64;
-                let package = Package::start(
-                    BufWriter::with_capacity(BUF, zf.file()),
-                    &manifest,
-                    opts.level,
-                    hprof.header().timestamp_ms,
-                    large,
-                )?;
-                let entry = BufWriter::with_capacity(BUF, package);
-                let (entry, stats, n) = match raw {
+    let mut raw = raw_file
+        .as_mut()
+        .map(|f| BufWriter::with_capacity(BUF, f.file()));
+    let plan = &analysis.plan;
+    let (stats, hprof_bytes) = match zip_file.as_mut() {
+        Some(zf) => {
+            let timestamp = hprof.header().timestamp_ms;
+            let out = BufWriter::with_capacity(BUF, zf.file());
+            let mut package = Package::new(out, opts.level, timestamp)?;
+            package.add_manifest(&manifest)?;
+            let threads = opts.threads();
+            let (stats, n) = package.add_stream(&manifest.hprof_entry, threads, |entry| {
+                let (stats, n) = match raw.as_mut() {
                     Some(raw) => {
-                        let (tee, stats, n) =
-                            write_shrunk(&hprof, &analysis.plan, Tee(entry, raw), control)?;
-                        let Tee(entry, mut raw) = tee;
-                        raw.flush().map_err(Error::Write)?;
-                        (entry, stats, n)
+                        let (_, stats, n) = write_shrunk(&hprof, plan, Tee(entry, raw), control)?;
+                        (stats, n)
                     }
-                    None => write_shrunk(&hprof, &analysis.plan, entry, control)?,
+                    None => {
+                        let (_, stats, n) = write_shrunk(&hprof, plan, entry, control)?;
+                        (stats, n)
+                    }
                 };
-                let package = entry
-                    .into_inner()
-                    .map_err(|e| Error::Write(e.into_error()))?;
-                let comment = format!(
-                    "hprof-shrink {} strip={} dropped={}",
-                    env!("CARGO_PKG_VERSION"),
-                    opts.strip.name(),
-                    opts.dropped.name()
-                );
-                let mut out = package.finish(&opts.extra, &comment)?;
-                out.flush().map_err(Error::Write)?;
-                (stats, n)
-            }
-            None => {
-                let raw = raw.expect("an output was checked for");
-                let (mut raw, stats, n) = write_shrunk(&hprof, &analysis.plan, raw, control)?;
-                raw.flush().map_err(Error::Write)?;
-                (stats, n)
-            }
+                Ok((stats, n))
+            })?;
+            package.add_extra(&opts.extra)?;
+            let comment = format!(
+                "hprof-shrink {} strip={} dropped={}",
+                env!("CARGO_PKG_VERSION"),
+                opts.strip.name(),
+                opts.dropped.name()
+            );
+            let mut out = package.finish(&comment)?;
+            out.flush().map_err(Error::Write)?;
+            (stats, n)
+        }
+        None => {
+            let raw = raw.as_mut().expect("an output was checked for");
+            let (_, stats, n) = write_shrunk(&hprof, plan, raw, control)?;
+            (stats, n)
         }
     };
+    if let Some(raw) = raw.take() {
+        raw.into_inner().map_err(|e| Error::Write(e.into_error()))?;
+    }
+    drop(raw);
     control.check()?;
     let zip_bytes = zip_file.map(PendingFile::commit).transpose()?;
     if let Some(raw) = raw_file {
@@ -412,7 +428,7 @@ fn build_report(
         },
         strings: StringsReport {
             instances: c.string_instances,
-            values: c.string_values.len() as u64,
+            values: c.string_values.len(),
         },
         bitmaps: BitmapsReport {
             instances: c.bitmaps,

@@ -278,10 +278,17 @@ pub fn compare(
             "the output's header differs from the input's".into(),
         ));
     }
-    let analysis = analyze(input, StripMode::Bitmaps, DroppedMode::Remove, control)?;
+    let threads = crate::pipeline::ShrinkOptions::default().threads();
+    let analysis = analyze(
+        input,
+        StripMode::Bitmaps,
+        DroppedMode::Remove,
+        threads,
+        control,
+    )?;
     let c = &analysis.collected;
     let id_size = input.id_size();
-    let strings: FxHashSet<u64> = c.string_values.iter().copied().collect();
+    let strings = &*c.string_values;
     let bitmap_at: FxHashMap<u64, usize> = analysis
         .info
         .targets
@@ -354,7 +361,7 @@ pub fn compare(
                 if let Sub::PrimitiveArray(a) = &s.kind {
                     let fate = match outs.peek() {
                         Some(Ok(Event::Sub(o))) if o.object_id() == Some(a.id) && o.tag() == s.tag() => {
-                            let o = *o;
+                            let o = o.clone();
                             outs.next();
                             array_fate(&s, a, &o, id_size)?
                         }
@@ -376,7 +383,7 @@ pub fn compare(
                                     s.offset
                                 )));
                             }
-                            if strings.contains(&a.id) {
+                            if strings.contains(a.id) {
                                 return Err(violation(format!(
                                     "String value array 0x{:X} at input offset {} was dropped",
                                     a.id, s.offset
@@ -522,7 +529,7 @@ pub fn compare(
             }
         }
     }
-    cmp.string_values = strings.len() as u64;
+    cmp.string_values = strings.len();
     Ok(cmp)
 }
 

@@ -16,11 +16,12 @@ fn run(bytes: &[u8]) -> Result<(), Error> {
     let hprof = Hprof::new(bytes)?;
     let control = Control::default();
     inspect::inspect(&hprof, 5, &control)?;
-    for (strip, dropped) in [
-        (StripMode::Bitmaps, DroppedMode::Remove),
-        (StripMode::Duplicates, DroppedMode::Empty),
+    // One thread and several: the parallel walks must fail the same way.
+    for (strip, dropped, threads) in [
+        (StripMode::Bitmaps, DroppedMode::Remove, 1),
+        (StripMode::Duplicates, DroppedMode::Empty, 3),
     ] {
-        let a = analyze(&hprof, strip, dropped, &control)?;
+        let a = analyze(&hprof, strip, dropped, threads, &control)?;
         write_shrunk(&hprof, &a.plan, std::io::sink(), &control)?;
     }
     Ok(())

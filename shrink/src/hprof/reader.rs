@@ -1,6 +1,7 @@
 //! The reader: a dump in memory (usually a memory-mapped file) walked record by record.
 
 use std::fs::File;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use memmap2::Mmap;
@@ -51,9 +52,25 @@ impl<'a> Hprof<'a> {
 
     /// Walks the whole dump, calling `visitor` for each part in file order.
     pub fn accept<V: Visitor + ?Sized>(&self, visitor: &mut V, ticker: &mut Ticker) -> Result<()> {
-        visitor.header(&self.header)?;
-        for record in self.records() {
+        self.accept_range(0..self.len(), visitor, ticker)
+    }
+
+    /// Walks the records that start in `range` (a range from [`Hprof::split`]): the header
+    /// too if the range is the first, and `end` if it reaches the end of the file.
+    pub fn accept_range<V: Visitor + ?Sized>(
+        &self,
+        range: Range<u64>,
+        visitor: &mut V,
+        ticker: &mut Ticker,
+    ) -> Result<()> {
+        if range.start <= self.header.len() as u64 {
+            visitor.header(&self.header)?;
+        }
+        for record in Records::at(self.data, &self.header, range.start) {
             let record = record?;
+            if record.offset >= range.end {
+                break;
+            }
             ticker.tick(record.offset)?;
             if record.is_heap_dump() {
                 visit_heap_dump(&record, visitor, ticker)?;
@@ -64,8 +81,30 @@ impl<'a> Hprof<'a> {
                 return Ok(());
             }
         }
-        ticker.finish()?;
-        visitor.end()
+        ticker.finish_at(range.end.min(self.len()))?;
+        if range.end >= self.len() {
+            visitor.end()?;
+        }
+        Ok(())
+    }
+
+    /// Cuts the records into about `parts` runs of similar size, for walks on several
+    /// threads; a run boundary is always where a record starts.
+    pub fn split(&self, parts: usize) -> Result<Vec<Range<u64>>> {
+        let len = self.len();
+        let parts = parts.max(1) as u64;
+        let mut out = Vec::new();
+        let mut start = 0u64;
+        for record in self.records() {
+            let record = record?;
+            let k = out.len() as u64 + 1;
+            if k < parts && record.offset >= len / parts * k && record.offset > start {
+                out.push(start..record.offset);
+                start = record.offset;
+            }
+        }
+        out.push(start..len);
+        Ok(out)
     }
 }
 

@@ -191,6 +191,16 @@ impl<'a> Records<'a> {
         }
     }
 
+    /// The records from `offset` on (which must be where a record starts).
+    pub fn at(data: &'a [u8], header: &Header<'_>, offset: u64) -> Self {
+        Records {
+            data,
+            pos: (offset as usize).max(header.len()),
+            id_size: header.id_size,
+            failed: false,
+        }
+    }
+
     /// Offset of the next record (the end of the last complete one).
     pub fn offset(&self) -> u64 {
         self.pos as u64

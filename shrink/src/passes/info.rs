@@ -78,6 +78,13 @@ impl InfoCollector {
         }
     }
 
+    /// Folds in what a visitor of a later part of the dump found (the first CLASS_DUMP or
+    /// LOAD_CLASS of an id wins, as in a single walk).
+    pub fn merge(&mut self, later: InfoCollector) {
+        self.names.merge(later.names);
+        self.classes.merge(later.classes);
+    }
+
     /// Resolves the targets against `data`, the dump this visitor walked.
     pub fn finish(self, data: &[u8]) -> Result<DumpInfo> {
         let mut info = DumpInfo {

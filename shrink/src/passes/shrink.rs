@@ -6,7 +6,7 @@
 
 use serde::Serialize;
 
-use super::plan::Plan;
+use super::plan::{Keeper, Plan};
 use crate::error::Result;
 use crate::hprof::{
     BasicType, Header, ObjectArray, PrimitiveArray, Record, Rewrite, Sub, SubRecord, Visitor,
@@ -62,6 +62,7 @@ fn slot(ty: BasicType) -> usize {
 
 pub struct ShrinkFilter<'p, V: Visitor> {
     plan: &'p Plan,
+    keeper: Keeper<'p>,
     next: V,
     id_size: u8,
     pub stats: WriteStats,
@@ -72,6 +73,7 @@ impl<'p, V: Visitor> ShrinkFilter<'p, V> {
     pub fn new(plan: &'p Plan, id_size: u8, next: V) -> Self {
         ShrinkFilter {
             plan,
+            keeper: plan.keeper(),
             next,
             id_size,
             stats: WriteStats::default(),
@@ -87,10 +89,11 @@ impl<'p, V: Visitor> ShrinkFilter<'p, V> {
     fn new_length(&self, segment: &Record<'_>) -> Result<u32> {
         let header = PrimitiveArray::header_len(self.id_size) as u64;
         let mut len = segment.body.len() as u64;
+        let mut keeper = self.plan.keeper();
         for sub in segment.sub_records() {
             let sub = sub?;
             if let Sub::PrimitiveArray(a) = &sub.kind {
-                if !self.plan.keeps(a.id) {
+                if !keeper.keeps(a.id) {
                     len -= match self.plan.dropped {
                         DroppedMode::Remove => sub.raw.len() as u64,
                         DroppedMode::Empty => sub.raw.len() as u64 - header,
@@ -104,7 +107,7 @@ impl<'p, V: Visitor> ShrinkFilter<'p, V> {
 
     fn primitive_array(&mut self, sub: &SubRecord<'_>, a: &PrimitiveArray<'_>) -> Result<()> {
         let bytes = a.data.len() as u64;
-        if self.plan.keeps(a.id) {
+        if self.keeper.keeps(a.id) {
             self.stats.kept[slot(a.element_type)].add(bytes);
             return self.next.sub_record(sub);
         }
