@@ -1,5 +1,6 @@
 //! hprof-shrink: shrink, package, inspect and verify heap dumps.
 
+mod batch;
 mod cli;
 mod progress;
 mod summary;
@@ -20,6 +21,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Some(Command::Inspect(a)) => inspect_cmd(a),
         Some(Command::Verify(a)) => verify_cmd(a),
+        Some(Command::Batch(a)) => return batch_cmd(a),
         None => shrink_cmd(cli.shrink),
     };
     match result {
@@ -33,7 +35,17 @@ fn main() -> ExitCode {
 
 type CmdResult = Result<(), String>;
 
-fn write_json(path: &Path, value: &impl serde::Serialize) -> CmdResult {
+fn batch_cmd(a: cli::BatchArgs) -> ExitCode {
+    match batch::run(&a) {
+        Ok(code) => ExitCode::from(code),
+        Err(msg) => {
+            eprintln!("hprof-shrink: error: batch: {msg}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+pub(crate) fn write_json(path: &Path, value: &impl serde::Serialize) -> CmdResult {
     let json = serde_json::to_string_pretty(value).map_err(|e| e.to_string())? + "\n";
     let mut f = PendingFile::create(path).map_err(|e| e.to_string())?;
     std::io::Write::write_all(f.file(), json.as_bytes())
