@@ -282,7 +282,8 @@ fn a_batch_killed_part_way_finishes_on_the_next_run_with_nothing_partial() {
         .unwrap();
     // Kill once the first package is there, while others are being written.
     let t = Instant::now();
-    while !(out.exists() && !all_files(&out).is_empty()) && t.elapsed() < Duration::from_secs(60) {
+    let started = |out: &Path| out.exists() && !all_files(out).is_empty();
+    while !started(&out) && t.elapsed() < Duration::from_secs(60) {
         std::thread::sleep(Duration::from_millis(20));
     }
     std::thread::sleep(Duration::from_millis(150));
