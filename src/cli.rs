@@ -121,6 +121,10 @@ pub struct BatchArgs {
     #[arg(long, default_value_t = 64 << 30, value_name = "BYTES")]
     pub max_input_size: u64,
 
+    /// Shrink cut-off dumps up to their last complete record (see the shrink's --salvage).
+    #[arg(long)]
+    pub salvage: bool,
+
     /// Write the batch report as JSON to this file.
     #[arg(long, value_name = "FILE.json")]
     pub report: Option<PathBuf>,
@@ -237,6 +241,11 @@ pub struct ShrinkArgs {
     /// Remove the input once the output is written and verifies against it.
     #[arg(long)]
     pub delete_input: bool,
+
+    /// Shrink a dump that was cut off while being written (the process died, the disk
+    /// filled) up to its last complete record; extra.info then says truncated=true.
+    #[arg(long)]
+    pub salvage: bool,
 }
 
 fn parse_key_value(s: &str) -> Result<(String, String), String> {

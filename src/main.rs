@@ -45,6 +45,15 @@ fn batch_cmd(a: cli::BatchArgs) -> ExitCode {
     }
 }
 
+/// A cut-off dump can still be shrunk: say how.
+pub(crate) fn salvage_hint(e: &hprof_shrink_core::Error, salvaging: bool) -> &'static str {
+    if e.is_cut_off() && !salvaging {
+        " (to shrink the part that is there, add --salvage)"
+    } else {
+        ""
+    }
+}
+
 pub(crate) fn write_json(path: &Path, value: &impl serde::Serialize) -> CmdResult {
     let json = serde_json::to_string_pretty(value).map_err(|e| e.to_string())? + "\n";
     let mut f = PendingFile::create(path).map_err(|e| e.to_string())?;
@@ -71,6 +80,7 @@ fn shrink_cmd(a: ShrinkArgs) -> CmdResult {
         extra: a.extra,
         hprof_entry: a.hprof_entry,
         threads: a.threads,
+        salvage: a.salvage,
     };
     let bar = Bar::new(!a.quiet);
     let progress = |p| bar.update(p);
@@ -84,7 +94,8 @@ fn shrink_cmd(a: ShrinkArgs) -> CmdResult {
     };
     let report = hprof_shrink_core::shrink_file(&input, outputs, &opts, &control);
     bar.finish();
-    let report = report.map_err(|e| format!("{}: {e}", input.display()))?;
+    let report =
+        report.map_err(|e| format!("{}: {e}{}", input.display(), salvage_hint(&e, a.salvage)))?;
     if let Some(path) = &a.report {
         write_json(path, &report)?;
     }

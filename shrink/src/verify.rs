@@ -20,7 +20,7 @@ use crate::manifest::{EXTRA_INFO, KEYS, RESULT_INFO};
 use crate::options::{DroppedMode, StripMode};
 use crate::passes::dedup::md5;
 use crate::passes::{Location, Target};
-use crate::pipeline::analyze;
+use crate::pipeline::{analyze, AnalyzeOptions};
 use crate::properties;
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -157,8 +157,10 @@ fn verify_hprof(
     let comparison = match against {
         Some(input) => {
             let in_map = MappedFile::open(input)?;
-            let input = in_map.hprof()?;
-            Some(compare(out, &input, strip, control)?)
+            // An input cut off at its end can only have been shrunk with --salvage: compare
+            // with the part of it that parses.
+            let (input, cut) = Hprof::salvage(in_map.bytes())?;
+            Some(compare(out, &input, strip, cut.is_some(), control)?)
         }
         None => None,
     };
@@ -271,6 +273,7 @@ pub fn compare(
     out: &Hprof<'_>,
     input: &Hprof<'_>,
     strip: Option<StripMode>,
+    salvaged: bool,
     control: &Control,
 ) -> Result<Comparison> {
     if out.header().raw != input.header().raw {
@@ -279,13 +282,11 @@ pub fn compare(
         ));
     }
     let threads = crate::pipeline::ShrinkOptions::default().threads();
-    let analysis = analyze(
-        input,
-        StripMode::Bitmaps,
-        DroppedMode::Remove,
-        threads,
-        control,
-    )?;
+    let opts = AnalyzeOptions {
+        salvaged,
+        ..AnalyzeOptions::new(StripMode::Bitmaps, DroppedMode::Remove, threads)
+    };
+    let analysis = analyze(input, &opts, control)?;
     let c = &analysis.collected;
     let id_size = input.id_size();
     let strings = &*c.string_values;

@@ -199,13 +199,14 @@ fn run_one(input: &Input, out: &Path, args: &BatchArgs, threads: usize) -> Entry
             extra: prepared.extra.clone(),
             hprof_entry: prepared.hprof_entry.clone(),
             threads,
+            salvage: args.salvage,
         };
         let outputs = Outputs {
             zip: Some(out),
             hprof: None,
         };
         shrink_file(&prepared.hprof, outputs, &opts, &Control::default())
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| format!("{e}{}", crate::salvage_hint(&e, args.salvage)))?;
         Ok(Status::Done)
     })();
     match result {

@@ -17,12 +17,72 @@ use crate::error::{Error, Result};
 pub struct Hprof<'a> {
     data: &'a [u8],
     header: Header<'a>,
+    /// For a salvaged dump: the last heap dump record and the body length kept of it.
+    cut: Option<(u64, u32)>,
+}
+
+/// What salvaging a cut-off dump kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Salvage {
+    /// Where the damage starts: everything before is kept.
+    pub damaged_at: u64,
+    /// The file's length.
+    pub file_bytes: u64,
 }
 
 impl<'a> Hprof<'a> {
     pub fn new(data: &'a [u8]) -> Result<Self> {
         let header = Header::parse(data)?;
-        Ok(Hprof { data, header })
+        Ok(Hprof {
+            data,
+            header,
+            cut: None,
+        })
+    }
+
+    /// For a dump cut off while being written (the process died, the disk filled): the
+    /// part that parses, up to the last complete record, and of a heap dump segment cut in
+    /// the middle, its complete sub-records (the segment's length is rewritten on output).
+    /// `None` when nothing is missing. Damage other than a cut-off end is still an error.
+    pub fn salvage(data: &'a [u8]) -> Result<(Self, Option<Salvage>)> {
+        let whole = Hprof::new(data)?;
+        let mut records = whole.records();
+        for r in &mut records {
+            let start = match r {
+                Ok(_) => continue,
+                Err(Error::Truncated { offset, .. }) => offset as usize,
+                Err(e) => return Err(e),
+            };
+            let salvage = |end: usize| Salvage {
+                damaged_at: end as u64,
+                file_bytes: data.len() as u64,
+            };
+            let head_end = start + super::record::RECORD_HEADER_LEN;
+            let tag = data[start];
+            let is_heap = tag == super::tags::HEAP_DUMP || tag == super::tags::HEAP_DUMP_SEGMENT;
+            if !is_heap || head_end > data.len() {
+                let hprof = Hprof {
+                    data: &data[..start],
+                    ..whole
+                };
+                return Ok((hprof, Some(salvage(start))));
+            }
+            // Keep the sub-records that are whole.
+            let body = &data[head_end..];
+            let mut subs = SubRecords::new(body, head_end as u64, whole.id_size());
+            let mut kept = 0usize;
+            while let Some(Ok(sub)) = subs.next() {
+                kept = (sub.offset - head_end as u64) as usize + sub.raw.len();
+            }
+            let end = head_end + kept;
+            let hprof = Hprof {
+                data: &data[..end],
+                cut: Some((start as u64, kept as u32)),
+                ..whole
+            };
+            return Ok((hprof, Some(salvage(end))));
+        }
+        Ok((whole, None))
     }
 
     pub fn header(&self) -> &Header<'a> {
@@ -47,7 +107,7 @@ impl<'a> Hprof<'a> {
 
     /// The top-level records, in file order.
     pub fn records(&self) -> Records<'a> {
-        Records::new(self.data, &self.header)
+        Records::new(self.data, &self.header).with_cut(self.cut)
     }
 
     /// Walks the whole dump, calling `visitor` for each part in file order.
@@ -66,7 +126,7 @@ impl<'a> Hprof<'a> {
         if range.start <= self.header.len() as u64 {
             visitor.header(&self.header)?;
         }
-        for record in Records::at(self.data, &self.header, range.start) {
+        for record in Records::at(self.data, &self.header, range.start).with_cut(self.cut) {
             let record = record?;
             if record.offset >= range.end {
                 break;
