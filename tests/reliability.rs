@@ -170,7 +170,7 @@ fn a_cut_off_dump_is_salvaged_and_verifies() {
             .any(|kv| kv[0] == "truncated" && kv[1] == "true"));
         assert!(extra
             .iter()
-            .any(|kv| kv[0] == "truncatedAt" && kv[1] == at.to_string()));
+            .any(|kv| kv[0] == "truncatedAt" && kv[1].as_str() == Some(at.to_string().as_str())));
         std::fs::remove_file(&out).unwrap();
     }
 }
