@@ -26,6 +26,37 @@ where
     V: Visitor + Send,
     F: Fn(usize) -> V + Sync,
 {
+    walk_ordered(hprof, threads, stage, control, make, false)
+}
+
+/// Like [`walk`], handing out the last runs first (for searches that expect to succeed
+/// late in the file and stop early through [`Visitor::is_done`]).
+pub fn walk_from_end<V, F>(
+    hprof: &Hprof<'_>,
+    threads: usize,
+    stage: Stage,
+    control: &Control,
+    make: F,
+) -> Result<Vec<V>>
+where
+    V: Visitor + Send,
+    F: Fn(usize) -> V + Sync,
+{
+    walk_ordered(hprof, threads, stage, control, make, true)
+}
+
+fn walk_ordered<V, F>(
+    hprof: &Hprof<'_>,
+    threads: usize,
+    stage: Stage,
+    control: &Control,
+    make: F,
+    from_end: bool,
+) -> Result<Vec<V>>
+where
+    V: Visitor + Send,
+    F: Fn(usize) -> V + Sync,
+{
     let threads = threads.max(1);
     let runs = if threads == 1 {
         std::iter::once(0..hprof.len()).collect()
@@ -37,17 +68,24 @@ where
     let results: Mutex<Vec<Option<Result<V>>>> =
         Mutex::new((0..runs.len()).map(|_| None).collect());
     let work = || loop {
-        let i = next.fetch_add(1, Ordering::Relaxed);
-        let Some(range) = runs.get(i) else { return };
+        let k = next.fetch_add(1, Ordering::Relaxed);
+        if k >= runs.len() {
+            return;
+        }
+        let i = if from_end { runs.len() - 1 - k } else { k };
+        let range = &runs[i];
         let mut visitor = make(i);
         let mut ticker = control.shared_ticker(stage, hprof.len(), &done, range.start);
         let r = hprof
             .accept_range(range.clone(), &mut visitor, &mut ticker)
             .map(|()| visitor);
-        let failed = r.is_err();
+        let stop = match &r {
+            Err(_) => true,
+            Ok(v) => v.is_done(),
+        };
         results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(r);
-        if failed {
-            // Stop handing out runs; the error is reported below.
+        if stop {
+            // An error (reported below), or nothing left to look for.
             next.store(runs.len(), Ordering::Relaxed);
             return;
         }
@@ -59,7 +97,8 @@ where
         work();
     });
     let results = results.into_inner().unwrap_or_else(|e| e.into_inner());
-    // The first error in file order wins; runs never started after it are skipped.
+    // The first error in file order wins; runs never started (after an error, or once a
+    // search was done) are left out.
     let mut out = Vec::with_capacity(results.len());
     for r in results {
         match r {

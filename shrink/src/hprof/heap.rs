@@ -436,6 +436,34 @@ fn parse_common(b: &[u8], id_size: u8) -> Option<(Sub<'_>, usize)> {
     }
 }
 
+/// The length of the sub-record at the start of `b` from its header alone, for walks that
+/// only need to step over records. `None` for class dumps, ART's no-data arrays and
+/// anything malformed: parse those with [`parse_sub_record`].
+#[inline(always)]
+pub fn quick_len(b: &[u8], id_size: u8) -> Option<usize> {
+    let n = id_size as usize;
+    let len = match *b.first()? {
+        tags::INSTANCE_DUMP => 9 + 2 * n + u4_at(b, 5 + 2 * n)? as usize,
+        tags::PRIMITIVE_ARRAY_DUMP => {
+            let ty = BasicType::from_u8(*b.get(9 + n)?)?;
+            if ty == BasicType::Object {
+                return None;
+            }
+            10 + n + usize::try_from(u4_at(b, 5 + n)? as u64 * ty.size(id_size) as u64).ok()?
+        }
+        tags::OBJECT_ARRAY_DUMP => {
+            9 + 2 * n + usize::try_from(u4_at(b, 5 + n)? as u64 * n as u64).ok()?
+        }
+        tags::HEAP_DUMP_INFO => 5 + n,
+        tags::CLASS_DUMP | tags::PRIMITIVE_ARRAY_NODATA => return None,
+        tag => {
+            let (u4s, ids) = tags::root_layout(tag)?;
+            1 + n + u4s as usize * 4 + ids as usize * n
+        }
+    };
+    (len <= b.len()).then_some(len)
+}
+
 /// Parses any sub-record with every field checked, naming what is wrong and where.
 #[cold]
 fn parse_checked(b: &[u8], offset: u64, id_size: u8) -> Result<(Sub<'_>, usize)> {

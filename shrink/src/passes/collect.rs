@@ -13,6 +13,7 @@ use crate::error::{Error, Result};
 use crate::hprof::{BasicType, Hprof, Instance, PrimitiveArray, Sub, SubRecord, Value, Visitor};
 use crate::idset::{IdSet, IdSetBuilder};
 use crate::parallel;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// Where a primitive array's elements are in the file.
@@ -94,6 +95,9 @@ pub struct Collector<'i> {
     out: Collected,
     /// Counting only on the first walk; later walks only look for what is wanted.
     first_walk: bool,
+    /// In resolve walks: how many wanted ids no run has found yet, shared by the runs, so
+    /// all stop once the last one is found.
+    outstanding: Option<&'i AtomicUsize>,
 }
 
 impl<'i> Collector<'i> {
@@ -105,6 +109,7 @@ impl<'i> Collector<'i> {
             strings: IdSetBuilder::new(),
             out: Collected::default(),
             first_walk: true,
+            outstanding: None,
         };
         if let Some(m) = info.manufacturer {
             c.want(m, Want::String);
@@ -113,9 +118,23 @@ impl<'i> Collector<'i> {
     }
 
     fn want(&mut self, id: u64, what: Want) {
-        if id != 0 {
-            self.wanted.entry(id).or_insert(what);
+        if id != 0 && self.wanted.insert(id, what).is_none() {
+            if let Some(n) = self.outstanding {
+                n.fetch_add(1, Ordering::Relaxed);
+            }
         }
+    }
+
+    /// Takes `id` off the wanted list if it is wanted as `what`.
+    fn found(&mut self, id: u64, what: Want) -> bool {
+        if self.wanted.get(&id) != Some(&what) {
+            return false;
+        }
+        self.wanted.remove(&id);
+        if let Some(n) = self.outstanding {
+            n.fetch_sub(1, Ordering::Relaxed);
+        }
+        true
     }
 
     fn instance(&mut self, sub: &SubRecord<'_>, inst: &Instance<'_>) -> Result<()> {
@@ -151,8 +170,7 @@ impl<'i> Collector<'i> {
                         self.strings.insert(value_id);
                     }
                 }
-                if self.wanted.get(&inst.id) == Some(&Want::String) {
-                    self.wanted.remove(&inst.id);
+                if self.found(inst.id, Want::String) {
                     let coder = read(coder).and_then(|v| v.as_i64());
                     self.out.strings.insert(
                         inst.id,
@@ -204,10 +222,15 @@ impl<'i> Collector<'i> {
     }
 
     /// A collector for a resolve walk: it only looks for `wanted`.
-    fn resolver(info: &'i DumpInfo, wanted: &FxHashMap<u64, Want>) -> Self {
+    fn resolver(
+        info: &'i DumpInfo,
+        wanted: &FxHashMap<u64, Want>,
+        outstanding: &'i AtomicUsize,
+    ) -> Self {
         let mut c = Collector::new(info);
         c.first_walk = false;
         c.wanted = wanted.clone();
+        c.outstanding = Some(outstanding);
         c
     }
 
@@ -281,8 +304,11 @@ pub fn collect(
     while !all.wanted.is_empty() {
         let before = all.wanted.len();
         let wanted = all.wanted.clone();
-        let runs = parallel::walk(hprof, threads, Stage::Resolve, control, |_| {
-            Collector::resolver(info, &wanted)
+        let outstanding = AtomicUsize::new(wanted.len());
+        // From the end back: what is wanted came before what named it, and that is
+        // usually late in the file (a Bitmap and its buffer, Matrix's record and its key).
+        let runs = parallel::walk_from_end(hprof, threads, Stage::Resolve, control, |_| {
+            Collector::resolver(info, &wanted, &outstanding)
         })?;
         all.out.walks += 1;
         for run in runs {
@@ -303,12 +329,16 @@ pub fn collect(
 }
 
 impl Visitor for Collector<'_> {
+    fn is_done(&self) -> bool {
+        self.outstanding
+            .is_some_and(|n| n.load(Ordering::Relaxed) == 0)
+    }
+
     fn sub_record(&mut self, sub: &SubRecord<'_>) -> Result<()> {
         match &sub.kind {
             Sub::Instance(inst) => self.instance(sub, inst),
             Sub::PrimitiveArray(a) => {
-                if self.wanted.get(&a.id) == Some(&Want::Array) {
-                    self.wanted.remove(&a.id);
+                if self.found(a.id, Want::Array) {
                     self.out
                         .arrays
                         .insert(a.id, location(sub, a, self.info.id_size));
@@ -316,8 +346,7 @@ impl Visitor for Collector<'_> {
                 Ok(())
             }
             Sub::ObjectArray(a) => {
-                if self.wanted.get(&a.id) == Some(&Want::DumpDataBuffers) {
-                    self.wanted.remove(&a.id);
+                if self.found(a.id, Want::DumpDataBuffers) {
                     self.out.dump_data_images = a.element_ids().collect();
                     for image in a.element_ids() {
                         self.want(image, Want::Array);
