@@ -105,25 +105,12 @@ pub struct BatchArgs {
     #[arg(long, value_name = "K/N")]
     pub shard: Option<String>,
 
-    /// What to keep.
-    #[arg(long, value_enum, default_value = "bitmaps")]
-    pub strip: StripArg,
-
-    /// How a dropped array disappears.
-    #[arg(long, value_enum, default_value = "remove")]
-    pub dropped: DroppedArg,
-
-    /// Deflate level of the zips, 0 (store) to 9.
-    #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(0..=9))]
-    pub level: u32,
+    #[command(flatten)]
+    pub mode: ShrinkMode,
 
     /// Largest dump accepted from a .gz or a zip entry, in bytes (a guard against bombs).
     #[arg(long, default_value_t = 64 << 30, value_name = "BYTES")]
     pub max_input_size: u64,
-
-    /// Shrink cut-off dumps up to their last complete record (see the shrink's --salvage).
-    #[arg(long)]
-    pub salvage: bool,
 
     /// Write the batch report as JSON to this file.
     #[arg(long, value_name = "FILE.json")]
@@ -193,17 +180,8 @@ pub struct ShrinkArgs {
     #[arg(long, value_name = "FILE")]
     pub hprof_out: Option<PathBuf>,
 
-    /// What to keep.
-    #[arg(long, value_enum, default_value = "bitmaps")]
-    pub strip: StripArg,
-
-    /// How a dropped array disappears.
-    #[arg(long, value_enum, default_value = "remove")]
-    pub dropped: DroppedArg,
-
-    /// Deflate level of the zip, 0 (store) to 9.
-    #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(0..=9))]
-    pub level: u32,
+    #[command(flatten)]
+    pub mode: ShrinkMode,
 
     /// sdkVersion for result.info [default: android.os.Build$VERSION.SDK_INT from the dump].
     #[arg(long, value_name = "N")]
@@ -241,6 +219,22 @@ pub struct ShrinkArgs {
     /// Remove the input once the output is written and verifies against it.
     #[arg(long)]
     pub delete_input: bool,
+}
+
+/// How to shrink: the options a single shrink and a batch share.
+#[derive(Debug, Args)]
+pub struct ShrinkMode {
+    /// What to keep.
+    #[arg(long, value_enum, default_value = "bitmaps")]
+    pub strip: StripArg,
+
+    /// How a dropped array disappears.
+    #[arg(long, value_enum, default_value = "remove")]
+    pub dropped: DroppedArg,
+
+    /// Deflate level of the zip, 0 (store) to 9.
+    #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(0..=9))]
+    pub level: u32,
 
     /// Shrink a dump that was cut off while being written (the process died, the disk
     /// filled) up to its last complete record; extra.info then says truncated=true.

@@ -69,9 +69,9 @@ fn shrink_cmd(a: ShrinkArgs) -> CmdResult {
         return Err("give OUT.zip, --hprof-out FILE, or both".into());
     }
     let opts = ShrinkOptions {
-        strip: a.strip.into(),
-        dropped: a.dropped.into(),
-        level: a.level,
+        strip: a.mode.strip.into(),
+        dropped: a.mode.dropped.into(),
+        level: a.mode.level,
         manifest: ManifestValues {
             sdk_version: a.sdk_version,
             manufacturer: a.manufacturer,
@@ -80,7 +80,7 @@ fn shrink_cmd(a: ShrinkArgs) -> CmdResult {
         extra: a.extra,
         hprof_entry: a.hprof_entry,
         threads: a.threads,
-        salvage: a.salvage,
+        salvage: a.mode.salvage,
     };
     let bar = Bar::new(!a.quiet);
     let progress = |p| bar.update(p);
@@ -94,8 +94,13 @@ fn shrink_cmd(a: ShrinkArgs) -> CmdResult {
     };
     let report = hprof_shrink_core::shrink_file(&input, outputs, &opts, &control);
     bar.finish();
-    let report =
-        report.map_err(|e| format!("{}: {e}{}", input.display(), salvage_hint(&e, a.salvage)))?;
+    let report = report.map_err(|e| {
+        format!(
+            "{}: {e}{}",
+            input.display(),
+            salvage_hint(&e, a.mode.salvage)
+        )
+    })?;
     if let Some(path) = &a.report {
         write_json(path, &report)?;
     }

@@ -1,27 +1,13 @@
 //! `hprof-shrink batch`: mixed inputs, partial failure, resumption after SIGKILL, shards.
 
+mod common;
+
+use common::*;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_hprof-shrink"))
-}
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures")
-        .join(name)
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-fn run(args: &[&str]) -> Output {
-    bin().args(args).output().expect("run hprof-shrink")
-}
 
 fn verify(zip: &Path, against: &Path) {
     let o = run(&["verify", s(zip), "--against", s(against)]);

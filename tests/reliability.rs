@@ -3,31 +3,14 @@
 //! a shrink killed at any moment leaves either nothing or a complete package; a full disk
 //! is an error, not a partial file; archives cannot climb out or explode.
 
+mod common;
+
+use common::*;
+
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
-
-const BIN: &str = env!("CARGO_BIN_EXE_hprof-shrink");
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures")
-        .join(name)
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-fn names_in(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
-}
 
 /// Runs the binary under a 2 GiB address-space limit and a 60 s CPU limit, so a dump that
 /// made it allocate or loop without bound fails the test instead of the machine.

@@ -13,6 +13,16 @@ use crate::hprof::{Hprof, Visitor};
 /// Runs per thread: more than one, so a slow run does not leave a core idle.
 const RUNS_PER_THREAD: usize = 4;
 
+/// Which runs a walk hands out first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Order {
+    /// From the start of the file.
+    Forward,
+    /// From the end back: for searches that expect to succeed late in the file and stop
+    /// early through [`Visitor::is_done`].
+    FromEnd,
+}
+
 /// Walks `hprof` with one visitor per run, made by `make(run index)`; returns the
 /// visitors in file order.
 pub fn walk<V, F>(
@@ -20,38 +30,8 @@ pub fn walk<V, F>(
     threads: usize,
     stage: Stage,
     control: &Control,
+    order: Order,
     make: F,
-) -> Result<Vec<V>>
-where
-    V: Visitor + Send,
-    F: Fn(usize) -> V + Sync,
-{
-    walk_ordered(hprof, threads, stage, control, make, false)
-}
-
-/// Like [`walk`], handing out the last runs first (for searches that expect to succeed
-/// late in the file and stop early through [`Visitor::is_done`]).
-pub fn walk_from_end<V, F>(
-    hprof: &Hprof<'_>,
-    threads: usize,
-    stage: Stage,
-    control: &Control,
-    make: F,
-) -> Result<Vec<V>>
-where
-    V: Visitor + Send,
-    F: Fn(usize) -> V + Sync,
-{
-    walk_ordered(hprof, threads, stage, control, make, true)
-}
-
-fn walk_ordered<V, F>(
-    hprof: &Hprof<'_>,
-    threads: usize,
-    stage: Stage,
-    control: &Control,
-    make: F,
-    from_end: bool,
 ) -> Result<Vec<V>>
 where
     V: Visitor + Send,
@@ -72,7 +52,10 @@ where
         if k >= runs.len() {
             return;
         }
-        let i = if from_end { runs.len() - 1 - k } else { k };
+        let i = match order {
+            Order::Forward => k,
+            Order::FromEnd => runs.len() - 1 - k,
+        };
         let range = &runs[i];
         let mut visitor = make(i);
         let mut ticker = control.shared_ticker(stage, hprof.len(), &done, range.start);

@@ -14,7 +14,7 @@ use crate::manifest::{self, Manifest, ManifestValues};
 use crate::options::{DroppedMode, StripMode};
 use crate::output::{clean_stale, same_file, PendingFile};
 use crate::package::Package;
-use crate::parallel;
+use crate::parallel::{self, Order};
 use crate::passes::collect::collect;
 use crate::passes::dedup::{self, Candidate, Groups};
 use crate::passes::{Collected, DumpInfo, InfoCollector, Plan, ShrinkFilter, WriteStats};
@@ -118,7 +118,7 @@ pub fn analyze(hprof: &Hprof<'_>, opts: &AnalyzeOptions, control: &Control) -> R
 
     let t = Instant::now();
     let id_size = hprof.id_size();
-    let mut runs = parallel::walk(hprof, threads, Stage::Info, control, |_| {
+    let mut runs = parallel::walk(hprof, threads, Stage::Info, control, Order::Forward, |_| {
         InfoCollector::new(id_size)
     })?;
     let mut collector = runs.remove(0);

@@ -192,21 +192,21 @@ fn run_one(input: &Input, out: &Path, args: &BatchArgs, threads: usize) -> Entry
         let dir = out.parent().unwrap_or(Path::new("."));
         let prepared = prepare::prepare(input, dir, args.max_input_size)?;
         let opts = ShrinkOptions {
-            strip: args.strip.into(),
-            dropped: args.dropped.into(),
-            level: args.level,
+            strip: args.mode.strip.into(),
+            dropped: args.mode.dropped.into(),
+            level: args.mode.level,
             manifest: prepared.manifest.clone(),
             extra: prepared.extra.clone(),
             hprof_entry: prepared.hprof_entry.clone(),
             threads,
-            salvage: args.salvage,
+            salvage: args.mode.salvage,
         };
         let outputs = Outputs {
             zip: Some(out),
             hprof: None,
         };
         shrink_file(&prepared.hprof, outputs, &opts, &Control::default())
-            .map_err(|e| format!("{e}{}", crate::salvage_hint(&e, args.salvage)))?;
+            .map_err(|e| format!("{e}{}", crate::salvage_hint(&e, args.mode.salvage)))?;
         Ok(Status::Done)
     })();
     match result {

@@ -12,7 +12,7 @@ use crate::control::{Control, Stage};
 use crate::error::{Error, Result};
 use crate::hprof::{BasicType, Hprof, Instance, PrimitiveArray, Sub, SubRecord, Value, Visitor};
 use crate::idset::{IdSet, IdSetBuilder};
-use crate::parallel;
+use crate::parallel::{self, Order};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -291,9 +291,14 @@ pub fn collect(
     threads: usize,
     control: &Control,
 ) -> Result<Collected> {
-    let mut runs = parallel::walk(hprof, threads, Stage::Collect, control, |_| {
-        Collector::new(info)
-    })?;
+    let mut runs = parallel::walk(
+        hprof,
+        threads,
+        Stage::Collect,
+        control,
+        Order::Forward,
+        |_| Collector::new(info),
+    )?;
     let mut all = runs.remove(0);
     for later in runs {
         all.merge(later);
@@ -307,9 +312,14 @@ pub fn collect(
         let outstanding = AtomicUsize::new(wanted.len());
         // From the end back: what is wanted came before what named it, and that is
         // usually late in the file (a Bitmap and its buffer, Matrix's record and its key).
-        let runs = parallel::walk_from_end(hprof, threads, Stage::Resolve, control, |_| {
-            Collector::resolver(info, &wanted, &outstanding)
-        })?;
+        let runs = parallel::walk(
+            hprof,
+            threads,
+            Stage::Resolve,
+            control,
+            Order::FromEnd,
+            |_| Collector::resolver(info, &wanted, &outstanding),
+        )?;
         all.out.walks += 1;
         for run in runs {
             // Keep only what was found; what is still wanted is recomputed.
