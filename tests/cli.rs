@@ -5,9 +5,6 @@ mod common;
 
 use common::*;
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
 #[test]
 fn shrinks_a_fixture_into_a_zip_that_verifies() {
     let dir = tempfile::tempdir().unwrap();
