@@ -53,6 +53,72 @@ pub enum Command {
     /// Checks a package (or a shrunk hprof) and, with --against, compares it with the
     /// original dump.
     Verify(VerifyArgs),
+    /// Shrinks many dumps (.hprof, .hprof.gz, Matrix zips) into packages, in parallel;
+    /// resumable, one failure never stops the rest.
+    #[command(after_help = BATCH_HELP)]
+    Batch(BatchArgs),
+}
+
+const BATCH_HELP: &str = "\
+Inputs are files, directories (searched recursively) and glob patterns. Each file is told \
+apart by its first bytes: HPROF, gzip (a gzipped dump) or zip (a package: its hprof entry is \
+shrunk again and its result.info and extra.info are kept). Anything else is reported and \
+skipped. Packages go to OUT-DIR, under the path the input had below the directory it was \
+found in, with the extension .zip.
+
+A package that already exists and verifies is kept (use --force to redo it). Packages are \
+written under temporary names and renamed when complete, so an interrupted batch leaves \
+nothing partial: run it again to finish. Temporary files a killed run left behind are \
+removed.
+
+--shard K/N (0 <= K < N) takes only the inputs whose path hashes to K, so N machines can \
+split one archive without talking to each other, e.g. a Kubernetes indexed Job:
+  hprof-shrink batch /archive --out-dir /out --shard $JOB_COMPLETION_INDEX/8
+a Slurm array (sbatch --array=0-7):
+  hprof-shrink batch /archive --out-dir /out --shard $SLURM_ARRAY_TASK_ID/8
+or GNU parallel over ssh:
+  parallel -S host1,host2 hprof-shrink batch /archive --out-dir /out --shard {}/4 ::: 0 1 2 3
+
+Exit status: 0 every dump done (or already there), 3 some failed, 4 nothing done (no dump \
+found, or every one failed), 1 the batch could not run (bad input list, output directory), \
+2 bad usage.";
+
+#[derive(Debug, Args)]
+pub struct BatchArgs {
+    /// Files, directories and glob patterns.
+    #[arg(value_name = "INPUT", required = true)]
+    pub inputs: Vec<String>,
+
+    /// Where the packages go.
+    #[arg(long, value_name = "DIR")]
+    pub out_dir: PathBuf,
+
+    /// Files in parallel [default: one per core].
+    #[arg(short = 'j', long = "jobs", default_value_t = 0, value_name = "N")]
+    pub jobs: usize,
+
+    /// Redo packages that already exist.
+    #[arg(long)]
+    pub force: bool,
+
+    /// Take only this shard of the inputs: K/N with 0 <= K < N.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<String>,
+
+    #[command(flatten)]
+    pub mode: ShrinkMode,
+
+    /// Largest dump accepted from a .gz or a zip entry, in bytes (a guard against bombs).
+    #[arg(long, default_value_t = 64 << 30, value_name = "BYTES")]
+    pub max_input_size: u64,
+
+    /// Write the batch report as JSON to this file.
+    #[arg(long, value_name = "FILE.json")]
+    pub report: Option<PathBuf>,
+
+    /// Print only errors.
+    #[arg(short, long)]
+    pub quiet: bool,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -114,17 +180,8 @@ pub struct ShrinkArgs {
     #[arg(long, value_name = "FILE")]
     pub hprof_out: Option<PathBuf>,
 
-    /// What to keep.
-    #[arg(long, value_enum, default_value = "bitmaps")]
-    pub strip: StripArg,
-
-    /// How a dropped array disappears.
-    #[arg(long, value_enum, default_value = "remove")]
-    pub dropped: DroppedArg,
-
-    /// Deflate level of the zip, 0 (store) to 9.
-    #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(0..=9))]
-    pub level: u32,
+    #[command(flatten)]
+    pub mode: ShrinkMode,
 
     /// sdkVersion for result.info [default: android.os.Build$VERSION.SDK_INT from the dump].
     #[arg(long, value_name = "N")]
@@ -151,6 +208,10 @@ pub struct ShrinkArgs {
     #[arg(long, value_name = "FILE.json")]
     pub report: Option<PathBuf>,
 
+    /// Threads for compression (0: one per core).
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub threads: usize,
+
     /// Print no summary (errors still go to stderr).
     #[arg(short, long)]
     pub quiet: bool,
@@ -158,6 +219,27 @@ pub struct ShrinkArgs {
     /// Remove the input once the output is written and verifies against it.
     #[arg(long)]
     pub delete_input: bool,
+}
+
+/// How to shrink: the options a single shrink and a batch share.
+#[derive(Debug, Args)]
+pub struct ShrinkMode {
+    /// What to keep.
+    #[arg(long, value_enum, default_value = "bitmaps")]
+    pub strip: StripArg,
+
+    /// How a dropped array disappears.
+    #[arg(long, value_enum, default_value = "remove")]
+    pub dropped: DroppedArg,
+
+    /// Deflate level of the zip, 0 (store) to 9.
+    #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(0..=9))]
+    pub level: u32,
+
+    /// Shrink a dump that was cut off while being written (the process died, the disk
+    /// filled) up to its last complete record; extra.info then says truncated=true.
+    #[arg(long)]
+    pub salvage: bool,
 }
 
 fn parse_key_value(s: &str) -> Result<(String, String), String> {

@@ -1,5 +1,6 @@
 //! hprof-shrink: shrink, package, inspect and verify heap dumps.
 
+mod batch;
 mod cli;
 mod progress;
 mod summary;
@@ -20,6 +21,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Some(Command::Inspect(a)) => inspect_cmd(a),
         Some(Command::Verify(a)) => verify_cmd(a),
+        Some(Command::Batch(a)) => return batch_cmd(a),
         None => shrink_cmd(cli.shrink),
     };
     match result {
@@ -33,7 +35,26 @@ fn main() -> ExitCode {
 
 type CmdResult = Result<(), String>;
 
-fn write_json(path: &Path, value: &impl serde::Serialize) -> CmdResult {
+fn batch_cmd(a: cli::BatchArgs) -> ExitCode {
+    match batch::run(&a) {
+        Ok(code) => ExitCode::from(code),
+        Err(msg) => {
+            eprintln!("hprof-shrink: error: batch: {msg}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// A cut-off dump can still be shrunk: say how.
+pub(crate) fn salvage_hint(e: &hprof_shrink_core::Error, salvaging: bool) -> &'static str {
+    if e.is_cut_off() && !salvaging {
+        " (to shrink the part that is there, add --salvage)"
+    } else {
+        ""
+    }
+}
+
+pub(crate) fn write_json(path: &Path, value: &impl serde::Serialize) -> CmdResult {
     let json = serde_json::to_string_pretty(value).map_err(|e| e.to_string())? + "\n";
     let mut f = PendingFile::create(path).map_err(|e| e.to_string())?;
     std::io::Write::write_all(f.file(), json.as_bytes())
@@ -48,9 +69,9 @@ fn shrink_cmd(a: ShrinkArgs) -> CmdResult {
         return Err("give OUT.zip, --hprof-out FILE, or both".into());
     }
     let opts = ShrinkOptions {
-        strip: a.strip.into(),
-        dropped: a.dropped.into(),
-        level: a.level,
+        strip: a.mode.strip.into(),
+        dropped: a.mode.dropped.into(),
+        level: a.mode.level,
         manifest: ManifestValues {
             sdk_version: a.sdk_version,
             manufacturer: a.manufacturer,
@@ -58,6 +79,8 @@ fn shrink_cmd(a: ShrinkArgs) -> CmdResult {
         },
         extra: a.extra,
         hprof_entry: a.hprof_entry,
+        threads: a.threads,
+        salvage: a.mode.salvage,
     };
     let bar = Bar::new(!a.quiet);
     let progress = |p| bar.update(p);
@@ -71,7 +94,13 @@ fn shrink_cmd(a: ShrinkArgs) -> CmdResult {
     };
     let report = hprof_shrink_core::shrink_file(&input, outputs, &opts, &control);
     bar.finish();
-    let report = report.map_err(|e| format!("{}: {e}", input.display()))?;
+    let report = report.map_err(|e| {
+        format!(
+            "{}: {e}{}",
+            input.display(),
+            salvage_hint(&e, a.mode.salvage)
+        )
+    })?;
     if let Some(path) = &a.report {
         write_json(path, &report)?;
     }

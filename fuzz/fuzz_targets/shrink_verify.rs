@@ -4,7 +4,7 @@
 
 use hprof_shrink_core::hprof::Hprof;
 use hprof_shrink_core::verify::compare;
-use hprof_shrink_core::{analyze, write_shrunk, Control, DroppedMode, StripMode};
+use hprof_shrink_core::{analyze, write_shrunk, AnalyzeOptions, Control, DroppedMode, StripMode};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -16,12 +16,13 @@ fuzz_target!(|data: &[u8]| {
         (StripMode::Strings, DroppedMode::Zero),
     ];
     for (strip, dropped) in modes {
-        let Ok(a) = analyze(&input, strip, dropped, &control) else { return };
+        let opts = AnalyzeOptions::new(strip, dropped, 2);
+        let Ok(a) = analyze(&input, &opts, &control) else { return };
         let Ok((out, _, _)) = write_shrunk(&input, &a.plan, Vec::new(), &control) else {
             return;
         };
         let shrunk = Hprof::new(&out).expect("the shrink wrote an unreadable header");
-        if let Err(e) = compare(&shrunk, &input, Some(strip), &control) {
+        if let Err(e) = compare(&shrunk, &input, Some(strip), false, &control) {
             panic!("{strip:?}/{dropped:?}: the shrink's output does not verify: {e}");
         }
     }

@@ -116,6 +116,17 @@ typedef struct hprof_shrink_options {
    * Name of the hprof entry in the zip; NULL: the input's stem + `_shrink.hprof`.
    */
   const char *hprof_entry;
+  /**
+   * Threads to use, the calling one included; 0: one per core. A phone may want fewer
+   * (heat, battery, a foreground app).
+   */
+  int32_t threads;
+  /**
+   * Nonzero: shrink a dump that was cut off while being written (the process died
+   * mid-dump) up to its last complete record; `extra.info` then says `truncated=true`.
+   * 0: such a dump is `HPROF_SHRINK_ERR_BAD_INPUT`.
+   */
+  int32_t salvage;
 } hprof_shrink_options;
 
 /**
@@ -253,7 +264,7 @@ const char *hprof_shrink_status_name(hprof_shrink_status status);
 
 /**
  * Fills `options` with the defaults: `struct_size` set, strip bitmaps, dropped remove,
- * level 6, every pointer NULL. Returns `HPROF_SHRINK_ERR_INVALID_ARGUMENT` for NULL.
+ * level 6, threads 0 (one per core), no salvage, every pointer NULL. Returns `HPROF_SHRINK_ERR_INVALID_ARGUMENT` for NULL.
  *
  * # Safety
  * `options` is NULL or points to writable memory for one `hprof_shrink_options`.

@@ -1,7 +1,7 @@
 //! Progress reports and cancellation for long walks over a dump. A phone cancels a shrink
 //! when the app returns to the foreground; a terminal shows a progress bar.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use serde::Serialize;
 
@@ -74,6 +74,25 @@ impl<'c> Control<'c> {
             stage,
             total,
             next: 0,
+            shared: None,
+        }
+    }
+
+    /// A ticker for one of several threads walking parts of the same stage: each adds what
+    /// it has done to `done`, and reports the sum.
+    pub fn shared_ticker(
+        &self,
+        stage: Stage,
+        total: u64,
+        done: &'c AtomicU64,
+        start: u64,
+    ) -> Ticker<'c> {
+        Ticker {
+            control: *self,
+            stage,
+            total,
+            next: start,
+            shared: Some((done, start)),
         }
     }
 }
@@ -85,6 +104,9 @@ pub struct Ticker<'c> {
     stage: Stage,
     total: u64,
     next: u64,
+    /// For a thread's part of a parallel walk: the stage's shared counter and the offset
+    /// up to which this thread has counted.
+    shared: Option<(&'c AtomicU64, u64)>,
 }
 
 const TICK_BYTES: u64 = 4 << 20;
@@ -96,12 +118,31 @@ impl Ticker<'_> {
             return Ok(());
         }
         self.next = done + TICK_BYTES;
+        let done = self.count(done);
+        self.report(done)
+    }
+
+    /// Adds this thread's progress up to `offset` to the shared count; returns the total.
+    fn count(&mut self, offset: u64) -> u64 {
+        match &mut self.shared {
+            Some((sum, counted)) => {
+                let delta = offset.saturating_sub(*counted);
+                *counted = offset.max(*counted);
+                sum.fetch_add(delta, Ordering::Relaxed) + delta
+            }
+            None => offset,
+        }
+    }
+
+    /// Reports the end of the stage (or of this thread's part, ending at `end`).
+    pub fn finish_at(&mut self, end: u64) -> Result<()> {
+        let done = self.count(end);
         self.report(done)
     }
 
     /// Reports the end of the stage.
     pub fn finish(&mut self) -> Result<()> {
-        self.report(self.total)
+        self.finish_at(self.total)
     }
 
     fn report(&self, done: u64) -> Result<()> {

@@ -63,6 +63,11 @@ pub enum Error {
         available: u64,
     },
 
+    #[error(
+        "the dump ends at offset {offset} without {missing}: it was cut off while being written"
+    )]
+    Incomplete { offset: u64, missing: &'static str },
+
     #[error("unknown heap dump sub-record tag 0x{tag:02X} at offset {offset}: it has no length, so the rest of the segment cannot be read")]
     UnknownSubTag { offset: u64, tag: u8 },
 
@@ -135,6 +140,17 @@ pub enum Error {
 }
 
 impl Error {
+    /// A dump cut off at its end, which `--salvage` can shrink.
+    pub fn is_cut_off(&self) -> bool {
+        matches!(
+            self,
+            Error::Truncated {
+                what: "record body" | "record header",
+                ..
+            } | Error::Incomplete { .. }
+        )
+    }
+
     pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Error {
         Error::Io {
             path: path.into(),
@@ -153,7 +169,8 @@ impl Error {
             | Error::SuperclassCycle { offset, .. }
             | Error::InstanceLayout { offset, .. }
             | Error::MissingClass { offset, .. }
-            | Error::MissingBuffer { offset, .. } => Some(*offset),
+            | Error::MissingBuffer { offset, .. }
+            | Error::Incomplete { offset, .. } => Some(*offset),
             _ => None,
         }
     }

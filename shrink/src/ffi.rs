@@ -136,6 +136,13 @@ pub struct hprof_shrink_options {
     pub extra_count: usize,
     /// Name of the hprof entry in the zip; NULL: the input's stem + `_shrink.hprof`.
     pub hprof_entry: *const c_char,
+    /// Threads to use, the calling one included; 0: one per core. A phone may want fewer
+    /// (heat, battery, a foreground app).
+    pub threads: i32,
+    /// Nonzero: shrink a dump that was cut off while being written (the process died
+    /// mid-dump) up to its last complete record; `extra.info` then says `truncated=true`.
+    /// 0: such a dump is `HPROF_SHRINK_ERR_BAD_INPUT`.
+    pub salvage: i32,
 }
 
 /// An opaque shrink job: holds the cancellation flag, and the report or error message of
@@ -224,6 +231,7 @@ fn status_of(e: &Error) -> hprof_shrink_status {
         | Error::UnsupportedVersion { .. }
         | Error::UnsupportedIdSize { .. }
         | Error::Truncated { .. }
+        | Error::Incomplete { .. }
         | Error::UnknownSubTag { .. }
         | Error::BadType { .. }
         | Error::LengthMismatch { .. }
@@ -350,6 +358,12 @@ impl Request {
         // SAFETY: `extra` holds `extra_count` properties, as the header requires.
         let extra = unsafe { read_extra(o.extra, o.extra_count) }?;
         let hprof_entry = unsafe { opt_str(o.hprof_entry, "options->hprof_entry") }?;
+        let threads = usize::try_from(o.threads).map_err(|_| {
+            Failure::invalid(format!(
+                "options->threads is {}, not 0 (one per core) or more",
+                o.threads
+            ))
+        })?;
         Ok(Request {
             input,
             zip,
@@ -361,6 +375,8 @@ impl Request {
                 manifest,
                 extra,
                 hprof_entry,
+                threads,
+                salvage: o.salvage != 0,
             },
         })
     }
@@ -434,15 +450,18 @@ fn stage_code(stage: Stage) -> hprof_shrink_stage {
     }
 }
 
-/// The caller's callback and its `user_data`, bound to the calling thread.
+/// The caller's callback and its `user_data`, bound to the calling thread. The core's
+/// worker threads report too; their reports are dropped. The calling thread walks its share
+/// of each parallel stage and its reports carry the count of all threads, so the caller
+/// still sees every stage advance, less often.
 struct CallerProgress {
     f: unsafe extern "C" fn(*mut c_void, hprof_shrink_stage, u64, u64),
     user_data: *mut c_void,
     thread: ThreadId,
 }
 
-// SAFETY: `Control` asks for a `Sync` callback because the core could report from any
-// thread; `call` passes `user_data` to `f` only on the thread that called
+// SAFETY: `Control` asks for a `Sync` callback because the core reports from its worker
+// threads; `call` passes `user_data` to `f` only on the thread that called
 // `hprof_shrink_job_run` (the header promises that thread), so sharing this value never
 // moves the caller's pointer to another thread.
 unsafe impl Sync for CallerProgress {}
@@ -541,7 +560,7 @@ pub extern "C" fn hprof_shrink_status_name(status: hprof_shrink_status) -> *cons
 }
 
 /// Fills `options` with the defaults: `struct_size` set, strip bitmaps, dropped remove,
-/// level 6, every pointer NULL. Returns `HPROF_SHRINK_ERR_INVALID_ARGUMENT` for NULL.
+/// level 6, threads 0 (one per core), no salvage, every pointer NULL. Returns `HPROF_SHRINK_ERR_INVALID_ARGUMENT` for NULL.
 ///
 /// # Safety
 /// `options` is NULL or points to writable memory for one `hprof_shrink_options`.
@@ -568,6 +587,8 @@ pub unsafe extern "C" fn hprof_shrink_options_init(
             extra: std::ptr::null(),
             extra_count: 0,
             hprof_entry: std::ptr::null(),
+            threads: 0,
+            salvage: 0,
         };
         // SAFETY: non-NULL and writable as the caller promises; `write` does not read the
         // old (possibly uninitialized) contents.

@@ -24,7 +24,12 @@ pub mod properties;
 pub mod report;
 
 pub use manifest::{Manifest, ManifestValues};
-pub use pipeline::{analyze, shrink_file, write_shrunk, Analysis, Outputs, ShrinkOptions};
+pub use pipeline::{
+    analyze, shrink_file, write_shrunk, Analysis, AnalyzeOptions, Outputs, ShrinkOptions,
+};
 pub use report::Report;
+pub mod deflate;
+pub mod idset;
 pub mod inspect;
+pub mod parallel;
 pub mod verify;

@@ -88,6 +88,12 @@ impl NameIds {
         self.ids.insert(string_id, name);
     }
 
+    pub fn merge(&mut self, later: NameIds) {
+        for (id, name) in later.ids {
+            self.ids.entry(id).or_insert(name);
+        }
+    }
+
     pub fn is(&self, string_id: u64, name: Name) -> bool {
         self.ids.get(&string_id) == Some(&name)
     }

@@ -34,6 +34,10 @@ impl PendingFile {
             .suffix(TEMP_SUFFIX)
             .tempfile_in(&dir)
             .map_err(|e| Error::io(&dir, e))?;
+        // Held while the file is written, so a cleanup by another process can tell a live
+        // temporary file from one a crash left behind. Best effort: some filesystems
+        // have no locks, and then cleanup leaves the file alone.
+        let _ = tmp.as_file().try_lock();
         Ok(PendingFile {
             tmp,
             dest: dest.to_path_buf(),
@@ -76,6 +80,33 @@ impl PendingFile {
         }
         Ok(size)
     }
+}
+
+/// Removes temporary output files in `dir` that a crashed or killed run left behind: ones
+/// with this crate's suffix that no running process holds locked. Returns their paths.
+pub fn clean_stale(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut removed = Vec::new();
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(removed),
+        Err(e) => return Err(Error::io(dir, e)),
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if !(name.starts_with('.') && name.ends_with(TEMP_SUFFIX)) {
+            continue;
+        }
+        let Ok(file) = File::open(&path) else {
+            continue;
+        };
+        // A lock we can take means no writer holds it.
+        if file.try_lock().is_ok() && std::fs::remove_file(&path).is_ok() {
+            removed.push(path);
+        }
+    }
+    Ok(removed)
 }
 
 /// True when `a` and `b` name the same file (both must exist for a positive answer).

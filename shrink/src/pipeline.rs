@@ -8,16 +8,16 @@ use std::time::Instant;
 
 use crate::control::{Control, Stage};
 use crate::error::{Error, Result};
-use crate::hprof::{BasicType, Hprof, HprofWriter, MappedFile};
+use crate::hprof::{BasicType, Hprof, HprofWriter, MappedFile, Salvage};
 use crate::javastring;
 use crate::manifest::{self, Manifest, ManifestValues};
 use crate::options::{DroppedMode, StripMode};
-use crate::output::{same_file, PendingFile};
+use crate::output::{clean_stale, same_file, PendingFile};
 use crate::package::Package;
+use crate::parallel::{self, Order};
+use crate::passes::collect::collect;
 use crate::passes::dedup::{self, Candidate, Groups};
-use crate::passes::{
-    Collected, Collector, DumpInfo, InfoCollector, Plan, ShrinkFilter, WriteStats,
-};
+use crate::passes::{Collected, DumpInfo, InfoCollector, Plan, ShrinkFilter, WriteStats};
 use crate::report::{
     ArraysReport, BitmapsReport, ImagesReport, InputReport, OptionsReport, OutputReport, Report,
     StringsReport, Timings, TypeRow, SCHEMA,
@@ -36,6 +36,21 @@ pub struct ShrinkOptions {
     pub extra: Vec<(String, String)>,
     /// Name of the hprof entry; default: the input's stem + `_shrink.hprof`.
     pub hprof_entry: Option<String>,
+    /// Threads for compression; 0 means one per core.
+    pub threads: usize,
+    /// Shrink a dump that was cut off while being written, up to its last complete record
+    /// (`extra.info` then says `truncated=true` and where).
+    pub salvage: bool,
+}
+
+impl ShrinkOptions {
+    /// The number of threads to use: `threads`, or one per core when 0.
+    pub fn threads(&self) -> usize {
+        match self.threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        }
+    }
 }
 
 impl Default for ShrinkOptions {
@@ -47,6 +62,8 @@ impl Default for ShrinkOptions {
             manifest: ManifestValues::default(),
             extra: Vec::new(),
             hprof_entry: None,
+            threads: 0,
+            salvage: false,
         }
     }
 }
@@ -65,32 +82,60 @@ pub struct Analysis {
     pub timings: Timings,
 }
 
-pub fn analyze(
-    hprof: &Hprof<'_>,
-    strip: StripMode,
-    dropped: DroppedMode,
-    control: &Control,
-) -> Result<Analysis> {
+/// What passes 1 and 2 need to know.
+#[derive(Debug, Clone, Copy)]
+pub struct AnalyzeOptions {
+    pub strip: StripMode,
+    pub dropped: DroppedMode,
+    /// Threads for the walks.
+    pub threads: usize,
+    /// The dump was cut off and trimmed by [`Hprof::salvage`]: a missing end is expected
+    /// and a Bitmap buffer that was cut away is a warning, not an error.
+    pub salvaged: bool,
+}
+
+impl AnalyzeOptions {
+    pub fn new(strip: StripMode, dropped: DroppedMode, threads: usize) -> Self {
+        AnalyzeOptions {
+            strip,
+            dropped,
+            threads,
+            salvaged: false,
+        }
+    }
+}
+
+/// Passes 1 and 2, each walking parts of the dump on `threads` threads.
+pub fn analyze(hprof: &Hprof<'_>, opts: &AnalyzeOptions, control: &Control) -> Result<Analysis> {
+    let AnalyzeOptions {
+        strip,
+        dropped,
+        threads,
+        salvaged,
+    } = *opts;
     let data = hprof.data();
     let mut timings = Timings::default();
 
     let t = Instant::now();
-    let mut collector = InfoCollector::new(hprof.id_size());
-    hprof.accept(
-        &mut collector,
-        &mut control.ticker(Stage::Info, hprof.len()),
-    )?;
-    let info = collector.finish(data)?;
+    let id_size = hprof.id_size();
+    let mut runs = parallel::walk(hprof, threads, Stage::Info, control, Order::Forward, |_| {
+        InfoCollector::new(id_size)
+    })?;
+    let mut collector = runs.remove(0);
+    for later in runs {
+        collector.merge(later);
+    }
+    let info = collector.finish(data, salvaged)?;
     timings.info = ms(t);
 
     let t = Instant::now();
-    let collected = Collector::new(&info).run(hprof, control)?;
+    let collected = collect(hprof, &info, threads, control)?;
     timings.collect = ms(t);
 
     let t = Instant::now();
     let mut warnings = info.warnings.clone();
-    let buffers = group(data, &collected, control, false)?;
-    let images = group(data, &collected, control, true)?;
+    let buffers = group(data, &collected, control, false, salvaged, &mut warnings)?;
+    let images = group(data, &collected, control, true, salvaged, &mut warnings)?;
     timings.dedup = ms(t);
 
     let plan = Plan::new(&info, &collected, &buffers, &images, strip, dropped);
@@ -108,30 +153,47 @@ pub fn analyze(
 }
 
 /// Groups the live Bitmaps' buffers (or the DumpData images) by content. Every buffer a
-/// live Bitmap names must be a primitive array in the dump.
-fn group(data: &[u8], c: &Collected, control: &Control, images: bool) -> Result<Groups> {
+/// live Bitmap names must be a primitive array in the dump (in a salvaged dump it may have
+/// been cut away: then it is left out, with a warning).
+fn group(
+    data: &[u8],
+    c: &Collected,
+    control: &Control,
+    images: bool,
+    salvaged: bool,
+    warnings: &mut Vec<String>,
+) -> Result<Groups> {
     let mut candidates = Vec::new();
-    if images {
-        for id in &c.dump_data_images {
-            let loc = c.arrays.get(id).ok_or(Error::MissingBuffer {
-                offset: c.dump_data_offset,
-                bitmap_id: c.dump_data_buffers.unwrap_or(0),
-                buffer_id: *id,
-            })?;
-            candidates.push(Candidate { id: *id, loc: *loc });
-        }
+    let mut missing = 0;
+    let refs: Vec<(u64, u64, u64)> = if images {
+        let owner = c.dump_data_buffers.unwrap_or(0);
+        c.dump_data_images
+            .iter()
+            .map(|id| (c.dump_data_offset, owner, *id))
+            .collect()
     } else {
-        for b in &c.bitmap_buffers {
-            let loc = c.arrays.get(&b.buffer_id).ok_or(Error::MissingBuffer {
-                offset: b.instance_offset,
-                bitmap_id: b.bitmap_id,
-                buffer_id: b.buffer_id,
-            })?;
-            candidates.push(Candidate {
-                id: b.buffer_id,
-                loc: *loc,
-            });
+        c.bitmap_buffers
+            .iter()
+            .map(|b| (b.instance_offset, b.bitmap_id, b.buffer_id))
+            .collect()
+    };
+    for (offset, owner, id) in refs {
+        match c.arrays.get(&id) {
+            Some(loc) => candidates.push(Candidate { id, loc: *loc }),
+            None if salvaged => missing += 1,
+            None => {
+                return Err(Error::MissingBuffer {
+                    offset,
+                    bitmap_id: owner,
+                    buffer_id: id,
+                })
+            }
         }
+    }
+    if missing > 0 {
+        warnings.push(format!(
+            "{missing} Bitmap buffers are not in the salvaged part of the dump"
+        ));
     }
     control.check()?;
     let groups = dedup::group(data, &candidates, &dedup::md5);
@@ -244,9 +306,27 @@ pub fn shrink_file(
         )));
     }
     let map = MappedFile::open(input)?;
-    let hprof = map.hprof()?;
-    let analysis = analyze(&hprof, opts.strip, opts.dropped, control)?;
+    let (hprof, salvage) = if opts.salvage {
+        Hprof::salvage(map.bytes())?
+    } else {
+        (map.hprof()?, None)
+    };
+    let analyze_opts = AnalyzeOptions {
+        salvaged: salvage.is_some(),
+        ..AnalyzeOptions::new(opts.strip, opts.dropped, opts.threads())
+    };
+    let analysis = analyze(&hprof, &analyze_opts, control)?;
     let mut warnings = analysis.warnings.clone();
+    let mut extra = opts.extra.clone();
+    if let Some(s) = salvage {
+        warnings.push(format!(
+            "the dump was cut off at offset {} of {}: shrank the {} bytes before it",
+            s.damaged_at, s.file_bytes, s.damaged_at
+        ));
+        extra.push(("truncated".into(), "true".into()));
+        extra.push(("truncatedAt".into(), s.damaged_at.to_string()));
+        extra.push(("originalBytes".into(), s.file_bytes.to_string()));
+    }
     let entry = opts
         .hprof_entry
         .clone()
@@ -254,55 +334,58 @@ pub fn shrink_file(
     let manifest = manifest::resolve(&opts.manifest, &analysis.from_dump, entry, &mut warnings);
 
     let t = Instant::now();
+    for out in [outputs.zip, outputs.hprof].into_iter().flatten() {
+        // What a killed run left behind goes before anything new is written.
+        let dir = out.parent().filter(|p| !p.as_os_str().is_empty());
+        clean_stale(dir.unwrap_or(Path::new(".")))?;
+    }
     let mut zip_file = outputs.zip.map(PendingFile::create).transpose()?;
     let mut raw_file = outputs.hprof.map(PendingFile::create).transpose()?;
-    let (stats, hprof_bytes) = {
-        let raw = raw_file
-            .as_mut()
-            .map(|f| BufWriter::with_capacity(BUF, f.file()));
-        match zip_file.as_mut() {
-            Some(zf) => {
-                // Zip64 only when the entry may reach 4 GiB: the hprof never grows.
-                let large = hprof.len() >= u32::MAX as u64;
-                let package = Package::start(
-                    BufWriter::with_capacity(BUF, zf.file()),
-                    &manifest,
-                    opts.level,
-                    hprof.header().timestamp_ms,
-                    large,
-                )?;
-                let entry = BufWriter::with_capacity(BUF, package);
-                let (entry, stats, n) = match raw {
+    let mut raw = raw_file
+        .as_mut()
+        .map(|f| BufWriter::with_capacity(BUF, f.file()));
+    let plan = &analysis.plan;
+    let (stats, hprof_bytes) = match zip_file.as_mut() {
+        Some(zf) => {
+            let timestamp = hprof.header().timestamp_ms;
+            let out = BufWriter::with_capacity(BUF, zf.file());
+            let mut package = Package::new(out, opts.level, timestamp)?;
+            package.add_manifest(&manifest)?;
+            let threads = opts.threads();
+            let (stats, n) = package.add_stream(&manifest.hprof_entry, threads, |entry| {
+                let (stats, n) = match raw.as_mut() {
                     Some(raw) => {
-                        let (tee, stats, n) =
-                            write_shrunk(&hprof, &analysis.plan, Tee(entry, raw), control)?;
-                        let Tee(entry, mut raw) = tee;
-                        raw.flush().map_err(Error::Write)?;
-                        (entry, stats, n)
+                        let (_, stats, n) = write_shrunk(&hprof, plan, Tee(entry, raw), control)?;
+                        (stats, n)
                     }
-                    None => write_shrunk(&hprof, &analysis.plan, entry, control)?,
+                    None => {
+                        let (_, stats, n) = write_shrunk(&hprof, plan, entry, control)?;
+                        (stats, n)
+                    }
                 };
-                let package = entry
-                    .into_inner()
-                    .map_err(|e| Error::Write(e.into_error()))?;
-                let comment = format!(
-                    "hprof-shrink {} strip={} dropped={}",
-                    env!("CARGO_PKG_VERSION"),
-                    opts.strip.name(),
-                    opts.dropped.name()
-                );
-                let mut out = package.finish(&opts.extra, &comment)?;
-                out.flush().map_err(Error::Write)?;
-                (stats, n)
-            }
-            None => {
-                let raw = raw.expect("an output was checked for");
-                let (mut raw, stats, n) = write_shrunk(&hprof, &analysis.plan, raw, control)?;
-                raw.flush().map_err(Error::Write)?;
-                (stats, n)
-            }
+                Ok((stats, n))
+            })?;
+            package.add_extra(&extra)?;
+            let comment = format!(
+                "hprof-shrink {} strip={} dropped={}",
+                env!("CARGO_PKG_VERSION"),
+                opts.strip.name(),
+                opts.dropped.name()
+            );
+            let mut out = package.finish(&comment)?;
+            out.flush().map_err(Error::Write)?;
+            (stats, n)
+        }
+        None => {
+            let raw = raw.as_mut().expect("an output was checked for");
+            let (_, stats, n) = write_shrunk(&hprof, plan, raw, control)?;
+            (stats, n)
         }
     };
+    if let Some(raw) = raw.take() {
+        raw.into_inner().map_err(|e| Error::Write(e.into_error()))?;
+    }
+    drop(raw);
     control.check()?;
     let zip_bytes = zip_file.map(PendingFile::commit).transpose()?;
     if let Some(raw) = raw_file {
@@ -323,6 +406,7 @@ pub fn shrink_file(
         manifest,
         warnings,
         timings,
+        salvage,
     ))
 }
 
@@ -339,6 +423,7 @@ fn build_report(
     manifest: Manifest,
     warnings: Vec<String>,
     timings: Timings,
+    salvage: Option<Salvage>,
 ) -> Report {
     let input_bytes = hprof.len().max(1);
     let by_type = BasicType::PRIMITIVES
@@ -412,7 +497,7 @@ fn build_report(
         },
         strings: StringsReport {
             instances: c.string_instances,
-            values: c.string_values.len() as u64,
+            values: c.string_values.len(),
         },
         bitmaps: BitmapsReport {
             instances: c.bitmaps,
@@ -430,6 +515,7 @@ fn build_report(
         manifest,
         warnings,
         timings_ms: timings,
+        salvage,
     }
 }
 

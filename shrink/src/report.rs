@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use crate::hprof::BasicType;
+use crate::hprof::{BasicType, Salvage};
 use crate::manifest::Manifest;
 use crate::options::{DroppedMode, StripMode};
 use crate::passes::Tally;
@@ -26,6 +26,8 @@ pub struct Report {
     pub manifest: Manifest,
     pub warnings: Vec<String>,
     pub timings_ms: Timings,
+    /// For `--salvage` of a cut-off dump: where the damage starts and the file's size.
+    pub salvage: Option<Salvage>,
 }
 
 #[derive(Debug, Clone, Serialize)]

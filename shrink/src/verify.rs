@@ -20,7 +20,7 @@ use crate::manifest::{EXTRA_INFO, KEYS, RESULT_INFO};
 use crate::options::{DroppedMode, StripMode};
 use crate::passes::dedup::md5;
 use crate::passes::{Location, Target};
-use crate::pipeline::analyze;
+use crate::pipeline::{analyze, AnalyzeOptions};
 use crate::properties;
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -157,8 +157,10 @@ fn verify_hprof(
     let comparison = match against {
         Some(input) => {
             let in_map = MappedFile::open(input)?;
-            let input = in_map.hprof()?;
-            Some(compare(out, &input, strip, control)?)
+            // An input cut off at its end can only have been shrunk with --salvage: compare
+            // with the part of it that parses.
+            let (input, cut) = Hprof::salvage(in_map.bytes())?;
+            Some(compare(out, &input, strip, cut.is_some(), control)?)
         }
         None => None,
     };
@@ -271,6 +273,7 @@ pub fn compare(
     out: &Hprof<'_>,
     input: &Hprof<'_>,
     strip: Option<StripMode>,
+    salvaged: bool,
     control: &Control,
 ) -> Result<Comparison> {
     if out.header().raw != input.header().raw {
@@ -278,10 +281,15 @@ pub fn compare(
             "the output's header differs from the input's".into(),
         ));
     }
-    let analysis = analyze(input, StripMode::Bitmaps, DroppedMode::Remove, control)?;
+    let threads = crate::pipeline::ShrinkOptions::default().threads();
+    let opts = AnalyzeOptions {
+        salvaged,
+        ..AnalyzeOptions::new(StripMode::Bitmaps, DroppedMode::Remove, threads)
+    };
+    let analysis = analyze(input, &opts, control)?;
     let c = &analysis.collected;
     let id_size = input.id_size();
-    let strings: FxHashSet<u64> = c.string_values.iter().copied().collect();
+    let strings = &*c.string_values;
     let bitmap_at: FxHashMap<u64, usize> = analysis
         .info
         .targets
@@ -354,7 +362,7 @@ pub fn compare(
                 if let Sub::PrimitiveArray(a) = &s.kind {
                     let fate = match outs.peek() {
                         Some(Ok(Event::Sub(o))) if o.object_id() == Some(a.id) && o.tag() == s.tag() => {
-                            let o = *o;
+                            let o = o.clone();
                             outs.next();
                             array_fate(&s, a, &o, id_size)?
                         }
@@ -376,7 +384,7 @@ pub fn compare(
                                     s.offset
                                 )));
                             }
-                            if strings.contains(&a.id) {
+                            if strings.contains(a.id) {
                                 return Err(violation(format!(
                                     "String value array 0x{:X} at input offset {} was dropped",
                                     a.id, s.offset
@@ -522,7 +530,7 @@ pub fn compare(
             }
         }
     }
-    cmp.string_values = strings.len() as u64;
+    cmp.string_values = strings.len();
     Ok(cmp)
 }
 

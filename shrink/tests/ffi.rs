@@ -174,6 +174,7 @@ fn malformed_options_are_invalid_arguments_naming_the_field() {
         ("dropped is -1", Box::new(|o| o.raw.dropped = -1)),
         ("level is 10", Box::new(|o| o.raw.level = 10)),
         ("level is -1", Box::new(|o| o.raw.level = -1)),
+        ("threads is -2", Box::new(|o| o.raw.threads = -2)),
         (
             "extra is NULL but options->extra_count is 2",
             Box::new(|o| o.raw.extra_count = 2),
@@ -303,6 +304,14 @@ fn input_errors_have_their_own_codes_and_leave_no_output() {
     let msg = job.message().unwrap();
     assert!(msg.contains("offset"), "{msg}");
 
+    // Asked to, the library salvages the same cut-off dump and says so in extra.info.
+    let mut o = Opts::new(&truncated, Some(&zip));
+    o.raw.salvage = 1;
+    assert_eq!(job.run(&o), HPROF_SHRINK_OK, "{:?}", job.message());
+    let extra = String::from_utf8(common::zip_entry(&zip, "extra.info")).unwrap();
+    assert!(extra.contains("truncated=true"), "{extra}");
+    std::fs::remove_file(&zip).unwrap();
+
     assert_eq!(
         common::files_in(dir.path()),
         ["notes.txt", "truncated.hprof"]
@@ -328,6 +337,9 @@ fn a_cancelled_job_writes_nothing_and_stays_cancelled() {
 
 /// What the progress callback below sees and does.
 struct Probe {
+    /// The thread that runs the shrink: every report must come on it.
+    caller: std::thread::ThreadId,
+    on_other_threads: usize,
     job: *mut hprof_shrink_job,
     options: *const hprof_shrink_options,
     reports: Vec<(i32, u64, u64)>,
@@ -338,6 +350,9 @@ struct Probe {
 unsafe extern "C" fn probe(user_data: *mut c_void, stage: i32, done: u64, total: u64) {
     // SAFETY: the tests pass a `Probe` that outlives the run, used only on this thread.
     let p = unsafe { &mut *user_data.cast::<Probe>() };
+    if std::thread::current().id() != p.caller {
+        p.on_other_threads += 1;
+    }
     p.reports.push((stage, done, total));
     if p.reentry.is_none() {
         // SAFETY: the job is live (running); the options outlive the run.
@@ -350,11 +365,18 @@ unsafe extern "C" fn probe(user_data: *mut c_void, stage: i32, done: u64, total:
 }
 
 #[test]
-fn progress_runs_through_the_stages_and_reentry_is_busy() {
+fn progress_comes_on_the_calling_thread_stage_by_stage_and_reentry_is_busy() {
     let dir = tempfile::tempdir().unwrap();
-    let o = Opts::new(&fixture("art-api25.hprof"), Some(&dir.path().join("o.zip")));
+    let mut o = Opts::new(
+        &fixture("hotspot-android.hprof"),
+        Some(&dir.path().join("o.zip")),
+    );
+    // Several threads walk the dump; reports still come only on this one.
+    o.raw.threads = 4;
     let job = Job::new();
     let mut p = Probe {
+        caller: std::thread::current().id(),
+        on_other_threads: 0,
         job: job.0,
         options: &o.raw,
         reports: Vec::new(),
@@ -380,6 +402,7 @@ fn progress_runs_through_the_stages_and_reentry_is_busy() {
     }
     assert!(order.windows(2).all(|w| w[0] < w[1]), "{order:?}");
     assert!(p.reports.iter().all(|&(_, done, total)| done <= total));
+    assert_eq!(p.on_other_threads, 0, "reports on other threads");
     let last = p.reports.last().unwrap();
     assert_eq!((last.0, last.1), (HPROF_SHRINK_STAGE_WRITE, last.2));
 }
@@ -391,6 +414,8 @@ fn cancelling_from_the_callback_mid_write_leaves_no_file() {
     let o = Opts::new(&fixture("hotspot-android.hprof"), Some(&zip));
     let job = Job::new();
     let mut p = Probe {
+        caller: std::thread::current().id(),
+        on_other_threads: 0,
         job: job.0,
         options: &o.raw,
         reports: Vec::new(),

@@ -280,13 +280,15 @@ static void bad_calls(const char *work) {
 /* ---- 2. a shrink, checked against the fixture's facts ---- */
 
 struct progress_log {
-  int reports, stages_in_order, last_stage, done_le_total;
+  pthread_t caller; /* the thread that runs the shrink: every report must come on it */
+  int reports, other_threads, stages_in_order, last_stage, done_le_total;
   uint64_t last_done, last_total;
   char stages[128]; /* the stages reported, in order */
 };
 
 static void log_progress(void *user_data, hprof_shrink_stage stage, uint64_t done, uint64_t total) {
   struct progress_log *p = user_data;
+  if (!pthread_equal(pthread_self(), p->caller)) p->other_threads++;
   if (p->reports++ > 0 && stage < p->last_stage) p->stages_in_order = 0;
   if (p->reports == 1 || stage != p->last_stage) {
     size_t used = strlen(p->stages);
@@ -329,18 +331,21 @@ static void shrink_and_check(const char *fixtures, const char *work) {
   o.strip = HPROF_SHRINK_STRIP_BITMAPS;
   o.dropped = HPROF_SHRINK_DROPPED_EMPTY;
   o.level = 9;
+  o.threads = 3; /* the shrink runs on workers too; reports must still come on this thread */
   hprof_shrink_property extra[] = {{"appVersion", "1.2.3"}, {"trigger", "activity leak"}};
   o.extra = extra;
   o.extra_count = 2;
 
   hprof_shrink_job *job = hprof_shrink_job_new();
-  struct progress_log p = {0, 1, -1, 1, 0, 0, ""};
+  struct progress_log p = {pthread_self(), 0, 0, 1, -1, 1, 0, 0, ""};
   struct timespec t0;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   hprof_shrink_status s = hprof_shrink_job_run(job, &o, log_progress, &p);
   double ms = ms_since(&t0);
   check(s == HPROF_SHRINK_OK, "status %s in %.0f ms (message: %s)", hprof_shrink_status_name(s),
         ms, or_null(hprof_shrink_job_error_message(job)));
+  check(p.reports > 0 && p.other_threads == 0,
+        "with 3 threads, all %d progress reports came on the calling thread", p.reports);
   check(p.reports >= 3 && p.stages_in_order && p.done_le_total &&
             p.last_stage == HPROF_SHRINK_STAGE_WRITE && p.last_done == p.last_total,
         "%d progress reports, stages in order (%s), the last at write %" PRIu64 "/%" PRIu64

@@ -103,7 +103,7 @@ impl ClassIndex {
 
     /// Records a LOAD_CLASS: class object id → name string id.
     pub fn add_name(&mut self, class_id: u64, name_id: u64) {
-        self.names.insert(class_id, name_id);
+        self.names.entry(class_id).or_insert(name_id);
     }
 
     /// Records a CLASS_DUMP found at `offset`. A second dump of the same class id is
@@ -120,6 +120,16 @@ impl ClassIndex {
             statics_len: dump.statics.len() as u32,
             static_count: dump.static_count,
         });
+    }
+
+    /// Folds in an index of a later part of the dump; what this one has wins.
+    pub fn merge(&mut self, later: ClassIndex) {
+        for (id, c) in later.classes {
+            self.classes.entry(id).or_insert(c);
+        }
+        for (id, n) in later.names {
+            self.names.entry(id).or_insert(n);
+        }
     }
 
     pub fn get(&self, class_id: u64) -> Option<&ClassInfo> {

@@ -6,7 +6,7 @@ use super::reader::Hprof;
 use super::record::{Record, Records};
 use crate::error::Result;
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub enum Event<'a> {
     /// A top-level record that is not a heap dump.
     Record(Record<'a>),

@@ -7,7 +7,7 @@ use super::tags::{self, BasicType};
 use crate::error::{Error, Result, Tag};
 
 /// One heap dump sub-record: where it is, its bytes, and its parsed view.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct SubRecord<'a> {
     /// Offset of the sub-record's tag byte in the file.
     pub offset: u64,
@@ -16,10 +16,11 @@ pub struct SubRecord<'a> {
     pub kind: Sub<'a>,
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub enum Sub<'a> {
     Root(Root),
-    ClassDump(ClassDump<'a>),
+    /// Boxed: class dumps are few, and a large variant would make every sub-record large.
+    ClassDump(Box<ClassDump<'a>>),
     Instance(Instance<'a>),
     ObjectArray(ObjectArray<'a>),
     PrimitiveArray(PrimitiveArray<'a>),
@@ -324,7 +325,7 @@ impl<'a> Iterator for SubRecords<'a> {
 }
 
 fn basic_type(at: u64, tag: u8, what: &'static str, v: u8) -> Result<BasicType> {
-    BasicType::from_u8(v).ok_or(Error::BadType {
+    BasicType::from_u8(v).ok_or_else(|| Error::BadType {
         offset: at,
         tag: Tag::heap(tag),
         what,
@@ -336,6 +337,136 @@ fn basic_type(at: u64, tag: u8, what: &'static str, v: u8) -> Result<BasicType> 
 /// its length in bytes.
 #[inline]
 pub fn parse_sub_record(b: &[u8], offset: u64, id_size: u8) -> Result<(Sub<'_>, usize)> {
+    match parse_common(b, id_size) {
+        Some(parsed) => Ok(parsed),
+        None => parse_checked(b, offset, id_size),
+    }
+}
+
+#[inline(always)]
+fn id_at(b: &[u8], at: usize, id_size: u8) -> Option<u64> {
+    if id_size == 4 {
+        Some(u32::from_be_bytes(b.get(at..at + 4)?.try_into().ok()?) as u64)
+    } else {
+        Some(u64::from_be_bytes(b.get(at..at + 8)?.try_into().ok()?))
+    }
+}
+
+#[inline(always)]
+fn u4_at(b: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_be_bytes(b.get(at..at + 4)?.try_into().ok()?))
+}
+
+/// The fast path for the sub-records that make up almost all of a heap: instances, arrays,
+/// roots and heap info, read with plain bounds checks. `None` for anything else, and for
+/// anything malformed: [`parse_checked`] then parses again and names the problem.
+#[inline(always)]
+fn parse_common(b: &[u8], id_size: u8) -> Option<(Sub<'_>, usize)> {
+    let n = id_size as usize;
+    let tag = *b.first()?;
+    match tag {
+        tags::INSTANCE_DUMP => {
+            let len = u4_at(b, 5 + 2 * n)? as usize;
+            let start = 9 + 2 * n;
+            let end = start.checked_add(len)?;
+            let data = b.get(start..end)?;
+            let inst = Instance {
+                id: id_at(b, 1, id_size)?,
+                stack_serial: u4_at(b, 1 + n)?,
+                class_id: id_at(b, 5 + n, id_size)?,
+                data,
+            };
+            Some((Sub::Instance(inst), end))
+        }
+        tags::PRIMITIVE_ARRAY_DUMP => {
+            let count = u4_at(b, 5 + n)?;
+            let ty = BasicType::from_u8(*b.get(9 + n)?)?;
+            if ty == BasicType::Object {
+                return None;
+            }
+            let start = 10 + n;
+            let size = usize::try_from(count as u64 * ty.size(id_size) as u64).ok()?;
+            let end = start.checked_add(size)?;
+            let data = b.get(start..end)?;
+            let a = PrimitiveArray {
+                id: id_at(b, 1, id_size)?,
+                stack_serial: u4_at(b, 1 + n)?,
+                count,
+                element_type: ty,
+                data,
+            };
+            Some((Sub::PrimitiveArray(a), end))
+        }
+        tags::OBJECT_ARRAY_DUMP => {
+            let count = u4_at(b, 5 + n)?;
+            let start = 9 + 2 * n;
+            let size = usize::try_from(count as u64 * n as u64).ok()?;
+            let end = start.checked_add(size)?;
+            let elements = b.get(start..end)?;
+            let a = ObjectArray {
+                id: id_at(b, 1, id_size)?,
+                stack_serial: u4_at(b, 1 + n)?,
+                count,
+                class_id: id_at(b, 9 + n, id_size)?,
+                elements,
+                id_size,
+            };
+            Some((Sub::ObjectArray(a), end))
+        }
+        tags::HEAP_DUMP_INFO => {
+            let info = HeapDumpInfo {
+                heap_id: u4_at(b, 1)?,
+                name_id: id_at(b, 5, id_size)?,
+            };
+            Some((Sub::HeapDumpInfo(info), 5 + n))
+        }
+        tags::CLASS_DUMP | tags::PRIMITIVE_ARRAY_NODATA => None,
+        _ => {
+            let (u4s, ids) = tags::root_layout(tag)?;
+            let len = 1 + n + u4s as usize * 4 + ids as usize * n;
+            if b.len() < len {
+                return None;
+            }
+            let root = Root {
+                tag,
+                object_id: id_at(b, 1, id_size)?,
+            };
+            Some((Sub::Root(root), len))
+        }
+    }
+}
+
+/// The length of the sub-record at the start of `b` from its header alone, for walks that
+/// only need to step over records. `None` for class dumps, ART's no-data arrays and
+/// anything malformed: parse those with [`parse_sub_record`].
+#[inline(always)]
+pub fn quick_len(b: &[u8], id_size: u8) -> Option<usize> {
+    let n = id_size as usize;
+    let len = match *b.first()? {
+        tags::INSTANCE_DUMP => 9 + 2 * n + u4_at(b, 5 + 2 * n)? as usize,
+        tags::PRIMITIVE_ARRAY_DUMP => {
+            let ty = BasicType::from_u8(*b.get(9 + n)?)?;
+            if ty == BasicType::Object {
+                return None;
+            }
+            10 + n + usize::try_from(u4_at(b, 5 + n)? as u64 * ty.size(id_size) as u64).ok()?
+        }
+        tags::OBJECT_ARRAY_DUMP => {
+            9 + 2 * n + usize::try_from(u4_at(b, 5 + n)? as u64 * n as u64).ok()?
+        }
+        tags::HEAP_DUMP_INFO => 5 + n,
+        tags::CLASS_DUMP | tags::PRIMITIVE_ARRAY_NODATA => return None,
+        tag => {
+            let (u4s, ids) = tags::root_layout(tag)?;
+            1 + n + u4s as usize * 4 + ids as usize * n
+        }
+    };
+    (len <= b.len()).then_some(len)
+}
+
+/// Parses any sub-record with every field checked, naming what is wrong and where.
+#[cold]
+fn parse_checked(b: &[u8], offset: u64, id_size: u8) -> Result<(Sub<'_>, usize)> {
     let tag = b[0];
     let what = match tag {
         tags::CLASS_DUMP => "CLASS_DUMP",
@@ -400,7 +531,7 @@ pub fn parse_sub_record(b: &[u8], offset: u64, id_size: u8) -> Result<(Sub<'_>, 
                 id_size,
             })
         }
-        tags::CLASS_DUMP => Sub::ClassDump(parse_class_dump(&mut c, id_size)?),
+        tags::CLASS_DUMP => Sub::ClassDump(Box::new(parse_class_dump(&mut c, id_size)?)),
         tags::HEAP_DUMP_INFO => {
             let heap_id = c.u4()?;
             let name_id = c.id(id_size)?;

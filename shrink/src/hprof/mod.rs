@@ -17,7 +17,7 @@ pub use heap::{
     ClassDump, FieldDecl, HeapDumpInfo, Instance, ObjectArray, PrimitiveArray,
     PrimitiveArrayNoData, Root, StaticField, Sub, SubRecord, SubRecords, Value,
 };
-pub use reader::{Hprof, MappedFile};
+pub use reader::{Hprof, MappedFile, Salvage};
 pub use record::{Header, LoadClass, Record, Records, StringRecord, RECORD_HEADER_LEN};
 pub use tags::BasicType;
 pub use visitor::{Rewrite, Visitor};

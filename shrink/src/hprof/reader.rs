@@ -1,6 +1,7 @@
 //! The reader: a dump in memory (usually a memory-mapped file) walked record by record.
 
 use std::fs::File;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use memmap2::Mmap;
@@ -16,12 +17,72 @@ use crate::error::{Error, Result};
 pub struct Hprof<'a> {
     data: &'a [u8],
     header: Header<'a>,
+    /// For a salvaged dump: the last heap dump record and the body length kept of it.
+    cut: Option<(u64, u32)>,
+}
+
+/// What salvaging a cut-off dump kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Salvage {
+    /// Where the damage starts: everything before is kept.
+    pub damaged_at: u64,
+    /// The file's length.
+    pub file_bytes: u64,
 }
 
 impl<'a> Hprof<'a> {
     pub fn new(data: &'a [u8]) -> Result<Self> {
         let header = Header::parse(data)?;
-        Ok(Hprof { data, header })
+        Ok(Hprof {
+            data,
+            header,
+            cut: None,
+        })
+    }
+
+    /// For a dump cut off while being written (the process died, the disk filled): the
+    /// part that parses, up to the last complete record, and of a heap dump segment cut in
+    /// the middle, its complete sub-records (the segment's length is rewritten on output).
+    /// `None` when nothing is missing. Damage other than a cut-off end is still an error.
+    pub fn salvage(data: &'a [u8]) -> Result<(Self, Option<Salvage>)> {
+        let whole = Hprof::new(data)?;
+        let mut records = whole.records();
+        for r in &mut records {
+            let start = match r {
+                Ok(_) => continue,
+                Err(Error::Truncated { offset, .. }) => offset as usize,
+                Err(e) => return Err(e),
+            };
+            let salvage = |end: usize| Salvage {
+                damaged_at: end as u64,
+                file_bytes: data.len() as u64,
+            };
+            let head_end = start + super::record::RECORD_HEADER_LEN;
+            let tag = data[start];
+            let is_heap = tag == super::tags::HEAP_DUMP || tag == super::tags::HEAP_DUMP_SEGMENT;
+            if !is_heap || head_end > data.len() {
+                let hprof = Hprof {
+                    data: &data[..start],
+                    ..whole
+                };
+                return Ok((hprof, Some(salvage(start))));
+            }
+            // Keep the sub-records that are whole.
+            let body = &data[head_end..];
+            let mut subs = SubRecords::new(body, head_end as u64, whole.id_size());
+            let mut kept = 0usize;
+            while let Some(Ok(sub)) = subs.next() {
+                kept = (sub.offset - head_end as u64) as usize + sub.raw.len();
+            }
+            let end = head_end + kept;
+            let hprof = Hprof {
+                data: &data[..end],
+                cut: Some((start as u64, kept as u32)),
+                ..whole
+            };
+            return Ok((hprof, Some(salvage(end))));
+        }
+        Ok((whole, None))
     }
 
     pub fn header(&self) -> &Header<'a> {
@@ -46,14 +107,30 @@ impl<'a> Hprof<'a> {
 
     /// The top-level records, in file order.
     pub fn records(&self) -> Records<'a> {
-        Records::new(self.data, &self.header)
+        Records::new(self.data, &self.header).with_cut(self.cut)
     }
 
     /// Walks the whole dump, calling `visitor` for each part in file order.
     pub fn accept<V: Visitor + ?Sized>(&self, visitor: &mut V, ticker: &mut Ticker) -> Result<()> {
-        visitor.header(&self.header)?;
-        for record in self.records() {
+        self.accept_range(0..self.len(), visitor, ticker)
+    }
+
+    /// Walks the records that start in `range` (a range from [`Hprof::split`]): the header
+    /// too if the range is the first, and `end` if it reaches the end of the file.
+    pub fn accept_range<V: Visitor + ?Sized>(
+        &self,
+        range: Range<u64>,
+        visitor: &mut V,
+        ticker: &mut Ticker,
+    ) -> Result<()> {
+        if range.start <= self.header.len() as u64 {
+            visitor.header(&self.header)?;
+        }
+        for record in Records::at(self.data, &self.header, range.start).with_cut(self.cut) {
             let record = record?;
+            if record.offset >= range.end {
+                break;
+            }
             ticker.tick(record.offset)?;
             if record.is_heap_dump() {
                 visit_heap_dump(&record, visitor, ticker)?;
@@ -64,8 +141,30 @@ impl<'a> Hprof<'a> {
                 return Ok(());
             }
         }
-        ticker.finish()?;
-        visitor.end()
+        ticker.finish_at(range.end.min(self.len()))?;
+        if range.end >= self.len() {
+            visitor.end()?;
+        }
+        Ok(())
+    }
+
+    /// Cuts the records into about `parts` runs of similar size, for walks on several
+    /// threads; a run boundary is always where a record starts.
+    pub fn split(&self, parts: usize) -> Result<Vec<Range<u64>>> {
+        let len = self.len();
+        let parts = parts.max(1) as u64;
+        let mut out = Vec::new();
+        let mut start = 0u64;
+        for record in self.records() {
+            let record = record?;
+            let k = out.len() as u64 + 1;
+            if k < parts && record.offset >= len / parts * k && record.offset > start {
+                out.push(start..record.offset);
+                start = record.offset;
+            }
+        }
+        out.push(start..len);
+        Ok(out)
     }
 }
 

@@ -38,13 +38,25 @@ impl<'a> Header<'a> {
                 ),
             });
         }
-        let nul = probe
-            .iter()
-            .position(|&b| b == 0)
-            .ok_or_else(|| Error::NotHprof {
-                reason: "no NUL-terminated \"JAVA PROFILE 1.0.x\" magic in the first 64 bytes"
-                    .into(),
-            })?;
+        let nul = match probe.iter().position(|&b| b == 0) {
+            Some(nul) => nul,
+            // The start of a header, and then the file ends.
+            None if data.len() < 64 => {
+                return Err(Error::Truncated {
+                    offset: 0,
+                    tag: Tag::HEADER,
+                    what: "header",
+                    needed: 31,
+                    available: data.len() as u64,
+                })
+            }
+            None => {
+                return Err(Error::NotHprof {
+                    reason: "no NUL-terminated \"JAVA PROFILE 1.0.x\" magic in the first 64 bytes"
+                        .into(),
+                })
+            }
+        };
         let version = std::str::from_utf8(&data[MAGIC.len()..nul]).unwrap_or("?");
         if !matches!(version, "1.0.1" | "1.0.2" | "1.0.3") {
             return Err(Error::UnsupportedVersion {
@@ -179,6 +191,8 @@ pub struct Records<'a> {
     pos: usize,
     id_size: u8,
     failed: bool,
+    /// A salvaged dump's last heap dump record: (its offset, the body length kept).
+    cut: Option<(u64, u32)>,
 }
 
 impl<'a> Records<'a> {
@@ -188,6 +202,24 @@ impl<'a> Records<'a> {
             pos: header.len(),
             id_size: header.id_size,
             failed: false,
+            cut: None,
+        }
+    }
+
+    /// Ends the record at `offset` after `body_len` bytes of body (a salvaged dump).
+    pub fn with_cut(mut self, cut: Option<(u64, u32)>) -> Self {
+        self.cut = cut;
+        self
+    }
+
+    /// The records from `offset` on (which must be where a record starts).
+    pub fn at(data: &'a [u8], header: &Header<'_>, offset: u64) -> Self {
+        Records {
+            data,
+            pos: (offset as usize).max(header.len()),
+            id_size: header.id_size,
+            failed: false,
+            cut: None,
         }
     }
 
@@ -203,7 +235,12 @@ impl<'a> Records<'a> {
         let mut c = Cursor::new(rest, start as u64, Tag::record(tag), "record header");
         let head = c.take(RECORD_HEADER_LEN as u64)?;
         let time = u32::from_be_bytes([head[1], head[2], head[3], head[4]]);
-        let len = u32::from_be_bytes([head[5], head[6], head[7], head[8]]);
+        let mut len = u32::from_be_bytes([head[5], head[6], head[7], head[8]]);
+        if let Some((at, kept)) = self.cut {
+            if at == start as u64 {
+                len = kept;
+            }
+        }
         let mut body_cursor = Cursor::new(
             &rest[RECORD_HEADER_LEN..],
             (start + RECORD_HEADER_LEN) as u64,

@@ -115,7 +115,10 @@ impl<W: Write> Visitor for HprofWriter<'_, W> {
     }
 
     fn heap_dump_begin(&mut self, segment: &Record<'_>, length: u32) -> Result<()> {
-        if length as usize == segment.body.len() {
+        let head = &segment.raw[..RECORD_HEADER_LEN];
+        // The input's own header, unless the length changed (or a salvaged segment's
+        // header still claims the length it had before the cut).
+        if head[5..9] == length.to_be_bytes() {
             self.emit_input(&segment.raw[..RECORD_HEADER_LEN], segment.offset)?;
         } else {
             let mut head = [0u8; RECORD_HEADER_LEN];

@@ -11,6 +11,10 @@ use super::info::{DumpInfo, Target};
 use crate::control::{Control, Stage};
 use crate::error::{Error, Result};
 use crate::hprof::{BasicType, Hprof, Instance, PrimitiveArray, Sub, SubRecord, Value, Visitor};
+use crate::idset::{IdSet, IdSetBuilder};
+use crate::parallel::{self, Order};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 /// Where a primitive array's elements are in the file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,8 +63,8 @@ pub struct StringObject {
 #[derive(Debug, Default)]
 pub struct Collected {
     pub string_instances: u64,
-    /// `value` ids of every String, sorted, unique.
-    pub string_values: Vec<u64>,
+    /// `value` ids of every String.
+    pub string_values: Arc<IdSet>,
     pub bitmaps: u64,
     pub recycled_bitmaps: u64,
     /// Live bitmaps with a buffer, in file order of the Bitmap instances.
@@ -87,9 +91,13 @@ pub struct Collector<'i> {
     info: &'i DumpInfo,
     undumped: FxHashSet<u64>,
     wanted: FxHashMap<u64, Want>,
+    strings: IdSetBuilder,
     out: Collected,
     /// Counting only on the first walk; later walks only look for what is wanted.
     first_walk: bool,
+    /// In resolve walks: how many wanted ids no run has found yet, shared by the runs, so
+    /// all stop once the last one is found.
+    outstanding: Option<&'i AtomicUsize>,
 }
 
 impl<'i> Collector<'i> {
@@ -98,8 +106,10 @@ impl<'i> Collector<'i> {
             info,
             undumped: info.undumped_targets.iter().copied().collect(),
             wanted: FxHashMap::default(),
+            strings: IdSetBuilder::new(),
             out: Collected::default(),
             first_walk: true,
+            outstanding: None,
         };
         if let Some(m) = info.manufacturer {
             c.want(m, Want::String);
@@ -108,13 +118,23 @@ impl<'i> Collector<'i> {
     }
 
     fn want(&mut self, id: u64, what: Want) {
-        if id != 0 {
-            self.wanted.entry(id).or_insert(what);
+        if id != 0 && self.wanted.insert(id, what).is_none() {
+            if let Some(n) = self.outstanding {
+                n.fetch_add(1, Ordering::Relaxed);
+            }
         }
     }
 
-    fn missing(&self) -> usize {
-        self.wanted.len()
+    /// Takes `id` off the wanted list if it is wanted as `what`.
+    fn found(&mut self, id: u64, what: Want) -> bool {
+        if self.wanted.get(&id) != Some(&what) {
+            return false;
+        }
+        self.wanted.remove(&id);
+        if let Some(n) = self.outstanding {
+            n.fetch_sub(1, Ordering::Relaxed);
+        }
+        true
     }
 
     fn instance(&mut self, sub: &SubRecord<'_>, inst: &Instance<'_>) -> Result<()> {
@@ -147,11 +167,10 @@ impl<'i> Collector<'i> {
                 if self.first_walk {
                     self.out.string_instances += 1;
                     if value_id != 0 {
-                        self.out.string_values.push(value_id);
+                        self.strings.insert(value_id);
                     }
                 }
-                if self.wanted.get(&inst.id) == Some(&Want::String) {
-                    self.wanted.remove(&inst.id);
+                if self.found(inst.id, Want::String) {
                     let coder = read(coder).and_then(|v| v.as_i64());
                     self.out.strings.insert(
                         inst.id,
@@ -202,40 +221,134 @@ impl<'i> Collector<'i> {
         Ok(())
     }
 
-    /// Runs the pass: one walk, and more over the file while something wanted is missing
-    /// and the last walk found something.
-    pub fn run(mut self, hprof: &Hprof<'_>, control: &Control) -> Result<Collected> {
-        let mut ticker = control.ticker(Stage::Collect, hprof.len());
-        hprof.accept(&mut self, &mut ticker)?;
-        self.out.walks = 1;
-        self.first_walk = false;
-        while self.missing() > 0 {
-            let before = self.missing();
-            let mut ticker = control.ticker(Stage::Resolve, hprof.len());
-            self.out.walks += 1;
-            hprof.accept(&mut self, &mut ticker)?;
-            if self.missing() >= before {
-                break;
+    /// A collector for a resolve walk: it only looks for `wanted`.
+    fn resolver(
+        info: &'i DumpInfo,
+        wanted: &FxHashMap<u64, Want>,
+        outstanding: &'i AtomicUsize,
+    ) -> Self {
+        let mut c = Collector::new(info);
+        c.first_walk = false;
+        c.wanted = wanted.clone();
+        c.outstanding = Some(outstanding);
+        c
+    }
+
+    /// Folds a later run's results into this one's.
+    fn merge(&mut self, later: Collector<'_>) {
+        let (o, l) = (&mut self.out, later.out);
+        o.string_instances += l.string_instances;
+        o.bitmaps += l.bitmaps;
+        o.recycled_bitmaps += l.recycled_bitmaps;
+        o.bitmap_buffers.extend(l.bitmap_buffers);
+        o.destroyed_keys.extend(l.destroyed_keys);
+        if o.dump_data_buffers.is_none() && l.dump_data_buffers.is_some() {
+            o.dump_data_buffers = l.dump_data_buffers;
+            o.dump_data_natives = l.dump_data_natives;
+            o.dump_data_offset = l.dump_data_offset;
+        }
+        if o.dump_data_images.is_empty() {
+            o.dump_data_images = l.dump_data_images;
+        }
+        o.arrays.extend(l.arrays);
+        o.strings.extend(l.strings);
+        for (id, want) in later.wanted {
+            self.wanted.entry(id).or_insert(want);
+        }
+        for id in later.strings.build().iter() {
+            self.strings.insert(id);
+        }
+    }
+
+    /// Drops wants that another run satisfied, and adds the wants those results imply (the
+    /// value of a found String, the images of a found `buffers` array).
+    fn settle(&mut self) {
+        for s in self.out.strings.values() {
+            if s.value != 0 && !self.out.arrays.contains_key(&s.value) {
+                self.wanted.entry(s.value).or_insert(Want::Array);
             }
         }
-        self.out.string_values.sort_unstable();
-        self.out.string_values.dedup();
-        Ok(self.out)
+        for image in &self.out.dump_data_images {
+            if *image != 0 && !self.out.arrays.contains_key(image) {
+                self.wanted.entry(*image).or_insert(Want::Array);
+            }
+        }
+        let out = &self.out;
+        self.wanted.retain(|id, want| match want {
+            Want::Array => !out.arrays.contains_key(id),
+            Want::String => !out.strings.contains_key(id),
+            Want::DumpDataBuffers => out.dump_data_images.is_empty(),
+        });
     }
+}
+
+/// Runs pass 2 on `threads` threads: one walk, then, while something wanted is missing
+/// (an array that came before the instance naming it, in the file or in another thread's
+/// part), resolve walks for what is missing, as long as each finds something.
+pub fn collect(
+    hprof: &Hprof<'_>,
+    info: &DumpInfo,
+    threads: usize,
+    control: &Control,
+) -> Result<Collected> {
+    let mut runs = parallel::walk(
+        hprof,
+        threads,
+        Stage::Collect,
+        control,
+        Order::Forward,
+        |_| Collector::new(info),
+    )?;
+    let mut all = runs.remove(0);
+    for later in runs {
+        all.merge(later);
+    }
+    all.settle();
+    all.out.walks = 1;
+    all.first_walk = false;
+    while !all.wanted.is_empty() {
+        let before = all.wanted.len();
+        let wanted = all.wanted.clone();
+        let outstanding = AtomicUsize::new(wanted.len());
+        // From the end back: what is wanted came before what named it, and that is
+        // usually late in the file (a Bitmap and its buffer, Matrix's record and its key).
+        let runs = parallel::walk(
+            hprof,
+            threads,
+            Stage::Resolve,
+            control,
+            Order::FromEnd,
+            |_| Collector::resolver(info, &wanted, &outstanding),
+        )?;
+        all.out.walks += 1;
+        for run in runs {
+            // Keep only what was found; what is still wanted is recomputed.
+            all.out.arrays.extend(run.out.arrays);
+            all.out.strings.extend(run.out.strings);
+            if all.out.dump_data_images.is_empty() {
+                all.out.dump_data_images = run.out.dump_data_images;
+            }
+        }
+        all.settle();
+        if all.wanted.len() >= before {
+            break;
+        }
+    }
+    all.out.string_values = Arc::new(std::mem::take(&mut all.strings).build());
+    Ok(all.out)
 }
 
 impl Visitor for Collector<'_> {
     fn is_done(&self) -> bool {
-        // A resolve walk ends as soon as nothing is missing.
-        !self.first_walk && self.missing() == 0
+        self.outstanding
+            .is_some_and(|n| n.load(Ordering::Relaxed) == 0)
     }
 
     fn sub_record(&mut self, sub: &SubRecord<'_>) -> Result<()> {
         match &sub.kind {
             Sub::Instance(inst) => self.instance(sub, inst),
             Sub::PrimitiveArray(a) => {
-                if self.wanted.get(&a.id) == Some(&Want::Array) {
-                    self.wanted.remove(&a.id);
+                if self.found(a.id, Want::Array) {
                     self.out
                         .arrays
                         .insert(a.id, location(sub, a, self.info.id_size));
@@ -243,8 +356,7 @@ impl Visitor for Collector<'_> {
                 Ok(())
             }
             Sub::ObjectArray(a) => {
-                if self.wanted.get(&a.id) == Some(&Want::DumpDataBuffers) {
-                    self.wanted.remove(&a.id);
+                if self.found(a.id, Want::DumpDataBuffers) {
                     self.out.dump_data_images = a.element_ids().collect();
                     for image in a.element_ids() {
                         self.want(image, Want::Array);

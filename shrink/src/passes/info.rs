@@ -7,7 +7,7 @@ use rustc_hash::FxHashMap;
 
 use crate::error::{Error, Result};
 use crate::hprof::{
-    BasicType, ClassIndex, Layout, LayoutField, Record, Sub, SubRecord, Value, Visitor,
+    tags, BasicType, ClassIndex, Layout, LayoutField, Record, Sub, SubRecord, Value, Visitor,
 };
 use crate::names::{Name, NameIds, NameTable};
 
@@ -66,6 +66,10 @@ pub struct InfoCollector {
     names: NameIds,
     classes: ClassIndex,
     id_size: u8,
+    /// Offsets of the last heap dump record and of the last HEAP_DUMP_END, to tell a dump
+    /// that was cut off at a record boundary.
+    last_heap: Option<(u64, u8)>,
+    last_end: Option<u64>,
 }
 
 impl InfoCollector {
@@ -75,11 +79,44 @@ impl InfoCollector {
             names: NameIds::default(),
             classes: ClassIndex::new(id_size),
             id_size,
+            last_heap: None,
+            last_end: None,
         }
     }
 
-    /// Resolves the targets against `data`, the dump this visitor walked.
-    pub fn finish(self, data: &[u8]) -> Result<DumpInfo> {
+    /// Folds in what a visitor of a later part of the dump found (the first CLASS_DUMP or
+    /// LOAD_CLASS of an id wins, as in a single walk).
+    pub fn merge(&mut self, later: InfoCollector) {
+        self.names.merge(later.names);
+        self.classes.merge(later.classes);
+        self.last_heap = self.last_heap.max(later.last_heap);
+        self.last_end = self.last_end.max(later.last_end);
+    }
+
+    /// Fails for a dump whose end is missing: no heap dump at all, or segments without the
+    /// HEAP_DUMP_END that HotSpot and ART write after the last one.
+    fn check_complete(&self, len: u64) -> Result<()> {
+        match self.last_heap {
+            None => Err(Error::Incomplete {
+                offset: len,
+                missing: "a heap dump",
+            }),
+            Some((at, tags::HEAP_DUMP_SEGMENT)) if self.last_end.is_none_or(|end| end < at) => {
+                Err(Error::Incomplete {
+                    offset: len,
+                    missing: "the HEAP_DUMP_END record after its heap dump segments",
+                })
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Resolves the targets against `data`, the dump this visitor walked. A dump cut off
+    /// at its end is an error unless `salvaged` (it is known to be cut, and was trimmed).
+    pub fn finish(self, data: &[u8], salvaged: bool) -> Result<DumpInfo> {
+        if !salvaged {
+            self.check_complete(data.len() as u64)?;
+        }
         let mut info = DumpInfo {
             id_size: self.id_size,
             classes: self.classes,
@@ -109,10 +146,22 @@ impl InfoCollector {
             let all = info.classes.classes_named(|id| info.names.is(id, kind));
             for class_id in all {
                 if info.classes.get(class_id).is_none() {
-                    info.undumped_targets.push(class_id);
+                    if !salvaged {
+                        info.undumped_targets.push(class_id);
+                    }
                     continue;
                 }
-                let layout = info.classes.layout(data, class_id)?;
+                let layout = match info.classes.layout(data, class_id) {
+                    Ok(layout) => layout,
+                    // The part of a cut-off dump that is left may lack a superclass.
+                    Err(e @ Error::MissingClass { .. }) if salvaged => {
+                        info.warnings.push(format!(
+                            "instances of a class the shrink reads are left as they are: {e}"
+                        ));
+                        continue;
+                    }
+                    Err(e) => return Err(e),
+                };
                 let target = target_for(&info, kind, &layout, class_id)?;
                 match kind {
                     Name::StringClass => info.has_string_class = true,
@@ -188,7 +237,15 @@ fn target_for(info: &DumpInfo, kind: Name, layout: &Layout, class_id: u64) -> Re
 }
 
 impl Visitor for InfoCollector {
+    fn heap_dump_begin(&mut self, segment: &Record<'_>, _length: u32) -> Result<()> {
+        self.last_heap = self.last_heap.max(Some((segment.offset, segment.tag)));
+        Ok(())
+    }
+
     fn record(&mut self, record: &Record<'_>) -> Result<()> {
+        if record.tag == tags::HEAP_DUMP_END {
+            self.last_end = self.last_end.max(Some(record.offset));
+        }
         if let Some(s) = record.as_string()? {
             if let Some(name) = self.table.lookup(s.bytes) {
                 self.names.insert(s.id, name);

@@ -1,18 +1,24 @@
 //! What pass 3 does, decided from passes 1 and 2: which primitive arrays stay, which ids
 //! are rewritten to the kept copy of their content, and where those ids sit.
 
+use std::sync::Arc;
+
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::collect::Collected;
 use super::dedup::Groups;
 use super::info::{DumpInfo, Target};
 use crate::hprof::Instance;
+use crate::idset::{Cursor, IdSet};
 use crate::options::{DroppedMode, StripMode};
 
 #[derive(Debug)]
 pub struct Plan {
     pub strip: StripMode,
     pub dropped: DroppedMode,
+    /// String values, shared with pass 2's result.
+    strings: Arc<IdSet>,
+    /// Everything else kept: Bitmap buffers, DumpData images and natives (few).
     keep: FxHashSet<u64>,
     remap: FxHashMap<u64, u64>,
     /// Bitmap class id → offset of `mBuffer` within the instance's sub-record.
@@ -30,14 +36,15 @@ impl Plan {
         strip: StripMode,
         dropped: DroppedMode,
     ) -> Plan {
-        let mut keep: FxHashSet<u64> = FxHashSet::default();
+        let mut keep = FxHashSet::default();
         let mut remap = FxHashMap::default();
-        let strings = || collected.string_values.iter().copied();
+        let strings = match strip {
+            StripMode::None => Arc::new(IdSet::new()),
+            _ => collected.string_values.clone(),
+        };
         match strip {
-            StripMode::None => {}
-            StripMode::Strings => keep.extend(strings()),
+            StripMode::None | StripMode::Strings => {}
             StripMode::Bitmaps => {
-                keep.extend(strings());
                 for g in [buffers, images] {
                     keep.extend(g.size.keys().copied());
                     remap.extend(g.duplicates());
@@ -46,7 +53,6 @@ impl Plan {
             }
             StripMode::Duplicates => {
                 // Matrix: one copy of each buffer that has a duplicate; the rest goes.
-                keep.extend(strings());
                 keep.extend(
                     buffers
                         .size
@@ -75,6 +81,7 @@ impl Plan {
         Plan {
             strip,
             dropped,
+            strings,
             keep,
             remap,
             bitmap_buffer_at,
@@ -82,10 +89,18 @@ impl Plan {
         }
     }
 
-    /// Does the primitive array `id` stay as it is?
-    #[inline]
+    /// Does the primitive array `id` stay as it is? (For one-off questions; walks use a
+    /// [`Keeper`].)
     pub fn keeps(&self, id: u64) -> bool {
-        self.strip == StripMode::None || self.keep.contains(&id)
+        self.keeper().keeps(id)
+    }
+
+    /// Answers "kept?" for ids asked in file order, fast.
+    pub fn keeper(&self) -> Keeper<'_> {
+        Keeper {
+            plan: self,
+            strings: self.strings.cursor(),
+        }
     }
 
     /// Do heap dump segments change length (so their new length must be computed)?
@@ -112,7 +127,21 @@ impl Plan {
         self.dump_data_buffers
     }
 
-    pub fn kept_ids(&self) -> usize {
-        self.keep.len()
+    pub fn kept_ids(&self) -> u64 {
+        self.strings.len() + self.keep.len() as u64
+    }
+}
+
+pub struct Keeper<'p> {
+    plan: &'p Plan,
+    strings: Cursor<'p>,
+}
+
+impl Keeper<'_> {
+    #[inline]
+    pub fn keeps(&mut self, id: u64) -> bool {
+        self.plan.strip == StripMode::None
+            || self.strings.contains(id)
+            || self.plan.keep.contains(&id)
     }
 }

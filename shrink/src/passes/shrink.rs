@@ -6,10 +6,12 @@
 
 use serde::Serialize;
 
-use super::plan::Plan;
+use super::plan::{Keeper, Plan};
 use crate::error::Result;
+use crate::hprof::cursor::read_id;
+use crate::hprof::heap::{parse_sub_record, quick_len};
 use crate::hprof::{
-    BasicType, Header, ObjectArray, PrimitiveArray, Record, Rewrite, Sub, SubRecord, Visitor,
+    tags, BasicType, Header, ObjectArray, PrimitiveArray, Record, Rewrite, Sub, SubRecord, Visitor,
 };
 use crate::options::DroppedMode;
 
@@ -62,6 +64,7 @@ fn slot(ty: BasicType) -> usize {
 
 pub struct ShrinkFilter<'p, V: Visitor> {
     plan: &'p Plan,
+    keeper: Keeper<'p>,
     next: V,
     id_size: u8,
     pub stats: WriteStats,
@@ -72,6 +75,7 @@ impl<'p, V: Visitor> ShrinkFilter<'p, V> {
     pub fn new(plan: &'p Plan, id_size: u8, next: V) -> Self {
         ShrinkFilter {
             plan,
+            keeper: plan.keeper(),
             next,
             id_size,
             stats: WriteStats::default(),
@@ -83,28 +87,36 @@ impl<'p, V: Visitor> ShrinkFilter<'p, V> {
         (self.next, self.stats)
     }
 
-    /// The segment's length once the plan is applied.
+    /// The segment's length once the plan is applied: a walk over the segment (in cache
+    /// by the time it is written) that only steps over records and asks about arrays.
     fn new_length(&self, segment: &Record<'_>) -> Result<u32> {
-        let header = PrimitiveArray::header_len(self.id_size) as u64;
-        let mut len = segment.body.len() as u64;
-        for sub in segment.sub_records() {
-            let sub = sub?;
-            if let Sub::PrimitiveArray(a) = &sub.kind {
-                if !self.plan.keeps(a.id) {
-                    len -= match self.plan.dropped {
-                        DroppedMode::Remove => sub.raw.len() as u64,
-                        DroppedMode::Empty => sub.raw.len() as u64 - header,
-                        DroppedMode::Zero => 0,
-                    };
-                }
+        let id_size = self.id_size;
+        let header = PrimitiveArray::header_len(id_size);
+        let body = segment.body;
+        let mut keeper = self.plan.keeper();
+        let mut removed = 0u64;
+        let mut pos = 0usize;
+        while pos < body.len() {
+            let b = &body[pos..];
+            let len = match quick_len(b, id_size) {
+                Some(len) => len,
+                None => parse_sub_record(b, segment.body_offset() + pos as u64, id_size)?.1,
+            };
+            if b[0] == tags::PRIMITIVE_ARRAY_DUMP && !keeper.keeps(read_id(&b[1..], id_size)) {
+                removed += match self.plan.dropped {
+                    DroppedMode::Remove => len,
+                    DroppedMode::Empty => len - header,
+                    DroppedMode::Zero => 0,
+                } as u64;
             }
+            pos += len;
         }
-        Ok(len as u32)
+        Ok((body.len() as u64 - removed) as u32)
     }
 
     fn primitive_array(&mut self, sub: &SubRecord<'_>, a: &PrimitiveArray<'_>) -> Result<()> {
         let bytes = a.data.len() as u64;
-        if self.plan.keeps(a.id) {
+        if self.keeper.keeps(a.id) {
             self.stats.kept[slot(a.element_type)].add(bytes);
             return self.next.sub_record(sub);
         }
@@ -159,7 +171,7 @@ impl<V: Visitor> Visitor for ShrinkFilter<'_, V> {
             Sub::PrimitiveArray(a) => self.primitive_array(sub, a),
             Sub::Instance(inst) => {
                 if let Some(at) = self.plan.bitmap_buffer_at(inst.class_id) {
-                    let id = crate::hprof::cursor::read_id(&sub.raw[at..], self.id_size);
+                    let id = read_id(&sub.raw[at..], self.id_size);
                     if let Some(kept) = self.plan.remapped(id) {
                         self.stats.bitmaps_repointed += 1;
                         return self.next.rewritten(sub, &Rewrite::Ids(&[(at, kept)]));

@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+"""Benchmark of hprof-shrink against the limits of the machine, measured side by side.
+
+For each generated dump (Android-shaped HotSpot heaps from fixtures/java, array-heavy and
+object-heavy, ~200 MB and ~1 GB, cached outside the repo) it measures, best of N runs with
+a warm page cache:
+  (a)  cat FILE > /dev/null              the read limit
+  (a') cp FILE to the output directory   read plus write of the whole dump
+  (b)  hprof-shrink FILE --hprof-out     shrink only
+  (c)  hprof-shrink FILE OUT.zip         the full job
+  (d)  gzip -6 of (b)'s output           a compression reference
+  (e)  peak anonymous memory (RssAnon, sampled from /proc) of (b) and (c)
+and prints the ratios (b)/(a'), (c)/(d) and peak memory / input size against the targets:
+(b) <= 2 (a'), (c) <= 0.5 (d), peak anonymous memory <= 64 MiB on the 1 GB dumps.
+The figures go to target/bench/bench.json.
+"""
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MIB = 1 << 20
+
+
+def sh(cmd, **kw):
+    return subprocess.run(cmd, check=True, **kw)
+
+
+def measure(cmd, stdout_path=None):
+    """Runs cmd; returns (seconds, peak RssAnon bytes). Fails loudly on a non-zero exit."""
+    out = open(stdout_path, "wb") if stdout_path else subprocess.DEVNULL
+    try:
+        t0 = time.perf_counter()
+        p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.PIPE)
+        peak = 0
+        status = f"/proc/{p.pid}/status"
+        while p.poll() is None:
+            try:
+                with open(status) as f:
+                    for line in f:
+                        if line.startswith("RssAnon:"):
+                            peak = max(peak, int(line.split()[1]) * 1024)
+                            break
+            except (FileNotFoundError, ProcessLookupError):
+                pass
+            time.sleep(0.002)
+        seconds = time.perf_counter() - t0
+        err = p.stderr.read().decode(errors="replace")
+        if p.returncode != 0:
+            sys.exit(f"bench: {' '.join(map(str, cmd))} failed ({p.returncode}): {err.strip()}")
+        return seconds, peak
+    finally:
+        if stdout_path:
+            out.close()
+
+
+def best_of(n, cmd, stdout_path=None):
+    runs = [measure(cmd, stdout_path) for _ in range(n)]
+    return min(r[0] for r in runs), max(r[1] for r in runs)
+
+
+def generate(cache, shape, mb):
+    path = cache / f"{shape}-{mb}.hprof"
+    if path.exists():
+        return path
+    classes = cache / "classes"
+    if not classes.exists():
+        sources = [str(p) for p in (ROOT / "fixtures/java/src").rglob("*.java")]
+        sh(["javac", "-d", str(classes), *sources])
+    heap = max(1024, mb * 6)
+    print(f"bench: generating {path} (java -Xmx{heap}m) ...", file=sys.stderr, flush=True)
+    # The JVM wants a .hprof name; the final name appears only once the dump is complete.
+    tmp = cache / f"{shape}-{mb}.partial.hprof"
+    sh(["java", "-XX:+UseSerialGC", f"-Xmx{heap}m", "-Xshare:off", "-cp", str(classes),
+        "fixture.AndroidHeap", str(tmp), shape, str(mb)])
+    facts = cache / f"{shape}-{mb}.partial.facts.json"
+    if facts.exists():
+        facts.rename(cache / f"{shape}-{mb}.facts.json")
+    tmp.rename(path)
+    return path
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="only the ~200 MB dumps")
+    ap.add_argument("--runs", type=int, default=3, help="best of N (default 3)")
+    ap.add_argument("--cache", default=os.environ.get("HPROF_SHRINK_BENCH_DIR",
+                    str(Path.home() / ".cache/hprof-shrink-bench")))
+    args = ap.parse_args()
+
+    cache = Path(args.cache)
+    cache.mkdir(parents=True, exist_ok=True)
+    out = cache / "out"
+    out.mkdir(exist_ok=True)
+    sh(["cargo", "build", "--release", "--quiet", "--bin", "hprof-shrink"], cwd=ROOT)
+    exe = str(ROOT / "target/release/hprof-shrink")
+
+    sizes = [200] if args.quick else [200, 1000]
+    rows = []
+    for mb in sizes:
+        for shape in ["array", "object"]:
+            dump = generate(cache, shape, mb)
+            size = dump.stat().st_size
+            sh(["cat", str(dump)], stdout=subprocess.DEVNULL)  # warm the page cache
+            report = out / "report.json"
+            r = {"dump": dump.name, "shape": shape, "bytes": size}
+            r["a_cat"], _ = best_of(args.runs, ["cat", str(dump)])
+            r["a_cp"], _ = best_of(args.runs, ["cp", str(dump), str(out / "copy.hprof")])
+            (out / "copy.hprof").unlink()
+            r["b_shrink"], r["b_peak_anon"] = best_of(
+                args.runs, [exe, str(dump), "--hprof-out", str(out / "b.hprof"), "-q"])
+            r["c_zip"], r["c_peak_anon"] = best_of(
+                args.runs, [exe, str(dump), str(out / "c.zip"), "-q", "--report", str(report)])
+            r["d_gzip"], _ = best_of(args.runs, ["gzip", "-6", "-c", str(out / "b.hprof")],
+                                     stdout_path=out / "d.gz")
+            r["hprof_bytes"] = (out / "b.hprof").stat().st_size
+            r["zip_bytes"] = (out / "c.zip").stat().st_size
+            r["gzip_bytes"] = (out / "d.gz").stat().st_size
+            rep = json.loads(report.read_text())
+            r["strings"] = rep["strings"]["instances"]
+            r["bitmaps"] = rep["bitmaps"]["instances"]
+            r["b_over_acp"] = r["b_shrink"] / r["a_cp"]
+            r["c_over_d"] = r["c_zip"] / r["d_gzip"]
+            r["peak_over_input"] = max(r["b_peak_anon"], r["c_peak_anon"]) / size
+            rows.append(r)
+            for f in ["b.hprof", "c.zip", "d.gz", "report.json"]:
+                (out / f).unlink(missing_ok=True)
+
+    machine = {
+        "cpu": next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo")
+                     if l.startswith("model name")), platform.processor()),
+        "cores": os.cpu_count(),
+        "kernel": platform.release(),
+        "date": time.strftime("%Y-%m-%d"),
+    }
+    print(f"\nmachine: {machine['cpu']}, {machine['cores']} cores, Linux {machine['kernel']}, {machine['date']}")
+    head = (f"{'dump':18} {'MB':>6} {'(a)cat':>7} {'(a)cp':>7} {'(b)':>7} {'(c)':>7} {'(d)gz':>7} "
+            f"{'b/a′':>6} {'c/d':>6} {'peak(b)':>8} {'peak(c)':>8} {'peak/in':>8} {'hprof MB':>9} {'zip MB':>7} {'gz MB':>7}")
+    print(head)
+    for r in rows:
+        print(f"{r['dump']:18} {r['bytes']/1e6:6.0f} {r['a_cat']:6.2f}s {r['a_cp']:6.2f}s "
+              f"{r['b_shrink']:6.2f}s {r['c_zip']:6.2f}s {r['d_gzip']:6.2f}s "
+              f"{r['b_over_acp']:6.2f} {r['c_over_d']:6.2f} "
+              f"{r['b_peak_anon']/MIB:6.1f}Mi {r['c_peak_anon']/MIB:6.1f}Mi {r['peak_over_input']*100:7.2f}% "
+              f"{r['hprof_bytes']/1e6:9.1f} {r['zip_bytes']/1e6:7.1f} {r['gzip_bytes']/1e6:7.1f}")
+    big = [r for r in rows if r["bytes"] > 500e6] or rows
+    checks = [
+        ("(b) <= 2 x (a')", all(r["b_over_acp"] <= 2 for r in rows)),
+        ("(c) <= 0.5 x (d)", all(r["c_over_d"] <= 0.5 for r in rows)),
+        ("peak anon <= 64 MiB on the largest dumps",
+         all(max(r["b_peak_anon"], r["c_peak_anon"]) <= 64 * MIB for r in big)),
+    ]
+    for name, ok in checks:
+        print(f"  {'PASS' if ok else 'FAIL'}  {name}")
+    obj = sorted((r for r in rows if r["shape"] == "object"), key=lambda r: r["strings"])
+    if len(obj) >= 2 and obj[-1]["strings"] > obj[0]["strings"]:
+        per = (obj[-1]["c_peak_anon"] - obj[0]["c_peak_anon"]) / (obj[-1]["strings"] - obj[0]["strings"])
+        print(f"  memory per String (object-heavy, from the two sizes): {per:.1f} bytes")
+    result = {"machine": machine, "rows": rows, "checks": {n: ok for n, ok in checks}}
+    dest = ROOT / "target/bench/bench.json"
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    dest.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"\nfigures: {dest}")
+
+
+if __name__ == "__main__":
+    main()

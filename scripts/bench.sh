@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Speed and memory of hprof-shrink against cat, cp and gzip on generated ~200 MB and ~1 GB
+# Android-shaped HotSpot dumps (cached in ~/.cache/hprof-shrink-bench, or
+# $HPROF_SHRINK_BENCH_DIR). Needs Java 17, Python 3 and gzip. Options: --quick (200 MB
+# dumps only), --runs N (best of N, default 3). Prints the table and the targets; writes
+# target/bench/bench.json.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+exec python3 scripts/bench.py "$@"

@@ -1,0 +1,94 @@
+//! Walks over parts of a dump on several threads. A dump is cut at record boundaries into
+//! runs of similar size (HotSpot writes 1 MiB segments, ART 4 KiB ones); each thread takes
+//! the next run, walks it with a visitor of its own, and the visitors come back in file
+//! order for the caller to merge. A dump that is one huge record walks on one thread.
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use crate::control::{Control, Stage};
+use crate::error::Result;
+use crate::hprof::{Hprof, Visitor};
+
+/// Runs per thread: more than one, so a slow run does not leave a core idle.
+const RUNS_PER_THREAD: usize = 4;
+
+/// Which runs a walk hands out first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Order {
+    /// From the start of the file.
+    Forward,
+    /// From the end back: for searches that expect to succeed late in the file and stop
+    /// early through [`Visitor::is_done`].
+    FromEnd,
+}
+
+/// Walks `hprof` with one visitor per run, made by `make(run index)`; returns the
+/// visitors in file order.
+pub fn walk<V, F>(
+    hprof: &Hprof<'_>,
+    threads: usize,
+    stage: Stage,
+    control: &Control,
+    order: Order,
+    make: F,
+) -> Result<Vec<V>>
+where
+    V: Visitor + Send,
+    F: Fn(usize) -> V + Sync,
+{
+    let threads = threads.max(1);
+    let runs = if threads == 1 {
+        std::iter::once(0..hprof.len()).collect()
+    } else {
+        hprof.split(threads * RUNS_PER_THREAD)?
+    };
+    let next = AtomicUsize::new(0);
+    let done = AtomicU64::new(0);
+    let results: Mutex<Vec<Option<Result<V>>>> =
+        Mutex::new((0..runs.len()).map(|_| None).collect());
+    let work = || loop {
+        let k = next.fetch_add(1, Ordering::Relaxed);
+        if k >= runs.len() {
+            return;
+        }
+        let i = match order {
+            Order::Forward => k,
+            Order::FromEnd => runs.len() - 1 - k,
+        };
+        let range = &runs[i];
+        let mut visitor = make(i);
+        let mut ticker = control.shared_ticker(stage, hprof.len(), &done, range.start);
+        let r = hprof
+            .accept_range(range.clone(), &mut visitor, &mut ticker)
+            .map(|()| visitor);
+        let stop = match &r {
+            Err(_) => true,
+            Ok(v) => v.is_done(),
+        };
+        results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(r);
+        if stop {
+            // An error (reported below), or nothing left to look for.
+            next.store(runs.len(), Ordering::Relaxed);
+            return;
+        }
+    };
+    std::thread::scope(|s| {
+        for _ in 1..threads.min(runs.len()) {
+            s.spawn(work);
+        }
+        work();
+    });
+    let results = results.into_inner().unwrap_or_else(|e| e.into_inner());
+    // The first error in file order wins; runs never started (after an error, or once a
+    // search was done) are left out.
+    let mut out = Vec::with_capacity(results.len());
+    for r in results {
+        match r {
+            Some(Ok(v)) => out.push(v),
+            Some(Err(e)) => return Err(e),
+            None => {}
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,225 @@
+//! Finding the inputs of a batch: files, directories (recursively) and glob patterns;
+//! each file is told apart by its first bytes, not its name, and what is not a heap dump
+//! is reported and skipped.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use md5::{Digest, Md5};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Hprof,
+    /// A gzipped dump: decompressed to a temporary file first.
+    HprofGz,
+    /// A package (ours or Matrix's): its hprof entry is shrunk again, its manifest kept.
+    Zip,
+}
+
+impl Kind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Hprof => "hprof",
+            Kind::HprofGz => "hprof.gz",
+            Kind::Zip => "zip",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Input {
+    pub path: PathBuf,
+    pub kind: Kind,
+    pub bytes: u64,
+    /// Where its package goes, relative to the output directory.
+    pub out_rel: PathBuf,
+}
+
+#[derive(Debug, Clone)]
+pub struct Skipped {
+    pub path: PathBuf,
+    pub reason: String,
+}
+
+#[derive(Debug, Default)]
+pub struct Found {
+    pub inputs: Vec<Input>,
+    pub skipped: Vec<Skipped>,
+}
+
+/// Reads the first bytes of a file to see what it is.
+fn classify(path: &Path) -> Result<Kind, String> {
+    let mut head = [0u8; 16];
+    let mut f = File::open(path).map_err(|e| e.to_string())?;
+    let n = f.read(&mut head).map_err(|e| e.to_string())?;
+    let head = &head[..n];
+    if head.starts_with(b"JAVA PROFILE ") {
+        Ok(Kind::Hprof)
+    } else if head.starts_with(&[0x1f, 0x8b]) {
+        Ok(Kind::HprofGz)
+    } else if head.starts_with(b"PK\x03\x04") {
+        Ok(Kind::Zip)
+    } else if n == 0 {
+        Err("empty file".into())
+    } else {
+        Err("not a heap dump (no HPROF, gzip or zip header)".into())
+    }
+}
+
+/// The output name for an input: its path below the root it was found under, with the
+/// dump extensions replaced by `.zip`.
+fn out_name(rel: &Path) -> PathBuf {
+    let name = rel
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let stem = [".hprof.gz", ".gz", ".hprof", ".zip"]
+        .iter()
+        .find_map(|ext| name.strip_suffix(ext))
+        .unwrap_or(&name);
+    rel.with_file_name(format!("{stem}.zip"))
+}
+
+fn has_glob_chars(s: &str) -> bool {
+    s.contains(['*', '?', '['])
+}
+
+/// The shard a path falls in: MD5 of its text, as a number, modulo `n`.
+pub fn shard_of(path: &Path, n: u32) -> u32 {
+    let d = Md5::digest(path.to_string_lossy().as_bytes());
+    let v = u64::from_be_bytes([d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]]);
+    (v % n as u64) as u32
+}
+
+/// Expands `args` into inputs (sorted by path, each once) and skipped files. An argument
+/// that matches nothing is an error naming it.
+pub fn discover(args: &[String]) -> Result<Found, String> {
+    // path → name below its root
+    let mut files: BTreeMap<PathBuf, PathBuf> = BTreeMap::new();
+    let add_dir = |dir: &Path, files: &mut BTreeMap<PathBuf, PathBuf>| -> Result<(), String> {
+        for entry in walkdir::WalkDir::new(dir)
+            .follow_links(true)
+            .sort_by_file_name()
+        {
+            let entry = entry.map_err(|e| format!("{}: {e}", dir.display()))?;
+            if entry.file_type().is_file() {
+                let rel = entry.path().strip_prefix(dir).unwrap_or(entry.path());
+                files
+                    .entry(entry.path().to_path_buf())
+                    .or_insert_with(|| rel.to_path_buf());
+            }
+        }
+        Ok(())
+    };
+    for arg in args {
+        let path = PathBuf::from(arg);
+        if path.is_dir() {
+            add_dir(&path, &mut files)?;
+        } else if path.is_file() {
+            let name = PathBuf::from(path.file_name().unwrap_or_default());
+            files.entry(path).or_insert(name);
+        } else if has_glob_chars(arg) {
+            let matches = glob::glob(arg).map_err(|e| format!("{arg}: {e}"))?;
+            let mut any = false;
+            for m in matches {
+                let m = m.map_err(|e| format!("{arg}: {e}"))?;
+                any = true;
+                if m.is_dir() {
+                    add_dir(&m, &mut files)?;
+                } else {
+                    let name = PathBuf::from(m.file_name().unwrap_or_default());
+                    files.entry(m).or_insert(name);
+                }
+            }
+            if !any {
+                return Err(format!("{arg}: no file matches"));
+            }
+        } else {
+            return Err(format!("{arg}: no such file or directory"));
+        }
+    }
+
+    let mut found = Found::default();
+    let mut seen = HashSet::new();
+    for (path, rel) in files {
+        // The same file reached twice (a directory and a glob, a symlink) counts once.
+        let canonical = path.canonicalize().unwrap_or_else(|_| path.clone());
+        if !seen.insert(canonical) {
+            continue;
+        }
+        let name = rel
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if name.starts_with('.') && name.ends_with(hprof_shrink_core::output::TEMP_SUFFIX) {
+            continue; // a temporary file of ours
+        }
+        match classify(&path) {
+            Ok(kind) => {
+                let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+                found.inputs.push(Input {
+                    out_rel: out_name(&rel),
+                    path,
+                    kind,
+                    bytes,
+                });
+            }
+            Err(reason) => found.skipped.push(Skipped { path, reason }),
+        }
+    }
+    // Two inputs that would write the same package: the later ones get a suffix from
+    // their path, stable from run to run.
+    let mut count: HashMap<PathBuf, usize> = HashMap::new();
+    for input in &found.inputs {
+        *count.entry(input.out_rel.clone()).or_default() += 1;
+    }
+    let mut used: HashSet<PathBuf> = HashSet::new();
+    for input in &mut found.inputs {
+        if count[&input.out_rel] > 1 && !used.insert(input.out_rel.clone()) {
+            let d = Md5::digest(input.path.to_string_lossy().as_bytes());
+            let stem = input
+                .out_rel
+                .file_stem()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned();
+            input.out_rel = input.out_rel.with_file_name(format!(
+                "{stem}-{:02x}{:02x}{:02x}{:02x}.zip",
+                d[0], d[1], d[2], d[3]
+            ));
+        }
+    }
+    Ok(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn output_names() {
+        assert_eq!(out_name(Path::new("a/b.hprof")), Path::new("a/b.zip"));
+        assert_eq!(out_name(Path::new("b.hprof.gz")), Path::new("b.zip"));
+        assert_eq!(
+            out_name(Path::new("x/result.zip")),
+            Path::new("x/result.zip")
+        );
+        assert_eq!(out_name(Path::new("dump")), Path::new("dump.zip"));
+    }
+
+    #[test]
+    fn shards_split_paths_and_are_stable() {
+        let paths: Vec<PathBuf> = (0..1000)
+            .map(|i| PathBuf::from(format!("d/{i}.hprof")))
+            .collect();
+        let mut sizes = [0; 4];
+        for p in &paths {
+            let s = shard_of(p, 4);
+            assert_eq!(s, shard_of(p, 4));
+            sizes[s as usize] += 1;
+        }
+        assert!(sizes.iter().all(|&n| n > 200), "{sizes:?}");
+    }
+}

@@ -1,0 +1,380 @@
+//! `hprof-shrink batch`: shrink many dumps into packages, in parallel, resumable. Each
+//! worker takes the next input; an output that already exists and verifies is skipped;
+//! outputs appear only when complete (temporary name, then rename), so an interrupted
+//! batch leaves nothing partial and running it again finishes the rest. A failing input
+//! never stops the batch.
+
+pub mod discover;
+pub mod prepare;
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use hprof_shrink_core::output::clean_stale;
+use hprof_shrink_core::verify::verify_path;
+use hprof_shrink_core::{shrink_file, Control, Outputs, ShrinkOptions};
+use indicatif::{HumanBytes, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde::Serialize;
+
+use crate::cli::BatchArgs;
+use crate::summary::n;
+use discover::{discover, shard_of, Input};
+
+/// Exit codes, documented in `--help` and the README.
+pub const EXIT_ALL_DONE: u8 = 0;
+pub const EXIT_PARTIAL: u8 = 3;
+pub const EXIT_NOTHING_DONE: u8 = 4;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Shrunk and packaged now.
+    Done,
+    /// The package was already there and verifies.
+    Exists,
+    Failed,
+    /// Not a heap dump.
+    Skipped,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Entry {
+    pub input: String,
+    pub kind: Option<&'static str>,
+    pub output: Option<String>,
+    pub status: Status,
+    pub input_bytes: u64,
+    pub output_bytes: Option<u64>,
+    /// output_bytes / input_bytes.
+    pub ratio: Option<f64>,
+    pub seconds: f64,
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct BatchReport {
+    pub schema: u32,
+    pub tool: String,
+    pub out_dir: String,
+    pub shard: Option<String>,
+    pub jobs: usize,
+    pub seconds: f64,
+    pub done: usize,
+    pub exists: usize,
+    pub failed: usize,
+    pub skipped: usize,
+    pub input_bytes: u64,
+    pub output_bytes: u64,
+    pub entries: Vec<Entry>,
+}
+
+/// Parses `K/N` (0 ≤ K < N).
+pub fn parse_shard(s: &str) -> Result<(u32, u32), String> {
+    let (k, n) = s
+        .split_once('/')
+        .ok_or_else(|| format!("{s:?} is not K/N"))?;
+    let k: u32 = k
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?}: K is not a number"))?;
+    let n: u32 = n
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?}: N is not a number"))?;
+    if n == 0 || k >= n {
+        return Err(format!("{s:?}: needs 0 <= K < N"));
+    }
+    Ok((k, n))
+}
+
+struct Progress {
+    bar: Option<ProgressBar>,
+    total: usize,
+    done: AtomicUsize,
+}
+
+impl Progress {
+    fn new(inputs: &[Input], quiet: bool) -> Progress {
+        let total_bytes: u64 = inputs.iter().map(|i| i.bytes).sum();
+        let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
+            let bar =
+                ProgressBar::with_draw_target(Some(total_bytes), ProgressDrawTarget::stderr());
+            bar.set_style(
+                ProgressStyle::with_template(
+                    "{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+                )
+                .expect("valid template")
+                .progress_chars("=> "),
+            );
+            bar.set_message(format!("0/{} files", inputs.len()));
+            bar
+        });
+        Progress {
+            bar,
+            total: inputs.len(),
+            done: AtomicUsize::new(0),
+        }
+    }
+
+    /// One line per file without a terminal; the bar moves with one.
+    fn finished(&self, e: &Entry, quiet: bool) {
+        let k = self.done.fetch_add(1, Ordering::Relaxed) + 1;
+        let line = describe(e);
+        match &self.bar {
+            Some(bar) => {
+                bar.inc(e.input_bytes);
+                bar.set_message(format!("{k}/{} files", self.total));
+                if e.status == Status::Failed {
+                    bar.println(format!("[{k}/{}] {line}", self.total));
+                }
+            }
+            None if !quiet => eprintln!("[{k}/{}] {line}", self.total),
+            None => {}
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+fn describe(e: &Entry) -> String {
+    match e.status {
+        Status::Done => format!(
+            "done    {} -> {} ({} -> {}, {:.1}%) {:.1} s",
+            e.input,
+            e.output.as_deref().unwrap_or("-"),
+            HumanBytes(e.input_bytes),
+            HumanBytes(e.output_bytes.unwrap_or(0)),
+            e.ratio.unwrap_or(0.0) * 100.0,
+            e.seconds
+        ),
+        Status::Exists => format!(
+            "exists  {} (kept {}, it verifies)",
+            e.input,
+            e.output.as_deref().unwrap_or("-")
+        ),
+        Status::Failed => format!("FAILED  {}: {}", e.input, e.error.as_deref().unwrap_or("?")),
+        Status::Skipped => format!("skipped {}: {}", e.input, e.error.as_deref().unwrap_or("?")),
+    }
+}
+
+/// Processes one input into `out`.
+fn run_one(input: &Input, out: &Path, args: &BatchArgs, threads: usize) -> Entry {
+    let started = Instant::now();
+    let mut entry = Entry {
+        input: input.path.display().to_string(),
+        kind: Some(input.kind.name()),
+        output: Some(out.display().to_string()),
+        status: Status::Failed,
+        input_bytes: input.bytes,
+        output_bytes: None,
+        ratio: None,
+        seconds: 0.0,
+        error: None,
+    };
+    let result = (|| -> Result<Status, String> {
+        if let Some(dir) = out.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        }
+        if hprof_shrink_core::output::same_file(&input.path, out) {
+            return Err("the output would overwrite the input (choose another --out-dir)".into());
+        }
+        if !args.force && out.exists() && verify_path(out, None, None, &Control::default()).is_ok()
+        {
+            return Ok(Status::Exists);
+        }
+        let dir = out.parent().unwrap_or(Path::new("."));
+        let prepared = prepare::prepare(input, dir, args.max_input_size)?;
+        let opts = ShrinkOptions {
+            strip: args.mode.strip.into(),
+            dropped: args.mode.dropped.into(),
+            level: args.mode.level,
+            manifest: prepared.manifest.clone(),
+            extra: prepared.extra.clone(),
+            hprof_entry: prepared.hprof_entry.clone(),
+            threads,
+            salvage: args.mode.salvage,
+        };
+        let outputs = Outputs {
+            zip: Some(out),
+            hprof: None,
+        };
+        shrink_file(&prepared.hprof, outputs, &opts, &Control::default())
+            .map_err(|e| format!("{e}{}", crate::salvage_hint(&e, args.mode.salvage)))?;
+        Ok(Status::Done)
+    })();
+    match result {
+        Ok(status) => {
+            entry.status = status;
+            entry.output_bytes = std::fs::metadata(out).ok().map(|m| m.len());
+            entry.ratio = entry
+                .output_bytes
+                .map(|o| o as f64 / input.bytes.max(1) as f64);
+        }
+        Err(e) => entry.error = Some(e),
+    }
+    entry.seconds = started.elapsed().as_secs_f64();
+    entry
+}
+
+/// Runs a batch; returns the exit code.
+pub fn run(args: &BatchArgs) -> Result<u8, String> {
+    let started = Instant::now();
+    let mut found = discover(&args.inputs)?;
+    let shard = args.shard.as_deref().map(parse_shard).transpose()?;
+    if let Some((k, n)) = shard {
+        found.inputs.retain(|i| shard_of(&i.path, n) == k);
+        found.skipped.retain(|s| shard_of(&s.path, n) == k);
+    }
+    std::fs::create_dir_all(&args.out_dir)
+        .map_err(|e| format!("{}: {e}", args.out_dir.display()))?;
+    // Temporary files a killed run left behind (ones no live process holds).
+    let mut dirs: Vec<PathBuf> = found
+        .inputs
+        .iter()
+        .filter_map(|i| {
+            args.out_dir
+                .join(&i.out_rel)
+                .parent()
+                .map(Path::to_path_buf)
+        })
+        .collect();
+    dirs.push(args.out_dir.clone());
+    dirs.sort();
+    dirs.dedup();
+    for d in &dirs {
+        for stale in clean_stale(d).map_err(|e| e.to_string())? {
+            if !args.quiet {
+                eprintln!("removed a stale temporary file: {}", stale.display());
+            }
+        }
+    }
+
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let jobs = if args.jobs == 0 { cores } else { args.jobs }.max(1);
+    // Cores left over when there are fewer files than workers go to compression.
+    let threads = (cores / jobs.min(found.inputs.len().max(1))).max(1);
+    let progress = Progress::new(&found.inputs, args.quiet);
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<Entry>>> = Mutex::new(vec![None; found.inputs.len()]);
+    let work = || loop {
+        let i = next.fetch_add(1, Ordering::Relaxed);
+        let Some(input) = found.inputs.get(i) else {
+            return;
+        };
+        let out = args.out_dir.join(&input.out_rel);
+        let entry = run_one(input, &out, args, threads);
+        progress.finished(&entry, args.quiet);
+        results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(entry);
+    };
+    std::thread::scope(|s| {
+        for _ in 1..jobs.min(found.inputs.len().max(1)) {
+            s.spawn(work);
+        }
+        work();
+    });
+    progress.finish();
+
+    let mut entries: Vec<Entry> = results
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .into_iter()
+        .flatten()
+        .collect();
+    for s in &found.skipped {
+        entries.push(Entry {
+            input: s.path.display().to_string(),
+            kind: None,
+            output: None,
+            status: Status::Skipped,
+            input_bytes: std::fs::metadata(&s.path).map(|m| m.len()).unwrap_or(0),
+            output_bytes: None,
+            ratio: None,
+            seconds: 0.0,
+            error: Some(s.reason.clone()),
+        });
+    }
+    let count = |st: Status| entries.iter().filter(|e| e.status == st).count();
+    let report = BatchReport {
+        schema: 1,
+        tool: format!("hprof-shrink {}", env!("CARGO_PKG_VERSION")),
+        out_dir: args.out_dir.display().to_string(),
+        shard: args.shard.clone(),
+        jobs,
+        seconds: started.elapsed().as_secs_f64(),
+        done: count(Status::Done),
+        exists: count(Status::Exists),
+        failed: count(Status::Failed),
+        skipped: count(Status::Skipped),
+        input_bytes: entries
+            .iter()
+            .filter(|e| matches!(e.status, Status::Done | Status::Exists))
+            .map(|e| e.input_bytes)
+            .sum(),
+        output_bytes: entries.iter().filter_map(|e| e.output_bytes).sum(),
+        entries,
+    };
+    if let Some(path) = &args.report {
+        crate::write_json(path, &report)?;
+    }
+    if !args.quiet {
+        eprint!("{}", summary(&report));
+    }
+    let ok = report.done + report.exists;
+    Ok(if report.failed == 0 && ok > 0 {
+        EXIT_ALL_DONE
+    } else if ok > 0 {
+        EXIT_PARTIAL
+    } else {
+        EXIT_NOTHING_DONE
+    })
+}
+
+fn summary(r: &BatchReport) -> String {
+    let mut o = String::from("\n");
+    o += &format!(
+        "{:8} {:>14} {:>14} {:>7} {:>8}  input\n",
+        "status", "input", "output", "ratio", "time"
+    );
+    for e in &r.entries {
+        let status = match e.status {
+            Status::Done => "done",
+            Status::Exists => "exists",
+            Status::Failed => "FAILED",
+            Status::Skipped => "skipped",
+        };
+        o += &format!(
+            "{:8} {:>14} {:>14} {:>7} {:>7.1}s  {}{}\n",
+            status,
+            n(e.input_bytes),
+            e.output_bytes.map(n).unwrap_or_else(|| "-".into()),
+            e.ratio
+                .map(|r| format!("{:.1}%", r * 100.0))
+                .unwrap_or_else(|| "-".into()),
+            e.seconds,
+            e.input,
+            e.error
+                .as_ref()
+                .map(|x| format!(": {x}"))
+                .unwrap_or_default()
+        );
+    }
+    o += &format!(
+        "batch: {} done, {} already there, {} failed, {} not dumps; {} -> {} bytes in {:.1} s with {} jobs\n",
+        r.done,
+        r.exists,
+        r.failed,
+        r.skipped,
+        n(r.input_bytes),
+        n(r.output_bytes),
+        r.seconds,
+        r.jobs
+    );
+    o
+}

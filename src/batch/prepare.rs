@@ -1,0 +1,205 @@
+//! Turning a batch input into an hprof file to shrink: a `.hprof` as it is, a `.hprof.gz`
+//! decompressed to a temporary file, a package's hprof entry extracted to one (with its
+//! `result.info` and `extra.info` kept for the new package). Reading archives is guarded:
+//! entry names that climb out (`..`) or are absolute are refused, and an entry may not be
+//! larger than it declares nor than a cap, so a zip or gzip bomb cannot fill the disk.
+
+use std::fs::File;
+use std::io::{BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+
+use hprof_shrink_core::manifest::{ManifestValues, EXTRA_INFO, RESULT_INFO};
+use hprof_shrink_core::output::TEMP_SUFFIX;
+use hprof_shrink_core::properties;
+use tempfile::NamedTempFile;
+
+use super::discover::{Input, Kind};
+
+/// What to shrink, and what the input's own package said.
+pub struct Prepared {
+    pub hprof: PathBuf,
+    /// Holds the decompressed dump; removed when dropped.
+    _temp: Option<NamedTempFile>,
+    pub manifest: ManifestValues,
+    pub extra: Vec<(String, String)>,
+    pub hprof_entry: Option<String>,
+}
+
+/// A temporary file beside the outputs (where there is room for a dump), named so a later
+/// run's cleanup recognises it if this process dies.
+fn temp_in(dir: &Path) -> Result<NamedTempFile, String> {
+    let t = tempfile::Builder::new()
+        .prefix(".input.")
+        .suffix(TEMP_SUFFIX)
+        .tempfile_in(dir)
+        .map_err(|e| format!("creating a temporary file in {}: {e}", dir.display()))?;
+    let _ = t.as_file().try_lock();
+    Ok(t)
+}
+
+/// Copies at most `cap` bytes; more is an error (a bomb, or a lie in the header).
+fn copy_capped(
+    from: &mut impl Read,
+    to: &mut impl Write,
+    cap: u64,
+    what: &str,
+) -> Result<u64, String> {
+    let mut limited = from.take(cap + 1);
+    let n = std::io::copy(&mut limited, to).map_err(|e| format!("{what}: {e}"))?;
+    if n > cap {
+        return Err(format!(
+            "{what} is larger than the limit of {cap} bytes (--max-input-size)"
+        ));
+    }
+    Ok(n)
+}
+
+pub fn prepare(input: &Input, temp_dir: &Path, cap: u64) -> Result<Prepared, String> {
+    let plain = |hprof: PathBuf, temp| Prepared {
+        hprof,
+        _temp: temp,
+        manifest: ManifestValues::default(),
+        extra: Vec::new(),
+        hprof_entry: None,
+    };
+    match input.kind {
+        Kind::Hprof => Ok(plain(input.path.clone(), None)),
+        Kind::HprofGz => {
+            let mut temp = temp_in(temp_dir)?;
+            let f = File::open(&input.path).map_err(|e| e.to_string())?;
+            let mut gz = flate2::read::MultiGzDecoder::new(BufReader::new(f));
+            let mut out = std::io::BufWriter::new(temp.as_file_mut());
+            copy_capped(&mut gz, &mut out, cap, "the decompressed dump")?;
+            out.flush().map_err(|e| e.to_string())?;
+            drop(out);
+            Ok(plain(temp.path().to_path_buf(), Some(temp)))
+        }
+        Kind::Zip => from_zip(&input.path, temp_dir, cap),
+    }
+}
+
+/// Is `name` a plain relative path inside the archive?
+fn safe_entry_name(name: &str) -> bool {
+    let p = Path::new(name);
+    !name.is_empty()
+        && !p.is_absolute()
+        && !name.starts_with('/')
+        && !name.starts_with('\\')
+        && !name.contains(':')
+        && p.components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)))
+}
+
+fn read_text<R: Read + std::io::Seek>(
+    zip: &mut zip::ZipArchive<R>,
+    name: &str,
+) -> Result<Option<String>, String> {
+    let mut f = match zip.by_name(name) {
+        Ok(f) => f,
+        Err(zip::result::ZipError::FileNotFound) => return Ok(None),
+        Err(e) => return Err(format!("{name}: {e}")),
+    };
+    let mut text = String::new();
+    copy_capped(&mut f, &mut VecWriter(&mut text), 1 << 20, name)?;
+    Ok(Some(text))
+}
+
+struct VecWriter<'a>(&'a mut String);
+
+impl Write for VecWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.push_str(&String::from_utf8_lossy(buf));
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn from_zip(path: &Path, temp_dir: &Path, cap: u64) -> Result<Prepared, String> {
+    let f = File::open(path).map_err(|e| e.to_string())?;
+    let mut zip =
+        zip::ZipArchive::new(BufReader::new(f)).map_err(|e| format!("not a readable zip: {e}"))?;
+    let info = read_text(&mut zip, RESULT_INFO)?
+        .ok_or_else(|| format!("a zip without {RESULT_INFO}: not a Matrix package"))?;
+    let pairs = properties::parse(&info);
+    let get = |k: &str| {
+        pairs
+            .iter()
+            .find(|(key, _)| key == k)
+            .map(|(_, v)| v.clone())
+    };
+    let entry = get("hprofEntry").ok_or_else(|| format!("{RESULT_INFO} has no hprofEntry"))?;
+    if !safe_entry_name(&entry) {
+        return Err(format!(
+            "refusing the entry name {entry:?}: it leaves the archive"
+        ));
+    }
+    let extra = read_text(&mut zip, EXTRA_INFO)?
+        .map(|t| properties::parse(&t))
+        .unwrap_or_default();
+    let mut temp = temp_in(temp_dir)?;
+    {
+        let mut e = zip
+            .by_name(&entry)
+            .map_err(|e| format!("hprofEntry {entry:?}: {e}"))?;
+        if e.size() > cap {
+            return Err(format!(
+                "hprofEntry {entry:?} declares {} bytes, over the limit of {cap} (--max-input-size)",
+                e.size()
+            ));
+        }
+        let declared = e.size();
+        let mut out = std::io::BufWriter::new(temp.as_file_mut());
+        // The zip crate stops at the declared size and checks the CRC; the cap guards the rest.
+        let n = copy_capped(
+            &mut e,
+            &mut out,
+            declared.min(cap),
+            &format!("hprofEntry {entry:?}"),
+        )?;
+        if n != declared {
+            return Err(format!(
+                "hprofEntry {entry:?} holds {n} bytes, it declares {declared}"
+            ));
+        }
+        out.flush().map_err(|e| e.to_string())?;
+    }
+    // A name for the new entry: the old one's file name.
+    let name = Path::new(&entry)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned());
+    Ok(Prepared {
+        hprof: temp.path().to_path_buf(),
+        _temp: Some(temp),
+        manifest: ManifestValues {
+            sdk_version: get("sdkVersion"),
+            manufacturer: get("manufacturer"),
+            leaked_activity_key: get("leakedActivityKey"),
+        },
+        extra,
+        hprof_entry: name,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entry_names_that_leave_the_archive_are_refused() {
+        assert!(safe_entry_name("dump.hprof"));
+        assert!(safe_entry_name("dir/dump.hprof"));
+        for bad in [
+            "",
+            "../x.hprof",
+            "a/../../x",
+            "/etc/passwd",
+            "\\\\server\\x",
+            "C:\\x",
+            "./x",
+        ] {
+            assert!(!safe_entry_name(bad), "{bad:?} accepted");
+        }
+    }
+}

@@ -1,0 +1,383 @@
+//! Hostile input, cut-off dumps, crashes and full disks, at the command line: each bad
+//! input gets one clear line and exit 1 and leaves no file; a cut-off dump can be salvaged;
+//! a shrink killed at any moment leaves either nothing or a complete package; a full disk
+//! is an error, not a partial file; archives cannot climb out or explode.
+
+mod common;
+
+use common::*;
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// Runs the binary under a 2 GiB address-space limit and a 60 s CPU limit, so a dump that
+/// made it allocate or loop without bound fails the test instead of the machine.
+fn bounded(args: &[&str]) -> Output {
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg("ulimit -v 2097152; ulimit -t 60; exec \"$@\"")
+        .arg("sh")
+        .arg(BIN)
+        .args(args);
+    cmd.output().expect("run")
+}
+
+fn one_line_error(o: &Output) -> String {
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "stderr: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("hprof-shrink: error: "), "{err}");
+    err
+}
+
+#[test]
+fn every_row_of_the_bad_input_table() {
+    let dir = tempfile::tempdir().unwrap();
+    for bad in hprof_fixtures::bad::all() {
+        let input = dir.path().join(format!("{}.hprof", bad.name));
+        std::fs::write(&input, &bad.bytes).unwrap();
+        let out = dir.path().join("out.zip");
+        let t = Instant::now();
+        let o = bounded(&[s(&input), s(&out)]);
+        let err = one_line_error(&o);
+        for word in bad.expect {
+            assert!(err.contains(word), "{}: {err:?} lacks {word:?}", bad.name);
+        }
+        assert!(!out.exists(), "{}: a file at the destination", bad.name);
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "{}: took {:?}",
+            bad.name,
+            t.elapsed()
+        );
+        std::fs::remove_file(&input).unwrap();
+    }
+    assert!(
+        names_in(dir.path()).is_empty(),
+        "{:?}",
+        names_in(dir.path())
+    );
+}
+
+#[test]
+fn truncation_at_every_record_boundary_and_inside_every_record() {
+    let full = std::fs::read(fixture("art-api25.hprof")).unwrap();
+    let hprof = hprof_shrink_core::hprof::Hprof::new(&full).unwrap();
+    let mut cuts = Vec::new();
+    for r in hprof.records() {
+        let r = r.unwrap();
+        cuts.push(r.offset as usize); // at the boundary
+        cuts.push(r.offset as usize + 5); // inside the record header
+        cuts.push(r.offset as usize + r.raw.len() / 2 + 1); // inside the body
+    }
+    cuts.push(10); // inside the file header
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("cut.hprof");
+    let out = dir.path().join("out.zip");
+    for cut in cuts {
+        std::fs::write(&input, &full[..cut.min(full.len() - 1)]).unwrap();
+        let o = bounded(&[s(&input), s(&out)]);
+        let err = one_line_error(&o);
+        assert!(
+            err.contains("truncated") || err.contains("cut off"),
+            "cut at {cut}: {err}"
+        );
+        assert!(!out.exists());
+    }
+}
+
+#[test]
+fn a_cut_off_dump_is_salvaged_and_verifies() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, fraction) in [
+        ("art-api25.hprof", 0.7),
+        ("hotspot-android.hprof", 0.5),
+        ("synthetic-id8.hprof", 0.9),
+    ] {
+        let full = std::fs::read(fixture(name)).unwrap();
+        let cut_at = (full.len() as f64 * fraction) as usize;
+        let input = dir.path().join(format!("cut-{name}"));
+        std::fs::write(&input, &full[..cut_at]).unwrap();
+        let out = dir.path().join("out.zip");
+        let o = Command::new(BIN)
+            .args([s(&input), s(&out)])
+            .output()
+            .unwrap();
+        let err = one_line_error(&o);
+        assert!(err.contains("--salvage"), "no hint: {err}");
+
+        let report = dir.path().join("r.json");
+        let o = Command::new(BIN)
+            .args([
+                s(&input),
+                s(&out),
+                "--salvage",
+                "-q",
+                "--report",
+                s(&report),
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let r: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+        let at = r["salvage"]["damaged_at"].as_u64().unwrap();
+        assert!(
+            at <= cut_at as u64 && at > cut_at as u64 / 2,
+            "{name}: kept up to {at} of {cut_at}"
+        );
+        let v = Command::new(BIN)
+            .args(["verify", s(&out), "--against", s(&input), "--json"])
+            .output()
+            .unwrap();
+        assert!(
+            v.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&v.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&v.stdout).unwrap();
+        let extra = v["extra"].as_array().unwrap();
+        assert!(extra
+            .iter()
+            .any(|kv| kv[0] == "truncated" && kv[1] == "true"));
+        assert!(extra
+            .iter()
+            .any(|kv| kv[0] == "truncatedAt" && kv[1].as_str() == Some(at.to_string().as_str())));
+        std::fs::remove_file(&out).unwrap();
+    }
+}
+
+/// A small deterministic generator for the kill moments.
+struct Lcg(u64);
+impl Lcg {
+    fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        self.0 >> 33
+    }
+}
+
+#[test]
+fn killed_at_any_moment_the_shrink_leaves_nothing_or_a_complete_package() {
+    let kills: usize = std::env::var("HPROF_SHRINK_KILLS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(200);
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.hprof");
+    std::fs::copy(fixture("art-api25.hprof"), &input).unwrap();
+    let before = std::fs::read(&input).unwrap();
+    let out_dir = dir.path().join("out");
+    std::fs::create_dir(&out_dir).unwrap();
+    let out = out_dir.join("out.zip");
+    // How long a whole run takes here, to spread the kills over it.
+    let t = Instant::now();
+    assert!(Command::new(BIN)
+        .args([s(&input), s(&out), "-q"])
+        .status()
+        .unwrap()
+        .success());
+    let whole = t.elapsed().as_micros() as u64;
+    std::fs::remove_file(&out).unwrap();
+
+    let mut rng = Lcg(42);
+    let (mut complete, mut nothing, mut left_temp) = (0, 0, 0);
+    for _ in 0..kills {
+        let mut child = Command::new(BIN)
+            .args([s(&input), s(&out), "-q"])
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // Up to twice a whole run: some kills land after the end, most during it.
+        std::thread::sleep(Duration::from_micros(rng.next() % (whole * 2 + 1)));
+        let _ = child.kill();
+        child.wait().unwrap();
+        if out.exists() {
+            let v = Command::new(BIN)
+                .args(["verify", s(&out), "--against", s(&input)])
+                .output()
+                .unwrap();
+            assert!(
+                v.status.success(),
+                "a package at the destination that does not verify: {}",
+                String::from_utf8_lossy(&v.stderr)
+            );
+            std::fs::remove_file(&out).unwrap();
+            complete += 1;
+        } else {
+            nothing += 1;
+        }
+        left_temp += names_in(&out_dir)
+            .iter()
+            .filter(|n| n.ends_with(".hprof-shrink-tmp"))
+            .count();
+    }
+    assert!(
+        std::fs::read(&input).unwrap() == before,
+        "the input changed"
+    );
+    // The next run removes what killed runs left behind.
+    assert!(Command::new(BIN)
+        .args([s(&input), s(&out), "-q"])
+        .status()
+        .unwrap()
+        .success());
+    assert_eq!(names_in(&out_dir), ["out.zip"]);
+    eprintln!("{kills} kills: {complete} left a complete package, {nothing} left none; {left_temp} temporary files seen after kills, all removed by the next run");
+    assert!(nothing > 0, "no kill landed during a run");
+    assert!(complete > 0, "no run completed before its kill");
+}
+
+#[test]
+fn a_write_failure_is_an_error_and_leaves_no_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = fixture("hotspot-android.hprof");
+    // A file size limit (EFBIG), with SIGXFSZ ignored so the write fails instead.
+    let out = dir.path().join("out.zip");
+    let o = Command::new("sh")
+        .args([
+            "-c",
+            "trap '' XFSZ; ulimit -f 400; exec \"$@\"",
+            "sh",
+            BIN,
+            s(&input),
+            s(&out),
+        ])
+        .output()
+        .unwrap();
+    let err = one_line_error(&o);
+    assert!(
+        err.contains("too large") || err.contains("File too large"),
+        "{err}"
+    );
+    assert!(
+        names_in(dir.path()).is_empty(),
+        "{:?}",
+        names_in(dir.path())
+    );
+}
+
+#[test]
+fn a_full_disk_is_an_error_and_leaves_no_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let mnt = dir.path().join("tiny");
+    std::fs::create_dir(&mnt).unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=256k", "tmpfs", s(&mnt)])
+        .stderr(Stdio::null())
+        .status()
+        .map(|st| st.success())
+        .unwrap_or(false);
+    if !mounted {
+        eprintln!("skipping the ENOSPC case: cannot mount a small tmpfs here (not root?); the EFBIG case covers write failures");
+        return;
+    }
+    let out = mnt.join("out.zip");
+    let o = Command::new(BIN)
+        .args([s(&fixture("hotspot-android.hprof")), s(&out)])
+        .output()
+        .unwrap();
+    let listing = names_in(&mnt);
+    let _ = Command::new("umount").arg(&mnt).status();
+    let err = one_line_error(&o);
+    assert!(err.contains("No space left"), "{err}");
+    assert!(listing.is_empty(), "{listing:?}");
+}
+
+fn batch_one(input: &Path, out: &Path, extra: &[&str]) -> serde_json::Value {
+    let report = out.with_extension("json");
+    let mut args = vec![
+        "batch",
+        s(input),
+        "--out-dir",
+        s(out),
+        "-q",
+        "--report",
+        s(&report),
+    ];
+    args.extend_from_slice(extra);
+    let o = Command::new(BIN).args(&args).output().unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(4),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert!(names_in(out).is_empty(), "{:?}", names_in(out));
+    r
+}
+
+#[test]
+fn archives_cannot_climb_out_or_explode() {
+    let dir = tempfile::tempdir().unwrap();
+    let dump = std::fs::read(fixture("art-api26.hprof")).unwrap();
+    let opts = zip::write::SimpleFileOptions::default();
+    let zip_with = |path: &Path, entry: &str| {
+        let mut w = zip::ZipWriter::new(std::fs::File::create(path).unwrap());
+        w.start_file("result.info", opts).unwrap();
+        write!(
+            w,
+            "# x\nsdkVersion=1\nmanufacturer=x\nhprofEntry={entry}\nleakedActivityKey=k\n"
+        )
+        .unwrap();
+        w.start_file(entry, opts).unwrap();
+        w.write_all(&dump).unwrap();
+        w.finish().unwrap();
+    };
+    for (i, entry) in ["../evil.hprof", "/etc/evil.hprof"].iter().enumerate() {
+        let z = dir.path().join(format!("evil{i}.zip"));
+        zip_with(&z, entry);
+        let r = batch_one(&z, &dir.path().join(format!("out{i}")), &[]);
+        let err = r["entries"][0]["error"].as_str().unwrap();
+        assert!(err.contains("leaves the archive"), "{err}");
+    }
+    // An entry larger than the cap, and a gzip bomb.
+    let z = dir.path().join("big.zip");
+    zip_with(&z, "dump.hprof");
+    let r = batch_one(
+        &z,
+        &dir.path().join("out-big"),
+        &["--max-input-size", "100000"],
+    );
+    assert!(
+        r["entries"][0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("over the limit"),
+        "{r}"
+    );
+    let gz = dir.path().join("bomb.hprof.gz");
+    let mut enc = flate2::write::GzEncoder::new(
+        std::fs::File::create(&gz).unwrap(),
+        flate2::Compression::best(),
+    );
+    enc.write_all(b"JAVA PROFILE 1.0.2\0").unwrap();
+    enc.write_all(&vec![0u8; 20 << 20]).unwrap();
+    enc.finish().unwrap();
+    let r = batch_one(
+        &gz,
+        &dir.path().join("out-bomb"),
+        &["--max-input-size", "1000000"],
+    );
+    assert!(
+        r["entries"][0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("larger than the limit"),
+        "{r}"
+    );
+}
