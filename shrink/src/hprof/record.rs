@@ -40,13 +40,13 @@ impl<'a> Header<'a> {
         }
         let nul = match probe.iter().position(|&b| b == 0) {
             Some(nul) => nul,
-            // The start of a header, and then the file ends.
-            None if data.len() < 64 => {
+            // The start of the magic, and then the file ends.
+            None if data.len() < MAGIC.len() + 6 => {
                 return Err(Error::Truncated {
                     offset: 0,
                     tag: Tag::HEADER,
                     what: "header",
-                    needed: 31,
+                    needed: MAGIC.len() as u64 + 6,
                     available: data.len() as u64,
                 })
             }
