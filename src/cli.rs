@@ -229,7 +229,8 @@ pub struct UploadArgs {
     pub outbox: Option<PathBuf>,
 
     /// Delete each uploaded zip instead of moving it to DIR/sent/.
-    #[arg(long, requires = "outbox")]
+    // Both: clap lets a conflict (ZIP vs --outbox) excuse a missing required argument.
+    #[arg(long, requires = "outbox", conflicts_with = "zips")]
     pub delete_after_upload: bool,
 
     /// Print only errors and warnings.

@@ -10,18 +10,21 @@
 
 use std::fmt;
 use std::fs::File;
-use std::io::{self, IsTerminal, Read};
+use std::io::{self, IsTerminal};
 use std::path::{Path, PathBuf};
+use std::pin::Pin;
 use std::sync::{Arc, Once};
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
+use bytes::Bytes;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use reqwest::blocking::{multipart, Body, Client, Response};
 use reqwest::header::{
     HeaderName, HeaderValue, AUTHORIZATION, CONTENT_TYPE, COOKIE, ETAG, LOCATION,
     PROXY_AUTHORIZATION, RETRY_AFTER,
 };
-use reqwest::Url;
+use reqwest::{multipart, Body, Client, Response, Url};
+use tokio::io::{AsyncRead, ReadBuf};
 
 use super::error::UploadError;
 use super::package::{self, Digested};
@@ -176,6 +179,8 @@ pub fn upload_file(path: &Path, config: &UploadConfig) -> Result<UploadOutcome, 
 pub struct Uploader {
     cfg: UploadConfig,
     client: Client,
+    /// Drives the client; the calls of this type block on it.
+    rt: tokio::runtime::Runtime,
     headers: Vec<(HeaderName, HeaderValue)>,
     user_content_type: bool,
 }
@@ -251,9 +256,8 @@ impl Uploader {
         let mut builder = Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .referer(false)
+            // The total timeout is set per request, from the size of the file.
             .connect_timeout(cfg.connect_timeout)
-            // Set per request, from the size of the file.
-            .timeout(None::<Duration>)
             .user_agent(concat!("hprof-shrink/", env!("CARGO_PKG_VERSION")));
         for ca in &cfg.ca_certs {
             let pem = std::fs::read(ca).map_err(|e| UploadError::Io {
@@ -274,12 +278,20 @@ impl Uploader {
         if cfg.insecure {
             builder = builder.tls_danger_accept_invalid_certs(true);
         }
-        let client = builder
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
             .build()
-            .map_err(|e| UploadError::Config(format!("cannot set up HTTP: {}", describe(e))))?;
+            .map_err(|e| UploadError::Config(format!("cannot start the HTTP runtime: {e}")))?;
+        let client = {
+            let _in_runtime = rt.enter();
+            builder
+                .build()
+                .map_err(|e| UploadError::Config(format!("cannot set up HTTP: {}", describe(e))))?
+        };
         Ok(Uploader {
             cfg,
             client,
+            rt,
             headers,
             user_content_type,
         })
@@ -395,8 +407,12 @@ impl Uploader {
         }
     }
 
-    /// One attempt, following redirects. The `Ok` value is the status and the final URL.
     fn attempt(&self, job: &Job, n: u32) -> Step<(u16, String), String> {
+        self.rt.block_on(self.attempt_async(job, n))
+    }
+
+    /// One attempt, following redirects. The `Ok` value is the status and the final URL.
+    async fn attempt_async(&self, job: &Job<'_>, n: u32) -> Step<(u16, String), String> {
         let mut url = self.cfg.url.clone();
         for _ in 0..=MAX_REDIRECTS {
             let trusted = same_origin(&url, &self.cfg.url);
@@ -418,11 +434,13 @@ impl Uploader {
             if let Some(bar) = &job.bar {
                 bar.set_position(0);
             }
-            let reader = Counting {
-                inner: file,
+            let body = FileBody {
+                file: tokio::fs::File::from_std(file),
+                left: job.digest.len,
+                buf: vec![0; 64 * 1024].into_boxed_slice(),
                 bar: job.bar.clone(),
             };
-            let req = self.request(job, &url, trusted, reader);
+            let req = self.request(job, &url, trusted, body);
             self.verbose(|| {
                 let mut names: Vec<String> = self
                     .headers
@@ -451,7 +469,7 @@ impl Uploader {
                 )
             });
             let t = Instant::now();
-            let resp = match req.send() {
+            let resp = match req.send().await {
                 Ok(r) => r,
                 Err(e) => return self.network_error(e, job),
             };
@@ -508,7 +526,7 @@ impl Uploader {
                 .get(RETRY_AFTER)
                 .and_then(|v| v.to_str().ok())
                 .map(str::to_string);
-            let msg = self.http_error(resp, &url);
+            let msg = self.http_error(resp, &url).await;
             return if retry::retryable_status(status.as_u16()) {
                 Step::Transient {
                     error: msg,
@@ -529,8 +547,8 @@ impl Uploader {
         job: &Job,
         url: &Url,
         trusted: bool,
-        reader: Counting,
-    ) -> reqwest::blocking::RequestBuilder {
+        body: FileBody,
+    ) -> reqwest::RequestBuilder {
         let method = match self.cfg.method {
             Method::Post => reqwest::Method::POST,
             Method::Put => reqwest::Method::PUT,
@@ -557,8 +575,9 @@ impl Uploader {
                 if !self.user_content_type {
                     req = req.header(CONTENT_TYPE, "application/zip");
                 }
+                // The body's exact size makes the request carry Content-Length.
                 req.header("content-md5", job.digest.md5_base64())
-                    .body(Body::sized(reader, len))
+                    .body(Body::wrap(body))
             }
             Method::Post => {
                 let mut form = multipart::Form::new();
@@ -568,7 +587,7 @@ impl Uploader {
                         form = form.text(k.clone(), v.clone());
                     }
                 }
-                let part = multipart::Part::reader_with_length(reader, len)
+                let part = multipart::Part::stream_with_length(Body::wrap(body), len)
                     .file_name(job.name.clone())
                     .mime_str("application/zip")
                     .expect("a valid MIME type");
@@ -606,11 +625,16 @@ impl Uploader {
     }
 
     /// "HTTP 400 Bad Request from URL: start of the body".
-    fn http_error(&self, resp: Response, url: &Url) -> String {
+    async fn http_error(&self, mut resp: Response, url: &Url) -> String {
         let status = resp.status();
         let mut body = Vec::new();
         // A server that never finishes its body is cut off by the request timeout.
-        let _ = resp.take(4096).read_to_end(&mut body);
+        while body.len() < 4096 {
+            match resp.chunk().await {
+                Ok(Some(chunk)) => body.extend_from_slice(&chunk),
+                _ => break,
+            }
+        }
         let excerpt = redact::excerpt(&body, EXCERPT_CHARS, &self.secrets());
         if excerpt.is_empty() {
             format!("HTTP {status} from {}", redact::url(url))
@@ -654,6 +678,17 @@ impl Uploader {
     }
 }
 
+/// The next error in a chain. `io::Error::source` skips the error an `io::Error` wraps
+/// (it returns that error's source), so an `io::Error` is looked into instead.
+fn cause<'a>(
+    err: &'a (dyn std::error::Error + 'static),
+) -> Option<&'a (dyn std::error::Error + 'static)> {
+    match err.downcast_ref::<io::Error>().and_then(|io| io.get_ref()) {
+        Some(inner) => Some(inner),
+        None => err.source(),
+    }
+}
+
 /// The error and its causes, each once, without the URL (it is shown redacted by the
 /// caller).
 fn describe(e: reqwest::Error) -> String {
@@ -665,35 +700,24 @@ fn describe(e: reqwest::Error) -> String {
         if !s.is_empty() && !parts.iter().any(|p| p.contains(&s)) {
             parts.push(s);
         }
-        cur = err.source();
+        cur = cause(err);
     }
     parts.join(": ")
 }
 
 /// True when the chain holds rustls refusing the server's certificate: retrying cannot help.
 fn tls_rejected(e: &reqwest::Error) -> bool {
-    fn is_cert(r: &rustls::Error) -> bool {
-        matches!(
-            r,
-            rustls::Error::InvalidCertificate(_)
-                | rustls::Error::NoCertificatesPresented
-                | rustls::Error::UnsupportedNameType
-        )
-    }
     let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
     while let Some(err) = cur {
         if let Some(r) = err.downcast_ref::<rustls::Error>() {
-            return is_cert(r);
+            return matches!(
+                r,
+                rustls::Error::InvalidCertificate(_)
+                    | rustls::Error::NoCertificatesPresented
+                    | rustls::Error::UnsupportedNameType
+            );
         }
-        // io::Error::source skips the error it wraps; look at it directly.
-        if let Some(r) = err
-            .downcast_ref::<io::Error>()
-            .and_then(|io| io.get_ref())
-            .and_then(|inner| inner.downcast_ref::<rustls::Error>())
-        {
-            return is_cert(r);
-        }
-        cur = err.source();
+        cur = cause(err);
     }
     false
 }
@@ -729,19 +753,55 @@ fn progress_bar(len: u64, name: &str) -> ProgressBar {
     bar
 }
 
-/// The file as the request body, moving the progress bar as it is read.
-struct Counting {
-    inner: File,
+/// The file as a request body of exactly the size that was hashed, read as it is sent
+/// (never whole in memory), moving the progress bar.
+struct FileBody {
+    file: tokio::fs::File,
+    left: u64,
+    buf: Box<[u8]>,
     bar: Option<ProgressBar>,
 }
 
-impl Read for Counting {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        if let Some(bar) = &self.bar {
-            bar.inc(n as u64);
+impl http_body::Body for FileBody {
+    type Data = Bytes;
+    type Error = io::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Bytes>, io::Error>>> {
+        let this = self.get_mut();
+        if this.left == 0 {
+            return Poll::Ready(None);
         }
-        Ok(n)
+        let want = this
+            .buf
+            .len()
+            .min(usize::try_from(this.left).unwrap_or(usize::MAX));
+        let mut rb = ReadBuf::new(&mut this.buf[..want]);
+        match Pin::new(&mut this.file).poll_read(cx, &mut rb) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(Err(e)) => Poll::Ready(Some(Err(e))),
+            Poll::Ready(Ok(())) if rb.filled().is_empty() => Poll::Ready(Some(Err(
+                io::Error::new(io::ErrorKind::UnexpectedEof, "the file got shorter"),
+            ))),
+            Poll::Ready(Ok(())) => {
+                let data = Bytes::copy_from_slice(rb.filled());
+                this.left -= data.len() as u64;
+                if let Some(bar) = &this.bar {
+                    bar.inc(data.len() as u64);
+                }
+                Poll::Ready(Some(Ok(http_body::Frame::data(data))))
+            }
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.left == 0
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        http_body::SizeHint::with_exact(self.left)
     }
 }
 

@@ -209,10 +209,18 @@ impl Server {
         Server::start_inner(faults, None)
     }
 
-    /// HTTPS with this certificate chain and key.
+    /// HTTPS with this certificate and key.
     pub fn start_tls(
         cert: rustls::pki_types::CertificateDer<'static>,
         key: rustls::pki_types::PrivateKeyDer<'static>,
+    ) -> Server {
+        Server::start_tls_with(cert, key, Vec::new())
+    }
+
+    pub fn start_tls_with(
+        cert: rustls::pki_types::CertificateDer<'static>,
+        key: rustls::pki_types::PrivateKeyDer<'static>,
+        faults: Vec<Fault>,
     ) -> Server {
         let config = rustls::ServerConfig::builder_with_provider(Arc::new(
             rustls::crypto::ring::default_provider(),
@@ -223,7 +231,7 @@ impl Server {
         .with_single_cert(vec![cert], key)
         .unwrap();
         Server::start_inner(
-            Vec::new(),
+            faults,
             Some(tokio_rustls::TlsAcceptor::from(Arc::new(config))),
         )
     }
@@ -585,7 +593,9 @@ impl CorruptingProxy {
         std::thread::spawn(move || {
             let end = Instant::now() + LIFETIME;
             let mut accepted = 0;
-            while !stop2.load(Ordering::Relaxed) && Instant::now() < end && accepted < MAX_CONNECTIONS
+            while !stop2.load(Ordering::Relaxed)
+                && Instant::now() < end
+                && accepted < MAX_CONNECTIONS
             {
                 match listener.accept() {
                     Ok((client, _)) => {
@@ -701,7 +711,9 @@ impl RequestBodies {
                         self.head.clear();
                         let damage = len > 0
                             && budget
-                                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |b| b.checked_sub(1))
+                                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |b| {
+                                    b.checked_sub(1)
+                                })
                                 .is_ok();
                         let flip_at = if damage { 1000.min(len - 1) } else { u64::MAX };
                         if len > 0 {
