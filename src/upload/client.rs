@@ -241,6 +241,11 @@ impl Uploader {
             headers.push((n, v));
         }
         if let Some(t) = &cfg.token {
+            if headers.iter().any(|(n, _)| n == AUTHORIZATION) {
+                return Err(UploadError::Config(format!(
+                    "both {TOKEN_ENV} and an Authorization header are given; give one"
+                )));
+            }
             if HeaderValue::from_str(&format!("Bearer {}", t.secret())).is_err() {
                 return Err(UploadError::Config(format!(
                     "{TOKEN_ENV} holds characters a header cannot carry"
@@ -869,6 +874,10 @@ mod tests {
         let mut c = base.clone();
         c.headers = vec![("Content-Type".into(), "text/plain".into())];
         assert!(refused(c).contains("multipart"));
+        let mut c = base.clone();
+        c.token = Token::new("tok");
+        c.headers = vec![("Authorization".into(), "Basic x".into())];
+        assert!(refused(c).contains("give one"));
         let mut c = base.clone();
         c.token = Token::new("tok\nen");
         let msg = refused(c);
