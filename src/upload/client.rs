@@ -176,6 +176,8 @@ pub fn upload_file(path: &Path, config: &UploadConfig) -> Result<UploadOutcome, 
     Uploader::new(config.clone())?.upload(path)
 }
 
+/// A blocking uploader: it runs its HTTP client on a runtime of its own, so use (and drop)
+/// it outside async code, or inside `spawn_blocking`.
 pub struct Uploader {
     cfg: UploadConfig,
     client: Client,
@@ -310,20 +312,32 @@ impl Uploader {
         self.cfg.token.iter().map(Token::secret).collect()
     }
 
-    fn log(&self, msg: &str) {
+    /// Logs a line, with the job's progress bar (if any) out of the way.
+    fn log(&self, bar: Option<&ProgressBar>, msg: &str) {
         if let Some(log) = &self.cfg.log {
-            log(&redact::scrub(msg, &self.secrets()));
+            let line = redact::scrub(msg, &self.secrets());
+            match bar {
+                Some(bar) => bar.suspend(|| log(&line)),
+                None => log(&line),
+            }
         }
     }
 
-    fn verbose(&self, msg: impl FnOnce() -> String) {
+    fn verbose(&self, bar: Option<&ProgressBar>, msg: impl FnOnce() -> String) {
         if self.cfg.verbose {
-            self.log(&msg());
+            self.log(bar, &msg());
         }
     }
 
-    /// Uploads `path`, retrying as the policy says. Succeeds only on a 2xx.
+    /// Uploads `path`, retrying as the policy says. Succeeds only on a 2xx. Blocks: from
+    /// async code, call it through `spawn_blocking` (inside a runtime it is refused).
     pub fn upload(&self, path: &Path) -> Result<UploadOutcome, UploadError> {
+        if tokio::runtime::Handle::try_current().is_ok() {
+            return Err(UploadError::Config(
+                "Uploader::upload blocks and cannot run inside an async runtime; use spawn_blocking"
+                    .into(),
+            ));
+        }
         let started = Instant::now();
         let io_err = |e| UploadError::Io {
             path: path.to_path_buf(),
@@ -369,11 +383,14 @@ impl Uploader {
             &mut SystemClock,
             &mut fastrand::f64,
             &mut |error: &String, n, wait| {
-                self.log(&format!(
-                    "{}: attempt {n} failed: {error}; retrying in {:.1} s",
-                    job.name,
-                    wait.as_secs_f64()
-                ))
+                self.log(
+                    job.bar.as_ref(),
+                    &format!(
+                        "{}: attempt {n} failed: {error}; retrying in {:.1} s",
+                        job.name,
+                        wait.as_secs_f64()
+                    ),
+                )
             },
             &mut |n| self.attempt(&job, n),
         );
@@ -446,7 +463,7 @@ impl Uploader {
                 bar: job.bar.clone(),
             };
             let req = self.request(job, &url, trusted, body);
-            self.verbose(|| {
+            self.verbose(job.bar.as_ref(), || {
                 let mut names: Vec<String> = self
                     .headers
                     .iter()
@@ -479,7 +496,7 @@ impl Uploader {
                 Err(e) => return self.network_error(e, job),
             };
             let status = resp.status();
-            self.verbose(|| {
+            self.verbose(job.bar.as_ref(), || {
                 format!(
                     "{}: {} from {} in {:.2} s",
                     job.name,
@@ -508,7 +525,7 @@ impl Uploader {
             if matches!(status.as_u16(), 301 | 302 | 307 | 308) {
                 match self.redirect_target(&resp, &url) {
                     Ok(next) => {
-                        self.verbose(|| {
+                        self.verbose(job.bar.as_ref(), || {
                             format!(
                                 "{}: {status}: following to {}{}",
                                 job.name,
@@ -886,6 +903,19 @@ mod tests {
         c.method = Method::Put;
         c.headers = vec![("Content-Type".into(), "application/octet-stream".into())];
         assert!(Uploader::new(c).is_ok());
+    }
+
+    #[test]
+    fn refused_inside_an_async_runtime_rather_than_panicking() {
+        let up = Uploader::new(UploadConfig::new(
+            Url::parse("http://127.0.0.1:9/").unwrap(),
+        ))
+        .unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let r = rt.block_on(async { up.upload(Path::new("whatever.zip")) });
+        assert!(matches!(r, Err(UploadError::Config(m)) if m.contains("spawn_blocking")));
     }
 
     #[test]
