@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser};
-use hprof_shrink::upload::{AfterUpload, Drained, Outbox, UploadOutcome, Uploader, SENT_DIR};
+use hprof_shrink::upload::{
+    AfterUpload, Drained, Outbox, UploadError, UploadOutcome, Uploader, SENT_DIR,
+};
 use hprof_shrink_core::output::PendingFile;
 use hprof_shrink_core::verify::verify_path;
 use hprof_shrink_core::{inspect, Control, ManifestValues, Outputs, ShrinkOptions};
@@ -38,15 +40,20 @@ type CmdResult = Result<(), String>;
 
 /// The uploader for `url`; a bad option is a usage error (exit 2).
 fn uploader(url: Url, opts: &UploadOpts, quiet: bool) -> Result<Uploader, String> {
-    let cfg = opts.config(url, quiet).unwrap_or_else(|msg| {
+    let usage = |msg: String| -> ! {
         Cli::command()
             .error(clap::error::ErrorKind::InvalidValue, msg)
             .exit()
-    });
+    };
+    let cfg = opts.config(url, quiet).unwrap_or_else(|msg| usage(msg));
     if cfg.insecure {
         eprintln!("hprof-shrink: {}", cli::INSECURE_WARNING);
     }
-    Uploader::new(cfg).map_err(|e| e.to_string())
+    match Uploader::new(cfg) {
+        Ok(up) => Ok(up),
+        Err(UploadError::Config(msg)) => usage(msg),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 fn uploaded(o: &UploadOutcome, moved_to: Option<&Path>, quiet: bool) {
@@ -94,7 +101,7 @@ fn drain(outbox: &Outbox, up: &Uploader, after: AfterUpload, quiet: bool) -> Cmd
         .failed
         .iter()
         .map(|e| match e {
-            hprof_shrink::upload::UploadError::NotMoved { path, .. } => {
+            UploadError::NotMoved { path, .. } => {
                 format!("{} (uploaded, not moved to {SENT_DIR}/)", path.display())
             }
             e => failed_path(e),
@@ -109,8 +116,8 @@ fn drain(outbox: &Outbox, up: &Uploader, after: AfterUpload, quiet: bool) -> Cmd
     ))
 }
 
-fn failed_path(e: &hprof_shrink::upload::UploadError) -> String {
-    use hprof_shrink::upload::UploadError::*;
+fn failed_path(e: &UploadError) -> String {
+    use UploadError::*;
     match e {
         Io { path, .. }
         | NotAPackage { path, .. }
@@ -118,7 +125,7 @@ fn failed_path(e: &hprof_shrink::upload::UploadError) -> String {
         | Exhausted { path, .. }
         | RetryAfterTooLong { path, .. }
         | NotMoved { path, .. } => path.display().to_string(),
-        Config(_) => "?".into(),
+        Config(_) | Setup(_) => "?".into(),
     }
 }
 

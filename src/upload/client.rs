@@ -288,7 +288,7 @@ impl Uploader {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
-            .map_err(|e| UploadError::Config(format!("cannot start the HTTP runtime: {e}")))?;
+            .map_err(|e| UploadError::Setup(format!("cannot start the HTTP runtime: {e}")))?;
         let client = {
             let _in_runtime = rt.enter();
             builder

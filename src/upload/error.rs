@@ -6,9 +6,14 @@ use std::time::Duration;
 
 #[derive(Debug, thiserror::Error)]
 pub enum UploadError {
-    /// The configuration cannot work (bad URL, bad header, unreadable CA file...).
+    /// The configuration cannot work (bad URL, bad header, a CA file without
+    /// certificates...): a usage error.
     #[error("{0}")]
     Config(String),
+
+    /// The HTTP client could not be set up.
+    #[error("{0}")]
+    Setup(String),
 
     #[error("{}: {source}", path.display())]
     Io {
