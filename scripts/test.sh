@@ -12,6 +12,11 @@ cargo fmt --all -- --check
 step "cargo clippy (all targets, warnings are errors)"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 
+step "python environment for the S3 upload test (moto, boto3)"
+HPROF_SHRINK_PYTHON=$(bash scripts/setup-python.sh)
+export HPROF_SHRINK_PYTHON
+echo "$HPROF_SHRINK_PYTHON"
+
 step "cargo test"
 cargo test --workspace
 

@@ -1,9 +1,13 @@
 //! Command-line arguments.
 
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use hprof_shrink::upload::{self, Method, RetryPolicy, Token, UploadConfig};
 use hprof_shrink_core::{DroppedMode, StripMode};
+use reqwest::Url;
 
 const ABOUT: &str =
     "Shrinks Java/Android heap dumps (HPROF) for upload, keeping what leak analysis needs";
@@ -25,8 +29,28 @@ Examples:
   hprof-shrink dump.hprof dump.zip --strip duplicates --dropped empty
   hprof-shrink inspect dump.hprof                   what a dump holds
   hprof-shrink verify dump.zip --against dump.hprof check a package against its input
+  hprof-shrink dump.hprof dump.zip --upload https://host/upload     shrink, then upload
+  hprof-shrink dump.hprof --outbox queue/           shrink into an outbox directory
+  hprof-shrink upload --outbox queue/ --url https://host/upload     upload what waits there
+  hprof-shrink upload dump.zip --method put --url 'https://bucket.../dump.zip?X-Amz-...'
 
-Exit status: 0 success, 1 failure (bad input, I/O, verification), 2 bad usage.";
+Exit status: 0 success (every zip uploaded, when uploading), 1 failure (bad input, I/O,
+verification, a zip not uploaded), 2 bad usage.";
+
+const UPLOAD_ABOUT: &str = "\
+Uploads packages to a server: the zips given, or every finished zip waiting in an outbox \
+directory (oldest first). A zip leaves the outbox (moved to DIR/sent/, or deleted with \
+--delete-after-upload) only after the server answers 2xx; failures stay for the next run.
+
+Connection errors, timeouts, 408, 429 and 5xx are retried with exponential backoff and \
+jitter, never sooner than a Retry-After; any other answer fails at once. Every attempt sends \
+the same bytes with the same MD5. A bearer token is read from the environment variable \
+HPROF_SHRINK_TOKEN and is never printed; it and Authorization/Cookie headers are not sent \
+to another host a redirect points to.";
+
+const UPLOAD_AFTER: &str = "\
+Exit status: 0 every zip uploaded (zips another run was uploading are skipped), 1 a zip \
+not uploaded or another failure (each named on stderr), 2 bad usage.";
 
 #[derive(Debug, Parser)]
 #[command(
@@ -57,6 +81,9 @@ pub enum Command {
     /// resumable, one failure never stops the rest.
     #[command(after_help = BATCH_HELP)]
     Batch(BatchArgs),
+    /// Uploads packages to a server, or everything waiting in an outbox directory.
+    #[command(long_about = UPLOAD_ABOUT, after_help = UPLOAD_AFTER)]
+    Upload(UploadArgs),
 }
 
 const BATCH_HELP: &str = "\
@@ -219,6 +246,184 @@ pub struct ShrinkArgs {
     /// Remove the input once the output is written and verifies against it.
     #[arg(long)]
     pub delete_input: bool,
+
+    /// Write the package into this outbox directory (as INPUT-STEM.zip, or -2, -3... when
+    /// taken) instead of OUT.zip; with --upload, then upload everything waiting there.
+    #[arg(
+        long,
+        value_name = "DIR",
+        conflicts_with = "output",
+        help_heading = "Upload"
+    )]
+    pub outbox: Option<PathBuf>,
+
+    /// Upload the package to this URL once written (OUT.zip stays whatever happens).
+    #[arg(long, value_name = "URL", value_parser = parse_url, help_heading = "Upload")]
+    pub upload: Option<Url>,
+
+    /// With --outbox and --upload: delete each uploaded zip instead of moving it to sent/.
+    #[arg(long, requires_all = ["outbox", "upload"], help_heading = "Upload")]
+    pub delete_after_upload: bool,
+
+    #[command(flatten)]
+    pub upload_opts: UploadOpts,
+}
+
+#[derive(Debug, Args)]
+pub struct UploadArgs {
+    /// The zips to upload.
+    #[arg(
+        value_name = "ZIP",
+        required_unless_present = "outbox",
+        conflicts_with = "outbox"
+    )]
+    pub zips: Vec<PathBuf>,
+
+    /// Where to upload: the endpoint (post) or the object's URL, e.g. pre-signed (put).
+    // The id matches the shrink command's --upload, which the shared options require.
+    #[arg(long = "url", id = "upload", value_name = "URL", value_parser = parse_url, required = true)]
+    pub url: Url,
+
+    /// Upload every finished zip in this directory, oldest first; each one the server
+    /// takes moves to DIR/sent/.
+    #[arg(long, value_name = "DIR")]
+    pub outbox: Option<PathBuf>,
+
+    /// Delete each uploaded zip instead of moving it to DIR/sent/.
+    // Both: clap lets a conflict (ZIP vs --outbox) excuse a missing required argument.
+    #[arg(long, requires = "outbox", conflicts_with = "zips")]
+    pub delete_after_upload: bool,
+
+    /// Print only errors and warnings.
+    #[arg(short, long)]
+    pub quiet: bool,
+
+    #[command(flatten)]
+    pub opts: UploadOpts,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum MethodArg {
+    /// multipart/form-data: part `file` (application/zip), a text part for each result.info
+    /// key, and `md5` (hex).
+    Post,
+    /// The raw zip with Content-Type: application/zip and Content-MD5 (base64), as a
+    /// pre-signed S3/OSS/COS URL takes it.
+    Put,
+}
+
+/// Options of an upload, shared by `upload` and the shrink's `--upload`.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Upload")]
+pub struct UploadOpts {
+    /// The protocol.
+    #[arg(long, value_enum, default_value = "post", requires = "upload")]
+    pub method: MethodArg,
+
+    /// A request header, 'Name: value' (repeatable). Values are never printed.
+    #[arg(long = "header", value_name = "'NAME: VALUE'", requires = "upload")]
+    pub headers: Vec<String>,
+
+    /// Retries after the first attempt (connection errors, timeouts, 408, 429, 5xx).
+    #[arg(long, default_value_t = 5, value_name = "N", requires = "upload")]
+    pub retries: u32,
+
+    /// Seconds to wait for a connection.
+    #[arg(long, value_name = "SECS", default_value = "10", value_parser = parse_secs, requires = "upload")]
+    pub connect_timeout: Duration,
+
+    /// Seconds one attempt may take in all [default: 300, or longer for zips over 75 MiB:
+    /// their size at 256 KiB/s].
+    #[arg(long, value_name = "SECS", value_parser = parse_secs, requires = "upload")]
+    pub timeout: Option<Duration>,
+
+    /// The longest Retry-After waited for; a server asking for more leaves the zip for a
+    /// later run.
+    #[arg(long, value_name = "SECS", default_value = "120", value_parser = parse_secs, requires = "upload")]
+    pub max_retry_wait: Duration,
+
+    /// Also trust the CA certificates in this PEM file (repeatable).
+    #[arg(long, value_name = "FILE.pem", requires = "upload")]
+    pub cacert: Vec<PathBuf>,
+
+    /// FOR TESTING ONLY: accept any TLS certificate and host name. Anyone on the network
+    /// path can then read and change the upload. Warns on every run.
+    #[arg(long, requires = "upload")]
+    pub insecure: bool,
+
+    /// Print each request and response (header names only, never values or the token).
+    #[arg(short, long, requires = "upload")]
+    pub verbose: bool,
+
+    /// The first retry's backoff in milliseconds (doubles each retry); for tests.
+    #[arg(long, hide = true, default_value_t = 1000, value_name = "MS")]
+    pub backoff_ms: u64,
+}
+
+/// Printed on every run with --insecure, whatever -q says.
+pub const INSECURE_WARNING: &str = "WARNING: --insecure: the server's TLS certificate and \
+host name are NOT verified; anyone on the network path can read and change this upload. \
+Use it only for testing.";
+
+impl UploadOpts {
+    /// The configuration for `url`; the token comes from the environment. The error is a
+    /// usage error.
+    pub fn config(&self, url: Url, quiet: bool) -> Result<UploadConfig, String> {
+        let mut headers = Vec::new();
+        for h in &self.headers {
+            // The value may be a credential: errors name the header, never its value.
+            match h.split_once(':') {
+                Some((name, value)) if !name.trim().is_empty() => {
+                    headers.push((name.trim().to_string(), value.trim().to_string()))
+                }
+                _ => return Err("--header takes 'Name: value'".to_string()),
+            }
+        }
+        let mut cfg = UploadConfig::new(url);
+        cfg.method = match self.method {
+            MethodArg::Post => Method::Post,
+            MethodArg::Put => Method::Put,
+        };
+        cfg.headers = headers;
+        cfg.token = Token::from_env();
+        cfg.connect_timeout = self.connect_timeout;
+        cfg.timeout = self.timeout;
+        cfg.retry = RetryPolicy {
+            retries: self.retries,
+            base: Duration::from_millis(self.backoff_ms),
+            max_retry_after: self.max_retry_wait,
+            ..RetryPolicy::default()
+        };
+        cfg.insecure = self.insecure;
+        cfg.ca_certs = self.cacert.clone();
+        cfg.progress = !quiet;
+        cfg.verbose = self.verbose;
+        if !quiet || self.verbose {
+            cfg.log = Some(Arc::new(|m: &str| eprintln!("hprof-shrink: {m}")));
+        }
+        Ok(cfg)
+    }
+}
+
+fn parse_url(s: &str) -> Result<Url, String> {
+    let u = Url::parse(s).map_err(|e| format!("not a URL: {e}"))?;
+    match u.scheme() {
+        "http" | "https" if u.host_str().is_some() => Ok(u),
+        _ => Err(format!(
+            "not an http or https URL: {}",
+            upload::redact::url(&u)
+        )),
+    }
+}
+
+fn parse_secs(s: &str) -> Result<Duration, String> {
+    let v: f64 = s
+        .parse()
+        .map_err(|_| format!("{s:?} is not a number of seconds"))?;
+    if v.is_nan() || v <= 0.0 {
+        return Err("must be more than 0".into());
+    }
+    Duration::try_from_secs_f64(v).map_err(|e| e.to_string())
 }
 
 /// How to shrink: the options a single shrink and a batch share.

@@ -1,0 +1,61 @@
+//! Why an upload failed, as one line that names the file. No variant carries the token:
+//! every message built from server or library text has been scrubbed of it.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Debug, thiserror::Error)]
+pub enum UploadError {
+    /// The configuration cannot work (bad URL, bad header, a CA file without
+    /// certificates...): a usage error.
+    #[error("{0}")]
+    Config(String),
+
+    /// The HTTP client could not be set up.
+    #[error("{0}")]
+    Setup(String),
+
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+
+    /// The file is not a package the multipart protocol can describe.
+    #[error("{}: not an upload package: {reason}", path.display())]
+    NotAPackage { path: PathBuf, reason: String },
+
+    /// A failure that another attempt would repeat: a 4xx other than 408/429, an
+    /// untrusted certificate, a refused redirect, the file changing under us.
+    #[error("{}: {detail}", path.display())]
+    Rejected { path: PathBuf, detail: String },
+
+    /// Every attempt failed with a transient error.
+    #[error("{}: gave up after {attempts} attempts; last: {last}", path.display())]
+    Exhausted {
+        path: PathBuf,
+        attempts: u32,
+        last: String,
+    },
+
+    /// The server asked to wait longer than the policy allows.
+    #[error(
+        "{}: server asked to retry after {} s, more than the {} s allowed (after {attempts} attempts); last: {last}",
+        path.display(), wait.as_secs(), max.as_secs()
+    )]
+    RetryAfterTooLong {
+        path: PathBuf,
+        attempts: u32,
+        wait: Duration,
+        max: Duration,
+        last: String,
+    },
+
+    /// The server took the file (2xx) but it could not then be moved out of the outbox; the
+    /// next run uploads the same bytes again.
+    #[error("{}: uploaded, but not moved out of the outbox: {source}", path.display())]
+    NotMoved {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}

@@ -1,0 +1,23 @@
+//! Uploading packages: one zip ([`upload_file`], or an [`Uploader`] for many) or a whole
+//! outbox directory ([`Outbox::drain`]).
+//!
+//! - [`client`]: the request of each protocol (multipart POST, raw PUT with Content-MD5),
+//!   streamed from the file, with timeouts, redirects and retries;
+//! - [`retry`]: when to try again and how long to wait (pure);
+//! - [`outbox`]: the directory of zips waiting, with per-zip locks;
+//! - [`redact`]: keeping tokens and signatures out of what is printed.
+
+pub mod client;
+pub mod error;
+pub mod outbox;
+pub mod package;
+pub mod redact;
+pub mod retry;
+
+pub use client::{
+    default_timeout, upload_file, Log, Method, Token, UploadConfig, UploadOutcome, Uploader,
+    TOKEN_ENV,
+};
+pub use error::UploadError;
+pub use outbox::{AfterUpload, DrainReport, Drained, Incoming, Outbox, Sent, SENT_DIR};
+pub use retry::RetryPolicy;

@@ -1,0 +1,420 @@
+//! The outbox: a directory of finished zips waiting to be uploaded.
+//!
+//! - Only complete files are picked up: `*.zip` regular files whose names do not start
+//!   with `.` (hprof-shrink's temporary files are hidden and end in `.hprof-shrink-tmp`).
+//!   Other programs should put a zip in place the same way: write elsewhere, then rename.
+//! - Oldest first (modification time, then name).
+//! - Each zip is locked (an OS file lock, `flock` on Unix) while it is uploaded, so
+//!   concurrent runs never send the same zip; a run finding one locked skips it.
+//! - A zip leaves the outbox (moved to `sent/`, or deleted) only after a 2xx. A run killed
+//!   between the 2xx and the move leaves it in place and the next run sends the same bytes
+//!   again, with the same MD5: delivery is at least once, and the server can deduplicate.
+
+use std::fs::{self, File, TryLockError};
+use std::io;
+use std::path::{Path, PathBuf};
+
+use hprof_shrink_core::output::TEMP_SUFFIX;
+
+use super::client::{UploadOutcome, Uploader};
+use super::error::UploadError;
+
+/// Where uploaded zips are moved, inside the outbox.
+pub const SENT_DIR: &str = "sent";
+
+/// What happens to a zip once the server has taken it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum AfterUpload {
+    #[default]
+    MoveToSent,
+    Delete,
+}
+
+#[derive(Debug)]
+pub struct Sent {
+    pub outcome: UploadOutcome,
+    /// Where it was moved; `None` when deleted.
+    pub moved_to: Option<PathBuf>,
+}
+
+/// What became of one zip of the outbox.
+#[derive(Debug)]
+pub enum Drained {
+    Sent(Sent),
+    /// Still in the outbox, for the next run.
+    Failed(UploadError),
+    /// Locked by another run that is uploading it.
+    Busy(PathBuf),
+}
+
+#[derive(Debug, Default)]
+pub struct DrainReport {
+    pub sent: Vec<Sent>,
+    pub failed: Vec<UploadError>,
+    pub busy: Vec<PathBuf>,
+}
+
+/// A zip being written for the outbox, under a temporary name no drain picks up; see
+/// [`Outbox::incoming`].
+pub struct Incoming {
+    staged: tempfile::TempPath,
+    stem: String,
+}
+
+impl Incoming {
+    /// Where to write the zip.
+    pub fn path(&self) -> &Path {
+        &self.staged
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Outbox {
+    dir: PathBuf,
+}
+
+enum Lock {
+    Held(File),
+    Busy,
+    /// Moved or deleted by another run since it was listed.
+    Gone,
+}
+
+impl Outbox {
+    pub fn new(dir: impl Into<PathBuf>) -> Outbox {
+        Outbox { dir: dir.into() }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The zips waiting, oldest first.
+    pub fn pending(&self) -> io::Result<Vec<PathBuf>> {
+        let mut found = Vec::new();
+        for entry in fs::read_dir(&self.dir)? {
+            let entry = entry?;
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            let zip = name.len() > 4 && name[name.len() - 4..].eq_ignore_ascii_case(".zip");
+            if name.starts_with('.') || name.ends_with(TEMP_SUFFIX) || !zip {
+                continue;
+            }
+            // A file that vanished since the listing is someone else's business.
+            let Ok(meta) = entry.metadata() else { continue };
+            if !entry.file_type().is_ok_and(|t| t.is_file()) {
+                continue;
+            }
+            let mtime = meta.modified().unwrap_or(std::time::UNIX_EPOCH);
+            found.push((mtime, entry.path()));
+        }
+        found.sort();
+        Ok(found.into_iter().map(|(_, p)| p).collect())
+    }
+
+    /// Uploads every pending zip, oldest first, and moves (or deletes) each one the server
+    /// took. A failure does not stop the others. The error is for an unreadable outbox.
+    pub fn drain(&self, uploader: &Uploader, after: AfterUpload) -> io::Result<DrainReport> {
+        self.drain_with(uploader, after, &mut |_| {})
+    }
+
+    /// [`drain`](Self::drain), telling `each` about every zip as it is done with.
+    pub fn drain_with(
+        &self,
+        uploader: &Uploader,
+        after: AfterUpload,
+        each: &mut dyn FnMut(&Drained),
+    ) -> io::Result<DrainReport> {
+        let mut report = DrainReport::default();
+        for path in self.pending()? {
+            let result = match lock(&path) {
+                Ok(Lock::Gone) => continue,
+                Ok(Lock::Busy) => Drained::Busy(path),
+                Err(source) => Drained::Failed(UploadError::Io { path, source }),
+                Ok(Lock::Held(lock)) => {
+                    let r = match uploader.upload(&path) {
+                        Err(e) => Drained::Failed(e),
+                        Ok(outcome) => match self.finish(&path, after) {
+                            Ok(moved_to) => Drained::Sent(Sent { outcome, moved_to }),
+                            Err(source) => Drained::Failed(UploadError::NotMoved { path, source }),
+                        },
+                    };
+                    // Released only once the zip has left the outbox.
+                    drop(lock);
+                    r
+                }
+            };
+            each(&result);
+            match result {
+                Drained::Sent(s) => report.sent.push(s),
+                Drained::Failed(e) => report.failed.push(e),
+                Drained::Busy(p) => report.busy.push(p),
+            }
+        }
+        Ok(report)
+    }
+
+    fn finish(&self, path: &Path, after: AfterUpload) -> io::Result<Option<PathBuf>> {
+        match after {
+            AfterUpload::Delete => {
+                fs::remove_file(path)?;
+                sync_dir(&self.dir);
+                Ok(None)
+            }
+            AfterUpload::MoveToSent => {
+                let sent = self.dir.join(SENT_DIR);
+                fs::create_dir_all(&sent)?;
+                let name = path
+                    .file_name()
+                    .ok_or_else(|| io::Error::other("no file name"))?;
+                let target = free_name(&sent, Path::new(name))?;
+                fs::rename(path, &target)?;
+                sync_dir(&sent);
+                sync_dir(&self.dir);
+                Ok(Some(target))
+            }
+        }
+    }
+
+    /// A temporary, hidden place in the outbox to write the zip for `input`; hand it to
+    /// [`admit`](Self::admit) once complete. Dropped without `admit`, it is removed.
+    pub fn incoming(&self, input: &Path) -> io::Result<Incoming> {
+        let stem = zip_stem(input);
+        let tmp = tempfile::Builder::new()
+            .prefix(&format!(".{stem}.zip."))
+            .suffix(TEMP_SUFFIX)
+            .tempfile_in(&self.dir)?;
+        Ok(Incoming {
+            staged: tmp.into_temp_path(),
+            stem,
+        })
+    }
+
+    /// Puts a complete zip into the outbox as `STEM.zip`, or `STEM-2.zip`, `STEM-3.zip`...
+    /// when that name is taken (an earlier dump of the same name still waiting); never
+    /// replaces a file. Returns where it went.
+    pub fn admit(&self, incoming: Incoming) -> io::Result<PathBuf> {
+        let Incoming { mut staged, stem } = incoming;
+        for n in 1..=10_000u32 {
+            let name = if n == 1 {
+                format!("{stem}.zip")
+            } else {
+                format!("{stem}-{n}.zip")
+            };
+            let target = self.dir.join(name);
+            match staged.persist_noclobber(&target) {
+                Ok(()) => {
+                    sync_dir(&self.dir);
+                    return Ok(target);
+                }
+                Err(e) if e.error.kind() == io::ErrorKind::AlreadyExists => staged = e.path,
+                Err(e) => return Err(e.error),
+            }
+        }
+        Err(io::Error::other(format!(
+            "{}: no free name for {stem}.zip",
+            self.dir.display()
+        )))
+    }
+}
+
+/// Opens and locks `path` without waiting, then checks that the locked file is still the
+/// one at `path`: another run may have moved it away between the listing and the lock.
+fn lock(path: &Path) -> io::Result<Lock> {
+    let file = match File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Lock::Gone),
+        Err(e) => return Err(e),
+    };
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(TryLockError::WouldBlock) => return Ok(Lock::Busy),
+        Err(TryLockError::Error(e)) => return Err(e),
+    }
+    let now = match fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Lock::Gone),
+        Err(e) => return Err(e),
+    };
+    if same_file(&file.metadata()?, &now) {
+        Ok(Lock::Held(file))
+    } else {
+        Ok(Lock::Gone)
+    }
+}
+
+#[cfg(unix)]
+fn same_file(a: &fs::Metadata, b: &fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    a.dev() == b.dev() && a.ino() == b.ino()
+}
+
+#[cfg(not(unix))]
+fn same_file(a: &fs::Metadata, b: &fs::Metadata) -> bool {
+    a.len() == b.len() && a.modified().ok() == b.modified().ok()
+}
+
+/// `dir/name`, or `dir/STEM.N.EXT` for the first N from 2 that is free.
+fn free_name(dir: &Path, name: &Path) -> io::Result<PathBuf> {
+    let first = dir.join(name);
+    if !first.exists() {
+        return Ok(first);
+    }
+    let stem = name.file_stem().unwrap_or_default().to_string_lossy();
+    let ext = name
+        .extension()
+        .map(|e| format!(".{}", e.to_string_lossy()))
+        .unwrap_or_default();
+    (2..=10_000u32)
+        .map(|n| dir.join(format!("{stem}.{n}{ext}")))
+        .find(|p| !p.exists())
+        .ok_or_else(|| {
+            io::Error::other(format!(
+                "{}: no free name for {}",
+                dir.display(),
+                name.display()
+            ))
+        })
+}
+
+/// The zip's name for an input dump: its file name without `.gz` and `.hprof`, leading
+/// dots removed (a hidden zip would never be picked up).
+pub fn zip_stem(input: &Path) -> String {
+    let name = input
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let name = name.strip_suffix(".gz").unwrap_or(&name);
+    let name = name.strip_suffix(".hprof").unwrap_or(name);
+    let stem: String = name
+        .trim_start_matches('.')
+        .chars()
+        .map(|c| if c.is_control() { '_' } else { c })
+        .collect();
+    if stem.is_empty() {
+        "dump".into()
+    } else {
+        stem
+    }
+}
+
+/// Makes renames in `dir` durable; best effort (not every platform can open a directory).
+fn sync_dir(dir: &Path) {
+    #[cfg(unix)]
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+    #[cfg(not(unix))]
+    let _ = dir;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, SystemTime};
+
+    /// Writes `p` with a modification time `age_s` seconds before a fixed instant.
+    fn touch(p: &Path, age_s: u64) {
+        fs::write(p, b"x").unwrap();
+        let t = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000 - age_s);
+        File::options()
+            .write(true)
+            .open(p)
+            .unwrap()
+            .set_modified(t)
+            .unwrap();
+    }
+
+    #[test]
+    fn pending_is_complete_zips_oldest_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        touch(&d.join("new.zip"), 10);
+        touch(&d.join("old.zip"), 300);
+        touch(&d.join("b-mid.ZIP"), 100);
+        touch(&d.join("a-mid.zip"), 100);
+        touch(&d.join(".hidden.zip"), 1000);
+        touch(&d.join(".x.zip.AbC123.hprof-shrink-tmp"), 1000);
+        touch(&d.join("notes.txt"), 1000);
+        touch(&d.join(".zip"), 1000);
+        fs::create_dir(d.join("dir.zip")).unwrap();
+        fs::create_dir(d.join(SENT_DIR)).unwrap();
+        touch(&d.join(SENT_DIR).join("done.zip"), 1000);
+        let names: Vec<String> = Outbox::new(d)
+            .pending()
+            .unwrap()
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["old.zip", "a-mid.zip", "b-mid.ZIP", "new.zip"]);
+    }
+
+    #[test]
+    fn admit_never_replaces_and_stages_out_of_sight() {
+        let dir = tempfile::tempdir().unwrap();
+        let ob = Outbox::new(dir.path());
+        let mut placed = Vec::new();
+        for content in [b"one", b"two", b"thr"] {
+            let inc = ob.incoming(Path::new("/data/dump.hprof")).unwrap();
+            fs::write(inc.path(), content).unwrap();
+            assert!(
+                ob.pending().unwrap().len() == placed.len(),
+                "staged file listed"
+            );
+            placed.push(ob.admit(inc).unwrap());
+        }
+        let names: Vec<_> = placed
+            .iter()
+            .map(|p| p.file_name().unwrap().to_str().unwrap())
+            .collect();
+        assert_eq!(names, ["dump.zip", "dump-2.zip", "dump-3.zip"]);
+        assert_eq!(fs::read(&placed[0]).unwrap(), b"one");
+        assert_eq!(fs::read(&placed[2]).unwrap(), b"thr");
+        // Nothing else is left behind; an abandoned one is removed when dropped.
+        let inc = ob.incoming(Path::new("x.hprof")).unwrap();
+        drop(inc);
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 3);
+    }
+
+    #[test]
+    fn lock_excludes_a_second_holder_and_notices_a_moved_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.zip");
+        fs::write(&p, b"zip").unwrap();
+        let Lock::Held(first) = lock(&p).unwrap() else {
+            panic!("not locked")
+        };
+        assert!(matches!(lock(&p).unwrap(), Lock::Busy));
+        drop(first);
+        let Lock::Held(again) = lock(&p).unwrap() else {
+            panic!("not released")
+        };
+        drop(again);
+        fs::rename(&p, dir.path().join("b.zip")).unwrap();
+        assert!(matches!(lock(&p).unwrap(), Lock::Gone));
+    }
+
+    #[test]
+    fn free_names_in_sent() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(
+            free_name(dir.path(), Path::new("a.zip")).unwrap(),
+            dir.path().join("a.zip")
+        );
+        fs::write(dir.path().join("a.zip"), b"").unwrap();
+        fs::write(dir.path().join("a.2.zip"), b"").unwrap();
+        assert_eq!(
+            free_name(dir.path(), Path::new("a.zip")).unwrap(),
+            dir.path().join("a.3.zip")
+        );
+    }
+
+    #[test]
+    fn zip_stems() {
+        assert_eq!(zip_stem(Path::new("/x/heap.hprof")), "heap");
+        assert_eq!(zip_stem(Path::new("heap.hprof.gz")), "heap");
+        assert_eq!(zip_stem(Path::new("..hidden.hprof")), "hidden");
+        assert_eq!(zip_stem(Path::new(".hprof")), "dump");
+        assert_eq!(zip_stem(Path::new("a\nb.bin")), "a_b.bin");
+    }
+}

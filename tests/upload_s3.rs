@@ -1,0 +1,221 @@
+//! `--method put` against an S3-compatible server: moto's standalone server on loopback,
+//! driven by boto3 through tests/s3/s3ctl.py (a bucket, a pre-signed PUT URL, reading the
+//! object back).
+//!
+//! The Python environment comes from scripts/setup-python.sh, which scripts/test.sh runs,
+//! exporting HPROF_SHRINK_PYTHON. Without it these tests say why and pass, unless CI is set.
+//!
+//! moto (5.2.5) does not check a PUT's body against its Content-MD5: it stores whatever
+//! arrives and answers 200 with the body's MD5 as ETag. The tests show that, and that
+//! hprof-shrink catches a damaged body through the ETag instead. (A server that does check
+//! Content-MD5 refusing a damaged body is tested in upload_http.rs.)
+
+mod support;
+
+use std::fs;
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use support::*;
+
+const BUCKET: &str = "heap-dumps";
+
+fn python() -> Option<PathBuf> {
+    match std::env::var_os("HPROF_SHRINK_PYTHON") {
+        Some(p) if !p.is_empty() => Some(PathBuf::from(p)),
+        _ if std::env::var_os("CI").is_some() => {
+            panic!("HPROF_SHRINK_PYTHON is not set but CI is: run scripts/test.sh, which sets it")
+        }
+        _ => {
+            eprintln!(
+                "skipped: HPROF_SHRINK_PYTHON is not set (scripts/test.sh sets it up with \
+                 scripts/setup-python.sh)"
+            );
+            None
+        }
+    }
+}
+
+/// moto's server on a free loopback port, killed when dropped.
+struct Moto {
+    child: Child,
+    python: PathBuf,
+    port: u16,
+}
+
+impl Moto {
+    fn start(python: PathBuf) -> Moto {
+        let port = free_port();
+        let mut child = Command::new(&python)
+            .args(["-m", "moto.server", "-H", "127.0.0.1", "-p"])
+            .arg(port.to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start moto's server");
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            if let Ok(Some(status)) = child.try_wait() {
+                panic!("moto's server exited: {status}");
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                panic!("moto's server did not listen within 60 s");
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let moto = Moto {
+            child,
+            python,
+            port,
+        };
+        moto.ctl(&moto.endpoint(), &["create-bucket", BUCKET]);
+        moto
+    }
+
+    fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    fn addr(&self) -> std::net::SocketAddr {
+        ([127, 0, 0, 1], self.port).into()
+    }
+
+    fn run_ctl(&self, endpoint: &str, args: &[&str]) -> Output {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/s3/s3ctl.py");
+        Command::new(&self.python)
+            .arg(script)
+            .arg(endpoint)
+            .args(args)
+            .env_remove("HTTP_PROXY")
+            .env_remove("HTTPS_PROXY")
+            .env("NO_PROXY", "*")
+            .output()
+            .expect("run s3ctl.py")
+    }
+
+    fn ctl(&self, endpoint: &str, args: &[&str]) -> String {
+        let o = self.run_ctl(endpoint, args);
+        assert!(o.status.success(), "s3ctl {args:?}: {}", stderr(&o));
+        String::from_utf8(o.stdout).unwrap().trim().to_string()
+    }
+
+    /// A pre-signed PUT URL for `key`, signed for requests sent to `endpoint`.
+    fn presign(&self, endpoint: &str, key: &str) -> String {
+        self.ctl(endpoint, &["presign", BUCKET, key])
+    }
+
+    /// The object's bytes and ETag.
+    fn get(&self, key: &str, dir: &Path) -> (Vec<u8>, String) {
+        let out = dir.join("read-back");
+        let etag = self.ctl(&self.endpoint(), &["get", BUCKET, key, s(&out)]);
+        (fs::read(out).unwrap(), etag)
+    }
+}
+
+impl Drop for Moto {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn put_args<'a>(url: &'a str, rest: &[&'a str]) -> Vec<&'a str> {
+    let mut v = vec![
+        "upload",
+        "--method",
+        "put",
+        "--url",
+        url,
+        "--backoff-ms",
+        "10",
+    ];
+    v.extend_from_slice(rest);
+    v
+}
+
+#[test]
+fn put_to_a_presigned_url_stores_the_zip_byte_for_byte() {
+    let Some(py) = python() else { return };
+    let moto = Moto::start(py);
+    let dir = tempfile::tempdir().unwrap();
+    let zip = make_zip(dir.path(), "dump.zip");
+    let want = fs::read(&zip).unwrap();
+    let url = moto.presign(&moto.endpoint(), "android/dump.zip");
+    assert!(url.contains("X-Amz-Signature="), "{url}");
+
+    let o = run(&put_args(&url, &[s(&zip)]));
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("uploaded") && err.contains(": 200"), "{err}");
+    assert!(
+        !err.contains("X-Amz-Signature"),
+        "the signature was printed: {err}"
+    );
+
+    let (got, etag) = moto.get("android/dump.zip", dir.path());
+    assert!(got == want, "the object differs from the zip");
+    assert_eq!(etag, format!("\"{}\"", md5_hex(&want)));
+}
+
+#[test]
+fn moto_ignores_content_md5_and_a_damaged_body_is_caught_by_the_etag_and_sent_again() {
+    let Some(py) = python() else { return };
+    let moto = Moto::start(py);
+    let dir = tempfile::tempdir().unwrap();
+    let outbox = dir.path().join("outbox");
+    fs::create_dir(&outbox).unwrap();
+    let zip = make_zip(&outbox, "dump.zip");
+    let want = fs::read(&zip).unwrap();
+    // The first request's body is damaged between client and server.
+    let proxy = CorruptingProxy::start(moto.addr(), 1);
+    let url = moto.presign(&format!("http://{}", proxy.addr), "dump.zip");
+
+    let o = run(&put_args(&url, &["--outbox", s(&outbox)]));
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert_eq!(proxy.corrupted(), 1);
+    // moto took the damaged body with a 200; its ETag gave it away.
+    assert!(
+        err.contains("attempt 1 failed: 200 OK") && err.contains("is not the MD5"),
+        "{err}"
+    );
+    assert!(err.contains("after 2 attempts"), "{err}");
+    let (got, etag) = moto.get("dump.zip", dir.path());
+    assert!(got == want, "the object differs from the zip");
+    assert_eq!(etag, format!("\"{}\"", md5_hex(&want)));
+    assert_eq!(names_in(&outbox.join("sent")), ["dump.zip"]);
+}
+
+#[test]
+fn when_every_attempt_is_damaged_the_upload_fails_and_the_zip_stays() {
+    let Some(py) = python() else { return };
+    let moto = Moto::start(py);
+    let dir = tempfile::tempdir().unwrap();
+    let outbox = dir.path().join("outbox");
+    fs::create_dir(&outbox).unwrap();
+    let zip = make_zip(&outbox, "dump.zip");
+    let want = fs::read(&zip).unwrap();
+    let proxy = CorruptingProxy::start(moto.addr(), usize::MAX);
+    let url = moto.presign(&format!("http://{}", proxy.addr), "dump.zip");
+
+    let o = run(&put_args(&url, &["--outbox", s(&outbox), "--retries", "1"]));
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(
+        err.contains("gave up after 2 attempts") && err.contains("is not the MD5"),
+        "{err}"
+    );
+    assert!(err.contains("1 of 1 zips not uploaded"), "{err}");
+    assert_eq!(proxy.corrupted(), 2);
+    assert_eq!(names_in(&outbox), ["dump.zip"]);
+    // What moto kept: the damaged bytes, although the request's Content-MD5 was the MD5 of
+    // the zip. It does not verify Content-MD5.
+    let (got, etag) = moto.get("dump.zip", dir.path());
+    assert_eq!(got.len(), want.len());
+    assert!(got != want);
+    assert_eq!(etag, format!("\"{}\"", md5_hex(&got)));
+}
