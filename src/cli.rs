@@ -106,9 +106,12 @@ a Slurm array (sbatch --array=0-7):
 or GNU parallel over ssh:
   parallel -S host1,host2 hprof-shrink batch /archive --out-dir /out --shard {}/4 ::: 0 1 2 3
 
-Exit status: 0 every dump done (or already there), 3 some failed, 4 nothing done (no dump \
-found, or every one failed), 1 the batch could not run (bad input list, output directory), \
-2 bad usage.";
+--upload URL uploads each package made (or, with --outbox DIR, everything in the outbox at \
+the end); --outbox DIR puts a copy of each package made there.
+
+Exit status: 0 every dump done (or already there) and uploaded when asked, 3 some failed, \
+4 nothing done (no dump found, or every one failed), 1 the batch could not run (bad input \
+list, output directory), 2 bad usage.";
 
 #[derive(Debug, Args)]
 pub struct BatchArgs {
@@ -146,6 +149,19 @@ pub struct BatchArgs {
     /// Print only errors.
     #[arg(short, long)]
     pub quiet: bool,
+
+    /// Also put each package made into this outbox directory (for `upload --outbox`); with
+    /// --upload, everything waiting there is uploaded at the end.
+    #[arg(long, value_name = "DIR", help_heading = "Upload")]
+    pub outbox: Option<PathBuf>,
+
+    /// Upload each package made to this URL (with --outbox: drain the outbox at the end).
+    /// A failed upload counts as a failure of its input; the package stays.
+    #[arg(long, value_name = "URL", value_parser = parse_url, help_heading = "Upload")]
+    pub upload: Option<Url>,
+
+    #[command(flatten)]
+    pub upload_opts: UploadOpts,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

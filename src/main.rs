@@ -60,7 +60,7 @@ pub(crate) fn salvage_hint(e: &hprof_shrink_core::Error, salvaging: bool) -> &'s
 }
 
 /// The uploader for `url`; a bad option is a usage error (exit 2).
-fn uploader(url: Url, opts: &UploadOpts, quiet: bool) -> Result<Uploader, String> {
+pub(crate) fn uploader(url: Url, opts: &UploadOpts, quiet: bool) -> Result<Uploader, String> {
     let usage = |msg: String| -> ! {
         Cli::command()
             .error(clap::error::ErrorKind::InvalidValue, msg)
@@ -77,7 +77,7 @@ fn uploader(url: Url, opts: &UploadOpts, quiet: bool) -> Result<Uploader, String
     }
 }
 
-fn uploaded(o: &UploadOutcome, moved_to: Option<&Path>, quiet: bool) {
+pub(crate) fn uploaded(o: &UploadOutcome, moved_to: Option<&Path>, quiet: bool) {
     if quiet {
         return;
     }
@@ -98,7 +98,7 @@ fn uploaded(o: &UploadOutcome, moved_to: Option<&Path>, quiet: bool) {
 }
 
 /// Uploads everything waiting in `outbox`; fails naming the zips left there.
-fn drain(outbox: &Outbox, up: &Uploader, after: AfterUpload, quiet: bool) -> CmdResult {
+pub(crate) fn drain(outbox: &Outbox, up: &Uploader, after: AfterUpload, quiet: bool) -> CmdResult {
     let report = outbox
         .drain_with(up, after, &mut |d| match d {
             Drained::Sent(s) => uploaded(&s.outcome, s.moved_to.as_deref(), quiet),

@@ -780,3 +780,96 @@ fn a_redirect_from_https_to_http_is_refused() {
     assert!(stderr(&o).contains("from https to http"), "{}", stderr(&o));
     assert_eq!(plain.connections(), 0);
 }
+
+#[test]
+fn batch_uploads_each_package_it_makes_or_drains_an_outbox_at_the_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    fs::create_dir(&input).unwrap();
+    for name in ["art-api25.hprof", "art-api26.hprof", "synthetic-id8.hprof"] {
+        fs::copy(fixture(name), input.join(name)).unwrap();
+    }
+    // Straight to the server; one 503 on the way is retried.
+    let server = Server::start(vec![Fault::Status(503, "busy".into())]);
+    let url = server.url("/upload");
+    let out = dir.path().join("out");
+    let report = dir.path().join("batch.json");
+    let o = run(&[
+        "batch",
+        s(&input),
+        "--out-dir",
+        s(&out),
+        "-j",
+        "2",
+        "--upload",
+        &url,
+        "--backoff-ms",
+        "10",
+        "--report",
+        s(&report),
+        "-q",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let stored = server.stored();
+    assert_eq!(stored.len(), 3);
+    for st in &stored {
+        let made = fs::read(out.join(&st.file_name)).unwrap();
+        assert!(
+            made == st.bytes,
+            "{}: the server got other bytes",
+            st.file_name
+        );
+    }
+    let r: serde_json::Value = serde_json::from_str(&fs::read_to_string(&report).unwrap()).unwrap();
+    assert!(r["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|e| e["uploaded"] == true));
+
+    // Through an outbox: the packages are put there, then everything there is uploaded.
+    let server = Server::start(Vec::new());
+    let url = server.url("/upload");
+    let outbox = dir.path().join("outbox");
+    let out2 = dir.path().join("out2");
+    let o = run(&[
+        "batch",
+        s(&input),
+        "--out-dir",
+        s(&out2),
+        "--outbox",
+        s(&outbox),
+        "--upload",
+        &url,
+        "-q",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(server.stored().len(), 3);
+    assert_eq!(names_in(&outbox), ["sent"]);
+    assert_eq!(
+        names_in(&outbox.join("sent")),
+        ["art-api25.zip", "art-api26.zip", "synthetic-id8.zip"]
+    );
+
+    // A server that refuses: the packages stay, the exit says not all is done.
+    let server = Server::start(vec![
+        Fault::Status(400, "no".into()),
+        Fault::Status(400, "no".into()),
+        Fault::Status(400, "no".into()),
+    ]);
+    let url = server.url("/upload");
+    let out3 = dir.path().join("out3");
+    let o = run(&[
+        "batch",
+        s(&input),
+        "--out-dir",
+        s(&out3),
+        "--upload",
+        &url,
+        "-q",
+        "-j",
+        "1",
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert_eq!(names_in(&out3).len(), 3);
+}

@@ -22,6 +22,7 @@ use serde::Serialize;
 use crate::cli::BatchArgs;
 use crate::summary::n;
 use discover::{discover, shard_of, Input};
+use hprof_shrink::upload::{AfterUpload, Outbox, Uploader};
 
 /// Exit codes, documented in `--help` and the README.
 pub const EXIT_ALL_DONE: u8 = 0;
@@ -52,6 +53,10 @@ pub struct Entry {
     pub ratio: Option<f64>,
     pub seconds: f64,
     pub error: Option<String>,
+    /// Where the package was put for upload (`--outbox`).
+    pub outbox: Option<String>,
+    /// Whether the upload (`--upload` without `--outbox`) succeeded.
+    pub uploaded: Option<bool>,
 }
 
 #[derive(Debug, Serialize)]
@@ -66,6 +71,8 @@ pub struct BatchReport {
     pub exists: usize,
     pub failed: usize,
     pub skipped: usize,
+    /// Packages whose upload failed (they stay in the output directory or outbox).
+    pub upload_failed: usize,
     pub input_bytes: u64,
     pub output_bytes: u64,
     pub entries: Vec<Entry>,
@@ -164,8 +171,54 @@ fn describe(e: &Entry) -> String {
     }
 }
 
+/// Where a finished package goes next.
+struct Handoff<'a> {
+    outbox: Option<&'a Outbox>,
+    /// Upload each package right away (no outbox).
+    uploader: Option<&'a Uploader>,
+}
+
+impl Handoff<'_> {
+    fn pass_on(&self, out: &Path, entry: &mut Entry, quiet: bool) {
+        if let Some(ob) = self.outbox {
+            let placed = ob.incoming(out).and_then(|inc| {
+                std::fs::copy(out, inc.path())?;
+                std::fs::File::open(inc.path())?.sync_all()?;
+                ob.admit(inc)
+            });
+            match placed {
+                Ok(p) => entry.outbox = Some(p.display().to_string()),
+                Err(e) => {
+                    entry.status = Status::Failed;
+                    entry.error = Some(format!(
+                        "putting the package into {}: {e}",
+                        ob.dir().display()
+                    ));
+                }
+            }
+        } else if let Some(up) = self.uploader {
+            match up.upload(out) {
+                Ok(o) => {
+                    entry.uploaded = Some(true);
+                    crate::uploaded(&o, None, quiet);
+                }
+                Err(e) => {
+                    entry.uploaded = Some(false);
+                    entry.error = Some(format!("upload: {e}"));
+                }
+            }
+        }
+    }
+}
+
 /// Processes one input into `out`.
-fn run_one(input: &Input, out: &Path, args: &BatchArgs, threads: usize) -> Entry {
+fn run_one(
+    input: &Input,
+    out: &Path,
+    args: &BatchArgs,
+    threads: usize,
+    handoff: &Handoff<'_>,
+) -> Entry {
     let started = Instant::now();
     let mut entry = Entry {
         input: input.path.display().to_string(),
@@ -177,6 +230,8 @@ fn run_one(input: &Input, out: &Path, args: &BatchArgs, threads: usize) -> Entry
         ratio: None,
         seconds: 0.0,
         error: None,
+        outbox: None,
+        uploaded: None,
     };
     let result = (|| -> Result<Status, String> {
         if let Some(dir) = out.parent() {
@@ -216,6 +271,9 @@ fn run_one(input: &Input, out: &Path, args: &BatchArgs, threads: usize) -> Entry
             entry.ratio = entry
                 .output_bytes
                 .map(|o| o as f64 / input.bytes.max(1) as f64);
+            if status == Status::Done {
+                handoff.pass_on(out, &mut entry, args.quiet);
+            }
         }
         Err(e) => entry.error = Some(e),
     }
@@ -256,6 +314,23 @@ pub fn run(args: &BatchArgs) -> Result<u8, String> {
         }
     }
 
+    // Set up before any work, so a bad upload option fails first.
+    let uploader = match &args.upload {
+        Some(url) => Some(crate::uploader(url.clone(), &args.upload_opts, args.quiet)?),
+        None => None,
+    };
+    let outbox = args.outbox.as_ref().map(Outbox::new);
+    if let Some(ob) = &outbox {
+        std::fs::create_dir_all(ob.dir()).map_err(|e| format!("{}: {e}", ob.dir().display()))?;
+    }
+    let handoff = Handoff {
+        outbox: outbox.as_ref(),
+        uploader: if outbox.is_some() {
+            None
+        } else {
+            uploader.as_ref()
+        },
+    };
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let jobs = if args.jobs == 0 { cores } else { args.jobs }.max(1);
     // Cores left over when there are fewer files than workers go to compression.
@@ -269,7 +344,7 @@ pub fn run(args: &BatchArgs) -> Result<u8, String> {
             return;
         };
         let out = args.out_dir.join(&input.out_rel);
-        let entry = run_one(input, &out, args, threads);
+        let entry = run_one(input, &out, args, threads, &handoff);
         progress.finished(&entry, args.quiet);
         results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(entry);
     };
@@ -298,6 +373,8 @@ pub fn run(args: &BatchArgs) -> Result<u8, String> {
             ratio: None,
             seconds: 0.0,
             error: Some(s.reason.clone()),
+            outbox: None,
+            uploaded: None,
         });
     }
     let count = |st: Status| entries.iter().filter(|e| e.status == st).count();
@@ -312,6 +389,7 @@ pub fn run(args: &BatchArgs) -> Result<u8, String> {
         exists: count(Status::Exists),
         failed: count(Status::Failed),
         skipped: count(Status::Skipped),
+        upload_failed: entries.iter().filter(|e| e.uploaded == Some(false)).count(),
         input_bytes: entries
             .iter()
             .filter(|e| matches!(e.status, Status::Done | Status::Exists))
@@ -326,8 +404,17 @@ pub fn run(args: &BatchArgs) -> Result<u8, String> {
     if !args.quiet {
         eprint!("{}", summary(&report));
     }
+    // With an outbox, what waits there goes now (this run's packages and earlier ones).
+    let drained = match (&outbox, &uploader) {
+        (Some(ob), Some(up)) => crate::drain(ob, up, AfterUpload::MoveToSent, args.quiet),
+        _ => Ok(()),
+    };
+    if let Err(e) = &drained {
+        eprintln!("hprof-shrink: error: {e}");
+    }
     let ok = report.done + report.exists;
-    Ok(if report.failed == 0 && ok > 0 {
+    let failed = report.failed + report.upload_failed + drained.is_err() as usize;
+    Ok(if failed == 0 && ok > 0 {
         EXIT_ALL_DONE
     } else if ok > 0 {
         EXIT_PARTIAL
@@ -366,11 +453,15 @@ fn summary(r: &BatchReport) -> String {
         );
     }
     o += &format!(
-        "batch: {} done, {} already there, {} failed, {} not dumps; {} -> {} bytes in {:.1} s with {} jobs\n",
+        "batch: {} done, {} already there, {} failed, {} not dumps{}; {} -> {} bytes in {:.1} s with {} jobs\n",
         r.done,
         r.exists,
         r.failed,
         r.skipped,
+        match r.upload_failed {
+            0 => String::new(),
+            n => format!(", {n} uploads failed"),
+        },
         n(r.input_bytes),
         n(r.output_bytes),
         r.seconds,

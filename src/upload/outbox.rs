@@ -22,6 +22,9 @@ use super::error::UploadError;
 /// Where uploaded zips are moved, inside the outbox.
 pub const SENT_DIR: &str = "sent";
 
+/// Suffix of a zip being written into the outbox, before it is admitted.
+pub const INCOMING_SUFFIX: &str = ".hprof-shrink-incoming";
+
 /// What happens to a zip once the server has taken it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum AfterUpload {
@@ -97,7 +100,11 @@ impl Outbox {
             let name = entry.file_name();
             let name = name.to_string_lossy();
             let zip = name.len() > 4 && name[name.len() - 4..].eq_ignore_ascii_case(".zip");
-            if name.starts_with('.') || name.ends_with(TEMP_SUFFIX) || !zip {
+            if name.starts_with('.')
+                || name.ends_with(TEMP_SUFFIX)
+                || name.ends_with(INCOMING_SUFFIX)
+                || !zip
+            {
                 continue;
             }
             // A file that vanished since the listing is someone else's business.
@@ -180,9 +187,11 @@ impl Outbox {
     /// [`admit`](Self::admit) once complete. Dropped without `admit`, it is removed.
     pub fn incoming(&self, input: &Path) -> io::Result<Incoming> {
         let stem = zip_stem(input);
+        // Not TEMP_SUFFIX: that marks temporary files a cleanup may remove once no process
+        // holds their lock, and this name holds the finished zip, unlocked, until `admit`.
         let tmp = tempfile::Builder::new()
             .prefix(&format!(".{stem}.zip."))
-            .suffix(TEMP_SUFFIX)
+            .suffix(INCOMING_SUFFIX)
             .tempfile_in(&self.dir)?;
         Ok(Incoming {
             staged: tmp.into_temp_path(),
@@ -284,7 +293,9 @@ pub fn zip_stem(input: &Path) -> String {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let name = name.strip_suffix(".gz").unwrap_or(&name);
+    // A dump (`x.hprof`, `x.hprof.gz`) or a package already made (`x.zip`): `x`.
+    let name = name.strip_suffix(".zip").unwrap_or(&name);
+    let name = name.strip_suffix(".gz").unwrap_or(name);
     let name = name.strip_suffix(".hprof").unwrap_or(name);
     let stem: String = name
         .trim_start_matches('.')

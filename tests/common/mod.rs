@@ -7,7 +7,22 @@ use std::process::{Command, Output};
 pub const BIN: &str = env!("CARGO_BIN_EXE_hprof-shrink");
 
 pub fn bin() -> Command {
-    Command::new(BIN)
+    let mut c = Command::new(BIN);
+    // Requests go straight to loopback whatever the environment says about proxies, and
+    // no token leaks in from the environment unless a test sets one.
+    for v in [
+        "HTTP_PROXY",
+        "http_proxy",
+        "HTTPS_PROXY",
+        "https_proxy",
+        "ALL_PROXY",
+        "all_proxy",
+        "HPROF_SHRINK_TOKEN",
+    ] {
+        c.env_remove(v);
+    }
+    c.env("NO_PROXY", "*");
+    c
 }
 
 pub fn run(args: &[&str]) -> Output {

@@ -7,12 +7,15 @@
 
 #![allow(dead_code)] // each test file uses part of this
 
+#[path = "../common/mod.rs"]
+mod common;
+pub use common::*;
+
 use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -33,43 +36,6 @@ use tokio::io::AsyncReadExt;
 pub const LIFETIME: Duration = Duration::from_secs(120);
 /// The most connections a server or proxy accepts.
 const MAX_CONNECTIONS: usize = 200;
-
-pub fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_hprof-shrink"));
-    // Requests go straight to loopback whatever the environment says about proxies, and
-    // no token leaks in from the environment unless a test sets one.
-    for v in [
-        "HTTP_PROXY",
-        "http_proxy",
-        "HTTPS_PROXY",
-        "https_proxy",
-        "ALL_PROXY",
-        "all_proxy",
-        "HPROF_SHRINK_TOKEN",
-    ] {
-        c.env_remove(v);
-    }
-    c.env("NO_PROXY", "*");
-    c
-}
-
-pub fn run(args: &[&str]) -> Output {
-    bin().args(args).output().expect("run hprof-shrink")
-}
-
-pub fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-pub fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-pub fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures")
-        .join(name)
-}
 
 pub fn md5_hex(bytes: &[u8]) -> String {
     Md5::digest(bytes)
@@ -97,18 +63,6 @@ pub fn make_zip(dir: &Path, name: &str) -> PathBuf {
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     zip
-}
-
-/// Names of the entries of `dir`, sorted; empty when it does not exist.
-pub fn names_in(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = match std::fs::read_dir(dir) {
-        Ok(rd) => rd
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect(),
-        Err(_) => Vec::new(),
-    };
-    v.sort();
-    v
 }
 
 /// What the server does with one connection (one request: the server closes each
