@@ -59,7 +59,11 @@ impl IdSet {
 
     /// A cursor for queries that mostly come in increasing order.
     pub fn cursor(&self) -> Cursor<'_> {
-        Cursor { set: self, page: 0 }
+        Cursor {
+            set: self,
+            page: 0,
+            at: 0,
+        }
     }
 
     /// Members in increasing order.
@@ -113,10 +117,11 @@ impl IdSet {
     }
 }
 
-/// Remembers where the last query landed.
+/// Remembers where the last query landed: the page, and the position in it.
 pub struct Cursor<'s> {
     set: &'s IdSet,
     page: usize,
+    at: usize,
 }
 
 impl Cursor<'_> {
@@ -126,15 +131,41 @@ impl Cursor<'_> {
         let high = id >> 16;
         let p = match pages.get(self.page) {
             Some(&h) if h == high => self.page,
-            // The next page or two: the usual step of a walk in address order.
+            // The next page: the usual step of a walk in address order.
             _ if pages.get(self.page + 1) == Some(&high) => self.page + 1,
             _ => match pages.binary_search(&high) {
                 Ok(p) => p,
                 Err(_) => return false,
             },
         };
-        self.page = p;
-        self.set.page_members(p).binary_search(&(id as u16)).is_ok()
+        if p != self.page {
+            self.page = p;
+            self.at = 0;
+        }
+        let members = self.set.page_members(p);
+        let low = id as u16;
+        // Ascending queries find their answer a few steps on from the last one.
+        let mut i = self.at.min(members.len());
+        if i < members.len() && members[i] <= low {
+            let end = (i + 8).min(members.len());
+            while i < end && members[i] < low {
+                i += 1;
+            }
+            if i < end || i == members.len() {
+                self.at = i;
+                return members.get(i) == Some(&low);
+            }
+        }
+        match members.binary_search(&low) {
+            Ok(i) => {
+                self.at = i;
+                true
+            }
+            Err(i) => {
+                self.at = i;
+                false
+            }
+        }
     }
 }
 

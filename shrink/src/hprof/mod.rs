@@ -20,5 +20,5 @@ pub use heap::{
 pub use reader::{Hprof, MappedFile, Salvage};
 pub use record::{Header, LoadClass, Record, Records, StringRecord, RECORD_HEADER_LEN};
 pub use tags::BasicType;
-pub use visitor::{Rewrite, Visitor};
+pub use visitor::{Interest, Rewrite, Visitor};
 pub use writer::HprofWriter;

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use memmap2::Mmap;
 
-use super::heap::SubRecords;
+use super::heap::{parse_sub_record, quick_len, SubRecord, SubRecords};
 use super::record::{Header, Record, Records};
 use super::visitor::Visitor;
 use crate::control::Ticker;
@@ -174,14 +174,51 @@ fn visit_heap_dump<V: Visitor + ?Sized>(
     ticker: &mut Ticker,
 ) -> Result<()> {
     visitor.heap_dump_begin(record, record.body.len() as u32)?;
-    let mut subs: SubRecords<'_> = record.sub_records();
-    for sub in &mut subs {
-        let sub = sub?;
-        ticker.tick(sub.offset)?;
+    let body = record.body;
+    let base = record.body_offset();
+    let id_size = record.id_size;
+    let mut interest = visitor.interest();
+    // Sub-records the visitor has no interest in are stepped over by their length alone
+    // and handed on as runs of raw bytes.
+    let mut skipped_from: Option<usize> = None;
+    let mut pos = 0usize;
+    while pos < body.len() {
+        let b = &body[pos..];
+        let offset = base + pos as u64;
+        ticker.tick(offset)?;
+        let wanted = interest.wants(b[0]);
+        if !wanted {
+            if let Some(len) = quick_len(b, id_size) {
+                skipped_from.get_or_insert(pos);
+                pos += len;
+                continue;
+            }
+        }
+        // Wanted, or one that needs the checked parse (class dumps, damage).
+        let (kind, len) = parse_sub_record(b, offset, id_size)?;
+        if !wanted {
+            skipped_from.get_or_insert(pos);
+            pos += len;
+            continue;
+        }
+        if let Some(from) = skipped_from.take() {
+            visitor.passed_over(base + from as u64, &body[from..pos])?;
+        }
+        let sub = SubRecord {
+            offset,
+            raw: &b[..len],
+            kind,
+        };
         visitor.sub_record(&sub)?;
         if visitor.is_done() {
             return Ok(());
         }
+        // What a visitor looks for can change with what it has seen.
+        interest = visitor.interest();
+        pos += len;
+    }
+    if let Some(from) = skipped_from {
+        visitor.passed_over(base + from as u64, &body[from..])?;
     }
     visitor.heap_dump_end(record)
 }
@@ -210,7 +247,8 @@ impl MappedFile {
         // SAFETY: the map is read-only and private to this process. Another process that
         // truncates the file while we read it can make the kernel signal SIGBUS; inputs are
         // finished dumps, and the documentation says not to shrink a dump still being written.
-        let map = unsafe { Mmap::map(file) }.map_err(|e| Error::io(&path, e))?;
+        let map = unsafe { memmap2::MmapOptions::new().populate().map(file) }
+            .map_err(|e| Error::io(&path, e))?;
         #[cfg(unix)]
         {
             // Each pass reads front to back; the hint doubles readahead. Failure is harmless.

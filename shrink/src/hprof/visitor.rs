@@ -28,6 +28,34 @@ impl Rewrite<'_> {
     }
 }
 
+/// The heap dump sub-record tags a visitor looks at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Interest([u64; 4]);
+
+impl Interest {
+    pub const ALL: Interest = Interest([u64::MAX; 4]);
+    pub const NONE: Interest = Interest([0; 4]);
+
+    pub const fn with(self, tag: u8) -> Interest {
+        let mut bits = self.0;
+        bits[(tag / 64) as usize] |= 1 << (tag % 64);
+        Interest(bits)
+    }
+
+    #[inline]
+    pub fn wants(&self, tag: u8) -> bool {
+        self.0[(tag / 64) as usize] & (1 << (tag % 64)) != 0
+    }
+
+    pub fn union(self, other: Interest) -> Interest {
+        let mut bits = self.0;
+        for (b, o) in bits.iter_mut().zip(other.0) {
+            *b |= o;
+        }
+        Interest(bits)
+    }
+}
+
 /// Receives the parts of a dump in file order. Every method defaults to doing nothing, so a
 /// visitor implements only what it looks at.
 pub trait Visitor {
@@ -49,6 +77,19 @@ pub trait Visitor {
     }
 
     fn sub_record(&mut self, _sub: &SubRecord<'_>) -> Result<()> {
+        Ok(())
+    }
+
+    /// The sub-record tags this visitor looks at: the reader parses only those into views
+    /// for [`Visitor::sub_record`] and steps over the rest. Asked again after each
+    /// sub-record it is given.
+    fn interest(&self) -> Interest {
+        Interest::ALL
+    }
+
+    /// A run of sub-records outside the visitor's interest, exactly as in the file (a
+    /// writer copies them; most visitors ignore them).
+    fn passed_over(&mut self, _offset: u64, _raw: &[u8]) -> Result<()> {
         Ok(())
     }
 
@@ -85,6 +126,12 @@ impl<V: Visitor + ?Sized> Visitor for &mut V {
     fn sub_record(&mut self, s: &SubRecord<'_>) -> Result<()> {
         (**self).sub_record(s)
     }
+    fn interest(&self) -> Interest {
+        (**self).interest()
+    }
+    fn passed_over(&mut self, offset: u64, raw: &[u8]) -> Result<()> {
+        (**self).passed_over(offset, raw)
+    }
     fn rewritten(&mut self, s: &SubRecord<'_>, r: &Rewrite<'_>) -> Result<()> {
         (**self).rewritten(s, r)
     }
@@ -114,8 +161,22 @@ impl<A: Visitor, B: Visitor> Visitor for (A, B) {
         self.1.heap_dump_begin(s, length)
     }
     fn sub_record(&mut self, s: &SubRecord<'_>) -> Result<()> {
-        self.0.sub_record(s)?;
-        self.1.sub_record(s)
+        // Each side gets what it asked for; the rest as passed over.
+        for side in [&mut self.0 as &mut dyn Visitor, &mut self.1] {
+            if side.interest().wants(s.tag()) {
+                side.sub_record(s)?;
+            } else {
+                side.passed_over(s.offset, s.raw)?;
+            }
+        }
+        Ok(())
+    }
+    fn interest(&self) -> Interest {
+        self.0.interest().union(self.1.interest())
+    }
+    fn passed_over(&mut self, offset: u64, raw: &[u8]) -> Result<()> {
+        self.0.passed_over(offset, raw)?;
+        self.1.passed_over(offset, raw)
     }
     fn rewritten(&mut self, s: &SubRecord<'_>, r: &Rewrite<'_>) -> Result<()> {
         self.0.rewritten(s, r)?;

@@ -134,6 +134,10 @@ impl<W: Write> Visitor for HprofWriter<'_, W> {
         self.emit_input(sub.raw, sub.offset)
     }
 
+    fn passed_over(&mut self, offset: u64, raw: &[u8]) -> Result<()> {
+        self.emit_input(raw, offset)
+    }
+
     fn rewritten(&mut self, sub: &SubRecord<'_>, rewrite: &Rewrite<'_>) -> Result<()> {
         let id_size = self.id_size;
         match (rewrite, &sub.kind) {

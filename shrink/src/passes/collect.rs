@@ -7,10 +7,13 @@
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::info::{DumpInfo, Target};
+use super::info::{DumpInfo, Target, TargetClass};
 use crate::control::{Control, Stage};
 use crate::error::{Error, Result};
-use crate::hprof::{BasicType, Hprof, Instance, PrimitiveArray, Sub, SubRecord, Value, Visitor};
+use crate::hprof::cursor::read_id;
+use crate::hprof::{
+    tags, BasicType, Hprof, Instance, Interest, PrimitiveArray, Sub, SubRecord, Value, Visitor,
+};
 use crate::idset::{IdSet, IdSetBuilder};
 use crate::parallel::{self, Order};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -89,6 +92,8 @@ pub struct Collected {
 /// The pass 2 visitor.
 pub struct Collector<'i> {
     info: &'i DumpInfo,
+    /// The target classes, as a short list.
+    targets: Vec<(u64, TargetClass)>,
     undumped: FxHashSet<u64>,
     wanted: FxHashMap<u64, Want>,
     strings: IdSetBuilder,
@@ -104,6 +109,7 @@ impl<'i> Collector<'i> {
     pub fn new(info: &'i DumpInfo) -> Self {
         let mut c = Collector {
             info,
+            targets: info.targets.iter().map(|(c, t)| (*c, *t)).collect(),
             undumped: info.undumped_targets.iter().copied().collect(),
             wanted: FxHashMap::default(),
             strings: IdSetBuilder::new(),
@@ -138,8 +144,14 @@ impl<'i> Collector<'i> {
     }
 
     fn instance(&mut self, sub: &SubRecord<'_>, inst: &Instance<'_>) -> Result<()> {
-        let Some(target) = self.info.targets.get(&inst.class_id) else {
-            if self.undumped.contains(&inst.class_id) {
+        // A handful of target classes: a scan beats hashing, on every instance of the dump.
+        let target = self
+            .targets
+            .iter()
+            .find(|(c, _)| *c == inst.class_id)
+            .map(|(_, t)| t);
+        let Some(target) = target else {
+            if !self.undumped.is_empty() && self.undumped.contains(&inst.class_id) {
                 return Err(Error::MissingClass {
                     offset: sub.offset,
                     class_id: inst.class_id,
@@ -163,14 +175,14 @@ impl<'i> Collector<'i> {
         let object = |v: Option<Value>| v.and_then(|v| v.as_object()).unwrap_or(0);
         match target.target {
             Target::String { value, coder } => {
-                let value_id = object(read(Some(value)));
+                let value_id = read_id(&inst.data[value.offset as usize..], id_size);
                 if self.first_walk {
                     self.out.string_instances += 1;
                     if value_id != 0 {
                         self.strings.insert(value_id);
                     }
                 }
-                if self.found(inst.id, Want::String) {
+                if !self.wanted.is_empty() && self.found(inst.id, Want::String) {
                     let coder = read(coder).and_then(|v| v.as_i64());
                     self.out.strings.insert(
                         inst.id,
@@ -339,6 +351,16 @@ pub fn collect(
 }
 
 impl Visitor for Collector<'_> {
+    fn interest(&self) -> Interest {
+        let i = Interest::NONE.with(tags::INSTANCE_DUMP);
+        if self.wanted.is_empty() {
+            i
+        } else {
+            i.with(tags::PRIMITIVE_ARRAY_DUMP)
+                .with(tags::OBJECT_ARRAY_DUMP)
+        }
+    }
+
     fn is_done(&self) -> bool {
         self.outstanding
             .is_some_and(|n| n.load(Ordering::Relaxed) == 0)

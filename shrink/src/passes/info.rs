@@ -7,7 +7,8 @@ use rustc_hash::FxHashMap;
 
 use crate::error::{Error, Result};
 use crate::hprof::{
-    tags, BasicType, ClassIndex, Layout, LayoutField, Record, Sub, SubRecord, Value, Visitor,
+    tags, BasicType, ClassIndex, Interest, Layout, LayoutField, Record, Sub, SubRecord, Value,
+    Visitor,
 };
 use crate::names::{Name, NameIds, NameTable};
 
@@ -237,6 +238,10 @@ fn target_for(info: &DumpInfo, kind: Name, layout: &Layout, class_id: u64) -> Re
 }
 
 impl Visitor for InfoCollector {
+    fn interest(&self) -> Interest {
+        Interest::NONE.with(tags::CLASS_DUMP)
+    }
+
     fn heap_dump_begin(&mut self, segment: &Record<'_>, _length: u32) -> Result<()> {
         self.last_heap = self.last_heap.max(Some((segment.offset, segment.tag)));
         Ok(())

@@ -123,6 +123,11 @@ impl Plan {
         self.bitmap_buffer_at.get(&class_id).copied()
     }
 
+    /// Are there ids to rewrite at all?
+    pub fn has_remap(&self) -> bool {
+        !self.remap.is_empty()
+    }
+
     pub fn dump_data_buffers(&self) -> Option<u64> {
         self.dump_data_buffers
     }

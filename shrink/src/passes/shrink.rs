@@ -10,6 +10,7 @@ use super::plan::{Keeper, Plan};
 use crate::error::Result;
 use crate::hprof::cursor::read_id;
 use crate::hprof::heap::{parse_sub_record, quick_len};
+use crate::hprof::Interest;
 use crate::hprof::{
     tags, BasicType, Header, ObjectArray, PrimitiveArray, Record, Rewrite, Sub, SubRecord, Visitor,
 };
@@ -188,6 +189,21 @@ impl<V: Visitor> Visitor for ShrinkFilter<'_, V> {
 
     fn rewritten(&mut self, sub: &SubRecord<'_>, rewrite: &Rewrite<'_>) -> Result<()> {
         self.next.rewritten(sub, rewrite)
+    }
+
+    fn interest(&self) -> Interest {
+        let mut i = Interest::NONE.with(tags::PRIMITIVE_ARRAY_DUMP);
+        if self.plan.has_remap() {
+            i = i.with(tags::INSTANCE_DUMP);
+        }
+        if self.plan.dump_data_buffers().is_some() {
+            i = i.with(tags::OBJECT_ARRAY_DUMP);
+        }
+        i
+    }
+
+    fn passed_over(&mut self, offset: u64, raw: &[u8]) -> Result<()> {
+        self.next.passed_over(offset, raw)
     }
 
     fn heap_dump_end(&mut self, segment: &Record<'_>) -> Result<()> {
