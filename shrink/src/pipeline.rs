@@ -134,8 +134,24 @@ pub fn analyze(hprof: &Hprof<'_>, opts: &AnalyzeOptions, control: &Control) -> R
 
     let t = Instant::now();
     let mut warnings = info.warnings.clone();
-    let buffers = group(data, &collected, control, false, salvaged, &mut warnings)?;
-    let images = group(data, &collected, control, true, salvaged, &mut warnings)?;
+    let buffers = group(
+        data,
+        &collected,
+        control,
+        false,
+        salvaged,
+        threads,
+        &mut warnings,
+    )?;
+    let images = group(
+        data,
+        &collected,
+        control,
+        true,
+        salvaged,
+        threads,
+        &mut warnings,
+    )?;
     timings.dedup = ms(t);
 
     let plan = Plan::new(&info, &collected, &buffers, &images, strip, dropped);
@@ -161,6 +177,7 @@ fn group(
     control: &Control,
     images: bool,
     salvaged: bool,
+    threads: usize,
     warnings: &mut Vec<String>,
 ) -> Result<Groups> {
     let mut candidates = Vec::new();
@@ -196,7 +213,7 @@ fn group(
         ));
     }
     control.check()?;
-    let groups = dedup::group(data, &candidates, &dedup::md5);
+    let groups = dedup::group(data, &candidates, &dedup::md5, threads);
     if let Some(p) = control.progress {
         p(crate::control::Progress {
             stage: Stage::Dedup,

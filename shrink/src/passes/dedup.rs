@@ -1,7 +1,8 @@
 //! Grouping Bitmap buffers by content. Buffers are compared only when their lengths are
-//! equal; those are hashed (MD5), and equal hashes are confirmed byte for byte, so two
-//! different buffers are never merged, whatever the hash says. Of each group the buffer
-//! that comes first in the file is the one kept.
+//! equal, and among those only when a cheap fingerprint of their first and last bytes is
+//! equal too; those are hashed (MD5, on several threads), and equal hashes are confirmed
+//! byte for byte, so two different buffers are never merged, whatever a hash says. Of each
+//! group the buffer that comes first in the file is the one kept.
 
 use md5::{Digest, Md5};
 use rustc_hash::FxHashMap;
@@ -41,20 +42,72 @@ pub fn md5(bytes: &[u8]) -> [u8; 16] {
     Md5::digest(bytes).into()
 }
 
-/// Groups `candidates` (any order, ids may repeat) by content read from `dump`.
-/// `digest` is MD5 in production; tests pass a colliding one to prove the byte check.
-pub fn group(dump: &[u8], candidates: &[Candidate], digest: &dyn Fn(&[u8]) -> [u8; 16]) -> Groups {
+/// Bytes at each end of a buffer that its fingerprint covers.
+const FINGERPRINT_BYTES: usize = 4096;
+
+/// CRC-32 of the first and last few KiB: buffers of equal length that differ here (most
+/// distinct images do) need no MD5 at all.
+fn fingerprint(bytes: &[u8]) -> u32 {
+    let mut h = crc32fast::Hasher::new();
+    h.update(&bytes[..bytes.len().min(FINGERPRINT_BYTES)]);
+    h.update(&bytes[bytes.len().saturating_sub(FINGERPRINT_BYTES)..]);
+    h.finalize()
+}
+
+/// MD5s of `members`, on up to `threads` threads.
+fn digests(
+    dump: &[u8],
+    members: &[Candidate],
+    digest: &(dyn Fn(&[u8]) -> [u8; 16] + Sync),
+    threads: usize,
+) -> Vec<[u8; 16]> {
+    let mut out = vec![[0u8; 16]; members.len()];
+    let per = members.len().div_ceil(threads.max(1)).max(1);
+    std::thread::scope(|s| {
+        for (chunk, dest) in members.chunks(per).zip(out.chunks_mut(per)) {
+            s.spawn(move || {
+                for (c, d) in chunk.iter().zip(dest.iter_mut()) {
+                    *d = digest(c.loc.bytes(dump));
+                }
+            });
+        }
+    });
+    out
+}
+
+/// Groups `candidates` (any order, ids may repeat) by content read from `dump`, hashing
+/// on up to `threads` threads. `digest` is MD5 in production; tests pass a colliding one
+/// to prove the byte check.
+pub fn group(
+    dump: &[u8],
+    candidates: &[Candidate],
+    digest: &(dyn Fn(&[u8]) -> [u8; 16] + Sync),
+    threads: usize,
+) -> Groups {
     let mut unique: Vec<Candidate> = candidates.to_vec();
     unique.sort_unstable_by_key(|c| (c.loc.offset, c.id));
     unique.dedup_by_key(|c| c.id);
 
+    // Equal length first; among equal lengths, equal fingerprints.
     let mut by_len: FxHashMap<(BasicType, u64), Vec<Candidate>> = FxHashMap::default();
     for c in &unique {
         by_len.entry((c.loc.ty, c.loc.len)).or_default().push(*c);
     }
+    let mut by_key: FxHashMap<(BasicType, u64, u32), Vec<Candidate>> = FxHashMap::default();
+    for (key, members) in by_len {
+        if members.len() == 1 {
+            by_key.insert((key.0, key.1, 0), members);
+            continue;
+        }
+        for c in members {
+            let f = fingerprint(c.loc.bytes(dump));
+            by_key.entry((key.0, key.1, f)).or_default().push(c);
+        }
+    }
+    let by_len = by_key;
     let mut out = Groups::default();
     // Iterate groups in file order of their first member, for a deterministic result.
-    let mut keys: Vec<(BasicType, u64)> = by_len.keys().copied().collect();
+    let mut keys: Vec<(BasicType, u64, u32)> = by_len.keys().copied().collect();
     keys.sort_unstable_by_key(|k| by_len[k][0].loc.offset);
     for key in keys {
         let members = &by_len[&key];
@@ -65,9 +118,9 @@ pub fn group(dump: &[u8], candidates: &[Candidate], digest: &dyn Fn(&[u8]) -> [u
         }
         // (digest, kept candidate) for each distinct content seen so far.
         let mut kept: Vec<([u8; 16], Candidate)> = Vec::new();
-        for c in members {
+        let hashes = digests(dump, members, digest, threads);
+        for (c, d) in members.iter().zip(hashes) {
             let bytes = c.loc.bytes(dump);
-            let d = digest(bytes);
             out.hashed += 1;
             out.hashed_bytes += bytes.len() as u64;
             let same = kept
@@ -124,9 +177,16 @@ mod tests {
 
     #[test]
     fn a_hash_collision_does_not_merge_different_bytes() {
-        let dump = b"abcdabce";
+        // Same length, same ends (same fingerprint), one byte apart in the middle.
+        let mut dump = vec![b'x'; 20_000];
+        dump[5_000] = b'y';
         let collide = |_: &[u8]| [7u8; 16];
-        let g = group(dump, &[cand(1, 0, 4), cand(2, 4, 4)], &collide);
+        let g = group(
+            &dump,
+            &[cand(1, 0, 10_000), cand(2, 10_000, 10_000)],
+            &collide,
+            2,
+        );
         assert_eq!(
             g.canonical[&2], 2,
             "different bytes merged on a hash collision"
@@ -135,9 +195,23 @@ mod tests {
     }
 
     #[test]
+    fn equal_lengths_with_different_ends_are_not_hashed() {
+        let mut dump = vec![1u8; 20_000];
+        dump.extend(vec![2u8; 20_000]);
+        let g = group(
+            &dump,
+            &[cand(1, 0, 20_000), cand(2, 20_000, 20_000)],
+            &md5,
+            2,
+        );
+        assert_eq!(g.hashed, 0);
+        assert_eq!(g.size.len(), 2);
+    }
+
+    #[test]
     fn unique_lengths_are_not_hashed() {
         let dump = b"abcdefg";
-        let g = group(dump, &[cand(1, 0, 3), cand(2, 3, 4)], &md5);
+        let g = group(dump, &[cand(1, 0, 3), cand(2, 3, 4)], &md5, 2);
         assert_eq!(g.hashed, 0);
         assert_eq!(g.canonical.len(), 2);
     }
@@ -145,7 +219,7 @@ mod tests {
     #[test]
     fn the_same_buffer_named_twice_is_one_candidate() {
         let dump = b"abcd";
-        let g = group(dump, &[cand(1, 0, 4), cand(1, 0, 4)], &md5);
+        let g = group(dump, &[cand(1, 0, 4), cand(1, 0, 4)], &md5, 2);
         assert_eq!(g.size[&1], 1);
         assert_eq!(g.hashed, 0);
     }
