@@ -167,6 +167,7 @@ mod tests {
             dump,
             &[cand(30, 8, 4), cand(10, 0, 4), cand(20, 4, 4)],
             &md5,
+            2,
         );
         assert_eq!(g.canonical[&30], 10);
         assert_eq!(g.canonical[&10], 10);
