@@ -62,7 +62,13 @@ fn digests(
     threads: usize,
 ) -> Vec<[u8; 16]> {
     let mut out = vec![[0u8; 16]; members.len()];
-    let per = members.len().div_ceil(threads.max(1)).max(1);
+    if threads <= 1 || members.len() < 2 {
+        for (c, d) in members.iter().zip(out.iter_mut()) {
+            *d = digest(c.loc.bytes(dump));
+        }
+        return out;
+    }
+    let per = members.len().div_ceil(threads).max(1);
     std::thread::scope(|s| {
         for (chunk, dest) in members.chunks(per).zip(out.chunks_mut(per)) {
             s.spawn(move || {
