@@ -17,7 +17,9 @@ use crate::package::Package;
 use crate::parallel::{self, Order};
 use crate::passes::collect::collect;
 use crate::passes::dedup::{self, Candidate, Groups};
-use crate::passes::{Collected, DumpInfo, InfoCollector, Plan, ShrinkFilter, WriteStats};
+use crate::passes::{
+    write_shrunk_parallel, Collected, DumpInfo, InfoCollector, Plan, ShrinkFilter, WriteStats,
+};
 use crate::report::{
     ArraysReport, BitmapsReport, ImagesReport, InputReport, OptionsReport, OutputReport, Report,
     StringsReport, Timings, TypeRow, SCHEMA,
@@ -395,7 +397,7 @@ pub fn shrink_file(
         }
         None => {
             let raw = raw.as_mut().expect("an output was checked for");
-            let (_, stats, n) = write_shrunk(&hprof, plan, raw, control)?;
+            let (_, stats, n) = write_shrunk_parallel(&hprof, plan, raw, control, opts.threads())?;
             (stats, n)
         }
     };

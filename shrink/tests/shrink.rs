@@ -284,6 +284,46 @@ fn zip_and_raw_hprof_outputs_hold_the_same_hprof() {
 }
 
 #[test]
+fn pass_three_on_several_threads_writes_what_one_thread_writes() {
+    use hprof_shrink_core::hprof::Hprof;
+    use hprof_shrink_core::passes::write_shrunk_parallel;
+    use hprof_shrink_core::{analyze, write_shrunk, AnalyzeOptions};
+    let control = Control::default();
+    for input in all_inputs() {
+        let bytes = std::fs::read(&input).unwrap();
+        // The whole dump, and one cut off mid-way and salvaged (its last segment is cut).
+        let cut = &bytes[..bytes.len() * 3 / 5];
+        let whole = (Hprof::new(&bytes).unwrap(), false);
+        let salvaged = (Hprof::salvage(cut).unwrap().0, true);
+        for (hprof, is_salvaged) in [whole, salvaged] {
+            for strip in STRIPS {
+                for dropped in DROPPED {
+                    let opts = AnalyzeOptions {
+                        salvaged: is_salvaged,
+                        ..AnalyzeOptions::new(strip, dropped, 2)
+                    };
+                    let a = analyze(&hprof, &opts, &control).unwrap();
+                    let (one, one_stats, one_n) =
+                        write_shrunk(&hprof, &a.plan, Vec::new(), &control).unwrap();
+                    for threads in [2, 3] {
+                        let (many, stats, n) =
+                            write_shrunk_parallel(&hprof, &a.plan, Vec::new(), &control, threads)
+                                .unwrap();
+                        let what = format!(
+                            "{} salvaged={is_salvaged} {strip:?} {dropped:?} {threads}",
+                            input.display()
+                        );
+                        assert!(many == one, "{what}: bytes differ");
+                        assert_eq!((&stats, n), (&one_stats, one_n), "{what}");
+                        assert_eq!(n, one.len() as u64, "{what}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
 fn dropped_modes_shape_the_arrays_as_documented() {
     let dir = tempfile::tempdir().unwrap();
     let input = common::repo_root().join("fixtures/art-api26.hprof");
@@ -333,14 +373,15 @@ fn an_error_leaves_no_file_at_the_destination() {
     assert_eq!(common::files_in(dir.path()), ["cut.hprof"]);
 }
 
-#[test]
-fn cancellation_stops_the_shrink_and_leaves_nothing() {
+/// Shrinks `fixture` into `out` (a zip, or a raw hprof on several threads), cancelling as
+/// soon as pass 3 reports progress, as a phone app would from another thread; asserts the
+/// shrink stopped and left nothing.
+fn cancel_in_pass_three(fixture: &str, out: &str) {
     use std::sync::atomic::{AtomicBool, Ordering};
     let dir = tempfile::tempdir().unwrap();
-    let input = common::repo_root().join("fixtures/hotspot-android.hprof");
-    let zip = dir.path().join("out.zip");
+    let input = common::repo_root().join("fixtures").join(fixture);
+    let out = dir.path().join(out);
     let cancel = AtomicBool::new(false);
-    // Cancel as soon as pass 3 reports progress, as a phone app would from another thread.
     let progress = |p: hprof_shrink_core::Progress| {
         if p.stage == hprof_shrink_core::Stage::Write {
             cancel.store(true, Ordering::Relaxed);
@@ -350,13 +391,28 @@ fn cancellation_stops_the_shrink_and_leaves_nothing() {
         cancel: Some(&cancel),
         progress: Some(&progress),
     };
+    let is_zip = out.extension().is_some_and(|e| e == "zip");
     let outputs = Outputs {
-        zip: Some(&zip),
-        hprof: None,
+        zip: is_zip.then_some(out.as_path()),
+        hprof: (!is_zip).then_some(out.as_path()),
     };
-    let err = shrink_file(&input, outputs, &ShrinkOptions::default(), &control).unwrap_err();
+    let opts = ShrinkOptions {
+        threads: 2,
+        ..Default::default()
+    };
+    let err = shrink_file(&input, outputs, &opts, &control).unwrap_err();
     assert!(matches!(err, hprof_shrink_core::Error::Cancelled), "{err}");
     assert!(common::files_in(dir.path()).is_empty());
+}
+
+#[test]
+fn cancellation_stops_the_shrink_and_leaves_nothing() {
+    cancel_in_pass_three("hotspot-android.hprof", "out.zip");
+}
+
+#[test]
+fn cancelling_a_raw_hprof_write_on_several_threads_leaves_nothing() {
+    cancel_in_pass_three("art-api25.hprof", "out.hprof");
 }
 
 #[test]

@@ -10,6 +10,9 @@ use super::record::{Header, Record, RECORD_HEADER_LEN};
 use super::visitor::{Rewrite, Visitor};
 use crate::error::{Error, Result, Tag};
 
+/// Where zeroed array elements are written from; a sink may recognise it by address.
+pub(crate) static ZEROS: [u8; 64 * 1024] = [0; 64 * 1024];
+
 /// Largest run of input bytes merged into one write.
 const MAX_RUN: u64 = 8 << 20;
 
@@ -41,6 +44,12 @@ impl<'a, W: Write> HprofWriter<'a, W> {
     /// Bytes emitted so far.
     pub fn written(&self) -> u64 {
         self.written + (self.run.1 - self.run.0)
+    }
+
+    /// The sink, with everything given so far written to it.
+    pub fn get_mut(&mut self) -> Result<&mut W> {
+        self.flush_run()?;
+        Ok(&mut self.out)
     }
 
     pub fn into_inner(mut self) -> Result<W> {
@@ -89,7 +98,6 @@ impl<'a, W: Write> HprofWriter<'a, W> {
     }
 
     fn emit_zeros(&mut self, mut n: u64) -> Result<()> {
-        static ZEROS: [u8; 64 * 1024] = [0; 64 * 1024];
         while n > 0 {
             let k = n.min(ZEROS.len() as u64) as usize;
             self.emit(&ZEROS[..k])?;

@@ -3,11 +3,13 @@
 pub mod collect;
 pub mod dedup;
 pub mod info;
+pub mod pieces;
 pub mod plan;
 pub mod shrink;
 
 pub use collect::{BitmapRef, Collected, Collector, Location};
 pub use dedup::{Candidate, Groups};
 pub use info::{DumpInfo, InfoCollector, Target, TargetClass};
+pub use pieces::write_shrunk_parallel;
 pub use plan::Plan;
 pub use shrink::{ShrinkFilter, Tally, WriteStats};

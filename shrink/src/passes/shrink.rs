@@ -44,6 +44,21 @@ pub struct WriteStats {
 }
 
 impl WriteStats {
+    /// Adds what another part of the same walk did.
+    pub fn add(&mut self, other: &WriteStats) {
+        for (a, b) in self.kept.iter_mut().zip(&other.kept) {
+            a.count += b.count;
+            a.bytes += b.bytes;
+        }
+        for (a, b) in self.dropped.iter_mut().zip(&other.dropped) {
+            a.count += b.count;
+            a.bytes += b.bytes;
+        }
+        self.bitmaps_repointed += other.bitmaps_repointed;
+        self.images_repointed += other.images_repointed;
+        self.segments += other.segments;
+    }
+
     pub fn dropped_total(&self) -> Tally {
         sum(&self.dropped)
     }
@@ -70,6 +85,8 @@ pub struct ShrinkFilter<'p, V: Visitor> {
     id_size: u8,
     pub stats: WriteStats,
     patches: Vec<(usize, u64)>,
+    /// Segment lengths are left to the next visitor (which counts what it is given).
+    lengths_downstream: bool,
 }
 
 impl<'p, V: Visitor> ShrinkFilter<'p, V> {
@@ -81,7 +98,15 @@ impl<'p, V: Visitor> ShrinkFilter<'p, V> {
             id_size,
             stats: WriteStats::default(),
             patches: Vec::new(),
+            lengths_downstream: false,
         }
+    }
+
+    /// For a next visitor that works out each segment's new length from what it is given
+    /// (it holds the segment's output until its end): no walk ahead over each segment.
+    pub fn lengths_downstream(mut self) -> Self {
+        self.lengths_downstream = true;
+        self
     }
 
     pub fn into_inner(self) -> (V, WriteStats) {
@@ -159,7 +184,7 @@ impl<V: Visitor> Visitor for ShrinkFilter<'_, V> {
 
     fn heap_dump_begin(&mut self, segment: &Record<'_>, length: u32) -> Result<()> {
         self.stats.segments += 1;
-        let length = if self.plan.changes_lengths() {
+        let length = if self.plan.changes_lengths() && !self.lengths_downstream {
             self.new_length(segment)?
         } else {
             length

@@ -1,0 +1,352 @@
+//! Pass 3 on several threads. Each worker filters a run of whole records (as
+//! [`Hprof::split`] cuts them) through its own [`ShrinkFilter`] and writer, but the writer's
+//! sink only notes what would be written: stretches of the input by offset, and the few new
+//! bytes (patched ids, segment headers with their new length) copied aside. The calling
+//! thread takes the runs back in file order and writes them. A run's notes are a handful of
+//! entries per dropped array, never the array bytes, and only a few runs are in flight at a
+//! time, so memory stays small whatever the dump holds.
+
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex};
+
+use super::plan::Plan;
+use super::shrink::{ShrinkFilter, WriteStats};
+use crate::control::{Control, Stage};
+use crate::error::{Error, Result, Tag};
+use crate::hprof::writer::ZEROS;
+use crate::hprof::{
+    Header, Hprof, HprofWriter, Record, Rewrite, SubRecord, Visitor, RECORD_HEADER_LEN,
+};
+
+/// Input bytes per run: small enough for both cores to stay busy on a 200 MB dump and for
+/// the in-flight notes to stay small, large enough that handing out runs costs nothing.
+const RUN_BYTES: u64 = 4 << 20;
+
+/// Runs larger than this (one huge heap dump segment) are not worth cutting into notes.
+const MAX_RUN: u64 = 64 << 20;
+
+/// One stretch of output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Piece {
+    /// `len` bytes of the input at `offset`.
+    Input { offset: u64, len: u64 },
+    /// `len` bytes of the run's copied-aside bytes at `at`.
+    Copied { at: usize, len: usize },
+    /// `len` zero bytes (the elements of zeroed arrays).
+    Zeros { len: u64 },
+}
+
+/// A sink for a writer that notes what it is given instead of writing it: slices of the
+/// input by their offset, anything else copied aside.
+struct Pieces<'a> {
+    source: &'a [u8],
+    list: Vec<Piece>,
+    copied: Vec<u8>,
+    bytes: u64,
+}
+
+impl<'a> Pieces<'a> {
+    fn new(source: &'a [u8]) -> Self {
+        Pieces {
+            source,
+            list: Vec::new(),
+            copied: Vec::new(),
+            bytes: 0,
+        }
+    }
+
+    /// Where `buf` starts in the input, if it is a slice of it.
+    fn input_offset(&self, buf: &[u8]) -> Option<u64> {
+        let start = self.source.as_ptr() as usize;
+        let at = buf.as_ptr() as usize;
+        (at >= start && at + buf.len() <= start + self.source.len()).then(|| (at - start) as u64)
+    }
+
+    fn write_to<W: Write>(&self, out: &mut W) -> io::Result<()> {
+        for piece in &self.list {
+            let bytes = match *piece {
+                Piece::Input { offset, len } => {
+                    &self.source[offset as usize..(offset + len) as usize]
+                }
+                Piece::Copied { at, len } => &self.copied[at..at + len],
+                Piece::Zeros { mut len } => {
+                    while len > 0 {
+                        let k = len.min(ZEROS.len() as u64);
+                        out.write_all(&ZEROS[..k as usize])?;
+                        len -= k;
+                    }
+                    continue;
+                }
+            };
+            out.write_all(bytes)?;
+        }
+        Ok(())
+    }
+}
+
+impl Write for Pieces<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        let len = buf.len();
+        self.bytes += len as u64;
+        if std::ptr::eq(buf.as_ptr(), ZEROS.as_ptr()) {
+            match self.list.last_mut() {
+                Some(Piece::Zeros { len: l }) => *l += len as u64,
+                _ => self.list.push(Piece::Zeros { len: len as u64 }),
+            }
+            return Ok(len);
+        }
+        match (self.input_offset(buf), self.list.last_mut()) {
+            (Some(o), Some(Piece::Input { offset, len: l })) if *offset + *l == o => {
+                *l += len as u64
+            }
+            (Some(offset), _) => self.list.push(Piece::Input {
+                offset,
+                len: len as u64,
+            }),
+            (None, last) => {
+                let at = self.copied.len();
+                self.copied.extend_from_slice(buf);
+                match last {
+                    Some(Piece::Copied { at: a, len: l }) if *a + *l == at => *l += len,
+                    _ => self.list.push(Piece::Copied { at, len }),
+                }
+            }
+        }
+        Ok(len)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The writer of a run, with each heap dump segment's header written once the segment's
+/// new length is known: the header goes aside and is patched at the segment's end, which
+/// spares the walk ahead over each segment that a writer to a stream needs.
+struct RunWriter<'a> {
+    writer: HprofWriter<'a, Pieces<'a>>,
+    /// The open segment's header: where it sits among the copied bytes, and the output
+    /// length at the start of its body.
+    open: Option<(usize, u64)>,
+}
+
+impl Visitor for RunWriter<'_> {
+    fn header(&mut self, header: &Header<'_>) -> Result<()> {
+        self.writer.header(header)
+    }
+    fn record(&mut self, record: &Record<'_>) -> Result<()> {
+        self.writer.record(record)
+    }
+    fn heap_dump_begin(&mut self, segment: &Record<'_>, _length: u32) -> Result<()> {
+        let pieces = self.writer.get_mut()?;
+        let mut head = [0u8; RECORD_HEADER_LEN];
+        head.copy_from_slice(&segment.raw[..RECORD_HEADER_LEN]);
+        let at = pieces.copied.len();
+        pieces.write_all(&head).map_err(Error::Write)?;
+        self.open = Some((at, pieces.bytes));
+        Ok(())
+    }
+    fn sub_record(&mut self, sub: &SubRecord<'_>) -> Result<()> {
+        self.writer.sub_record(sub)
+    }
+    fn passed_over(&mut self, offset: u64, raw: &[u8]) -> Result<()> {
+        self.writer.passed_over(offset, raw)
+    }
+    fn rewritten(&mut self, sub: &SubRecord<'_>, rewrite: &Rewrite<'_>) -> Result<()> {
+        self.writer.rewritten(sub, rewrite)
+    }
+    fn heap_dump_end(&mut self, segment: &Record<'_>) -> Result<()> {
+        let pieces = self.writer.get_mut()?;
+        if let Some((at, start)) = self.open.take() {
+            // Never longer than the input segment, whose length fit in 32 bits.
+            let len = u32::try_from(pieces.bytes - start).map_err(|_| Error::LengthMismatch {
+                offset: segment.offset,
+                tag: Tag::record(segment.tag),
+                what: "rewritten heap dump segment",
+                declared: u32::MAX as u64,
+                actual: pieces.bytes - start,
+            })?;
+            pieces.copied[at + 5..at + 9].copy_from_slice(&len.to_be_bytes());
+        }
+        Ok(())
+    }
+    fn end(&mut self) -> Result<()> {
+        self.writer.end()
+    }
+}
+
+/// What a worker made of one run.
+struct RunOut<'a> {
+    pieces: Pieces<'a>,
+    stats: WriteStats,
+}
+
+/// State shared by the workers and the thread that writes.
+struct Shared<'a> {
+    done: Mutex<BTreeMap<usize, Result<RunOut<'a>>>>,
+    changed: Condvar,
+    /// Runs written so far; a worker does not start a run more than `window` ahead of it.
+    written: AtomicUsize,
+    stop: AtomicBool,
+}
+
+impl Shared<'_> {
+    fn stop(&self) {
+        self.stop.store(true, Ordering::SeqCst);
+        let _guard = self.done.lock().unwrap_or_else(|e| e.into_inner());
+        self.changed.notify_all();
+    }
+}
+
+/// Pass 3 on `threads` workers: the same bytes as [`crate::write_shrunk`] (the runs are
+/// whole records, and each is filtered exactly as the one-thread walk would), written to
+/// `out` in file order. Returns the sink, the stats and the bytes written.
+pub fn write_shrunk_parallel<W: Write>(
+    hprof: &Hprof<'_>,
+    plan: &Plan,
+    mut out: W,
+    control: &Control,
+    threads: usize,
+) -> Result<(W, WriteStats, u64)> {
+    if threads <= 1 {
+        return crate::pipeline::write_shrunk(hprof, plan, out, control);
+    }
+    let parts = ((hprof.len() / RUN_BYTES) as usize).max(threads * 4);
+    let runs = hprof.split(parts)?;
+    // A dump that is one huge segment cannot be cut at record boundaries: its notes would
+    // grow with its dropped arrays, so it is written on this thread.
+    if runs.iter().any(|r| r.end - r.start > MAX_RUN) {
+        return crate::pipeline::write_shrunk(hprof, plan, out, control);
+    }
+    let window = threads * 2 + 1;
+    let source = hprof.data();
+    let id_size = hprof.id_size();
+    let shared = Shared {
+        done: Mutex::new(BTreeMap::new()),
+        changed: Condvar::new(),
+        written: AtomicUsize::new(0),
+        stop: AtomicBool::new(false),
+    };
+    let next = AtomicUsize::new(0);
+    let progress = AtomicU64::new(0);
+
+    let work = || loop {
+        let i = next.fetch_add(1, Ordering::SeqCst);
+        if i >= runs.len() {
+            return;
+        }
+        {
+            // Wait for the writer to come within reach, so notes do not pile up.
+            let mut guard = shared.done.lock().unwrap_or_else(|e| e.into_inner());
+            while i >= shared.written.load(Ordering::SeqCst) + window
+                && !shared.stop.load(Ordering::SeqCst)
+            {
+                guard = shared
+                    .changed
+                    .wait(guard)
+                    .unwrap_or_else(|e| e.into_inner());
+            }
+        }
+        if shared.stop.load(Ordering::SeqCst) {
+            return;
+        }
+        let range = runs[i].clone();
+        let writer = RunWriter {
+            writer: HprofWriter::new(Pieces::new(source), source, id_size),
+            open: None,
+        };
+        let mut filter = ShrinkFilter::new(plan, id_size, writer).lengths_downstream();
+        let mut ticker = control.shared_ticker(Stage::Write, hprof.len(), &progress, range.start);
+        let result = hprof
+            .accept_range(range, &mut filter, &mut ticker)
+            .and_then(|()| {
+                let (writer, stats) = filter.into_inner();
+                Ok(RunOut {
+                    pieces: writer.writer.into_inner()?,
+                    stats,
+                })
+            });
+        let failed = result.is_err();
+        let mut guard = shared.done.lock().unwrap_or_else(|e| e.into_inner());
+        guard.insert(i, result);
+        shared.changed.notify_all();
+        drop(guard);
+        if failed {
+            // Runs already handed out still finish, so the first error in file order is
+            // the one reported.
+            return;
+        }
+    };
+
+    let write = |out: &mut W| -> Result<(WriteStats, u64)> {
+        let mut stats = WriteStats::default();
+        let mut bytes = 0u64;
+        for i in 0..runs.len() {
+            let run = {
+                let mut guard = shared.done.lock().unwrap_or_else(|e| e.into_inner());
+                loop {
+                    if let Some(run) = guard.remove(&i) {
+                        break run;
+                    }
+                    guard = shared
+                        .changed
+                        .wait(guard)
+                        .unwrap_or_else(|e| e.into_inner());
+                }
+            }?;
+            run.pieces.write_to(out).map_err(Error::Write)?;
+            bytes += run.pieces.bytes;
+            stats.add(&run.stats);
+            shared.written.store(i + 1, Ordering::SeqCst);
+            let _guard = shared.done.lock().unwrap_or_else(|e| e.into_inner());
+            shared.changed.notify_all();
+        }
+        Ok((stats, bytes))
+    };
+
+    let result = std::thread::scope(|s| {
+        for _ in 0..threads.min(runs.len()) {
+            s.spawn(work);
+        }
+        let r = write(&mut out);
+        // On an error the workers still waiting must not wait for a writer that is gone.
+        shared.stop();
+        r
+    });
+    let (stats, bytes) = result?;
+    out.flush().map_err(Error::Write)?;
+    Ok((out, stats, bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pieces_merge_adjacent_input_and_copy_the_rest() {
+        let source = b"0123456789".to_vec();
+        let mut p = Pieces::new(&source);
+        p.write_all(&source[0..3]).unwrap();
+        p.write_all(&source[3..5]).unwrap();
+        p.write_all(b"xy").unwrap();
+        p.write_all(b"z").unwrap();
+        p.write_all(&source[8..10]).unwrap();
+        assert_eq!(
+            p.list,
+            vec![
+                Piece::Input { offset: 0, len: 5 },
+                Piece::Copied { at: 0, len: 3 },
+                Piece::Input { offset: 8, len: 2 },
+            ]
+        );
+        let mut out = Vec::new();
+        p.write_to(&mut out).unwrap();
+        assert_eq!(out, b"01234xyz89");
+        assert_eq!(p.bytes, 10);
+    }
+}
