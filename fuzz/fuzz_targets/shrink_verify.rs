@@ -1,8 +1,10 @@
 //! Bytes → shrink → verify: whatever the shrink accepts, it must write a dump that parses
-//! and that the verifier accepts against the input, in every strip and dropped mode.
+//! and that the verifier accepts against the input, in every strip and dropped mode; and
+//! pass 3 on several threads must write the same bytes as on one (or fail likewise).
 #![no_main]
 
 use hprof_shrink_core::hprof::Hprof;
+use hprof_shrink_core::passes::write_shrunk_parallel;
 use hprof_shrink_core::verify::compare;
 use hprof_shrink_core::{analyze, write_shrunk, AnalyzeOptions, Control, DroppedMode, StripMode};
 use libfuzzer_sys::fuzz_target;
@@ -16,13 +18,23 @@ fuzz_target!(|data: &[u8]| {
         (StripMode::Strings, DroppedMode::Zero),
     ];
     for (strip, dropped) in modes {
-        // One thread: spawned threads' thread-local destructor lists read as leaks to
-        // LeakSanitizer; the parallel walks are covered by the property tests.
+        // Passes 1 and 2 on one thread (fast per input); pass 3 on one and on three.
         let opts = AnalyzeOptions::new(strip, dropped, 1);
-        let Ok(a) = analyze(&input, &opts, &control) else { return };
-        let Ok((out, _, _)) = write_shrunk(&input, &a.plan, Vec::new(), &control) else {
+        let Ok(a) = analyze(&input, &opts, &control) else {
             return;
         };
+        let one = write_shrunk(&input, &a.plan, Vec::new(), &control);
+        let many = write_shrunk_parallel(&input, &a.plan, Vec::new(), &control, 3);
+        match (&one, &many) {
+            (Ok((a, _, _)), Ok((b, _, _))) => assert!(a == b, "threads changed the bytes"),
+            (Err(_), Err(_)) => {}
+            _ => panic!(
+                "one thread and three disagree: {:?} / {:?}",
+                one.is_ok(),
+                many.is_ok()
+            ),
+        }
+        let Ok((out, _, _)) = one else { return };
         let shrunk = Hprof::new(&out).expect("the shrink wrote an unreadable header");
         if let Err(e) = compare(&shrunk, &input, Some(strip), false, &control) {
             panic!("{strip:?}/{dropped:?}: the shrink's output does not verify: {e}");

@@ -291,11 +291,15 @@ fn pass_three_on_several_threads_writes_what_one_thread_writes() {
     let control = Control::default();
     for input in all_inputs() {
         let bytes = std::fs::read(&input).unwrap();
-        // The whole dump, and one cut off mid-way and salvaged (its last segment is cut).
-        let cut = &bytes[..bytes.len() * 3 / 5];
+        // The whole dump, and cut off and salvaged: mid-way (its last segment is cut), and
+        // a few records in (a dump smaller than the runs it is cut into).
         let whole = (Hprof::new(&bytes).unwrap(), false);
-        let salvaged = (Hprof::salvage(cut).unwrap().0, true);
-        for (hprof, is_salvaged) in [whole, salvaged] {
+        let mid = (
+            Hprof::salvage(&bytes[..bytes.len() * 3 / 5]).unwrap().0,
+            true,
+        );
+        let tiny = (Hprof::salvage(&bytes[..400]).unwrap().0, true);
+        for (hprof, is_salvaged) in [whole, mid, tiny] {
             for strip in STRIPS {
                 for dropped in DROPPED {
                     let opts = AnalyzeOptions {
@@ -305,7 +309,7 @@ fn pass_three_on_several_threads_writes_what_one_thread_writes() {
                     let a = analyze(&hprof, &opts, &control).unwrap();
                     let (one, one_stats, one_n) =
                         write_shrunk(&hprof, &a.plan, Vec::new(), &control).unwrap();
-                    for threads in [2, 3] {
+                    for threads in [2, 3, 64] {
                         let (many, stats, n) =
                             write_shrunk_parallel(&hprof, &a.plan, Vec::new(), &control, threads)
                                 .unwrap();

@@ -123,7 +123,8 @@ impl<'a> Hprof<'a> {
         visitor: &mut V,
         ticker: &mut Ticker,
     ) -> Result<()> {
-        if range.start <= self.header.len() as u64 {
+        // Only the first run: a run may also start at the first record, right after it.
+        if range.start == 0 {
             visitor.header(&self.header)?;
         }
         for record in Records::at(self.data, &self.header, range.start).with_cut(self.cut) {

@@ -2,14 +2,16 @@
 //! [`Hprof::split`] cuts them) through its own [`ShrinkFilter`] and writer, but the writer's
 //! sink only notes what would be written: stretches of the input by offset, and the few new
 //! bytes (patched ids, segment headers with their new length) copied aside. The calling
-//! thread takes the runs back in file order and writes them. A run's notes are a handful of
-//! entries per dropped array, never the array bytes, and only a few runs are in flight at a
-//! time, so memory stays small whatever the dump holds.
+//! thread takes the runs back in file order and writes them. A run's notes are an entry or
+//! two per dropped array, never the array bytes, and only a bounded stretch of input
+//! (`WINDOW_BYTES`) is walked ahead of the writer, so the notes in memory are a few MiB on
+//! real dumps and at most about twice that stretch on the most contrived one.
 
 use std::collections::BTreeMap;
 use std::io::{self, Write};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Condvar, Mutex};
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard};
 
 use super::plan::Plan;
 use super::shrink::{ShrinkFilter, WriteStats};
@@ -23,6 +25,10 @@ use crate::hprof::{
 /// Input bytes per run: small enough for both cores to stay busy on a 200 MB dump and for
 /// the in-flight notes to stay small, large enough that handing out runs costs nothing.
 const RUN_BYTES: u64 = 4 << 20;
+
+/// Input bytes of runs walked ahead of the one the writer waits for (at least two runs a
+/// thread): the notes they make are at most about twice that, however the arrays fall.
+const WINDOW_BYTES: u64 = 32 << 20;
 
 /// Runs larger than this (one huge heap dump segment) are not worth cutting into notes.
 const MAX_RUN: u64 = 64 << 20;
@@ -62,6 +68,19 @@ impl<'a> Pieces<'a> {
         let start = self.source.as_ptr() as usize;
         let at = buf.as_ptr() as usize;
         (at >= start && at + buf.len() <= start + self.source.len()).then(|| (at - start) as u64)
+    }
+
+    /// Copies `bytes` aside (even a slice of the input) and returns where they sit among
+    /// the copied bytes, for a patch later.
+    fn copy(&mut self, bytes: &[u8]) -> usize {
+        let at = self.copied.len();
+        self.copied.extend_from_slice(bytes);
+        self.bytes += bytes.len() as u64;
+        self.list.push(Piece::Copied {
+            at,
+            len: bytes.len(),
+        });
+        at
     }
 
     fn write_to<W: Write>(&self, out: &mut W) -> io::Result<()> {
@@ -144,10 +163,7 @@ impl Visitor for RunWriter<'_> {
     }
     fn heap_dump_begin(&mut self, segment: &Record<'_>, _length: u32) -> Result<()> {
         let pieces = self.writer.get_mut()?;
-        let mut head = [0u8; RECORD_HEADER_LEN];
-        head.copy_from_slice(&segment.raw[..RECORD_HEADER_LEN]);
-        let at = pieces.copied.len();
-        pieces.write_all(&head).map_err(Error::Write)?;
+        let at = pieces.copy(&segment.raw[..RECORD_HEADER_LEN]);
         self.open = Some((at, pieces.bytes));
         Ok(())
     }
@@ -168,7 +184,7 @@ impl Visitor for RunWriter<'_> {
                 offset: segment.offset,
                 tag: Tag::record(segment.tag),
                 what: "rewritten heap dump segment",
-                declared: u32::MAX as u64,
+                declared: segment.body.len() as u64,
                 actual: pieces.bytes - start,
             })?;
             pieces.copied[at + 5..at + 9].copy_from_slice(&len.to_be_bytes());
@@ -186,20 +202,42 @@ struct RunOut<'a> {
     stats: WriteStats,
 }
 
-/// State shared by the workers and the thread that writes.
-struct Shared<'a> {
-    done: Mutex<BTreeMap<usize, Result<RunOut<'a>>>>,
-    changed: Condvar,
-    /// Runs written so far; a worker does not start a run more than `window` ahead of it.
-    written: AtomicUsize,
-    stop: AtomicBool,
+/// A run's notes, an error, or the panic of the worker that walked it (raised again on
+/// the writing thread, so a caller catching panics, as the C ABI does, sees it).
+type Outcome<'a> = std::thread::Result<Result<RunOut<'a>>>;
+
+/// What the workers and the writing thread share, under one lock.
+#[derive(Default)]
+struct State<'a> {
+    done: BTreeMap<usize, Outcome<'a>>,
+    /// Runs written so far.
+    written: usize,
+    /// The writer is gone (finished, failed or panicking): workers take no more runs.
+    stop: bool,
 }
 
-impl Shared<'_> {
-    fn stop(&self) {
-        self.stop.store(true, Ordering::SeqCst);
-        let _guard = self.done.lock().unwrap_or_else(|e| e.into_inner());
-        self.changed.notify_all();
+struct Shared<'a> {
+    state: Mutex<State<'a>>,
+    changed: Condvar,
+}
+
+impl<'a> Shared<'a> {
+    fn lock(&self) -> MutexGuard<'_, State<'a>> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn wait<'g>(&self, guard: MutexGuard<'g, State<'a>>) -> MutexGuard<'g, State<'a>> {
+        self.changed.wait(guard).unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Tells the workers the writer is gone when it returns or unwinds, so none waits forever.
+struct StopOnDrop<'s, 'a>(&'s Shared<'a>);
+
+impl Drop for StopOnDrop<'_, '_> {
+    fn drop(&mut self) {
+        self.0.lock().stop = true;
+        self.0.changed.notify_all();
     }
 }
 
@@ -217,23 +255,39 @@ pub fn write_shrunk_parallel<W: Write>(
         return crate::pipeline::write_shrunk(hprof, plan, out, control);
     }
     let parts = ((hprof.len() / RUN_BYTES) as usize).max(threads * 4);
-    let runs = hprof.split(parts)?;
-    // A dump that is one huge segment cannot be cut at record boundaries: its notes would
-    // grow with its dropped arrays, so it is written on this thread.
-    if runs.iter().any(|r| r.end - r.start > MAX_RUN) {
-        return crate::pipeline::write_shrunk(hprof, plan, out, control);
-    }
-    let window = threads * 2 + 1;
+    // A damaged record is left to the one-thread walk, which reports the first error in
+    // file order; so is a dump that is one huge segment, which cannot be cut at record
+    // boundaries (its notes would grow with its dropped arrays).
+    let runs = match hprof.split(parts) {
+        Ok(runs) if runs.iter().all(|r| r.end - r.start <= MAX_RUN) => runs,
+        _ => return crate::pipeline::write_shrunk(hprof, plan, out, control),
+    };
+    // Input in flight beyond the run the writer waits for: bounds the notes held.
+    let window = (threads as u64 * 2 * RUN_BYTES).max(WINDOW_BYTES);
     let source = hprof.data();
     let id_size = hprof.id_size();
     let shared = Shared {
-        done: Mutex::new(BTreeMap::new()),
+        state: Mutex::new(State::default()),
         changed: Condvar::new(),
-        written: AtomicUsize::new(0),
-        stop: AtomicBool::new(false),
     };
     let next = AtomicUsize::new(0);
     let progress = AtomicU64::new(0);
+
+    let walk_run = |i: usize| -> Result<RunOut<'_>> {
+        let range = runs[i].clone();
+        let writer = RunWriter {
+            writer: HprofWriter::new(Pieces::new(source), source, id_size),
+            open: None,
+        };
+        let mut filter = ShrinkFilter::new(plan, id_size, writer).lengths_downstream();
+        let mut ticker = control.shared_ticker(Stage::Write, hprof.len(), &progress, range.start);
+        hprof.accept_range(range, &mut filter, &mut ticker)?;
+        let (writer, stats) = filter.into_inner();
+        Ok(RunOut {
+            pieces: writer.writer.into_inner()?,
+            stats,
+        })
+    };
 
     let work = || loop {
         let i = next.fetch_add(1, Ordering::SeqCst);
@@ -242,40 +296,21 @@ pub fn write_shrunk_parallel<W: Write>(
         }
         {
             // Wait for the writer to come within reach, so notes do not pile up.
-            let mut guard = shared.done.lock().unwrap_or_else(|e| e.into_inner());
-            while i >= shared.written.load(Ordering::SeqCst) + window
-                && !shared.stop.load(Ordering::SeqCst)
+            let mut state = shared.lock();
+            while !state.stop
+                && i > state.written
+                && runs[i].end - runs[state.written].start > window
             {
-                guard = shared
-                    .changed
-                    .wait(guard)
-                    .unwrap_or_else(|e| e.into_inner());
+                state = shared.wait(state);
+            }
+            if state.stop {
+                return;
             }
         }
-        if shared.stop.load(Ordering::SeqCst) {
-            return;
-        }
-        let range = runs[i].clone();
-        let writer = RunWriter {
-            writer: HprofWriter::new(Pieces::new(source), source, id_size),
-            open: None,
-        };
-        let mut filter = ShrinkFilter::new(plan, id_size, writer).lengths_downstream();
-        let mut ticker = control.shared_ticker(Stage::Write, hprof.len(), &progress, range.start);
-        let result = hprof
-            .accept_range(range, &mut filter, &mut ticker)
-            .and_then(|()| {
-                let (writer, stats) = filter.into_inner();
-                Ok(RunOut {
-                    pieces: writer.writer.into_inner()?,
-                    stats,
-                })
-            });
-        let failed = result.is_err();
-        let mut guard = shared.done.lock().unwrap_or_else(|e| e.into_inner());
-        guard.insert(i, result);
+        let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| walk_run(i)));
+        let failed = !matches!(outcome, Ok(Ok(_)));
+        shared.lock().done.insert(i, outcome);
         shared.changed.notify_all();
-        drop(guard);
         if failed {
             // Runs already handed out still finish, so the first error in file order is
             // the one reported.
@@ -284,41 +319,38 @@ pub fn write_shrunk_parallel<W: Write>(
     };
 
     let write = |out: &mut W| -> Result<(WriteStats, u64)> {
+        let _stop = StopOnDrop(&shared);
         let mut stats = WriteStats::default();
         let mut bytes = 0u64;
         for i in 0..runs.len() {
-            let run = {
-                let mut guard = shared.done.lock().unwrap_or_else(|e| e.into_inner());
+            let outcome = {
+                let mut state = shared.lock();
                 loop {
-                    if let Some(run) = guard.remove(&i) {
-                        break run;
+                    if let Some(outcome) = state.done.remove(&i) {
+                        break outcome;
                     }
-                    guard = shared
-                        .changed
-                        .wait(guard)
-                        .unwrap_or_else(|e| e.into_inner());
+                    state = shared.wait(state);
                 }
-            }?;
+            };
+            let run = match outcome {
+                Ok(run) => run?,
+                Err(panic) => std::panic::resume_unwind(panic),
+            };
             run.pieces.write_to(out).map_err(Error::Write)?;
             bytes += run.pieces.bytes;
             stats.add(&run.stats);
-            shared.written.store(i + 1, Ordering::SeqCst);
-            let _guard = shared.done.lock().unwrap_or_else(|e| e.into_inner());
+            shared.lock().written = i + 1;
             shared.changed.notify_all();
         }
         Ok((stats, bytes))
     };
 
-    let result = std::thread::scope(|s| {
+    let (stats, bytes) = std::thread::scope(|s| {
         for _ in 0..threads.min(runs.len()) {
             s.spawn(work);
         }
-        let r = write(&mut out);
-        // On an error the workers still waiting must not wait for a writer that is gone.
-        shared.stop();
-        r
-    });
-    let (stats, bytes) = result?;
+        write(&mut out)
+    })?;
     out.flush().map_err(Error::Write)?;
     Ok((out, stats, bytes))
 }
@@ -348,5 +380,34 @@ mod tests {
         p.write_to(&mut out).unwrap();
         assert_eq!(out, b"01234xyz89");
         assert_eq!(p.bytes, 10);
+    }
+
+    /// A sink that fails in the worst way, a panic, part-way through.
+    struct PanicsAfter(usize);
+
+    impl Write for PanicsAfter {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.0 = self.0.checked_sub(1).expect("the sink gives up");
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_panicking_sink_unwinds_without_leaving_workers_waiting() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/art-api25.hprof");
+        let bytes = std::fs::read(path).unwrap();
+        let hprof = Hprof::new(&bytes).unwrap();
+        let control = Control::default();
+        let opts =
+            crate::AnalyzeOptions::new(crate::StripMode::Bitmaps, crate::DroppedMode::Remove, 2);
+        let a = crate::analyze(&hprof, &opts, &control).unwrap();
+        // Returning at all (not hanging) is half the point; the panic must come through.
+        let r = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            write_shrunk_parallel(&hprof, &a.plan, PanicsAfter(3), &control, 2)
+        }));
+        assert!(r.is_err(), "the sink's panic reached the caller");
     }
 }
