@@ -12,7 +12,7 @@ use crate::hprof::{BasicType, Hprof, HprofWriter, MappedFile, Salvage};
 use crate::javastring;
 use crate::manifest::{self, Manifest, ManifestValues};
 use crate::options::{DroppedMode, StripMode};
-use crate::output::{clean_stale, same_file, PendingFile};
+use crate::output::{clean_stale, same_file, PendingFile, Writeback};
 use crate::package::Package;
 use crate::parallel::{self, Order};
 use crate::passes::collect::collect;
@@ -362,12 +362,12 @@ pub fn shrink_file(
     let mut raw_file = outputs.hprof.map(PendingFile::create).transpose()?;
     let mut raw = raw_file
         .as_mut()
-        .map(|f| BufWriter::with_capacity(BUF, f.file()));
+        .map(|f| BufWriter::with_capacity(BUF, Writeback::new(f.file())));
     let plan = &analysis.plan;
     let (stats, hprof_bytes) = match zip_file.as_mut() {
         Some(zf) => {
             let timestamp = hprof.header().timestamp_ms;
-            let out = BufWriter::with_capacity(BUF, zf.file());
+            let out = BufWriter::with_capacity(BUF, Writeback::new(zf.file()));
             let mut package = Package::new(out, opts.level, timestamp)?;
             package.add_manifest(&manifest)?;
             let threads = opts.threads();
