@@ -33,6 +33,13 @@ impl<'f> Writeback<'f> {
         }
     }
 
+    fn wrote(&mut self, n: usize) {
+        self.written += n as u64;
+        if self.written - self.pending >= WRITEBACK_BYTES {
+            self.start_writeback();
+        }
+    }
+
     fn start_writeback(&mut self) {
         #[cfg(any(target_os = "linux", target_os = "android"))]
         {
@@ -56,10 +63,13 @@ impl<'f> Writeback<'f> {
 impl std::io::Write for Writeback<'_> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         let n = (&mut &*self.file).write(buf)?;
-        self.written += n as u64;
-        if self.written - self.pending >= WRITEBACK_BYTES {
-            self.start_writeback();
-        }
+        self.wrote(n);
+        Ok(n)
+    }
+
+    fn write_vectored(&mut self, bufs: &[std::io::IoSlice<'_>]) -> std::io::Result<usize> {
+        let n = (&mut &*self.file).write_vectored(bufs)?;
+        self.wrote(n);
         Ok(n)
     }
 
@@ -104,6 +114,10 @@ impl PendingFile {
 
     pub fn file(&mut self) -> &mut File {
         self.tmp.as_file_mut()
+    }
+
+    pub fn as_file(&self) -> &File {
+        self.tmp.as_file()
     }
 
     pub fn path(&self) -> &Path {

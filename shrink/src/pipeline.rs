@@ -359,10 +359,12 @@ pub fn shrink_file(
         clean_stale(dir.unwrap_or(Path::new(".")))?;
     }
     let mut zip_file = outputs.zip.map(PendingFile::create).transpose()?;
-    let mut raw_file = outputs.hprof.map(PendingFile::create).transpose()?;
+    let raw_file = outputs.hprof.map(PendingFile::create).transpose()?;
+    // Beside a zip, the raw hprof is written through a buffer of its own.
     let mut raw = raw_file
-        .as_mut()
-        .map(|f| BufWriter::with_capacity(BUF, Writeback::new(f.file())));
+        .as_ref()
+        .filter(|_| zip_file.is_some())
+        .map(|f| BufWriter::with_capacity(BUF, Writeback::new(f.as_file())));
     let plan = &analysis.plan;
     let (stats, hprof_bytes) = match zip_file.as_mut() {
         Some(zf) => {
@@ -396,8 +398,10 @@ pub fn shrink_file(
             (stats, n)
         }
         None => {
-            let raw = raw.as_mut().expect("an output was checked for");
-            let (_, stats, n) = write_shrunk_parallel(&hprof, plan, raw, control, opts.threads())?;
+            // Unbuffered: the parallel writer gathers its own large writes.
+            let file = raw_file.as_ref().expect("an output was checked for");
+            let out = Writeback::new(file.as_file());
+            let (_, stats, n) = write_shrunk_parallel(&hprof, plan, out, control, opts.threads())?;
             (stats, n)
         }
     };

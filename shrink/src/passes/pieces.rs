@@ -8,7 +8,7 @@
 //! real dumps and at most about twice that stretch on the most contrived one.
 
 use std::collections::BTreeMap;
-use std::io::{self, Write};
+use std::io::{self, IoSlice, Write};
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
@@ -83,7 +83,12 @@ impl<'a> Pieces<'a> {
         at
     }
 
+    /// Writes the notes out: input stretches and copied bytes gathered into vectored
+    /// writes of about a MiB, so the input goes from the mapping to the kernel without a
+    /// copy of our own and small pieces cost no system call each.
     fn write_to<W: Write>(&self, out: &mut W) -> io::Result<()> {
+        let mut batch: Vec<IoSlice<'_>> = Vec::with_capacity(BATCH_SLICES);
+        let mut batch_bytes = 0usize;
         for piece in &self.list {
             let bytes = match *piece {
                 Piece::Input { offset, len } => {
@@ -92,17 +97,53 @@ impl<'a> Pieces<'a> {
                 Piece::Copied { at, len } => &self.copied[at..at + len],
                 Piece::Zeros { mut len } => {
                     while len > 0 {
-                        let k = len.min(ZEROS.len() as u64);
-                        out.write_all(&ZEROS[..k as usize])?;
-                        len -= k;
+                        let k = len.min(ZEROS.len() as u64) as usize;
+                        add(out, &mut batch, &mut batch_bytes, &ZEROS[..k])?;
+                        len -= k as u64;
                     }
                     continue;
                 }
             };
-            out.write_all(bytes)?;
+            add(out, &mut batch, &mut batch_bytes, bytes)?;
         }
-        Ok(())
+        write_all_vectored(out, &mut batch)
     }
+}
+
+/// Adds `bytes` to the batch, writing the batch once it is full.
+fn add<'b, W: Write>(
+    out: &mut W,
+    batch: &mut Vec<IoSlice<'b>>,
+    batch_bytes: &mut usize,
+    bytes: &'b [u8],
+) -> io::Result<()> {
+    batch.push(IoSlice::new(bytes));
+    *batch_bytes += bytes.len();
+    if batch.len() == BATCH_SLICES || *batch_bytes >= BATCH_BYTES {
+        write_all_vectored(out, batch)?;
+        *batch_bytes = 0;
+    }
+    Ok(())
+}
+
+/// Slices and bytes gathered into one vectored write.
+const BATCH_SLICES: usize = 512;
+const BATCH_BYTES: usize = 1 << 20;
+
+/// Writes every slice of `batch` (std's `write_all_vectored` is not stable yet) and
+/// empties it.
+fn write_all_vectored<W: Write>(out: &mut W, batch: &mut Vec<IoSlice<'_>>) -> io::Result<()> {
+    let mut rest = &mut batch[..];
+    while !rest.is_empty() {
+        match out.write_vectored(rest) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => IoSlice::advance_slices(&mut rest, n),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    batch.clear();
+    Ok(())
 }
 
 impl Write for Pieces<'_> {
@@ -241,9 +282,25 @@ impl Drop for StopOnDrop<'_, '_> {
     }
 }
 
+/// [`crate::write_shrunk`] through a buffer, for an `out` that is not buffered.
+fn write_on_this_thread<W: Write>(
+    hprof: &Hprof<'_>,
+    plan: &Plan,
+    out: W,
+    control: &Control,
+) -> Result<(W, WriteStats, u64)> {
+    let buffered = io::BufWriter::with_capacity(BATCH_BYTES, out);
+    let (buffered, stats, n) = crate::pipeline::write_shrunk(hprof, plan, buffered, control)?;
+    let out = buffered
+        .into_inner()
+        .map_err(|e| Error::Write(e.into_error()))?;
+    Ok((out, stats, n))
+}
+
 /// Pass 3 on `threads` workers: the same bytes as [`crate::write_shrunk`] (the runs are
 /// whole records, and each is filtered exactly as the one-thread walk would), written to
-/// `out` in file order. Returns the sink, the stats and the bytes written.
+/// `out` in file order, in large vectored writes (so `out` needs no buffer of its own).
+/// Returns the sink, the stats and the bytes written.
 pub fn write_shrunk_parallel<W: Write>(
     hprof: &Hprof<'_>,
     plan: &Plan,
@@ -252,7 +309,7 @@ pub fn write_shrunk_parallel<W: Write>(
     threads: usize,
 ) -> Result<(W, WriteStats, u64)> {
     if threads <= 1 {
-        return crate::pipeline::write_shrunk(hprof, plan, out, control);
+        return write_on_this_thread(hprof, plan, out, control);
     }
     let parts = ((hprof.len() / RUN_BYTES) as usize).max(threads * 4);
     // A damaged record is left to the one-thread walk, which reports the first error in
@@ -260,7 +317,7 @@ pub fn write_shrunk_parallel<W: Write>(
     // boundaries (its notes would grow with its dropped arrays).
     let runs = match hprof.split(parts) {
         Ok(runs) if runs.iter().all(|r| r.end - r.start <= MAX_RUN) => runs,
-        _ => return crate::pipeline::write_shrunk(hprof, plan, out, control),
+        _ => return write_on_this_thread(hprof, plan, out, control),
     };
     // Input in flight beyond the run the writer waits for: bounds the notes held.
     let window = (threads as u64 * 2 * RUN_BYTES).max(WINDOW_BYTES);
@@ -380,6 +437,55 @@ mod tests {
         p.write_to(&mut out).unwrap();
         assert_eq!(out, b"01234xyz89");
         assert_eq!(p.bytes, 10);
+    }
+
+    /// A sink that takes at most 7 bytes a call, vectored or not.
+    struct Trickle(Vec<u8>);
+
+    impl Write for Trickle {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            let n = buf.len().min(7);
+            self.0.extend_from_slice(&buf[..n]);
+            Ok(n)
+        }
+        fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+            let mut n = 0;
+            for b in bufs {
+                let k = b.len().min(7 - n);
+                self.0.extend_from_slice(&b[..k]);
+                n += k;
+                if n == 7 {
+                    break;
+                }
+            }
+            Ok(n)
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn notes_reach_a_sink_that_takes_a_little_at_a_time() {
+        let source: Vec<u8> = (0..=255u8).cycle().take(5000).collect();
+        let mut p = Pieces::new(&source);
+        let mut want = Vec::new();
+        for (i, chunk) in source.chunks(300).enumerate() {
+            if i % 3 == 1 {
+                continue; // dropped
+            }
+            p.write_all(chunk).unwrap();
+            want.extend_from_slice(chunk);
+            let patch = [i as u8; 5];
+            p.write_all(&patch).unwrap();
+            want.extend_from_slice(&patch);
+            p.write_all(&ZEROS[..10]).unwrap();
+            want.extend_from_slice(&[0; 10]);
+        }
+        let mut out = Trickle(Vec::new());
+        p.write_to(&mut out).unwrap();
+        assert!(out.0 == want);
+        assert_eq!(p.bytes, want.len() as u64);
     }
 
     /// A sink that fails in the worst way, a panic, part-way through.
