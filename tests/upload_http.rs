@@ -786,6 +786,12 @@ fn batch_uploads_each_package_it_makes_or_drains_an_outbox_at_the_end() {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("in");
     fs::create_dir(&input).unwrap();
+    // The batch over those three dumps into `out`, with more options.
+    let batch = |out: &Path, more: &[&str]| {
+        let mut args = vec!["batch", s(&input), "--out-dir", s(out), "-q"];
+        args.extend_from_slice(more);
+        run(&args)
+    };
     for name in ["art-api25.hprof", "art-api26.hprof", "synthetic-id8.hprof"] {
         fs::copy(fixture(name), input.join(name)).unwrap();
     }
@@ -794,21 +800,19 @@ fn batch_uploads_each_package_it_makes_or_drains_an_outbox_at_the_end() {
     let url = server.url("/upload");
     let out = dir.path().join("out");
     let report = dir.path().join("batch.json");
-    let o = run(&[
-        "batch",
-        s(&input),
-        "--out-dir",
-        s(&out),
-        "-j",
-        "2",
-        "--upload",
-        &url,
-        "--backoff-ms",
-        "10",
-        "--report",
-        s(&report),
-        "-q",
-    ]);
+    let o = batch(
+        &out,
+        &[
+            "-j",
+            "2",
+            "--upload",
+            &url,
+            "--backoff-ms",
+            "10",
+            "--report",
+            s(&report),
+        ],
+    );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let stored = server.stored();
     assert_eq!(stored.len(), 3);
@@ -832,17 +836,7 @@ fn batch_uploads_each_package_it_makes_or_drains_an_outbox_at_the_end() {
     let url = server.url("/upload");
     let outbox = dir.path().join("outbox");
     let out2 = dir.path().join("out2");
-    let o = run(&[
-        "batch",
-        s(&input),
-        "--out-dir",
-        s(&out2),
-        "--outbox",
-        s(&outbox),
-        "--upload",
-        &url,
-        "-q",
-    ]);
+    let o = batch(&out2, &["--outbox", s(&outbox), "--upload", &url]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(server.stored().len(), 3);
     assert_eq!(names_in(&outbox), ["sent"]);
@@ -859,17 +853,7 @@ fn batch_uploads_each_package_it_makes_or_drains_an_outbox_at_the_end() {
     ]);
     let url = server.url("/upload");
     let out3 = dir.path().join("out3");
-    let o = run(&[
-        "batch",
-        s(&input),
-        "--out-dir",
-        s(&out3),
-        "--upload",
-        &url,
-        "-q",
-        "-j",
-        "1",
-    ]);
+    let o = batch(&out3, &["--upload", &url, "-j", "1"]);
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     assert_eq!(names_in(&out3).len(), 3);
 }

@@ -161,18 +161,44 @@ fn put_to_a_presigned_url_stores_the_zip_byte_for_byte() {
     assert_eq!(etag, format!("\"{}\"", md5_hex(&want)));
 }
 
+/// An outbox holding one package, `dump.zip`, and a pre-signed PUT URL for it that goes
+/// through a proxy damaging the first `damaged` request bodies on their way to moto.
+struct DamagedPut {
+    dir: tempfile::TempDir,
+    outbox: PathBuf,
+    want: Vec<u8>,
+    proxy: CorruptingProxy,
+    url: String,
+}
+
+fn damaged_put(moto: &Moto, damaged: usize) -> DamagedPut {
+    let dir = tempfile::tempdir().unwrap();
+    let outbox = dir.path().join("outbox");
+    fs::create_dir(&outbox).unwrap();
+    let want = fs::read(make_zip(&outbox, "dump.zip")).unwrap();
+    let proxy = CorruptingProxy::start(moto.addr(), damaged);
+    let url = moto.presign(&format!("http://{}", proxy.addr), "dump.zip");
+    DamagedPut {
+        dir,
+        outbox,
+        want,
+        proxy,
+        url,
+    }
+}
+
 #[test]
 fn moto_ignores_content_md5_and_a_damaged_body_is_caught_by_the_etag_and_sent_again() {
     let Some(py) = python() else { return };
     let moto = Moto::start(py);
-    let dir = tempfile::tempdir().unwrap();
-    let outbox = dir.path().join("outbox");
-    fs::create_dir(&outbox).unwrap();
-    let zip = make_zip(&outbox, "dump.zip");
-    let want = fs::read(&zip).unwrap();
     // The first request's body is damaged between client and server.
-    let proxy = CorruptingProxy::start(moto.addr(), 1);
-    let url = moto.presign(&format!("http://{}", proxy.addr), "dump.zip");
+    let DamagedPut {
+        dir,
+        outbox,
+        want,
+        proxy,
+        url,
+    } = damaged_put(&moto, 1);
 
     let o = run(&put_args(&url, &["--outbox", s(&outbox)]));
     let err = stderr(&o);
@@ -194,13 +220,13 @@ fn moto_ignores_content_md5_and_a_damaged_body_is_caught_by_the_etag_and_sent_ag
 fn when_every_attempt_is_damaged_the_upload_fails_and_the_zip_stays() {
     let Some(py) = python() else { return };
     let moto = Moto::start(py);
-    let dir = tempfile::tempdir().unwrap();
-    let outbox = dir.path().join("outbox");
-    fs::create_dir(&outbox).unwrap();
-    let zip = make_zip(&outbox, "dump.zip");
-    let want = fs::read(&zip).unwrap();
-    let proxy = CorruptingProxy::start(moto.addr(), usize::MAX);
-    let url = moto.presign(&format!("http://{}", proxy.addr), "dump.zip");
+    let DamagedPut {
+        dir,
+        outbox,
+        want,
+        proxy,
+        url,
+    } = damaged_put(&moto, usize::MAX);
 
     let o = run(&put_args(&url, &["--outbox", s(&outbox), "--retries", "1"]));
     assert_eq!(o.status.code(), Some(1));

@@ -347,6 +347,36 @@ struct Probe {
     cancel_at_write: bool,
 }
 
+impl Probe {
+    /// A probe for a run of `job` with `o` on this thread; `try_reentry`: run the job
+    /// again from inside the first callback.
+    fn new(job: &Job, o: &Opts, try_reentry: bool, cancel_at_write: bool) -> Probe {
+        Probe {
+            caller: std::thread::current().id(),
+            on_other_threads: 0,
+            job: job.0,
+            options: &o.raw,
+            reports: Vec::new(),
+            reentry: if try_reentry { None } else { Some(0) },
+            cancel_at_write,
+        }
+    }
+
+    /// Runs the job with this probe as its progress callback; returns the status.
+    fn run(&mut self) -> i32 {
+        // SAFETY: live job, valid options (both outlive the probe), `probe` takes the
+        // `Probe` passed.
+        unsafe {
+            hprof_shrink_job_run(
+                self.job,
+                self.options,
+                Some(probe),
+                (self as *mut Probe).cast(),
+            )
+        }
+    }
+}
+
 unsafe extern "C" fn probe(user_data: *mut c_void, stage: i32, done: u64, total: u64) {
     // SAFETY: the tests pass a `Probe` that outlives the run, used only on this thread.
     let p = unsafe { &mut *user_data.cast::<Probe>() };
@@ -374,18 +404,8 @@ fn progress_comes_on_the_calling_thread_stage_by_stage_and_reentry_is_busy() {
     // Several threads walk the dump; reports still come only on this one.
     o.raw.threads = 4;
     let job = Job::new();
-    let mut p = Probe {
-        caller: std::thread::current().id(),
-        on_other_threads: 0,
-        job: job.0,
-        options: &o.raw,
-        reports: Vec::new(),
-        reentry: None,
-        cancel_at_write: false,
-    };
-    // SAFETY: live job, valid options, `probe` takes the `Probe` passed.
-    let status =
-        unsafe { hprof_shrink_job_run(job.0, &o.raw, Some(probe), (&mut p as *mut Probe).cast()) };
+    let mut p = Probe::new(&job, &o, true, false);
+    let status = p.run();
     assert_eq!(status, HPROF_SHRINK_OK, "{:?}", job.message());
     assert_eq!(p.reentry, Some(HPROF_SHRINK_ERR_BUSY));
     // The refused re-entry did not touch the running job's outcome.
@@ -413,18 +433,8 @@ fn cancelling_from_the_callback_mid_write_leaves_no_file() {
     let zip = dir.path().join("o.zip");
     let o = Opts::new(&fixture("hotspot-android.hprof"), Some(&zip));
     let job = Job::new();
-    let mut p = Probe {
-        caller: std::thread::current().id(),
-        on_other_threads: 0,
-        job: job.0,
-        options: &o.raw,
-        reports: Vec::new(),
-        reentry: Some(0),
-        cancel_at_write: true,
-    };
-    // SAFETY: as above.
-    let status =
-        unsafe { hprof_shrink_job_run(job.0, &o.raw, Some(probe), (&mut p as *mut Probe).cast()) };
+    let mut p = Probe::new(&job, &o, false, true);
+    let status = p.run();
     assert_eq!(status, HPROF_SHRINK_ERR_CANCELLED, "{:?}", job.message());
     assert!(p.reports.iter().any(|r| r.0 == HPROF_SHRINK_STAGE_WRITE));
     assert!(common::files_in(dir.path()).is_empty());
