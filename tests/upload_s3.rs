@@ -192,43 +192,34 @@ fn moto_ignores_content_md5_and_a_damaged_body_is_caught_by_the_etag_and_sent_ag
     let Some(py) = python() else { return };
     let moto = Moto::start(py);
     // The first request's body is damaged between client and server.
-    let DamagedPut {
-        dir,
-        outbox,
-        want,
-        proxy,
-        url,
-    } = damaged_put(&moto, 1);
+    let put = damaged_put(&moto, 1);
 
-    let o = run(&put_args(&url, &["--outbox", s(&outbox)]));
+    let o = run(&put_args(&put.url, &["--outbox", s(&put.outbox)]));
     let err = stderr(&o);
     assert!(o.status.success(), "{err}");
-    assert_eq!(proxy.corrupted(), 1);
+    assert_eq!(put.proxy.corrupted(), 1);
     // moto took the damaged body with a 200; its ETag gave it away.
     assert!(
         err.contains("attempt 1 failed: 200 OK") && err.contains("is not the MD5"),
         "{err}"
     );
     assert!(err.contains("after 2 attempts"), "{err}");
-    let (got, etag) = moto.get("dump.zip", dir.path());
-    assert!(got == want, "the object differs from the zip");
-    assert_eq!(etag, format!("\"{}\"", md5_hex(&want)));
-    assert_eq!(names_in(&outbox.join("sent")), ["dump.zip"]);
+    let (got, etag) = moto.get("dump.zip", put.dir.path());
+    assert!(got == put.want, "the object differs from the zip");
+    assert_eq!(etag, format!("\"{}\"", md5_hex(&put.want)));
+    assert_eq!(names_in(&put.outbox.join("sent")), ["dump.zip"]);
 }
 
 #[test]
 fn when_every_attempt_is_damaged_the_upload_fails_and_the_zip_stays() {
     let Some(py) = python() else { return };
     let moto = Moto::start(py);
-    let DamagedPut {
-        dir,
-        outbox,
-        want,
-        proxy,
-        url,
-    } = damaged_put(&moto, usize::MAX);
+    let put = damaged_put(&moto, usize::MAX);
 
-    let o = run(&put_args(&url, &["--outbox", s(&outbox), "--retries", "1"]));
+    let o = run(&put_args(
+        &put.url,
+        &["--outbox", s(&put.outbox), "--retries", "1"],
+    ));
     assert_eq!(o.status.code(), Some(1));
     let err = stderr(&o);
     assert!(
@@ -236,12 +227,12 @@ fn when_every_attempt_is_damaged_the_upload_fails_and_the_zip_stays() {
         "{err}"
     );
     assert!(err.contains("1 of 1 zips not uploaded"), "{err}");
-    assert_eq!(proxy.corrupted(), 2);
-    assert_eq!(names_in(&outbox), ["dump.zip"]);
+    assert_eq!(put.proxy.corrupted(), 2);
+    assert_eq!(names_in(&put.outbox), ["dump.zip"]);
     // What moto kept: the damaged bytes, although the request's Content-MD5 was the MD5 of
     // the zip. It does not verify Content-MD5.
-    let (got, etag) = moto.get("dump.zip", dir.path());
-    assert_eq!(got.len(), want.len());
-    assert!(got != want);
+    let (got, etag) = moto.get("dump.zip", put.dir.path());
+    assert_eq!(got.len(), put.want.len());
+    assert!(got != put.want);
     assert_eq!(etag, format!("\"{}\"", md5_hex(&got)));
 }
