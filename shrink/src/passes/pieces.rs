@@ -87,63 +87,67 @@ impl<'a> Pieces<'a> {
     /// writes of about a MiB, so the input goes from the mapping to the kernel without a
     /// copy of our own and small pieces cost no system call each.
     fn write_to<W: Write>(&self, out: &mut W) -> io::Result<()> {
-        let mut batch: Vec<IoSlice<'_>> = Vec::with_capacity(BATCH_SLICES);
-        let mut batch_bytes = 0usize;
+        let mut batch = Batch::default();
         for piece in &self.list {
-            let bytes = match *piece {
+            match *piece {
                 Piece::Input { offset, len } => {
-                    &self.source[offset as usize..(offset + len) as usize]
+                    batch.add(out, &self.source[offset as usize..(offset + len) as usize])?
                 }
-                Piece::Copied { at, len } => &self.copied[at..at + len],
+                Piece::Copied { at, len } => batch.add(out, &self.copied[at..at + len])?,
                 Piece::Zeros { mut len } => {
                     while len > 0 {
                         let k = len.min(ZEROS.len() as u64) as usize;
-                        add(out, &mut batch, &mut batch_bytes, &ZEROS[..k])?;
+                        batch.add(out, &ZEROS[..k])?;
                         len -= k as u64;
                     }
-                    continue;
                 }
-            };
-            add(out, &mut batch, &mut batch_bytes, bytes)?;
+            }
         }
-        write_all_vectored(out, &mut batch)
+        batch.write(out)
     }
 }
 
-/// Adds `bytes` to the batch, writing the batch once it is full.
-fn add<'b, W: Write>(
-    out: &mut W,
-    batch: &mut Vec<IoSlice<'b>>,
-    batch_bytes: &mut usize,
-    bytes: &'b [u8],
-) -> io::Result<()> {
-    batch.push(IoSlice::new(bytes));
-    *batch_bytes += bytes.len();
-    if batch.len() == BATCH_SLICES || *batch_bytes >= BATCH_BYTES {
-        write_all_vectored(out, batch)?;
-        *batch_bytes = 0;
-    }
-    Ok(())
+/// Slices gathered for one vectored write.
+#[derive(Default)]
+struct Batch<'b> {
+    slices: Vec<IoSlice<'b>>,
+    bytes: usize,
 }
 
-/// Slices and bytes gathered into one vectored write.
-const BATCH_SLICES: usize = 512;
-const BATCH_BYTES: usize = 1 << 20;
+impl<'b> Batch<'b> {
+    /// Slices and bytes at which a batch is written.
+    const SLICES: usize = 512;
+    const BYTES: usize = 1 << 20;
 
-/// Writes every slice of `batch` (std's `write_all_vectored` is not stable yet) and
-/// empties it.
-fn write_all_vectored<W: Write>(out: &mut W, batch: &mut Vec<IoSlice<'_>>) -> io::Result<()> {
-    let mut rest = &mut batch[..];
-    while !rest.is_empty() {
-        match out.write_vectored(rest) {
-            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-            Ok(n) => IoSlice::advance_slices(&mut rest, n),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
+    /// Adds `bytes`, writing the batch once it is full.
+    fn add<W: Write>(&mut self, out: &mut W, bytes: &'b [u8]) -> io::Result<()> {
+        if bytes.is_empty() {
+            return Ok(());
         }
+        self.slices.push(IoSlice::new(bytes));
+        self.bytes += bytes.len();
+        if self.slices.len() == Self::SLICES || self.bytes >= Self::BYTES {
+            self.write(out)?;
+        }
+        Ok(())
     }
-    batch.clear();
-    Ok(())
+
+    /// Writes every slice (std's `write_all_vectored` is not stable yet) and empties the
+    /// batch.
+    fn write<W: Write>(&mut self, out: &mut W) -> io::Result<()> {
+        let mut rest = &mut self.slices[..];
+        while !rest.is_empty() {
+            match out.write_vectored(rest) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => IoSlice::advance_slices(&mut rest, n),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        self.slices.clear();
+        self.bytes = 0;
+        Ok(())
+    }
 }
 
 impl Write for Pieces<'_> {
@@ -289,7 +293,7 @@ fn write_on_this_thread<W: Write>(
     out: W,
     control: &Control,
 ) -> Result<(W, WriteStats, u64)> {
-    let buffered = io::BufWriter::with_capacity(BATCH_BYTES, out);
+    let buffered = io::BufWriter::with_capacity(Batch::BYTES, out);
     let (buffered, stats, n) = crate::pipeline::write_shrunk(hprof, plan, buffered, control)?;
     let out = buffered
         .into_inner()
