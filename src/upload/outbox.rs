@@ -15,6 +15,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use hprof_shrink_core::output::TEMP_SUFFIX;
+use tempfile::TempPath;
 
 use super::client::{UploadOutcome, Uploader};
 use super::error::UploadError;
@@ -60,7 +61,7 @@ pub struct DrainReport {
 /// A zip being written for the outbox, under a temporary name no drain picks up; see
 /// [`Outbox::incoming`].
 pub struct Incoming {
-    staged: tempfile::TempPath,
+    staged: TempPath,
     stem: String,
 }
 
@@ -99,7 +100,9 @@ impl Outbox {
             let entry = entry?;
             let name = entry.file_name();
             let name = name.to_string_lossy();
-            let zip = name.len() > 4 && name[name.len() - 4..].eq_ignore_ascii_case(".zip");
+            let zip = Path::new(&*name)
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("zip"));
             if name.starts_with('.')
                 || name.ends_with(TEMP_SUFFIX)
                 || name.ends_with(INCOMING_SUFFIX)
@@ -174,8 +177,15 @@ impl Outbox {
                 let name = path
                     .file_name()
                     .ok_or_else(|| io::Error::other("no file name"))?;
-                let target = free_name(&sent, Path::new(name))?;
-                fs::rename(path, &target)?;
+                let name = Path::new(name);
+                let stem = name.file_stem().unwrap_or_default().to_string_lossy();
+                let ext = name
+                    .extension()
+                    .map(|e| format!(".{}", e.to_string_lossy()))
+                    .unwrap_or_default();
+                let names = std::iter::once(format!("{stem}{ext}"))
+                    .chain((2..=10_000u32).map(|n| format!("{stem}.{n}{ext}")));
+                let target = place(TempPath::try_from_path(path)?, &sent, names)?;
                 sync_dir(&sent);
                 sync_dir(&self.dir);
                 Ok(Some(target))
@@ -203,27 +213,12 @@ impl Outbox {
     /// when that name is taken (an earlier dump of the same name still waiting); never
     /// replaces a file. Returns where it went.
     pub fn admit(&self, incoming: Incoming) -> io::Result<PathBuf> {
-        let Incoming { mut staged, stem } = incoming;
-        for n in 1..=10_000u32 {
-            let name = if n == 1 {
-                format!("{stem}.zip")
-            } else {
-                format!("{stem}-{n}.zip")
-            };
-            let target = self.dir.join(name);
-            match staged.persist_noclobber(&target) {
-                Ok(()) => {
-                    sync_dir(&self.dir);
-                    return Ok(target);
-                }
-                Err(e) if e.error.kind() == io::ErrorKind::AlreadyExists => staged = e.path,
-                Err(e) => return Err(e.error),
-            }
-        }
-        Err(io::Error::other(format!(
-            "{}: no free name for {stem}.zip",
-            self.dir.display()
-        )))
+        let Incoming { staged, stem } = incoming;
+        let names = std::iter::once(format!("{stem}.zip"))
+            .chain((2..=10_000u32).map(|n| format!("{stem}-{n}.zip")));
+        let target = place(staged, &self.dir, names)?;
+        sync_dir(&self.dir);
+        Ok(target)
     }
 }
 
@@ -263,27 +258,39 @@ fn same_file(a: &fs::Metadata, b: &fs::Metadata) -> bool {
     a.len() == b.len() && a.modified().ok() == b.modified().ok()
 }
 
-/// `dir/name`, or `dir/STEM.N.EXT` for the first N from 2 that is free.
-fn free_name(dir: &Path, name: &Path) -> io::Result<PathBuf> {
-    let first = dir.join(name);
-    if !first.exists() {
-        return Ok(first);
+/// Moves `file` to the first of `names` in `dir` that is free, never replacing a file (two
+/// runs racing for a name cannot overwrite each other's); on failure the file stays.
+fn place(
+    mut file: TempPath,
+    dir: &Path,
+    names: impl IntoIterator<Item = String>,
+) -> io::Result<PathBuf> {
+    for name in names {
+        let target = dir.join(&name);
+        match file.persist_noclobber(&target) {
+            Ok(()) => return Ok(target),
+            Err(e) if e.error.kind() == io::ErrorKind::AlreadyExists => file = e.path,
+            Err(e) => {
+                // Never lose the file: it stays where it was, and the error says where.
+                let at = e.path.keep().unwrap_or_default();
+                return Err(io::Error::new(
+                    e.error.kind(),
+                    format!(
+                        "{}: {} (the file stays at {})",
+                        target.display(),
+                        e.error,
+                        at.display()
+                    ),
+                ));
+            }
+        }
     }
-    let stem = name.file_stem().unwrap_or_default().to_string_lossy();
-    let ext = name
-        .extension()
-        .map(|e| format!(".{}", e.to_string_lossy()))
-        .unwrap_or_default();
-    (2..=10_000u32)
-        .map(|n| dir.join(format!("{stem}.{n}{ext}")))
-        .find(|p| !p.exists())
-        .ok_or_else(|| {
-            io::Error::other(format!(
-                "{}: no free name for {}",
-                dir.display(),
-                name.display()
-            ))
-        })
+    let at = file.keep().unwrap_or_default();
+    Err(io::Error::other(format!(
+        "{}: no free name (the file stays at {})",
+        dir.display(),
+        at.display()
+    )))
 }
 
 /// The zip's name for an input dump: its file name without `.gz` and `.hprof`, leading
@@ -406,18 +413,45 @@ mod tests {
     }
 
     #[test]
-    fn free_names_in_sent() {
+    fn names_of_any_script_are_read_without_a_panic() {
         let dir = tempfile::tempdir().unwrap();
+        for name in ["café€", "€€.zip", "b.ZIP", "zip"] {
+            fs::write(dir.path().join(name), b"").unwrap();
+        }
+        let mut found: Vec<String> = Outbox::new(dir.path())
+            .pending()
+            .unwrap()
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        found.sort();
+        assert_eq!(found, ["b.ZIP", "€€.zip"]);
+    }
+
+    #[test]
+    fn moved_to_the_first_free_name_never_over_a_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let names = || ["a.zip", "a.2.zip", "a.3.zip"].map(String::from);
+        let staged = |n: &str| {
+            let p = dir.path().join(n);
+            fs::write(&p, n).unwrap();
+            TempPath::try_from_path(p).unwrap()
+        };
+        let sent = dir.path().join("sent");
+        fs::create_dir(&sent).unwrap();
         assert_eq!(
-            free_name(dir.path(), Path::new("a.zip")).unwrap(),
-            dir.path().join("a.zip")
+            place(staged("x"), &sent, names()).unwrap(),
+            sent.join("a.zip")
         );
-        fs::write(dir.path().join("a.zip"), b"").unwrap();
-        fs::write(dir.path().join("a.2.zip"), b"").unwrap();
+        fs::write(sent.join("a.2.zip"), b"taken").unwrap();
         assert_eq!(
-            free_name(dir.path(), Path::new("a.zip")).unwrap(),
-            dir.path().join("a.3.zip")
+            place(staged("y"), &sent, names()).unwrap(),
+            sent.join("a.3.zip")
         );
+        assert_eq!(fs::read(sent.join("a.2.zip")).unwrap(), b"taken");
+        // No name left: the file stays where it was.
+        assert!(place(staged("z"), &sent, names()).is_err());
+        assert_eq!(fs::read(dir.path().join("z")).unwrap(), b"z");
     }
 
     #[test]
