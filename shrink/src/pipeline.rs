@@ -408,11 +408,18 @@ pub fn shrink_file(
     if let Some(raw) = raw.take() {
         raw.into_inner().map_err(|e| Error::Write(e.into_error()))?;
     }
+    // Ends the buffer's borrow of the raw file, which is committed below.
     drop(raw);
     control.check()?;
     let zip_bytes = zip_file.map(PendingFile::commit).transpose()?;
     if let Some(raw) = raw_file {
-        raw.commit()?;
+        if let Err(e) = raw.commit() {
+            // Both outputs or neither: the zip already in place goes too.
+            if let Some(zip) = outputs.zip {
+                let _ = std::fs::remove_file(zip);
+            }
+            return Err(e);
+        }
     }
     let mut timings = analysis.timings.clone();
     timings.write = ms(t);
