@@ -410,6 +410,7 @@ fn progress_comes_on_the_calling_thread_stage_by_stage_and_reentry_is_busy() {
     assert_eq!(p.reentry, Some(HPROF_SHRINK_ERR_BUSY));
     // The refused re-entry did not touch the running job's outcome.
     assert!(job.report().is_some());
+    assert_eq!(job.message(), None);
     let stages: Vec<i32> = p.reports.iter().map(|r| r.0).collect();
     let mut order = stages.clone();
     order.dedup();
