@@ -134,11 +134,13 @@ impl Progress {
             Some(bar) => {
                 bar.inc(e.input_bytes);
                 bar.set_message(format!("{k}/{} files", self.total));
-                if e.status == Status::Failed {
+                if e.status == Status::Failed || e.error.is_some() {
                     bar.println(format!("[{k}/{}] {line}", self.total));
                 }
             }
-            None if !quiet => eprintln!("[{k}/{}] {line}", self.total),
+            // Under -q only what went wrong (a failure, or a package made but not
+            // handed on).
+            None if !quiet || e.error.is_some() => eprintln!("[{k}/{}] {line}", self.total),
             None => {}
         }
     }
@@ -153,13 +155,17 @@ impl Progress {
 fn describe(e: &Entry) -> String {
     match e.status {
         Status::Done => format!(
-            "done    {} -> {} ({} -> {}, {:.1}%) {:.1} s",
+            "done    {} -> {} ({} -> {}, {:.1}%) {:.1} s{}",
             e.input,
             e.output.as_deref().unwrap_or("-"),
             HumanBytes(e.input_bytes),
             HumanBytes(e.output_bytes.unwrap_or(0)),
             e.ratio.unwrap_or(0.0) * 100.0,
-            e.seconds
+            e.seconds,
+            e.error
+                .as_deref()
+                .map(|err| format!("; but {err}"))
+                .unwrap_or_default()
         ),
         Status::Exists => format!(
             "exists  {} (kept {}, it verifies)",
@@ -204,7 +210,12 @@ impl Handoff<'_> {
                 }
                 Err(e) => {
                     entry.uploaded = Some(false);
-                    entry.error = Some(format!("upload: {e}"));
+                    // A re-run keeps the package (it verifies) and uploads nothing: say
+                    // how to send it.
+                    entry.error = Some(format!(
+                        "upload: {e} (the package stays at {}; send it with `hprof-shrink upload`)",
+                        out.display()
+                    ));
                 }
             }
         }
