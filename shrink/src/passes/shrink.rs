@@ -23,6 +23,13 @@ pub struct Tally {
     pub bytes: u64,
 }
 
+impl std::ops::AddAssign for Tally {
+    fn add_assign(&mut self, other: Tally) {
+        self.count += other.count;
+        self.bytes += other.bytes;
+    }
+}
+
 impl Tally {
     pub fn add(&mut self, bytes: u64) {
         self.count += 1;
@@ -47,12 +54,10 @@ impl WriteStats {
     /// Adds what another part of the same walk did.
     pub fn add(&mut self, other: &WriteStats) {
         for (a, b) in self.kept.iter_mut().zip(&other.kept) {
-            a.count += b.count;
-            a.bytes += b.bytes;
+            *a += *b;
         }
         for (a, b) in self.dropped.iter_mut().zip(&other.dropped) {
-            a.count += b.count;
-            a.bytes += b.bytes;
+            *a += *b;
         }
         self.bitmaps_repointed += other.bitmaps_repointed;
         self.images_repointed += other.images_repointed;
@@ -68,9 +73,9 @@ impl WriteStats {
 }
 
 fn sum(t: &[Tally; 8]) -> Tally {
-    t.iter().fold(Tally::default(), |a, b| Tally {
-        count: a.count + b.count,
-        bytes: a.bytes + b.bytes,
+    t.iter().fold(Tally::default(), |mut a, b| {
+        a += *b;
+        a
     })
 }
 
