@@ -13,7 +13,7 @@
 /// Ids out of order held before a merge: bounds the builder's extra memory to 8 MiB.
 const PENDING_MAX: usize = 1 << 20;
 
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IdSet {
     /// High bits (`id >> 16`) of each page that has members, increasing.
     pages: Vec<u64>,
@@ -21,6 +21,13 @@ pub struct IdSet {
     starts: Vec<u64>,
     /// Low 16 bits of the members, sorted within each page.
     lows: Vec<u16>,
+}
+
+// Not derived: `starts` always holds the end sentinel.
+impl Default for IdSet {
+    fn default() -> Self {
+        IdSet::new()
+    }
 }
 
 impl IdSet {
@@ -93,28 +100,63 @@ impl IdSet {
 
     /// Merges a sorted, deduplicated list into the set.
     fn merge_sorted(&mut self, sorted: &[u64]) {
-        let mut merged = IdSet::new();
-        merged.lows.reserve(self.lows.len() + sorted.len());
-        let mut a = self.iter().peekable();
-        let mut b = sorted.iter().copied().peekable();
-        loop {
-            let next = match (a.peek(), b.peek()) {
-                (Some(&x), Some(&y)) if x < y => a.next(),
-                (Some(&x), Some(&y)) if x > y => b.next(),
-                (Some(_), Some(_)) => {
-                    b.next();
-                    a.next()
-                }
-                (Some(_), None) => a.next(),
-                (None, Some(_)) => b.next(),
-                (None, None) => break,
-            };
-            merged.push_max(next.expect("peeked"));
+        let mut other = IdSet::new();
+        other.lows.reserve(sorted.len());
+        for &id in sorted {
+            other.push_max(id);
         }
-        drop(a);
-        merged.lows.shrink_to_fit();
-        *self = merged;
+        *self = self.union(&other);
     }
+
+    /// The members of both sets. Page by page: a page that only one set has is copied
+    /// whole, so merging sets that barely overlap (ids that came in descending order, or
+    /// the sets of two parts of a dump) costs about a copy, not a step per member.
+    pub fn union(&self, other: &IdSet) -> IdSet {
+        let mut out = IdSet::new();
+        out.pages.reserve(self.pages.len() + other.pages.len());
+        out.starts.reserve(self.pages.len() + other.pages.len());
+        out.lows.reserve_exact(self.lows.len() + other.lows.len());
+        let (mut i, mut j) = (0, 0);
+        loop {
+            let a = self.pages.get(i).copied();
+            let b = other.pages.get(j).copied();
+            let high = match (a, b) {
+                (Some(a), Some(b)) if a == b => {
+                    merge_lows(self.page_members(i), other.page_members(j), &mut out.lows);
+                    i += 1;
+                    j += 1;
+                    a
+                }
+                (Some(a), b) if b.is_none_or(|b| a < b) => {
+                    out.lows.extend_from_slice(self.page_members(i));
+                    i += 1;
+                    a
+                }
+                (_, Some(b)) => {
+                    out.lows.extend_from_slice(other.page_members(j));
+                    j += 1;
+                    b
+                }
+                _ => break,
+            };
+            out.pages.push(high);
+            out.starts.push(out.lows.len() as u64);
+        }
+        out
+    }
+}
+
+/// Merges two sorted, deduplicated lists of low bits into `out`, without repeats.
+fn merge_lows(a: &[u16], b: &[u16], out: &mut Vec<u16>) {
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        let (x, y) = (a[i], b[j]);
+        out.push(x.min(y));
+        i += (x <= y) as usize;
+        j += (y <= x) as usize;
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
 }
 
 /// Remembers where the last query landed: the page, and the position in it.
@@ -207,6 +249,11 @@ impl IdSetBuilder {
         self.set.merge_sorted(&pending);
     }
 
+    /// Adds every member of `set` (the set of another part of the dump).
+    pub fn absorb(&mut self, set: &IdSet) {
+        self.set = self.set.union(set);
+    }
+
     pub fn build(mut self) -> IdSet {
         if !self.pending.is_empty() {
             self.flush();
@@ -276,6 +323,32 @@ mod tests {
         let set: IdSet = (0..n).rev().map(|i| i * 16).collect();
         assert_eq!(set.len(), n);
         assert!(set.contains(0) && set.contains((n - 1) * 16) && !set.contains(8));
+    }
+
+    #[test]
+    fn union_of_disjoint_interleaved_and_overlapping_sets() {
+        let evens: IdSet = (0..200_000u64).map(|i| i * 2).collect();
+        let odds: IdSet = (0..200_000u64).map(|i| i * 2 + 1).collect();
+        let high: IdSet = (0..1000u64).map(|i| (1 << 40) + i).collect();
+        let both = evens.union(&odds);
+        assert!(both.iter().eq(0..400_000u64));
+        assert_eq!(evens.union(&evens), evens);
+        assert_eq!(high.union(&evens), evens.union(&high));
+        let all: Vec<u64> = high.union(&evens).iter().collect();
+        let mut want: Vec<u64> = evens.iter().chain(high.iter()).collect();
+        want.sort_unstable();
+        assert_eq!(all, want);
+        assert_eq!(IdSet::new().union(&high), high);
+        let mut from_default = IdSetBuilder::default();
+        from_default.insert(3);
+        from_default.insert(1);
+        assert!(from_default.build().iter().eq([1, 3]));
+        let mut b = IdSetBuilder::new();
+        b.insert(7);
+        b.absorb(&odds);
+        let got = b.build();
+        assert_eq!(got.len(), odds.len());
+        assert!(got.contains(7) && got.contains(399_999) && !got.contains(8));
     }
 
     #[test]

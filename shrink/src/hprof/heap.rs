@@ -4,6 +4,7 @@
 
 use super::cursor::{read_id, Cursor};
 use super::tags::{self, BasicType};
+use super::visitor::Visitor;
 use crate::error::{Error, Result, Tag};
 
 /// One heap dump sub-record: where it is, its bytes, and its parsed view.
@@ -33,6 +34,17 @@ pub enum Sub<'a> {
 impl<'a> SubRecord<'a> {
     pub fn tag(&self) -> u8 {
         self.raw[0]
+    }
+
+    /// Whether `visitor` wants this instance or array (see [`Visitor::wants_object`]).
+    pub fn wanted_by<V: Visitor + ?Sized>(&self, visitor: &V) -> bool {
+        let (id, class_id) = match &self.kind {
+            Sub::Instance(i) => (i.id, i.class_id),
+            Sub::ObjectArray(a) => (a.id, a.class_id),
+            Sub::PrimitiveArray(a) => (a.id, 0),
+            _ => return true,
+        };
+        visitor.wants_object(self.tag(), id, class_id)
     }
 
     /// The id of the object this sub-record dumps or roots, if any.
@@ -344,7 +356,7 @@ pub fn parse_sub_record(b: &[u8], offset: u64, id_size: u8) -> Result<(Sub<'_>, 
 }
 
 #[inline(always)]
-fn id_at(b: &[u8], at: usize, id_size: u8) -> Option<u64> {
+pub(crate) fn id_at(b: &[u8], at: usize, id_size: u8) -> Option<u64> {
     if id_size == 4 {
         Some(u32::from_be_bytes(b.get(at..at + 4)?.try_into().ok()?) as u64)
     } else {
@@ -361,7 +373,7 @@ fn u4_at(b: &[u8], at: usize) -> Option<u32> {
 /// roots and heap info, read with plain bounds checks. `None` for anything else, and for
 /// anything malformed: [`parse_checked`] then parses again and names the problem.
 #[inline(always)]
-fn parse_common(b: &[u8], id_size: u8) -> Option<(Sub<'_>, usize)> {
+pub(crate) fn parse_common(b: &[u8], id_size: u8) -> Option<(Sub<'_>, usize)> {
     let n = id_size as usize;
     let tag = *b.first()?;
     match tag {
@@ -466,7 +478,7 @@ pub fn quick_len(b: &[u8], id_size: u8) -> Option<usize> {
 
 /// Parses any sub-record with every field checked, naming what is wrong and where.
 #[cold]
-fn parse_checked(b: &[u8], offset: u64, id_size: u8) -> Result<(Sub<'_>, usize)> {
+pub(crate) fn parse_checked(b: &[u8], offset: u64, id_size: u8) -> Result<(Sub<'_>, usize)> {
     let tag = b[0];
     let what = match tag {
         tags::CLASS_DUMP => "CLASS_DUMP",

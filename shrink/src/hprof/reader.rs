@@ -6,8 +6,9 @@ use std::path::{Path, PathBuf};
 
 use memmap2::Mmap;
 
-use super::heap::{parse_sub_record, quick_len, SubRecord, SubRecords};
+use super::heap::{id_at, parse_checked, parse_common, quick_len, SubRecord, SubRecords};
 use super::record::{Header, Record, Records};
+use super::tags;
 use super::visitor::Visitor;
 use crate::control::Ticker;
 use crate::error::{Error, Result};
@@ -187,7 +188,7 @@ fn visit_heap_dump<V: Visitor + ?Sized>(
         let b = &body[pos..];
         let offset = base + pos as u64;
         ticker.tick(offset)?;
-        let wanted = interest.wants(b[0]);
+        let wanted = interest.wants(b[0]) && wants_object(visitor, b, id_size);
         if !wanted {
             if let Some(len) = quick_len(b, id_size) {
                 skipped_from.get_or_insert(pos);
@@ -196,7 +197,10 @@ fn visit_heap_dump<V: Visitor + ?Sized>(
             }
         }
         // Wanted, or one that needs the checked parse (class dumps, damage).
-        let (kind, len) = parse_sub_record(b, offset, id_size)?;
+        let (kind, len) = match parse_common(b, id_size) {
+            Some(parsed) => parsed,
+            None => parse_checked(b, offset, id_size)?,
+        };
         if !wanted {
             skipped_from.get_or_insert(pos);
             pos += len;
@@ -222,6 +226,23 @@ fn visit_heap_dump<V: Visitor + ?Sized>(
         visitor.passed_over(base + from as u64, &body[from..])?;
     }
     visitor.heap_dump_end(record)
+}
+
+/// Asks the visitor about an instance or array from its header (see
+/// [`Visitor::wants_object`]); a header cut short is left to the checked parse.
+#[inline(always)]
+fn wants_object<V: Visitor + ?Sized>(visitor: &V, b: &[u8], id_size: u8) -> bool {
+    let n = id_size as usize;
+    let class_id = match b[0] {
+        tags::INSTANCE_DUMP => id_at(b, 5 + n, id_size),
+        tags::OBJECT_ARRAY_DUMP => id_at(b, 9 + n, id_size),
+        tags::PRIMITIVE_ARRAY_DUMP => Some(0),
+        _ => return true,
+    };
+    match (id_at(b, 1, id_size), class_id) {
+        (Some(id), Some(class_id)) => visitor.wants_object(b[0], id, class_id),
+        _ => true,
+    }
 }
 
 /// A dump file mapped into memory, read-only. The file is the store: passes keep ids and

@@ -62,6 +62,30 @@ pub struct StringObject {
     pub coder: Option<i64>,
 }
 
+/// A one-hash Bloom filter over the wanted ids. Nearly every array of a dump is not
+/// wanted, and a bit test costs less than a hash map probe on each of millions of them.
+/// Bits are never cleared: a stale one only costs a probe.
+#[derive(Debug, Clone)]
+struct MaybeWanted([u64; 64]);
+
+impl MaybeWanted {
+    fn bit(id: u64) -> (usize, u64) {
+        let h = id.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 52;
+        ((h >> 6) as usize, 1 << (h & 63))
+    }
+
+    fn add(&mut self, id: u64) {
+        let (word, bit) = Self::bit(id);
+        self.0[word] |= bit;
+    }
+
+    #[inline]
+    fn may_contain(&self, id: u64) -> bool {
+        let (word, bit) = Self::bit(id);
+        self.0[word] & bit != 0
+    }
+}
+
 /// The result of pass 2 (before dedup).
 #[derive(Debug, Default)]
 pub struct Collected {
@@ -96,6 +120,8 @@ pub struct Collector<'i> {
     targets: Vec<(u64, TargetClass)>,
     undumped: FxHashSet<u64>,
     wanted: FxHashMap<u64, Want>,
+    /// Every id ever put in `wanted`.
+    maybe_wanted: MaybeWanted,
     strings: IdSetBuilder,
     out: Collected,
     /// Counting only on the first walk; later walks only look for what is wanted.
@@ -112,6 +138,7 @@ impl<'i> Collector<'i> {
             targets: info.targets.iter().map(|(c, t)| (*c, *t)).collect(),
             undumped: info.undumped_targets.iter().copied().collect(),
             wanted: FxHashMap::default(),
+            maybe_wanted: MaybeWanted([0; 64]),
             strings: IdSetBuilder::new(),
             out: Collected::default(),
             first_walk: true,
@@ -124,6 +151,7 @@ impl<'i> Collector<'i> {
     }
 
     fn want(&mut self, id: u64, what: Want) {
+        self.maybe_wanted.add(id);
         if id != 0 && self.wanted.insert(id, what).is_none() {
             if let Some(n) = self.outstanding {
                 n.fetch_add(1, Ordering::Relaxed);
@@ -133,7 +161,7 @@ impl<'i> Collector<'i> {
 
     /// Takes `id` off the wanted list if it is wanted as `what`.
     fn found(&mut self, id: u64, what: Want) -> bool {
-        if self.wanted.get(&id) != Some(&what) {
+        if !self.maybe_wanted.may_contain(id) || self.wanted.get(&id) != Some(&what) {
             return false;
         }
         self.wanted.remove(&id);
@@ -242,6 +270,9 @@ impl<'i> Collector<'i> {
         let mut c = Collector::new(info);
         c.first_walk = false;
         c.wanted = wanted.clone();
+        for id in wanted.keys() {
+            c.maybe_wanted.add(*id);
+        }
         c.outstanding = Some(outstanding);
         c
     }
@@ -267,9 +298,7 @@ impl<'i> Collector<'i> {
         for (id, want) in later.wanted {
             self.wanted.entry(id).or_insert(want);
         }
-        for id in later.strings.build().iter() {
-            self.strings.insert(id);
-        }
+        self.strings.absorb(&later.strings.build());
     }
 
     /// Drops wants that another run satisfied, and adds the wants those results imply (the
@@ -358,6 +387,16 @@ impl Visitor for Collector<'_> {
         } else {
             i.with(tags::PRIMITIVE_ARRAY_DUMP)
                 .with(tags::OBJECT_ARRAY_DUMP)
+        }
+    }
+
+    #[inline]
+    fn wants_object(&self, tag: u8, id: u64, class_id: u64) -> bool {
+        if tag == tags::INSTANCE_DUMP {
+            // Every instance of the dump comes here: most are of no target class.
+            !self.undumped.is_empty() || self.targets.iter().any(|(c, _)| *c == class_id)
+        } else {
+            self.maybe_wanted.may_contain(id) && self.wanted.contains_key(&id)
         }
     }
 

@@ -21,8 +21,9 @@ pub struct Plan {
     /// Everything else kept: Bitmap buffers, DumpData images and natives (few).
     keep: FxHashSet<u64>,
     remap: FxHashMap<u64, u64>,
-    /// Bitmap class id → offset of `mBuffer` within the instance's sub-record.
-    bitmap_buffer_at: FxHashMap<u64, usize>,
+    /// Bitmap class id → offset of `mBuffer` within the instance's sub-record. A handful
+    /// (Bitmap and its subclasses), asked about on every instance: a scan beats hashing.
+    bitmap_buffer_at: Vec<(u64, usize)>,
     dump_data_buffers: Option<u64>,
 }
 
@@ -120,7 +121,10 @@ impl Plan {
         if self.remap.is_empty() {
             return None;
         }
-        self.bitmap_buffer_at.get(&class_id).copied()
+        self.bitmap_buffer_at
+            .iter()
+            .find(|(c, _)| *c == class_id)
+            .map(|(_, at)| *at)
     }
 
     /// Are there ids to rewrite at all?

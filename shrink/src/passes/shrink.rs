@@ -232,6 +232,16 @@ impl<V: Visitor> Visitor for ShrinkFilter<'_, V> {
         i
     }
 
+    #[inline]
+    fn wants_object(&self, tag: u8, id: u64, class_id: u64) -> bool {
+        match tag {
+            // Only Bitmaps may change; the rest pass over without a parse.
+            tags::INSTANCE_DUMP => self.plan.bitmap_buffer_at(class_id).is_some(),
+            tags::OBJECT_ARRAY_DUMP => Some(id) == self.plan.dump_data_buffers(),
+            _ => true,
+        }
+    }
+
     fn passed_over(&mut self, offset: u64, raw: &[u8]) -> Result<()> {
         self.next.passed_over(offset, raw)
     }
