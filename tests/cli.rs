@@ -141,9 +141,14 @@ fn report_json_has_the_documented_fields() {
         .iter()
         .any(|t| t["element_type"] == "int"));
     assert_eq!(r["bitmaps"]["merged"], 3);
-    for k in ["info", "collect", "dedup", "write", "total"] {
+    for k in ["info", "collect", "dedup", "write", "sync", "total"] {
         assert!(r["timings_ms"][k].is_u64(), "timings_ms.{k}");
     }
+    let t = &r["timings_ms"];
+    assert!(
+        t["sync"].as_u64() <= t["write"].as_u64(),
+        "the sync is part of the write"
+    );
 }
 
 #[test]

@@ -411,6 +411,7 @@ pub fn shrink_file(
     // Ends the buffer's borrow of the raw file, which is committed below.
     drop(raw);
     control.check()?;
+    let synced = Instant::now();
     let zip_bytes = zip_file.map(PendingFile::commit).transpose()?;
     if let Some(raw) = raw_file {
         if let Err(e) = raw.commit() {
@@ -422,6 +423,7 @@ pub fn shrink_file(
         }
     }
     let mut timings = analysis.timings.clone();
+    timings.sync = ms(synced);
     timings.write = ms(t);
     timings.total = ms(started);
     Ok(build_report(
@@ -540,6 +542,7 @@ fn build_report(
             merged_bytes: bitmaps_merged.1,
             repointed: stats.bitmaps_repointed,
             hashed: a.buffers.hashed,
+            hashed_bytes: a.buffers.hashed_bytes,
         },
         dump_data,
         manifest,

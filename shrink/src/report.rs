@@ -99,6 +99,8 @@ pub struct BitmapsReport {
     pub repointed: u64,
     /// Buffers hashed (those whose length equals another's).
     pub hashed: u64,
+    /// Their bytes: what MD5 ran over.
+    pub hashed_bytes: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -115,7 +117,9 @@ pub struct Timings {
     pub info: u64,
     pub collect: u64,
     pub dedup: u64,
-    /// Pass 3, including compression into the zip.
+    /// Pass 3, including compression into the zip and `sync`.
     pub write: u64,
+    /// Of `write`: syncing the outputs to disk before they are renamed into place.
+    pub sync: u64,
     pub total: u64,
 }

@@ -7,6 +7,8 @@
 use md5::{Digest, Md5};
 use rustc_hash::FxHashMap;
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use super::collect::Location;
 use crate::hprof::BasicType;
 
@@ -54,28 +56,39 @@ fn fingerprint(bytes: &[u8]) -> u32 {
     h.finalize()
 }
 
-/// MD5s of `members`, on up to `threads` threads.
+/// MD5s of `members`, on up to `threads` threads. One job for every group of the dump,
+/// largest buffers first and handed out one at a time, so both cores stay busy to the end
+/// even when each group is a pair.
 fn digests(
     dump: &[u8],
     members: &[Candidate],
     digest: &(dyn Fn(&[u8]) -> [u8; 16] + Sync),
     threads: usize,
 ) -> Vec<[u8; 16]> {
-    let mut out = vec![[0u8; 16]; members.len()];
-    if threads <= 1 || members.len() < 2 {
-        for (c, d) in members.iter().zip(out.iter_mut()) {
-            *d = digest(c.loc.bytes(dump));
+    let mut order: Vec<usize> = (0..members.len()).collect();
+    order.sort_unstable_by_key(|&i| std::cmp::Reverse(members[i].loc.len));
+    let next = AtomicUsize::new(0);
+    let work = || {
+        let mut done = Vec::new();
+        while let Some(&i) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
+            done.push((i, digest(members[i].loc.bytes(dump))));
         }
-        return out;
-    }
-    let per = members.len().div_ceil(threads).max(1);
+        done
+    };
+    let mut out = vec![[0u8; 16]; members.len()];
     std::thread::scope(|s| {
-        for (chunk, dest) in members.chunks(per).zip(out.chunks_mut(per)) {
-            s.spawn(move || {
-                for (c, d) in chunk.iter().zip(dest.iter_mut()) {
-                    *d = digest(c.loc.bytes(dump));
-                }
-            });
+        let helpers: Vec<_> = (1..threads.min(members.len()))
+            .map(|_| s.spawn(work))
+            .collect();
+        let mine = work();
+        for done in helpers
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .chain([mine])
+        {
+            for (i, d) in done {
+                out[i] = d;
+            }
         }
     });
     out
@@ -115,6 +128,16 @@ pub fn group(
     // Iterate groups in file order of their first member, for a deterministic result.
     let mut keys: Vec<(BasicType, u64, u32)> = by_len.keys().copied().collect();
     keys.sort_unstable_by_key(|k| by_len[k][0].loc.offset);
+    // Every member of a group of two or more is hashed, all in one parallel job, in the
+    // order the groups are gone through below.
+    let hashed: Vec<Candidate> = keys
+        .iter()
+        .map(|k| &by_len[k])
+        .filter(|members| members.len() > 1)
+        .flatten()
+        .copied()
+        .collect();
+    let mut hashes = digests(dump, &hashed, digest, threads).into_iter();
     for key in keys {
         let members = &by_len[&key];
         if members.len() == 1 {
@@ -124,8 +147,8 @@ pub fn group(
         }
         // (digest, kept candidate) for each distinct content seen so far.
         let mut kept: Vec<([u8; 16], Candidate)> = Vec::new();
-        let hashes = digests(dump, members, digest, threads);
-        for (c, d) in members.iter().zip(hashes) {
+        for c in members {
+            let d = hashes.next().expect("a digest for each member hashed");
             let bytes = c.loc.bytes(dump);
             out.hashed += 1;
             out.hashed_bytes += bytes.len() as u64;
