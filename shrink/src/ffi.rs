@@ -453,7 +453,7 @@ fn stage_code(stage: Stage) -> hprof_shrink_stage {
 /// The caller's callback and its `user_data`, bound to the calling thread. The core's
 /// worker threads report too; their reports are dropped. The calling thread walks its share
 /// of each parallel stage and its reports carry the count of all threads, so the caller
-/// still sees the stages advance, less often (a short stage may go unreported).
+/// still sees the stages advance, less often, and each walk ends with a report of its own.
 struct CallerProgress {
     f: unsafe extern "C" fn(*mut c_void, hprof_shrink_stage, u64, u64),
     user_data: *mut c_void,

@@ -90,5 +90,8 @@ where
             None => {}
         }
     }
+    // The end of the stage, reported from the calling thread, which may have walked no
+    // run of its own (callers that take reports on one thread only still see it).
+    control.ticker(stage, hprof.len()).finish()?;
     Ok(out)
 }
