@@ -10,8 +10,8 @@ use hprof_shrink_core::{Control, Result, Stage};
 /// Declines some instances (by class) and some primitive arrays (by id), arbitrarily.
 fn declines(tag: u8, id: u64, class_id: u64) -> bool {
     match tag {
-        tags::INSTANCE_DUMP => (class_id >> 3) % 2 == 1,
-        tags::PRIMITIVE_ARRAY_DUMP => (id >> 3) % 3 == 0,
+        tags::INSTANCE_DUMP => !(class_id >> 3).is_multiple_of(2),
+        tags::PRIMITIVE_ARRAY_DUMP => (id >> 3).is_multiple_of(3),
         _ => false,
     }
 }
