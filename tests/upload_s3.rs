@@ -46,34 +46,46 @@ struct Moto {
 }
 
 impl Moto {
+    /// Starts moto and makes the test bucket. A port another process took in the moment
+    /// between choosing it and moto binding it makes moto exit: then again, on another.
     fn start(python: PathBuf) -> Moto {
-        let port = free_port();
-        let mut child = Command::new(&python)
-            .args(["-m", "moto.server", "-H", "127.0.0.1", "-p"])
-            .arg(port.to_string())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start moto's server");
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            if let Ok(Some(status)) = child.try_wait() {
-                panic!("moto's server exited: {status}");
+        for _ in 0..3 {
+            let port = free_port();
+            let mut child = Command::new(&python)
+                .args(["-m", "moto.server", "-H", "127.0.0.1", "-p"])
+                .arg(port.to_string())
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("start moto's server");
+            let deadline = Instant::now() + Duration::from_secs(60);
+            while TcpStream::connect(("127.0.0.1", port)).is_err() {
+                if let Ok(Some(status)) = child.try_wait() {
+                    panic!("moto's server exited: {status}");
+                }
+                if Instant::now() > deadline {
+                    let _ = child.kill();
+                    panic!("moto's server did not listen within 60 s");
+                }
+                std::thread::sleep(Duration::from_millis(100));
             }
-            if Instant::now() > deadline {
-                let _ = child.kill();
-                panic!("moto's server did not listen within 60 s");
+            let mut moto = Moto {
+                child,
+                python: python.clone(),
+                port,
+            };
+            let made = moto.run_ctl(&moto.endpoint(), &["create-bucket", BUCKET]);
+            if made.status.success() {
+                return moto;
             }
-            std::thread::sleep(Duration::from_millis(100));
+            if let Ok(Some(status)) = moto.child.try_wait() {
+                eprintln!("moto on port {port} exited ({status}); starting it on another");
+                continue;
+            }
+            panic!("s3ctl create-bucket: {}", stderr(&made));
         }
-        let moto = Moto {
-            child,
-            python,
-            port,
-        };
-        moto.ctl(&moto.endpoint(), &["create-bucket", BUCKET]);
-        moto
+        panic!("moto's server could not keep a port in 3 tries");
     }
 
     fn endpoint(&self) -> String {

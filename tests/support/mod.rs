@@ -680,11 +680,21 @@ impl RequestBodies {
     }
 }
 
-/// A free TCP port on 127.0.0.1 (for servers started as other processes).
+/// A free TCP port on 127.0.0.1 (for servers started as other processes), never the same
+/// one twice in this process: the kernel may hand a port just released to the next caller,
+/// and two tests running side by side would then start their servers on one port.
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    static GIVEN: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+    let mut given = GIVEN.lock().unwrap_or_else(|e| e.into_inner());
+    loop {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        if !given.contains(&port) {
+            given.push(port);
+            return port;
+        }
+    }
 }
