@@ -15,10 +15,11 @@ use crate::options::{DroppedMode, StripMode};
 use crate::output::{clean_stale, same_file, PendingFile, Writeback};
 use crate::package::Package;
 use crate::parallel::{self, Order};
-use crate::passes::collect::collect;
+use crate::passes::collect::{collect, collect_with_info};
 use crate::passes::dedup::{self, Candidate, Groups};
 use crate::passes::{
-    write_shrunk_parallel, Collected, DumpInfo, InfoCollector, Plan, ShrinkFilter, WriteStats,
+    write_shrunk_parallel, Collected, DumpInfo, EarlyInfo, InfoCollector, Plan, ShrinkFilter,
+    WriteStats,
 };
 use crate::report::{
     ArraysReport, BitmapsReport, ImagesReport, InputReport, OptionsReport, OutputReport, Report,
@@ -108,6 +109,24 @@ impl AnalyzeOptions {
 }
 
 /// Passes 1 and 2, each walking parts of the dump on `threads` threads.
+/// Pass 1 over the whole dump, on `threads` threads.
+fn whole_info(
+    hprof: &Hprof<'_>,
+    threads: usize,
+    salvaged: bool,
+    control: &Control,
+) -> Result<DumpInfo> {
+    let id_size = hprof.id_size();
+    let mut runs = parallel::walk(hprof, threads, Stage::Info, control, Order::Forward, |_| {
+        InfoCollector::new(id_size)
+    })?;
+    let mut collector = runs.remove(0);
+    for later in runs {
+        collector.merge(later);
+    }
+    collector.finish(hprof.data(), salvaged)
+}
+
 pub fn analyze(hprof: &Hprof<'_>, opts: &AnalyzeOptions, control: &Control) -> Result<Analysis> {
     let AnalyzeOptions {
         strip,
@@ -118,21 +137,45 @@ pub fn analyze(hprof: &Hprof<'_>, opts: &AnalyzeOptions, control: &Control) -> R
     let data = hprof.data();
     let mut timings = Timings::default();
 
+    // Pass 1 over the start of the dump, up to its first object; where the classes all
+    // came first (HotSpot), the rest of pass 1 rides along with pass 2's walk.
     let t = Instant::now();
     let id_size = hprof.id_size();
-    let mut runs = parallel::walk(hprof, threads, Stage::Info, control, Order::Forward, |_| {
-        InfoCollector::new(id_size)
-    })?;
-    let mut collector = runs.remove(0);
-    for later in runs {
-        collector.merge(later);
+    let mut early = EarlyInfo::new(id_size);
+    let early = match hprof.accept(&mut early, &mut control.ticker(Stage::Info, hprof.len())) {
+        Ok(()) => early.0.finish_early(data).ok(),
+        Err(Error::Cancelled) => return Err(Error::Cancelled),
+        // Whatever it is, the whole pass 1 below meets it again and says what it is.
+        Err(_) => None,
+    };
+    // Every target class the dump names was dumped before the first object: the classes
+    // come first. (ART's start names them but dumps them among the objects.)
+    let early = early.filter(|e| e.has_string_class && e.undumped_targets.is_empty());
+    if early.is_some() {
+        control.ticker(Stage::Info, hprof.len()).finish()?;
     }
-    let info = collector.finish(data, salvaged)?;
     timings.info = ms(t);
-
     let t = Instant::now();
-    let collected = collect(hprof, &info, threads, control)?;
-    timings.collect = ms(t);
+    let folded = match &early {
+        Some(early) => collect_with_info(hprof, early, threads, control, |whole| {
+            whole.finish(data, salvaged)
+        })?,
+        None => None,
+    };
+    let (info, collected) = match folded {
+        Some(done) => {
+            timings.collect = ms(t);
+            done
+        }
+        None => {
+            let info = whole_info(hprof, threads, salvaged, control)?;
+            timings.info += ms(t);
+            let t = Instant::now();
+            let collected = collect(hprof, &info, threads, control)?;
+            timings.collect = ms(t);
+            (info, collected)
+        }
+    };
 
     let t = Instant::now();
     let mut warnings = info.warnings.clone();

@@ -7,7 +7,7 @@
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::info::{DumpInfo, Target, TargetClass};
+use super::info::{DumpInfo, InfoCollector, Target, TargetClass};
 use crate::control::{Control, Stage};
 use crate::error::{Error, Result};
 use crate::hprof::cursor::read_id;
@@ -332,7 +332,7 @@ pub fn collect(
     threads: usize,
     control: &Control,
 ) -> Result<Collected> {
-    let mut runs = parallel::walk(
+    let runs = parallel::walk(
         hprof,
         threads,
         Stage::Collect,
@@ -340,6 +340,62 @@ pub fn collect(
         Order::Forward,
         |_| Collector::new(info),
     )?;
+    finish(hprof, info, runs, threads, control)
+}
+
+/// Pass 1 folded into pass 2, for dumps whose classes all come before their objects (as
+/// HotSpot writes them): `early` is the info from the part of the dump before the first
+/// object. One walk collects with it while an [`InfoCollector`] reads the whole dump,
+/// which `finish_info` turns into the dump's info. If that gives the same targets, the
+/// collect stands; otherwise (ART interleaves classes and objects) it is done again with
+/// the whole info. `None` when the walk failed with the early info (an instance of a class
+/// dumped later, say): the caller then takes the two passes one after the other, which
+/// tell a real error from that.
+pub fn collect_with_info(
+    hprof: &Hprof<'_>,
+    early: &DumpInfo,
+    threads: usize,
+    control: &Control,
+    finish_info: impl FnOnce(InfoCollector) -> Result<DumpInfo>,
+) -> Result<Option<(DumpInfo, Collected)>> {
+    let id_size = hprof.id_size();
+    let walked = parallel::walk(
+        hprof,
+        threads,
+        Stage::Collect,
+        control,
+        Order::Forward,
+        |_| (InfoCollector::new(id_size), Collector::new(early)),
+    );
+    let runs = match walked {
+        Ok(runs) => runs,
+        Err(Error::Cancelled) => return Err(Error::Cancelled),
+        Err(_) => return Ok(None),
+    };
+    let (infos, collectors): (Vec<_>, Vec<_>) = runs.into_iter().unzip();
+    let mut infos = infos.into_iter();
+    let mut whole = infos.next().expect("a walk has a run");
+    for later in infos {
+        whole.merge(later);
+    }
+    let info = finish_info(whole)?;
+    let collected = if info.same_targets(early) {
+        finish(hprof, early, collectors, threads, control)?
+    } else {
+        drop(collectors);
+        collect(hprof, &info, threads, control)?
+    };
+    Ok(Some((info, collected)))
+}
+
+/// Merges the runs of the first walk and resolves what is still wanted.
+fn finish(
+    hprof: &Hprof<'_>,
+    info: &DumpInfo,
+    mut runs: Vec<Collector<'_>>,
+    threads: usize,
+    control: &Control,
+) -> Result<Collected> {
     let mut all = runs.remove(0);
     for later in runs {
         all.merge(later);

@@ -61,6 +61,63 @@ pub struct DumpInfo {
     pub warnings: Vec<String>,
 }
 
+impl DumpInfo {
+    /// Whether pass 2 would read the same from the dump with `other` as with this info.
+    pub fn same_targets(&self, other: &DumpInfo) -> bool {
+        let sorted = |v: &[u64]| {
+            let mut v = v.to_vec();
+            v.sort_unstable();
+            v
+        };
+        self.id_size == other.id_size
+            && self.targets == other.targets
+            && sorted(&self.undumped_targets) == sorted(&other.undumped_targets)
+            && self.manufacturer == other.manufacturer
+            && self.dump_data == other.dump_data
+    }
+}
+
+/// Pass 1 over the start of a dump only: it stops at the first instance or array.
+pub struct EarlyInfo(pub InfoCollector, bool);
+
+impl EarlyInfo {
+    pub fn new(id_size: u8) -> Self {
+        EarlyInfo(InfoCollector::new(id_size), false)
+    }
+}
+
+impl Visitor for EarlyInfo {
+    fn interest(&self) -> Interest {
+        self.0
+            .interest()
+            .with(tags::INSTANCE_DUMP)
+            .with(tags::OBJECT_ARRAY_DUMP)
+            .with(tags::PRIMITIVE_ARRAY_DUMP)
+    }
+
+    fn heap_dump_begin(&mut self, segment: &Record<'_>, length: u32) -> Result<()> {
+        self.0.heap_dump_begin(segment, length)
+    }
+
+    fn record(&mut self, record: &Record<'_>) -> Result<()> {
+        self.0.record(record)
+    }
+
+    fn sub_record(&mut self, sub: &SubRecord<'_>) -> Result<()> {
+        match sub.tag() {
+            tags::INSTANCE_DUMP | tags::OBJECT_ARRAY_DUMP | tags::PRIMITIVE_ARRAY_DUMP => {
+                self.1 = true;
+                Ok(())
+            }
+            _ => self.0.sub_record(sub),
+        }
+    }
+
+    fn is_done(&self) -> bool {
+        self.1
+    }
+}
+
 /// The pass 1 visitor.
 pub struct InfoCollector {
     table: NameTable,
@@ -118,6 +175,17 @@ impl InfoCollector {
         if !salvaged {
             self.check_complete(data.len() as u64)?;
         }
+        self.resolve(data, salvaged)
+    }
+
+    /// Like [`InfoCollector::finish`] for a visitor that walked only the start of the dump
+    /// (up to its first object): the end is not checked, and a target class named but not
+    /// (yet) dumped is listed in `undumped_targets`, even in a salvaged dump.
+    pub fn finish_early(self, data: &[u8]) -> Result<DumpInfo> {
+        self.resolve(data, false)
+    }
+
+    fn resolve(self, data: &[u8], salvaged: bool) -> Result<DumpInfo> {
         let mut info = DumpInfo {
             id_size: self.id_size,
             classes: self.classes,

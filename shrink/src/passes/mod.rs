@@ -9,7 +9,7 @@ pub mod shrink;
 
 pub use collect::{BitmapRef, Collected, Collector, Location};
 pub use dedup::{Candidate, Groups};
-pub use info::{DumpInfo, InfoCollector, Target, TargetClass};
+pub use info::{DumpInfo, EarlyInfo, InfoCollector, Target, TargetClass};
 pub use pieces::write_shrunk_parallel;
 pub use plan::Plan;
 pub use shrink::{ShrinkFilter, Tally, WriteStats};
