@@ -49,6 +49,7 @@ impl Moto {
     /// Starts moto and makes the test bucket. A port another process took in the moment
     /// between choosing it and moto binding it makes moto exit: then again, on another.
     fn start(python: PathBuf) -> Moto {
+        let mut last = String::new();
         for _ in 0..3 {
             let port = free_port();
             let mut child = Command::new(&python)
@@ -60,15 +61,22 @@ impl Moto {
                 .spawn()
                 .expect("start moto's server");
             let deadline = Instant::now() + Duration::from_secs(60);
+            let mut exited = None;
             while TcpStream::connect(("127.0.0.1", port)).is_err() {
                 if let Ok(Some(status)) = child.try_wait() {
-                    panic!("moto's server exited: {status}");
+                    exited = Some(status);
+                    break;
                 }
                 if Instant::now() > deadline {
                     let _ = child.kill();
                     panic!("moto's server did not listen within 60 s");
                 }
                 std::thread::sleep(Duration::from_millis(100));
+            }
+            if let Some(status) = exited {
+                last = format!("moto's server on port {port} exited before listening: {status}");
+                eprintln!("{last}; starting it on another port");
+                continue;
             }
             let mut moto = Moto {
                 child,
@@ -80,12 +88,13 @@ impl Moto {
                 return moto;
             }
             if let Ok(Some(status)) = moto.child.try_wait() {
-                eprintln!("moto on port {port} exited ({status}); starting it on another");
+                last = format!("moto's server on port {port} exited: {status}");
+                eprintln!("{last}; starting it on another port");
                 continue;
             }
             panic!("s3ctl create-bucket: {}", stderr(&made));
         }
-        panic!("moto's server could not keep a port in 3 tries");
+        panic!("moto's server did not stay up in 3 tries; the last: {last}");
     }
 
     fn endpoint(&self) -> String {

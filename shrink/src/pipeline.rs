@@ -108,7 +108,6 @@ impl AnalyzeOptions {
     }
 }
 
-/// Passes 1 and 2, each walking parts of the dump on `threads` threads.
 /// Pass 1 over the whole dump, on `threads` threads.
 fn whole_info(
     hprof: &Hprof<'_>,
@@ -117,16 +116,13 @@ fn whole_info(
     control: &Control,
 ) -> Result<DumpInfo> {
     let id_size = hprof.id_size();
-    let mut runs = parallel::walk(hprof, threads, Stage::Info, control, Order::Forward, |_| {
+    let runs = parallel::walk(hprof, threads, Stage::Info, control, Order::Forward, |_| {
         InfoCollector::new(id_size)
     })?;
-    let mut collector = runs.remove(0);
-    for later in runs {
-        collector.merge(later);
-    }
-    collector.finish(hprof.data(), salvaged)
+    InfoCollector::merged(runs).finish(hprof.data(), salvaged)
 }
 
+/// Passes 1 and 2, each walking parts of the dump on `threads` threads.
 pub fn analyze(hprof: &Hprof<'_>, opts: &AnalyzeOptions, control: &Control) -> Result<Analysis> {
     let AnalyzeOptions {
         strip,
@@ -143,7 +139,7 @@ pub fn analyze(hprof: &Hprof<'_>, opts: &AnalyzeOptions, control: &Control) -> R
     let id_size = hprof.id_size();
     let mut early = EarlyInfo::new(id_size);
     let early = match hprof.accept(&mut early, &mut control.ticker(Stage::Info, hprof.len())) {
-        Ok(()) => early.0.finish_early(data).ok(),
+        Ok(()) => early.finish(data).ok(),
         Err(Error::Cancelled) => return Err(Error::Cancelled),
         // Whatever it is, the whole pass 1 below meets it again and says what it is.
         Err(_) => None,

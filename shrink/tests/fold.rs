@@ -6,27 +6,27 @@
 
 mod common;
 
-use hprof_shrink_core::hprof::{Hprof, MappedFile};
+use hprof_shrink_core::hprof::{Hprof, MappedFile, Visitor};
 use hprof_shrink_core::passes::collect::{collect, collect_with_info};
 use hprof_shrink_core::passes::{Collected, DumpInfo, EarlyInfo, InfoCollector};
 use hprof_shrink_core::{Control, Stage};
 
-fn whole_info(hprof: &Hprof<'_>) -> DumpInfo {
-    let mut c = InfoCollector::new(hprof.id_size());
+fn walked<V: Visitor>(hprof: &Hprof<'_>, mut v: V) -> V {
     let control = Control::default();
     hprof
-        .accept(&mut c, &mut control.ticker(Stage::Info, hprof.len()))
+        .accept(&mut v, &mut control.ticker(Stage::Info, hprof.len()))
         .unwrap();
+    v
+}
+
+fn whole_info(hprof: &Hprof<'_>) -> DumpInfo {
+    let c = walked(hprof, InfoCollector::new(hprof.id_size()));
     c.finish(hprof.data(), false).unwrap()
 }
 
 fn early_info(hprof: &Hprof<'_>) -> DumpInfo {
-    let mut e = EarlyInfo::new(hprof.id_size());
-    let control = Control::default();
-    hprof
-        .accept(&mut e, &mut control.ticker(Stage::Info, hprof.len()))
-        .unwrap();
-    e.0.finish_early(hprof.data()).unwrap()
+    let e = walked(hprof, EarlyInfo::new(hprof.id_size()));
+    e.finish(hprof.data()).unwrap()
 }
 
 fn assert_same(a: &Collected, b: &Collected, what: &str) {

@@ -378,15 +378,11 @@ pub fn collect_with_info(
     };
     let (infos, collectors): (Vec<_>, Vec<_>) =
         runs.into_iter().map(|f| (f.info, f.collector)).unzip();
-    let mut infos = infos.into_iter();
-    let mut whole = infos.next().expect("a walk has a run");
-    for later in infos {
-        whole.merge(later);
-    }
-    let info = finish_info(whole)?;
+    let info = finish_info(InfoCollector::merged(infos))?;
     let collected = if info.same_targets(early) {
         finish(hprof, early, collectors, threads, control)?
     } else {
+        // Their id sets go before the walk that makes new ones.
         drop(collectors);
         collect(hprof, &info, threads, control)?
     };

@@ -78,11 +78,18 @@ impl DumpInfo {
 }
 
 /// Pass 1 over the start of a dump only: it stops at the first instance or array.
-pub struct EarlyInfo(pub InfoCollector, bool);
+pub struct EarlyInfo(InfoCollector, bool);
 
 impl EarlyInfo {
     pub fn new(id_size: u8) -> Self {
         EarlyInfo(InfoCollector::new(id_size), false)
+    }
+
+    /// Like [`InfoCollector::finish`] for the start of the dump: the end is not checked,
+    /// and a target class named but not (yet) dumped is listed in `undumped_targets`, even
+    /// in a salvaged dump.
+    pub fn finish(self, data: &[u8]) -> Result<DumpInfo> {
+        self.0.resolve(data, false)
     }
 }
 
@@ -142,6 +149,16 @@ impl InfoCollector {
         }
     }
 
+    /// The visitors of the parts of one walk, in file order, folded into one.
+    pub fn merged(runs: impl IntoIterator<Item = InfoCollector>) -> InfoCollector {
+        let mut runs = runs.into_iter();
+        let mut all = runs.next().expect("a walk has a run");
+        for later in runs {
+            all.merge(later);
+        }
+        all
+    }
+
     /// Folds in what a visitor of a later part of the dump found (the first CLASS_DUMP or
     /// LOAD_CLASS of an id wins, as in a single walk).
     pub fn merge(&mut self, later: InfoCollector) {
@@ -176,13 +193,6 @@ impl InfoCollector {
             self.check_complete(data.len() as u64)?;
         }
         self.resolve(data, salvaged)
-    }
-
-    /// Like [`InfoCollector::finish`] for a visitor that walked only the start of the dump
-    /// (up to its first object): the end is not checked, and a target class named but not
-    /// (yet) dumped is listed in `undumped_targets`, even in a salvaged dump.
-    pub fn finish_early(self, data: &[u8]) -> Result<DumpInfo> {
-        self.resolve(data, false)
     }
 
     fn resolve(self, data: &[u8], salvaged: bool) -> Result<DumpInfo> {
