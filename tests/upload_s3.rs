@@ -46,8 +46,9 @@ struct Moto {
 }
 
 impl Moto {
-    /// Starts moto and makes the test bucket. A port another process took in the moment
-    /// between choosing it and moto binding it makes moto exit: then again, on another.
+    /// Starts moto and makes the test bucket. A port taken by another server in the moment
+    /// between choosing it and moto binding it: then again (the dropped one is killed), on
+    /// another.
     fn start(python: PathBuf) -> Moto {
         let mut last = String::new();
         for _ in 0..3 {
@@ -78,7 +79,7 @@ impl Moto {
                 eprintln!("{last}; starting it on another port");
                 continue;
             }
-            let mut moto = Moto {
+            let moto = Moto {
                 child,
                 python: python.clone(),
                 port,
@@ -87,12 +88,10 @@ impl Moto {
             if made.status.success() {
                 return moto;
             }
-            if let Ok(Some(status)) = moto.child.try_wait() {
-                last = format!("moto's server on port {port} exited: {status}");
-                eprintln!("{last}; starting it on another port");
-                continue;
-            }
-            panic!("s3ctl create-bucket: {}", stderr(&made));
+            // Whatever answered on the port was not (or is no longer) this moto: the port
+            // was taken between choosing it and moto binding it. Drop it for another.
+            last = format!("s3ctl create-bucket on port {port}: {}", stderr(&made));
+            eprintln!("{last}\nstarting moto on another port");
         }
         panic!("moto's server did not stay up in 3 tries; the last: {last}");
     }
