@@ -23,5 +23,8 @@ cargo test --workspace
 step "the core without its default features (no C ABI) builds"
 cargo check -p hprof-shrink-core --no-default-features --quiet
 
+step "the core for Android: checked for three targets with and without the C ABI, the phone's library linked and its exports checked"
+bash scripts/android-check.sh --build-targets aarch64-linux-android
+
 step "C ABI test (tests/c, against the shared and the static library)"
 bash scripts/c-test.sh
