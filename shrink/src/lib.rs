@@ -31,5 +31,6 @@ pub use report::Report;
 pub mod deflate;
 pub mod idset;
 pub mod inspect;
+pub mod mapguard;
 pub mod parallel;
 pub mod verify;
