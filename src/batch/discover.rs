@@ -47,24 +47,37 @@ pub struct Skipped {
 pub struct Found {
     pub inputs: Vec<Input>,
     pub skipped: Vec<Skipped>,
+    /// Entries that could not be read (a dangling symlink, a loop, an unreadable file or
+    /// directory): failures of that entry alone, the rest of the batch runs.
+    pub failed: Vec<Skipped>,
+}
+
+/// What the first bytes of a file say it is.
+enum Class {
+    Dump(Kind),
+    NotADump(String),
+    Unreadable(String),
 }
 
 /// Reads the first bytes of a file to see what it is.
-fn classify(path: &Path) -> Result<Kind, String> {
+fn classify(path: &Path) -> Class {
     let mut head = [0u8; 16];
-    let mut f = File::open(path).map_err(|e| e.to_string())?;
-    let n = f.read(&mut head).map_err(|e| e.to_string())?;
+    let read = File::open(path).and_then(|mut f| f.read(&mut head));
+    let n = match read {
+        Ok(n) => n,
+        Err(e) => return Class::Unreadable(format!("cannot read it: {e}")),
+    };
     let head = &head[..n];
     if head.starts_with(b"JAVA PROFILE ") {
-        Ok(Kind::Hprof)
+        Class::Dump(Kind::Hprof)
     } else if head.starts_with(&[0x1f, 0x8b]) {
-        Ok(Kind::HprofGz)
+        Class::Dump(Kind::HprofGz)
     } else if head.starts_with(b"PK\x03\x04") {
-        Ok(Kind::Zip)
+        Class::Dump(Kind::Zip)
     } else if n == 0 {
-        Err("empty file".into())
+        Class::NotADump("empty file".into())
     } else {
-        Err("not a heap dump (no HPROF, gzip or zip header)".into())
+        Class::NotADump("not a heap dump (no HPROF, gzip or zip header)".into())
     }
 }
 
@@ -93,30 +106,56 @@ pub fn shard_of(path: &Path, n: u32) -> u32 {
     (v % n as u64) as u32
 }
 
-/// Expands `args` into inputs (sorted by path, each once) and skipped files. An argument
-/// that matches nothing is an error naming it.
-pub fn discover(args: &[String]) -> Result<Found, String> {
+/// Expands `args` into inputs (sorted by path, each once), skipped files and entries that
+/// could not be read. An argument that matches nothing is an error naming it. Directories
+/// in `exclude` (the batch's own output directory and outbox) are not searched, so a batch
+/// never takes its own packages for inputs.
+pub fn discover(args: &[String], exclude: &[PathBuf]) -> Result<Found, String> {
+    let exclude: Vec<PathBuf> = exclude
+        .iter()
+        .filter_map(|d| d.canonicalize().ok())
+        .collect();
+    let excluded =
+        |p: &Path| !exclude.is_empty() && p.canonicalize().is_ok_and(|c| exclude.contains(&c));
     // path → name below its root
     let mut files: BTreeMap<PathBuf, PathBuf> = BTreeMap::new();
-    let add_dir = |dir: &Path, files: &mut BTreeMap<PathBuf, PathBuf>| -> Result<(), String> {
-        for entry in walkdir::WalkDir::new(dir)
+    let mut failed: Vec<Skipped> = Vec::new();
+    let mut add_dir = |dir: &Path, files: &mut BTreeMap<PathBuf, PathBuf>| {
+        let walk = walkdir::WalkDir::new(dir)
             .follow_links(true)
             .sort_by_file_name()
-        {
-            let entry = entry.map_err(|e| format!("{}: {e}", dir.display()))?;
-            if entry.file_type().is_file() {
-                let rel = entry.path().strip_prefix(dir).unwrap_or(entry.path());
-                files
-                    .entry(entry.path().to_path_buf())
-                    .or_insert_with(|| rel.to_path_buf());
+            .into_iter()
+            .filter_entry(|e| !(e.file_type().is_dir() && excluded(e.path())));
+        for entry in walk {
+            match entry {
+                Ok(entry) if entry.file_type().is_file() => {
+                    let rel = entry.path().strip_prefix(dir).unwrap_or(entry.path());
+                    files
+                        .entry(entry.path().to_path_buf())
+                        .or_insert_with(|| rel.to_path_buf());
+                }
+                Ok(_) => {}
+                // One bad entry (a dangling symlink, a loop, an unreadable directory) fails
+                // alone.
+                Err(e) => {
+                    let path = e.path().unwrap_or(dir).to_path_buf();
+                    let reason = match (e.loop_ancestor(), e.io_error()) {
+                        (Some(a), _) => format!("a symlink loop back to {}", a.display()),
+                        (None, Some(io)) if io.kind() == std::io::ErrorKind::NotFound => {
+                            "a dangling symlink (its target does not exist)".to_string()
+                        }
+                        (None, Some(io)) => format!("cannot read it: {io}"),
+                        (None, None) => e.to_string(),
+                    };
+                    failed.push(Skipped { path, reason });
+                }
             }
         }
-        Ok(())
     };
     for arg in args {
         let path = PathBuf::from(arg);
         if path.is_dir() {
-            add_dir(&path, &mut files)?;
+            add_dir(&path, &mut files);
         } else if path.is_file() {
             let name = PathBuf::from(path.file_name().unwrap_or_default());
             files.entry(path).or_insert(name);
@@ -127,7 +166,7 @@ pub fn discover(args: &[String]) -> Result<Found, String> {
                 let m = m.map_err(|e| format!("{arg}: {e}"))?;
                 any = true;
                 if m.is_dir() {
-                    add_dir(&m, &mut files)?;
+                    add_dir(&m, &mut files);
                 } else {
                     let name = PathBuf::from(m.file_name().unwrap_or_default());
                     files.entry(m).or_insert(name);
@@ -141,7 +180,10 @@ pub fn discover(args: &[String]) -> Result<Found, String> {
         }
     }
 
-    let mut found = Found::default();
+    let mut found = Found {
+        failed,
+        ..Found::default()
+    };
     let mut seen = HashSet::new();
     for (path, rel) in files {
         // The same file reached twice (a directory and a glob, a symlink) counts once.
@@ -153,11 +195,14 @@ pub fn discover(args: &[String]) -> Result<Found, String> {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        if name.starts_with('.') && name.ends_with(hprof_shrink_core::output::TEMP_SUFFIX) {
-            continue; // a temporary file of ours
+        if name.starts_with('.')
+            && (name.ends_with(hprof_shrink_core::output::TEMP_SUFFIX)
+                || name.ends_with(super::state::SUFFIX))
+        {
+            continue; // a temporary file or a package's state, of ours
         }
         match classify(&path) {
-            Ok(kind) => {
+            Class::Dump(kind) => {
                 let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
                 found.inputs.push(Input {
                     out_rel: out_name(&rel),
@@ -166,7 +211,8 @@ pub fn discover(args: &[String]) -> Result<Found, String> {
                     bytes,
                 });
             }
-            Err(reason) => found.skipped.push(Skipped { path, reason }),
+            Class::NotADump(reason) => found.skipped.push(Skipped { path, reason }),
+            Class::Unreadable(reason) => found.failed.push(Skipped { path, reason }),
         }
     }
     // Two inputs that would write the same package: the later ones get a suffix from

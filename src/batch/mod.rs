@@ -6,6 +6,7 @@
 
 pub mod discover;
 pub mod prepare;
+pub mod state;
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -295,11 +296,16 @@ fn run_one(
 /// Runs a batch; returns the exit code.
 pub fn run(args: &BatchArgs) -> Result<u8, String> {
     let started = Instant::now();
-    let mut found = discover(&args.inputs)?;
+    // The batch's own outputs are never inputs, even below an input directory.
+    let own_dirs: Vec<PathBuf> = std::iter::once(args.out_dir.clone())
+        .chain(args.outbox.iter().cloned())
+        .collect();
+    let mut found = discover(&args.inputs, &own_dirs)?;
     let shard = args.shard.as_deref().map(parse_shard).transpose()?;
     if let Some((k, n)) = shard {
         found.inputs.retain(|i| shard_of(&i.path, n) == k);
         found.skipped.retain(|s| shard_of(&s.path, n) == k);
+        found.failed.retain(|s| shard_of(&s.path, n) == k);
     }
     std::fs::create_dir_all(&args.out_dir)
         .map_err(|e| format!("{}: {e}", args.out_dir.display()))?;
@@ -373,12 +379,14 @@ pub fn run(args: &BatchArgs) -> Result<u8, String> {
         .into_iter()
         .flatten()
         .collect();
-    for s in &found.skipped {
+    let not_dumps = found.skipped.iter().map(|s| (s, Status::Skipped));
+    let unreadable = found.failed.iter().map(|s| (s, Status::Failed));
+    for (s, status) in not_dumps.chain(unreadable) {
         entries.push(Entry {
             input: s.path.display().to_string(),
             kind: None,
             output: None,
-            status: Status::Skipped,
+            status,
             input_bytes: std::fs::metadata(&s.path).map(|m| m.len()).unwrap_or(0),
             output_bytes: None,
             ratio: None,
