@@ -2,7 +2,6 @@
 
 mod batch;
 mod cli;
-mod progress;
 mod summary;
 
 use std::path::{Path, PathBuf};
@@ -18,7 +17,7 @@ use hprof_shrink_core::{inspect, Control, ManifestValues, Outputs, ShrinkOptions
 use reqwest::Url;
 
 use cli::{Cli, Command, InspectArgs, ShrinkArgs, UploadArgs, UploadOpts, VerifyArgs};
-use progress::Bar;
+use hprof_shrink::progress::Bar;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();

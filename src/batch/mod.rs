@@ -7,7 +7,6 @@
 pub mod discover;
 pub mod prepare;
 
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -16,12 +15,13 @@ use std::time::Instant;
 use hprof_shrink_core::output::clean_stale;
 use hprof_shrink_core::verify::verify_path;
 use hprof_shrink_core::{shrink_file, Control, Outputs, ShrinkOptions};
-use indicatif::{HumanBytes, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{HumanBytes, ProgressBar};
 use serde::Serialize;
 
 use crate::cli::BatchArgs;
 use crate::summary::n;
 use discover::{discover, shard_of, Input};
+use hprof_shrink::progress::{self, Label};
 use hprof_shrink::upload::{AfterUpload, Outbox, Uploader};
 
 /// Exit codes, documented in `--help` and the README.
@@ -106,19 +106,10 @@ struct Progress {
 impl Progress {
     fn new(inputs: &[Input], quiet: bool) -> Progress {
         let total_bytes: u64 = inputs.iter().map(|i| i.bytes).sum();
-        let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
-            let bar =
-                ProgressBar::with_draw_target(Some(total_bytes), ProgressDrawTarget::stderr());
-            bar.set_style(
-                ProgressStyle::with_template(
-                    "{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
-                )
-                .expect("valid template")
-                .progress_chars("=> "),
-            );
+        let bar = progress::bar(!quiet, total_bytes, Label::Free);
+        if let Some(bar) = &bar {
             bar.set_message(format!("0/{} files", inputs.len()));
-            bar
-        });
+        }
         Progress {
             bar,
             total: inputs.len(),
