@@ -2,4 +2,5 @@
 //! (`hprof-shrink-core`), for other host tools (a batch job, tests) to call. Nothing here
 //! is linked into a phone.
 
+pub mod progress;
 pub mod upload;

@@ -1,5 +1,7 @@
 //! Progress on stderr: a bar when stderr is a terminal, nothing otherwise (logs of batch
-//! jobs get one line per file instead, from the caller).
+//! jobs get one line per file instead, from the caller). Every bar of the tool (the
+//! shrink's stages, a batch's files, an upload's bytes) is set up by [`bar`], so they look
+//! and behave alike.
 
 use std::io::IsTerminal;
 use std::sync::Mutex;
@@ -7,6 +9,48 @@ use std::sync::Mutex;
 use hprof_shrink_core::{Progress, Stage};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+/// How a bar's message sits before the bar.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Label {
+    /// Padded to 20 columns: short names (the core's stages) that should line up.
+    Padded,
+    /// Padded or cut to 20 columns: a file name of any length.
+    Clipped,
+    /// As long as it is: a count that grows ("3/10 files").
+    Free,
+}
+
+impl Label {
+    fn template(self) -> &'static str {
+        match self {
+            Label::Padded => "{msg:20}",
+            Label::Clipped => "{msg:20!}",
+            Label::Free => "{msg}",
+        }
+    }
+}
+
+/// A bar on stderr counting bytes up to `len`, or none when it is not `enabled` (quiet,
+/// too small to matter) or stderr is not a terminal.
+pub fn bar(enabled: bool, len: u64, label: Label) -> Option<ProgressBar> {
+    (enabled && std::io::stderr().is_terminal()).then(|| {
+        let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
+        bar.set_style(style(label));
+        bar
+    })
+}
+
+fn style(label: Label) -> ProgressStyle {
+    let template = format!(
+        "{} [{{bar:30}}] {{bytes}}/{{total_bytes}} {{bytes_per_sec}} eta {{eta}}",
+        label.template()
+    );
+    ProgressStyle::with_template(&template)
+        .expect("valid template")
+        .progress_chars("=> ")
+}
+
+/// The bar of one shrink, inspect or verify: it restarts at each stage of the core's work.
 pub struct Bar {
     bar: Option<ProgressBar>,
     stage: Mutex<Option<Stage>>,
@@ -15,19 +59,8 @@ pub struct Bar {
 impl Bar {
     /// A bar, when `enabled` and stderr is a terminal.
     pub fn new(enabled: bool) -> Bar {
-        let bar = (enabled && std::io::stderr().is_terminal()).then(|| {
-            let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
-            bar.set_style(
-                ProgressStyle::with_template(
-                    "{msg:20} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
-                )
-                .expect("valid template")
-                .progress_chars("=> "),
-            );
-            bar
-        });
         Bar {
-            bar,
+            bar: bar(enabled, 0, Label::Padded),
             stage: Mutex::new(None),
         }
     }
@@ -47,6 +80,19 @@ impl Bar {
     pub fn finish(&self) {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_label_makes_a_valid_template() {
+        // Styled here directly: the tests have no terminal, so `bar` would never build one.
+        for label in [Label::Padded, Label::Clipped, Label::Free] {
+            style(label);
         }
     }
 }

@@ -8,7 +8,6 @@ pub mod discover;
 pub mod prepare;
 pub mod state;
 
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -17,12 +16,16 @@ use std::time::Instant;
 use hprof_shrink_core::output::clean_stale;
 use hprof_shrink_core::verify::verify_path;
 use hprof_shrink_core::{shrink_file, Control, Outputs, ShrinkOptions};
-use indicatif::{HumanBytes, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{HumanBytes, ProgressBar};
 use serde::Serialize;
 
 use crate::cli::BatchArgs;
+use crate::commands::upload::{drain, uploaded, uploader};
+use crate::error::{salvage_hint, HostError};
+use crate::json;
 use crate::summary::n;
 use discover::{discover, shard_of, Input};
+use hprof_shrink::progress::{self, Label};
 use hprof_shrink::upload::{AfterUpload, Outbox, Uploader};
 
 /// Exit codes, documented in `--help` and the README.
@@ -107,19 +110,10 @@ struct Progress {
 impl Progress {
     fn new(inputs: &[Input], quiet: bool) -> Progress {
         let total_bytes: u64 = inputs.iter().map(|i| i.bytes).sum();
-        let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
-            let bar =
-                ProgressBar::with_draw_target(Some(total_bytes), ProgressDrawTarget::stderr());
-            bar.set_style(
-                ProgressStyle::with_template(
-                    "{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
-                )
-                .expect("valid template")
-                .progress_chars("=> "),
-            );
+        let bar = progress::bar(!quiet, total_bytes, Label::Free);
+        if let Some(bar) = &bar {
             bar.set_message(format!("0/{} files", inputs.len()));
-            bar
-        });
+        }
         Progress {
             bar,
             total: inputs.len(),
@@ -207,7 +201,7 @@ impl Handoff<'_> {
             match up.upload(out) {
                 Ok(o) => {
                     entry.uploaded = Some(true);
-                    crate::uploaded(&o, None, quiet);
+                    uploaded(&o, None, quiet);
                 }
                 Err(e) => {
                     entry.uploaded = Some(false);
@@ -273,7 +267,7 @@ fn run_one(
             hprof: None,
         };
         shrink_file(&prepared.hprof, outputs, &opts, &Control::default())
-            .map_err(|e| format!("{e}{}", crate::salvage_hint(&e, args.mode.salvage)))?;
+            .map_err(|e| format!("{e}{}", salvage_hint(&e, args.mode.salvage)))?;
         Ok(Status::Done)
     })();
     match result {
@@ -294,21 +288,25 @@ fn run_one(
 }
 
 /// Runs a batch; returns the exit code.
-pub fn run(args: &BatchArgs) -> Result<u8, String> {
+pub fn run(args: &BatchArgs) -> Result<u8, HostError> {
     let started = Instant::now();
     // The batch's own outputs are never inputs, even below an input directory.
     let own_dirs: Vec<PathBuf> = std::iter::once(args.out_dir.clone())
         .chain(args.outbox.iter().cloned())
         .collect();
-    let mut found = discover(&args.inputs, &own_dirs)?;
-    let shard = args.shard.as_deref().map(parse_shard).transpose()?;
+    let mut found = discover(&args.inputs, &own_dirs).map_err(HostError::Inputs)?;
+    let shard = args
+        .shard
+        .as_deref()
+        .map(parse_shard)
+        .transpose()
+        .map_err(HostError::Inputs)?;
     if let Some((k, n)) = shard {
         found.inputs.retain(|i| shard_of(&i.path, n) == k);
         found.skipped.retain(|s| shard_of(&s.path, n) == k);
         found.failed.retain(|s| shard_of(&s.path, n) == k);
     }
-    std::fs::create_dir_all(&args.out_dir)
-        .map_err(|e| format!("{}: {e}", args.out_dir.display()))?;
+    std::fs::create_dir_all(&args.out_dir).map_err(|e| HostError::io(&args.out_dir, e))?;
     // Temporary files a killed run left behind (ones no live process holds).
     let mut dirs: Vec<PathBuf> = found
         .inputs
@@ -324,7 +322,7 @@ pub fn run(args: &BatchArgs) -> Result<u8, String> {
     dirs.sort();
     dirs.dedup();
     for d in &dirs {
-        for stale in clean_stale(d).map_err(|e| e.to_string())? {
+        for stale in clean_stale(d)? {
             if !args.quiet {
                 eprintln!("removed a stale temporary file: {}", stale.display());
             }
@@ -333,12 +331,12 @@ pub fn run(args: &BatchArgs) -> Result<u8, String> {
 
     // Set up before any work, so a bad upload option fails first.
     let uploader = match &args.upload {
-        Some(url) => Some(crate::uploader(url.clone(), &args.upload_opts, args.quiet)?),
+        Some(url) => Some(uploader(url.clone(), &args.upload_opts, args.quiet)?),
         None => None,
     };
     let outbox = args.outbox.as_ref().map(Outbox::new);
     if let Some(ob) = &outbox {
-        std::fs::create_dir_all(ob.dir()).map_err(|e| format!("{}: {e}", ob.dir().display()))?;
+        std::fs::create_dir_all(ob.dir()).map_err(|e| HostError::io(ob.dir(), e))?;
     }
     let handoff = Handoff {
         outbox: outbox.as_ref(),
@@ -418,14 +416,14 @@ pub fn run(args: &BatchArgs) -> Result<u8, String> {
         entries,
     };
     if let Some(path) = &args.report {
-        crate::write_json(path, &report)?;
+        json::write(path, &report)?;
     }
     if !args.quiet {
         eprint!("{}", summary(&report));
     }
     // With an outbox, what waits there goes now (this run's packages and earlier ones).
     let drained = match (&outbox, &uploader) {
-        (Some(ob), Some(up)) => crate::drain(ob, up, AfterUpload::MoveToSent, args.quiet),
+        (Some(ob), Some(up)) => drain(ob, up, AfterUpload::MoveToSent, args.quiet),
         _ => Ok(()),
     };
     if let Err(e) = &drained {

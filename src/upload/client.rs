@@ -10,7 +10,7 @@
 
 use std::fmt;
 use std::fs::File;
-use std::io::{self, IsTerminal};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::{Arc, Once};
@@ -18,7 +18,7 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::ProgressBar;
 use reqwest::header::{
     HeaderName, HeaderValue, AUTHORIZATION, CONTENT_TYPE, COOKIE, ETAG, LOCATION,
     PROXY_AUTHORIZATION, RETRY_AFTER,
@@ -30,6 +30,7 @@ use super::error::UploadError;
 use super::package::{self, Digested};
 use super::redact;
 use super::retry::{self, GiveUp, RetryPolicy, Step, SystemClock};
+use crate::progress::{self, Label};
 
 /// The environment variable holding the bearer token.
 pub const TOKEN_ENV: &str = "HPROF_SHRINK_TOKEN";
@@ -365,8 +366,14 @@ impl Uploader {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| "upload.zip".into());
-        let bar = (self.cfg.progress && digest.len >= PROGRESS_MIN && io::stderr().is_terminal())
-            .then(|| progress_bar(digest.len, &name));
+        let bar = progress::bar(
+            self.cfg.progress && digest.len >= PROGRESS_MIN,
+            digest.len,
+            Label::Clipped,
+        );
+        if let Some(bar) = &bar {
+            bar.set_message(format!("upload {name}"));
+        }
         let job = Job {
             path,
             name,
@@ -760,19 +767,6 @@ fn etag_mismatch(resp: &Response, md5_hex: &str) -> Option<String> {
     let etag = etag.strip_prefix("W/").unwrap_or(etag).trim_matches('"');
     let is_md5 = etag.len() == 32 && etag.bytes().all(|b| b.is_ascii_hexdigit());
     (is_md5 && !etag.eq_ignore_ascii_case(md5_hex)).then(|| etag.to_string())
-}
-
-fn progress_bar(len: u64, name: &str) -> ProgressBar {
-    let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{msg:20!} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
-        )
-        .expect("valid template")
-        .progress_chars("=> "),
-    );
-    bar.set_message(format!("upload {name}"));
-    bar
 }
 
 /// The file as a request body of exactly the size that was hashed, read as it is sent

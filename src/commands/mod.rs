@@ -1,0 +1,8 @@
+//! The commands, one module each: each takes its parsed arguments, does the work and says
+//! how it went; `main` only dispatches and reports.
+
+pub mod batch;
+pub mod inspect;
+pub mod shrink;
+pub mod upload;
+pub mod verify;

@@ -1,0 +1,130 @@
+//! `hprof-shrink IN.hprof OUT.zip`: shrink one dump into a package (or an outbox, or a bare
+//! hprof), then optionally delete the input and upload the package.
+
+use std::path::PathBuf;
+
+use hprof_shrink::progress::Bar;
+use hprof_shrink::upload::Outbox;
+use hprof_shrink_core::verify::verify_path;
+use hprof_shrink_core::{Control, ManifestValues, Outputs, ShrinkOptions};
+
+use super::upload::{after_upload, drain, uploaded, uploader};
+use crate::cli::ShrinkArgs;
+use crate::error::HostError;
+use crate::{json, summary};
+
+pub fn run(a: ShrinkArgs) -> Result<(), HostError> {
+    let input = a.input.expect("clap requires the input");
+    if a.output.is_none() && a.hprof_out.is_none() && a.outbox.is_none() {
+        return Err(HostError::NoOutput(
+            "give OUT.zip, --outbox DIR, --hprof-out FILE, or a zip and --hprof-out",
+        ));
+    }
+    if a.upload.is_some() && a.output.is_none() && a.outbox.is_none() {
+        return Err(HostError::NoOutput(
+            "--upload needs OUT.zip or --outbox DIR",
+        ));
+    }
+    // Set up before the shrink, so a bad upload option fails before the work.
+    let up = match &a.upload {
+        Some(url) => Some(uploader(url.clone(), &a.upload_opts, a.quiet)?),
+        None => None,
+    };
+    let outbox = a.outbox.as_ref().map(Outbox::new);
+    let outbox_err = |ob: &Outbox| {
+        let dir = ob.dir().to_path_buf();
+        move |source| HostError::Outbox { dir, source }
+    };
+    // In an outbox the zip is written under a hidden temporary name and admitted complete.
+    let incoming = match &outbox {
+        Some(ob) => Some(ob.incoming(&input).map_err(outbox_err(ob))?),
+        None => None,
+    };
+    let zip_dest: Option<PathBuf> = match &incoming {
+        Some(inc) => Some(inc.path().to_path_buf()),
+        None => a.output.clone(),
+    };
+    let opts = ShrinkOptions {
+        strip: a.mode.strip.into(),
+        dropped: a.mode.dropped.into(),
+        level: a.mode.level,
+        manifest: ManifestValues {
+            sdk_version: a.sdk_version,
+            manufacturer: a.manufacturer,
+            leaked_activity_key: a.leaked_activity_key,
+        },
+        extra: a.extra,
+        hprof_entry: a.hprof_entry,
+        threads: a.threads,
+        salvage: a.mode.salvage,
+    };
+    let bar = Bar::new(!a.quiet);
+    let progress = |p| bar.update(p);
+    let control = Control {
+        cancel: None,
+        progress: Some(&progress),
+    };
+    let outputs = Outputs {
+        zip: zip_dest.as_deref(),
+        hprof: a.hprof_out.as_deref(),
+    };
+    let report = hprof_shrink_core::shrink_file(&input, outputs, &opts, &control);
+    bar.finish();
+    let mut report = report.map_err(|source| HostError::Shrink {
+        input: input.clone(),
+        source,
+        salvaging: a.mode.salvage,
+    })?;
+    let zip = match (&outbox, incoming) {
+        (Some(ob), Some(inc)) => {
+            let placed = ob.admit(inc).map_err(outbox_err(ob))?;
+            report.output.zip = Some(placed.display().to_string());
+            Some(placed)
+        }
+        _ => a.output.clone(),
+    };
+    if let Some(path) = &a.report {
+        json::write(path, &report)?;
+    }
+    if !a.quiet {
+        eprint!("{}", summary::shrink(&report));
+    }
+    if a.delete_input {
+        let checked = zip
+            .as_deref()
+            .or(a.hprof_out.as_deref())
+            .expect("an output");
+        verify_path(checked, Some(&input), Some(opts.strip), &Control::default()).map_err(
+            |source| HostError::CoreOn {
+                what: format!(
+                    "not deleting {}: the output does not verify",
+                    input.display()
+                ),
+                source,
+            },
+        )?;
+        std::fs::remove_file(&input).map_err(|source| HostError::Delete {
+            path: input.clone(),
+            source,
+        })?;
+        if !a.quiet {
+            eprintln!(
+                "deleted {} (the output verified against it)",
+                input.display()
+            );
+        }
+    }
+    let Some(up) = up else { return Ok(()) };
+    match (&outbox, zip) {
+        (Some(ob), _) => drain(ob, &up, after_upload(a.delete_after_upload), a.quiet),
+        (None, Some(zip)) => {
+            let o = up.upload(&zip).map_err(|source| HostError::UploadKept {
+                zip: zip.clone(),
+                source,
+            })?;
+            uploaded(&o, None, a.quiet);
+            Ok(())
+        }
+        (None, None) => unreachable!("checked above: --upload needs a zip"),
+    }
+}

@@ -1,0 +1,148 @@
+//! `hprof-shrink upload`, and the upload steps the shrink and the batch share: setting up
+//! the uploader from the options, reporting a zip sent, draining an outbox.
+
+use std::path::{Path, PathBuf};
+
+use hprof_shrink::upload::{
+    AfterUpload, Drained, Outbox, UploadError, UploadOutcome, Uploader, SENT_DIR,
+};
+use reqwest::Url;
+
+use crate::cli::{self, UploadArgs, UploadOpts};
+use crate::error::HostError;
+use crate::summary;
+
+pub fn run(a: UploadArgs) -> Result<(), HostError> {
+    let up = uploader(a.url, &a.opts, a.quiet)?;
+    if let Some(dir) = &a.outbox {
+        return drain(
+            &Outbox::new(dir),
+            &up,
+            after_upload(a.delete_after_upload),
+            a.quiet,
+        );
+    }
+    let mut failed: Vec<PathBuf> = Vec::new();
+    for zip in &a.zips {
+        match up.upload(zip) {
+            Ok(o) => uploaded(&o, None, a.quiet),
+            Err(e) => {
+                // One zip: its own error is the one line; of many, each is reported here.
+                if a.zips.len() == 1 {
+                    return Err(e.into());
+                }
+                eprintln!("hprof-shrink: error: {e}");
+                failed.push(zip.clone());
+            }
+        }
+    }
+    if failed.is_empty() {
+        return Ok(());
+    }
+    Err(HostError::NotUploaded {
+        failed,
+        total: a.zips.len(),
+    })
+}
+
+/// What becomes of a zip the server took from an outbox.
+pub fn after_upload(delete: bool) -> AfterUpload {
+    if delete {
+        AfterUpload::Delete
+    } else {
+        AfterUpload::MoveToSent
+    }
+}
+
+/// The uploader for `url`; a bad option is a usage error (exit 2).
+pub fn uploader(url: Url, opts: &UploadOpts, quiet: bool) -> Result<Uploader, HostError> {
+    let cfg = opts.config(url, quiet).map_err(HostError::Usage)?;
+    if cfg.insecure {
+        eprintln!("hprof-shrink: {}", cli::INSECURE_WARNING);
+    }
+    match Uploader::new(cfg) {
+        Ok(up) => Ok(up),
+        Err(UploadError::Config(msg)) => Err(HostError::Usage(msg)),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Says that a zip went (unless `quiet`), and where it was moved.
+pub fn uploaded(o: &UploadOutcome, moved_to: Option<&Path>, quiet: bool) {
+    if quiet {
+        return;
+    }
+    let attempts = match o.attempts {
+        1 => String::new(),
+        n => format!(" after {n} attempts"),
+    };
+    let moved = moved_to.map_or(String::new(), |p| format!("; moved to {}", p.display()));
+    eprintln!(
+        "hprof-shrink: uploaded {} ({} bytes, md5 {}) to {}: {}{attempts} in {:.1} s{moved}",
+        o.path.display(),
+        summary::n(o.bytes),
+        o.md5,
+        o.url,
+        o.status,
+        o.elapsed.as_secs_f64()
+    );
+}
+
+/// Uploads everything waiting in `outbox`; fails naming the zips left there.
+pub fn drain(
+    outbox: &Outbox,
+    up: &Uploader,
+    after: AfterUpload,
+    quiet: bool,
+) -> Result<(), HostError> {
+    let report = outbox
+        .drain_with(up, after, &mut |d| match d {
+            Drained::Sent(s) => uploaded(&s.outcome, s.moved_to.as_deref(), quiet),
+            Drained::Failed(e) => eprintln!("hprof-shrink: error: {e}"),
+            Drained::Busy(p) => eprintln!(
+                "hprof-shrink: {}: being uploaded by another run; skipped",
+                p.display()
+            ),
+        })
+        .map_err(|source| HostError::Outbox {
+            dir: outbox.dir().to_path_buf(),
+            source,
+        })?;
+    if report.failed.is_empty() {
+        if !quiet && report.sent.is_empty() && report.busy.is_empty() {
+            eprintln!(
+                "hprof-shrink: outbox {}: nothing to upload",
+                outbox.dir().display()
+            );
+        }
+        return Ok(());
+    }
+    let failed: Vec<String> = report
+        .failed
+        .iter()
+        .map(|e| match e {
+            UploadError::NotMoved { path, .. } => {
+                format!("{} (uploaded, not moved to {SENT_DIR}/)", path.display())
+            }
+            e => failed_path(e),
+        })
+        .collect();
+    Err(HostError::LeftInOutbox {
+        outbox: outbox.dir().to_path_buf(),
+        total: report.failed.len() + report.sent.len() + report.busy.len(),
+        failed,
+    })
+}
+
+fn failed_path(e: &UploadError) -> String {
+    use UploadError::*;
+    match e {
+        Io { path, .. }
+        | NotAPackage { path, .. }
+        | Rejected { path, .. }
+        | Exhausted { path, .. }
+        | RetryAfterTooLong { path, .. }
+        | NotMoved { path, .. } => path.display().to_string(),
+        Config(_) | Setup(_) => "?".into(),
+    }
+}

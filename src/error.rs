@@ -1,0 +1,161 @@
+//! Why a command failed: one type for the host side, wrapping the core's, the upload's and
+//! I/O errors with the file they were about. `main` prints it as one line
+//! (`hprof-shrink: error: ...`) and maps it to the exit code: 2 for bad usage, 1 for the rest
+//! (the codes `--help` and the README document).
+
+use std::path::PathBuf;
+
+use hprof_shrink::upload::UploadError;
+
+/// What `main` exits with for a [`HostError::Usage`]: clap's own code for bad usage.
+pub const EXIT_USAGE: u8 = 2;
+/// What `main` exits with for every other failure.
+pub const EXIT_FAILURE: u8 = 1;
+
+#[derive(Debug, thiserror::Error)]
+pub enum HostError {
+    /// Options clap accepted but the command cannot use (a bad header, a CA file without
+    /// certificates...). `main` has clap print it, with the usage line.
+    #[error("{0}")]
+    Usage(String),
+
+    /// The options name nowhere to put what was asked for.
+    #[error("{0}")]
+    NoOutput(&'static str),
+
+    /// A batch's inputs or shard cannot be used (no such file, a bad pattern, not K/N).
+    #[error("{0}")]
+    Inputs(String),
+
+    /// The core failed without a file to name beyond its own message.
+    #[error(transparent)]
+    Core(#[from] hprof_shrink_core::Error),
+
+    /// The core failed on a file; `what` names it and, where it helps, what was being done.
+    #[error("{what}: {source}")]
+    CoreOn {
+        what: String,
+        source: hprof_shrink_core::Error,
+    },
+
+    /// A shrink failed; a cut-off dump gets a hint that `--salvage` can take what is there.
+    #[error("{}: {source}{}", input.display(), salvage_hint(source, *salvaging))]
+    Shrink {
+        input: PathBuf,
+        source: hprof_shrink_core::Error,
+        salvaging: bool,
+    },
+
+    #[error(transparent)]
+    Upload(#[from] UploadError),
+
+    /// An upload of a zip just made failed: the zip is not lost, say where it is.
+    #[error("{source} (the zip stays at {})", zip.display())]
+    UploadKept { zip: PathBuf, source: UploadError },
+
+    /// Some of the zips given were not uploaded (each failure was reported as it happened).
+    #[error("{} of {total} zips not uploaded: {}", failed.len(), names(failed))]
+    NotUploaded { failed: Vec<PathBuf>, total: usize },
+
+    /// Some zips of an outbox were not uploaded; they wait there for the next run. `failed`
+    /// names each one, with why it is still there when that is not plain failure.
+    #[error(
+        "{} of {total} zips not uploaded, left in {} for the next run: {}",
+        failed.len(), outbox.display(), failed.join(", ")
+    )]
+    LeftInOutbox {
+        outbox: PathBuf,
+        failed: Vec<String>,
+        total: usize,
+    },
+
+    /// The outbox directory could not be read or written.
+    #[error("outbox {}: {source}", dir.display())]
+    Outbox {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+
+    /// `--delete-input` could not remove the input (the output is written and verified).
+    #[error("deleting {}: {source}", path.display())]
+    Delete {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+
+    /// A batch that could not run at all (its per-file failures are in its report instead).
+    #[error("batch: {0}")]
+    Batch(Box<HostError>),
+}
+
+impl HostError {
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> HostError {
+        HostError::Io {
+            path: path.into(),
+            source,
+        }
+    }
+
+    /// `e` as the failure of a whole batch. Bad usage stays what it is, so that it is
+    /// reported as usage.
+    pub fn in_batch(e: HostError) -> HostError {
+        match e {
+            HostError::Usage(_) => e,
+            e => HostError::Batch(Box::new(e)),
+        }
+    }
+
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            HostError::Usage(_) => EXIT_USAGE,
+            _ => EXIT_FAILURE,
+        }
+    }
+}
+
+/// A cut-off dump can still be shrunk: say how.
+pub fn salvage_hint(e: &hprof_shrink_core::Error, salvaging: bool) -> &'static str {
+    if e.is_cut_off() && !salvaging {
+        " (to shrink the part that is there, add --salvage)"
+    } else {
+        ""
+    }
+}
+
+fn names(paths: &[PathBuf]) -> String {
+    let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    names.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usage_exits_2_even_from_a_batch_the_rest_1() {
+        let usage = HostError::in_batch(HostError::Usage("--header takes 'Name: value'".into()));
+        assert_eq!(usage.exit_code(), EXIT_USAGE);
+        assert_eq!(usage.to_string(), "--header takes 'Name: value'");
+        let inputs = HostError::in_batch(HostError::Inputs("x: no file matches".into()));
+        assert_eq!(inputs.exit_code(), EXIT_FAILURE);
+        assert_eq!(inputs.to_string(), "batch: x: no file matches");
+    }
+
+    #[test]
+    fn not_uploaded_names_the_zips() {
+        let e = HostError::NotUploaded {
+            failed: vec!["a.zip".into(), "b.zip".into()],
+            total: 3,
+        };
+        assert_eq!(e.to_string(), "2 of 3 zips not uploaded: a.zip, b.zip");
+    }
+}

@@ -1,0 +1,26 @@
+//! JSON out: reports written to a file (`--report`), results printed (`--json`).
+
+use std::io::Write;
+use std::path::Path;
+
+use hprof_shrink_core::output::PendingFile;
+use serde::Serialize;
+
+use crate::error::HostError;
+
+/// Writes `value` as pretty JSON to `path`; the file appears only when complete.
+pub fn write(path: &Path, value: &impl Serialize) -> Result<(), HostError> {
+    let json = serde_json::to_string_pretty(value)? + "\n";
+    let mut f = PendingFile::create(path)?;
+    f.file()
+        .write_all(json.as_bytes())
+        .map_err(|e| HostError::io(path, e))?;
+    f.commit()?;
+    Ok(())
+}
+
+/// Prints `value` as pretty JSON on stdout.
+pub fn print(value: &impl Serialize) -> Result<(), HostError> {
+    println!("{}", serde_json::to_string_pretty(value)?);
+    Ok(())
+}
