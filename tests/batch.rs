@@ -19,10 +19,24 @@ fn verify(zip: &Path, against: &Path) {
     );
 }
 
+/// Suffix of the state file a batch keeps beside each package it made.
+const STATE: &str = ".hprof-shrink-state";
+
+/// Every file below `dir` but the packages' state files (which `has_state` checks).
 fn all_files(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = walk(dir);
+    let mut v: Vec<PathBuf> = walk(dir)
+        .into_iter()
+        .filter(|p| !p.to_string_lossy().ends_with(STATE))
+        .collect();
     v.sort();
     v
+}
+
+/// The state a batch recorded for a package it made.
+fn state_of(zip: &Path) -> Option<serde_json::Value> {
+    let name = zip.file_name().unwrap().to_string_lossy();
+    let text = std::fs::read(zip.with_file_name(format!(".{name}{STATE}"))).ok()?;
+    serde_json::from_slice(&text).ok()
 }
 
 fn walk(dir: &Path) -> Vec<PathBuf> {
@@ -304,5 +318,8 @@ fn a_batch_killed_part_way_finishes_on_the_next_run_with_nothing_partial() {
             p.display()
         );
         verify(p, &fixture("hotspot-android.hprof"));
+        assert!(state_of(p).is_some(), "no state for {}", p.display());
     }
+    // Exactly one state file per package, nothing else hidden.
+    assert_eq!(walk(&out).len(), 2 * n);
 }

@@ -161,15 +161,24 @@ impl PendingFile {
             .ok_or_else(|| Error::Invalid(format!("{} is not a file path", dest.display())))?
             .to_string_lossy()
             .into_owned();
-        let tmp = tempfile::Builder::new()
-            .prefix(&format!(".{name}."))
-            .suffix(TEMP_SUFFIX)
-            .tempfile_in(&dir)
-            .map_err(|e| Error::io(&dir, e))?;
         // Held while the file is written, so a cleanup by another process can tell a live
-        // temporary file from one a crash left behind. Best effort: some filesystems
-        // have no locks, and then cleanup leaves the file alone.
-        let _ = tmp.as_file().try_lock();
+        // temporary file from one a crash left behind. Creating and locking are two steps:
+        // a cleanup that ran between them (another worker's, in the same directory) removed
+        // the file, which the check after the lock sees, and a new one is made. Best
+        // effort where the filesystem has no locks: then cleanup leaves files alone.
+        let mut attempts = 0;
+        let tmp = loop {
+            let tmp = tempfile::Builder::new()
+                .prefix(&format!(".{name}."))
+                .suffix(TEMP_SUFFIX)
+                .tempfile_in(&dir)
+                .map_err(|e| Error::io(&dir, e))?;
+            let locked = tmp.as_file().try_lock().is_ok();
+            attempts += 1;
+            if !locked || still_named(&tmp) || attempts >= 8 {
+                break tmp;
+            }
+        };
         Ok(PendingFile {
             tmp,
             dest: dest.to_path_buf(),
@@ -215,6 +224,25 @@ impl PendingFile {
             }
         }
         Ok(size)
+    }
+}
+
+/// True when the temporary file's path still names the open file (no cleanup removed it).
+fn still_named(tmp: &NamedTempFile) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        match (
+            tmp.as_file().metadata(),
+            std::fs::symlink_metadata(tmp.path()),
+        ) {
+            (Ok(open), Ok(named)) => open.dev() == named.dev() && open.ino() == named.ino(),
+            _ => false,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        tmp.path().exists()
     }
 }
 

@@ -215,34 +215,80 @@ pub fn discover(args: &[String], exclude: &[PathBuf]) -> Result<Found, String> {
             Class::Unreadable(reason) => found.failed.push(Skipped { path, reason }),
         }
     }
-    // Two inputs that would write the same package: the later ones get a suffix from
-    // their path, stable from run to run.
-    let mut count: HashMap<PathBuf, usize> = HashMap::new();
-    for input in &found.inputs {
-        *count.entry(input.out_rel.clone()).or_default() += 1;
+    Ok(found)
+}
+
+/// Gives every input its own package name. Inputs that would write the same package
+/// (`x.hprof` and `x.hprof.gz`, or the same name below two roots) keep it only once: its
+/// owner is the input the existing package was made from (`owner` reads that from the
+/// package's state), else the first by path; the others get a suffix from their own path.
+/// A name never moves to another input when inputs are added.
+pub fn resolve_collisions(inputs: &mut [Input], owner: impl Fn(&Path) -> Option<PathBuf>) {
+    let mut groups: HashMap<PathBuf, Vec<usize>> = HashMap::new();
+    for (i, input) in inputs.iter().enumerate() {
+        groups.entry(input.out_rel.clone()).or_default().push(i);
     }
-    let mut used: HashSet<PathBuf> = HashSet::new();
-    for input in &mut found.inputs {
-        if count[&input.out_rel] > 1 && !used.insert(input.out_rel.clone()) {
-            let d = Md5::digest(input.path.to_string_lossy().as_bytes());
-            let stem = input
-                .out_rel
+    for (rel, members) in groups {
+        if members.len() < 2 {
+            continue;
+        }
+        let recorded = owner(&rel);
+        let keeper = members
+            .iter()
+            .copied()
+            .find(|&i| recorded.as_deref() == Some(inputs[i].path.as_path()))
+            .unwrap_or(members[0]);
+        for i in members.into_iter().filter(|&i| i != keeper) {
+            let d = Md5::digest(inputs[i].path.to_string_lossy().as_bytes());
+            let stem = rel
                 .file_stem()
                 .unwrap_or_default()
                 .to_string_lossy()
                 .into_owned();
-            input.out_rel = input.out_rel.with_file_name(format!(
+            inputs[i].out_rel = rel.with_file_name(format!(
                 "{stem}-{:02x}{:02x}{:02x}{:02x}.zip",
                 d[0], d[1], d[2], d[3]
             ));
         }
     }
-    Ok(found)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn input(path: &str) -> Input {
+        Input {
+            path: PathBuf::from(path),
+            kind: Kind::Hprof,
+            bytes: 0,
+            out_rel: out_name(Path::new(Path::new(path).file_name().unwrap())),
+        }
+    }
+
+    #[test]
+    fn a_package_name_stays_with_its_owner_when_inputs_are_added() {
+        // Run 1: only b/leak.hprof; it gets the plain name.
+        let mut one = vec![input("b/leak.hprof")];
+        resolve_collisions(&mut one, |_| None);
+        assert_eq!(one[0].out_rel, Path::new("leak.zip"));
+        // Run 2: a/leak.hprof sorts first, but leak.zip's state names b/leak.hprof.
+        let mut two = vec![input("a/leak.hprof"), input("b/leak.hprof")];
+        resolve_collisions(&mut two, |_| Some(PathBuf::from("b/leak.hprof")));
+        assert_eq!(two[1].out_rel, Path::new("leak.zip"));
+        assert_ne!(two[0].out_rel, Path::new("leak.zip"));
+        // The suffix depends only on the input's own path.
+        let mut three = vec![
+            input("a/leak.hprof"),
+            input("b/leak.hprof"),
+            input("c/leak.hprof"),
+        ];
+        resolve_collisions(&mut three, |_| Some(PathBuf::from("b/leak.hprof")));
+        assert_eq!(three[0].out_rel, two[0].out_rel);
+        assert_eq!(three[1].out_rel, Path::new("leak.zip"));
+        let names: HashSet<_> = three.iter().map(|i| i.out_rel.clone()).collect();
+        assert_eq!(names.len(), 3);
+    }
 
     #[test]
     fn output_names() {

@@ -15,7 +15,7 @@ use std::time::Instant;
 
 use hprof_shrink_core::output::clean_stale;
 use hprof_shrink_core::verify::verify_path;
-use hprof_shrink_core::{shrink_file, Control, Outputs, ShrinkOptions};
+use hprof_shrink_core::{shrink_file, Control, DroppedMode, Outputs, ShrinkOptions, StripMode};
 use indicatif::{HumanBytes, ProgressBar};
 use serde::Serialize;
 
@@ -27,6 +27,7 @@ use crate::summary::n;
 use discover::{discover, shard_of, Input};
 use hprof_shrink::progress::{self, Label};
 use hprof_shrink::upload::{AfterUpload, Outbox, Uploader};
+use state::{InputId, PackageId, State};
 
 /// Exit codes, documented in `--help` and the README.
 pub const EXIT_ALL_DONE: u8 = 0;
@@ -61,6 +62,10 @@ pub struct Entry {
     pub outbox: Option<String>,
     /// Whether the upload (`--upload` without `--outbox`) succeeded.
     pub uploaded: Option<bool>,
+    /// The hand-off (outbox or upload) happened in this run, for a package made earlier
+    /// whose hand-off had not been confirmed.
+    #[serde(skip)]
+    pub handed_on_now: bool,
 }
 
 #[derive(Debug, Serialize)]
@@ -163,9 +168,18 @@ fn describe(e: &Entry) -> String {
                 .unwrap_or_default()
         ),
         Status::Exists => format!(
-            "exists  {} (kept {}, it verifies)",
+            "exists  {} (kept {}, it verifies){}",
             e.input,
-            e.output.as_deref().unwrap_or("-")
+            e.output.as_deref().unwrap_or("-"),
+            match (e.handed_on_now, &e.outbox, e.uploaded) {
+                (true, Some(o), _) => format!("; put into the outbox now as {o}"),
+                (true, None, Some(true)) => "; uploaded now".to_string(),
+                _ => e
+                    .error
+                    .as_deref()
+                    .map(|err| format!("; but {err}"))
+                    .unwrap_or_default(),
+            }
         ),
         Status::Failed => format!("FAILED  {}: {}", e.input, e.error.as_deref().unwrap_or("?")),
         Status::Skipped => format!("skipped {}: {}", e.input, e.error.as_deref().unwrap_or("?")),
@@ -180,15 +194,26 @@ struct Handoff<'a> {
 }
 
 impl Handoff<'_> {
-    fn pass_on(&self, out: &Path, entry: &mut Entry, quiet: bool) {
+    /// Finishes what `state` says is not done yet: admission into the outbox, or the
+    /// upload; records each step in the package's state as soon as it is confirmed.
+    fn pass_on(&self, out: &Path, entry: &mut Entry, st: &mut State, quiet: bool) {
         if let Some(ob) = self.outbox {
+            if let Some(queued) = &st.queued {
+                entry.outbox = Some(queued.clone());
+                return;
+            }
             let placed = ob.incoming(out).and_then(|inc| {
                 std::fs::copy(out, inc.path())?;
                 std::fs::File::open(inc.path())?.sync_all()?;
                 ob.admit(inc)
             });
             match placed {
-                Ok(p) => entry.outbox = Some(p.display().to_string()),
+                Ok(p) => {
+                    entry.outbox = Some(p.display().to_string());
+                    entry.handed_on_now = true;
+                    st.queued = Some(p.display().to_string());
+                    record(out, st, entry);
+                }
                 Err(e) => {
                     entry.status = Status::Failed;
                     entry.error = Some(format!(
@@ -198,23 +223,50 @@ impl Handoff<'_> {
                 }
             }
         } else if let Some(up) = self.uploader {
+            if st.uploaded {
+                entry.uploaded = Some(true);
+                return;
+            }
             match up.upload(out) {
                 Ok(o) => {
                     entry.uploaded = Some(true);
+                    entry.handed_on_now = true;
+                    st.uploaded = true;
+                    record(out, st, entry);
                     uploaded(&o, None, quiet);
                 }
                 Err(e) => {
                     entry.uploaded = Some(false);
-                    // A re-run keeps the package (it verifies) and uploads nothing: say
-                    // how to send it.
+                    // The next run sends it (its state says it was not uploaded).
                     entry.error = Some(format!(
-                        "upload: {e} (the package stays at {}; send it with `hprof-shrink upload`)",
+                        "upload: {e} (the package stays at {}; the next batch run, or `hprof-shrink upload`, sends it)",
                         out.display()
                     ));
                 }
             }
         }
     }
+}
+
+/// Saves a package's state; a failure is the entry's error (the next run then redoes what
+/// it could not see recorded, which loses nothing).
+fn record(out: &Path, st: &State, entry: &mut Entry) {
+    if let Err(e) = state::save(out, st) {
+        entry.error = Some(format!(
+            "recording the state of {}: {e} (a re-run will redo it)",
+            out.display()
+        ));
+    }
+}
+
+/// The options a package depends on, as its state records them.
+fn options_key(args: &BatchArgs) -> String {
+    let strip: StripMode = args.mode.strip.into();
+    let dropped: DroppedMode = args.mode.dropped.into();
+    format!(
+        "strip={strip:?} dropped={dropped:?} level={} salvage={}",
+        args.mode.level, args.mode.salvage
+    )
 }
 
 /// Processes one input into `out`.
@@ -238,18 +290,32 @@ fn run_one(
         error: None,
         outbox: None,
         uploaded: None,
+        handed_on_now: false,
     };
-    let result = (|| -> Result<Status, String> {
+    let result = (|| -> Result<(Status, State), String> {
         if let Some(dir) = out.parent() {
             std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         }
         if hprof_shrink_core::output::same_file(&input.path, out) {
             return Err("the output would overwrite the input (choose another --out-dir)".into());
         }
-        if !args.force && out.exists() && verify_path(out, None, None, &Control::default()).is_ok()
-        {
-            return Ok(Status::Exists);
+        // Who the input is now, before it is read: if it changes while it is shrunk, the
+        // next run sees another input and redoes it.
+        let id = InputId::of(&input.path)
+            .map_err(|e| format!("{}: cannot read it: {e}", input.path.display()))?;
+        let options = options_key(args);
+        // Done only if this package was made from this input with these options, and
+        // still verifies.
+        if !args.force {
+            if let Some(st) = state::load(out) {
+                if st.describes(out, &id, &options)
+                    && verify_path(out, None, None, &Control::default()).is_ok()
+                {
+                    return Ok((Status::Exists, st));
+                }
+            }
         }
+        state::forget(out);
         let dir = out.parent().unwrap_or(Path::new("."));
         let prepared = prepare::prepare(input, dir, args.max_input_size)?;
         let opts = ShrinkOptions {
@@ -268,18 +334,31 @@ fn run_one(
         };
         shrink_file(&prepared.hprof, outputs, &opts, &Control::default())
             .map_err(|e| format!("{e}{}", salvage_hint(&e, args.mode.salvage)))?;
-        Ok(Status::Done)
+        let package = PackageId::of(out).map_err(|e| format!("{}: {e}", out.display()))?;
+        let st = State {
+            schema: state::SCHEMA,
+            input: id,
+            options,
+            package,
+            queued: None,
+            uploaded: false,
+        };
+        state::save(out, &st).map_err(|e| {
+            format!(
+                "recording the state of {}: {e} (a re-run will redo it)",
+                out.display()
+            )
+        })?;
+        Ok((Status::Done, st))
     })();
     match result {
-        Ok(status) => {
+        Ok((status, mut st)) => {
             entry.status = status;
             entry.output_bytes = std::fs::metadata(out).ok().map(|m| m.len());
             entry.ratio = entry
                 .output_bytes
                 .map(|o| o as f64 / input.bytes.max(1) as f64);
-            if status == Status::Done {
-                handoff.pass_on(out, &mut entry, args.quiet);
-            }
+            handoff.pass_on(out, &mut entry, &mut st, args.quiet);
         }
         Err(e) => entry.error = Some(e),
     }
@@ -301,6 +380,10 @@ pub fn run(args: &BatchArgs) -> Result<u8, HostError> {
         .map(parse_shard)
         .transpose()
         .map_err(HostError::Inputs)?;
+    // Names before the shard split, so every shard of the archive agrees on them.
+    discover::resolve_collisions(&mut found.inputs, |rel| {
+        state::load(&args.out_dir.join(rel)).map(|st| PathBuf::from(st.input.path))
+    });
     if let Some((k, n)) = shard {
         found.inputs.retain(|i| shard_of(&i.path, n) == k);
         found.skipped.retain(|s| shard_of(&s.path, n) == k);
@@ -392,6 +475,7 @@ pub fn run(args: &BatchArgs) -> Result<u8, HostError> {
             error: Some(s.reason.clone()),
             outbox: None,
             uploaded: None,
+            handed_on_now: false,
         });
     }
     let count = |st: Status| entries.iter().filter(|e| e.status == st).count();

@@ -9,6 +9,8 @@
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
+
+use hprof_shrink_core::output::PendingFile;
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
@@ -131,22 +133,11 @@ pub fn load(package: &Path) -> Option<State> {
 /// Writes the state of a package: a temporary file beside it, synced, renamed over the old
 /// state, so a crash leaves the old state or the new, never half of one.
 pub fn save(package: &Path, state: &State) -> std::io::Result<()> {
-    let dest = path_of(package);
-    let dir = match dest.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".state.")
-        .suffix(hprof_shrink_core::output::TEMP_SUFFIX)
-        .tempfile_in(&dir)?;
-    serde_json::to_writer_pretty(tmp.as_file_mut(), state)?;
-    tmp.as_file_mut().write_all(b"\n")?;
-    tmp.as_file().sync_all()?;
-    tmp.persist(&dest).map_err(|e| e.error)?;
-    if let Ok(d) = File::open(&dir) {
-        let _ = d.sync_all();
-    }
+    let fail = |e: hprof_shrink_core::Error| std::io::Error::other(e.to_string());
+    let mut file = PendingFile::create(&path_of(package)).map_err(fail)?;
+    serde_json::to_writer_pretty(file.file(), state)?;
+    file.file().write_all(b"\n")?;
+    file.commit().map_err(fail)?;
     Ok(())
 }
 
