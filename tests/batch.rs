@@ -323,3 +323,263 @@ fn a_batch_killed_part_way_finishes_on_the_next_run_with_nothing_partial() {
     // Exactly one state file per package, nothing else hidden.
     assert_eq!(walk(&out).len(), 2 * n);
 }
+
+/// The report of a batch run as JSON, and each input's status by file name.
+fn batch_report(report: &Path) -> (serde_json::Value, Vec<(String, String)>) {
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(report).unwrap()).unwrap();
+    let mut st: Vec<(String, String)> = r["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            let name = Path::new(e["input"].as_str().unwrap())
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            (name, e["status"].as_str().unwrap().to_string())
+        })
+        .collect();
+    st.sort();
+    (r, st)
+}
+
+fn pairs(v: &[(&str, &str)]) -> Vec<(String, String)> {
+    v.iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect()
+}
+
+#[test]
+fn a_redumped_input_or_other_options_make_the_package_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    let out = dir.path().join("out");
+    let report = dir.path().join("r.json");
+    std::fs::create_dir(&input).unwrap();
+    let leak = input.join("leak.hprof");
+    std::fs::copy(fixture("art-api25.hprof"), &leak).unwrap();
+    std::fs::copy(fixture("art-api26.hprof"), input.join("other.hprof")).unwrap();
+    let batch = |more: &[&str]| {
+        let mut a = vec!["batch", s(&input), "--out-dir", s(&out), "-q", "--report"];
+        a.push(s(&report));
+        a.extend_from_slice(more);
+        let o = run(&a);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        batch_report(&report).1
+    };
+    assert_eq!(
+        batch(&[]),
+        pairs(&[("leak.hprof", "done"), ("other.hprof", "done")])
+    );
+    assert_eq!(
+        batch(&[]),
+        pairs(&[("leak.hprof", "exists"), ("other.hprof", "exists")])
+    );
+
+    // The app dumps again under the same name: another heap.
+    std::fs::copy(fixture("hotspot-android.hprof"), &leak).unwrap();
+    assert_eq!(
+        batch(&[]),
+        pairs(&[("leak.hprof", "done"), ("other.hprof", "exists")])
+    );
+    verify(&out.join("leak.zip"), &leak);
+
+    // A re-dump of the same size with the old modification time: only the dump's own
+    // timestamp in its header differs, and that is enough.
+    let mtime = std::fs::metadata(&leak).unwrap().modified().unwrap();
+    let mut bytes = std::fs::read(&leak).unwrap();
+    let ts = bytes.iter().position(|&b| b == 0).unwrap() + 1 + 4;
+    bytes[ts + 7] ^= 0xFF;
+    std::fs::write(&leak, &bytes).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&leak)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+    assert_eq!(
+        batch(&[]),
+        pairs(&[("leak.hprof", "done"), ("other.hprof", "exists")])
+    );
+    verify(&out.join("leak.zip"), &leak);
+
+    // Other options make other packages.
+    assert_eq!(
+        batch(&["--strip", "strings"]),
+        pairs(&[("leak.hprof", "done"), ("other.hprof", "done")])
+    );
+    // A package put there by something else is not taken for done.
+    std::fs::remove_file(out.join(format!(".other.zip{STATE}"))).unwrap();
+    assert_eq!(
+        batch(&["--strip", "strings"]),
+        pairs(&[("leak.hprof", "exists"), ("other.hprof", "done")])
+    );
+}
+
+#[test]
+fn colliding_names_stay_with_their_inputs_when_inputs_are_added() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    let out = dir.path().join("out");
+    std::fs::create_dir(&a).unwrap();
+    std::fs::create_dir(&b).unwrap();
+    std::fs::copy(fixture("art-api26.hprof"), b.join("leak.hprof")).unwrap();
+    let o = run(&["batch", s(&b), "--out-dir", s(&out), "-q"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let first = state_of(&out.join("leak.zip")).unwrap();
+    // An input under another root with the same name, sorting first, joins the batch.
+    std::fs::copy(fixture("art-api25.hprof"), a.join("leak.hprof")).unwrap();
+    let report = dir.path().join("r.json");
+    let o = run(&[
+        "batch",
+        s(&a),
+        s(&b),
+        "--out-dir",
+        s(&out),
+        "-q",
+        "--report",
+        s(&report),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // b/leak.hprof keeps leak.zip (not redone); a/leak.hprof gets a name of its own.
+    assert_eq!(state_of(&out.join("leak.zip")).unwrap(), first);
+    verify(&out.join("leak.zip"), &b.join("leak.hprof"));
+    let (_, st) = batch_report(&report);
+    assert_eq!(
+        st,
+        pairs(&[("leak.hprof", "done"), ("leak.hprof", "exists")])
+    );
+    let zips: Vec<PathBuf> = all_files(&out);
+    assert_eq!(zips.len(), 2, "{zips:?}");
+    let other = zips.iter().find(|p| !p.ends_with("leak.zip")).unwrap();
+    verify(other, &a.join("leak.hprof"));
+}
+
+#[test]
+fn one_bad_entry_fails_alone_and_the_output_directory_is_not_an_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    std::fs::create_dir_all(input.join("sub")).unwrap();
+    std::fs::copy(fixture("art-api26.hprof"), input.join("a.hprof")).unwrap();
+    std::fs::copy(fixture("art-api25.hprof"), input.join("sub/b.hprof")).unwrap();
+    std::os::unix::fs::symlink(input.join("gone.hprof"), input.join("dangling.hprof")).unwrap();
+    std::os::unix::fs::symlink(&input, input.join("sub/loop")).unwrap();
+    // The output directory inside the input directory.
+    let out = input.join("shrunk");
+    let report = dir.path().join("r.json");
+    for round in 0..2 {
+        let o = run(&[
+            "batch",
+            s(&input),
+            "--out-dir",
+            s(&out),
+            "--report",
+            s(&report),
+        ]);
+        assert_eq!(o.status.code(), Some(3), "round {round}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert!(err.contains("dangling.hprof"), "{err}");
+        assert!(err.contains("loop"), "{err}");
+        let (r, st) = batch_report(&report);
+        let want = if round == 0 { "done" } else { "exists" };
+        assert_eq!(
+            st,
+            pairs(&[
+                ("a.hprof", want),
+                ("b.hprof", want),
+                ("dangling.hprof", "failed"),
+                ("loop", "failed")
+            ]),
+            "round {round}"
+        );
+        assert_eq!(r["failed"], 2);
+    }
+    // Nothing below the output directory was taken for an input.
+    let names: Vec<PathBuf> = all_files(&out)
+        .into_iter()
+        .map(|p| p.strip_prefix(&out).unwrap().to_path_buf())
+        .collect();
+    assert_eq!(names, [Path::new("a.zip"), Path::new("sub/b.zip")]);
+}
+
+/// Runs the binary as an unprivileged user, so that file modes apply (root reads
+/// everything): `setpriv` to nobody when root, as is when not. None, with the reason
+/// printed, where that cannot be done.
+fn unprivileged(args: &[&str]) -> Option<std::process::Output> {
+    // SAFETY: getuid has no preconditions.
+    let root = unsafe { libc_getuid() } == 0;
+    let mut c = if root {
+        if std::process::Command::new("setpriv")
+            .arg("--version")
+            .output()
+            .is_err()
+        {
+            eprintln!("skipped: running as root and no setpriv to drop privileges");
+            return None;
+        }
+        let mut c = std::process::Command::new("setpriv");
+        c.args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "--",
+            BIN,
+        ]);
+        c
+    } else {
+        std::process::Command::new(BIN)
+    };
+    Some(c.args(args).env("NO_PROXY", "*").output().unwrap())
+}
+
+extern "C" {
+    #[link_name = "getuid"]
+    fn libc_getuid() -> u32;
+}
+
+#[test]
+fn an_unreadable_dump_or_directory_is_a_failure_not_a_skip() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let input = dir.path().join("in");
+    std::fs::create_dir_all(input.join("locked")).unwrap();
+    std::fs::copy(fixture("art-api26.hprof"), input.join("a.hprof")).unwrap();
+    std::fs::copy(fixture("art-api25.hprof"), input.join("secret.hprof")).unwrap();
+    std::fs::copy(fixture("art-api25.hprof"), input.join("locked/c.hprof")).unwrap();
+    std::fs::set_permissions(
+        input.join("secret.hprof"),
+        std::fs::Permissions::from_mode(0),
+    )
+    .unwrap();
+    std::fs::set_permissions(input.join("locked"), std::fs::Permissions::from_mode(0)).unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let report = dir.path().join("r.json");
+    let Some(o) = unprivileged(&[
+        "batch",
+        s(&input),
+        "--out-dir",
+        s(&out),
+        "--report",
+        s(&report),
+    ]) else {
+        return;
+    };
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    let (_, st) = batch_report(&report);
+    assert_eq!(
+        st,
+        pairs(&[
+            ("a.hprof", "done"),
+            ("locked", "failed"),
+            ("secret.hprof", "failed")
+        ]),
+        "{err}"
+    );
+    assert!(err.contains("ermission denied"), "{err}");
+}

@@ -854,5 +854,84 @@ fn batch_uploads_each_package_it_makes_or_drains_an_outbox_at_the_end() {
     let out3 = dir.path().join("out3");
     let o = batch(&out3, &["--upload", &url, "-j", "1"]);
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
-    assert_eq!(names_in(&out3).len(), 3);
+    // The three packages stay, each with the state that says it is not uploaded yet.
+    let names = names_in(&out3);
+    assert_eq!(names.iter().filter(|n| n.ends_with(".zip")).count(), 3);
+    assert_eq!(
+        names
+            .iter()
+            .filter(|n| n.ends_with(".zip.hprof-shrink-state"))
+            .count(),
+        3,
+        "{names:?}"
+    );
+}
+
+#[test]
+fn a_batch_rerun_finishes_every_hand_off_that_was_not_confirmed() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    fs::create_dir(&input).unwrap();
+    for name in ["art-api25.hprof", "art-api26.hprof"] {
+        fs::copy(fixture(name), input.join(name)).unwrap();
+    }
+    let batch = |out: &Path, more: &[&str]| {
+        let mut args = vec!["batch", s(&input), "--out-dir", s(out), "-q", "-j", "1"];
+        args.extend_from_slice(more);
+        run(&args)
+    };
+
+    // The upload fails (a refusing server): the packages are made, not sent.
+    let refusing = Server::start(vec![
+        Fault::Status(400, "no".into()),
+        Fault::Status(400, "no".into()),
+    ]);
+    let out = dir.path().join("out");
+    let o = batch(&out, &["--upload", &refusing.url("/upload")]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(refusing.stored().is_empty());
+    // The re-run sends both, without making them again, and says all is done.
+    let server = Server::start(Vec::new());
+    let report = dir.path().join("r.json");
+    let o = batch(
+        &out,
+        &["--upload", &server.url("/upload"), "--report", s(&report)],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let stored = server.stored();
+    assert_eq!(stored.len(), 2);
+    for st in &stored {
+        assert!(fs::read(out.join(&st.file_name)).unwrap() == st.bytes);
+    }
+    let r: serde_json::Value = serde_json::from_str(&fs::read_to_string(&report).unwrap()).unwrap();
+    for e in r["entries"].as_array().unwrap() {
+        assert_eq!(e["status"], "exists", "{e}");
+        assert_eq!(e["uploaded"], true, "{e}");
+    }
+    // Once confirmed, a third run sends nothing.
+    let o = batch(&out, &["--upload", &server.url("/upload")]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(server.stored().len(), 2);
+
+    // Packages made by a run that died before the outbox took them (here: a run without
+    // --outbox) are admitted by the next run that has one, and uploaded.
+    let out2 = dir.path().join("out2");
+    let o = batch(&out2, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let outbox = dir.path().join("outbox");
+    let server = Server::start(Vec::new());
+    let o = batch(
+        &out2,
+        &["--outbox", s(&outbox), "--upload", &server.url("/upload")],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(server.stored().len(), 2);
+    assert_eq!(
+        names_in(&outbox.join("sent")),
+        ["art-api25.zip", "art-api26.zip"]
+    );
+    // And never queued twice.
+    let o = batch(&out2, &["--outbox", s(&outbox)]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(names_in(&outbox), ["sent"]);
 }
