@@ -583,3 +583,82 @@ fn an_unreadable_dump_or_directory_is_a_failure_not_a_skip() {
     );
     assert!(err.contains("ermission denied"), "{err}");
 }
+
+#[test]
+fn a_second_batch_on_the_same_output_directory_or_outbox_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    let out = dir.path().join("out");
+    let outbox = dir.path().join("outbox");
+    std::fs::create_dir(&input).unwrap();
+    std::fs::create_dir(&out).unwrap();
+    std::fs::create_dir(&outbox).unwrap();
+    std::fs::copy(fixture("art-api26.hprof"), input.join("a.hprof")).unwrap();
+    // Another batch holds the directory (the lock a batch takes, held by this test).
+    for (held, other_out) in [(&out, &out), (&outbox, &dir.path().join("out2"))] {
+        let lock = std::fs::File::open(held).unwrap();
+        lock.try_lock().unwrap();
+        let o = run(&[
+            "batch",
+            s(&input),
+            "--out-dir",
+            s(other_out),
+            "--outbox",
+            s(&outbox),
+        ]);
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        let err = stderr(&o);
+        let want = format!("{}: another hprof-shrink batch is using it", held.display());
+        assert!(err.contains(&want), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(names_in(&outbox).is_empty());
+        drop(lock);
+    }
+    let o = run(&[
+        "batch",
+        s(&input),
+        "--out-dir",
+        s(&out),
+        "--outbox",
+        s(&outbox),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(names_in(&outbox), ["a.zip"]);
+}
+
+#[test]
+fn two_batches_at_once_queue_every_package_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    let outbox = dir.path().join("outbox");
+    std::fs::create_dir(&input).unwrap();
+    for i in 0..8 {
+        std::fs::copy(
+            fixture("hotspot-android.hprof"),
+            input.join(format!("d{i}.hprof")),
+        )
+        .unwrap();
+    }
+    let start = |out: &str| {
+        bin()
+            .args(["batch", s(&input), "--out-dir"])
+            .arg(dir.path().join(out))
+            .args(["-j", "1", "-q", "--outbox", s(&outbox)])
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (start("out-a"), start("out-b"));
+    let codes: Vec<Option<i32>> = [a, b]
+        .into_iter()
+        .map(|c| c.wait_with_output().unwrap().status.code())
+        .collect();
+    // Started together (each takes about a second here): one runs, the other is refused.
+    let mut sorted = codes.clone();
+    sorted.sort();
+    assert_eq!(sorted, [Some(0), Some(1)], "{codes:?}");
+    let mut queued = names_in(&outbox);
+    queued.sort();
+    let want: Vec<String> = (0..8).map(|i| format!("d{i}.zip")).collect();
+    assert_eq!(queued, want);
+}

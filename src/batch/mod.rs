@@ -366,6 +366,19 @@ fn run_one(
     entry
 }
 
+/// Locks a directory for this batch: an OS lock on the directory itself (no file to leave
+/// behind or to take for a package).
+fn lock_dir(dir: &Path) -> Result<std::fs::File, HostError> {
+    let file = std::fs::File::open(dir).map_err(|e| HostError::io(dir, e))?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => Err(HostError::Busy {
+            dir: dir.to_path_buf(),
+        }),
+        Err(std::fs::TryLockError::Error(e)) => Err(HostError::io(dir, e)),
+    }
+}
+
 /// Runs a batch; returns the exit code.
 pub fn run(args: &BatchArgs) -> Result<u8, HostError> {
     let started = Instant::now();
@@ -390,6 +403,15 @@ pub fn run(args: &BatchArgs) -> Result<u8, HostError> {
         found.failed.retain(|s| shard_of(&s.path, n) == k);
     }
     std::fs::create_dir_all(&args.out_dir).map_err(|e| HostError::io(&args.out_dir, e))?;
+    // One batch at a time per output directory and outbox: two would make, and queue,
+    // every package twice. Held until this run ends (the OS drops it if the run dies).
+    let mut locks = vec![lock_dir(&args.out_dir)?];
+    if let Some(ob) = &args.outbox {
+        std::fs::create_dir_all(ob).map_err(|e| HostError::io(ob, e))?;
+        if !hprof_shrink_core::output::same_file(ob, &args.out_dir) {
+            locks.push(lock_dir(ob)?);
+        }
+    }
     // Temporary files a killed run left behind (ones no live process holds).
     let mut dirs: Vec<PathBuf> = found
         .inputs
@@ -515,6 +537,7 @@ pub fn run(args: &BatchArgs) -> Result<u8, HostError> {
     }
     let ok = report.done + report.exists;
     let failed = report.failed + report.upload_failed + drained.is_err() as usize;
+    drop(locks);
     Ok(if failed == 0 && ok > 0 {
         EXIT_ALL_DONE
     } else if ok > 0 {
