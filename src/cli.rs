@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::say::say;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use hprof_shrink::upload::{self, Method, RetryPolicy, Token, UploadConfig};
 use hprof_shrink_core::{DroppedMode, StripMode};
@@ -415,7 +416,7 @@ impl UploadOpts {
         cfg.progress = !quiet;
         cfg.verbose = self.verbose;
         if !quiet || self.verbose {
-            cfg.log = Some(Arc::new(|m: &str| eprintln!("hprof-shrink: {m}")));
+            cfg.log = Some(Arc::new(|m: &str| say!("hprof-shrink: {m}")));
         }
         Ok(cfg)
     }

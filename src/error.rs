@@ -95,6 +95,8 @@ pub enum HostError {
     /// A batch that could not run at all (its per-file failures are in its report instead).
     #[error("batch: {0}")]
     Batch(Box<HostError>),
+    #[error(transparent)]
+    Stdout(#[from] crate::say::StdoutError),
     /// Another process holds a directory this one needs for itself.
     #[error("{}: another hprof-shrink batch is using it; wait for it to finish, or give another directory", dir.display())]
     Busy { dir: PathBuf },

@@ -21,6 +21,6 @@ pub fn write(path: &Path, value: &impl Serialize) -> Result<(), HostError> {
 
 /// Prints `value` as pretty JSON on stdout.
 pub fn print(value: &impl Serialize) -> Result<(), HostError> {
-    println!("{}", serde_json::to_string_pretty(value)?);
+    crate::say::out(&(serde_json::to_string_pretty(value)? + "\n"))?;
     Ok(())
 }

@@ -7,16 +7,25 @@ mod cli;
 mod commands;
 mod error;
 mod json;
+mod say;
 mod summary;
 
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser};
 
+use crate::say::say;
 use cli::{Cli, Command};
 use error::HostError;
 
 fn main() -> ExitCode {
+    // A file size limit (`ulimit -f`) is a write error (EFBIG) for the one file, reported
+    // and cleaned up like any other, not a signal that kills the process mid-write.
+    #[cfg(unix)]
+    // SAFETY: setting a signal's disposition to "ignore" before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Some(Command::Inspect(a)) => commands::inspect::run(a).map(|()| ExitCode::SUCCESS),
@@ -31,8 +40,10 @@ fn main() -> ExitCode {
         Err(HostError::Usage(msg)) => Cli::command()
             .error(clap::error::ErrorKind::InvalidValue, msg)
             .exit(),
+        // The reader of stdout went away: end quietly, as `cat` does.
+        Err(HostError::Stdout(say::StdoutError::Closed)) => ExitCode::from(say::EXIT_STDOUT_CLOSED),
         Err(e) => {
-            eprintln!("hprof-shrink: error: {e}");
+            say!("hprof-shrink: error: {e}");
             ExitCode::from(e.exit_code())
         }
     }

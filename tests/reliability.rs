@@ -245,12 +245,13 @@ fn killed_at_any_moment_the_shrink_leaves_nothing_or_a_complete_package() {
 fn a_write_failure_is_an_error_and_leaves_no_file() {
     let dir = tempfile::tempdir().unwrap();
     let input = fixture("hotspot-android.hprof");
-    // A file size limit (EFBIG), with SIGXFSZ ignored so the write fails instead.
+    // A file size limit (EFBIG). The shell leaves SIGXFSZ as it is: the tool itself must
+    // turn it into a write error rather than die of it.
     let out = dir.path().join("out.zip");
     let o = Command::new("sh")
         .args([
             "-c",
-            "trap '' XFSZ; ulimit -f 400; exec \"$@\"",
+            "ulimit -f 400; exec \"$@\"",
             "sh",
             BIN,
             s(&input),
@@ -380,4 +381,36 @@ fn archives_cannot_climb_out_or_explode() {
             .contains("larger than the limit"),
         "{r}"
     );
+}
+
+#[test]
+fn a_closed_stdout_ends_quietly_and_a_failing_stderr_never_stops_the_work() {
+    // The reader of stdout goes away before anything is written.
+    let mut child = bin()
+        .args(["inspect", "--json", s(&fixture("hotspot-android.hprof"))])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(141), "{}", stderr(&o));
+    assert!(o.stderr.is_empty(), "{}", stderr(&o));
+
+    // stderr on a full device: the summary cannot be written, the package and the
+    // input's removal after verification happen all the same.
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.hprof");
+    std::fs::copy(fixture("art-api25.hprof"), &input).unwrap();
+    let out = dir.path().join("out.zip");
+    let full = std::fs::File::options().write(true).open("/dev/full").unwrap();
+    let o = bin()
+        .args([s(&input), s(&out), "--delete-input"])
+        .stderr(full)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    assert!(!input.exists(), "--delete-input was skipped");
+    let v = run(&["verify", s(&out)]);
+    assert!(v.status.success(), "{}", stderr(&v));
 }

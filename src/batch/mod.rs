@@ -23,6 +23,7 @@ use crate::cli::BatchArgs;
 use crate::commands::upload::{drain, uploaded, uploader};
 use crate::error::{salvage_hint, HostError};
 use crate::json;
+use crate::say::{say, say_raw};
 use crate::summary::n;
 use discover::{discover, shard_of, Input};
 use hprof_shrink::progress::{self, Label};
@@ -140,7 +141,7 @@ impl Progress {
             }
             // Under -q only what went wrong (a failure, or a package made but not
             // handed on).
-            None if !quiet || e.error.is_some() => eprintln!("[{k}/{}] {line}", self.total),
+            None if !quiet || e.error.is_some() => say!("[{k}/{}] {line}", self.total),
             None => {}
         }
     }
@@ -429,7 +430,7 @@ pub fn run(args: &BatchArgs) -> Result<u8, HostError> {
     for d in &dirs {
         for stale in clean_stale(d)? {
             if !args.quiet {
-                eprintln!("removed a stale temporary file: {}", stale.display());
+                say!("removed a stale temporary file: {}", stale.display());
             }
         }
     }
@@ -525,7 +526,7 @@ pub fn run(args: &BatchArgs) -> Result<u8, HostError> {
         json::write(path, &report)?;
     }
     if !args.quiet {
-        eprint!("{}", summary(&report));
+        say_raw!("{}", summary(&report));
     }
     // With an outbox, what waits there goes now (this run's packages and earlier ones).
     let drained = match (&outbox, &uploader) {
@@ -533,7 +534,7 @@ pub fn run(args: &BatchArgs) -> Result<u8, HostError> {
         _ => Ok(()),
     };
     if let Err(e) = &drained {
-        eprintln!("hprof-shrink: error: {e}");
+        say!("hprof-shrink: error: {e}");
     }
     let ok = report.done + report.exists;
     let failed = report.failed + report.upload_failed + drained.is_err() as usize;

@@ -27,7 +27,7 @@ pub fn run(a: InspectArgs) -> Result<(), HostError> {
     if a.json {
         json::print(&i)?;
     } else {
-        print!("{}", summary::inspect(&a.input.display().to_string(), &i));
+        crate::say::out(&summary::inspect(&a.input.display().to_string(), &i))?;
     }
     Ok(())
 }

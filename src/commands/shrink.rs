@@ -11,6 +11,7 @@ use hprof_shrink_core::{Control, ManifestValues, Outputs, ShrinkOptions};
 use super::upload::{after_upload, drain, uploaded, uploader};
 use crate::cli::ShrinkArgs;
 use crate::error::HostError;
+use crate::say::{say, say_raw};
 use crate::{json, summary};
 
 pub fn run(a: ShrinkArgs) -> Result<(), HostError> {
@@ -87,7 +88,7 @@ pub fn run(a: ShrinkArgs) -> Result<(), HostError> {
         json::write(path, &report)?;
     }
     if !a.quiet {
-        eprint!("{}", summary::shrink(&report));
+        say_raw!("{}", summary::shrink(&report));
     }
     if a.delete_input {
         let checked = zip
@@ -108,7 +109,7 @@ pub fn run(a: ShrinkArgs) -> Result<(), HostError> {
             source,
         })?;
         if !a.quiet {
-            eprintln!(
+            say!(
                 "deleted {} (the output verified against it)",
                 input.display()
             );

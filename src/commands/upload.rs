@@ -10,6 +10,7 @@ use reqwest::Url;
 
 use crate::cli::{self, UploadArgs, UploadOpts};
 use crate::error::HostError;
+use crate::say::say;
 use crate::summary;
 
 pub fn run(a: UploadArgs) -> Result<(), HostError> {
@@ -31,7 +32,7 @@ pub fn run(a: UploadArgs) -> Result<(), HostError> {
                 if a.zips.len() == 1 {
                     return Err(e.into());
                 }
-                eprintln!("hprof-shrink: error: {e}");
+                say!("hprof-shrink: error: {e}");
                 failed.push(zip.clone());
             }
         }
@@ -58,7 +59,7 @@ pub fn after_upload(delete: bool) -> AfterUpload {
 pub fn uploader(url: Url, opts: &UploadOpts, quiet: bool) -> Result<Uploader, HostError> {
     let cfg = opts.config(url, quiet).map_err(HostError::Usage)?;
     if cfg.insecure {
-        eprintln!("hprof-shrink: {}", cli::INSECURE_WARNING);
+        say!("hprof-shrink: {}", cli::INSECURE_WARNING);
     }
     match Uploader::new(cfg) {
         Ok(up) => Ok(up),
@@ -77,7 +78,7 @@ pub fn uploaded(o: &UploadOutcome, moved_to: Option<&Path>, quiet: bool) {
         n => format!(" after {n} attempts"),
     };
     let moved = moved_to.map_or(String::new(), |p| format!("; moved to {}", p.display()));
-    eprintln!(
+    say!(
         "hprof-shrink: uploaded {} ({} bytes, md5 {}) to {}: {}{attempts} in {:.1} s{moved}",
         o.path.display(),
         summary::n(o.bytes),
@@ -98,8 +99,8 @@ pub fn drain(
     let report = outbox
         .drain_with(up, after, &mut |d| match d {
             Drained::Sent(s) => uploaded(&s.outcome, s.moved_to.as_deref(), quiet),
-            Drained::Failed(e) => eprintln!("hprof-shrink: error: {e}"),
-            Drained::Busy(p) => eprintln!(
+            Drained::Failed(e) => say!("hprof-shrink: error: {e}"),
+            Drained::Busy(p) => say!(
                 "hprof-shrink: {}: being uploaded by another run; skipped",
                 p.display()
             ),
@@ -110,7 +111,7 @@ pub fn drain(
         })?;
     if report.failed.is_empty() {
         if !quiet && report.sent.is_empty() && report.busy.is_empty() {
-            eprintln!(
+            say!(
                 "hprof-shrink: outbox {}: nothing to upload",
                 outbox.dir().display()
             );

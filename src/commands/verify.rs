@@ -29,7 +29,7 @@ pub fn run(a: VerifyArgs) -> Result<(), HostError> {
     if a.json {
         json::print(&v)?;
     } else {
-        print!("{}", summary::verify(&a.package.display().to_string(), &v));
+        crate::say::out(&summary::verify(&a.package.display().to_string(), &v))?;
     }
     Ok(())
 }
