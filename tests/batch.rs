@@ -551,10 +551,10 @@ fn an_unreadable_dump_or_directory_is_a_failure_not_a_skip() {
     std::fs::copy(fixture("art-api25.hprof"), input.join("locked/c.hprof")).unwrap();
     std::fs::set_permissions(
         input.join("secret.hprof"),
-        std::fs::Permissions::from_mode(0),
+        std::fs::Permissions::from_mode(0o000),
     )
     .unwrap();
-    std::fs::set_permissions(input.join("locked"), std::fs::Permissions::from_mode(0)).unwrap();
+    std::fs::set_permissions(input.join("locked"), std::fs::Permissions::from_mode(0o000)).unwrap();
     let out = dir.path().join("out");
     std::fs::create_dir(&out).unwrap();
     std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o777)).unwrap();

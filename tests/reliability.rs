@@ -403,7 +403,10 @@ fn a_closed_stdout_ends_quietly_and_a_failing_stderr_never_stops_the_work() {
     let input = dir.path().join("in.hprof");
     std::fs::copy(fixture("art-api25.hprof"), &input).unwrap();
     let out = dir.path().join("out.zip");
-    let full = std::fs::File::options().write(true).open("/dev/full").unwrap();
+    let full = std::fs::File::options()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
     let o = bin()
         .args([s(&input), s(&out), "--delete-input"])
         .stderr(full)
