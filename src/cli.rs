@@ -46,8 +46,9 @@ directory (oldest first). A zip leaves the outbox (moved to DIR/sent/, or delete
 Connection errors, timeouts, 408, 429 and 5xx are retried with exponential backoff and \
 jitter, never sooner than a Retry-After; any other answer fails at once. Every attempt sends \
 the same bytes with the same MD5. A bearer token is read from the environment variable \
-HPROF_SHRINK_TOKEN and is never printed; it and Authorization/Cookie headers are not sent \
-to another host a redirect points to.";
+HPROF_SHRINK_TOKEN and is never printed; neither are --header values. The token and the \
+--header headers are not sent to another host a redirect points to (see \
+--header-follows-redirects).";
 
 const UPLOAD_AFTER: &str = "\
 Exit status: 0 every zip uploaded (zips another run was uploading are skipped), 1 a zip \
@@ -337,9 +338,16 @@ pub struct UploadOpts {
     #[arg(long, value_enum, default_value = "post", requires = "upload")]
     pub method: MethodArg,
 
-    /// A request header, 'Name: value' (repeatable). Values are never printed.
+    /// A request header, 'Name: value' (repeatable). Values are never printed (cut out
+    /// of server answers too), and go only to the URL's own origin, not to another host a
+    /// redirect names.
     #[arg(long = "header", value_name = "'NAME: VALUE'", requires = "upload")]
     pub headers: Vec<String>,
+
+    /// Send the --header headers to another host a redirect names, too (never
+    /// Authorization, Cookie or the token).
+    #[arg(long, requires = "upload")]
+    pub header_follows_redirects: bool,
 
     /// Retries after the first attempt (connection errors, timeouts, 408, 429, 5xx).
     #[arg(long, default_value_t = 5, value_name = "N", requires = "upload")]
@@ -402,6 +410,7 @@ impl UploadOpts {
             MethodArg::Put => Method::Put,
         };
         cfg.headers = headers;
+        cfg.headers_follow_redirects = self.header_follows_redirects;
         cfg.token = Token::from_env();
         cfg.connect_timeout = self.connect_timeout;
         cfg.timeout = self.timeout;

@@ -935,3 +935,77 @@ fn a_batch_rerun_finishes_every_hand_off_that_was_not_confirmed() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(names_in(&outbox), ["sent"]);
 }
+
+const API_KEY: &str = "k-APIKEY-5d0e1f";
+const COOKIE: &str = "session=c00k1e-77aa";
+const BASIC: &str = "dXNlcjpzM2NyM3QtcGFzcw==";
+
+fn no_header_values(o: &std::process::Output) {
+    for (what, text) in [("stdout", &o.stdout), ("stderr", &o.stderr)] {
+        let text = String::from_utf8_lossy(text);
+        for secret in [API_KEY, "c00k1e-77aa", BASIC] {
+            assert!(!text.contains(secret), "{secret} in {what}: {text}");
+        }
+    }
+}
+
+#[test]
+fn header_values_are_never_printed_even_when_a_server_echoes_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let zip = make_zip(dir.path(), "a.zip");
+    let headers = [
+        "--header",
+        &format!("X-Api-Key: {API_KEY}"),
+        "--header",
+        &format!("Cookie: {COOKIE}"),
+        "--header",
+        &format!("Authorization: Basic {BASIC}"),
+    ]
+    .map(String::from);
+    let headers: Vec<&str> = headers.iter().map(String::as_str).collect();
+    // Echoed in a retried 503 (retry lines) and in the final 401.
+    let server = Server::start(vec![
+        Fault::EchoHeaders(503, 10),
+        Fault::EchoHeaders(401, 10),
+    ]);
+    let url = server.url("/upload");
+    let mut args = upload_args(&url, &["--verbose"]);
+    args.extend_from_slice(&headers);
+    args.push(s(&zip));
+    let o = run(&args);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    no_header_values(&o);
+    let err = stderr(&o);
+    assert!(err.contains("x-api-key: ***"), "{err}");
+    // The server did get them.
+    assert_eq!(server.received()[0].header("x-api-key"), Some(API_KEY));
+}
+
+#[test]
+fn extra_headers_go_to_another_host_only_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let zip = make_zip(dir.path(), "a.zip");
+    for follow in [false, true] {
+        let other = Server::start(Vec::new());
+        let first = Server::start(vec![Fault::Redirect(307, other.url_localhost("/final"))]);
+        let url = first.url("/upload");
+        let key = format!("X-Api-Key: {API_KEY}");
+        let cookie = format!("Cookie: {COOKIE}");
+        let mut args = upload_args(&url, &["--header", &key, "--header", &cookie]);
+        if follow {
+            args.push("--header-follows-redirects");
+        }
+        args.push(s(&zip));
+        let o = run(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        no_header_values(&o);
+        assert_eq!(first.received()[0].header("x-api-key"), Some(API_KEY));
+        let r = other.received();
+        assert_eq!(r.len(), 1);
+        let want = follow.then_some(API_KEY);
+        assert_eq!(r[0].header("x-api-key"), want, "follow: {follow}");
+        // Credentials never follow.
+        assert_eq!(r[0].header("cookie"), None);
+        assert_eq!(other.stored().len(), 1);
+    }
+}

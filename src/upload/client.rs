@@ -109,6 +109,10 @@ pub struct UploadConfig {
     /// Log each request and response line (never header values).
     pub verbose: bool,
     pub log: Option<Log>,
+    /// Send the extra `headers` to another origin a redirect names too (never
+    /// Authorization, Proxy-Authorization or Cookie, nor the token). Off: they go only to
+    /// the origin of `url`.
+    pub headers_follow_redirects: bool,
 }
 
 impl UploadConfig {
@@ -126,6 +130,7 @@ impl UploadConfig {
             progress: false,
             verbose: false,
             log: None,
+            headers_follow_redirects: false,
         }
     }
 }
@@ -309,8 +314,26 @@ impl Uploader {
         &self.cfg
     }
 
+    /// What must never be printed: the token and the value of every extra header (and,
+    /// for a value with a scheme such as `Basic xyz`, the part after it), where at least
+    /// 4 characters long (shorter ones are no secret, and cutting them out would mangle
+    /// messages).
     fn secrets(&self) -> Vec<&str> {
-        self.cfg.token.iter().map(Token::secret).collect()
+        let mut out: Vec<&str> = self.cfg.token.iter().map(Token::secret).collect();
+        for (name, value) in &self.cfg.headers {
+            if name.trim().eq_ignore_ascii_case("content-type") {
+                continue;
+            }
+            let value = value.trim();
+            out.push(value);
+            if let Some((_, rest)) = value.split_once(' ') {
+                out.push(rest.trim());
+            }
+        }
+        out.retain(|s| s.len() >= 4);
+        // Longest first, so a value is cut out whole before a part of it is looked for.
+        out.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        out
     }
 
     /// Logs a line, with the job's progress bar (if any) out of the way.
@@ -587,7 +610,10 @@ impl Uploader {
             .request(method, url.clone())
             .timeout(job.timeout);
         for (k, v) in &self.headers {
-            if trusted || !is_credential(k) {
+            // To another origin: only what the upload's format needs, unless asked.
+            let follows =
+                *k == CONTENT_TYPE || (self.cfg.headers_follow_redirects && !is_credential(k));
+            if trusted || follows {
                 req = req.header(k, v);
             }
         }
@@ -664,7 +690,14 @@ impl Uploader {
                 _ => break,
             }
         }
-        let excerpt = redact::excerpt(&body, EXCERPT_CHARS, &self.secrets());
+        let secrets = self.secrets();
+        // Read only so far: a secret the limit cut in two cannot be matched whole.
+        let read = if body.len() >= 4096 {
+            redact::without_partial_secret(&body, &secrets)
+        } else {
+            &body
+        };
+        let excerpt = redact::excerpt(read, EXCERPT_CHARS, &secrets);
         if excerpt.is_empty() {
             format!("HTTP {status} from {}", redact::url(url))
         } else {

@@ -32,6 +32,23 @@ pub fn scrub(text: &str, secrets: &[&str]) -> String {
     out
 }
 
+/// `body` without a trailing start of a secret: for a body read only up to a limit, where
+/// the rest of that secret was never read and so cannot be matched whole.
+pub fn without_partial_secret<'b>(body: &'b [u8], secrets: &[&str]) -> &'b [u8] {
+    let mut end = body.len();
+    for s in secrets.iter().filter(|s| !s.is_empty()) {
+        let s = s.as_bytes();
+        // The longest proper prefix of `s` that the body ends with.
+        for k in (1..s.len()).rev() {
+            if body[..end].ends_with(&s[..k]) {
+                end -= k;
+                break;
+            }
+        }
+    }
+    &body[..end]
+}
+
 /// The start of a response body as one line: invalid UTF-8 replaced, control characters
 /// and runs of whitespace turned into single spaces, secrets cut out, then at most
 /// `max_chars` characters (with `…` when cut).
@@ -83,6 +100,19 @@ mod tests {
         let e = excerpt(b"xx s3cr3t-t0ken yy", 6, &["s3cr3t-t0ken"]);
         assert!(!e.contains("s3c"), "{e}");
         assert_eq!(excerpt(b"", 10, &["x"]), "");
+    }
+
+    #[test]
+    fn a_secret_cut_off_at_the_end_of_what_was_read_is_dropped() {
+        let secrets = ["s3cr3t-t0ken"];
+        assert_eq!(without_partial_secret(b"abc s3cr", &secrets), b"abc ");
+        assert_eq!(without_partial_secret(b"abc s", &secrets), b"abc ");
+        assert_eq!(without_partial_secret(b"abc", &secrets), b"abc");
+        // A whole secret is left for scrub to replace.
+        assert_eq!(
+            without_partial_secret(b"abc s3cr3t-t0ken", &secrets),
+            b"abc s3cr3t-t0ken"
+        );
     }
 
     #[test]

@@ -84,6 +84,9 @@ pub enum Fault {
     /// Answer this status with a body quoting the request's Authorization header, as a
     /// careless server might.
     EchoAuth(u16),
+    /// Answer this status with this many bytes of filler, then every request header
+    /// (`name: value`) quoted back.
+    EchoHeaders(u16, usize),
 }
 
 #[derive(Debug, Clone)]
@@ -420,6 +423,13 @@ async fn handle(
                 header("authorization").unwrap_or_default()
             ),
         ),
+        Some(Fault::EchoHeaders(code, pad)) => {
+            let mut text = " ".repeat(pad);
+            for (k, v) in &headers {
+                text.push_str(&format!("{k}: {v}\n"));
+            }
+            respond(code, text)
+        }
         Some(Fault::SlowStore(d)) => match store(&parts, &headers, body).await {
             Ok(s) => {
                 lock(&state).stored.push(s);
