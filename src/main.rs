@@ -313,8 +313,8 @@ fn shrink_cmd(a: ShrinkArgs) -> CmdResult {
 
 fn inspect_cmd(a: InspectArgs) -> CmdResult {
     let err = |e: hprof_shrink_core::Error| format!("{}: {e}", a.input.display());
-    let map = hprof_shrink_core::hprof::MappedFile::open(&a.input).map_err(err)?;
-    let hprof = map.hprof().map_err(err)?;
+    let map = hprof_shrink_core::hprof::MappedFile::open(&a.input).map_err(|e| err(e.into()))?;
+    let hprof = map.hprof().map_err(|e| err(e.into()))?;
     let bar = Bar::new(true);
     let progress = |p| bar.update(p);
     let control = Control {

@@ -9,7 +9,8 @@ pub mod ffi;
 pub mod hprof;
 
 pub use control::{Control, Progress, Stage};
-pub use error::{Error, Result, Tag};
+pub use error::{Error, Result};
+pub use hprof::Tag;
 pub mod names;
 pub mod options;
 pub mod passes;

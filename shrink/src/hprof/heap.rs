@@ -3,9 +3,9 @@
 //! that are there before trusting it.
 
 use super::cursor::{read_id, Cursor};
+use super::error::{FormatError, Result};
+use super::tags::Tag;
 use super::tags::{self, BasicType};
-use super::visitor::Visitor;
-use crate::error::{Error, Result, Tag};
 
 /// One heap dump sub-record: where it is, its bytes, and its parsed view.
 #[derive(Debug, Clone)]
@@ -34,17 +34,6 @@ pub enum Sub<'a> {
 impl<'a> SubRecord<'a> {
     pub fn tag(&self) -> u8 {
         self.raw[0]
-    }
-
-    /// Whether `visitor` wants this instance or array (see [`Visitor::wants_object`]).
-    pub fn wanted_by<V: Visitor + ?Sized>(&self, visitor: &V) -> bool {
-        let (id, class_id) = match &self.kind {
-            Sub::Instance(i) => (i.id, i.class_id),
-            Sub::ObjectArray(a) => (a.id, a.class_id),
-            Sub::PrimitiveArray(a) => (a.id, 0),
-            _ => return true,
-        };
-        visitor.wants_object(self.tag(), id, class_id)
     }
 
     /// The id of the object this sub-record dumps or roots, if any.
@@ -337,7 +326,7 @@ impl<'a> Iterator for SubRecords<'a> {
 }
 
 fn basic_type(at: u64, tag: u8, what: &'static str, v: u8) -> Result<BasicType> {
-    BasicType::from_u8(v).ok_or_else(|| Error::BadType {
+    BasicType::from_u8(v).ok_or_else(|| FormatError::BadType {
         offset: at,
         tag: Tag::heap(tag),
         what,
@@ -511,7 +500,7 @@ pub(crate) fn parse_checked(b: &[u8], offset: u64, id_size: u8) -> Result<(Sub<'
             let at = c.offset();
             let ty = basic_type(at, tag, "primitive array element type", c.u1()?)?;
             if ty == BasicType::Object {
-                return Err(Error::BadType {
+                return Err(FormatError::BadType {
                     offset: at,
                     tag: Tag::heap(tag),
                     what: "primitive array element type",
@@ -569,7 +558,7 @@ pub(crate) fn parse_checked(b: &[u8], offset: u64, id_size: u8) -> Result<(Sub<'
                 c.skip(u4s as u64 * 4 + extra_ids as u64 * ids)?;
                 Sub::Root(Root { tag, object_id })
             }
-            None => return Err(Error::UnknownSubTag { offset, tag }),
+            None => return Err(FormatError::UnknownSubTag { offset, tag }),
         },
     };
     Ok((kind, c.pos()))

@@ -1,17 +1,25 @@
 //! The HPROF format: views over the bytes (header, records, heap sub-records), the reader
 //! that walks them, the visitor trait, the writer, and an index of classes.
+//!
+//! A leaf: nothing here imports from the rest of the crate (`tests/layers.rs` checks), so
+//! anything that reads dumps can build on it. Inside, dependencies go one way: `tags`,
+//! `error`, `cursor` and `tick` at the bottom, then `heap` and `record`, then `visitor`,
+//! then `classes`, `reader`, `writer` and `events`.
 
 pub mod classes;
 pub(crate) mod cursor;
+pub mod error;
 pub mod events;
 pub mod heap;
 pub mod reader;
 pub mod record;
 pub mod tags;
+pub mod tick;
 pub mod visitor;
 pub mod writer;
 
 pub use classes::{ClassIndex, ClassInfo, Layout, LayoutField};
+pub use error::FormatError;
 pub use events::{Event, Events};
 pub use heap::{
     ClassDump, FieldDecl, HeapDumpInfo, Instance, ObjectArray, PrimitiveArray,
@@ -19,6 +27,7 @@ pub use heap::{
 };
 pub use reader::{Hprof, MappedFile, Salvage};
 pub use record::{Header, LoadClass, Record, Records, StringRecord, RECORD_HEADER_LEN};
-pub use tags::BasicType;
+pub use tags::{BasicType, Tag};
+pub use tick::{Tick, Unwatched};
 pub use visitor::{Interest, Rewrite, Visitor};
 pub use writer::HprofWriter;

@@ -6,12 +6,12 @@ use std::path::{Path, PathBuf};
 
 use memmap2::Mmap;
 
+use super::error::{FormatError, Result};
 use super::heap::{id_at, parse_checked, parse_common, quick_len, SubRecord, SubRecords};
 use super::record::{Header, Record, Records};
 use super::tags;
+use super::tick::Tick;
 use super::visitor::Visitor;
-use crate::control::Ticker;
-use crate::error::{Error, Result};
 
 /// A parsed header over the bytes of a whole dump. Cheap to copy; walks borrow the bytes.
 #[derive(Debug, Clone, Copy)]
@@ -51,7 +51,7 @@ impl<'a> Hprof<'a> {
         for r in &mut records {
             let start = match r {
                 Ok(_) => continue,
-                Err(Error::Truncated { offset, .. }) => offset as usize,
+                Err(FormatError::CutOff { offset, .. }) => offset as usize,
                 Err(e) => return Err(e),
             };
             let salvage = |end: usize| Salvage {
@@ -111,19 +111,31 @@ impl<'a> Hprof<'a> {
         Records::new(self.data, &self.header).with_cut(self.cut)
     }
 
-    /// Walks the whole dump, calling `visitor` for each part in file order.
-    pub fn accept<V: Visitor + ?Sized>(&self, visitor: &mut V, ticker: &mut Ticker) -> Result<()> {
+    /// Walks the whole dump, calling `visitor` for each part in file order and `ticker` as
+    /// it goes. Fails with the ticker's error type, which the dump's and the visitor's
+    /// errors convert into.
+    pub fn accept<V, T>(&self, visitor: &mut V, ticker: &mut T) -> Result<(), T::Error>
+    where
+        V: Visitor + ?Sized,
+        T: Tick + ?Sized,
+        T::Error: From<FormatError> + From<V::Error>,
+    {
         self.accept_range(0..self.len(), visitor, ticker)
     }
 
     /// Walks the records that start in `range` (a range from [`Hprof::split`]): the header
     /// too if the range is the first, and `end` if it reaches the end of the file.
-    pub fn accept_range<V: Visitor + ?Sized>(
+    pub fn accept_range<V, T>(
         &self,
         range: Range<u64>,
         visitor: &mut V,
-        ticker: &mut Ticker,
-    ) -> Result<()> {
+        ticker: &mut T,
+    ) -> Result<(), T::Error>
+    where
+        V: Visitor + ?Sized,
+        T: Tick + ?Sized,
+        T::Error: From<FormatError> + From<V::Error>,
+    {
         // Only the first run: a run may also start at the first record, right after it.
         if range.start == 0 {
             visitor.header(&self.header)?;
@@ -170,11 +182,16 @@ impl<'a> Hprof<'a> {
     }
 }
 
-fn visit_heap_dump<V: Visitor + ?Sized>(
+fn visit_heap_dump<V, T>(
     record: &Record<'_>,
     visitor: &mut V,
-    ticker: &mut Ticker,
-) -> Result<()> {
+    ticker: &mut T,
+) -> Result<(), T::Error>
+where
+    V: Visitor + ?Sized,
+    T: Tick + ?Sized,
+    T::Error: From<FormatError> + From<V::Error>,
+{
     visitor.heap_dump_begin(record, record.body.len() as u32)?;
     let body = record.body;
     let base = record.body_offset();
@@ -225,7 +242,7 @@ fn visit_heap_dump<V: Visitor + ?Sized>(
     if let Some(from) = skipped_from {
         visitor.passed_over(base + from as u64, &body[from..])?;
     }
-    visitor.heap_dump_end(record)
+    Ok(visitor.heap_dump_end(record)?)
 }
 
 /// Asks the visitor about an instance or array from its header (see
@@ -255,13 +272,16 @@ pub struct MappedFile {
 impl MappedFile {
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref().to_path_buf();
-        let file = File::open(&path).map_err(|e| Error::io(&path, e))?;
+        let file = File::open(&path).map_err(|e| FormatError::io(&path, e))?;
         Self::from_file(&file, path)
     }
 
     /// Maps an open file; `path` names it in errors.
     pub fn from_file(file: &File, path: PathBuf) -> Result<Self> {
-        let len = file.metadata().map_err(|e| Error::io(&path, e))?.len();
+        let len = file
+            .metadata()
+            .map_err(|e| FormatError::io(&path, e))?
+            .len();
         if len == 0 {
             // mmap refuses zero-length files; an empty slice reads as "empty file" later.
             return Ok(MappedFile { path, map: None });
@@ -270,7 +290,7 @@ impl MappedFile {
         // truncates the file while we read it can make the kernel signal SIGBUS; inputs are
         // finished dumps, and the documentation says not to shrink a dump still being written.
         let map = unsafe { memmap2::MmapOptions::new().populate().map(file) }
-            .map_err(|e| Error::io(&path, e))?;
+            .map_err(|e| FormatError::io(&path, e))?;
         #[cfg(unix)]
         {
             // Each pass reads front to back; the hint doubles readahead. Failure is harmless.
