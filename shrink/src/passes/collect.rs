@@ -7,7 +7,9 @@
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
+use super::idset::{IdSet, IdSetBuilder};
 use super::info::{DumpInfo, InfoCollector, Target, TargetClass};
+use super::parallel::{self, Order};
 use crate::control::{Control, Stage};
 use crate::error::{Error, Result};
 use crate::hprof::cursor::read_id;
@@ -15,8 +17,6 @@ use crate::hprof::{
     tags, BasicType, FormatError, Hprof, Instance, Interest, PrimitiveArray, Record, Sub,
     SubRecord, Value, Visitor,
 };
-use crate::idset::{IdSet, IdSetBuilder};
-use crate::parallel::{self, Order};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 

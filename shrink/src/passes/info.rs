@@ -5,12 +5,12 @@
 
 use rustc_hash::FxHashMap;
 
+use super::names::{Name, NameIds, NameTable};
 use crate::error::{Error, Result};
 use crate::hprof::{
     tags, BasicType, ClassIndex, FormatError, Interest, Layout, LayoutField, Record, Sub,
     SubRecord, Value, Visitor,
 };
-use crate::names::{Name, NameIds, NameTable};
 
 /// What pass 2 reads from an instance of a target class.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,9 +7,9 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::collect::Collected;
 use super::dedup::Groups;
+use super::idset::{Cursor, IdSet};
 use super::info::{DumpInfo, Target};
 use crate::hprof::Instance;
-use crate::idset::{Cursor, IdSet};
 use crate::options::{DroppedMode, StripMode};
 
 #[derive(Debug)]
