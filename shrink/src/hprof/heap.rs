@@ -7,6 +7,9 @@ use super::error::{FormatError, Result};
 use super::tags::Tag;
 use super::tags::{self, BasicType};
 
+/// Offset of the object id in an instance or array sub-record: right after the tag byte.
+pub const OBJECT_ID_AT: usize = 1;
+
 /// One heap dump sub-record: where it is, its bytes, and its parsed view.
 #[derive(Debug, Clone)]
 pub struct SubRecord<'a> {
@@ -81,6 +84,11 @@ pub struct Instance<'a> {
 }
 
 impl Instance<'_> {
+    /// Offset of the class id within the sub-record's raw bytes (after tag, id, stack serial).
+    pub fn class_id_at(id_size: u8) -> usize {
+        1 + id_size as usize + 4
+    }
+
     /// Offset of the field data within the sub-record's raw bytes.
     pub fn data_start(id_size: u8) -> usize {
         1 + id_size as usize + 4 + id_size as usize + 4
@@ -103,6 +111,12 @@ impl<'a> ObjectArray<'a> {
         self.elements
             .chunks_exact(n)
             .map(move |c| read_id(c, n as u8))
+    }
+
+    /// Offset of the array class id within the sub-record's raw bytes (after tag, id, stack
+    /// serial, count).
+    pub fn class_id_at(id_size: u8) -> usize {
+        1 + id_size as usize + 4 + 4
     }
 
     /// Offset of the elements within the sub-record's raw bytes.

@@ -7,7 +7,10 @@ use std::path::{Path, PathBuf};
 use memmap2::Mmap;
 
 use super::error::{FormatError, Result};
-use super::heap::{id_at, parse_checked, parse_common, quick_len, SubRecord, SubRecords};
+use super::heap::{
+    id_at, parse_checked, parse_common, quick_len, Instance, ObjectArray, SubRecord, SubRecords,
+    OBJECT_ID_AT,
+};
 use super::record::{Header, Record, Records};
 use super::tags;
 use super::tick::Tick;
@@ -249,14 +252,13 @@ where
 /// [`Visitor::wants_object`]); a header cut short is left to the checked parse.
 #[inline(always)]
 fn wants_object<V: Visitor + ?Sized>(visitor: &V, b: &[u8], id_size: u8) -> bool {
-    let n = id_size as usize;
     let class_id = match b[0] {
-        tags::INSTANCE_DUMP => id_at(b, 5 + n, id_size),
-        tags::OBJECT_ARRAY_DUMP => id_at(b, 9 + n, id_size),
+        tags::INSTANCE_DUMP => id_at(b, Instance::class_id_at(id_size), id_size),
+        tags::OBJECT_ARRAY_DUMP => id_at(b, ObjectArray::class_id_at(id_size), id_size),
         tags::PRIMITIVE_ARRAY_DUMP => Some(0),
         _ => return true,
     };
-    match (id_at(b, 1, id_size), class_id) {
+    match (id_at(b, OBJECT_ID_AT, id_size), class_id) {
         (Some(id), Some(class_id)) => visitor.wants_object(b[0], id, class_id),
         _ => true,
     }

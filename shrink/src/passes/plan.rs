@@ -135,10 +135,6 @@ impl Plan {
     pub fn dump_data_buffers(&self) -> Option<u64> {
         self.dump_data_buffers
     }
-
-    pub fn kept_ids(&self) -> u64 {
-        self.strings.len() + self.keep.len() as u64
-    }
 }
 
 pub struct Keeper<'p> {
