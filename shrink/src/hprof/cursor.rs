@@ -1,6 +1,6 @@
 //! A bounds-checked big-endian reader over a slice of the dump. Every read that would pass
-//! the end of the slice becomes `FormatError::Truncated` with the absolute offset and the tag of
-//! the record being read, never a panic.
+//! the end of the slice becomes `FormatError::Truncated` with the absolute offset and the
+//! tag of the record being read, never a panic.
 
 use super::error::{FormatError, Result};
 use super::tags::Tag;
