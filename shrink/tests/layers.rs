@@ -142,3 +142,27 @@ fn the_fence_sees_a_reach_into_the_core() {
     );
     assert_eq!(paths_after("use super::{a, b};", "super::"), ["{"]);
 }
+
+#[test]
+fn the_format_layer_walks_a_dump_on_its_own() {
+    use hprof_shrink_core::hprof::{FormatError, Hprof, HprofWriter, Unwatched};
+    for (name, dump, _) in hprof_fixtures::android::all() {
+        let hprof = Hprof::new(&dump).unwrap();
+        // Its own error type and a ticker of its own: nothing of the core's.
+        let mut writer = HprofWriter::new(Vec::new(), &dump, hprof.id_size());
+        let walked: Result<(), FormatError> = hprof.accept(&mut writer, &mut Unwatched);
+        walked.unwrap();
+        assert!(
+            writer.into_inner().unwrap() == dump,
+            "{name}: not copied as it was"
+        );
+        // Cut inside its last record: the records say so in a variant, not in words.
+        let cut = Hprof::new(&dump[..dump.len() - 1]).unwrap();
+        let err = cut
+            .records()
+            .find_map(Result::err)
+            .expect("the cut is seen");
+        assert!(matches!(err, FormatError::CutOff { .. }), "{name}: {err}");
+        assert!(err.is_cut_off(), "{name}: {err}");
+    }
+}
