@@ -1,10 +1,10 @@
 //! The HPROF format: views over the bytes (header, records, heap sub-records), the reader
 //! that walks them, the visitor trait, the writer, and an index of classes.
 //!
-//! A leaf: nothing here imports from the rest of the crate (`tests/layers.rs` checks), so
-//! anything that reads dumps can build on it. Inside, dependencies go one way: `tags`,
-//! `error`, `cursor` and `tick` at the bottom, then `heap` and `record`, then `visitor`,
-//! then `classes`, `reader`, `writer` and `events`.
+//! A leaf: nothing here imports from the rest of the crate, so anything that reads dumps
+//! can build on it. Inside, dependencies go one way: `tags`, `error`, `cursor` and `tick` at
+//! the bottom, then `heap`, `record`, `visitor` and `classes`, then `reader` and `writer`,
+//! and `events` on top. `tests/layers.rs` holds both rules.
 
 pub mod classes;
 pub(crate) mod cursor;

@@ -167,7 +167,8 @@ impl<V: Visitor + ?Sized> Visitor for &mut V {
     }
 }
 
-/// Two visitors side by side: each event goes to the first, then the second.
+/// Two visitors side by side: each event goes to the first, then the second. Both fail
+/// with the same error type.
 impl<A: Visitor, B: Visitor<Error = A::Error>> Visitor for (A, B) {
     type Error = A::Error;
     fn header(&mut self, h: &Header<'_>) -> Result<(), Self::Error> {
@@ -223,6 +224,7 @@ fn offer<V: Visitor>(side: &mut V, s: &SubRecord<'_>) -> Result<(), V::Error> {
     }
 }
 
+// Here rather than in heap.rs: the views know nothing of visitors.
 impl SubRecord<'_> {
     /// Whether `visitor` wants this instance or array (see [`Visitor::wants_object`]).
     pub fn wanted_by<V: Visitor + ?Sized>(&self, visitor: &V) -> bool {
