@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use crate::hprof::FormatError;
+use crate::hprof::{FileError, FormatError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -11,12 +11,9 @@ pub enum Error {
     #[error(transparent)]
     Format(#[from] FormatError),
 
-    #[error("{path}: {source}")]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
+    /// Reading or writing a named file other than through the format layer.
+    #[error(transparent)]
+    Io(FileError),
 
     #[error("writing output: {0}")]
     Write(#[source] std::io::Error),
@@ -51,10 +48,10 @@ impl Error {
     }
 
     pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Error {
-        Error::Io {
+        Error::Io(FileError {
             path: path.into(),
             source,
-        }
+        })
     }
 
     /// The byte offset in the dump this error points at, when it points at one.

@@ -228,7 +228,7 @@ fn status_of(e: &Error) -> hprof_shrink_status {
         Error::Format(f) => status_of_format(f),
         Error::Cancelled => HPROF_SHRINK_ERR_CANCELLED,
         Error::Invalid(_) => HPROF_SHRINK_ERR_INVALID_ARGUMENT,
-        Error::Io { .. } | Error::Write(_) => HPROF_SHRINK_ERR_IO,
+        Error::Io(_) | Error::Write(_) => HPROF_SHRINK_ERR_IO,
         Error::MissingBuffer { .. } | Error::Unsupported(_) => HPROF_SHRINK_ERR_BAD_INPUT,
         // Zip errors other than I/O are misuse of the zip writer, and a shrink never
         // verifies: both would be bugs here.
@@ -240,12 +240,11 @@ fn status_of(e: &Error) -> hprof_shrink_status {
 fn status_of_format(e: &FormatError) -> hprof_shrink_status {
     match e {
         FormatError::BadRewrite(_) => HPROF_SHRINK_ERR_INVALID_ARGUMENT,
-        FormatError::Io { .. } | FormatError::Write(_) => HPROF_SHRINK_ERR_IO,
+        FormatError::Io(_) | FormatError::Write(_) => HPROF_SHRINK_ERR_IO,
         FormatError::NotHprof { .. }
         | FormatError::UnsupportedVersion { .. }
         | FormatError::UnsupportedIdSize { .. }
         | FormatError::Truncated { .. }
-        | FormatError::CutOff { .. }
         | FormatError::Incomplete { .. }
         | FormatError::UnknownSubTag { .. }
         | FormatError::BadType { .. }

@@ -51,8 +51,7 @@ fn errors_carry_the_offset_and_tag() {
             .bytes
     };
     match run(&by_name("length-past-the-end")).unwrap_err() {
-        // The file ends inside that record: a cut-off dump.
-        Error::Format(FormatError::CutOff {
+        Error::Format(FormatError::Truncated {
             offset,
             tag,
             needed,

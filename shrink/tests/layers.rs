@@ -145,7 +145,7 @@ fn the_fence_sees_a_reach_into_the_core() {
 
 #[test]
 fn the_format_layer_walks_a_dump_on_its_own() {
-    use hprof_shrink_core::hprof::{FormatError, Hprof, HprofWriter, Unwatched};
+    use hprof_shrink_core::hprof::{FormatError, Hprof, HprofWriter, Truncation, Unwatched};
     for (name, dump, _) in hprof_fixtures::android::all() {
         let hprof = Hprof::new(&dump).unwrap();
         // Its own error type and a ticker of its own: nothing of the core's.
@@ -156,13 +156,22 @@ fn the_format_layer_walks_a_dump_on_its_own() {
             writer.into_inner().unwrap() == dump,
             "{name}: not copied as it was"
         );
-        // Cut inside its last record: the records say so in a variant, not in words.
+        // Cut inside its last record: the records say so in a field, not in words.
         let cut = Hprof::new(&dump[..dump.len() - 1]).unwrap();
         let err = cut
             .records()
             .find_map(Result::err)
             .expect("the cut is seen");
-        assert!(matches!(err, FormatError::CutOff { .. }), "{name}: {err}");
+        assert!(
+            matches!(
+                err,
+                FormatError::Truncated {
+                    kind: Truncation::FileEnd,
+                    ..
+                }
+            ),
+            "{name}: {err}"
+        );
         assert!(err.is_cut_off(), "{name}: {err}");
     }
 }

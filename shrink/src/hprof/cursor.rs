@@ -2,7 +2,7 @@
 //! the end of the slice becomes `FormatError::Truncated` with the absolute offset and the
 //! tag of the record being read, never a panic.
 
-use super::error::{FormatError, Result};
+use super::error::{FormatError, Result, Truncation};
 use super::tags::Tag;
 
 #[derive(Clone)]
@@ -45,6 +45,7 @@ impl<'a> Cursor<'a> {
             what: self.what,
             needed,
             available: self.remaining() as u64,
+            kind: Truncation::Contents,
         }
     }
 

@@ -5,6 +5,25 @@ use std::path::PathBuf;
 
 use super::tags::Tag;
 
+/// What a truncation cut short.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Truncation {
+    /// Contents shorter than their record declares: damage inside the dump.
+    Contents,
+    /// The file ends inside a top-level record (its header or its body): a dump cut off
+    /// while being written.
+    FileEnd,
+}
+
+/// An I/O error on a named file; the path leads the message.
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: {source}")]
+pub struct FileError {
+    pub path: PathBuf,
+    #[source]
+    pub source: std::io::Error,
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum FormatError {
     #[error("not an HPROF file: {reason}")]
@@ -16,7 +35,7 @@ pub enum FormatError {
     #[error("unsupported identifier size {size} at offset {offset} (HPROF ids are 4 or 8 bytes)")]
     UnsupportedIdSize { offset: u64, size: u32 },
 
-    /// Something inside a record is shorter than what it declares.
+    /// Something is shorter than what it declares; `kind` says whether the file ends there.
     #[error(
         "truncated {what} at offset {offset} ({tag}): needs {needed} bytes, {available} available"
     )]
@@ -26,19 +45,7 @@ pub enum FormatError {
         what: &'static str,
         needed: u64,
         available: u64,
-    },
-
-    /// The file ends inside a top-level record (its header or its body): a dump cut off
-    /// while being written, which salvaging can shrink. Worded as [`FormatError::Truncated`].
-    #[error(
-        "truncated {what} at offset {offset} ({tag}): needs {needed} bytes, {available} available"
-    )]
-    CutOff {
-        offset: u64,
-        tag: Tag,
-        what: &'static str,
-        needed: u64,
-        available: u64,
+        kind: Truncation,
     },
 
     /// The file ends at a record boundary, before the records every dump closes with.
@@ -86,12 +93,8 @@ pub enum FormatError {
     },
 
     /// Opening or mapping a dump file.
-    #[error("{path}: {source}")]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] FileError),
 
     /// The writer's sink failed.
     #[error("writing output: {0}")]
@@ -108,15 +111,18 @@ impl FormatError {
     pub fn is_cut_off(&self) -> bool {
         matches!(
             self,
-            FormatError::CutOff { .. } | FormatError::Incomplete { .. }
+            FormatError::Truncated {
+                kind: Truncation::FileEnd,
+                ..
+            } | FormatError::Incomplete { .. }
         )
     }
 
     pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> FormatError {
-        FormatError::Io {
+        FormatError::Io(FileError {
             path: path.into(),
             source,
-        }
+        })
     }
 
     /// The byte offset in the dump this error points at, when it points at one.
@@ -124,7 +130,6 @@ impl FormatError {
         match self {
             FormatError::UnsupportedIdSize { offset, .. }
             | FormatError::Truncated { offset, .. }
-            | FormatError::CutOff { offset, .. }
             | FormatError::UnknownSubTag { offset, .. }
             | FormatError::BadType { offset, .. }
             | FormatError::LengthMismatch { offset, .. }
@@ -134,7 +139,7 @@ impl FormatError {
             | FormatError::Incomplete { offset, .. } => Some(*offset),
             FormatError::NotHprof { .. }
             | FormatError::UnsupportedVersion { .. }
-            | FormatError::Io { .. }
+            | FormatError::Io(_)
             | FormatError::Write(_)
             | FormatError::BadRewrite(_) => None,
         }

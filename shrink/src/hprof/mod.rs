@@ -19,13 +19,13 @@ pub mod visitor;
 pub mod writer;
 
 pub use classes::{ClassIndex, ClassInfo, Layout, LayoutField};
-pub use error::FormatError;
+pub use error::{FileError, FormatError, Truncation};
 pub use events::{Event, Events};
 pub use heap::{
     ClassDump, FieldDecl, HeapDumpInfo, Instance, ObjectArray, PrimitiveArray,
     PrimitiveArrayNoData, Root, StaticField, Sub, SubRecord, SubRecords, Value,
 };
-pub use reader::{Hprof, MappedFile, Salvage};
+pub use reader::{Hprof, MappedFile, Salvage, TickFor};
 pub use record::{Header, LoadClass, Record, Records, StringRecord, RECORD_HEADER_LEN};
 pub use tags::{BasicType, Tag};
 pub use tick::{Tick, Unwatched};

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use memmap2::Mmap;
 
-use super::error::{FormatError, Result};
+use super::error::{FormatError, Result, Truncation};
 use super::heap::{
     id_at, parse_checked, parse_common, quick_len, Instance, ObjectArray, SubRecord, SubRecords,
     OBJECT_ID_AT,
@@ -15,6 +15,17 @@ use super::record::{Header, Record, Records};
 use super::tags;
 use super::tick::Tick;
 use super::visitor::Visitor;
+
+/// A ticker that can walk with visitor `V`: its error is what the walk fails with, so the
+/// dump's errors and `V`'s must convert into it. Every such ticker is one.
+pub trait TickFor<V: Visitor + ?Sized>: Tick<Error: From<FormatError> + From<V::Error>> {}
+
+impl<V, T> TickFor<V> for T
+where
+    V: Visitor + ?Sized,
+    T: Tick<Error: From<FormatError> + From<V::Error>> + ?Sized,
+{
+}
 
 /// A parsed header over the bytes of a whole dump. Cheap to copy; walks borrow the bytes.
 #[derive(Debug, Clone, Copy)]
@@ -54,7 +65,11 @@ impl<'a> Hprof<'a> {
         for r in &mut records {
             let start = match r {
                 Ok(_) => continue,
-                Err(FormatError::CutOff { offset, .. }) => offset as usize,
+                Err(FormatError::Truncated {
+                    offset,
+                    kind: Truncation::FileEnd,
+                    ..
+                }) => offset as usize,
                 Err(e) => return Err(e),
             };
             let salvage = |end: usize| Salvage {
@@ -120,8 +135,7 @@ impl<'a> Hprof<'a> {
     pub fn accept<V, T>(&self, visitor: &mut V, ticker: &mut T) -> Result<(), T::Error>
     where
         V: Visitor + ?Sized,
-        T: Tick + ?Sized,
-        T::Error: From<FormatError> + From<V::Error>,
+        T: TickFor<V> + ?Sized,
     {
         self.accept_range(0..self.len(), visitor, ticker)
     }
@@ -136,8 +150,7 @@ impl<'a> Hprof<'a> {
     ) -> Result<(), T::Error>
     where
         V: Visitor + ?Sized,
-        T: Tick + ?Sized,
-        T::Error: From<FormatError> + From<V::Error>,
+        T: TickFor<V> + ?Sized,
     {
         // Only the first run: a run may also start at the first record, right after it.
         if range.start == 0 {
@@ -192,8 +205,7 @@ fn visit_heap_dump<V, T>(
 ) -> Result<(), T::Error>
 where
     V: Visitor + ?Sized,
-    T: Tick + ?Sized,
-    T::Error: From<FormatError> + From<V::Error>,
+    T: TickFor<V> + ?Sized,
 {
     visitor.heap_dump_begin(record, record.body.len() as u32)?;
     let body = record.body;

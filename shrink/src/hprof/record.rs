@@ -1,7 +1,7 @@
 //! Zero-copy views of the file header and the top-level records.
 
 use super::cursor::Cursor;
-use super::error::{FormatError, Result};
+use super::error::{FormatError, Result, Truncation};
 use super::heap::SubRecords;
 use super::tags;
 use super::tags::Tag;
@@ -47,6 +47,7 @@ impl<'a> Header<'a> {
                     what: "header",
                     needed: MAGIC.len() as u64 + 6,
                     available: data.len() as u64,
+                    kind: Truncation::Contents,
                 })
             }
             None => {
@@ -226,7 +227,7 @@ impl<'a> Records<'a> {
         let rest = &self.data[start..];
         let tag = rest[0];
         // The file ending inside a record is a cut-off dump, not damage within a record:
-        // name it so, and name the record, not its body, as the place to look.
+        // say so, and name the record, not its body, as the place to look.
         let cut_off = |e: FormatError| match e {
             FormatError::Truncated {
                 tag,
@@ -234,12 +235,13 @@ impl<'a> Records<'a> {
                 needed,
                 available,
                 ..
-            } => FormatError::CutOff {
+            } => FormatError::Truncated {
                 offset: start as u64,
                 tag,
                 what,
                 needed,
                 available,
+                kind: Truncation::FileEnd,
             },
             other => other,
         };

@@ -2,6 +2,8 @@
 //! it. The format layer only calls it; the caller decides what a tick does (the core's
 //! `control::Ticker` reports progress and checks for cancellation).
 
+use super::error::FormatError;
+
 /// Told the offset a walk has reached. An error from it stops the walk and becomes the
 /// walk's error, so a cancellation surfaces as the caller's own error type.
 pub trait Tick {
@@ -22,7 +24,7 @@ pub trait Tick {
 pub struct Unwatched;
 
 impl Tick for Unwatched {
-    type Error = super::error::FormatError;
+    type Error = FormatError;
 
     #[inline]
     fn tick(&mut self, _offset: u64) -> Result<(), Self::Error> {
