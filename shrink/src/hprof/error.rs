@@ -24,6 +24,7 @@ pub struct FileError {
     pub source: std::io::Error,
 }
 
+/// What can go wrong reading a dump (or writing one with [`HprofWriter`](super::HprofWriter)).
 #[derive(Debug, thiserror::Error)]
 pub enum FormatError {
     #[error("not an HPROF file: {reason}")]
