@@ -9,12 +9,14 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 cc=${CC:-gcc}
 
-# The libraries `cargo test --workspace` builds (nothing to do right after it). Not a
+# The libraries `cargo test --workspace --features hprof-shrink-core/ffi` builds (the C ABI
+# is the core's ffi feature; nothing to do right after scripts/test.sh ran that). Not a
 # separate `cargo build -p hprof-shrink-core`: that resolves dependency features
 # differently, and since a cdylib's file name carries no hash the two builds would keep
 # replacing each other's library and rebuilding the core and the CLI. Cargo's JSON
 # messages say where the files are.
-artifacts=$(cargo test --workspace --no-run --quiet --message-format=json-render-diagnostics |
+artifacts=$(cargo test --workspace --features hprof-shrink-core/ffi --no-run --quiet \
+  --message-format=json-render-diagnostics |
   grep '"reason":"compiler-artifact"' | grep '"name":"hprof_shrink_core"' |
   grep -o '"filenames":\[[^]]*\]' | tr ',' '\n' | tr -d '"[]' | sed 's/^filenames://')
 shared=$(grep '\.so$' <<<"$artifacts" | head -n1)

@@ -157,3 +157,17 @@ impl Ticker<'_> {
         Ok(())
     }
 }
+
+/// The walks of the format layer report to a ticker, and stop with [`Error::Cancelled`].
+impl crate::hprof::Tick for Ticker<'_> {
+    type Error = Error;
+
+    #[inline]
+    fn tick(&mut self, offset: u64) -> Result<()> {
+        Ticker::tick(self, offset)
+    }
+
+    fn finish_at(&mut self, end: u64) -> Result<()> {
+        Ticker::finish_at(self, end)
+    }
+}

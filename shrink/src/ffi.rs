@@ -27,6 +27,7 @@ use std::thread::{self, ThreadId};
 
 use crate::control::{Control, Progress, Stage};
 use crate::error::Error;
+use crate::hprof::FormatError;
 use crate::manifest::ManifestValues;
 use crate::options::{DroppedMode, StripMode};
 use crate::pipeline::{shrink_file, Outputs, ShrinkOptions};
@@ -224,25 +225,33 @@ impl Failure {
 /// The status code of a core error. Exhaustive on purpose: a new variant must be placed.
 fn status_of(e: &Error) -> hprof_shrink_status {
     match e {
+        Error::Format(f) => status_of_format(f),
         Error::Cancelled => HPROF_SHRINK_ERR_CANCELLED,
         Error::Invalid(_) => HPROF_SHRINK_ERR_INVALID_ARGUMENT,
-        Error::Io { .. } | Error::Write(_) => HPROF_SHRINK_ERR_IO,
-        Error::NotHprof { .. }
-        | Error::UnsupportedVersion { .. }
-        | Error::UnsupportedIdSize { .. }
-        | Error::Truncated { .. }
-        | Error::Incomplete { .. }
-        | Error::UnknownSubTag { .. }
-        | Error::BadType { .. }
-        | Error::LengthMismatch { .. }
-        | Error::SuperclassCycle { .. }
-        | Error::InstanceLayout { .. }
-        | Error::MissingClass { .. }
-        | Error::MissingBuffer { .. }
-        | Error::Unsupported(_) => HPROF_SHRINK_ERR_BAD_INPUT,
+        Error::Io(_) | Error::Write(_) => HPROF_SHRINK_ERR_IO,
+        Error::MissingBuffer { .. } | Error::Unsupported(_) => HPROF_SHRINK_ERR_BAD_INPUT,
         // Zip errors other than I/O are misuse of the zip writer, and a shrink never
         // verifies: both would be bugs here.
         Error::Zip(_) | Error::Verify(_) => HPROF_SHRINK_ERR_INTERNAL,
+    }
+}
+
+/// The status code of an error of the format layer; exhaustive too.
+fn status_of_format(e: &FormatError) -> hprof_shrink_status {
+    match e {
+        FormatError::BadRewrite(_) => HPROF_SHRINK_ERR_INVALID_ARGUMENT,
+        FormatError::Io(_) | FormatError::Write(_) => HPROF_SHRINK_ERR_IO,
+        FormatError::NotHprof { .. }
+        | FormatError::UnsupportedVersion { .. }
+        | FormatError::UnsupportedIdSize { .. }
+        | FormatError::Truncated { .. }
+        | FormatError::Incomplete { .. }
+        | FormatError::UnknownSubTag { .. }
+        | FormatError::BadType { .. }
+        | FormatError::LengthMismatch { .. }
+        | FormatError::SuperclassCycle { .. }
+        | FormatError::InstanceLayout { .. }
+        | FormatError::MissingClass { .. } => HPROF_SHRINK_ERR_BAD_INPUT,
     }
 }
 
@@ -792,11 +801,11 @@ mod tests {
                 HPROF_SHRINK_ERR_IO,
             ),
             (
-                Error::NotHprof { reason: "x".into() },
+                FormatError::NotHprof { reason: "x".into() }.into(),
                 HPROF_SHRINK_ERR_BAD_INPUT,
             ),
             (
-                Error::UnknownSubTag { offset: 1, tag: 9 },
+                FormatError::UnknownSubTag { offset: 1, tag: 9 }.into(),
                 HPROF_SHRINK_ERR_BAD_INPUT,
             ),
             (Error::Zip("x".into()), HPROF_SHRINK_ERR_INTERNAL),

@@ -6,7 +6,7 @@ use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 use crate::control::{Control, Stage};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::hprof::{tags, BasicType, Header, Hprof, Record, Sub, SubRecord, Visitor};
 use crate::passes::Tally;
 
@@ -80,6 +80,8 @@ struct Stats {
 }
 
 impl Visitor for Stats {
+    type Error = Error;
+
     fn record(&mut self, r: &Record<'_>) -> Result<()> {
         self.records[r.tag as usize].add(r.raw.len() as u64);
         if let Some(s) = r.as_string()? {

@@ -1,36 +1,47 @@
 //! hprof-shrink core: reads Java/Android heap dumps (HPROF), shrinks them in three passes
 //! (info collect, kept-buffer collect, buffer shrink + write) and packages the result as the
 //! zip Matrix's analyzer reads. No network, no CLI: this is what a phone links.
+//!
+//! The public API is what the CLI, the C ABI, the fuzz targets and the tests use: the whole
+//! job ([`shrink_file`]) and its steps ([`analyze`], [`write_shrunk`]), the format layer
+//! ([`hprof`]), the passes, and the package's parts the host reads back. The rest is
+//! private.
 
+/// Progress reports and cancellation for long walks.
 pub mod control;
-pub mod error;
+/// The C ABI (`include/hprof_shrink.h`), for C and Android (JNI) callers.
 #[cfg(feature = "ffi")]
 pub mod ffi;
+/// The HPROF format: views, reader, visitor, writer; a leaf the rest builds on.
 pub mod hprof;
+/// What an unknown dump holds, by record, tag and class.
+pub mod inspect;
+/// A mapped input that shrinks under us is an error, not a SIGBUS.
+pub mod mapguard;
+/// `result.info`, the package's manifest.
+pub mod manifest;
+/// Output files that appear complete or not at all.
+pub mod output;
+/// The three passes: info collect, kept-buffer collect (with dedup), buffer shrink.
+pub mod passes;
+/// The `.properties` format of `result.info` and `extra.info`.
+pub mod properties;
+/// Checking a package, alone or against the dump it came from.
+pub mod verify;
+
+mod deflate;
+mod error;
+mod options;
+mod package;
+mod pipeline;
+mod report;
 
 pub use control::{Control, Progress, Stage};
-pub use error::{Error, Result, Tag};
-pub mod names;
-pub mod options;
-pub mod passes;
-
-pub use options::{DroppedMode, StripMode};
-pub mod javastring;
-pub mod manifest;
-pub mod output;
-pub mod package;
-pub mod pipeline;
-pub mod properties;
-pub mod report;
-
+pub use error::{Error, Result};
+pub use hprof::Tag;
 pub use manifest::{Manifest, ManifestValues};
+pub use options::{DroppedMode, StripMode};
 pub use pipeline::{
     analyze, shrink_file, write_shrunk, Analysis, AnalyzeOptions, Outputs, ShrinkOptions,
 };
 pub use report::Report;
-pub mod deflate;
-pub mod idset;
-pub mod inspect;
-pub mod mapguard;
-pub mod parallel;
-pub mod verify;

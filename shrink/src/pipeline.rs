@@ -9,14 +9,14 @@ use std::time::Instant;
 use crate::control::{Control, Stage};
 use crate::error::{Error, Result};
 use crate::hprof::{BasicType, Hprof, HprofWriter, MappedFile, Salvage};
-use crate::javastring;
 use crate::manifest::{self, Manifest, ManifestValues};
 use crate::options::{DroppedMode, StripMode};
 use crate::output::{clean_stale, same_file, PendingFile, Writeback};
 use crate::package::Package;
-use crate::parallel::{self, Order};
 use crate::passes::collect::{collect, collect_with_info};
 use crate::passes::dedup::{self, Candidate, Groups};
+use crate::passes::javastring;
+use crate::passes::parallel::{self, Order};
 use crate::passes::{
     write_shrunk_parallel, Collected, DumpInfo, EarlyInfo, InfoCollector, Plan, ShrinkFilter,
     WriteStats,

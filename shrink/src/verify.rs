@@ -35,6 +35,8 @@ pub struct Counts {
 }
 
 impl Visitor for Counts {
+    type Error = Error;
+
     fn record(&mut self, _r: &crate::hprof::Record<'_>) -> Result<()> {
         self.records += 1;
         Ok(())
@@ -588,6 +590,8 @@ struct Locate<'a> {
 }
 
 impl Visitor for Locate<'_> {
+    type Error = Error;
+
     fn sub_record(&mut self, sub: &SubRecord<'_>) -> Result<()> {
         if let Sub::PrimitiveArray(a) = &sub.kind {
             if self.watched.contains(&a.id) {

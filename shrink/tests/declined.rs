@@ -26,6 +26,8 @@ struct Tiler {
 }
 
 impl Visitor for Tiler {
+    type Error = hprof_shrink_core::Error;
+
     fn interest(&self) -> Interest {
         Interest::NONE
             .with(tags::INSTANCE_DUMP)
@@ -74,7 +76,7 @@ fn assert_tiles(t: &Tiler) {
     assert!(parts.next().is_none(), "parts outside the heap dumps");
 }
 
-fn walk<V: Visitor>(file: &MappedFile, v: &mut V) {
+fn walk<V: Visitor<Error = hprof_shrink_core::Error>>(file: &MappedFile, v: &mut V) {
     let hprof = file.hprof().unwrap();
     let control = Control::default();
     hprof

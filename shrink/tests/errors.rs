@@ -4,7 +4,7 @@
 
 mod common;
 
-use hprof_shrink_core::hprof::Hprof;
+use hprof_shrink_core::hprof::{FormatError, Hprof};
 use hprof_shrink_core::{
     analyze, inspect, write_shrunk, AnalyzeOptions, Control, DroppedMode, Error, StripMode,
 };
@@ -51,26 +51,30 @@ fn errors_carry_the_offset_and_tag() {
             .bytes
     };
     match run(&by_name("length-past-the-end")).unwrap_err() {
-        Error::Truncated {
+        Error::Format(FormatError::Truncated {
             offset,
             tag,
             needed,
             available,
             ..
-        } => assert_eq!((offset, tag.value, needed, available), (31, 0x01, 6, 5)),
+        }) => assert_eq!((offset, tag.value, needed, available), (31, 0x01, 6, 5)),
         other => panic!("{other}"),
     }
     match run(&by_name("unknown-sub-tag")).unwrap_err() {
-        Error::UnknownSubTag { offset, tag } => assert_eq!((offset, tag), (45, 0x42)),
+        Error::Format(FormatError::UnknownSubTag { offset, tag }) => {
+            assert_eq!((offset, tag), (45, 0x42))
+        }
         other => panic!("{other}"),
     }
     match run(&by_name("id-size-16")).unwrap_err() {
-        Error::UnsupportedIdSize { offset, size } => assert_eq!((offset, size), (19, 16)),
+        Error::Format(FormatError::UnsupportedIdSize { offset, size }) => {
+            assert_eq!((offset, size), (19, 16))
+        }
         other => panic!("{other}"),
     }
     assert!(matches!(
         run(&by_name("superclass-cycle")),
-        Err(Error::SuperclassCycle { .. })
+        Err(Error::Format(FormatError::SuperclassCycle { .. }))
     ));
     assert!(matches!(
         run(&by_name("bitmap-buffer-missing")),
@@ -93,7 +97,10 @@ fn a_dump_cut_at_a_record_boundary_is_incomplete() {
     // Every boundary but the last (the whole file) is a cut.
     for &end in &ends[..ends.len() - 1] {
         let e = run(&full[..end]).unwrap_err();
-        assert!(matches!(e, Error::Incomplete { .. }), "cut at {end}: {e}");
+        assert!(
+            matches!(e, Error::Format(FormatError::Incomplete { .. })),
+            "cut at {end}: {e}"
+        );
         assert!(e.is_cut_off());
     }
     run(&full).unwrap();

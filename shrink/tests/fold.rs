@@ -11,7 +11,7 @@ use hprof_shrink_core::passes::collect::{collect, collect_with_info};
 use hprof_shrink_core::passes::{Collected, DumpInfo, EarlyInfo, InfoCollector};
 use hprof_shrink_core::{Control, Stage};
 
-fn walked<V: Visitor>(hprof: &Hprof<'_>, mut v: V) -> V {
+fn walked<V: Visitor<Error = hprof_shrink_core::Error>>(hprof: &Hprof<'_>, mut v: V) -> V {
     let control = Control::default();
     hprof
         .accept(&mut v, &mut control.ticker(Stage::Info, hprof.len()))

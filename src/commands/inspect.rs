@@ -9,12 +9,12 @@ use crate::error::HostError;
 use crate::{json, summary};
 
 pub fn run(a: InspectArgs) -> Result<(), HostError> {
-    let err = |source| HostError::CoreOn {
+    let err = |source: hprof_shrink_core::Error| HostError::CoreOn {
         what: a.input.display().to_string(),
         source,
     };
-    let map = MappedFile::open(&a.input).map_err(err)?;
-    let hprof = map.hprof().map_err(err)?;
+    let map = MappedFile::open(&a.input).map_err(|e| err(e.into()))?;
+    let hprof = map.hprof().map_err(|e| err(e.into()))?;
     let bar = Bar::new(true);
     let progress = |p| bar.update(p);
     let control = Control {

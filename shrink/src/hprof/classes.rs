@@ -5,9 +5,9 @@
 
 use rustc_hash::FxHashMap;
 
+use super::error::{FormatError, Result};
 use super::heap::{field_decls, static_fields, ClassDump, FieldDecl, Instance, StaticField, Value};
 use super::tags::BasicType;
-use crate::error::{Error, Result};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ClassInfo {
@@ -54,7 +54,7 @@ impl Layout {
     /// field cannot run past its data.
     pub fn check(&self, instance: &Instance<'_>, offset: u64) -> Result<()> {
         if instance.data.len() as u64 != self.size {
-            return Err(Error::InstanceLayout {
+            return Err(FormatError::InstanceLayout {
                 offset,
                 class_id: self.class_id,
                 expected: self.size,
@@ -185,13 +185,13 @@ impl ClassIndex {
         let mut chain = Vec::new();
         let mut id = class_id;
         while id != 0 {
-            let class = self.classes.get(&id).ok_or(Error::MissingClass {
+            let class = self.classes.get(&id).ok_or(FormatError::MissingClass {
                 offset: chain.last().map_or(0, |c: &&ClassInfo| c.offset),
                 class_id: id,
                 what: "a class hierarchy",
             })?;
             if chain.len() > self.classes.len() || chain.iter().any(|c| c.class_id == id) {
-                return Err(Error::SuperclassCycle {
+                return Err(FormatError::SuperclassCycle {
                     class_id: id,
                     offset: class.offset,
                 });

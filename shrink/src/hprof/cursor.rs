@@ -1,8 +1,9 @@
 //! A bounds-checked big-endian reader over a slice of the dump. Every read that would pass
-//! the end of the slice becomes `Error::Truncated` with the absolute offset and the tag of
-//! the record being read, never a panic.
+//! the end of the slice becomes `FormatError::Truncated` with the absolute offset and the
+//! tag of the record being read, never a panic.
 
-use crate::error::{Error, Result, Tag};
+use super::error::{FormatError, Result, Truncation};
+use super::tags::Tag;
 
 #[derive(Clone)]
 pub(crate) struct Cursor<'a> {
@@ -37,13 +38,14 @@ impl<'a> Cursor<'a> {
         self.base + self.pos as u64
     }
 
-    fn truncated(&self, needed: u64) -> Error {
-        Error::Truncated {
+    fn truncated(&self, needed: u64) -> FormatError {
+        FormatError::Truncated {
             offset: self.offset(),
             tag: self.tag,
             what: self.what,
             needed,
             available: self.remaining() as u64,
+            kind: Truncation::Contents,
         }
     }
 

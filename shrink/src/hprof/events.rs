@@ -1,10 +1,10 @@
 //! A pull view of a dump: every record and sub-record as one stream of events, for walks
 //! that advance two dumps side by side (verification compares output to input this way).
 
+use super::error::Result;
 use super::heap::{SubRecord, SubRecords};
 use super::reader::Hprof;
 use super::record::{Record, Records};
-use crate::error::Result;
 
 #[derive(Debug, Clone)]
 pub enum Event<'a> {

@@ -3,9 +3,12 @@
 //! that are there before trusting it.
 
 use super::cursor::{read_id, Cursor};
+use super::error::{FormatError, Result};
+use super::tags::Tag;
 use super::tags::{self, BasicType};
-use super::visitor::Visitor;
-use crate::error::{Error, Result, Tag};
+
+/// Offset of the object id in an instance or array sub-record: right after the tag byte.
+pub const OBJECT_ID_AT: usize = 1;
 
 /// One heap dump sub-record: where it is, its bytes, and its parsed view.
 #[derive(Debug, Clone)]
@@ -34,17 +37,6 @@ pub enum Sub<'a> {
 impl<'a> SubRecord<'a> {
     pub fn tag(&self) -> u8 {
         self.raw[0]
-    }
-
-    /// Whether `visitor` wants this instance or array (see [`Visitor::wants_object`]).
-    pub fn wanted_by<V: Visitor + ?Sized>(&self, visitor: &V) -> bool {
-        let (id, class_id) = match &self.kind {
-            Sub::Instance(i) => (i.id, i.class_id),
-            Sub::ObjectArray(a) => (a.id, a.class_id),
-            Sub::PrimitiveArray(a) => (a.id, 0),
-            _ => return true,
-        };
-        visitor.wants_object(self.tag(), id, class_id)
     }
 
     /// The id of the object this sub-record dumps or roots, if any.
@@ -92,6 +84,11 @@ pub struct Instance<'a> {
 }
 
 impl Instance<'_> {
+    /// Offset of the class id within the sub-record's raw bytes (after tag, id, stack serial).
+    pub fn class_id_at(id_size: u8) -> usize {
+        1 + id_size as usize + 4
+    }
+
     /// Offset of the field data within the sub-record's raw bytes.
     pub fn data_start(id_size: u8) -> usize {
         1 + id_size as usize + 4 + id_size as usize + 4
@@ -114,6 +111,12 @@ impl<'a> ObjectArray<'a> {
         self.elements
             .chunks_exact(n)
             .map(move |c| read_id(c, n as u8))
+    }
+
+    /// Offset of the array class id within the sub-record's raw bytes (after tag, id, stack
+    /// serial, count).
+    pub fn class_id_at(id_size: u8) -> usize {
+        1 + id_size as usize + 4 + 4
     }
 
     /// Offset of the elements within the sub-record's raw bytes.
@@ -337,7 +340,7 @@ impl<'a> Iterator for SubRecords<'a> {
 }
 
 fn basic_type(at: u64, tag: u8, what: &'static str, v: u8) -> Result<BasicType> {
-    BasicType::from_u8(v).ok_or_else(|| Error::BadType {
+    BasicType::from_u8(v).ok_or_else(|| FormatError::BadType {
         offset: at,
         tag: Tag::heap(tag),
         what,
@@ -511,7 +514,7 @@ pub(crate) fn parse_checked(b: &[u8], offset: u64, id_size: u8) -> Result<(Sub<'
             let at = c.offset();
             let ty = basic_type(at, tag, "primitive array element type", c.u1()?)?;
             if ty == BasicType::Object {
-                return Err(Error::BadType {
+                return Err(FormatError::BadType {
                     offset: at,
                     tag: Tag::heap(tag),
                     what: "primitive array element type",
@@ -569,7 +572,7 @@ pub(crate) fn parse_checked(b: &[u8], offset: u64, id_size: u8) -> Result<(Sub<'
                 c.skip(u4s as u64 * 4 + extra_ids as u64 * ids)?;
                 Sub::Root(Root { tag, object_id })
             }
-            None => return Err(Error::UnknownSubTag { offset, tag }),
+            None => return Err(FormatError::UnknownSubTag { offset, tag }),
         },
     };
     Ok((kind, c.pos()))

@@ -6,12 +6,26 @@ use std::path::{Path, PathBuf};
 
 use memmap2::Mmap;
 
-use super::heap::{id_at, parse_checked, parse_common, quick_len, SubRecord, SubRecords};
+use super::error::{FormatError, Result, Truncation};
+use super::heap::{
+    id_at, parse_checked, parse_common, quick_len, Instance, ObjectArray, SubRecord, SubRecords,
+    OBJECT_ID_AT,
+};
 use super::record::{Header, Record, Records};
 use super::tags;
+use super::tick::Tick;
 use super::visitor::Visitor;
-use crate::control::Ticker;
-use crate::error::{Error, Result};
+
+/// A ticker that can walk with visitor `V`: its error is what the walk fails with, so the
+/// dump's errors and `V`'s must convert into it. Every such ticker is one.
+pub trait TickFor<V: Visitor + ?Sized>: Tick<Error: From<FormatError> + From<V::Error>> {}
+
+impl<V, T> TickFor<V> for T
+where
+    V: Visitor + ?Sized,
+    T: Tick<Error: From<FormatError> + From<V::Error>> + ?Sized,
+{
+}
 
 /// A parsed header over the bytes of a whole dump. Cheap to copy; walks borrow the bytes.
 #[derive(Debug, Clone, Copy)]
@@ -51,7 +65,11 @@ impl<'a> Hprof<'a> {
         for r in &mut records {
             let start = match r {
                 Ok(_) => continue,
-                Err(Error::Truncated { offset, .. }) => offset as usize,
+                Err(FormatError::Truncated {
+                    offset,
+                    kind: Truncation::FileEnd,
+                    ..
+                }) => offset as usize,
                 Err(e) => return Err(e),
             };
             let salvage = |end: usize| Salvage {
@@ -111,19 +129,29 @@ impl<'a> Hprof<'a> {
         Records::new(self.data, &self.header).with_cut(self.cut)
     }
 
-    /// Walks the whole dump, calling `visitor` for each part in file order.
-    pub fn accept<V: Visitor + ?Sized>(&self, visitor: &mut V, ticker: &mut Ticker) -> Result<()> {
+    /// Walks the whole dump, calling `visitor` for each part in file order and `ticker` as
+    /// it goes. Fails with the ticker's error type, which the dump's and the visitor's
+    /// errors convert into.
+    pub fn accept<V, T>(&self, visitor: &mut V, ticker: &mut T) -> Result<(), T::Error>
+    where
+        V: Visitor + ?Sized,
+        T: TickFor<V> + ?Sized,
+    {
         self.accept_range(0..self.len(), visitor, ticker)
     }
 
     /// Walks the records that start in `range` (a range from [`Hprof::split`]): the header
     /// too if the range is the first, and `end` if it reaches the end of the file.
-    pub fn accept_range<V: Visitor + ?Sized>(
+    pub fn accept_range<V, T>(
         &self,
         range: Range<u64>,
         visitor: &mut V,
-        ticker: &mut Ticker,
-    ) -> Result<()> {
+        ticker: &mut T,
+    ) -> Result<(), T::Error>
+    where
+        V: Visitor + ?Sized,
+        T: TickFor<V> + ?Sized,
+    {
         // Only the first run: a run may also start at the first record, right after it.
         if range.start == 0 {
             visitor.header(&self.header)?;
@@ -170,11 +198,15 @@ impl<'a> Hprof<'a> {
     }
 }
 
-fn visit_heap_dump<V: Visitor + ?Sized>(
+fn visit_heap_dump<V, T>(
     record: &Record<'_>,
     visitor: &mut V,
-    ticker: &mut Ticker,
-) -> Result<()> {
+    ticker: &mut T,
+) -> Result<(), T::Error>
+where
+    V: Visitor + ?Sized,
+    T: TickFor<V> + ?Sized,
+{
     visitor.heap_dump_begin(record, record.body.len() as u32)?;
     let body = record.body;
     let base = record.body_offset();
@@ -225,21 +257,20 @@ fn visit_heap_dump<V: Visitor + ?Sized>(
     if let Some(from) = skipped_from {
         visitor.passed_over(base + from as u64, &body[from..])?;
     }
-    visitor.heap_dump_end(record)
+    Ok(visitor.heap_dump_end(record)?)
 }
 
 /// Asks the visitor about an instance or array from its header (see
 /// [`Visitor::wants_object`]); a header cut short is left to the checked parse.
 #[inline(always)]
 fn wants_object<V: Visitor + ?Sized>(visitor: &V, b: &[u8], id_size: u8) -> bool {
-    let n = id_size as usize;
     let class_id = match b[0] {
-        tags::INSTANCE_DUMP => id_at(b, 5 + n, id_size),
-        tags::OBJECT_ARRAY_DUMP => id_at(b, 9 + n, id_size),
+        tags::INSTANCE_DUMP => id_at(b, Instance::class_id_at(id_size), id_size),
+        tags::OBJECT_ARRAY_DUMP => id_at(b, ObjectArray::class_id_at(id_size), id_size),
         tags::PRIMITIVE_ARRAY_DUMP => Some(0),
         _ => return true,
     };
-    match (id_at(b, 1, id_size), class_id) {
+    match (id_at(b, OBJECT_ID_AT, id_size), class_id) {
         (Some(id), Some(class_id)) => visitor.wants_object(b[0], id, class_id),
         _ => true,
     }
@@ -255,13 +286,16 @@ pub struct MappedFile {
 impl MappedFile {
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref().to_path_buf();
-        let file = File::open(&path).map_err(|e| Error::io(&path, e))?;
+        let file = File::open(&path).map_err(|e| FormatError::io(&path, e))?;
         Self::from_file(&file, path)
     }
 
     /// Maps an open file; `path` names it in errors.
     pub fn from_file(file: &File, path: PathBuf) -> Result<Self> {
-        let len = file.metadata().map_err(|e| Error::io(&path, e))?.len();
+        let len = file
+            .metadata()
+            .map_err(|e| FormatError::io(&path, e))?
+            .len();
         if len == 0 {
             // mmap refuses zero-length files; an empty slice reads as "empty file" later.
             return Ok(MappedFile { path, map: None });
@@ -270,7 +304,7 @@ impl MappedFile {
         // truncates the file while we read it can make the kernel signal SIGBUS; inputs are
         // finished dumps, and the documentation says not to shrink a dump still being written.
         let map = unsafe { memmap2::MmapOptions::new().populate().map(file) }
-            .map_err(|e| Error::io(&path, e))?;
+            .map_err(|e| FormatError::io(&path, e))?;
         #[cfg(unix)]
         {
             // Each pass reads front to back; the hint doubles readahead. Failure is harmless.

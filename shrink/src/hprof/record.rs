@@ -1,11 +1,10 @@
 //! Zero-copy views of the file header and the top-level records.
 
-use std::borrow::Cow;
-
 use super::cursor::Cursor;
+use super::error::{FormatError, Result, Truncation};
 use super::heap::SubRecords;
 use super::tags;
-use crate::error::{Error, Result, Tag};
+use super::tags::Tag;
 
 /// Record header: u1 tag, u4 time offset, u4 body length.
 pub const RECORD_HEADER_LEN: usize = 9;
@@ -25,13 +24,13 @@ impl<'a> Header<'a> {
     pub fn parse(data: &'a [u8]) -> Result<Header<'a>> {
         const MAGIC: &[u8] = b"JAVA PROFILE ";
         if data.is_empty() {
-            return Err(Error::NotHprof {
+            return Err(FormatError::NotHprof {
                 reason: "the file is empty".into(),
             });
         }
         let probe = &data[..data.len().min(64)];
         if !probe.starts_with(MAGIC) && !MAGIC.starts_with(probe) {
-            return Err(Error::NotHprof {
+            return Err(FormatError::NotHprof {
                 reason: format!(
                     "it starts with {:?}, not \"JAVA PROFILE 1.0.x\"",
                     String::from_utf8_lossy(&probe[..probe.len().min(16)])
@@ -42,16 +41,17 @@ impl<'a> Header<'a> {
             Some(nul) => nul,
             // The start of the magic, and then the file ends.
             None if data.len() < MAGIC.len() + 6 => {
-                return Err(Error::Truncated {
+                return Err(FormatError::Truncated {
                     offset: 0,
                     tag: Tag::HEADER,
                     what: "header",
                     needed: MAGIC.len() as u64 + 6,
                     available: data.len() as u64,
+                    kind: Truncation::Contents,
                 })
             }
             None => {
-                return Err(Error::NotHprof {
+                return Err(FormatError::NotHprof {
                     reason: "no NUL-terminated \"JAVA PROFILE 1.0.x\" magic in the first 64 bytes"
                         .into(),
                 })
@@ -59,7 +59,7 @@ impl<'a> Header<'a> {
         };
         let version = std::str::from_utf8(&data[MAGIC.len()..nul]).unwrap_or("?");
         if !matches!(version, "1.0.1" | "1.0.2" | "1.0.3") {
-            return Err(Error::UnsupportedVersion {
+            return Err(FormatError::UnsupportedVersion {
                 version: version.to_string(),
             });
         }
@@ -67,7 +67,7 @@ impl<'a> Header<'a> {
         let id_offset = c.offset();
         let id_size = c.u4()?;
         if id_size != 4 && id_size != 8 {
-            return Err(Error::UnsupportedIdSize {
+            return Err(FormatError::UnsupportedIdSize {
                 offset: id_offset,
                 size: id_size,
             });
@@ -151,7 +151,7 @@ impl<'a> Record<'a> {
             name_id: c.id(self.id_size)?,
         };
         if c.remaining() != 0 {
-            return Err(Error::LengthMismatch {
+            return Err(FormatError::LengthMismatch {
                 offset: self.offset,
                 tag: self.tag(),
                 what: "LOAD_CLASS record",
@@ -169,12 +169,6 @@ impl<'a> Record<'a> {
 pub struct StringRecord<'a> {
     pub id: u64,
     pub bytes: &'a [u8],
-}
-
-impl<'a> StringRecord<'a> {
-    pub fn text_lossy(&self) -> Cow<'a, str> {
-        String::from_utf8_lossy(self.bytes)
-    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -232,8 +226,27 @@ impl<'a> Records<'a> {
         let start = self.pos;
         let rest = &self.data[start..];
         let tag = rest[0];
+        // The file ending inside a record is a cut-off dump, not damage within a record:
+        // say so, and name the record, not its body, as the place to look.
+        let cut_off = |e: FormatError| match e {
+            FormatError::Truncated {
+                tag,
+                what,
+                needed,
+                available,
+                ..
+            } => FormatError::Truncated {
+                offset: start as u64,
+                tag,
+                what,
+                needed,
+                available,
+                kind: Truncation::FileEnd,
+            },
+            other => other,
+        };
         let mut c = Cursor::new(rest, start as u64, Tag::record(tag), "record header");
-        let head = c.take(RECORD_HEADER_LEN as u64)?;
+        let head = c.take(RECORD_HEADER_LEN as u64).map_err(cut_off)?;
         let time = u32::from_be_bytes([head[1], head[2], head[3], head[4]]);
         let mut len = u32::from_be_bytes([head[5], head[6], head[7], head[8]]);
         if let Some((at, kept)) = self.cut {
@@ -247,23 +260,7 @@ impl<'a> Records<'a> {
             Tag::record(tag),
             "record body",
         );
-        let body = body_cursor.take(len as u64).map_err(|e| match e {
-            // Name the record, not its body, as the place to look.
-            Error::Truncated {
-                tag,
-                what,
-                needed,
-                available,
-                ..
-            } => Error::Truncated {
-                offset: start as u64,
-                tag,
-                what,
-                needed,
-                available,
-            },
-            other => other,
-        })?;
+        let body = body_cursor.take(len as u64).map_err(cut_off)?;
         let end = start + RECORD_HEADER_LEN + body.len();
         self.pos = end;
         Ok(Record {

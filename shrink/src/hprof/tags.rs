@@ -1,6 +1,8 @@
 //! Tag and type numbers of the HPROF format (Java HPROF notes, HotSpot's heapDumper.cpp,
 //! ART's runtime/hprof/hprof.cc).
 
+use std::fmt;
+
 // Top-level records.
 pub const STRING: u8 = 0x01;
 pub const LOAD_CLASS: u8 = 0x02;
@@ -41,6 +43,41 @@ pub const ROOT_JNI_MONITOR: u8 = 0x8E;
 pub const ROOT_UNREACHABLE: u8 = 0x90;
 pub const PRIMITIVE_ARRAY_NODATA: u8 = 0xC3;
 pub const HEAP_DUMP_INFO: u8 = 0xFE;
+
+/// A record tag, with the level it was read at (top-level record or heap-dump sub-record),
+/// so it prints with its name: `0x21 INSTANCE_DUMP`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tag {
+    pub value: u8,
+    pub heap: bool,
+}
+
+impl Tag {
+    pub const HEADER: Tag = Tag {
+        value: 0,
+        heap: false,
+    };
+    pub fn record(value: u8) -> Tag {
+        Tag { value, heap: false }
+    }
+    pub fn heap(value: u8) -> Tag {
+        Tag { value, heap: true }
+    }
+}
+
+impl fmt::Display for Tag {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if *self == Tag::HEADER {
+            return f.write_str("file header");
+        }
+        let name = if self.heap {
+            heap_tag_name(self.value)
+        } else {
+            record_tag_name(self.value)
+        };
+        write!(f, "0x{:02X} {}", self.value, name)
+    }
+}
 
 pub fn record_tag_name(tag: u8) -> &'static str {
     match tag {

@@ -2,9 +2,8 @@
 //! the dump and calls a visitor; a filter visitor wraps a downstream visitor and forwards
 //! what it keeps; the writer is a visitor that emits what reaches it.
 
-use super::heap::{PrimitiveArray, SubRecord};
+use super::heap::{PrimitiveArray, Sub, SubRecord};
 use super::record::{Header, Record};
-use crate::error::Result;
 
 /// How a filter changed a sub-record on its way downstream. Sub-records that pass unchanged
 /// go through [`Visitor::sub_record`]; dropped ones are not forwarded at all.
@@ -59,24 +58,28 @@ impl Interest {
 /// Receives the parts of a dump in file order. Every method defaults to doing nothing, so a
 /// visitor implements only what it looks at.
 pub trait Visitor {
-    fn header(&mut self, _header: &Header<'_>) -> Result<()> {
+    /// What the visitor's methods fail with. A walk turns it into its ticker's error (see
+    /// [`Tick`](super::Tick)), so a visitor may use the caller's error type.
+    type Error;
+
+    fn header(&mut self, _header: &Header<'_>) -> Result<(), Self::Error> {
         Ok(())
     }
 
     /// Every top-level record except heap dump bodies: STRING, LOAD_CLASS, stack traces,
     /// HEAP_DUMP_END, and tags this crate does not know, which pass through as raw bytes.
-    fn record(&mut self, _record: &Record<'_>) -> Result<()> {
+    fn record(&mut self, _record: &Record<'_>) -> Result<(), Self::Error> {
         Ok(())
     }
 
     /// A HEAP_DUMP or HEAP_DUMP_SEGMENT begins. `length` is the body length to write
     /// downstream: the reader passes the original, a filter that drops sub-records passes
     /// the length of what it will forward.
-    fn heap_dump_begin(&mut self, _segment: &Record<'_>, _length: u32) -> Result<()> {
+    fn heap_dump_begin(&mut self, _segment: &Record<'_>, _length: u32) -> Result<(), Self::Error> {
         Ok(())
     }
 
-    fn sub_record(&mut self, _sub: &SubRecord<'_>) -> Result<()> {
+    fn sub_record(&mut self, _sub: &SubRecord<'_>) -> Result<(), Self::Error> {
         Ok(())
     }
 
@@ -98,20 +101,24 @@ pub trait Visitor {
 
     /// A run of sub-records outside the visitor's interest, exactly as in the file (a
     /// writer copies them; most visitors ignore them).
-    fn passed_over(&mut self, _offset: u64, _raw: &[u8]) -> Result<()> {
+    fn passed_over(&mut self, _offset: u64, _raw: &[u8]) -> Result<(), Self::Error> {
         Ok(())
     }
 
     /// A sub-record forwarded in changed form.
-    fn rewritten(&mut self, _sub: &SubRecord<'_>, _rewrite: &Rewrite<'_>) -> Result<()> {
+    fn rewritten(
+        &mut self,
+        _sub: &SubRecord<'_>,
+        _rewrite: &Rewrite<'_>,
+    ) -> Result<(), Self::Error> {
         Ok(())
     }
 
-    fn heap_dump_end(&mut self, _segment: &Record<'_>) -> Result<()> {
+    fn heap_dump_end(&mut self, _segment: &Record<'_>) -> Result<(), Self::Error> {
         Ok(())
     }
 
-    fn end(&mut self) -> Result<()> {
+    fn end(&mut self) -> Result<(), Self::Error> {
         Ok(())
     }
 
@@ -123,16 +130,17 @@ pub trait Visitor {
 }
 
 impl<V: Visitor + ?Sized> Visitor for &mut V {
-    fn header(&mut self, h: &Header<'_>) -> Result<()> {
+    type Error = V::Error;
+    fn header(&mut self, h: &Header<'_>) -> Result<(), Self::Error> {
         (**self).header(h)
     }
-    fn record(&mut self, r: &Record<'_>) -> Result<()> {
+    fn record(&mut self, r: &Record<'_>) -> Result<(), Self::Error> {
         (**self).record(r)
     }
-    fn heap_dump_begin(&mut self, s: &Record<'_>, length: u32) -> Result<()> {
+    fn heap_dump_begin(&mut self, s: &Record<'_>, length: u32) -> Result<(), Self::Error> {
         (**self).heap_dump_begin(s, length)
     }
-    fn sub_record(&mut self, s: &SubRecord<'_>) -> Result<()> {
+    fn sub_record(&mut self, s: &SubRecord<'_>) -> Result<(), Self::Error> {
         (**self).sub_record(s)
     }
     fn interest(&self) -> Interest {
@@ -142,16 +150,16 @@ impl<V: Visitor + ?Sized> Visitor for &mut V {
     fn wants_object(&self, tag: u8, id: u64, class_id: u64) -> bool {
         (**self).wants_object(tag, id, class_id)
     }
-    fn passed_over(&mut self, offset: u64, raw: &[u8]) -> Result<()> {
+    fn passed_over(&mut self, offset: u64, raw: &[u8]) -> Result<(), Self::Error> {
         (**self).passed_over(offset, raw)
     }
-    fn rewritten(&mut self, s: &SubRecord<'_>, r: &Rewrite<'_>) -> Result<()> {
+    fn rewritten(&mut self, s: &SubRecord<'_>, r: &Rewrite<'_>) -> Result<(), Self::Error> {
         (**self).rewritten(s, r)
     }
-    fn heap_dump_end(&mut self, s: &Record<'_>) -> Result<()> {
+    fn heap_dump_end(&mut self, s: &Record<'_>) -> Result<(), Self::Error> {
         (**self).heap_dump_end(s)
     }
-    fn end(&mut self) -> Result<()> {
+    fn end(&mut self) -> Result<(), Self::Error> {
         (**self).end()
     }
     fn is_done(&self) -> bool {
@@ -159,30 +167,25 @@ impl<V: Visitor + ?Sized> Visitor for &mut V {
     }
 }
 
-/// Two visitors side by side: each event goes to the first, then the second.
-impl<A: Visitor, B: Visitor> Visitor for (A, B) {
-    fn header(&mut self, h: &Header<'_>) -> Result<()> {
+/// Two visitors side by side: each event goes to the first, then the second. Both fail
+/// with the same error type.
+impl<A: Visitor, B: Visitor<Error = A::Error>> Visitor for (A, B) {
+    type Error = A::Error;
+    fn header(&mut self, h: &Header<'_>) -> Result<(), Self::Error> {
         self.0.header(h)?;
         self.1.header(h)
     }
-    fn record(&mut self, r: &Record<'_>) -> Result<()> {
+    fn record(&mut self, r: &Record<'_>) -> Result<(), Self::Error> {
         self.0.record(r)?;
         self.1.record(r)
     }
-    fn heap_dump_begin(&mut self, s: &Record<'_>, length: u32) -> Result<()> {
+    fn heap_dump_begin(&mut self, s: &Record<'_>, length: u32) -> Result<(), Self::Error> {
         self.0.heap_dump_begin(s, length)?;
         self.1.heap_dump_begin(s, length)
     }
-    fn sub_record(&mut self, s: &SubRecord<'_>) -> Result<()> {
-        // Each side gets what it asked for; the rest as passed over.
-        for side in [&mut self.0 as &mut dyn Visitor, &mut self.1] {
-            if side.interest().wants(s.tag()) && s.wanted_by(side) {
-                side.sub_record(s)?;
-            } else {
-                side.passed_over(s.offset, s.raw)?;
-            }
-        }
-        Ok(())
+    fn sub_record(&mut self, s: &SubRecord<'_>) -> Result<(), Self::Error> {
+        offer(&mut self.0, s)?;
+        offer(&mut self.1, s)
     }
     fn interest(&self) -> Interest {
         self.0.interest().union(self.1.interest())
@@ -191,23 +194,46 @@ impl<A: Visitor, B: Visitor> Visitor for (A, B) {
         (self.0.interest().wants(tag) && self.0.wants_object(tag, id, class_id))
             || (self.1.interest().wants(tag) && self.1.wants_object(tag, id, class_id))
     }
-    fn passed_over(&mut self, offset: u64, raw: &[u8]) -> Result<()> {
+    fn passed_over(&mut self, offset: u64, raw: &[u8]) -> Result<(), Self::Error> {
         self.0.passed_over(offset, raw)?;
         self.1.passed_over(offset, raw)
     }
-    fn rewritten(&mut self, s: &SubRecord<'_>, r: &Rewrite<'_>) -> Result<()> {
+    fn rewritten(&mut self, s: &SubRecord<'_>, r: &Rewrite<'_>) -> Result<(), Self::Error> {
         self.0.rewritten(s, r)?;
         self.1.rewritten(s, r)
     }
-    fn heap_dump_end(&mut self, s: &Record<'_>) -> Result<()> {
+    fn heap_dump_end(&mut self, s: &Record<'_>) -> Result<(), Self::Error> {
         self.0.heap_dump_end(s)?;
         self.1.heap_dump_end(s)
     }
-    fn end(&mut self) -> Result<()> {
+    fn end(&mut self) -> Result<(), Self::Error> {
         self.0.end()?;
         self.1.end()
     }
     fn is_done(&self) -> bool {
         self.0.is_done() && self.1.is_done()
+    }
+}
+
+/// Gives one side of a pair what it asked for, and the rest as passed over.
+fn offer<V: Visitor>(side: &mut V, s: &SubRecord<'_>) -> Result<(), V::Error> {
+    if side.interest().wants(s.tag()) && s.wanted_by(side) {
+        side.sub_record(s)
+    } else {
+        side.passed_over(s.offset, s.raw)
+    }
+}
+
+// Here rather than in heap.rs: the views know nothing of visitors.
+impl SubRecord<'_> {
+    /// Whether `visitor` wants this instance or array (see [`Visitor::wants_object`]).
+    pub fn wanted_by<V: Visitor + ?Sized>(&self, visitor: &V) -> bool {
+        let (id, class_id) = match &self.kind {
+            Sub::Instance(i) => (i.id, i.class_id),
+            Sub::ObjectArray(a) => (a.id, a.class_id),
+            Sub::PrimitiveArray(a) => (a.id, 0),
+            _ => return true,
+        };
+        visitor.wants_object(self.tag(), id, class_id)
     }
 }

@@ -5,10 +5,11 @@
 use std::io::Write;
 
 use super::cursor::write_id;
+use super::error::{FormatError, Result};
 use super::heap::{PrimitiveArray, Sub, SubRecord};
 use super::record::{Header, Record, RECORD_HEADER_LEN};
+use super::tags::Tag;
 use super::visitor::{Rewrite, Visitor};
-use crate::error::{Error, Result, Tag};
 
 /// Where zeroed array elements are written from; a sink may recognise it by address.
 pub(crate) static ZEROS: [u8; 64 * 1024] = [0; 64 * 1024];
@@ -62,7 +63,7 @@ impl<'a, W: Write> HprofWriter<'a, W> {
         if end > start {
             self.out
                 .write_all(&self.source[start as usize..end as usize])
-                .map_err(Error::Write)?;
+                .map_err(FormatError::Write)?;
             self.written += end - start;
         }
         self.run = (end, end);
@@ -91,7 +92,7 @@ impl<'a, W: Write> HprofWriter<'a, W> {
 
     fn emit(&mut self, bytes: &[u8]) -> Result<()> {
         self.flush_run()?;
-        self.out.write_all(bytes).map_err(Error::Write)?;
+        self.out.write_all(bytes).map_err(FormatError::Write)?;
         self.written += bytes.len() as u64;
         self.count(bytes.len() as u64);
         Ok(())
@@ -114,6 +115,8 @@ impl<'a, W: Write> HprofWriter<'a, W> {
 }
 
 impl<W: Write> Visitor for HprofWriter<'_, W> {
+    type Error = FormatError;
+
     fn header(&mut self, header: &Header<'_>) -> Result<()> {
         self.emit_input(header.raw, 0)
     }
@@ -155,7 +158,7 @@ impl<W: Write> Visitor for HprofWriter<'_, W> {
                 for &(pos, new_id) in patches.iter() {
                     let end = pos + id_size as usize;
                     if pos < at || end > sub.raw.len() {
-                        return Err(Error::Invalid(format!(
+                        return Err(FormatError::BadRewrite(format!(
                             "id patch at {pos} outside the sub-record at offset {}",
                             sub.offset
                         )));
@@ -180,7 +183,7 @@ impl<W: Write> Visitor for HprofWriter<'_, W> {
                 self.emit_input(&sub.raw[..n], sub.offset)?;
                 self.emit_zeros(a.data.len() as u64)
             }
-            _ => Err(Error::Invalid(format!(
+            _ => Err(FormatError::BadRewrite(format!(
                 "{rewrite:?} applies to primitive arrays, not to the sub-record at offset {}",
                 sub.offset
             ))),
@@ -190,7 +193,7 @@ impl<W: Write> Visitor for HprofWriter<'_, W> {
     fn heap_dump_end(&mut self, segment: &Record<'_>) -> Result<()> {
         if let Some((offset, declared, done)) = self.segment.take() {
             if declared as u64 != done {
-                return Err(Error::LengthMismatch {
+                return Err(FormatError::LengthMismatch {
                     offset,
                     tag: Tag::record(segment.tag),
                     what: "rewritten heap dump segment",
@@ -204,6 +207,6 @@ impl<W: Write> Visitor for HprofWriter<'_, W> {
 
     fn end(&mut self) -> Result<()> {
         self.flush_run()?;
-        self.out.flush().map_err(Error::Write)
+        self.out.flush().map_err(FormatError::Write)
     }
 }

@@ -7,16 +7,16 @@
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
+use super::idset::{IdSet, IdSetBuilder};
 use super::info::{DumpInfo, InfoCollector, Target, TargetClass};
+use super::parallel::{self, Order};
 use crate::control::{Control, Stage};
 use crate::error::{Error, Result};
 use crate::hprof::cursor::read_id;
 use crate::hprof::{
-    tags, BasicType, Hprof, Instance, Interest, PrimitiveArray, Record, Sub, SubRecord, Value,
-    Visitor,
+    tags, BasicType, FormatError, Hprof, Instance, Interest, PrimitiveArray, Record, Sub,
+    SubRecord, Value, Visitor,
 };
-use crate::idset::{IdSet, IdSetBuilder};
-use crate::parallel::{self, Order};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -181,21 +181,23 @@ impl<'i> Collector<'i> {
             .map(|(_, t)| t);
         let Some(target) = target else {
             if !self.undumped.is_empty() && self.undumped.contains(&inst.class_id) {
-                return Err(Error::MissingClass {
+                return Err(FormatError::MissingClass {
                     offset: sub.offset,
                     class_id: inst.class_id,
                     what: "an instance the shrink reads",
-                });
+                }
+                .into());
             }
             return Ok(());
         };
         if inst.data.len() as u64 != target.size {
-            return Err(Error::InstanceLayout {
+            return Err(FormatError::InstanceLayout {
                 offset: sub.offset,
                 class_id: inst.class_id,
                 expected: target.size,
                 actual: inst.data.len() as u64,
-            });
+            }
+            .into());
         }
         let id_size = self.info.id_size;
         let read = |f: Option<crate::hprof::LayoutField>| {
@@ -398,6 +400,8 @@ struct Folded<'i> {
 }
 
 impl Visitor for Folded<'_> {
+    type Error = Error;
+
     fn interest(&self) -> Interest {
         self.collector.interest().union(self.info.interest())
     }
@@ -474,6 +478,8 @@ fn finish(
 }
 
 impl Visitor for Collector<'_> {
+    type Error = Error;
+
     fn interest(&self) -> Interest {
         let i = Interest::NONE.with(tags::INSTANCE_DUMP);
         if self.wanted.is_empty() {

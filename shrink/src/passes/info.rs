@@ -5,12 +5,12 @@
 
 use rustc_hash::FxHashMap;
 
+use super::names::{Name, NameIds, NameTable};
 use crate::error::{Error, Result};
 use crate::hprof::{
-    tags, BasicType, ClassIndex, Interest, Layout, LayoutField, Record, Sub, SubRecord, Value,
-    Visitor,
+    tags, BasicType, ClassIndex, FormatError, Interest, Layout, LayoutField, Record, Sub,
+    SubRecord, Value, Visitor,
 };
-use crate::names::{Name, NameIds, NameTable};
 
 /// What pass 2 reads from an instance of a target class.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,6 +94,8 @@ impl EarlyInfo {
 }
 
 impl Visitor for EarlyInfo {
+    type Error = Error;
+
     fn interest(&self) -> Interest {
         self.0
             .interest()
@@ -172,15 +174,17 @@ impl InfoCollector {
     /// HEAP_DUMP_END that HotSpot and ART write after the last one.
     fn check_complete(&self, len: u64) -> Result<()> {
         match self.last_heap {
-            None => Err(Error::Incomplete {
+            None => Err(FormatError::Incomplete {
                 offset: len,
                 missing: "a heap dump",
-            }),
+            }
+            .into()),
             Some((at, tags::HEAP_DUMP_SEGMENT)) if self.last_end.is_none_or(|end| end < at) => {
-                Err(Error::Incomplete {
+                Err(FormatError::Incomplete {
                     offset: len,
                     missing: "the HEAP_DUMP_END record after its heap dump segments",
-                })
+                }
+                .into())
             }
             _ => Ok(()),
         }
@@ -233,13 +237,13 @@ impl InfoCollector {
                 let layout = match info.classes.layout(data, class_id) {
                     Ok(layout) => layout,
                     // The part of a cut-off dump that is left may lack a superclass.
-                    Err(e @ Error::MissingClass { .. }) if salvaged => {
+                    Err(e @ FormatError::MissingClass { .. }) if salvaged => {
                         info.warnings.push(format!(
                             "instances of a class the shrink reads are left as they are: {e}"
                         ));
                         continue;
                     }
-                    Err(e) => return Err(e),
+                    Err(e) => return Err(e.into()),
                 };
                 let target = target_for(&info, kind, &layout, class_id)?;
                 match kind {
@@ -316,6 +320,8 @@ fn target_for(info: &DumpInfo, kind: Name, layout: &Layout, class_id: u64) -> Re
 }
 
 impl Visitor for InfoCollector {
+    type Error = Error;
+
     fn interest(&self) -> Interest {
         Interest::NONE.with(tags::CLASS_DUMP)
     }

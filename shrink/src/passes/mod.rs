@@ -7,6 +7,12 @@ pub mod pieces;
 pub mod plan;
 pub mod shrink;
 
+// Helpers of the passes alone.
+pub(crate) mod idset;
+pub(crate) mod javastring;
+pub(crate) mod names;
+pub(crate) mod parallel;
+
 pub use collect::{BitmapRef, Collected, Collector, Location};
 pub use dedup::{Candidate, Groups};
 pub use info::{DumpInfo, EarlyInfo, InfoCollector, Target, TargetClass};

@@ -16,8 +16,9 @@ use std::sync::{Condvar, Mutex, MutexGuard};
 use super::plan::Plan;
 use super::shrink::{ShrinkFilter, WriteStats};
 use crate::control::{Control, Stage};
-use crate::error::{Error, Result, Tag};
+use crate::error::{Error, Result};
 use crate::hprof::writer::ZEROS;
+use crate::hprof::{FormatError, Tag};
 use crate::hprof::{
     Header, Hprof, HprofWriter, Record, Rewrite, SubRecord, Visitor, RECORD_HEADER_LEN,
 };
@@ -200,43 +201,46 @@ struct RunWriter<'a> {
 }
 
 impl Visitor for RunWriter<'_> {
-    fn header(&mut self, header: &Header<'_>) -> Result<()> {
+    type Error = FormatError;
+
+    fn header(&mut self, header: &Header<'_>) -> Result<(), FormatError> {
         self.writer.header(header)
     }
-    fn record(&mut self, record: &Record<'_>) -> Result<()> {
+    fn record(&mut self, record: &Record<'_>) -> Result<(), FormatError> {
         self.writer.record(record)
     }
-    fn heap_dump_begin(&mut self, segment: &Record<'_>, _length: u32) -> Result<()> {
+    fn heap_dump_begin(&mut self, segment: &Record<'_>, _length: u32) -> Result<(), FormatError> {
         let pieces = self.writer.get_mut()?;
         let at = pieces.copy(&segment.raw[..RECORD_HEADER_LEN]);
         self.open = Some((at, pieces.bytes));
         Ok(())
     }
-    fn sub_record(&mut self, sub: &SubRecord<'_>) -> Result<()> {
+    fn sub_record(&mut self, sub: &SubRecord<'_>) -> Result<(), FormatError> {
         self.writer.sub_record(sub)
     }
-    fn passed_over(&mut self, offset: u64, raw: &[u8]) -> Result<()> {
+    fn passed_over(&mut self, offset: u64, raw: &[u8]) -> Result<(), FormatError> {
         self.writer.passed_over(offset, raw)
     }
-    fn rewritten(&mut self, sub: &SubRecord<'_>, rewrite: &Rewrite<'_>) -> Result<()> {
+    fn rewritten(&mut self, sub: &SubRecord<'_>, rewrite: &Rewrite<'_>) -> Result<(), FormatError> {
         self.writer.rewritten(sub, rewrite)
     }
-    fn heap_dump_end(&mut self, segment: &Record<'_>) -> Result<()> {
+    fn heap_dump_end(&mut self, segment: &Record<'_>) -> Result<(), FormatError> {
         let pieces = self.writer.get_mut()?;
         if let Some((at, start)) = self.open.take() {
             // Never longer than the input segment, whose length fit in 32 bits.
-            let len = u32::try_from(pieces.bytes - start).map_err(|_| Error::LengthMismatch {
-                offset: segment.offset,
-                tag: Tag::record(segment.tag),
-                what: "rewritten heap dump segment",
-                declared: segment.body.len() as u64,
-                actual: pieces.bytes - start,
-            })?;
+            let len =
+                u32::try_from(pieces.bytes - start).map_err(|_| FormatError::LengthMismatch {
+                    offset: segment.offset,
+                    tag: Tag::record(segment.tag),
+                    what: "rewritten heap dump segment",
+                    declared: segment.body.len() as u64,
+                    actual: pieces.bytes - start,
+                })?;
             pieces.copied[at + 5..at + 9].copy_from_slice(&len.to_be_bytes());
         }
         Ok(())
     }
-    fn end(&mut self) -> Result<()> {
+    fn end(&mut self) -> Result<(), FormatError> {
         self.writer.end()
     }
 }

@@ -7,9 +7,9 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::collect::Collected;
 use super::dedup::Groups;
+use super::idset::{Cursor, IdSet};
 use super::info::{DumpInfo, Target};
 use crate::hprof::Instance;
-use crate::idset::{Cursor, IdSet};
 use crate::options::{DroppedMode, StripMode};
 
 #[derive(Debug)]
@@ -134,10 +134,6 @@ impl Plan {
 
     pub fn dump_data_buffers(&self) -> Option<u64> {
         self.dump_data_buffers
-    }
-
-    pub fn kept_ids(&self) -> u64 {
-        self.strings.len() + self.keep.len() as u64
     }
 }
 

@@ -10,10 +10,10 @@ use super::plan::{Keeper, Plan};
 use crate::error::Result;
 use crate::hprof::cursor::read_id;
 use crate::hprof::heap::{parse_sub_record, quick_len};
-use crate::hprof::Interest;
 use crate::hprof::{
     tags, BasicType, Header, ObjectArray, PrimitiveArray, Record, Rewrite, Sub, SubRecord, Visitor,
 };
+use crate::hprof::{FormatError, Interest};
 use crate::options::DroppedMode;
 
 /// Count and element bytes of arrays of one element type.
@@ -120,7 +120,7 @@ impl<'p, V: Visitor> ShrinkFilter<'p, V> {
 
     /// The segment's length once the plan is applied: a walk over the segment (in cache
     /// by the time it is written) that only steps over records and asks about arrays.
-    fn new_length(&self, segment: &Record<'_>) -> Result<u32> {
+    fn new_length(&self, segment: &Record<'_>) -> Result<u32, FormatError> {
         let id_size = self.id_size;
         let header = PrimitiveArray::header_len(id_size);
         let body = segment.body;
@@ -145,7 +145,11 @@ impl<'p, V: Visitor> ShrinkFilter<'p, V> {
         Ok((body.len() as u64 - removed) as u32)
     }
 
-    fn primitive_array(&mut self, sub: &SubRecord<'_>, a: &PrimitiveArray<'_>) -> Result<()> {
+    fn primitive_array(
+        &mut self,
+        sub: &SubRecord<'_>,
+        a: &PrimitiveArray<'_>,
+    ) -> Result<(), V::Error> {
         let bytes = a.data.len() as u64;
         if self.keeper.keeps(a.id) {
             self.stats.kept[slot(a.element_type)].add(bytes);
@@ -159,7 +163,7 @@ impl<'p, V: Visitor> ShrinkFilter<'p, V> {
         }
     }
 
-    fn object_array(&mut self, sub: &SubRecord<'_>, a: &ObjectArray<'_>) -> Result<()> {
+    fn object_array(&mut self, sub: &SubRecord<'_>, a: &ObjectArray<'_>) -> Result<(), V::Error> {
         self.patches.clear();
         let start = ObjectArray::elements_start(self.id_size);
         for (i, el) in a.element_ids().enumerate() {
@@ -178,16 +182,23 @@ impl<'p, V: Visitor> ShrinkFilter<'p, V> {
     }
 }
 
-impl<V: Visitor> Visitor for ShrinkFilter<'_, V> {
-    fn header(&mut self, header: &Header<'_>) -> Result<()> {
+/// Fails with the next visitor's error: the filter's own (a sub-record that does not
+/// parse while it measures a segment) converts into it.
+impl<V: Visitor> Visitor for ShrinkFilter<'_, V>
+where
+    V::Error: From<FormatError>,
+{
+    type Error = V::Error;
+
+    fn header(&mut self, header: &Header<'_>) -> Result<(), V::Error> {
         self.next.header(header)
     }
 
-    fn record(&mut self, record: &Record<'_>) -> Result<()> {
+    fn record(&mut self, record: &Record<'_>) -> Result<(), V::Error> {
         self.next.record(record)
     }
 
-    fn heap_dump_begin(&mut self, segment: &Record<'_>, length: u32) -> Result<()> {
+    fn heap_dump_begin(&mut self, segment: &Record<'_>, length: u32) -> Result<(), V::Error> {
         self.stats.segments += 1;
         let length = if self.plan.changes_lengths() && !self.lengths_downstream {
             self.new_length(segment)?
@@ -197,7 +208,7 @@ impl<V: Visitor> Visitor for ShrinkFilter<'_, V> {
         self.next.heap_dump_begin(segment, length)
     }
 
-    fn sub_record(&mut self, sub: &SubRecord<'_>) -> Result<()> {
+    fn sub_record(&mut self, sub: &SubRecord<'_>) -> Result<(), V::Error> {
         match &sub.kind {
             Sub::PrimitiveArray(a) => self.primitive_array(sub, a),
             Sub::Instance(inst) => {
@@ -217,7 +228,7 @@ impl<V: Visitor> Visitor for ShrinkFilter<'_, V> {
         }
     }
 
-    fn rewritten(&mut self, sub: &SubRecord<'_>, rewrite: &Rewrite<'_>) -> Result<()> {
+    fn rewritten(&mut self, sub: &SubRecord<'_>, rewrite: &Rewrite<'_>) -> Result<(), V::Error> {
         self.next.rewritten(sub, rewrite)
     }
 
@@ -242,15 +253,15 @@ impl<V: Visitor> Visitor for ShrinkFilter<'_, V> {
         }
     }
 
-    fn passed_over(&mut self, offset: u64, raw: &[u8]) -> Result<()> {
+    fn passed_over(&mut self, offset: u64, raw: &[u8]) -> Result<(), V::Error> {
         self.next.passed_over(offset, raw)
     }
 
-    fn heap_dump_end(&mut self, segment: &Record<'_>) -> Result<()> {
+    fn heap_dump_end(&mut self, segment: &Record<'_>) -> Result<(), V::Error> {
         self.next.heap_dump_end(segment)
     }
 
-    fn end(&mut self) -> Result<()> {
+    fn end(&mut self) -> Result<(), V::Error> {
         self.next.end()
     }
 }

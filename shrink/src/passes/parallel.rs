@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use crate::control::{Control, Stage};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::hprof::{Hprof, Visitor};
 
 /// Runs per thread: more than one, so a slow run does not leave a core idle.
@@ -35,6 +35,7 @@ pub fn walk<V, F>(
 ) -> Result<Vec<V>>
 where
     V: Visitor + Send,
+    Error: From<V::Error>,
     F: Fn(usize) -> V + Sync,
 {
     let threads = threads.max(1);

@@ -1,0 +1,150 @@
+//! The format layer's error: every variant that comes from the dump names where (byte
+//! offset) and in what (record tag), so a user can find the spot with a hex editor.
+
+use std::path::PathBuf;
+
+use super::tags::Tag;
+
+/// What a truncation cut short.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Truncation {
+    /// Contents shorter than their record declares: damage inside the dump.
+    Contents,
+    /// The file ends inside a top-level record (its header or its body): a dump cut off
+    /// while being written.
+    FileEnd,
+}
+
+/// An I/O error on a named file; the path leads the message.
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: {source}")]
+pub struct FileError {
+    pub path: PathBuf,
+    #[source]
+    pub source: std::io::Error,
+}
+
+/// What can go wrong reading a dump (or writing one with [`HprofWriter`](super::HprofWriter)).
+#[derive(Debug, thiserror::Error)]
+pub enum FormatError {
+    #[error("not an HPROF file: {reason}")]
+    NotHprof { reason: String },
+
+    #[error("unsupported HPROF version {version:?} (supported: JAVA PROFILE 1.0.1, 1.0.2, 1.0.3)")]
+    UnsupportedVersion { version: String },
+
+    #[error("unsupported identifier size {size} at offset {offset} (HPROF ids are 4 or 8 bytes)")]
+    UnsupportedIdSize { offset: u64, size: u32 },
+
+    /// Something is shorter than what it declares; `kind` says whether the file ends there.
+    #[error(
+        "truncated {what} at offset {offset} ({tag}): needs {needed} bytes, {available} available"
+    )]
+    Truncated {
+        offset: u64,
+        tag: Tag,
+        what: &'static str,
+        needed: u64,
+        available: u64,
+        kind: Truncation,
+    },
+
+    /// The file ends at a record boundary, before the records every dump closes with.
+    #[error(
+        "the dump ends at offset {offset} without {missing}: it was cut off while being written"
+    )]
+    Incomplete { offset: u64, missing: &'static str },
+
+    #[error("unknown heap dump sub-record tag 0x{tag:02X} at offset {offset}: it has no length, so the rest of the segment cannot be read")]
+    UnknownSubTag { offset: u64, tag: u8 },
+
+    #[error("invalid basic type {value} in {what} at offset {offset} ({tag})")]
+    BadType {
+        offset: u64,
+        tag: Tag,
+        what: &'static str,
+        value: u8,
+    },
+
+    #[error("{what} at offset {offset} ({tag}): declared {declared} bytes, content is {actual}")]
+    LengthMismatch {
+        offset: u64,
+        tag: Tag,
+        what: &'static str,
+        declared: u64,
+        actual: u64,
+    },
+
+    #[error("superclass cycle through class 0x{class_id:X} (CLASS_DUMP at offset {offset})")]
+    SuperclassCycle { class_id: u64, offset: u64 },
+
+    #[error("instance at offset {offset} of class 0x{class_id:X} has {actual} bytes of field data, its class layout needs {expected}")]
+    InstanceLayout {
+        offset: u64,
+        class_id: u64,
+        expected: u64,
+        actual: u64,
+    },
+
+    #[error("class 0x{class_id:X} of {what} at offset {offset} has no CLASS_DUMP in the dump")]
+    MissingClass {
+        offset: u64,
+        class_id: u64,
+        what: &'static str,
+    },
+
+    /// Opening or mapping a dump file.
+    #[error(transparent)]
+    Io(#[from] FileError),
+
+    /// The writer's sink failed.
+    #[error("writing output: {0}")]
+    Write(#[source] std::io::Error),
+
+    /// A filter handed the writer a rewrite that does not fit the sub-record: a bug in the
+    /// filter, not in the dump.
+    #[error("invalid option: {0}")]
+    BadRewrite(String),
+}
+
+impl FormatError {
+    /// A dump cut off at its end, which salvaging can shrink.
+    pub fn is_cut_off(&self) -> bool {
+        matches!(
+            self,
+            FormatError::Truncated {
+                kind: Truncation::FileEnd,
+                ..
+            } | FormatError::Incomplete { .. }
+        )
+    }
+
+    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> FormatError {
+        FormatError::Io(FileError {
+            path: path.into(),
+            source,
+        })
+    }
+
+    /// The byte offset in the dump this error points at, when it points at one.
+    pub fn offset(&self) -> Option<u64> {
+        match self {
+            FormatError::UnsupportedIdSize { offset, .. }
+            | FormatError::Truncated { offset, .. }
+            | FormatError::UnknownSubTag { offset, .. }
+            | FormatError::BadType { offset, .. }
+            | FormatError::LengthMismatch { offset, .. }
+            | FormatError::SuperclassCycle { offset, .. }
+            | FormatError::InstanceLayout { offset, .. }
+            | FormatError::MissingClass { offset, .. }
+            | FormatError::Incomplete { offset, .. } => Some(*offset),
+            FormatError::NotHprof { .. }
+            | FormatError::UnsupportedVersion { .. }
+            | FormatError::Io(_)
+            | FormatError::Write(_)
+            | FormatError::BadRewrite(_) => None,
+        }
+    }
+}
+
+pub type Result<T, E = FormatError> = std::result::Result<T, E>;
