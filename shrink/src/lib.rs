@@ -16,10 +16,10 @@ pub mod ffi;
 pub mod hprof;
 /// What an unknown dump holds, by record, tag and class.
 pub mod inspect;
-/// A mapped input that shrinks under us is an error, not a SIGBUS.
-pub mod mapguard;
 /// `result.info`, the package's manifest.
 pub mod manifest;
+/// A mapped input that shrinks under us is an error, not a SIGBUS.
+pub mod mapguard;
 /// Output files that appear complete or not at all.
 pub mod output;
 /// The three passes: info collect, kept-buffer collect (with dedup), buffer shrink.
