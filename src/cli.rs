@@ -344,6 +344,11 @@ pub struct UploadOpts {
     #[arg(long = "header", value_name = "'NAME: VALUE'", requires = "upload")]
     pub headers: Vec<String>,
 
+    /// Stop after this many seconds in all: no attempt or retry wait runs past it, and an
+    /// outbox's remaining zips are left for the next run [default: no deadline].
+    #[arg(long, value_name = "SECS", value_parser = parse_secs, requires = "upload")]
+    pub deadline: Option<Duration>,
+
     /// Send the --header headers to another host a redirect names, too (never
     /// Authorization, Cookie or the token).
     #[arg(long, requires = "upload")]
@@ -418,6 +423,7 @@ impl UploadOpts {
             retries: self.retries,
             base: Duration::from_millis(self.backoff_ms),
             max_retry_after: self.max_retry_wait,
+            deadline: self.deadline.map(|d| std::time::SystemTime::now() + d),
             ..RetryPolicy::default()
         };
         cfg.insecure = self.insecure;

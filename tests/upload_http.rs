@@ -1009,3 +1009,52 @@ fn extra_headers_go_to_another_host_only_when_asked() {
         assert_eq!(other.stored().len(), 1);
     }
 }
+
+#[test]
+fn a_deadline_bounds_the_whole_run_even_against_a_black_hole() {
+    let dir = tempfile::tempdir().unwrap();
+    let (outbox, _) = outbox_with(dir.path(), &["a.zip", "b.zip"]);
+    // Connections are taken (the kernel's backlog) and never answered.
+    let hole = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/upload", hole.local_addr().unwrap());
+    let t = Instant::now();
+    let o = run(&upload_args(
+        &url,
+        &[
+            "--outbox",
+            s(&outbox),
+            "--deadline",
+            "2",
+            "--timeout",
+            "300",
+        ],
+    ));
+    let took = t.elapsed();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    // Without the deadline this is 6 attempts of 300 s for each zip.
+    assert!(took < Duration::from_secs(30), "took {took:?}");
+    let err = stderr(&o);
+    assert!(err.contains("within the --deadline"), "{err}");
+    // Both zips stay for the next run.
+    assert_eq!(names_in(&outbox), ["a.zip", "b.zip"]);
+}
+
+#[test]
+fn an_unreachable_server_stops_the_outbox_after_two_zips() {
+    let dir = tempfile::tempdir().unwrap();
+    let (outbox, _) = outbox_with(dir.path(), &["a.zip", "b.zip", "c.zip", "d.zip"]);
+    let closed = format!("http://127.0.0.1:{}/upload", free_port());
+    let o = run(&upload_args(
+        &closed,
+        &["--outbox", s(&outbox), "--retries", "1"],
+    ));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("stopped: 2 zips in a row found the server unreachable; 2 zips left"),
+        "{err}"
+    );
+    assert_eq!(err.matches("gave up after").count(), 2, "{err}");
+    assert!(err.contains("(not tried)"), "{err}");
+    assert_eq!(names_in(&outbox), ["a.zip", "b.zip", "c.zip", "d.zip"]);
+}

@@ -109,7 +109,14 @@ pub fn drain(
             dir: outbox.dir().to_path_buf(),
             source,
         })?;
-    if report.failed.is_empty() {
+    if let Some(why) = &report.stopped {
+        say!(
+            "hprof-shrink: outbox {}: stopped: {why}; {} zips left for the next run",
+            outbox.dir().display(),
+            report.untried.len()
+        );
+    }
+    if report.failed.is_empty() && report.untried.is_empty() {
         if !quiet && report.sent.is_empty() && report.busy.is_empty() {
             say!(
                 "hprof-shrink: outbox {}: nothing to upload",
@@ -127,10 +134,16 @@ pub fn drain(
             }
             e => failed_path(e),
         })
+        .chain(
+            report
+                .untried
+                .iter()
+                .map(|p| format!("{} (not tried)", p.display())),
+        )
         .collect();
     Err(HostError::LeftInOutbox {
         outbox: outbox.dir().to_path_buf(),
-        total: report.failed.len() + report.sent.len() + report.busy.len(),
+        total: report.failed.len() + report.sent.len() + report.busy.len() + report.untried.len(),
         failed,
     })
 }
@@ -142,6 +155,7 @@ fn failed_path(e: &UploadError) -> String {
         | NotAPackage { path, .. }
         | Rejected { path, .. }
         | Exhausted { path, .. }
+        | Deadline { path, .. }
         | RetryAfterTooLong { path, .. }
         | NotMoved { path, .. } => path.display().to_string(),
         Config(_) | Setup(_) => "?".into(),

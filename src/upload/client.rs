@@ -201,6 +201,22 @@ struct Job<'a> {
     fields: Vec<(String, String)>,
     timeout: Duration,
     bar: Option<ProgressBar>,
+    /// Whether the last failed attempt failed on the network (not with an HTTP status).
+    last_unreachable: std::cell::Cell<bool>,
+}
+
+impl Job<'_> {
+    /// This attempt's time: the per-attempt timeout, cut short by the run's deadline.
+    fn attempt_timeout(&self, deadline: Option<std::time::SystemTime>) -> Duration {
+        let left = deadline.map(|d| {
+            d.duration_since(std::time::SystemTime::now())
+                .unwrap_or(Duration::ZERO)
+        });
+        match left {
+            Some(left) => self.timeout.min(left).max(Duration::from_millis(1)),
+            None => self.timeout,
+        }
+    }
 }
 
 fn is_credential(name: &HeaderName) -> bool {
@@ -314,6 +330,14 @@ impl Uploader {
         &self.cfg
     }
 
+    /// True once the run's deadline (`RetryPolicy::deadline`) has passed.
+    pub fn deadline_passed(&self) -> bool {
+        self.cfg
+            .retry
+            .deadline
+            .is_some_and(|d| std::time::SystemTime::now() >= d)
+    }
+
     /// What must never be printed: the token and the value of every extra header (and,
     /// for a value with a scheme such as `Basic xyz`, the part after it), where at least
     /// 4 characters long (shorter ones are no secret, and cutting them out would mangle
@@ -363,6 +387,13 @@ impl Uploader {
             ));
         }
         let started = Instant::now();
+        if self.deadline_passed() {
+            return Err(UploadError::Deadline {
+                path: path.to_path_buf(),
+                attempts: 0,
+                last: None,
+            });
+        }
         let io_err = |e| UploadError::Io {
             path: path.to_path_buf(),
             source: e,
@@ -407,6 +438,7 @@ impl Uploader {
             digest,
             fields,
             bar,
+            last_unreachable: std::cell::Cell::new(false),
         };
         let result = retry::run(
             &self.cfg.retry,
@@ -447,6 +479,12 @@ impl Uploader {
                     path,
                     attempts: f.attempts,
                     last: f.error,
+                    unreachable: job.last_unreachable.get(),
+                },
+                Some(GiveUp::Deadline) => UploadError::Deadline {
+                    path,
+                    attempts: f.attempts,
+                    last: Some(f.error),
                 },
                 Some(GiveUp::RetryAfterTooLong(wait)) => UploadError::RetryAfterTooLong {
                     path,
@@ -460,6 +498,7 @@ impl Uploader {
     }
 
     fn attempt(&self, job: &Job, n: u32) -> Step<(u16, String), String> {
+        job.last_unreachable.set(false);
         self.rt.block_on(self.attempt_async(job, n))
     }
 
@@ -608,7 +647,7 @@ impl Uploader {
         let mut req = self
             .client
             .request(method, url.clone())
-            .timeout(job.timeout);
+            .timeout(job.attempt_timeout(self.cfg.retry.deadline));
         for (k, v) in &self.headers {
             // To another origin: only what the upload's format needs, unless asked.
             let follows =
@@ -712,12 +751,21 @@ impl Uploader {
         let tls = tls_rejected(&e);
         let detail = redact::scrub(&describe(e), &self.secrets());
         let url = redact::url(&self.cfg.url);
+        job.last_unreachable.set(timeout || connect);
         if builder {
             Step::Fatal(format!("cannot build the request to {url}: {detail}"))
         } else if tls {
             Step::Fatal(format!(
                 "TLS certificate of {url} not accepted: {detail} (not retried; --cacert FILE trusts a private CA)"
             ))
+        } else if timeout && connect {
+            Step::Transient {
+                error: format!(
+                    "cannot connect to {url} within {:.0} s (--connect-timeout)",
+                    self.cfg.connect_timeout.as_secs_f64()
+                ),
+                retry_after: None,
+            }
         } else if timeout {
             Step::Transient {
                 error: format!(

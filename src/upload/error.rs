@@ -36,6 +36,17 @@ pub enum UploadError {
         path: PathBuf,
         attempts: u32,
         last: String,
+        /// The last failure was the network's (no connection, no answer in time), not an
+        /// HTTP status: the server may be unreachable for the files after this one too.
+        unreachable: bool,
+    },
+
+    /// The run's `--deadline` came before the upload was done.
+    #[error("{}: not uploaded within the --deadline ({attempts} attempts){}", path.display(), last.as_deref().map(|l| format!("; last: {l}")).unwrap_or_default())]
+    Deadline {
+        path: PathBuf,
+        attempts: u32,
+        last: Option<String>,
     },
 
     /// The server asked to wait longer than the policy allows.

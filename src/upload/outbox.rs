@@ -56,7 +56,15 @@ pub struct DrainReport {
     pub sent: Vec<Sent>,
     pub failed: Vec<UploadError>,
     pub busy: Vec<PathBuf>,
+    /// Why the drain stopped before the end, if it did; the zips it did not try stay for
+    /// the next run.
+    pub stopped: Option<String>,
+    pub untried: Vec<PathBuf>,
 }
+
+/// Zips in a row that find the server unreachable before a drain stops trying the rest:
+/// each would wait out its own retries for the same answer.
+pub const UNREACHABLE_IN_A_ROW: usize = 2;
 
 /// A zip being written for the outbox, under a temporary name no drain picks up; see
 /// [`Outbox::incoming`].
@@ -136,7 +144,23 @@ impl Outbox {
         each: &mut dyn FnMut(&Drained),
     ) -> io::Result<DrainReport> {
         let mut report = DrainReport::default();
-        for path in self.pending()? {
+        let mut unreachable_in_a_row = 0;
+        let pending = self.pending()?;
+        for (i, path) in pending.iter().cloned().enumerate() {
+            let stop = if uploader.deadline_passed() {
+                Some("the --deadline ran out".to_string())
+            } else if unreachable_in_a_row >= UNREACHABLE_IN_A_ROW {
+                Some(format!(
+                    "{unreachable_in_a_row} zips in a row found the server unreachable"
+                ))
+            } else {
+                None
+            };
+            if let Some(why) = stop {
+                report.stopped = Some(why);
+                report.untried = pending[i..].to_vec();
+                break;
+            }
             let result = match lock(&path) {
                 Ok(Lock::Gone) => continue,
                 Ok(Lock::Busy) => Drained::Busy(path),
@@ -155,6 +179,13 @@ impl Outbox {
                 }
             };
             each(&result);
+            match &result {
+                Drained::Failed(UploadError::Exhausted {
+                    unreachable: true, ..
+                }) => unreachable_in_a_row += 1,
+                Drained::Failed(UploadError::Deadline { .. }) | Drained::Busy(_) => {}
+                _ => unreachable_in_a_row = 0,
+            }
             match result {
                 Drained::Sent(s) => report.sent.push(s),
                 Drained::Failed(e) => report.failed.push(e),

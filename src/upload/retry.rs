@@ -19,6 +19,8 @@ pub struct RetryPolicy {
     pub max_backoff: Duration,
     /// The longest `Retry-After` honoured; a longer one gives up.
     pub max_retry_after: Duration,
+    /// No retry starts, and no wait runs, past this moment (`--deadline`).
+    pub deadline: Option<SystemTime>,
 }
 
 impl Default for RetryPolicy {
@@ -28,6 +30,7 @@ impl Default for RetryPolicy {
             base: Duration::from_secs(1),
             max_backoff: Duration::from_secs(30),
             max_retry_after: Duration::from_secs(120),
+            deadline: None,
         }
     }
 }
@@ -58,6 +61,8 @@ pub enum GiveUp {
     Exhausted,
     /// The server asked to wait longer than the policy allows.
     RetryAfterTooLong(Duration),
+    /// The next attempt would start after the deadline.
+    Deadline,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -163,7 +168,13 @@ pub fn run<T, E>(
                 let after = retry_after
                     .as_deref()
                     .and_then(|v| parse_retry_after(v, clock.now()));
-                match policy.next_wait(n - 1, after, unit()) {
+                let wait = match policy.next_wait(n - 1, after, unit()) {
+                    Wait::After(d) if policy.deadline.is_some_and(|dl| clock.now() + d >= dl) => {
+                        Wait::GiveUp(GiveUp::Deadline)
+                    }
+                    w => w,
+                };
+                match wait {
                     Wait::After(d) => {
                         on_retry(&error, n, d);
                         clock.sleep(d);
