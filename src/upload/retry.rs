@@ -228,6 +228,7 @@ mod tests {
             base: Duration::from_millis(100),
             max_backoff: Duration::from_millis(1000),
             max_retry_after: Duration::from_secs(60),
+            deadline: None,
         }
     }
 
@@ -416,6 +417,29 @@ mod tests {
         assert_eq!(f.attempts, 3);
         assert_eq!(f.gave_up, Some(GiveUp::Exhausted));
         assert_eq!(slept.len(), 2);
+        assert_eq!(seen, [1, 2, 3]);
+    }
+
+    #[test]
+    fn no_wait_runs_past_the_deadline() {
+        // Backoffs at unit 0.5: 75, 150, 300 ms; the deadline 300 ms after the start.
+        let start = FakeClock::new().now;
+        let p = RetryPolicy {
+            deadline: Some(start + ms(300)),
+            ..policy()
+        };
+        let (r, slept, seen) = drive(
+            &p,
+            vec![
+                transient("a", None),
+                transient("b", None),
+                transient("c", None),
+            ],
+        );
+        let f = r.unwrap_err();
+        assert_eq!(f.gave_up, Some(GiveUp::Deadline));
+        assert_eq!(f.error, "c");
+        assert_eq!(slept, [ms(75), ms(150)]);
         assert_eq!(seen, [1, 2, 3]);
     }
 
