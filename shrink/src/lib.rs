@@ -16,19 +16,16 @@ pub mod passes;
 
 pub use options::{DroppedMode, StripMode};
 pub mod javastring;
-pub mod manifest;
 pub mod output;
 pub mod package;
 pub mod pipeline;
-pub mod properties;
 pub mod report;
 
-pub use manifest::{Manifest, ManifestValues};
+pub use package::{Manifest, ManifestValues};
 pub use pipeline::{
     analyze, shrink_file, write_shrunk, Analysis, AnalyzeOptions, Outputs, ShrinkOptions,
 };
 pub use report::Report;
-pub mod deflate;
 pub mod idset;
 pub mod inspect;
 pub mod parallel;

@@ -10,10 +10,10 @@ use crate::control::{Control, Stage};
 use crate::error::{Error, Result};
 use crate::hprof::{BasicType, Hprof, HprofWriter, MappedFile, Salvage};
 use crate::javastring;
-use crate::manifest::{self, Manifest, ManifestValues};
 use crate::options::{DroppedMode, StripMode};
 use crate::output::{clean_stale, same_file, PendingFile, Writeback};
-use crate::package::Package;
+use crate::package::manifest::{self, Manifest, ManifestValues};
+use crate::package::{comment, PackageWriter};
 use crate::parallel::{self, Order};
 use crate::passes::collect::{collect, collect_with_info};
 use crate::passes::dedup::{self, Candidate, Groups};
@@ -409,7 +409,7 @@ pub fn shrink_file(
         Some(zf) => {
             let timestamp = hprof.header().timestamp_ms;
             let out = BufWriter::with_capacity(BUF, Writeback::new(zf.file()));
-            let mut package = Package::new(out, opts.level, timestamp)?;
+            let mut package = PackageWriter::new(out, opts.level, timestamp)?;
             package.add_manifest(&manifest)?;
             let threads = opts.threads();
             let (stats, n) = package.add_stream(&manifest.hprof_entry, threads, |entry| {
@@ -426,13 +426,7 @@ pub fn shrink_file(
                 Ok((stats, n))
             })?;
             package.add_extra(&extra)?;
-            let comment = format!(
-                "hprof-shrink {} strip={} dropped={}",
-                env!("CARGO_PKG_VERSION"),
-                opts.strip.name(),
-                opts.dropped.name()
-            );
-            let mut out = package.finish(&comment)?;
+            let mut out = package.finish(&comment::render(plan.strip, plan.dropped))?;
             out.flush().map_err(Error::Write)?;
             (stats, n)
         }
