@@ -223,8 +223,8 @@ fn shrink_cmd(a: ShrinkArgs) -> CmdResult {
         None => a.output.clone(),
     };
     let opts = ShrinkOptions {
-        strip: a.mode.strip.into(),
-        dropped: a.mode.dropped.into(),
+        strip: a.mode.strip,
+        dropped: a.mode.dropped,
         level: a.mode.level,
         manifest: ManifestValues {
             sdk_version: a.sdk_version,
@@ -342,12 +342,7 @@ fn verify_cmd(a: VerifyArgs) -> CmdResult {
         cancel: None,
         progress: Some(&progress),
     };
-    let v = verify_path(
-        &a.package,
-        a.against.as_deref(),
-        a.strip.map(Into::into),
-        &control,
-    );
+    let v = verify_path(&a.package, a.against.as_deref(), a.strip, &control);
     bar.finish();
     let v = v.map_err(|e| format!("verify {}: {e}", a.package.display()))?;
     if a.json {

@@ -508,9 +508,11 @@ fn build_report(
             (n + 1, b + len)
         })
     };
-    let bitmaps_merged = match opts.strip {
-        StripMode::Bitmaps | StripMode::Duplicates => merged(&a.buffers),
-        _ => (0, 0),
+    let policy = a.plan.policy();
+    let bitmaps_merged = if policy.merges {
+        merged(&a.buffers)
+    } else {
+        (0, 0)
     };
     let kept_buffers = a
         .buffers
@@ -519,7 +521,7 @@ fn build_report(
         .filter(|(id, _)| a.plan.keeps(**id))
         .count() as u64;
     let dump_data = c.dump_data_buffers.map(|_| {
-        let (n, b) = if opts.strip == StripMode::Bitmaps {
+        let (n, b) = if policy.merges && policy.images {
             merged(&a.images)
         } else {
             (0, 0)

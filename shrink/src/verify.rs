@@ -20,6 +20,7 @@ use crate::options::{DroppedMode, StripMode};
 use crate::package::manifest::{KEYS, RESULT_INFO};
 use crate::package::reader::{self, PackageError, PackageReader};
 use crate::passes::dedup::md5;
+use crate::passes::plan::{Buffers, Policy};
 use crate::passes::{Location, Target};
 use crate::pipeline::{analyze, AnalyzeOptions};
 
@@ -281,6 +282,8 @@ pub fn compare(
         .chain(c.dump_data_images.iter().copied())
         .collect();
 
+    let policy = strip.map(Policy::of);
+    let keeps_all = policy.is_some_and(|p| p.keeps_all);
     let mut cmp = Comparison {
         strip,
         ..Default::default()
@@ -349,7 +352,7 @@ pub fn compare(
                             }
                             cmp.dropped_arrays += 1;
                             cmp.dropped_bytes += a.data.len() as u64;
-                            if strip == Some(StripMode::None) {
+                            if keeps_all {
                                 return Err(violation(format!(
                                     "{} array 0x{:X} at input offset {} was dropped under --strip none",
                                     a.element_type.name(),
@@ -455,9 +458,9 @@ pub fn compare(
             }
         }
     }
-    let must_resolve = |original: &[u8]| match strip {
-        Some(StripMode::Bitmaps) | Some(StripMode::None) => true,
-        Some(StripMode::Duplicates) => contents
+    let must_resolve = |original: &[u8]| match policy.map(|p| p.buffers) {
+        Some(Buffers::All) => true,
+        Some(Buffers::Duplicated) => contents
             .get(&(original.len() as u64, md5(original)))
             .is_some_and(|n| *n > 1),
         _ => false,
@@ -491,7 +494,8 @@ pub fn compare(
             None => {}
         }
     }
-    if strip == Some(StripMode::Bitmaps) {
+    // Under a mode that keeps everything, the walk above already found every array.
+    if policy.is_some_and(|p| p.images && !p.keeps_all) {
         let now = images_out.unwrap_or_else(|| c.dump_data_images.clone());
         for (orig, new) in c.dump_data_images.iter().zip(now) {
             cmp.images_checked += 1;

@@ -258,8 +258,8 @@ fn run_one(
         let dir = out.parent().unwrap_or(Path::new("."));
         let prepared = prepare::prepare(input, dir, args.max_input_size)?;
         let opts = ShrinkOptions {
-            strip: args.mode.strip.into(),
-            dropped: args.mode.dropped.into(),
+            strip: args.mode.strip,
+            dropped: args.mode.dropped,
             level: args.mode.level,
             manifest: prepared.manifest.clone(),
             extra: prepared.extra.clone(),
