@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::say::say;
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use hprof_shrink::upload::{self, Method, RetryPolicy, Token, UploadConfig};
 use hprof_shrink_core::{DroppedMode, StripMode};
@@ -166,49 +167,22 @@ pub struct BatchArgs {
     pub upload_opts: UploadOpts,
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum StripArg {
-    /// String values and every live Bitmap buffer, identical buffers kept once.
-    Bitmaps,
-    /// What Matrix keeps: String values and one copy of each Bitmap buffer that has a
-    /// duplicate; unique buffers go.
-    Duplicates,
-    /// String values only.
-    Strings,
-    /// Nothing dropped: the hprof entry is the input, byte for byte.
-    None,
+/// Parses `--strip` into the core's mode; `--help` lists each value with the core's own
+/// description of it.
+fn strip_parser() -> impl TypedValueParser<Value = StripMode> {
+    modes(StripMode::ALL.map(|m| (m.name(), m.help()))).try_map(|s| s.parse::<StripMode>())
 }
 
-impl From<StripArg> for StripMode {
-    fn from(s: StripArg) -> Self {
-        match s {
-            StripArg::Bitmaps => StripMode::Bitmaps,
-            StripArg::Duplicates => StripMode::Duplicates,
-            StripArg::Strings => StripMode::Strings,
-            StripArg::None => StripMode::None,
-        }
-    }
+/// Parses `--dropped`, as [`strip_parser`] does `--strip`.
+fn dropped_parser() -> impl TypedValueParser<Value = DroppedMode> {
+    modes(DroppedMode::ALL.map(|m| (m.name(), m.help()))).try_map(|s| s.parse::<DroppedMode>())
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum DroppedArg {
-    /// The record goes; references to it dangle (ahat and Matrix read them as null;
-    /// LeakCanary's Shark does not accept them).
-    Remove,
-    /// A zero-length array with the same id and type stays, so references resolve.
-    Empty,
-    /// The array stays with its elements zeroed: sizes stay true, the zip stays small.
-    Zero,
-}
-
-impl From<DroppedArg> for DroppedMode {
-    fn from(d: DroppedArg) -> Self {
-        match d {
-            DroppedArg::Remove => DroppedMode::Remove,
-            DroppedArg::Empty => DroppedMode::Empty,
-            DroppedArg::Zero => DroppedMode::Zero,
-        }
-    }
+fn modes<const N: usize>(all: [(&'static str, &'static str); N]) -> PossibleValuesParser {
+    // Without the final period, as clap shows the doc comments of the other options.
+    PossibleValuesParser::new(
+        all.map(|(name, help)| PossibleValue::new(name).help(help.trim_end_matches('.'))),
+    )
 }
 
 #[derive(Debug, Args)]
@@ -462,12 +436,12 @@ fn parse_secs(s: &str) -> Result<Duration, String> {
 #[derive(Debug, Args)]
 pub struct ShrinkMode {
     /// What to keep.
-    #[arg(long, value_enum, default_value = "bitmaps")]
-    pub strip: StripArg,
+    #[arg(long, value_parser = strip_parser(), default_value = "bitmaps")]
+    pub strip: StripMode,
 
     /// How a dropped array disappears.
-    #[arg(long, value_enum, default_value = "remove")]
-    pub dropped: DroppedArg,
+    #[arg(long, value_parser = dropped_parser(), default_value = "remove")]
+    pub dropped: DroppedMode,
 
     /// Deflate level of the zip, 0 (store) to 9.
     #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(0..=9))]
@@ -512,8 +486,8 @@ pub struct VerifyArgs {
     pub against: Option<PathBuf>,
 
     /// The strip mode the package was made with [default: read from the zip comment].
-    #[arg(long, value_enum)]
-    pub strip: Option<StripArg>,
+    #[arg(long, value_parser = strip_parser())]
+    pub strip: Option<StripMode>,
 
     /// Print the result as JSON.
     #[arg(long)]

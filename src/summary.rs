@@ -1,7 +1,7 @@
 //! The one-screen human summary of a shrink, and number formatting.
 
 use hprof_shrink_core::inspect::Inspection;
-use hprof_shrink_core::manifest::Source;
+use hprof_shrink_core::package::Source;
 use hprof_shrink_core::verify::Verified;
 use hprof_shrink_core::Report;
 

@@ -64,13 +64,4 @@ impl Error {
     }
 }
 
-impl From<zip::result::ZipError> for Error {
-    fn from(e: zip::result::ZipError) -> Self {
-        match e {
-            zip::result::ZipError::Io(io) => Error::Write(io),
-            other => Error::Zip(other.to_string()),
-        }
-    }
-}
-
 pub type Result<T, E = Error> = std::result::Result<T, E>;

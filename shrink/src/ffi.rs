@@ -28,8 +28,8 @@ use std::thread::{self, ThreadId};
 use crate::control::{Control, Progress, Stage};
 use crate::error::Error;
 use crate::hprof::FormatError;
-use crate::manifest::ManifestValues;
 use crate::options::{DroppedMode, StripMode};
+use crate::package::ManifestValues;
 use crate::pipeline::{shrink_file, Outputs, ShrinkOptions};
 
 /// What `hprof_shrink_job_run` returns: `HPROF_SHRINK_OK` or one of `HPROF_SHRINK_ERR_*`.

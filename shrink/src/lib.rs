@@ -16,31 +16,28 @@ pub mod ffi;
 pub mod hprof;
 /// What an unknown dump holds, by record, tag and class.
 pub mod inspect;
-/// `result.info`, the package's manifest.
-pub mod manifest;
 /// A mapped input that shrinks under us is an error, not a SIGBUS.
 pub mod mapguard;
 /// Output files that appear complete or not at all.
 pub mod output;
+/// The upload package: the zip's writer and reader, `result.info`, `extra.info`, the
+/// zip comment, the parallel deflate.
+pub mod package;
 /// The three passes: info collect, kept-buffer collect (with dedup), buffer shrink.
 pub mod passes;
-/// The `.properties` format of `result.info` and `extra.info`.
-pub mod properties;
 /// Checking a package, alone or against the dump it came from.
 pub mod verify;
 
-mod deflate;
 mod error;
 mod options;
-mod package;
 mod pipeline;
 mod report;
 
 pub use control::{Control, Progress, Stage};
 pub use error::{Error, Result};
 pub use hprof::Tag;
-pub use manifest::{Manifest, ManifestValues};
 pub use options::{DroppedMode, StripMode};
+pub use package::{Manifest, ManifestValues};
 pub use pipeline::{
     analyze, shrink_file, write_shrunk, Analysis, AnalyzeOptions, Outputs, ShrinkOptions,
 };

@@ -9,10 +9,10 @@ use std::time::Instant;
 use crate::control::{Control, Stage};
 use crate::error::{Error, Result};
 use crate::hprof::{BasicType, Hprof, HprofWriter, MappedFile, Salvage};
-use crate::manifest::{self, Manifest, ManifestValues};
 use crate::options::{DroppedMode, StripMode};
 use crate::output::{clean_stale, same_file, PendingFile, Writeback};
-use crate::package::Package;
+use crate::package::manifest::{self, Manifest, ManifestValues};
+use crate::package::{comment, PackageWriter};
 use crate::passes::collect::{collect, collect_with_info};
 use crate::passes::dedup::{self, Candidate, Groups};
 use crate::passes::javastring;
@@ -175,24 +175,15 @@ pub fn analyze(hprof: &Hprof<'_>, opts: &AnalyzeOptions, control: &Control) -> R
 
     let t = Instant::now();
     let mut warnings = info.warnings.clone();
-    let buffers = group(
+    let grouping = Grouping {
         data,
-        &collected,
+        collected: &collected,
         control,
-        false,
         salvaged,
         threads,
-        &mut warnings,
-    )?;
-    let images = group(
-        data,
-        &collected,
-        control,
-        true,
-        salvaged,
-        threads,
-        &mut warnings,
-    )?;
+    };
+    let buffers = group(&grouping, Grouped::BitmapBuffers, &mut warnings)?;
+    let images = group(&grouping, Grouped::DumpDataImages, &mut warnings)?;
     timings.dedup = ms(t);
 
     let plan = Plan::new(&info, &collected, &buffers, &images, strip, dropped);
@@ -209,21 +200,37 @@ pub fn analyze(hprof: &Hprof<'_>, opts: &AnalyzeOptions, control: &Control) -> R
     })
 }
 
-/// Groups the live Bitmaps' buffers (or the DumpData images) by content. Every buffer a
-/// live Bitmap names must be a primitive array in the dump (in a salvaged dump it may have
-/// been cut away: then it is left out, with a warning).
-fn group(
-    data: &[u8],
-    c: &Collected,
-    control: &Control,
-    images: bool,
+/// Which references [`group`] groups by content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Grouped {
+    BitmapBuffers,
+    DumpDataImages,
+}
+
+/// What grouping by content needs, the same for the buffers and the images.
+struct Grouping<'a> {
+    data: &'a [u8],
+    collected: &'a Collected,
+    control: &'a Control<'a>,
+    /// The dump was salvaged: a buffer may have been cut away.
     salvaged: bool,
     threads: usize,
-    warnings: &mut Vec<String>,
-) -> Result<Groups> {
+}
+
+/// Groups the live Bitmaps' buffers (or the DumpData images) by content. Every buffer a
+/// live Bitmap names must be a primitive array in the dump (in a salvaged dump it may
+/// have been cut away: then it is left out, with a warning).
+fn group(g: &Grouping<'_>, what: Grouped, warnings: &mut Vec<String>) -> Result<Groups> {
+    let Grouping {
+        data,
+        collected: c,
+        control,
+        salvaged,
+        threads,
+    } = *g;
     let mut candidates = Vec::new();
     let mut missing = 0;
-    let refs: Vec<(u64, u64, u64)> = if images {
+    let refs: Vec<(u64, u64, u64)> = if what == Grouped::DumpDataImages {
         let owner = c.dump_data_buffers.unwrap_or(0);
         c.dump_data_images
             .iter()
@@ -409,7 +416,7 @@ pub fn shrink_file(
         Some(zf) => {
             let timestamp = hprof.header().timestamp_ms;
             let out = BufWriter::with_capacity(BUF, Writeback::new(zf.file()));
-            let mut package = Package::new(out, opts.level, timestamp)?;
+            let mut package = PackageWriter::new(out, opts.level, timestamp)?;
             package.add_manifest(&manifest)?;
             let threads = opts.threads();
             let (stats, n) = package.add_stream(&manifest.hprof_entry, threads, |entry| {
@@ -426,13 +433,7 @@ pub fn shrink_file(
                 Ok((stats, n))
             })?;
             package.add_extra(&extra)?;
-            let comment = format!(
-                "hprof-shrink {} strip={} dropped={}",
-                env!("CARGO_PKG_VERSION"),
-                opts.strip.name(),
-                opts.dropped.name()
-            );
-            let mut out = package.finish(&comment)?;
+            let mut out = package.finish(&comment::render(plan.strip, plan.dropped))?;
             out.flush().map_err(Error::Write)?;
             (stats, n)
         }
@@ -465,37 +466,55 @@ pub fn shrink_file(
     timings.sync = ms(synced);
     timings.write = ms(t);
     timings.total = ms(started);
-    Ok(build_report(
+    Ok(build_report(Finished {
         input,
-        &hprof,
+        hprof: &hprof,
         outputs,
         opts,
-        &analysis,
-        &stats,
+        analysis: &analysis,
+        stats: &stats,
         hprof_bytes,
         zip_bytes,
         manifest,
         warnings,
         timings,
         salvage,
-    ))
+    }))
 }
 
-#[allow(clippy::too_many_arguments)]
-fn build_report(
-    input: &Path,
-    hprof: &Hprof<'_>,
-    outputs: Outputs<'_>,
-    opts: &ShrinkOptions,
-    a: &Analysis,
-    stats: &WriteStats,
+/// A finished shrink, what [`build_report`] reports on.
+struct Finished<'a> {
+    input: &'a Path,
+    hprof: &'a Hprof<'a>,
+    outputs: Outputs<'a>,
+    opts: &'a ShrinkOptions,
+    analysis: &'a Analysis,
+    /// What pass 3 kept and dropped.
+    stats: &'a WriteStats,
+    /// Bytes written: the shrunk hprof, and the zip when there is one.
     hprof_bytes: u64,
     zip_bytes: Option<u64>,
     manifest: Manifest,
     warnings: Vec<String>,
     timings: Timings,
     salvage: Option<Salvage>,
-) -> Report {
+}
+
+fn build_report(run: Finished<'_>) -> Report {
+    let Finished {
+        input,
+        hprof,
+        outputs,
+        opts,
+        analysis: a,
+        stats,
+        hprof_bytes,
+        zip_bytes,
+        manifest,
+        warnings,
+        timings,
+        salvage,
+    } = run;
     let input_bytes = hprof.len().max(1);
     let by_type = BasicType::PRIMITIVES
         .iter()
@@ -514,9 +533,11 @@ fn build_report(
             (n + 1, b + len)
         })
     };
-    let bitmaps_merged = match opts.strip {
-        StripMode::Bitmaps | StripMode::Duplicates => merged(&a.buffers),
-        _ => (0, 0),
+    let policy = a.plan.policy();
+    let bitmaps_merged = if policy.merges {
+        merged(&a.buffers)
+    } else {
+        (0, 0)
     };
     let kept_buffers = a
         .buffers
@@ -525,7 +546,7 @@ fn build_report(
         .filter(|(id, _)| a.plan.keeps(**id))
         .count() as u64;
     let dump_data = c.dump_data_buffers.map(|_| {
-        let (n, b) = if opts.strip == StripMode::Bitmaps {
+        let (n, b) = if policy.merges && policy.images {
             merged(&a.images)
         } else {
             (0, 0)

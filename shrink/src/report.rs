@@ -5,8 +5,8 @@
 use serde::Serialize;
 
 use crate::hprof::{BasicType, Salvage};
-use crate::manifest::Manifest;
 use crate::options::{DroppedMode, StripMode};
+use crate::package::Manifest;
 use crate::passes::Tally;
 
 pub const SCHEMA: u32 = 1;

@@ -4,7 +4,7 @@
 //! allow.
 
 use std::fs::File;
-use std::io::{Read, Seek};
+use std::io::Read;
 use std::path::Path;
 
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -16,12 +16,13 @@ use crate::hprof::{
     tags, Event, Events, Hprof, Instance, MappedFile, ObjectArray, PrimitiveArray, Sub, SubRecord,
     Visitor,
 };
-use crate::manifest::{EXTRA_INFO, KEYS, RESULT_INFO};
 use crate::options::{DroppedMode, StripMode};
+use crate::package::manifest::{KEYS, RESULT_INFO};
+use crate::package::reader::{self, PackageError, PackageReader};
 use crate::passes::dedup::md5;
+use crate::passes::plan::{Buffers, Policy};
 use crate::passes::{Location, Target};
 use crate::pipeline::{analyze, AnalyzeOptions};
-use crate::properties;
 
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Counts {
@@ -90,32 +91,6 @@ fn violation(msg: String) -> Error {
     Error::Verify(msg)
 }
 
-/// Reads `hprof-shrink VERSION strip=X dropped=Y` from a zip comment.
-fn modes_from_comment(comment: &[u8]) -> (Option<StripMode>, Option<DroppedMode>) {
-    let text = String::from_utf8_lossy(comment);
-    if !text.starts_with("hprof-shrink ") {
-        return (None, None);
-    }
-    let find = |key: &str| {
-        text.split_whitespace()
-            .find_map(|w| w.strip_prefix(key).map(str::to_string))
-    };
-    (
-        find("strip=").and_then(|s| StripMode::parse(&s)),
-        find("dropped=").and_then(|s| DroppedMode::parse(&s)),
-    )
-}
-
-fn read_entry<R: Read + Seek>(zip: &mut zip::ZipArchive<R>, name: &str) -> Result<String> {
-    let mut f = zip
-        .by_name(name)
-        .map_err(|e| violation(format!("{name}: {e}")))?;
-    let mut text = String::new();
-    f.read_to_string(&mut text)
-        .map_err(|e| violation(format!("{name} is not readable text: {e}")))?;
-    Ok(text)
-}
-
 /// Verifies a package, or a raw shrunk hprof (told apart by their first bytes).
 pub fn verify_path(
     path: &Path,
@@ -131,28 +106,26 @@ pub fn verify_path(
     }
     let map = MappedFile::open(path)?;
     let out = map.hprof()?;
-    verify_hprof(
-        &out,
-        against,
-        strip,
-        control,
-        Vec::new(),
-        Vec::new(),
-        Vec::new(),
-        String::new(),
-    )
+    verify_hprof(&out, against, strip, control, Contents::default())
 }
 
-#[allow(clippy::too_many_arguments)]
+/// What a package holds besides its hprof; empty for a raw hprof.
+#[derive(Debug, Default)]
+struct Contents {
+    entries: Vec<String>,
+    manifest: Vec<(String, String)>,
+    extra: Vec<(String, String)>,
+    hprof_entry: String,
+    /// From the zip comment.
+    dropped: Option<DroppedMode>,
+}
+
 fn verify_hprof(
     out: &Hprof<'_>,
     against: Option<&Path>,
     strip: Option<StripMode>,
     control: &Control,
-    entries: Vec<String>,
-    manifest: Vec<(String, String)>,
-    extra: Vec<(String, String)>,
-    hprof_entry: String,
+    contents: Contents,
 ) -> Result<Verified> {
     let mut counts = Counts::default();
     out.accept(&mut counts, &mut control.ticker(Stage::Read, out.len()))?;
@@ -166,6 +139,13 @@ fn verify_hprof(
         }
         None => None,
     };
+    let Contents {
+        entries,
+        manifest,
+        extra,
+        hprof_entry,
+        dropped,
+    } = contents;
     Ok(Verified {
         entries,
         manifest,
@@ -173,7 +153,7 @@ fn verify_hprof(
         hprof_entry,
         hprof_bytes: out.len(),
         strip,
-        dropped: None,
+        dropped,
         counts,
         comparison,
     })
@@ -187,47 +167,51 @@ pub fn verify_package(
     strip: Option<StripMode>,
     control: &Control,
 ) -> Result<Verified> {
-    let file = File::open(zip_path).map_err(|e| Error::io(zip_path, e))?;
-    let mut zip = zip::ZipArchive::new(file)
-        .map_err(|e| violation(format!("{} is not a readable zip: {e}", zip_path.display())))?;
-    let mut entries = Vec::new();
-    for i in 0..zip.len() {
-        let f = zip.by_index_raw(i).map_err(|e| violation(e.to_string()))?;
-        let name = f.name().map_err(|e| violation(e.to_string()))?;
-        entries.push(name.into_owned());
-    }
+    let zip = PackageReader::open(zip_path)
+        .map_err(|e| violation(format!("{}: {e}", zip_path.display())))?;
+    let entries: Vec<String> = zip.names().map(str::to_string).collect();
     if entries.first().map(String::as_str) != Some(RESULT_INFO) {
         return Err(violation(format!(
             "the first zip entry is {:?}, not {RESULT_INFO}",
             entries.first()
         )));
     }
-    let manifest = properties::parse(&read_entry(&mut zip, RESULT_INFO)?);
+    let manifest = zip.manifest().map_err(package_violation)?;
     for key in KEYS {
-        match manifest.iter().find(|(k, _)| k == key) {
-            Some((_, v)) if !v.trim().is_empty() => {}
+        match reader::value(&manifest, key) {
+            Some(v) if !v.trim().is_empty() => {}
             Some(_) => return Err(violation(format!("{RESULT_INFO}: {key} is empty"))),
             None => return Err(violation(format!("{RESULT_INFO}: {key} is missing"))),
         }
     }
-    let hprof_entry = manifest
-        .iter()
-        .find(|(k, _)| k == "hprofEntry")
-        .map(|(_, v)| v.clone())
-        .unwrap_or_default();
-    if !entries.contains(&hprof_entry) {
+    let hprof_entry = reader::value(&manifest, "hprofEntry")
+        .unwrap_or_default()
+        .to_string();
+    if !zip.contains(&hprof_entry) {
         return Err(violation(format!(
             "{RESULT_INFO} names hprofEntry {hprof_entry:?}, which is not in the zip"
         )));
     }
-    let extra = if entries.iter().any(|e| e == EXTRA_INFO) {
-        properties::parse(&read_entry(&mut zip, EXTRA_INFO)?)
-    } else {
-        Vec::new()
+    let extra = zip.extra().map_err(package_violation)?;
+    let comment = zip.tool_comment();
+    let contents = Contents {
+        entries,
+        manifest,
+        extra,
+        hprof_entry,
+        dropped: comment.as_ref().and_then(|c| c.dropped),
     };
-    let (comment_strip, dropped) = modes_from_comment(zip.comment());
+    let strip = strip.or(comment.and_then(|c| c.strip));
 
-    // The hprof entry, decompressed (its CRC checked) into an anonymous file to map.
+    // A stored hprof entry is read where it is in the zip; a deflated one is decompressed
+    // (its CRC checked) into an anonymous file to map.
+    if let Some(mapped) = zip
+        .map_stored(&contents.hprof_entry)
+        .map_err(package_violation)?
+    {
+        let out = Hprof::new(mapped.bytes())?;
+        return verify_hprof(&out, against, strip, control, contents);
+    }
     let dir = zip_path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -235,28 +219,18 @@ pub fn verify_package(
     let mut tmp = tempfile::tempfile_in(dir)
         .or_else(|_| tempfile::tempfile())
         .map_err(|e| Error::io(dir, e))?;
-    {
-        let mut entry = zip
-            .by_name(&hprof_entry)
-            .map_err(|e| violation(format!("{hprof_entry}: {e}")))?;
-        std::io::copy(&mut entry, &mut tmp)
-            .map_err(|e| violation(format!("{hprof_entry} does not decompress: {e}")))?;
-    }
-    let map = MappedFile::from_file(&tmp, zip_path.join(&hprof_entry))?;
+    let mut entry = zip
+        .stream(&contents.hprof_entry)
+        .map_err(package_violation)?;
+    std::io::copy(&mut entry, &mut tmp)
+        .map_err(|e| violation(format!("{} does not decompress: {e}", contents.hprof_entry)))?;
+    let map = MappedFile::from_file(&tmp, zip_path.join(&contents.hprof_entry))?;
     let out = Hprof::new(map.bytes())?;
-    let strip = strip.or(comment_strip);
-    let mut v = verify_hprof(
-        &out,
-        against,
-        strip,
-        control,
-        entries,
-        manifest,
-        extra,
-        hprof_entry,
-    )?;
-    v.dropped = dropped;
-    Ok(v)
+    verify_hprof(&out, against, strip, control, contents)
+}
+
+fn package_violation(e: PackageError) -> Error {
+    violation(e.to_string())
 }
 
 /// How an input primitive array came out.
@@ -310,6 +284,8 @@ pub fn compare(
         .chain(c.dump_data_images.iter().copied())
         .collect();
 
+    let policy = strip.map(Policy::of);
+    let keeps_all = policy.is_some_and(|p| p.keeps_all);
     let mut cmp = Comparison {
         strip,
         ..Default::default()
@@ -378,7 +354,7 @@ pub fn compare(
                             }
                             cmp.dropped_arrays += 1;
                             cmp.dropped_bytes += a.data.len() as u64;
-                            if strip == Some(StripMode::None) {
+                            if keeps_all {
                                 return Err(violation(format!(
                                     "{} array 0x{:X} at input offset {} was dropped under --strip none",
                                     a.element_type.name(),
@@ -484,9 +460,9 @@ pub fn compare(
             }
         }
     }
-    let must_resolve = |original: &[u8]| match strip {
-        Some(StripMode::Bitmaps) | Some(StripMode::None) => true,
-        Some(StripMode::Duplicates) => contents
+    let must_resolve = |original: &[u8]| match policy.map(|p| p.buffers) {
+        Some(Buffers::All) => true,
+        Some(Buffers::Duplicated) => contents
             .get(&(original.len() as u64, md5(original)))
             .is_some_and(|n| *n > 1),
         _ => false,
@@ -520,7 +496,8 @@ pub fn compare(
             None => {}
         }
     }
-    if strip == Some(StripMode::Bitmaps) {
+    // Under a mode that keeps everything, the walk above already found every array.
+    if policy.is_some_and(|p| p.images && !p.keeps_all) {
         let now = images_out.unwrap_or_else(|| c.dump_data_images.clone());
         for (orig, new) in c.dump_data_images.iter().zip(now) {
             cmp.images_checked += 1;

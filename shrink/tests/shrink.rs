@@ -5,7 +5,7 @@ mod common;
 
 use std::path::Path;
 
-use hprof_shrink_core::manifest::Source;
+use hprof_shrink_core::package::Source;
 use hprof_shrink_core::verify::verify_path;
 use hprof_shrink_core::{
     shrink_file, Control, DroppedMode, ManifestValues, Outputs, Report, ShrinkOptions, StripMode,

@@ -15,7 +15,7 @@ use std::time::Instant;
 
 use hprof_shrink_core::output::clean_stale;
 use hprof_shrink_core::verify::verify_path;
-use hprof_shrink_core::{shrink_file, Control, DroppedMode, Outputs, ShrinkOptions, StripMode};
+use hprof_shrink_core::{shrink_file, Control, Outputs, ShrinkOptions};
 use indicatif::{HumanBytes, ProgressBar};
 use serde::Serialize;
 
@@ -262,11 +262,9 @@ fn record(out: &Path, st: &State, entry: &mut Entry) {
 
 /// The options a package depends on, as its state records them.
 fn options_key(args: &BatchArgs) -> String {
-    let strip: StripMode = args.mode.strip.into();
-    let dropped: DroppedMode = args.mode.dropped.into();
     format!(
-        "strip={strip:?} dropped={dropped:?} level={} salvage={}",
-        args.mode.level, args.mode.salvage
+        "strip={} dropped={} level={} salvage={}",
+        args.mode.strip, args.mode.dropped, args.mode.level, args.mode.salvage
     )
 }
 
@@ -320,8 +318,8 @@ fn run_one(
         let dir = out.parent().unwrap_or(Path::new("."));
         let prepared = prepare::prepare(input, dir, args.max_input_size)?;
         let opts = ShrinkOptions {
-            strip: args.mode.strip.into(),
-            dropped: args.mode.dropped.into(),
+            strip: args.mode.strip,
+            dropped: args.mode.dropped,
             level: args.mode.level,
             manifest: prepared.manifest.clone(),
             extra: prepared.extra.clone(),

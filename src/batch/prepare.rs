@@ -8,9 +8,9 @@ use std::fs::File;
 use std::io::{BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 
-use hprof_shrink_core::manifest::{ManifestValues, EXTRA_INFO, RESULT_INFO};
 use hprof_shrink_core::output::TEMP_SUFFIX;
-use hprof_shrink_core::properties;
+use hprof_shrink_core::package::reader::{self, PackageError, PackageReader};
+use hprof_shrink_core::package::{ManifestValues, RESULT_INFO};
 use tempfile::NamedTempFile;
 
 use super::discover::{Input, Kind};
@@ -90,74 +90,39 @@ fn safe_entry_name(name: &str) -> bool {
             .all(|c| matches!(c, std::path::Component::Normal(_)))
 }
 
-fn read_text<R: Read + std::io::Seek>(
-    zip: &mut zip::ZipArchive<R>,
-    name: &str,
-) -> Result<Option<String>, String> {
-    let mut f = match zip.by_name(name) {
-        Ok(f) => f,
-        Err(zip::result::ZipError::FileNotFound) => return Ok(None),
-        Err(e) => return Err(format!("{name}: {e}")),
-    };
-    let mut text = String::new();
-    copy_capped(&mut f, &mut VecWriter(&mut text), 1 << 20, name)?;
-    Ok(Some(text))
-}
-
-struct VecWriter<'a>(&'a mut String);
-
-impl Write for VecWriter<'_> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.push_str(&String::from_utf8_lossy(buf));
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 fn from_zip(path: &Path, temp_dir: &Path, cap: u64) -> Result<Prepared, String> {
-    let f = File::open(path).map_err(|e| e.to_string())?;
-    let mut zip =
-        zip::ZipArchive::new(BufReader::new(f)).map_err(|e| format!("not a readable zip: {e}"))?;
-    let info = read_text(&mut zip, RESULT_INFO)?
-        .ok_or_else(|| format!("a zip without {RESULT_INFO}: not a Matrix package"))?;
-    let pairs = properties::parse(&info);
-    let get = |k: &str| {
-        pairs
-            .iter()
-            .find(|(key, _)| key == k)
-            .map(|(_, v)| v.clone())
-    };
+    let zip = PackageReader::open(path).map_err(|e| match e {
+        PackageError::NotZip(reason) => format!("not a readable zip: {reason}"),
+        e => e.to_string(),
+    })?;
+    let pairs = zip.manifest().map_err(|e| match e {
+        PackageError::Missing(_) => format!("a zip without {RESULT_INFO}: not a Matrix package"),
+        e => e.to_string(),
+    })?;
+    let get = |k: &str| reader::value(&pairs, k).map(str::to_string);
     let entry = get("hprofEntry").ok_or_else(|| format!("{RESULT_INFO} has no hprofEntry"))?;
     if !safe_entry_name(&entry) {
         return Err(format!(
             "refusing the entry name {entry:?}: it leaves the archive"
         ));
     }
-    let extra = read_text(&mut zip, EXTRA_INFO)?
-        .map(|t| properties::parse(&t))
-        .unwrap_or_default();
+    let extra = zip.extra().map_err(|e| e.to_string())?;
     let mut temp = temp_in(temp_dir)?;
     {
-        let mut e = zip
-            .by_name(&entry)
-            .map_err(|e| format!("hprofEntry {entry:?}: {e}"))?;
-        if e.size() > cap {
+        let declared = zip
+            .declared_size(&entry)
+            .ok_or_else(|| format!("hprofEntry {entry:?}: no such entry in the zip"))?;
+        if declared > cap {
             return Err(format!(
-                "hprofEntry {entry:?} declares {} bytes, over the limit of {cap} (--max-input-size)",
-                e.size()
+                "hprofEntry {entry:?} declares {declared} bytes, over the limit of {cap} (--max-input-size)"
             ));
         }
-        let declared = e.size();
+        let mut e = zip
+            .stream(&entry)
+            .map_err(|e| format!("hprofEntry {entry:?}: {e}"))?;
         let mut out = std::io::BufWriter::new(temp.as_file_mut());
-        // The zip crate stops at the declared size and checks the CRC; the cap guards the rest.
-        let n = copy_capped(
-            &mut e,
-            &mut out,
-            declared.min(cap),
-            &format!("hprofEntry {entry:?}"),
-        )?;
+        // The reader stops at the declared size and checks the CRC; the cap guards the rest.
+        let n = copy_capped(&mut e, &mut out, declared, &format!("hprofEntry {entry:?}"))?;
         if n != declared {
             return Err(format!(
                 "hprofEntry {entry:?} holds {n} bytes, it declares {declared}"

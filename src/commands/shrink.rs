@@ -46,8 +46,8 @@ pub fn run(a: ShrinkArgs) -> Result<(), HostError> {
         None => a.output.clone(),
     };
     let opts = ShrinkOptions {
-        strip: a.mode.strip.into(),
-        dropped: a.mode.dropped.into(),
+        strip: a.mode.strip,
+        dropped: a.mode.dropped,
         level: a.mode.level,
         manifest: ManifestValues {
             sdk_version: a.sdk_version,

@@ -15,12 +15,7 @@ pub fn run(a: VerifyArgs) -> Result<(), HostError> {
         cancel: None,
         progress: Some(&progress),
     };
-    let v = verify_path(
-        &a.package,
-        a.against.as_deref(),
-        a.strip.map(Into::into),
-        &control,
-    );
+    let v = verify_path(&a.package, a.against.as_deref(), a.strip, &control);
     bar.finish();
     let v = v.map_err(|source| HostError::CoreOn {
         what: format!("verify {}", a.package.display()),

@@ -7,12 +7,8 @@ use std::io::{self, Read};
 use std::path::Path;
 
 use base64::Engine;
-use hprof_shrink_core::manifest::RESULT_INFO;
-use hprof_shrink_core::properties;
+use hprof_shrink_core::package::PackageReader;
 use md5::{Digest, Md5};
-
-/// `result.info` is a few hundred bytes; anything past this is not one of ours.
-const MAX_RESULT_INFO: u64 = 64 * 1024;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Digested {
@@ -55,26 +51,15 @@ pub fn digest(file: &mut File) -> io::Result<Digested> {
 /// The `result.info` properties of a package, in file order. The error says why the file
 /// is not a package.
 pub fn result_info(path: &Path) -> Result<Vec<(String, String)>, String> {
-    let file = File::open(path).map_err(|e| e.to_string())?;
-    let mut zip = zip::ZipArchive::new(file).map_err(|e| format!("not a zip: {e}"))?;
-    let entry = zip
-        .by_name(RESULT_INFO)
-        .map_err(|_| format!("no {RESULT_INFO} entry"))?;
-    if entry.size() > MAX_RESULT_INFO {
-        return Err(format!("{RESULT_INFO} is {} bytes", entry.size()));
-    }
-    let mut text = Vec::new();
-    entry
-        .take(MAX_RESULT_INFO)
-        .read_to_end(&mut text)
-        .map_err(|e| format!("reading {RESULT_INFO}: {e}"))?;
-    let text = String::from_utf8(text).map_err(|_| format!("{RESULT_INFO} is not UTF-8"))?;
-    Ok(properties::parse(&text))
+    PackageReader::open(path)
+        .and_then(|p| p.manifest())
+        .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use hprof_shrink_core::package::RESULT_INFO;
     use std::io::{Seek, Write};
 
     #[test]

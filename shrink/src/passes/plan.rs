@@ -12,10 +12,51 @@ use super::info::{DumpInfo, Target};
 use crate::hprof::Instance;
 use crate::options::{DroppedMode, StripMode};
 
+/// What a strip mode keeps, stated once: [`Plan::new`] carries it out, and the report
+/// and the verifier read it rather than matching on the mode themselves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Policy {
+    /// Nothing is dropped: the hprof is the input, byte for byte.
+    pub keeps_all: bool,
+    /// Which live Bitmap buffers stay (besides String values, which always do).
+    pub buffers: Buffers,
+    /// Android 14+ DumpData images (and the natives beside them) stay.
+    pub images: bool,
+    /// Identical kept buffers (and images) are merged into one copy, the references to the
+    /// others repointed at it.
+    pub merges: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Buffers {
+    All,
+    /// One copy of each buffer that has a duplicate (Matrix's choice); the rest goes.
+    Duplicated,
+    None,
+}
+
+impl Policy {
+    pub fn of(strip: StripMode) -> Policy {
+        let (keeps_all, buffers, images, merges) = match strip {
+            StripMode::Bitmaps => (false, Buffers::All, true, true),
+            StripMode::Duplicates => (false, Buffers::Duplicated, false, true),
+            StripMode::Strings => (false, Buffers::None, false, false),
+            StripMode::None => (true, Buffers::All, true, false),
+        };
+        Policy {
+            keeps_all,
+            buffers,
+            images,
+            merges,
+        }
+    }
+}
+
 #[derive(Debug)]
 pub struct Plan {
     pub strip: StripMode,
     pub dropped: DroppedMode,
+    policy: Policy,
     /// String values, shared with pass 2's result.
     strings: Arc<IdSet>,
     /// Everything else kept: Bitmap buffers, DumpData images and natives (few).
@@ -37,31 +78,35 @@ impl Plan {
         strip: StripMode,
         dropped: DroppedMode,
     ) -> Plan {
+        let policy = Policy::of(strip);
         let mut keep = FxHashSet::default();
         let mut remap = FxHashMap::default();
-        let strings = match strip {
-            StripMode::None => Arc::new(IdSet::new()),
-            _ => collected.string_values.clone(),
+        let strings = if policy.keeps_all {
+            Arc::new(IdSet::new())
+        } else {
+            collected.string_values.clone()
         };
-        match strip {
-            StripMode::None | StripMode::Strings => {}
-            StripMode::Bitmaps => {
-                for g in [buffers, images] {
-                    keep.extend(g.size.keys().copied());
-                    remap.extend(g.duplicates());
-                }
-                keep.extend(collected.dump_data_natives);
-            }
-            StripMode::Duplicates => {
-                // Matrix: one copy of each buffer that has a duplicate; the rest goes.
-                keep.extend(
+        if !policy.keeps_all {
+            match policy.buffers {
+                Buffers::All => keep.extend(buffers.size.keys().copied()),
+                Buffers::Duplicated => keep.extend(
                     buffers
                         .size
                         .iter()
                         .filter(|(_, n)| **n > 1)
                         .map(|(k, _)| *k),
-                );
+                ),
+                Buffers::None => {}
+            }
+            if policy.merges {
                 remap.extend(buffers.duplicates());
+            }
+            if policy.images {
+                keep.extend(images.size.keys().copied());
+                if policy.merges {
+                    remap.extend(images.duplicates());
+                }
+                keep.extend(collected.dump_data_natives);
             }
         }
         let header = Instance::data_start(info.id_size);
@@ -75,19 +120,27 @@ impl Plan {
                 _ => None,
             })
             .collect();
-        let dump_data_buffers = match strip {
-            StripMode::Bitmaps => collected.dump_data_buffers,
-            _ => None,
+        // The DumpData array's elements are rewritten where its images merge.
+        let dump_data_buffers = if policy.images && policy.merges {
+            collected.dump_data_buffers
+        } else {
+            None
         };
         Plan {
             strip,
             dropped,
+            policy,
             strings,
             keep,
             remap,
             bitmap_buffer_at,
             dump_data_buffers,
         }
+    }
+
+    /// What the strip mode keeps.
+    pub fn policy(&self) -> Policy {
+        self.policy
     }
 
     /// Does the primitive array `id` stay as it is? (For one-off questions; walks use a
@@ -106,7 +159,7 @@ impl Plan {
 
     /// Do heap dump segments change length (so their new length must be computed)?
     pub fn changes_lengths(&self) -> bool {
-        self.strip != StripMode::None && self.dropped != DroppedMode::Zero
+        !self.policy.keeps_all && self.dropped != DroppedMode::Zero
     }
 
     /// The kept copy an id must point to instead, when it points to a duplicate.
@@ -145,8 +198,6 @@ pub struct Keeper<'p> {
 impl Keeper<'_> {
     #[inline]
     pub fn keeps(&mut self, id: u64) -> bool {
-        self.plan.strip == StripMode::None
-            || self.strings.contains(id)
-            || self.plan.keep.contains(&id)
+        self.plan.policy.keeps_all || self.strings.contains(id) || self.plan.keep.contains(&id)
     }
 }

@@ -1,23 +1,19 @@
-//! The upload package: a zip holding `result.info`, the shrunk hprof (streamed into its
-//! entry as pass 3 writes it, deflated on several cores) and, optionally, `extra.info`.
-//! Entries carry the dump's own timestamp, so the same input and options give the same
-//! bytes.
-//!
-//! Written with `rawzip`, which lets the caller bring the compressed bytes (the zip crate
-//! compresses itself, on one thread); entries use data descriptors, so nothing seeks back
-//! and the output can be any `Write`.
+//! Writing a package: entries streamed in (the hprof as pass 3 writes it, deflated on
+//! several cores), each carrying the dump's own timestamp, so the same input and options
+//! give the same bytes. Entries use data descriptors, so nothing seeks back and the output
+//! can be any `Write`.
 
 use std::io::Write;
 
 use rawzip::time::UtcDateTime;
 use rawzip::{CompressionMethod, DataDescriptorOutput, ZipArchiveWriter};
 
-use crate::deflate::ParallelDeflate;
+use super::deflate::ParallelDeflate;
+use super::manifest::{Manifest, EXTRA_INFO, RESULT_INFO};
+use super::properties;
 use crate::error::{Error, Result};
-use crate::manifest::{Manifest, EXTRA_INFO, RESULT_INFO};
-use crate::properties;
 
-pub struct Package<W: Write> {
+pub struct PackageWriter<W: Write> {
     archive: ZipArchiveWriter<W>,
     time: UtcDateTime,
     level: u32,
@@ -46,7 +42,7 @@ impl<W: Write> Write for Stored<W> {
     }
 }
 
-impl<W: Write> Package<W> {
+impl<W: Write> PackageWriter<W> {
     /// A package whose entries deflate at `level` (0 stores) and carry `timestamp_ms`.
     pub fn new(out: W, level: u32, timestamp_ms: u64) -> Result<Self> {
         if level > 9 {
@@ -54,7 +50,7 @@ impl<W: Write> Package<W> {
                 "compression level {level} is not 0-9"
             )));
         }
-        Ok(Package {
+        Ok(PackageWriter {
             archive: ZipArchiveWriter::new(out),
             time: UtcDateTime::from_unix((timestamp_ms / 1000) as i64),
             level,

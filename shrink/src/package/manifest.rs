@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use crate::properties;
+use super::properties;
 
 pub const RESULT_INFO: &str = "result.info";
 pub const EXTRA_INFO: &str = "extra.info";

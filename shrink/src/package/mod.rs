@@ -1,0 +1,22 @@
+//! The upload package, written and read: a zip holding `result.info` (the manifest Matrix's
+//! analyzer reads), the shrunk hprof and, optionally, `extra.info`; its comment names the
+//! tool and the modes it was made with.
+//!
+//! One zip crate for both directions, `rawzip`. The writer needs to bring its own
+//! compressed bytes (deflated on several cores, see [`deflate`]) and stream them into an
+//! entry without seeking back; the `zip` crate compresses itself, on one thread. For
+//! reading, rawzip reads with positioned reads, hands out a stored entry's byte range (so
+//! the verifier maps it instead of copying it) and checks size and CRC-32 as an entry is
+//! decompressed (flate2, which the writer already uses).
+
+pub mod comment;
+pub mod deflate;
+pub mod manifest;
+pub mod properties;
+pub mod reader;
+pub mod writer;
+
+pub use comment::ToolComment;
+pub use manifest::{Manifest, ManifestValues, Source, EXTRA_INFO, RESULT_INFO};
+pub use reader::{MappedEntry, PackageError, PackageReader};
+pub use writer::PackageWriter;
