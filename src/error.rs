@@ -32,14 +32,14 @@ pub enum HostError {
     Core(#[from] hprof_shrink_core::Error),
 
     /// The core failed on a file; `what` names it and, where it helps, what was being done.
-    #[error("{what}: {source}")]
+    #[error("{}", prefixed(what, source))]
     CoreOn {
         what: String,
         source: hprof_shrink_core::Error,
     },
 
     /// A shrink failed; a cut-off dump gets a hint that `--salvage` can take what is there.
-    #[error("{}: {source}{}", input.display(), salvage_hint(source, *salvaging))]
+    #[error("{}{}", prefixed(&input.display().to_string(), source), salvage_hint(source, *salvaging))]
     Shrink {
         input: PathBuf,
         source: hprof_shrink_core::Error,
@@ -124,6 +124,17 @@ impl HostError {
             HostError::Usage(_) => EXIT_USAGE,
             _ => EXIT_FAILURE,
         }
+    }
+}
+
+/// `what: error`, or the error alone when it already names the file (an I/O error on a
+/// path): one line names a path once.
+fn prefixed(what: &str, source: &hprof_shrink_core::Error) -> String {
+    match source.path() {
+        Some(p) if what.ends_with(&p.display().to_string()) || what == p.display().to_string() => {
+            source.to_string()
+        }
+        _ => format!("{what}: {source}"),
     }
 }
 

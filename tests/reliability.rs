@@ -417,3 +417,75 @@ fn a_closed_stdout_ends_quietly_and_a_failing_stderr_never_stops_the_work() {
     let v = run(&["verify", s(&out)]);
     assert!(v.status.success(), "{}", stderr(&v));
 }
+
+/// Runs the binary with `args`; fails the test if it has not finished within 20 s (a
+/// FIFO opened for reading blocks until a writer comes).
+fn run_bounded(args: &[&str]) -> Output {
+    let mut child = bin()
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t.elapsed() > Duration::from_secs(20) {
+            child.kill().unwrap();
+            panic!("hprof-shrink {args:?} hung");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn a_fifo_device_or_directory_as_input_is_one_clear_line_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("dump.hprof");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let out = dir.path().join("out.zip");
+    let missing = dir.path().join("missing.hprof");
+    let cases: Vec<(Vec<&str>, String)> = vec![
+        (
+            vec![s(&fifo), s(&out)],
+            format!("{}: not a regular file (a FIFO)", fifo.display()),
+        ),
+        (
+            vec!["inspect", s(&fifo)],
+            format!("{}: not a regular file (a FIFO)", fifo.display()),
+        ),
+        (
+            vec!["upload", "--url", "http://127.0.0.1:9/u", s(&fifo)],
+            format!("{}: not a regular file", fifo.display()),
+        ),
+        (
+            vec!["/dev/zero", s(&out)],
+            "/dev/zero: not a regular file (a character device)".to_string(),
+        ),
+        (
+            vec![s(dir.path()), s(&out)],
+            format!("{}: is a directory, not a heap dump", dir.path().display()),
+        ),
+        (
+            vec!["inspect", s(&missing)],
+            format!("{}: No such file or directory", missing.display()),
+        ),
+        (
+            vec![s(&missing), s(&out)],
+            format!("{}: No such file or directory", missing.display()),
+        ),
+    ];
+    for (args, want) in cases {
+        let o = run_bounded(&args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(&want), "{args:?}: {err}");
+        // The path once, not twice.
+        let path = want.split(": ").next().unwrap();
+        assert_eq!(err.matches(path).count(), 1, "{args:?}: {err}");
+        assert!(!out.exists());
+    }
+}

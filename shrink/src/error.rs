@@ -54,6 +54,15 @@ impl Error {
         })
     }
 
+    /// The file this error names in its own message (an I/O error on a path), so that a
+    /// caller does not name it again.
+    pub fn path(&self) -> Option<&std::path::Path> {
+        match self {
+            Error::Io(f) | Error::Format(FormatError::Io(f)) => Some(&f.path),
+            _ => None,
+        }
+    }
+
     /// The byte offset in the dump this error points at, when it points at one.
     pub fn offset(&self) -> Option<u64> {
         match self {

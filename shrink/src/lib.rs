@@ -16,8 +16,6 @@ pub mod ffi;
 pub mod hprof;
 /// What an unknown dump holds, by record, tag and class.
 pub mod inspect;
-/// A mapped input that shrinks under us is an error, not a SIGBUS.
-pub mod mapguard;
 /// Output files that appear complete or not at all.
 pub mod output;
 /// The upload package: the zip's writer and reader, `result.info`, `extra.info`, the

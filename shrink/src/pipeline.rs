@@ -371,6 +371,24 @@ pub fn shrink_file(
         )));
     }
     let map = MappedFile::open(input)?;
+    let result = shrink_mapped(&map, input, outputs, opts, control, started);
+    if result.is_err() {
+        // Zeros read where the file shrank under us explain any error better than the
+        // error itself (an unknown tag 0x00...).
+        map.check_intact()?;
+    }
+    result
+}
+
+/// [`shrink_file`] once the input is mapped.
+fn shrink_mapped(
+    map: &MappedFile,
+    input: &Path,
+    outputs: Outputs<'_>,
+    opts: &ShrinkOptions,
+    control: &Control,
+    started: Instant,
+) -> Result<Report> {
     let (hprof, salvage) = if opts.salvage {
         Hprof::salvage(map.bytes())?
     } else {
@@ -451,6 +469,8 @@ pub fn shrink_file(
     // Ends the buffer's borrow of the raw file, which is committed below.
     drop(raw);
     control.check()?;
+    // Nothing read from a file that changed under us is committed.
+    map.check_intact()?;
     let synced = Instant::now();
     let zip_bytes = zip_file.map(PendingFile::commit).transpose()?;
     if let Some(raw) = raw_file {

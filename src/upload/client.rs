@@ -398,6 +398,13 @@ impl Uploader {
             path: path.to_path_buf(),
             source: e,
         };
+        // Looked at before it is opened: opening a FIFO would wait for a writer.
+        if !std::fs::metadata(path).map_err(io_err)?.is_file() {
+            return Err(UploadError::Rejected {
+                path: path.to_path_buf(),
+                detail: "not a regular file".into(),
+            });
+        }
         let mut file = File::open(path).map_err(io_err)?;
         if !file.metadata().map_err(io_err)?.is_file() {
             return Err(UploadError::Rejected {

@@ -3,7 +3,7 @@
 //!
 //! A leaf: nothing here imports from the rest of the crate, so anything that reads dumps
 //! can build on it. Inside, dependencies go one way: `tags`, `error`, `cursor` and `tick` at
-//! the bottom, then `heap`, `record`, `visitor` and `classes`, then `reader` and `writer`,
+//! the bottom (with `mapguard`, which keeps a shrinking input from killing the process), then `heap`, `record`, `visitor` and `classes`, then `reader` and `writer`,
 //! and `events` on top. `tests/layers.rs` holds both rules.
 
 pub mod classes;
@@ -11,6 +11,7 @@ pub(crate) mod cursor;
 pub mod error;
 pub mod events;
 pub mod heap;
+mod mapguard;
 pub mod reader;
 pub mod record;
 pub mod tags;

@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 
 use memmap2::Mmap;
 
+use super::mapguard::Guard;
+
 use super::error::{FormatError, Result, Truncation};
 use super::heap::{
     id_at, parse_checked, parse_common, quick_len, Instance, ObjectArray, SubRecord, SubRecords,
@@ -260,6 +262,41 @@ where
     Ok(visitor.heap_dump_end(record)?)
 }
 
+/// `O_NONBLOCK`, so that opening a FIFO for reading does not wait for a writer.
+#[cfg(unix)]
+fn libc_nonblock() -> i32 {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        libc::O_NONBLOCK
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    {
+        0o4000
+    }
+}
+
+/// What kind of file a non-regular one is, for the error.
+fn describe_type(kind: &std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return "a FIFO";
+        }
+        if kind.is_char_device() {
+            return "a character device";
+        }
+        if kind.is_block_device() {
+            return "a block device";
+        }
+        if kind.is_socket() {
+            return "a socket";
+        }
+    }
+    let _ = kind;
+    "not a file"
+}
+
 /// Asks the visitor about an instance or array from its header (see
 /// [`Visitor::wants_object`]); a header cut short is left to the checked parse.
 #[inline(always)]
@@ -278,32 +315,68 @@ fn wants_object<V: Visitor + ?Sized>(visitor: &V, b: &[u8], id_size: u8) -> bool
 
 /// A dump file mapped into memory, read-only. The file is the store: passes keep ids and
 /// offsets, never array contents.
+///
+/// Another program may truncate the file while it is mapped (an app dumping again to the
+/// same path, `cp` over it); reading past its new end would raise SIGBUS. The mapping is
+/// guarded (see `mapguard`): such pages read as zeros instead, and [`check_intact`]
+/// (Self::check_intact) says the file changed, which callers ask before trusting a result.
 pub struct MappedFile {
     path: PathBuf,
+    // Dropped before the mapping it guards.
+    guard: Option<Guard>,
     map: Option<Mmap>,
+    file: Option<File>,
 }
 
 impl MappedFile {
+    /// Opens and maps `path`, which must be a regular file: a FIFO, a device or a
+    /// directory is refused before anything is read (opened without blocking, so a FIFO
+    /// nobody writes to cannot hang us).
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref().to_path_buf();
-        let file = File::open(&path).map_err(|e| FormatError::io(&path, e))?;
+        let mut options = std::fs::OpenOptions::new();
+        options.read(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.custom_flags(libc_nonblock());
+        }
+        let file = options.open(&path).map_err(|e| FormatError::io(&path, e))?;
+        let kind = file
+            .metadata()
+            .map_err(|e| FormatError::io(&path, e))?
+            .file_type();
+        if !kind.is_file() {
+            let what = if kind.is_dir() {
+                "is a directory, not a heap dump".to_string()
+            } else {
+                format!("not a regular file ({})", describe_type(&kind))
+            };
+            return Err(FormatError::io(&path, std::io::Error::other(what)));
+        }
         Self::from_file(&file, path)
     }
 
     /// Maps an open file; `path` names it in errors.
     pub fn from_file(file: &File, path: PathBuf) -> Result<Self> {
+        // Kept to see the file's size later (a second handle, so the caller keeps its own).
+        let file = file.try_clone().map_err(|e| FormatError::io(&path, e))?;
         let len = file
             .metadata()
             .map_err(|e| FormatError::io(&path, e))?
             .len();
         if len == 0 {
             // mmap refuses zero-length files; an empty slice reads as "empty file" later.
-            return Ok(MappedFile { path, map: None });
+            return Ok(MappedFile {
+                path,
+                guard: None,
+                map: None,
+                file: Some(file),
+            });
         }
-        // SAFETY: the map is read-only and private to this process. Another process that
-        // truncates the file while we read it can make the kernel signal SIGBUS; inputs are
-        // finished dumps, and the documentation says not to shrink a dump still being written.
-        let map = unsafe { memmap2::MmapOptions::new().populate().map(file) }
+        // SAFETY: the map is read-only and private to this process. A truncation by another
+        // process while we read is caught by the guard below (no SIGBUS reaches anyone).
+        let map = unsafe { memmap2::MmapOptions::new().populate().map(&file) }
             .map_err(|e| FormatError::io(&path, e))?;
         #[cfg(unix)]
         {
@@ -312,8 +385,30 @@ impl MappedFile {
         }
         Ok(MappedFile {
             path,
+            guard: Some(Guard::new(&map)),
             map: Some(map),
+            file: Some(file),
         })
+    }
+
+    /// An error when the file changed under us while it was mapped (it shrank: pages past
+    /// its new end were read as zeros), so nothing read from it can be trusted.
+    pub fn check_intact(&self) -> Result<()> {
+        let mapped = self.map.as_ref().map_or(0, |m| m.len() as u64);
+        let now = self
+            .file
+            .as_ref()
+            .and_then(|f| f.metadata().ok())
+            .map_or(mapped, |m| m.len());
+        if self.guard.as_ref().is_some_and(Guard::damaged) || now < mapped {
+            return Err(FormatError::io(
+                &self.path,
+                std::io::Error::other(format!(
+                    "the file shrank from {mapped} to {now} bytes while it was read (another program rewrote it); nothing read from it is kept"
+                )),
+            ));
+        }
+        Ok(())
     }
 
     pub fn path(&self) -> &Path {

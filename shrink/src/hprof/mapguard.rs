@@ -160,6 +160,7 @@ mod imp {
             self.slot.is_some_and(|s| s.damaged.load(Ordering::Acquire))
         }
 
+        #[cfg(test)]
         pub fn guarded(&self) -> bool {
             self.slot.is_some()
         }
@@ -188,10 +189,6 @@ mod imp {
         pub fn damaged(&self) -> bool {
             false
         }
-
-        pub fn guarded(&self) -> bool {
-            false
-        }
     }
 }
 
@@ -200,7 +197,7 @@ pub use imp::Guard;
 
 #[cfg(all(test, any(target_os = "linux", target_os = "android")))]
 mod tests {
-    use super::Guard;
+    use crate::hprof::mapguard::Guard;
     use std::io::Write;
 
     fn mapped(len: usize) -> (tempfile::NamedTempFile, memmap2::Mmap) {

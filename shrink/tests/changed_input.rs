@@ -1,0 +1,76 @@
+//! A dump rewritten under us while it is shrunk (an app dumping again to the same path,
+//! `cp` over it) is an error for that input: no SIGBUS, no output, a message that says
+//! what happened.
+
+mod common;
+
+use std::fs::File;
+use std::sync::Mutex;
+
+use hprof_fixtures::{ArtBuilder, Heap, Options};
+use hprof_shrink_core::{shrink_file, Control, Outputs, ShrinkOptions, Stage};
+
+/// A dump of 48 MiB of byte arrays: long enough that the walks report progress (every
+/// 4 MiB) while most of the file is still ahead of them.
+fn big_dump() -> Vec<u8> {
+    let mut b = ArtBuilder::new(Options::default());
+    for i in 0..48u8 {
+        b.byte_array(Heap::App, &vec![i; 1 << 20]);
+    }
+    b.finish()
+}
+
+fn truncated_during(stage: Stage, zip: bool) {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.hprof");
+    std::fs::write(&input, big_dump()).unwrap();
+    let writer = Mutex::new(Some(File::options().write(true).open(&input).unwrap()));
+    let progress = |p: hprof_shrink_core::Progress| {
+        if p.stage == stage && p.done > 0 {
+            if let Some(f) = writer.lock().unwrap().take() {
+                // What `cp` over the dump does first.
+                f.set_len(4096).unwrap();
+            }
+        }
+    };
+    let control = Control {
+        cancel: None,
+        progress: Some(&progress),
+    };
+    let out = dir.path().join(if zip { "out.zip" } else { "out.hprof" });
+    let outputs = Outputs {
+        zip: zip.then_some(out.as_path()),
+        hprof: (!zip).then_some(out.as_path()),
+    };
+    let opts = ShrinkOptions {
+        threads: 2,
+        ..Default::default()
+    };
+    let err = shrink_file(&input, outputs, &opts, &control)
+        .expect_err("a dump that shrank while read must not give a result");
+    assert!(
+        writer.lock().unwrap().is_none(),
+        "{stage:?}: the test never truncated the input"
+    );
+    let text = err.to_string();
+    assert!(
+        text.contains("in.hprof") && text.contains("shrank") && text.contains("while it was read"),
+        "{stage:?}: {text}"
+    );
+    assert_eq!(common::files_in(dir.path()), ["in.hprof"], "{stage:?}");
+}
+
+#[test]
+fn a_dump_truncated_while_collected_is_an_error_not_a_sigbus() {
+    truncated_during(Stage::Collect, true);
+}
+
+#[test]
+fn a_dump_truncated_while_written_to_a_zip_is_an_error_not_a_sigbus() {
+    truncated_during(Stage::Write, true);
+}
+
+#[test]
+fn a_dump_truncated_while_written_on_several_threads_is_an_error_not_a_sigbus() {
+    truncated_during(Stage::Write, false);
+}
