@@ -489,3 +489,44 @@ fn a_fifo_device_or_directory_as_input_is_one_clear_line_at_once() {
         assert!(!out.exists());
     }
 }
+
+/// Offset of the first top-level record with `tag` in `dump`.
+fn first_record(dump: &[u8], tag: u8) -> usize {
+    let mut pos = dump.iter().position(|&b| b == 0).unwrap() + 1 + 4 + 8;
+    while dump[pos] != tag {
+        let len = u32::from_be_bytes(dump[pos + 5..pos + 9].try_into().unwrap());
+        pos += 9 + len as usize;
+    }
+    pos
+}
+
+#[test]
+fn salvage_takes_only_a_cut_off_end_never_damage_inside() {
+    let dir = tempfile::tempdir().unwrap();
+    let full = std::fs::read(fixture("art-api25.hprof")).unwrap();
+    for (name, tag) in [("segment", 0x1C), ("string", 0x01)] {
+        // A complete dump whose first record of this kind claims to run past the end.
+        let mut bad = full.clone();
+        let at = first_record(&bad, tag);
+        bad[at + 5..at + 9].copy_from_slice(&0xFFFF_FF00u32.to_be_bytes());
+        let input = dir.path().join(format!("{name}.hprof"));
+        std::fs::write(&input, &bad).unwrap();
+        let out = dir.path().join(format!("{name}.zip"));
+        let o = run(&[s(&input), s(&out), "--salvage"]);
+        assert_eq!(o.status.code(), Some(1), "{name}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("truncated record body"),
+            "{name}: {}",
+            stderr(&o)
+        );
+        assert!(!out.exists(), "{name}: a package from a damaged dump");
+    }
+    // The same dump cut off in its middle is still salvaged.
+    let cut = dir.path().join("cut.hprof");
+    std::fs::write(&cut, &full[..full.len() / 2]).unwrap();
+    let out = dir.path().join("cut.zip");
+    let o = run(&[s(&cut), s(&out), "--salvage"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v = run(&["verify", s(&out), "--against", s(&cut)]);
+    assert!(v.status.success(), "{}", stderr(&v));
+}

@@ -65,15 +65,22 @@ impl<'a> Hprof<'a> {
         let whole = Hprof::new(data)?;
         let mut records = whole.records();
         for r in &mut records {
-            let start = match r {
+            let (start, cut) = match r {
                 Ok(_) => continue,
-                Err(FormatError::Truncated {
-                    offset,
-                    kind: Truncation::FileEnd,
-                    ..
-                }) => offset as usize,
+                Err(
+                    e @ FormatError::Truncated {
+                        offset,
+                        kind: Truncation::FileEnd,
+                        ..
+                    },
+                ) => (offset as usize, e),
                 Err(e) => return Err(e),
             };
+            // A length that runs past the end of a dump that goes on being a dump (it ends
+            // with HEAP_DUMP_END) is damage inside, not a cut-off end: it stays an error.
+            if ends_complete(data) {
+                return Err(cut);
+            }
             let salvage = |end: usize| Salvage {
                 damaged_at: end as u64,
                 file_bytes: data.len() as u64,
@@ -96,6 +103,11 @@ impl<'a> Hprof<'a> {
                 kept = (sub.offset - head_end as u64) as usize + sub.raw.len();
             }
             let end = head_end + kept;
+            // Whole records from the end of the last whole sub-record to the end of the
+            // file: the segment's length was wrong, the dump itself is all there.
+            if records_to_the_end(data, end) {
+                return Err(cut);
+            }
             let hprof = Hprof {
                 data: &data[..end],
                 cut: Some((start as u64, kept as u32)),
@@ -260,6 +272,32 @@ where
         visitor.passed_over(base + from as u64, &body[from..])?;
     }
     Ok(visitor.heap_dump_end(record)?)
+}
+
+/// True when the file's last record is a whole HEAP_DUMP_END (what HotSpot and ART write
+/// last): a dump written to its end.
+fn ends_complete(data: &[u8]) -> bool {
+    let n = super::record::RECORD_HEADER_LEN;
+    data.len() >= n
+        && data[data.len() - n] == tags::HEAP_DUMP_END
+        && data[data.len() - 4..] == [0, 0, 0, 0]
+}
+
+/// True when the bytes from `from` are one or more whole top-level records of known tags
+/// that end exactly at the end of the file.
+fn records_to_the_end(data: &[u8], from: usize) -> bool {
+    let n = super::record::RECORD_HEADER_LEN;
+    let mut pos = from;
+    let mut count = 0;
+    while pos < data.len() {
+        if pos + n > data.len() || !tags::is_record_tag(data[pos]) {
+            return false;
+        }
+        let len = u32::from_be_bytes([data[pos + 5], data[pos + 6], data[pos + 7], data[pos + 8]]);
+        pos += n + len as usize;
+        count += 1;
+    }
+    pos == data.len() && count > 0
 }
 
 /// `O_NONBLOCK`, so that opening a FIFO for reading does not wait for a writer.

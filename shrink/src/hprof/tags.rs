@@ -19,6 +19,13 @@ pub const CONTROL_SETTINGS: u8 = 0x0E;
 pub const HEAP_DUMP_SEGMENT: u8 = 0x1C;
 pub const HEAP_DUMP_END: u8 = 0x2C;
 
+/// True for the top-level record tags of the format (HPROF 1.0.1–1.0.3).
+pub fn is_record_tag(tag: u8) -> bool {
+    matches!(tag, STRING..=HEAP_SUMMARY | START_THREAD..=CONTROL_SETTINGS)
+        || tag == HEAP_DUMP_SEGMENT
+        || tag == HEAP_DUMP_END
+}
+
 // Heap dump sub-records.
 pub const ROOT_UNKNOWN: u8 = 0xFF;
 pub const ROOT_JNI_GLOBAL: u8 = 0x01;
