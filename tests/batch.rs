@@ -662,3 +662,42 @@ fn two_batches_at_once_queue_every_package_once() {
     let want: Vec<String> = (0..8).map(|i| format!("d{i}.zip")).collect();
     assert_eq!(queued, want);
 }
+
+#[test]
+fn a_salvaged_dump_says_so_on_its_own_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    std::fs::create_dir(&input).unwrap();
+    let full = std::fs::read(fixture("art-api25.hprof")).unwrap();
+    std::fs::write(input.join("cut.hprof"), &full[..full.len() / 2]).unwrap();
+    std::fs::copy(fixture("art-api26.hprof"), input.join("whole.hprof")).unwrap();
+    let report = dir.path().join("r.json");
+    let o = run(&[
+        "batch",
+        s(&input),
+        "--out-dir",
+        s(&dir.path().join("out")),
+        "--salvage",
+        "-j",
+        "1",
+        "--report",
+        s(&report),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let err = stderr(&o);
+    let line = err
+        .lines()
+        .find(|l| l.contains("cut.hprof ->"))
+        .unwrap_or_else(|| panic!("no line for cut.hprof: {err}"));
+    assert!(line.contains("salvaged: cut off at offset"), "{line}");
+    let whole = err.lines().find(|l| l.contains("whole.hprof ->")).unwrap();
+    assert!(!whole.contains("salvaged"), "{whole}");
+    let (r, _) = batch_report(&report);
+    let salvaged: Vec<&serde_json::Value> = r["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| !e["salvaged"].is_null())
+        .collect();
+    assert_eq!(salvaged.len(), 1);
+}

@@ -63,6 +63,8 @@ pub struct Entry {
     pub outbox: Option<String>,
     /// Whether the upload (`--upload` without `--outbox`) succeeded.
     pub uploaded: Option<bool>,
+    /// `--salvage` of a dump cut off while written: what was kept.
+    pub salvaged: Option<String>,
     /// The hand-off (outbox or upload) happened in this run, for a package made earlier
     /// whose hand-off had not been confirmed.
     #[serde(skip)]
@@ -156,13 +158,17 @@ impl Progress {
 fn describe(e: &Entry) -> String {
     match e.status {
         Status::Done => format!(
-            "done    {} -> {} ({} -> {}, {:.1}%) {:.1} s{}",
+            "done    {} -> {} ({} -> {}, {:.1}%) {:.1} s{}{}",
             e.input,
             e.output.as_deref().unwrap_or("-"),
             HumanBytes(e.input_bytes),
             HumanBytes(e.output_bytes.unwrap_or(0)),
             e.ratio.unwrap_or(0.0) * 100.0,
             e.seconds,
+            e.salvaged
+                .as_deref()
+                .map(|s| format!("; {s}"))
+                .unwrap_or_default(),
             e.error
                 .as_deref()
                 .map(|err| format!("; but {err}"))
@@ -290,7 +296,9 @@ fn run_one(
         outbox: None,
         uploaded: None,
         handed_on_now: false,
+        salvaged: None,
     };
+    let mut salvaged = None;
     let result = (|| -> Result<(Status, State), String> {
         if let Some(dir) = out.parent() {
             std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
@@ -331,8 +339,14 @@ fn run_one(
             zip: Some(out),
             hprof: None,
         };
-        shrink_file(&prepared.hprof, outputs, &opts, &Control::default())
+        let report = shrink_file(&prepared.hprof, outputs, &opts, &Control::default())
             .map_err(|e| format!("{e}{}", salvage_hint(&e, args.mode.salvage)))?;
+        salvaged = report.salvage.map(|s| {
+            format!(
+                "salvaged: cut off at offset {} of {}, the part before it kept",
+                s.damaged_at, s.file_bytes
+            )
+        });
         let package = PackageId::of(out).map_err(|e| format!("{}: {e}", out.display()))?;
         let st = State {
             schema: state::SCHEMA,
@@ -350,6 +364,7 @@ fn run_one(
         })?;
         Ok((Status::Done, st))
     })();
+    entry.salvaged = salvaged;
     match result {
         Ok((status, mut st)) => {
             entry.status = status;
@@ -497,6 +512,7 @@ pub fn run(args: &BatchArgs) -> Result<u8, HostError> {
             outbox: None,
             uploaded: None,
             handed_on_now: false,
+            salvaged: None,
         });
     }
     let count = |st: Status| entries.iter().filter(|e| e.status == st).count();
