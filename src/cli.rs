@@ -126,8 +126,8 @@ pub struct BatchArgs {
     #[arg(long, value_name = "DIR")]
     pub out_dir: PathBuf,
 
-    /// Files in parallel [default: one per core].
-    #[arg(short = 'j', long = "jobs", default_value_t = 0, value_name = "N")]
+    /// Files in parallel [default: one per core; at most 256].
+    #[arg(short = 'j', long = "jobs", default_value_t = 0, value_name = "N", value_parser = parse_threads)]
     pub jobs: usize,
 
     /// Redo packages that already exist.
@@ -227,8 +227,8 @@ pub struct ShrinkArgs {
     #[arg(long, value_name = "FILE.json")]
     pub report: Option<PathBuf>,
 
-    /// Threads for compression (0: one per core).
-    #[arg(long, default_value_t = 0, value_name = "N")]
+    /// Threads for compression (0: one per core; at most 256).
+    #[arg(long, default_value_t = 0, value_name = "N", value_parser = parse_threads)]
     pub threads: usize,
 
     /// Print no summary (errors still go to stderr).
@@ -418,6 +418,17 @@ fn parse_url(s: &str) -> Result<Url, String> {
         _ => Err(format!(
             "not an http or https URL: {}",
             upload::redact::url(&u)
+        )),
+    }
+}
+
+/// A thread or job count: 0 (one per core) up to the core's limit.
+fn parse_threads(s: &str) -> Result<usize, String> {
+    let max = hprof_shrink_core::MAX_THREADS;
+    match s.trim().parse::<usize>() {
+        Ok(n) if n <= max => Ok(n),
+        _ => Err(format!(
+            "{s:?} is not a number from 0 (one per core) to {max}"
         )),
     }
 }

@@ -530,3 +530,80 @@ fn salvage_takes_only_a_cut_off_end_never_damage_inside() {
     let v = run(&["verify", s(&out), "--against", s(&cut)]);
     assert!(v.status.success(), "{}", stderr(&v));
 }
+
+#[test]
+fn thread_counts_are_bounded_and_a_thread_the_system_refuses_is_a_clean_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = fixture("hotspot-android.hprof");
+    let out = dir.path().join("out.zip");
+    for args in [
+        vec![s(&input), s(&out), "--threads", "100000"],
+        vec![s(&input), s(&out), "--threads", "18446744073709551615"],
+        vec![
+            "batch",
+            s(&input),
+            "--out-dir",
+            s(dir.path()),
+            "-j",
+            "100000",
+        ],
+    ] {
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("from 0 (one per core) to 256"),
+            "{}",
+            stderr(&o)
+        );
+        assert!(names_in(dir.path()).is_empty());
+    }
+
+    // Threads the system will not give (a process limit of 1, or 3, for an unprivileged
+    // user): no panic; with none to spare one clean error and no file, with a few the
+    // shrink does with what it gets.
+    // SAFETY: getuid has no preconditions.
+    if unsafe { getuid() } != 0 {
+        eprintln!("skipped the process-limit part: it needs root to run as a user of its own");
+        return;
+    }
+    let shared = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(
+        shared.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
+    for (limit, ok) in [("1", false), ("3", true)] {
+        let out = shared.path().join(format!("out-{limit}.zip"));
+        let o = Command::new("prlimit")
+            .arg(format!("--nproc={limit}:{limit}"))
+            .args([
+                "setpriv",
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+            ])
+            .args([BIN, s(&input), s(&out), "--threads", "8", "-q"])
+            .output();
+        let Ok(o) = o else {
+            eprintln!("skipped the process-limit part: no prlimit");
+            return;
+        };
+        if ok {
+            assert_eq!(o.status.code(), Some(0), "limit {limit}: {}", stderr(&o));
+            let v = run(&["verify", s(&out), "--against", s(&input)]);
+            assert!(v.status.success(), "{}", stderr(&v));
+        } else {
+            let err = one_line_error(&o);
+            assert!(err.contains("cannot start a thread"), "{err}");
+            assert!(
+                names_in(shared.path()).is_empty(),
+                "{:?}",
+                names_in(shared.path())
+            );
+        }
+    }
+}
+
+extern "C" {
+    fn getuid() -> u32;
+}

@@ -39,6 +39,10 @@ pub enum Error {
 
     #[error("cancelled")]
     Cancelled,
+
+    /// The system would not start a thread the work cannot do without.
+    #[error("cannot start a thread: {0}")]
+    Thread(#[source] std::io::Error),
 }
 
 impl Error {

@@ -228,7 +228,7 @@ fn status_of(e: &Error) -> hprof_shrink_status {
         Error::Format(f) => status_of_format(f),
         Error::Cancelled => HPROF_SHRINK_ERR_CANCELLED,
         Error::Invalid(_) => HPROF_SHRINK_ERR_INVALID_ARGUMENT,
-        Error::Io(_) | Error::Write(_) => HPROF_SHRINK_ERR_IO,
+        Error::Io(_) | Error::Write(_) | Error::Thread(_) => HPROF_SHRINK_ERR_IO,
         Error::MissingBuffer { .. } | Error::Unsupported(_) => HPROF_SHRINK_ERR_BAD_INPUT,
         // Zip errors other than I/O are misuse of the zip writer, and a shrink never
         // verifies: both would be bugs here.

@@ -38,5 +38,6 @@ pub use options::{DroppedMode, StripMode};
 pub use package::{Manifest, ManifestValues};
 pub use pipeline::{
     analyze, shrink_file, write_shrunk, Analysis, AnalyzeOptions, Outputs, ShrinkOptions,
+    MAX_THREADS,
 };
 pub use report::Report;

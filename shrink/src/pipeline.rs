@@ -46,13 +46,19 @@ pub struct ShrinkOptions {
     pub salvage: bool,
 }
 
+/// The most threads a shrink uses: more would only cost memory and start-up (and a
+/// count near `usize::MAX` must not reach an allocation).
+pub const MAX_THREADS: usize = 256;
+
 impl ShrinkOptions {
-    /// The number of threads to use: `threads`, or one per core when 0.
+    /// The number of threads to use: `threads`, or one per core when 0; at most
+    /// [`MAX_THREADS`].
     pub fn threads(&self) -> usize {
         match self.threads {
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
             n => n,
         }
+        .min(MAX_THREADS)
     }
 }
 

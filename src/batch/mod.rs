@@ -484,7 +484,10 @@ pub fn run(args: &BatchArgs) -> Result<u8, HostError> {
     };
     std::thread::scope(|s| {
         for _ in 1..jobs.min(found.inputs.len().max(1)) {
-            s.spawn(work);
+            // A worker the system will not give is one fewer: the rest take its inputs.
+            if std::thread::Builder::new().spawn_scoped(s, work).is_err() {
+                break;
+            }
         }
         work();
     });

@@ -57,18 +57,24 @@ impl<'scope, W: Write> ParallelDeflate<'scope, W> {
         out: W,
         level: u32,
         threads: usize,
-    ) -> Self {
+    ) -> io::Result<Self> {
         let threads = threads.max(1);
         // Two blocks queued per worker keep every core busy without holding much.
         let (jobs, job_rx) = sync_channel::<Job>(threads * 2);
         let job_rx = Arc::new(Mutex::new(job_rx));
         let (done_tx, done) = channel::<Done>();
+        let mut started = 0;
         for _ in 0..threads {
             let rx = Arc::clone(&job_rx);
             let tx: Sender<Done> = done_tx.clone();
-            scope.spawn(move || worker(rx, tx, level));
+            match std::thread::Builder::new().spawn_scoped(scope, move || worker(rx, tx, level)) {
+                Ok(_) => started += 1,
+                // Fewer workers than asked still compress everything; none cannot.
+                Err(e) if started == 0 => return Err(e),
+                Err(_) => break,
+            }
         }
-        ParallelDeflate {
+        Ok(ParallelDeflate {
             out,
             block: Vec::with_capacity(BLOCK),
             prev: None,
@@ -81,7 +87,7 @@ impl<'scope, W: Write> ParallelDeflate<'scope, W> {
             total_in: 0,
             total_out: 0,
             _scope: std::marker::PhantomData,
-        }
+        })
     }
 
     fn submit(&mut self, last: bool) -> io::Result<()> {
@@ -232,7 +238,7 @@ mod tests {
 
     fn roundtrip(data: &[u8], threads: usize) {
         let (out, crc, n_in, n_out) = std::thread::scope(|s| {
-            let mut w = ParallelDeflate::new(s, Vec::new(), 6, threads);
+            let mut w = ParallelDeflate::new(s, Vec::new(), 6, threads).unwrap();
             // Odd-sized writes across block boundaries.
             for chunk in data.chunks(333_333) {
                 w.write_all(chunk).unwrap();
@@ -267,7 +273,7 @@ mod tests {
         let unit: Vec<u8> = (0..20_000u32).map(|i| (i * 7919 % 251) as u8).collect();
         let data: Vec<u8> = unit.iter().cycle().take(4 * BLOCK).copied().collect();
         let (out, ..) = std::thread::scope(|s| {
-            let mut w = ParallelDeflate::new(s, Vec::new(), 6, 2);
+            let mut w = ParallelDeflate::new(s, Vec::new(), 6, 2).unwrap();
             w.write_all(&data).unwrap();
             w.finish().unwrap()
         });

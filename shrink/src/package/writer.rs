@@ -93,7 +93,8 @@ impl<W: Write> PackageWriter<W> {
             (value, stored.crc.finalize(), stored.len)
         } else {
             std::thread::scope(|scope| -> Result<(T, u32, u64)> {
-                let mut deflate = ParallelDeflate::new(scope, &mut entry, level, threads);
+                let mut deflate = ParallelDeflate::new(scope, &mut entry, level, threads)
+                    .map_err(Error::Thread)?;
                 let value = fill(&mut deflate)?;
                 let (_, crc, len, _) = deflate.finish().map_err(Error::Write)?;
                 Ok((value, crc, len))

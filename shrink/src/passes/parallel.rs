@@ -76,7 +76,11 @@ where
     };
     std::thread::scope(|s| {
         for _ in 1..threads.min(runs.len()) {
-            s.spawn(work);
+            // A thread the system will not give is one helper fewer, not a failure: the
+            // calling thread takes what is left.
+            if std::thread::Builder::new().spawn_scoped(s, work).is_err() {
+                break;
+            }
         }
         work();
     });

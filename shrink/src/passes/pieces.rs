@@ -411,8 +411,14 @@ pub fn write_shrunk_parallel<W: Write>(
     };
 
     let (stats, bytes) = std::thread::scope(|s| {
+        let mut started = 0;
         for _ in 0..threads.min(runs.len()) {
-            s.spawn(work);
+            match std::thread::Builder::new().spawn_scoped(s, work) {
+                Ok(_) => started += 1,
+                // Fewer workers than asked is fine; none at all cannot write anything.
+                Err(e) if started == 0 => return Err(Error::Thread(e)),
+                Err(_) => break,
+            }
         }
         write(&mut out)
     })?;
