@@ -1058,3 +1058,72 @@ fn an_unreachable_server_stops_the_outbox_after_two_zips() {
     assert!(err.contains("(not tried)"), "{err}");
     assert_eq!(names_in(&outbox), ["a.zip", "b.zip", "c.zip", "d.zip"]);
 }
+
+#[test]
+fn what_a_killed_run_left_in_the_outbox_is_adopted_or_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let outbox = dir.path().join("outbox");
+    fs::create_dir(&outbox).unwrap();
+    // A process id no process has (above the kernel's largest).
+    let dead = 4_194_305u32;
+    let live = std::process::id();
+    // Killed between writing the zip and admitting it: a whole package, hidden.
+    let whole = make_zip(dir.path(), "w.zip");
+    fs::copy(
+        &whole,
+        outbox.join(format!(".leak.zip.{dead}.a1b2c3.hprof-shrink-incoming")),
+    )
+    .unwrap();
+    // Killed while writing: not a package.
+    fs::write(
+        outbox.join(format!(".half.zip.{dead}.d4e5f6.hprof-shrink-incoming")),
+        b"PK\x03\x04 cut",
+    )
+    .unwrap();
+    // A run that is alive: left alone.
+    let busy = outbox.join(format!(".busy.zip.{live}.g7h8i9.hprof-shrink-incoming"));
+    fs::copy(&whole, &busy).unwrap();
+
+    let server = Server::start(Vec::new());
+    let o = run(&upload_args(
+        &server.url("/upload"),
+        &["--outbox", s(&outbox)],
+    ));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("a complete zip a killed run had not admitted is now"),
+        "{err}"
+    );
+    assert!(
+        err.contains("removed an unfinished file a killed run left"),
+        "{err}"
+    );
+    let stored = server.stored();
+    assert_eq!(stored.len(), 1);
+    assert_eq!(stored[0].file_name, "leak.zip");
+    assert!(stored[0].bytes == fs::read(&whole).unwrap());
+    assert_eq!(names_in(&outbox.join("sent")), ["leak.zip"]);
+    let mut left = names_in(&outbox);
+    left.sort();
+    assert_eq!(
+        left,
+        [
+            busy.file_name().unwrap().to_string_lossy().into_owned(),
+            "sent".to_string()
+        ]
+    );
+
+    // A shrink into the outbox takes up the same debris before it writes.
+    fs::copy(
+        &whole,
+        outbox.join(format!(".old.zip.{dead}.j1k2l3.hprof-shrink-incoming")),
+    )
+    .unwrap();
+    let o = run(&[s(&fixture("art-api26.hprof")), "--outbox", s(&outbox), "-q"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let mut left = names_in(&outbox);
+    left.sort();
+    assert!(left.contains(&"old.zip".to_string()), "{left:?}");
+    assert!(left.contains(&"art-api26.zip".to_string()), "{left:?}");
+}

@@ -36,9 +36,14 @@ pub fn run(a: ShrinkArgs) -> Result<(), HostError> {
         let dir = ob.dir().to_path_buf();
         move |source| HostError::Outbox { dir, source }
     };
-    // In an outbox the zip is written under a hidden temporary name and admitted complete.
+    // In an outbox the zip is written under a hidden temporary name and admitted complete;
+    // what a killed run left there is taken up first.
     let incoming = match &outbox {
-        Some(ob) => Some(ob.incoming(&input).map_err(outbox_err(ob))?),
+        Some(ob) => {
+            std::fs::create_dir_all(ob.dir()).map_err(outbox_err(ob))?;
+            crate::commands::upload::recover(ob, a.quiet)?;
+            Some(ob.incoming(&input).map_err(outbox_err(ob))?)
+        }
         None => None,
     };
     let zip_dest: Option<PathBuf> = match &incoming {

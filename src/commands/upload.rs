@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use hprof_shrink::upload::{
-    AfterUpload, Drained, Outbox, UploadError, UploadOutcome, Uploader, SENT_DIR,
+    AfterUpload, Drained, Outbox, Recovered, UploadError, UploadOutcome, Uploader, SENT_DIR,
 };
 use reqwest::Url;
 
@@ -89,6 +89,28 @@ pub fn uploaded(o: &UploadOutcome, moved_to: Option<&Path>, quiet: bool) {
     );
 }
 
+/// Takes up what killed runs left in the outbox (see [`Outbox::recover`]), saying what.
+pub fn recover(outbox: &Outbox, quiet: bool) -> Result<(), HostError> {
+    let recovered = outbox.recover().map_err(|source| HostError::Outbox {
+        dir: outbox.dir().to_path_buf(),
+        source,
+    })?;
+    for r in recovered {
+        match r {
+            Recovered::Adopted(p) => say!(
+                "hprof-shrink: outbox: a complete zip a killed run had not admitted is now {}",
+                p.display()
+            ),
+            Recovered::Removed(p) if !quiet => say!(
+                "hprof-shrink: outbox: removed an unfinished file a killed run left: {}",
+                p.display()
+            ),
+            Recovered::Removed(_) => {}
+        }
+    }
+    Ok(())
+}
+
 /// Uploads everything waiting in `outbox`; fails naming the zips left there.
 pub fn drain(
     outbox: &Outbox,
@@ -96,6 +118,7 @@ pub fn drain(
     after: AfterUpload,
     quiet: bool,
 ) -> Result<(), HostError> {
+    recover(outbox, quiet)?;
     let report = outbox
         .drain_with(up, after, &mut |d| match d {
             Drained::Sent(s) => uploaded(&s.outcome, s.moved_to.as_deref(), quiet),

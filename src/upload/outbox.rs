@@ -225,13 +225,15 @@ impl Outbox {
     }
 
     /// A temporary, hidden place in the outbox to write the zip for `input`; hand it to
-    /// [`admit`](Self::admit) once complete. Dropped without `admit`, it is removed.
+    /// [`admit`](Self::admit) once complete. Dropped without `admit`, it is removed; left
+    /// by a process that died, [`recover`](Self::recover) finds it (its name carries the
+    /// writer's process id).
     pub fn incoming(&self, input: &Path) -> io::Result<Incoming> {
         let stem = zip_stem(input);
         // Not TEMP_SUFFIX: that marks temporary files a cleanup may remove once no process
         // holds their lock, and this name holds the finished zip, unlocked, until `admit`.
         let tmp = tempfile::Builder::new()
-            .prefix(&format!(".{stem}.zip."))
+            .prefix(&format!(".{stem}.zip.{}.", std::process::id()))
             .suffix(INCOMING_SUFFIX)
             .tempfile_in(&self.dir)?;
         Ok(Incoming {
@@ -250,6 +252,95 @@ impl Outbox {
         let target = place(staged, &self.dir, names)?;
         sync_dir(&self.dir);
         Ok(target)
+    }
+}
+
+/// What [`Outbox::recover`] did with a file a killed run left in the outbox.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Recovered {
+    /// A complete package, admitted under this name: it will be uploaded.
+    Adopted(PathBuf),
+    /// An unfinished file, removed.
+    Removed(PathBuf),
+}
+
+impl Outbox {
+    /// Finds what runs that died left in the outbox: a zip written but never admitted
+    /// (killed between the two renames) is admitted if it is a whole package, otherwise
+    /// removed, as are temporary files no live process holds. Files of live processes are
+    /// left alone.
+    pub fn recover(&self) -> io::Result<Vec<Recovered>> {
+        let mut done = Vec::new();
+        let entries = match fs::read_dir(&self.dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(done),
+            Err(e) => return Err(e),
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let Some(rest) = name
+                .strip_prefix('.')
+                .and_then(|n| n.strip_suffix(INCOMING_SUFFIX))
+            else {
+                continue;
+            };
+            // `.STEM.zip.PID.XXXXXX.hprof-shrink-incoming`
+            let mut parts = rest.rsplitn(3, '.');
+            let (_random, pid, stem_zip) = (parts.next(), parts.next(), parts.next());
+            let (Some(pid), Some(stem)) = (
+                pid.and_then(|p| p.parse::<u32>().ok()),
+                stem_zip.and_then(|s| s.strip_suffix(".zip")),
+            ) else {
+                continue; // not of our making
+            };
+            if process_alive(pid) {
+                continue;
+            }
+            let path = entry.path();
+            let whole = hprof_shrink_core::package::PackageReader::open(&path)
+                .and_then(|r| r.manifest())
+                .is_ok();
+            if whole {
+                let staged = TempPath::try_from_path(&path)?;
+                let placed = self.admit(Incoming {
+                    staged,
+                    stem: stem.to_string(),
+                })?;
+                done.push(Recovered::Adopted(placed));
+            } else {
+                fs::remove_file(&path)?;
+                done.push(Recovered::Removed(path));
+            }
+        }
+        for stale in hprof_shrink_core::output::clean_stale(&self.dir)
+            .map_err(|e| io::Error::other(e.to_string()))?
+        {
+            done.push(Recovered::Removed(stale));
+        }
+        done.sort_by(|a, b| format!("{a:?}").cmp(&format!("{b:?}")));
+        Ok(done)
+    }
+}
+
+/// True when a process with this id runs (or may: one we may not signal counts as
+/// running).
+fn process_alive(pid: u32) -> bool {
+    #[cfg(unix)]
+    {
+        if pid == std::process::id() {
+            return true;
+        }
+        let Ok(pid) = libc::pid_t::try_from(pid) else {
+            return false;
+        };
+        // SAFETY: signal 0 only checks that the process exists.
+        let rc = unsafe { libc::kill(pid, 0) };
+        rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = pid;
+        true
     }
 }
 
