@@ -19,6 +19,14 @@ fn verify(zip: &Path, against: &Path) {
     );
 }
 
+/// Puts `n` copies of `fixture` into `dir` (made first) as `name(i)`.
+fn copies(dir: &Path, fixture_name: &str, n: usize, name: impl Fn(usize) -> String) {
+    std::fs::create_dir_all(dir).unwrap();
+    for i in 0..n {
+        std::fs::copy(fixture(fixture_name), dir.join(name(i))).unwrap();
+    }
+}
+
 /// Suffix of the state file a batch keeps beside each package it made.
 const STATE: &str = ".hprof-shrink-state";
 
@@ -219,14 +227,7 @@ fn nothing_done_and_all_done_have_their_own_exit_codes() {
 fn shards_split_the_inputs_without_overlap() {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("in");
-    std::fs::create_dir(&input).unwrap();
-    for i in 0..12 {
-        std::fs::copy(
-            fixture("art-api26.hprof"),
-            input.join(format!("d{i:02}.hprof")),
-        )
-        .unwrap();
-    }
+    copies(&input, "art-api26.hprof", 12, |i| format!("d{i:02}.hprof"));
     let mut seen = Vec::new();
     for k in 0..3 {
         let out = dir.path().join(format!("out{k}"));
@@ -266,15 +267,10 @@ fn a_batch_killed_part_way_finishes_on_the_next_run_with_nothing_partial() {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("in");
     let out = dir.path().join("out");
-    std::fs::create_dir(&input).unwrap();
     let n = 10;
-    for i in 0..n {
-        std::fs::copy(
-            fixture("hotspot-android.hprof"),
-            input.join(format!("d{i}.hprof")),
-        )
-        .unwrap();
-    }
+    copies(&input, "hotspot-android.hprof", n, |i| {
+        format!("d{i}.hprof")
+    });
     let mut child = bin()
         .args(["batch", s(&input), "--out-dir", s(&out), "-j", "1", "-q"])
         .stderr(Stdio::null())
@@ -631,14 +627,9 @@ fn two_batches_at_once_queue_every_package_once() {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("in");
     let outbox = dir.path().join("outbox");
-    std::fs::create_dir(&input).unwrap();
-    for i in 0..8 {
-        std::fs::copy(
-            fixture("hotspot-android.hprof"),
-            input.join(format!("d{i}.hprof")),
-        )
-        .unwrap();
-    }
+    copies(&input, "hotspot-android.hprof", 8, |i| {
+        format!("d{i}.hprof")
+    });
     let start = |out: &str| {
         bin()
             .args(["batch", s(&input), "--out-dir"])

@@ -8,7 +8,7 @@ use std::fs::File;
 use std::sync::Mutex;
 
 use hprof_fixtures::{ArtBuilder, Heap, Options};
-use hprof_shrink_core::{shrink_file, Control, Outputs, ShrinkOptions, Stage};
+use hprof_shrink_core::{shrink_file, Control, ShrinkOptions, Stage};
 
 /// A dump of 48 MiB of byte arrays: long enough that the walks report progress (every
 /// 4 MiB) while most of the file is still ahead of them.
@@ -38,10 +38,7 @@ fn truncated_during(stage: Stage, zip: bool) {
         progress: Some(&progress),
     };
     let out = dir.path().join(if zip { "out.zip" } else { "out.hprof" });
-    let outputs = Outputs {
-        zip: zip.then_some(out.as_path()),
-        hprof: (!zip).then_some(out.as_path()),
-    };
+    let outputs = common::one_output(&out);
     let opts = ShrinkOptions {
         threads: 2,
         ..Default::default()

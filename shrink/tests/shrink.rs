@@ -395,11 +395,7 @@ fn cancel_in_pass_three(fixture: &str, out: &str) {
         cancel: Some(&cancel),
         progress: Some(&progress),
     };
-    let is_zip = out.extension().is_some_and(|e| e == "zip");
-    let outputs = Outputs {
-        zip: is_zip.then_some(out.as_path()),
-        hprof: (!is_zip).then_some(out.as_path()),
-    };
+    let outputs = common::one_output(&out);
     let opts = ShrinkOptions {
         threads: 2,
         ..Default::default()

@@ -398,20 +398,21 @@ mod tests {
         assert_eq!(seen, [1, 2]);
     }
 
+    fn three_transients() -> Vec<Step<&'static str, String>> {
+        vec![
+            transient("a", None),
+            transient("b", None),
+            transient("c", None),
+        ]
+    }
+
     #[test]
     fn gives_up_after_the_last_retry() {
         let p = RetryPolicy {
             retries: 2,
             ..policy()
         };
-        let (r, slept, seen) = drive(
-            &p,
-            vec![
-                transient("a", None),
-                transient("b", None),
-                transient("c", None),
-            ],
-        );
+        let (r, slept, seen) = drive(&p, three_transients());
         let f = r.unwrap_err();
         assert_eq!(f.error, "c");
         assert_eq!(f.attempts, 3);
@@ -428,14 +429,7 @@ mod tests {
             deadline: Some(start + ms(300)),
             ..policy()
         };
-        let (r, slept, seen) = drive(
-            &p,
-            vec![
-                transient("a", None),
-                transient("b", None),
-                transient("c", None),
-            ],
-        );
+        let (r, slept, seen) = drive(&p, three_transients());
         let f = r.unwrap_err();
         assert_eq!(f.gave_up, Some(GiveUp::Deadline));
         assert_eq!(f.error, "c");

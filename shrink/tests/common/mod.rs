@@ -69,3 +69,13 @@ pub fn files_in(dir: &Path) -> Vec<String> {
     v.sort();
     v
 }
+
+/// `out` as the one output of a shrink: the package when it ends in `.zip`, else the raw
+/// hprof.
+pub fn one_output(out: &Path) -> hprof_shrink_core::Outputs<'_> {
+    let zip = out.extension().is_some_and(|e| e == "zip");
+    hprof_shrink_core::Outputs {
+        zip: zip.then_some(out),
+        hprof: (!zip).then_some(out),
+    }
+}
