@@ -19,6 +19,29 @@ fn verify(zip: &Path, against: &Path) {
     );
 }
 
+/// A temporary directory with an empty `in/` for inputs and the path `out/` for packages.
+fn workspace() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    std::fs::create_dir(&input).unwrap();
+    let out = dir.path().join("out");
+    (dir, input, out)
+}
+
+/// `batch INPUT --out-dir OUT --report REPORT MORE...`
+fn run_batch(input: &Path, out: &Path, report: &Path, more: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "batch",
+        s(input),
+        "--out-dir",
+        s(out),
+        "--report",
+        s(report),
+    ];
+    args.extend_from_slice(more);
+    run(&args)
+}
+
 /// Puts `n` copies of `fixture` into `dir` (made first) as `name(i)`.
 fn copies(dir: &Path, fixture_name: &str, n: usize, name: impl Fn(usize) -> String) {
     std::fs::create_dir_all(dir).unwrap();
@@ -79,9 +102,7 @@ fn matrix_zip(path: &Path, hprof: &Path, key: &str) {
 
 #[test]
 fn mixed_inputs_good_ones_verify_bad_ones_are_reported_exit_says_partial() {
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("in");
-    let out = dir.path().join("out");
+    let (dir, input, out) = workspace();
     std::fs::create_dir_all(input.join("nested")).unwrap();
     std::fs::copy(fixture("art-api25.hprof"), input.join("a.hprof")).unwrap();
     std::fs::copy(fixture("art-api26.hprof"), input.join("nested/b.hprof")).unwrap();
@@ -175,15 +196,7 @@ fn mixed_inputs_good_ones_verify_bad_ones_are_reported_exit_says_partial() {
     assert!(failed["error"].as_str().unwrap().contains("truncated"));
 
     // Again: everything there verifies and is kept; the failure stays a failure.
-    let again = run(&[
-        "batch",
-        s(&input),
-        "--out-dir",
-        s(&out),
-        "--report",
-        s(&report),
-        "-q",
-    ]);
+    let again = run_batch(&input, &out, &report, &["-q"]);
     assert_eq!(again.status.code(), Some(3));
     let r: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
@@ -264,9 +277,7 @@ fn shards_split_the_inputs_without_overlap() {
 
 #[test]
 fn a_batch_killed_part_way_finishes_on_the_next_run_with_nothing_partial() {
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("in");
-    let out = dir.path().join("out");
+    let (_dir, input, out) = workspace();
     let n = 10;
     copies(&input, "hotspot-android.hprof", n, |i| {
         format!("d{i}.hprof")
@@ -349,11 +360,8 @@ fn pairs(v: &[(&str, &str)]) -> Vec<(String, String)> {
 
 #[test]
 fn a_redumped_input_or_other_options_make_the_package_again() {
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("in");
-    let out = dir.path().join("out");
+    let (dir, input, out) = workspace();
     let report = dir.path().join("r.json");
-    std::fs::create_dir(&input).unwrap();
     let leak = input.join("leak.hprof");
     std::fs::copy(fixture("art-api25.hprof"), &leak).unwrap();
     std::fs::copy(fixture("art-api26.hprof"), input.join("other.hprof")).unwrap();
@@ -466,14 +474,7 @@ fn one_bad_entry_fails_alone_and_the_output_directory_is_not_an_input() {
     let out = input.join("shrunk");
     let report = dir.path().join("r.json");
     for round in 0..2 {
-        let o = run(&[
-            "batch",
-            s(&input),
-            "--out-dir",
-            s(&out),
-            "--report",
-            s(&report),
-        ]);
+        let o = run_batch(&input, &out, &report, &[]);
         assert_eq!(o.status.code(), Some(3), "round {round}: {}", stderr(&o));
         let err = stderr(&o);
         assert!(err.contains("dangling.hprof"), "{err}");
@@ -582,11 +583,8 @@ fn an_unreadable_dump_or_directory_is_a_failure_not_a_skip() {
 
 #[test]
 fn a_second_batch_on_the_same_output_directory_or_outbox_is_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("in");
-    let out = dir.path().join("out");
+    let (dir, input, out) = workspace();
     let outbox = dir.path().join("outbox");
-    std::fs::create_dir(&input).unwrap();
     std::fs::create_dir(&out).unwrap();
     std::fs::create_dir(&outbox).unwrap();
     std::fs::copy(fixture("art-api26.hprof"), input.join("a.hprof")).unwrap();
