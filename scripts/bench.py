@@ -20,6 +20,9 @@ the dedup must hash every Bitmap buffer whose length collides (the report's
 hashed_bytes), which at that rate on all cores is a floor under (b) shown beside it.
 Every timed run starts alike: the previous run's output removed and the disk synced
 (untimed), so no run pays for the writeback of the one before.
+With --baseline EXE, (b) and (c) are also timed with another build (say the release
+binary of an earlier commit), in the same run on the same dumps, and the ratios new/base
+printed: the check that a refactor costs no speed.
 The figures go to target/bench/bench.json.
 """
 
@@ -122,7 +125,11 @@ def main():
     ap.add_argument("--runs", type=int, default=3, help="best of N (default 3)")
     ap.add_argument("--cache", default=os.environ.get("HPROF_SHRINK_BENCH_DIR",
                     str(Path.home() / ".cache/hprof-shrink-bench")))
+    ap.add_argument("--baseline", metavar="EXE",
+                    help="also time (b) and (c) with this hprof-shrink binary and print new/base")
     args = ap.parse_args()
+    if args.baseline and not os.access(args.baseline, os.X_OK):
+        sys.exit(f"bench: --baseline {args.baseline}: not an executable file")
 
     cache = Path(args.cache)
     cache.mkdir(parents=True, exist_ok=True)
@@ -155,6 +162,15 @@ def main():
             c_out = out / "c.zip"
             r["c_zip"], r["c_peak_anon"], _ = best_shrink(
                 args.runs, [exe, str(dump), str(c_out), "-q"], report, [c_out])
+            if args.baseline:
+                base = args.baseline
+                r["b_base"], r["b_base_peak_anon"], _ = best_shrink(
+                    args.runs, [base, str(dump), "--hprof-out", str(b_out), "-q"], report, [b_out])
+                r["c_base"], r["c_base_peak_anon"], _ = best_shrink(
+                    args.runs, [base, str(dump), str(c_out), "-q"], report, [c_out])
+                # The new build's outputs again, for the columns below.
+                best_shrink(1, [exe, str(dump), "--hprof-out", str(b_out), "-q"], report, [b_out])
+                best_shrink(1, [exe, str(dump), str(c_out), "-q"], report, [c_out])
             r["d_gzip"], _ = best_of(args.runs, ["gzip", "-6", "-c", str(b_out)],
                                      stdout_path=out / "d.gz")
             r["hprof_bytes"] = (out / "b.hprof").stat().st_size
@@ -192,6 +208,14 @@ def main():
               f"{r['hprof_bytes']/1e6:9.1f} {r['zip_bytes']/1e6:7.1f} {r['gzip_bytes']/1e6:7.1f}")
     print("(b) by pass, ms: " + "; ".join(
         f"{r['dump']} " + " ".join(f"{k} {v}" for k, v in r["b_passes_ms"].items()) for r in rows))
+    if args.baseline:
+        print(f"\nagainst the baseline {args.baseline} (best of {args.runs} each; new/base < 1 is faster):")
+        print(f"{'dump':18} {'(b) new':>8} {'(b) base':>9} {'new/base':>9} {'(c) new':>8} {'(c) base':>9} {'new/base':>9} {'peak new':>9} {'peak base':>10}")
+        for r in rows:
+            print(f"{r['dump']:18} {r['b_shrink']:7.2f}s {r['b_base']:8.2f}s {r['b_shrink']/r['b_base']:9.2f} "
+                  f"{r['c_zip']:7.2f}s {r['c_base']:8.2f}s {r['c_zip']/r['c_base']:9.2f} "
+                  f"{max(r['b_peak_anon'], r['c_peak_anon'])/MIB:7.1f}Mi "
+                  f"{max(r['b_base_peak_anon'], r['c_base_peak_anon'])/MIB:8.1f}Mi")
     big = [r for r in rows if r["bytes"] > 500e6] or rows
     checks = [
         ("(b) <= 2 x (a')", all(r["b_over_acp"] <= 2 for r in rows)),

@@ -2,7 +2,8 @@
 # Speed and memory of hprof-shrink against cat, cp and gzip on generated ~200 MB and ~1 GB
 # Android-shaped HotSpot dumps (cached in ~/.cache/hprof-shrink-bench, or
 # $HPROF_SHRINK_BENCH_DIR). Needs Java 17, Python 3 and gzip. Options: --quick (200 MB
-# dumps only), --runs N (best of N, default 3). Prints the table and the targets; writes
+# dumps only), --runs N (best of N, default 3), --baseline EXE (also time another build and
+# print new/base). Prints the table and the targets; writes
 # target/bench/bench.json.
 set -euo pipefail
 cd "$(dirname "$0")/.."
