@@ -1127,3 +1127,31 @@ fn what_a_killed_run_left_in_the_outbox_is_adopted_or_removed() {
     assert!(left.contains(&"old.zip".to_string()), "{left:?}");
     assert!(left.contains(&"art-api26.zip".to_string()), "{left:?}");
 }
+
+#[test]
+fn a_connect_timeout_is_named_as_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let zip = make_zip(dir.path(), "a.zip");
+    // A listener that never accepts, its backlog filled: new connections are not
+    // completed (the kernel drops their SYNs), so connecting times out.
+    let hole = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = hole.local_addr().unwrap();
+    let mut held = Vec::new();
+    while held.len() < 1024 {
+        match std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(200)) {
+            Ok(c) => held.push(c),
+            Err(_) => break,
+        }
+    }
+    assert!(held.len() < 1024, "the backlog never filled");
+    let url = format!("http://{addr}/upload");
+    let o = run(&upload_args(
+        &url,
+        &["--connect-timeout", "1", "--retries", "0", s(&zip)],
+    ));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("cannot connect to"), "{err}");
+    assert!(err.contains("within 1 s (--connect-timeout)"), "{err}");
+    assert!(!err.contains("300"), "{err}");
+}
