@@ -1,0 +1,183 @@
+//! Packages read by `verify` and re-packaged by `batch`: packages other readers would read
+//! differently are refused, manifests and unpacking are bounded, and text and names come
+//! out as they went in. Test zips are made at run time with the `zip` crate (a second zip
+//! implementation); the large ones are runs of one byte, a few KB on disk.
+
+mod common;
+
+use common::*;
+
+use std::io::Write;
+use std::path::Path;
+use std::process::Output;
+
+const MANIFEST_HEAD: &str = "# Resource Canary Result Infomation. THIS FILE IS IMPORTANT FOR THE ANALYZER !!\nsdkVersion=23\nmanufacturer=OPPO\nleakedActivityKey=k\n";
+
+/// A zip with `result.info` (the head above plus `extra`), then `entries` in order.
+fn zip_of(path: &Path, result_info_tail: &str, entries: &[(&str, &[u8])]) {
+    let mut w = zip::ZipWriter::new(std::fs::File::create(path).unwrap());
+    let opts = zip::write::SimpleFileOptions::default();
+    w.start_file("result.info", opts).unwrap();
+    w.write_all(MANIFEST_HEAD.as_bytes()).unwrap();
+    w.write_all(result_info_tail.as_bytes()).unwrap();
+    for (name, bytes) in entries {
+        w.start_file(*name, opts).unwrap();
+        w.write_all(bytes).unwrap();
+    }
+    w.finish().unwrap();
+}
+
+fn verify(zip: &Path) -> Output {
+    run(&["verify", s(zip)])
+}
+
+/// Runs `hprof-shrink ARGS` from bash with a file size limit of `kib` KiB (SIGXFSZ ignored,
+/// so a write past it fails with EFBIG).
+fn run_limited(kib: u32, args: &[&str]) -> Output {
+    std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!("trap '' XFSZ; ulimit -f {kib}; exec \"$0\" \"$@\""))
+        .arg(BIN)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn dump() -> Vec<u8> {
+    std::fs::read(fixture("art-api25.hprof")).unwrap()
+}
+
+#[test]
+fn verify_refuses_what_other_readers_read_differently() {
+    let dir = tempfile::tempdir().unwrap();
+    let dump = dump();
+    let good = dir.path().join("good.zip");
+    zip_of(
+        &good,
+        "hprofEntry=a_shrink.hprof\n",
+        &[("a_shrink.hprof", &dump)],
+    );
+    let o = verify(&good);
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    // Two entries named a_shrink.hprof: written under two names of one length, then the
+    // second renamed in the local header and the central directory alike.
+    let dup = dir.path().join("dup-entry.zip");
+    zip_of(
+        &dup,
+        "hprofEntry=a_shrink.hprof\n",
+        &[("a_shrink.hprof", &dump), ("b_shrink.hprof", &dump)],
+    );
+    let mut bytes = std::fs::read(&dup).unwrap();
+    let from = b"b_shrink.hprof";
+    let mut renamed = 0;
+    let mut i = 0;
+    while let Some(at) = bytes[i..].windows(from.len()).position(|w| w == from) {
+        bytes[i + at] = b'a';
+        renamed += 1;
+        i += at + 1;
+    }
+    assert_eq!(renamed, 2);
+    std::fs::write(&dup, &bytes).unwrap();
+    let o = verify(&dup);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("more than one entry named \"a_shrink.hprof\""),
+        "{}",
+        stderr(&o)
+    );
+
+    // hprofEntry twice: we would read the first, Java's Properties the last.
+    let dup_key = dir.path().join("dup-key.zip");
+    zip_of(
+        &dup_key,
+        "hprofEntry=a_shrink.hprof\nhprofEntry=b_shrink.hprof\n",
+        &[("a_shrink.hprof", &dump), ("b_shrink.hprof", &dump)],
+    );
+    let o = verify(&dup_key);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("hprofEntry is given more than once"),
+        "{}",
+        stderr(&o)
+    );
+
+    // Names an extracting reader would write somewhere else.
+    for (i, name) in ["../evil.hprof", "/abs.hprof", "dir/x.hprof", "a\\b.hprof"]
+        .iter()
+        .enumerate()
+    {
+        let zip = dir.path().join(format!("name{i}.zip"));
+        zip_of(
+            &zip,
+            &format!("hprofEntry={}\n", name.replace('\\', "\\\\")),
+            &[(name, &dump)],
+        );
+        let o = verify(&zip);
+        assert_eq!(o.status.code(), Some(1), "{name}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("not a plain file name"),
+            "{name}: {}",
+            stderr(&o)
+        );
+    }
+}
+
+#[test]
+fn verify_caps_result_info() {
+    let dir = tempfile::tempdir().unwrap();
+    let zip = dir.path().join("big-manifest.zip");
+    // A valid manifest, then a 32 MB comment line: ~32 KB deflated.
+    let tail = format!("hprofEntry=a_shrink.hprof\n#{}\n", "#".repeat(32 << 20));
+    zip_of(&zip, &tail, &[("a_shrink.hprof", &dump())]);
+    assert!(std::fs::metadata(&zip).unwrap().len() < 1 << 20);
+    let o = verify(&zip);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("result.info is") && stderr(&o).contains("over the limit"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn verify_checks_the_hprof_magic_before_unpacking_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let zip = dir.path().join("zeros.zip");
+    // 64 MiB of zeros under the hprof name; with a file size limit of 1 MiB, unpacking it
+    // would fail, so an answer about the magic shows nothing was unpacked.
+    zip_of(
+        &zip,
+        "hprofEntry=a_shrink.hprof\n",
+        &[("a_shrink.hprof", &vec![0u8; 64 << 20])],
+    );
+    let o = run_limited(1024, &["verify", s(&zip)]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("not an HPROF file"), "{}", stderr(&o));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+}
+
+#[test]
+fn verify_says_a_local_write_failure_is_local_not_a_damaged_package() {
+    let dir = tempfile::tempdir().unwrap();
+    let zip = dir.path().join("ok.zip");
+    // Deflated (zip_of's default): verify unpacks it beside the zip, which a 64 KiB file
+    // size limit stops (as a full disk would).
+    zip_of(
+        &zip,
+        "hprofEntry=a_shrink.hprof\n",
+        &[("a_shrink.hprof", &dump())],
+    );
+    let o = run_limited(64, &["verify", s(&zip)]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(!err.contains("does not decompress"), "{err}");
+    assert!(
+        err.contains("unpacking a_shrink.hprof to check it") && err.contains(s(dir.path())),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    // The same zip with room verifies.
+    let o = verify(&zip);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
