@@ -7,7 +7,7 @@ mod common;
 
 use common::*;
 
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::Path;
 use std::process::Output;
 
@@ -180,4 +180,113 @@ fn verify_says_a_local_write_failure_is_local_not_a_damaged_package() {
     // The same zip with room verifies.
     let o = verify(&zip);
     assert!(o.status.success(), "{}", stderr(&o));
+}
+
+/// `name`'s bytes in the zip at `zip`.
+fn entry(zip: &Path, name: &str) -> Vec<u8> {
+    let mut a = zip::ZipArchive::new(std::fs::File::open(zip).unwrap()).unwrap();
+    let mut out = Vec::new();
+    a.by_name(name).unwrap().read_to_end(&mut out).unwrap();
+    out
+}
+
+fn batch(input: &Path, out: &Path) -> Output {
+    run(&["batch", s(input), "--out-dir", s(out), "-q"])
+}
+
+#[test]
+fn batch_keeps_a_long_non_ascii_extra_info_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    std::fs::create_dir(&input).unwrap();
+    // 3-byte characters after a 1-byte prefix: every 8 KiB boundary falls inside one.
+    let value = "中".repeat(12_000);
+    let extra = format!("note={value}\nuin=7\n");
+    zip_of(
+        &input.join("m.zip"),
+        "hprofEntry=dump_shrink.hprof\n",
+        &[
+            ("dump_shrink.hprof", &dump()),
+            ("extra.info", extra.as_bytes()),
+        ],
+    );
+    let out = dir.path().join("out");
+    let o = batch(&input, &out);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let back = String::from_utf8(entry(&out.join("m.zip"), "extra.info")).unwrap();
+    assert!(!back.contains('\u{FFFD}'));
+    assert!(back.contains(&format!("note={value}\n")), "{back}");
+    assert!(back.contains("uin=7\n"), "{back}");
+}
+
+#[test]
+fn a_gz_input_names_its_entry_after_itself_and_repackages_identically() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    std::fs::create_dir(&input).unwrap();
+    let mut enc = flate2::write::GzEncoder::new(
+        std::fs::File::create(input.join("x.hprof.gz")).unwrap(),
+        flate2::Compression::fast(),
+    );
+    enc.write_all(&dump()).unwrap();
+    enc.finish().unwrap();
+    let (one, two) = (dir.path().join("one"), dir.path().join("two"));
+    for out in [&one, &two] {
+        let o = batch(&input, out);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let zip = one.join("x.zip");
+    let info = String::from_utf8(entry(&zip, "result.info")).unwrap();
+    assert!(info.contains("\nhprofEntry=x_shrink.hprof\n"), "{info}");
+    assert!(!entry(&zip, "x_shrink.hprof").is_empty());
+    assert!(std::fs::read(&zip).unwrap() == std::fs::read(two.join("x.zip")).unwrap());
+}
+
+#[test]
+fn a_gz_with_trailing_garbage_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    std::fs::create_dir(&input).unwrap();
+    let mut gz = Vec::new();
+    for _ in 0..2 {
+        // Two members are one stream, as gzip -d reads them.
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        enc.write_all(&dump()[..0]).unwrap();
+        gz.extend(enc.finish().unwrap());
+    }
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    enc.write_all(&dump()).unwrap();
+    gz.extend(enc.finish().unwrap());
+    std::fs::write(input.join("ok.hprof.gz"), &gz).unwrap();
+    gz.extend_from_slice(b"garbage after the end");
+    std::fs::write(input.join("bad.hprof.gz"), &gz).unwrap();
+    let out = dir.path().join("out");
+    let o = batch(&input, &out);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    let bad: Vec<&str> = err.lines().filter(|l| l.contains("bad.hprof.gz")).collect();
+    assert_eq!(bad.len(), 1, "{err}");
+    assert!(
+        bad[0].contains("trailing data after the gzip stream"),
+        "{err}"
+    );
+    assert!(!err.contains("ok.hprof.gz"), "{err}");
+    assert!(out.join("ok.zip").exists());
+}
+
+#[test]
+fn batch_names_the_manifest_cap_it_hit() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    std::fs::create_dir(&input).unwrap();
+    let tail = format!("hprofEntry=a_shrink.hprof\n#{}\n", "#".repeat(2 << 20));
+    zip_of(&input.join("m.zip"), &tail, &[("a_shrink.hprof", &dump())]);
+    let o = batch(&input, &dir.path().join("out"));
+    let err = stderr(&o);
+    assert!(!o.status.success(), "{err}");
+    assert!(!err.contains("--max-input-size"), "{err}");
+    assert!(
+        err.contains("result.info is") && err.contains("over the limit"),
+        "{err}"
+    );
 }
