@@ -290,3 +290,95 @@ fn batch_names_the_manifest_cap_it_hit() {
         "{err}"
     );
 }
+
+/// A tmpfs of `size` mounted at `dir/tiny`, unmounted when dropped; `None` (with the
+/// reason printed) where this process cannot mount one.
+struct Tiny(std::path::PathBuf);
+
+impl Tiny {
+    fn mount(dir: &Path, size: &str) -> Option<Tiny> {
+        let mnt = dir.join("tiny");
+        std::fs::create_dir(&mnt).unwrap();
+        let ok = std::process::Command::new("mount")
+            .args([
+                "-t",
+                "tmpfs",
+                "-o",
+                &format!("size={size}"),
+                "tmpfs",
+                s(&mnt),
+            ])
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|st| st.success());
+        if !ok {
+            eprintln!("skipping: cannot mount a small tmpfs here (not root?)");
+            return None;
+        }
+        Some(Tiny(mnt))
+    }
+}
+
+impl Drop for Tiny {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// An HPROF header, then `zeros` zero bytes: passes the magic check, unpacks big.
+fn header_then_zeros(zeros: usize) -> Vec<u8> {
+    let mut v = dump()[..31].to_vec();
+    v.resize(31 + zeros, 0);
+    v
+}
+
+#[test]
+fn verify_refuses_up_front_what_the_disk_beside_the_zip_cannot_hold() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(tiny) = Tiny::mount(dir.path(), "1m") else {
+        return;
+    };
+    let zip = tiny.0.join("big.zip");
+    zip_of(
+        &zip,
+        "hprofEntry=a_shrink.hprof\n",
+        &[("a_shrink.hprof", &header_then_zeros(64 << 20))],
+    );
+    let o = verify(&zip);
+    let err = stderr(&o);
+    let left = names_in(&tiny.0);
+    drop(tiny);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("no room to unpack a_shrink.hprof") && err.contains("/tiny"),
+        "{err}"
+    );
+    assert!(!err.contains("does not decompress"), "{err}");
+    assert_eq!(left, ["big.zip"]);
+}
+
+#[test]
+fn batch_caps_a_gz_at_the_free_space_beside_the_outputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    std::fs::create_dir(&input).unwrap();
+    let mut enc = flate2::write::GzEncoder::new(
+        std::fs::File::create(input.join("big.hprof.gz")).unwrap(),
+        flate2::Compression::fast(),
+    );
+    enc.write_all(&header_then_zeros(64 << 20)).unwrap();
+    enc.finish().unwrap();
+    let Some(tiny) = Tiny::mount(dir.path(), "1m") else {
+        return;
+    };
+    let o = batch(&input, &tiny.0);
+    let err = stderr(&o);
+    drop(tiny);
+    assert!(!o.status.success(), "{err}");
+    assert!(
+        err.contains("the decompressed dump is larger than the limit of")
+            && err.contains("bytes free in")
+            && err.contains("/tiny"),
+        "{err}"
+    );
+}
