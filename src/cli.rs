@@ -142,8 +142,10 @@ pub struct BatchArgs {
     pub mode: ShrinkMode,
 
     /// Largest dump accepted from a .gz or a zip entry, in bytes (a guard against bombs).
-    #[arg(long, default_value_t = 64 << 30, value_name = "BYTES")]
-    pub max_input_size: u64,
+    /// By default, what fits in the free space beside the outputs, less an eighth kept
+    /// for the packages.
+    #[arg(long, value_name = "BYTES")]
+    pub max_input_size: Option<u64>,
 
     /// Write the batch report as JSON to this file.
     #[arg(long, value_name = "FILE.json")]

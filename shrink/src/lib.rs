@@ -23,6 +23,8 @@ pub mod output;
 pub mod package;
 /// The three passes: info collect, kept-buffer collect (with dedup), buffer shrink.
 pub mod passes;
+/// Free space on a filesystem, asked before unpacking.
+pub mod space;
 /// Checking a package, alone or against the dump it came from.
 pub mod verify;
 

@@ -4,7 +4,7 @@
 //! allow.
 
 use std::fs::File;
-use std::io::Read;
+use std::io::{Read, Write};
 use std::path::Path;
 
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -184,9 +184,22 @@ pub fn verify_package(
             None => return Err(violation(format!("{RESULT_INFO}: {key} is missing"))),
         }
     }
+    // Java's Properties keeps the last of a repeated key, and we would read the first: a
+    // repeat lets two readers see two manifests, so it is refused.
+    let mut keys = FxHashSet::default();
+    if let Some((k, _)) = manifest.iter().find(|(k, _)| !keys.insert(k.as_str())) {
+        return Err(violation(format!(
+            "{RESULT_INFO}: {k} is given more than once"
+        )));
+    }
     let hprof_entry = reader::value(&manifest, "hprofEntry")
         .unwrap_or_default()
         .to_string();
+    if !plain_file_name(&hprof_entry) {
+        return Err(violation(format!(
+            "{RESULT_INFO} names hprofEntry {hprof_entry:?}, which is not a plain file name"
+        )));
+    }
     if !zip.contains(&hprof_entry) {
         return Err(violation(format!(
             "{RESULT_INFO} names hprofEntry {hprof_entry:?}, which is not in the zip"
@@ -203,8 +216,8 @@ pub fn verify_package(
     };
     let strip = strip.or(comment.and_then(|c| c.strip));
 
-    // A stored hprof entry is read where it is in the zip; a deflated one is decompressed
-    // (its CRC checked) into an anonymous file to map.
+    // A stored hprof entry is read where it is in the zip, no copy; a deflated one is
+    // unpacked into an anonymous file to map.
     if let Some(mapped) = zip
         .map_stored(&contents.hprof_entry)
         .map_err(package_violation)?
@@ -216,17 +229,71 @@ pub fn verify_package(
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let mut tmp = tempfile::tempfile_in(dir)
-        .or_else(|_| tempfile::tempfile())
-        .map_err(|e| Error::io(dir, e))?;
-    let mut entry = zip
-        .stream(&contents.hprof_entry)
-        .map_err(package_violation)?;
-    std::io::copy(&mut entry, &mut tmp)
-        .map_err(|e| violation(format!("{} does not decompress: {e}", contents.hprof_entry)))?;
+    let tmp = unpack(&zip, &contents.hprof_entry, dir)?;
     let map = MappedFile::from_file(&tmp, zip_path.join(&contents.hprof_entry))?;
     let out = Hprof::new(map.bytes())?;
     verify_hprof(&out, against, strip, control, contents)
+}
+
+/// A name an extracting reader writes where it is told: no directory part, not `.` or `..`.
+fn plain_file_name(name: &str) -> bool {
+    !name.is_empty() && name != "." && name != ".." && !name.contains(['/', '\\', '\0'])
+}
+
+/// Decompresses the deflated entry `name` (its size and CRC-32 checked) into an anonymous
+/// file to map: the parser wants the dump as one slice, and a dump need not fit in memory.
+/// The first bytes must be an HPROF header and the declared size must fit on the disk
+/// before anything is written, so a bomb of zeros costs nothing; a local write failure
+/// (a full disk) is said as such, not as a damaged package.
+fn unpack(zip: &PackageReader, name: &str, dir: &Path) -> Result<File> {
+    let mut entry = zip.stream(name).map_err(package_violation)?;
+    let damaged = |e: std::io::Error| violation(format!("{name} does not decompress: {e}"));
+    let mut head = Vec::with_capacity(64);
+    (&mut entry)
+        .take(64)
+        .read_to_end(&mut head)
+        .map_err(damaged)?;
+    crate::hprof::Header::parse(&head).map_err(|e| violation(format!("{name}: {e}")))?;
+
+    let (mut tmp, dir) = match tempfile::tempfile_in(dir) {
+        Ok(f) => (f, dir.to_path_buf()),
+        Err(_) => (
+            tempfile::tempfile().map_err(|e| Error::io(dir, e))?,
+            std::env::temp_dir(),
+        ),
+    };
+    let declared = zip.declared_size(name).unwrap_or(0);
+    if let Some(free) = crate::space::available(&tmp) {
+        if declared > free {
+            return Err(Error::io(
+                &dir,
+                std::io::Error::new(
+                    std::io::ErrorKind::StorageFull,
+                    format!(
+                        "no room to unpack {name} for checking: it is {declared} bytes, {free} are free"
+                    ),
+                ),
+            ));
+        }
+    }
+    let written = |e: std::io::Error| {
+        Error::io(
+            &dir,
+            std::io::Error::new(e.kind(), format!("unpacking {name} to check it: {e}")),
+        )
+    };
+    tmp.write_all(&head).map_err(written)?;
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        let n = match entry.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(damaged(e)),
+        };
+        tmp.write_all(&buf[..n]).map_err(written)?;
+    }
+    Ok(tmp)
 }
 
 fn package_violation(e: PackageError) -> Error {

@@ -5,10 +5,11 @@
 //! larger than it declares nor than a cap, so a zip or gzip bomb cannot fill the disk.
 
 use std::fs::File;
-use std::io::{BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 
 use hprof_shrink_core::output::TEMP_SUFFIX;
+use hprof_shrink_core::package::manifest::entry_name;
 use hprof_shrink_core::package::reader::{self, PackageError, PackageReader};
 use hprof_shrink_core::package::{ManifestValues, RESULT_INFO};
 use tempfile::NamedTempFile;
@@ -37,44 +38,126 @@ fn temp_in(dir: &Path) -> Result<NamedTempFile, String> {
     Ok(t)
 }
 
+/// The largest dump a `.gz` or zip entry may unpack to, and what sets it, for the message.
+struct Cap {
+    bytes: u64,
+    why: String,
+}
+
+impl Cap {
+    /// `--max-input-size` when given; otherwise what the disk beside the outputs can hold,
+    /// less an eighth for the packages being written there (ours and other workers').
+    fn of(given: Option<u64>, dir: &Path) -> Cap {
+        if let Some(bytes) = given {
+            return Cap {
+                bytes,
+                why: "--max-input-size".into(),
+            };
+        }
+        match hprof_shrink_core::space::available_at(dir) {
+            Some(free) => Cap {
+                bytes: free - free / 8,
+                why: format!(
+                    "7/8 of the {free} bytes free in {}; --max-input-size sets another",
+                    dir.display()
+                ),
+            },
+            // Where the platform cannot tell, the old fixed guard.
+            None => Cap {
+                bytes: 64 << 30,
+                why: "the default of 64 GiB; --max-input-size sets another".into(),
+            },
+        }
+    }
+}
+
 /// Copies at most `cap` bytes; more is an error (a bomb, or a lie in the header).
 fn copy_capped(
     from: &mut impl Read,
     to: &mut impl Write,
-    cap: u64,
+    cap: &Cap,
     what: &str,
 ) -> Result<u64, String> {
-    let mut limited = from.take(cap + 1);
+    let mut limited = from.take(cap.bytes + 1);
     let n = std::io::copy(&mut limited, to).map_err(|e| format!("{what}: {e}"))?;
-    if n > cap {
+    if n > cap.bytes {
         return Err(format!(
-            "{what} is larger than the limit of {cap} bytes (--max-input-size)"
+            "{what} is larger than the limit of {} bytes ({})",
+            cap.bytes, cap.why
         ));
     }
     Ok(n)
 }
 
-pub fn prepare(input: &Input, temp_dir: &Path, cap: u64) -> Result<Prepared, String> {
-    let plain = |hprof: PathBuf, temp| Prepared {
+/// The members of a gzip file one after another, as `gzip -d` reads them. Anything after
+/// the last member that is not another member is an error, said as such rather than as
+/// "invalid gzip header".
+struct GzMembers<R: BufRead> {
+    member: Option<flate2::bufread::GzDecoder<R>>,
+}
+
+impl<R: BufRead> GzMembers<R> {
+    fn new(r: R) -> Self {
+        GzMembers {
+            member: Some(flate2::bufread::GzDecoder::new(r)),
+        }
+    }
+}
+
+impl<R: BufRead> Read for GzMembers<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        loop {
+            let Some(member) = self.member.as_mut() else {
+                return Ok(0);
+            };
+            let n = member.read(buf)?;
+            if n > 0 || buf.is_empty() {
+                return Ok(n);
+            }
+            // This member ended (its CRC checked); the bufread decoder consumed exactly it.
+            let Some(mut rest) = self.member.take().map(|m| m.into_inner()) else {
+                return Ok(0);
+            };
+            let next = rest.fill_buf()?;
+            if next.is_empty() {
+                return Ok(0);
+            }
+            if !next.starts_with(&[0x1f, 0x8b]) {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    "trailing data after the gzip stream",
+                ));
+            }
+            self.member = Some(flate2::bufread::GzDecoder::new(rest));
+        }
+    }
+}
+
+pub fn prepare(input: &Input, temp_dir: &Path, max: Option<u64>) -> Result<Prepared, String> {
+    let plain = |hprof: PathBuf, temp, hprof_entry| Prepared {
         hprof,
         _temp: temp,
         manifest: ManifestValues::default(),
         extra: Vec::new(),
-        hprof_entry: None,
+        hprof_entry,
     };
     match input.kind {
-        Kind::Hprof => Ok(plain(input.path.clone(), None)),
+        Kind::Hprof => Ok(plain(input.path.clone(), None, None)),
         Kind::HprofGz => {
+            let cap = Cap::of(max, temp_dir);
             let mut temp = temp_in(temp_dir)?;
             let f = File::open(&input.path).map_err(|e| e.to_string())?;
-            let mut gz = flate2::read::MultiGzDecoder::new(BufReader::new(f));
+            let mut gz = GzMembers::new(BufReader::new(f));
             let mut out = std::io::BufWriter::new(temp.as_file_mut());
-            copy_capped(&mut gz, &mut out, cap, "the decompressed dump")?;
+            copy_capped(&mut gz, &mut out, &cap, "the decompressed dump")?;
             out.flush().map_err(|e| e.to_string())?;
             drop(out);
-            Ok(plain(temp.path().to_path_buf(), Some(temp)))
+            // Named after the input, not the temporary file, so a package is the same
+            // from one run to the next.
+            let entry = entry_name(&input.path);
+            Ok(plain(temp.path().to_path_buf(), Some(temp), Some(entry)))
         }
-        Kind::Zip => from_zip(&input.path, temp_dir, cap),
+        Kind::Zip => from_zip(&input.path, temp_dir, &Cap::of(max, temp_dir)),
     }
 }
 
@@ -90,7 +173,7 @@ fn safe_entry_name(name: &str) -> bool {
             .all(|c| matches!(c, std::path::Component::Normal(_)))
 }
 
-fn from_zip(path: &Path, temp_dir: &Path, cap: u64) -> Result<Prepared, String> {
+fn from_zip(path: &Path, temp_dir: &Path, cap: &Cap) -> Result<Prepared, String> {
     let zip = PackageReader::open(path).map_err(|e| match e {
         PackageError::NotZip(reason) => format!("not a readable zip: {reason}"),
         e => e.to_string(),
@@ -112,9 +195,10 @@ fn from_zip(path: &Path, temp_dir: &Path, cap: u64) -> Result<Prepared, String> 
         let declared = zip
             .declared_size(&entry)
             .ok_or_else(|| format!("hprofEntry {entry:?}: no such entry in the zip"))?;
-        if declared > cap {
+        if declared > cap.bytes {
             return Err(format!(
-                "hprofEntry {entry:?} declares {declared} bytes, over the limit of {cap} (--max-input-size)"
+                "hprofEntry {entry:?} declares {declared} bytes, over the limit of {} ({})",
+                cap.bytes, cap.why
             ));
         }
         let mut e = zip
@@ -122,7 +206,16 @@ fn from_zip(path: &Path, temp_dir: &Path, cap: u64) -> Result<Prepared, String> 
             .map_err(|e| format!("hprofEntry {entry:?}: {e}"))?;
         let mut out = std::io::BufWriter::new(temp.as_file_mut());
         // The reader stops at the declared size and checks the CRC; the cap guards the rest.
-        let n = copy_capped(&mut e, &mut out, declared, &format!("hprofEntry {entry:?}"))?;
+        let declared_cap = Cap {
+            bytes: declared,
+            why: "the size the zip declares".into(),
+        };
+        let n = copy_capped(
+            &mut e,
+            &mut out,
+            &declared_cap,
+            &format!("hprofEntry {entry:?}"),
+        )?;
         if n != declared {
             return Err(format!(
                 "hprofEntry {entry:?} holds {n} bytes, it declares {declared}"

@@ -36,6 +36,10 @@ pub enum PackageError {
     Missing(String),
     #[error("{name} is {size} bytes, over the limit of {cap}")]
     TooLarge { name: String, size: u64, cap: u64 },
+    /// Two entries with one name: readers differ on which one counts (Java's
+    /// `ZipInputStream` takes the first, a central-directory reader often the last).
+    #[error("the zip holds more than one entry named {0:?}")]
+    Duplicate(String),
     #[error("{0} is not UTF-8")]
     NotText(String),
     #[error("{name} uses compression method {method}, which is not stored or deflated")]
@@ -78,11 +82,16 @@ impl PackageReader {
         let mapper = file.try_clone().map_err(io)?;
         let mut buf = vec![0u8; rawzip::RECOMMENDED_BUFFER_SIZE];
         let archive = ZipArchive::from_file(file, &mut buf).map_err(not_zip)?;
-        let mut entries = Vec::new();
+        let mut entries: Vec<Entry> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
         let mut iter = archive.entries(&mut buf);
         while let Some(e) = iter.next_entry().map_err(not_zip)? {
+            let name = String::from_utf8_lossy(e.file_path().as_ref()).into_owned();
+            if !seen.insert(name.clone()) {
+                return Err(PackageError::Duplicate(name));
+            }
             entries.push(Entry {
-                name: String::from_utf8_lossy(e.file_path().as_ref()).into_owned(),
+                name,
                 method: e.compression_method(),
                 crc: e.crc32(),
                 size: e.uncompressed_size_hint(),
