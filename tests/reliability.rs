@@ -466,7 +466,10 @@ fn a_fifo_device_or_directory_as_input_is_one_clear_line_at_once() {
         ),
         (
             vec![s(dir.path()), s(&out)],
-            format!("{}: is a directory, not a heap dump", dir.path().display()),
+            format!(
+                "{}: is a directory, not a heap dump or package",
+                dir.path().display()
+            ),
         ),
         (
             vec!["inspect", s(&missing)],

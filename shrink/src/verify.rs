@@ -99,7 +99,7 @@ pub fn verify_path(
     control: &Control,
 ) -> Result<Verified> {
     let mut magic = [0u8; 4];
-    let mut f = File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut f = crate::hprof::open_regular(path).map_err(|e| Error::io(path, e))?;
     let n = f.read(&mut magic).map_err(|e| Error::io(path, e))?;
     if n == 4 && &magic == b"PK\x03\x04" {
         return verify_package(path, against, strip, control);

@@ -300,6 +300,29 @@ fn records_to_the_end(data: &[u8], from: usize) -> bool {
     pos == data.len() && count > 0
 }
 
+/// Opens `path` for reading if it is a regular file: a FIFO, a device or a directory is
+/// refused before anything is read, with an error that says which (opened without
+/// blocking, so a FIFO nobody writes to cannot hang us).
+pub fn open_regular(path: &Path) -> std::io::Result<File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc_nonblock());
+    }
+    let file = options.open(path)?;
+    let kind = file.metadata()?.file_type();
+    if kind.is_file() {
+        return Ok(file);
+    }
+    Err(std::io::Error::other(if kind.is_dir() {
+        "is a directory, not a heap dump or package".to_string()
+    } else {
+        format!("not a regular file ({})", describe_type(&kind))
+    }))
+}
+
 /// `O_NONBLOCK`, so that opening a FIFO for reading does not wait for a writer.
 #[cfg(unix)]
 fn libc_nonblock() -> i32 {
@@ -367,31 +390,10 @@ pub struct MappedFile {
 }
 
 impl MappedFile {
-    /// Opens and maps `path`, which must be a regular file: a FIFO, a device or a
-    /// directory is refused before anything is read (opened without blocking, so a FIFO
-    /// nobody writes to cannot hang us).
+    /// Opens and maps `path`, which must be a regular file (see [`open_regular`]).
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref().to_path_buf();
-        let mut options = std::fs::OpenOptions::new();
-        options.read(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            options.custom_flags(libc_nonblock());
-        }
-        let file = options.open(&path).map_err(|e| FormatError::io(&path, e))?;
-        let kind = file
-            .metadata()
-            .map_err(|e| FormatError::io(&path, e))?
-            .file_type();
-        if !kind.is_file() {
-            let what = if kind.is_dir() {
-                "is a directory, not a heap dump".to_string()
-            } else {
-                format!("not a regular file ({})", describe_type(&kind))
-            };
-            return Err(FormatError::io(&path, std::io::Error::other(what)));
-        }
+        let file = open_regular(&path).map_err(|e| FormatError::io(&path, e))?;
         Self::from_file(&file, path)
     }
 

@@ -78,7 +78,7 @@ impl PackageReader {
             source,
         };
         let not_zip = |e: rawzip::Error| PackageError::NotZip(e.to_string());
-        let file = File::open(path).map_err(io)?;
+        let file = crate::hprof::open_regular(path).map_err(io)?;
         let mapper = file.try_clone().map_err(io)?;
         let mut buf = vec![0u8; rawzip::RECOMMENDED_BUFFER_SIZE];
         let archive = ZipArchive::from_file(file, &mut buf).map_err(not_zip)?;
