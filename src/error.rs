@@ -92,6 +92,13 @@ pub enum HostError {
     #[error(transparent)]
     Json(#[from] serde_json::Error),
 
+    /// The report of a shrink whose outputs are already in place could not be written.
+    #[error("{outputs} written, but not the report: {source}")]
+    ReportFailed {
+        outputs: String,
+        source: Box<HostError>,
+    },
+
     /// A batch that could not run at all (its per-file failures are in its report instead).
     #[error("batch: {0}")]
     Batch(Box<HostError>),

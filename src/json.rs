@@ -19,6 +19,20 @@ pub fn write(path: &Path, value: &impl Serialize) -> Result<(), HostError> {
     Ok(())
 }
 
+/// Writes `value` as pretty JSON to `path` through `file`, made for it beforehand.
+pub fn write_pending(
+    mut file: PendingFile,
+    path: &Path,
+    value: &impl Serialize,
+) -> Result<(), HostError> {
+    let json = serde_json::to_string_pretty(value)? + "\n";
+    file.file()
+        .write_all(json.as_bytes())
+        .map_err(|e| HostError::io(path, e))?;
+    file.commit()?;
+    Ok(())
+}
+
 /// Prints `value` as pretty JSON on stdout.
 pub fn print(value: &impl Serialize) -> Result<(), HostError> {
     crate::say::out(&(serde_json::to_string_pretty(value)? + "\n"))?;

@@ -215,3 +215,264 @@ fn verify_names_the_first_violation() {
     assert_eq!(v.status.code(), Some(1));
     assert!(stderr(&v).contains("result.info"), "{}", stderr(&v));
 }
+
+/// A FIFO at `path` (a file type a rename would replace, made without privileges).
+fn mkfifo(path: &std::path::Path) {
+    let made = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .expect("run mkfifo");
+    assert!(made.success(), "mkfifo {}", path.display());
+}
+
+fn is_fifo(path: &std::path::Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_fifo())
+}
+
+#[test]
+fn an_output_that_is_not_a_regular_file_is_refused_and_never_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.hprof");
+    std::fs::copy(fixture("art-api25.hprof"), &input).unwrap();
+    let fifo = dir.path().join("fifo");
+    mkfifo(&fifo);
+    let link = dir.path().join("link-to-fifo");
+    std::os::unix::fs::symlink(&fifo, &link).unwrap();
+    let zip = dir.path().join("out.zip");
+    for (i, args) in [
+        vec![s(&input), s(&fifo)],
+        vec![s(&input), s(&link)],
+        vec![s(&input), s(&zip), "--hprof-out", s(&fifo)],
+        vec![s(&input), s(&zip), "--hprof-out", s(&link)],
+        vec![s(&input), s(&zip), "--report", s(&fifo)],
+        vec![s(&input), s(&zip), "--report", s(&link)],
+        vec![s(&input), "--hprof-out", s(&fifo)],
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let o = run(&args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "case {i}: {err}");
+        assert_eq!(err.lines().count(), 1, "case {i}: {err}");
+        assert!(err.contains("not a regular file"), "case {i}: {err}");
+        assert!(is_fifo(&fifo), "case {i}: the FIFO was replaced");
+        assert_eq!(
+            names_in(dir.path()),
+            ["fifo", "in.hprof", "link-to-fifo"],
+            "case {i}: refused before any work"
+        );
+    }
+    // A device node, which only root can make (and which a rename as root would replace
+    // as it would /dev/null).
+    let null = dir.path().join("null");
+    let made = std::process::Command::new("mknod")
+        .args([s(&null), "c", "1", "3"])
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|st| st.success());
+    if !made {
+        eprintln!("skipping the device node case: cannot mknod here (not root?)");
+        return;
+    }
+    let o = run(&[s(&input), s(&zip), "--report", s(&null)]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("not a regular file"), "{}", stderr(&o));
+    use std::os::unix::fs::FileTypeExt;
+    let ty = std::fs::symlink_metadata(&null).unwrap().file_type();
+    assert!(ty.is_char_device(), "the device node was replaced");
+    assert!(!zip.exists());
+}
+
+#[test]
+fn an_output_through_a_symlink_replaces_the_file_and_keeps_the_link() {
+    // As `-o /dev/stdout` with stdout redirected to a file: the link is the system's.
+    let dir = tempfile::tempdir().unwrap();
+    let real = dir.path().join("real.zip");
+    std::fs::write(&real, "old").unwrap();
+    let link = dir.path().join("link.zip");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let o = run(&[s(&fixture("art-api25.hprof")), s(&link)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let meta = std::fs::symlink_metadata(&link).unwrap();
+    assert!(meta.file_type().is_symlink(), "the link was replaced");
+    let v = run(&["verify", s(&real)]);
+    assert!(v.status.success(), "{}", stderr(&v));
+}
+
+#[test]
+fn report_may_name_neither_the_input_nor_an_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.hprof");
+    std::fs::copy(fixture("art-api25.hprof"), &input).unwrap();
+    let before = std::fs::read(&input).unwrap();
+    let hard = dir.path().join("hard.hprof");
+    std::fs::hard_link(&input, &hard).unwrap();
+    let sym = dir.path().join("sym.hprof");
+    std::os::unix::fs::symlink(&input, &sym).unwrap();
+    let zip = dir.path().join("out.zip");
+    let dotted = dir.path().join(".").join("out.zip");
+    let raw = dir.path().join("out.hprof");
+    let dotted_raw = dir.path().join(".").join("out.hprof");
+    for (i, (args, named)) in [
+        (vec![s(&input), s(&zip), "--report", s(&input)], "the input"),
+        (vec![s(&input), s(&zip), "--report", s(&hard)], "the input"),
+        (vec![s(&input), s(&zip), "--report", s(&sym)], "the input"),
+        (vec![s(&input), s(&zip), "--report", s(&dotted)], "the zip"),
+        (
+            vec![
+                s(&input),
+                "--hprof-out",
+                s(&raw),
+                "--report",
+                s(&dotted_raw),
+            ],
+            "--hprof-out",
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let o = run(&args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "case {i}: {err}");
+        assert!(err.contains(named), "case {i}: {err}");
+        assert_eq!(err.lines().count(), 1, "case {i}: {err}");
+        assert!(std::fs::read(&input).unwrap() == before, "case {i}");
+        assert!(!zip.exists() && !raw.exists(), "case {i}: work was done");
+    }
+    // The zip already there (a second run) is still refused as the report.
+    std::fs::write(&zip, "a package").unwrap();
+    let o = run(&[s(&input), s(&zip), "--report", s(&zip)]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&zip).unwrap(), b"a package");
+}
+
+#[test]
+fn the_zip_and_hprof_out_on_one_path_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.hprof");
+    std::fs::copy(fixture("art-api25.hprof"), &input).unwrap();
+    let zip = dir.path().join("out.zip");
+    let dotted = dir.path().join(".").join("out.zip");
+    for other in [&zip, &dotted] {
+        let o = run(&[
+            s(&input),
+            s(&zip),
+            "--hprof-out",
+            s(other),
+            "--delete-input",
+        ]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert!(err.contains("same file"), "{err}");
+        assert!(input.exists(), "the input was deleted");
+        assert_eq!(names_in(dir.path()), ["in.hprof"]);
+    }
+}
+
+#[test]
+fn hprof_entry_must_be_a_plain_file_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = fixture("art-api25.hprof");
+    let zip = dir.path().join("out.zip");
+    for bad in [
+        "result.info",
+        "extra.info",
+        "",
+        "../../evil.hprof",
+        "/abs.hprof",
+        "dir/",
+        "a\\b",
+        ".",
+        "..",
+    ] {
+        let o = run(&[s(&input), s(&zip), "--hprof-entry", bad]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{bad:?}: {err}");
+        assert!(err.contains("hprof entry name"), "{bad:?}: {err}");
+        assert!(
+            names_in(dir.path()).is_empty(),
+            "{bad:?}: a file was written"
+        );
+    }
+    let o = run(&[s(&input), s(&zip), "--hprof-entry", "app.hprof"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = run(&["verify", s(&zip)]);
+    assert!(v.status.success(), "{}", stderr(&v));
+}
+
+#[test]
+fn an_output_in_a_missing_directory_is_blamed_without_temp_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = fixture("art-api25.hprof");
+    let zip = dir.path().join("nodir").join("x.zip");
+    let o = run(&[s(&input), s(&zip)]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains(s(&zip)), "{err}");
+    assert!(!err.contains(s(&input)), "blames the input: {err}");
+    assert!(
+        !err.contains("hprof-shrink-tmp"),
+        "shows a temp name: {err}"
+    );
+}
+
+#[test]
+fn a_report_that_cannot_be_written_fails_before_the_outputs_appear() {
+    let dir = tempfile::tempdir().unwrap();
+    let zip = dir.path().join("out.zip");
+    let report = dir.path().join("nodir").join("r.json");
+    let o = run(&[
+        s(&fixture("art-api25.hprof")),
+        s(&zip),
+        "--report",
+        s(&report),
+    ]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains(s(&report)), "{err}");
+    assert!(
+        names_in(dir.path()).is_empty(),
+        "{:?}",
+        names_in(dir.path())
+    );
+}
+
+#[test]
+fn a_full_disk_under_one_of_two_outputs_names_that_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let tiny = dir.path().join("tiny");
+    std::fs::create_dir(&tiny).unwrap();
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=256k", "tmpfs", s(&tiny)])
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|st| st.success());
+    if !mounted {
+        eprintln!("skipped: cannot mount a small tmpfs here (not root?)");
+        return;
+    }
+    let input = fixture("hotspot-android.hprof");
+    let roomy_zip = dir.path().join("out.zip");
+    let full_raw = tiny.join("out.hprof");
+    let a = run(&[s(&input), s(&roomy_zip), "--hprof-out", s(&full_raw)]);
+    let full_zip = tiny.join("out.zip");
+    let roomy_raw = dir.path().join("out.hprof");
+    let b = run(&[s(&input), s(&full_zip), "--hprof-out", s(&roomy_raw)]);
+    let left = names_in(&tiny);
+    let _ = std::process::Command::new("umount").arg(&tiny).status();
+    for (o, full, roomy) in [(a, &full_raw, &roomy_zip), (b, &full_zip, &roomy_raw)] {
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains("No space left"), "{err}");
+        assert!(err.contains(s(full)), "does not say which output: {err}");
+        assert!(!err.contains(s(roomy)), "{err}");
+        assert!(!err.contains(s(&input)), "blames the input: {err}");
+    }
+    assert!(left.is_empty(), "{left:?}");
+    assert_eq!(names_in(dir.path()), ["tiny"]);
+}

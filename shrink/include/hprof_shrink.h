@@ -81,6 +81,9 @@ typedef struct hprof_shrink_options {
   const char *zip_path;
   /**
    * The raw shrunk hprof to write, or NULL. At least one of the two outputs is needed.
+   * Each output must differ from the input and from the other (through symlinks and
+   * hard links), and must not be an existing device, FIFO, socket or directory; else
+   * `HPROF_SHRINK_ERR_INVALID_ARGUMENT` before any work.
    */
   const char *hprof_path;
   /**
@@ -113,7 +116,9 @@ typedef struct hprof_shrink_options {
   const struct hprof_shrink_property *extra;
   size_t extra_count;
   /**
-   * Name of the hprof entry in the zip; NULL: the input's stem + `_shrink.hprof`.
+   * Name of the hprof entry in the zip; NULL: the input's stem + `_shrink.hprof`. A plain
+   * file name (no `/` or `\`, not `.`, `..`, `result.info` or `extra.info`), else
+   * `HPROF_SHRINK_ERR_INVALID_ARGUMENT`.
    */
   const char *hprof_entry;
   /**

@@ -119,6 +119,9 @@ pub struct hprof_shrink_options {
     /// The upload package (zip) to write, or NULL.
     pub zip_path: *const c_char,
     /// The raw shrunk hprof to write, or NULL. At least one of the two outputs is needed.
+    /// Each output must differ from the input and from the other (through symlinks and
+    /// hard links), and must not be an existing device, FIFO, socket or directory; else
+    /// `HPROF_SHRINK_ERR_INVALID_ARGUMENT` before any work.
     pub hprof_path: *const c_char,
     /// One of `HPROF_SHRINK_STRIP_*`.
     pub strip: hprof_shrink_strip,
@@ -135,7 +138,9 @@ pub struct hprof_shrink_options {
     /// Properties for `extra.info`, in order; `extra_count` of them (NULL when 0).
     pub extra: *const hprof_shrink_property,
     pub extra_count: usize,
-    /// Name of the hprof entry in the zip; NULL: the input's stem + `_shrink.hprof`.
+    /// Name of the hprof entry in the zip; NULL: the input's stem + `_shrink.hprof`. A plain
+    /// file name (no `/` or `\`, not `.`, `..`, `result.info` or `extra.info`), else
+    /// `HPROF_SHRINK_ERR_INVALID_ARGUMENT`.
     pub hprof_entry: *const c_char,
     /// Threads to use, the calling one included; 0: one per core. A phone may want fewer
     /// (heat, battery, a foreground app).

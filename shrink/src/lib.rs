@@ -39,7 +39,7 @@ pub use hprof::Tag;
 pub use options::{DroppedMode, StripMode};
 pub use package::{Manifest, ManifestValues};
 pub use pipeline::{
-    analyze, shrink_file, write_shrunk, Analysis, AnalyzeOptions, Outputs, ShrinkOptions,
-    MAX_THREADS,
+    analyze, check_request, shrink_file, write_shrunk, Analysis, AnalyzeOptions, Outputs,
+    ShrinkOptions, MAX_THREADS,
 };
 pub use report::Report;

@@ -147,16 +147,18 @@ pub const TEMP_SUFFIX: &str = ".hprof-shrink-tmp";
 
 pub struct PendingFile {
     tmp: NamedTempFile,
+    /// The path as given, which messages name.
     dest: PathBuf,
+    /// What the finished file is renamed over: `dest`, or the file it links to.
+    target: PathBuf,
 }
 
 impl PendingFile {
     pub fn create(dest: &Path) -> Result<Self> {
-        let dir = match dest.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        let name = dest
+        check_destination(dest)?;
+        let target = link_target(dest)?;
+        let dir = parent_dir(&target);
+        let name = target
             .file_name()
             .ok_or_else(|| Error::Invalid(format!("{} is not a file path", dest.display())))?
             .to_string_lossy()
@@ -172,7 +174,7 @@ impl PendingFile {
                 .prefix(&format!(".{name}."))
                 .suffix(TEMP_SUFFIX)
                 .tempfile_in(&dir)
-                .map_err(|e| Error::io(&dir, e))?;
+                .map_err(|e| Error::io(dest, without_temp_name(e)))?;
             let locked = tmp.as_file().try_lock().is_ok();
             attempts += 1;
             if !locked || still_named(&tmp) || attempts >= 8 {
@@ -182,6 +184,7 @@ impl PendingFile {
         Ok(PendingFile {
             tmp,
             dest: dest.to_path_buf(),
+            target,
         })
     }
 
@@ -204,15 +207,17 @@ impl PendingFile {
     /// Syncs the data, renames the file into place and syncs the directory; returns the
     /// file's size.
     pub fn commit(self) -> Result<u64> {
-        let dest = self.dest;
-        let file = self.tmp.as_file();
+        let PendingFile { tmp, dest, target } = self;
+        let file = tmp.as_file();
         file.sync_all().map_err(|e| Error::io(&dest, e))?;
         let size = file.metadata().map_err(|e| Error::io(&dest, e))?.len();
-        self.tmp
-            .persist(&dest)
-            .map_err(|e| Error::io(&dest, e.error))?;
+        // The last line of defence: whatever became of the destination since the checks
+        // before the work, a device, FIFO or socket is never renamed over.
+        check_destination(&target)?;
+        tmp.persist(&target)
+            .map_err(|e| Error::io(&dest, without_temp_name(e.error)))?;
         #[cfg(unix)]
-        if let Some(dir) = dest.parent() {
+        if let Some(dir) = target.parent() {
             let dir = if dir.as_os_str().is_empty() {
                 Path::new(".")
             } else {
@@ -273,11 +278,197 @@ pub fn clean_stale(dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(removed)
 }
 
-/// True when `a` and `b` name the same file (both must exist for a positive answer).
+/// Where a finished `dest` goes. A symlink to a file is followed, so that the file it
+/// points to is replaced and the link stays (a rename over `/dev/stdout` redirected to a
+/// file would otherwise replace the system's link); anything else, a dangling symlink
+/// included, is replaced itself.
+fn link_target(dest: &Path) -> Result<PathBuf> {
+    let linked = std::fs::symlink_metadata(dest).is_ok_and(|m| m.file_type().is_symlink());
+    if !linked || std::fs::metadata(dest).is_err() {
+        return Ok(dest.to_path_buf());
+    }
+    dest.canonicalize().map_err(|e| Error::io(dest, e))
+}
+
+/// The directory `dest` is written in.
+fn parent_dir(dest: &Path) -> PathBuf {
+    match dest.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// `tempfile`'s errors carry the temporary file's name, which the user never chose and
+/// which no longer exists: keep only the system's error, so that the message names the
+/// destination.
+fn without_temp_name(e: std::io::Error) -> std::io::Error {
+    if e.raw_os_error().is_some() {
+        return e;
+    }
+    let kind = e.kind();
+    let inner = e.into_inner();
+    let os = inner.as_deref().and_then(|i| {
+        let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(i);
+        while let Some(c) = cause {
+            if let Some(code) = c
+                .downcast_ref::<std::io::Error>()
+                .and_then(|io| io.raw_os_error())
+            {
+                return Some(code);
+            }
+            cause = c.source();
+        }
+        None
+    });
+    match os {
+        Some(code) => std::io::Error::from_raw_os_error(code),
+        None => std::io::Error::from(kind),
+    }
+}
+
+/// Checks that `dest` can be written as an output: its directory exists, and it is either
+/// absent or a regular file (through symlinks). An output is written beside its destination
+/// and renamed over it, so a device, FIFO or socket there would be replaced by a regular
+/// file (as root, `/dev/null` itself): such a destination is refused, not written through,
+/// because streaming into it could not keep the promise that an output appears complete
+/// or not at all.
+pub fn check_destination(dest: &Path) -> Result<()> {
+    match std::fs::metadata(dest) {
+        Ok(m) if m.is_file() => return Ok(()),
+        Ok(m) if m.is_dir() => {
+            return Err(Error::Invalid(format!(
+                "the output {} is a directory",
+                dest.display()
+            )))
+        }
+        Ok(_) => {
+            return Err(Error::Invalid(format!(
+                "the output {} is not a regular file (a device, FIFO or socket): refusing to replace it",
+                dest.display()
+            )))
+        }
+        // Absent, or a symlink to nowhere (the rename replaces the link itself).
+        Err(_) => {}
+    }
+    let dir = parent_dir(dest);
+    match std::fs::metadata(&dir) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(_) => Err(Error::io(
+            dest,
+            std::io::Error::new(
+                std::io::ErrorKind::NotADirectory,
+                format!("{} is not a directory", dir.display()),
+            ),
+        )),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(Error::io(
+            dest,
+            std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                format!("the directory {} does not exist", dir.display()),
+            ),
+        )),
+        Err(e) => Err(Error::io(dest, e)),
+    }
+}
+
+/// True when `a` and `b` name the same file, seen through symlinks, `./` and hard links:
+/// where both exist, the same device and inode; otherwise the same name in the same
+/// (canonical) directory.
 pub fn same_file(a: &Path, b: &Path) -> bool {
-    match (a.canonicalize(), b.canonicalize()) {
-        (Ok(x), Ok(y)) => x == y,
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(x), Ok(y)) => same_inode(&x, &y) || canonical(a) == canonical(b),
+        (Err(_), Err(_)) => canonical(a) == canonical(b),
+        // One exists and the other does not: two files.
         _ => false,
+    }
+}
+
+#[cfg(unix)]
+fn same_inode(x: &std::fs::Metadata, y: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    x.dev() == y.dev() && x.ino() == y.ino()
+}
+
+#[cfg(not(unix))]
+fn same_inode(_: &std::fs::Metadata, _: &std::fs::Metadata) -> bool {
+    false
+}
+
+/// The path with its directory made canonical, and itself followed where it exists; a
+/// path whose directory does not exist stays as given.
+fn canonical(p: &Path) -> Option<PathBuf> {
+    if let Ok(c) = p.canonicalize() {
+        return Some(c);
+    }
+    let name = p.file_name()?;
+    let dir = parent_dir(p).canonicalize().ok()?;
+    Some(dir.join(name))
+}
+
+/// A writer whose errors carry the path of the output they were writing, so that a
+/// failure with two outputs says which one failed (see [`output_error`]).
+pub struct Named<'p, W> {
+    inner: W,
+    path: &'p Path,
+}
+
+impl<'p, W> Named<'p, W> {
+    pub fn new(inner: W, path: &'p Path) -> Self {
+        Named { inner, path }
+    }
+}
+
+/// An output's write error with the output's path, carried inside an `io::Error` through
+/// the writers and unwrapped by [`output_error`].
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {source}", path.display())]
+struct OnOutput {
+    path: PathBuf,
+    source: std::io::Error,
+}
+
+impl<'p, W> Named<'p, W> {
+    fn tag(&self, e: std::io::Error) -> std::io::Error {
+        if e.get_ref().is_some_and(|i| i.is::<OnOutput>()) {
+            return e;
+        }
+        std::io::Error::new(
+            e.kind(),
+            OnOutput {
+                path: self.path.to_path_buf(),
+                source: e,
+            },
+        )
+    }
+}
+
+impl<W: std::io::Write> std::io::Write for Named<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.inner.write(buf).map_err(|e| self.tag(e))
+    }
+
+    fn write_vectored(&mut self, bufs: &[std::io::IoSlice<'_>]) -> std::io::Result<usize> {
+        self.inner.write_vectored(bufs).map_err(|e| self.tag(e))
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush().map_err(|e| self.tag(e))
+    }
+}
+
+/// A write error that a [`Named`] writer tagged becomes an I/O error on that output's path
+/// (the system's error kept whole); any other error is returned as it is.
+pub fn output_error(e: Error) -> Error {
+    let tagged = |io: &std::io::Error| io.get_ref().is_some_and(|i| i.is::<OnOutput>());
+    let io = match e {
+        Error::Write(io) if tagged(&io) => io,
+        Error::Format(crate::hprof::FormatError::Write(io)) if tagged(&io) => io,
+        e => return e,
+    };
+    match io.into_inner().map(|i| i.downcast::<OnOutput>()) {
+        Some(Ok(tagged)) => Error::io(tagged.path, tagged.source),
+        // Checked just above.
+        _ => Error::Write(std::io::Error::other("write failed")),
     }
 }
 
@@ -302,5 +493,52 @@ mod tests {
         let f = std::fs::File::from(std::os::fd::OwnedFd::from(r));
         let err = writeback_hint(&f, 0, 4096).unwrap_err();
         assert_eq!(err.raw_os_error(), Some(libc::ESPIPE));
+    }
+}
+
+#[cfg(all(test, unix))]
+mod destination_tests {
+    use super::{same_file, PendingFile};
+    use std::io::Write;
+
+    #[test]
+    fn a_destination_that_became_a_fifo_is_not_renamed_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let dest = dir.path().join("out.zip");
+        let mut f = PendingFile::create(&dest).unwrap();
+        f.file().write_all(b"data").unwrap();
+        // Between the checks before the work and the commit, something else put a FIFO
+        // there: the commit is the last line of defence.
+        let made = std::process::Command::new("mkfifo")
+            .arg(&dest)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let err = f.commit().unwrap_err();
+        assert!(err.to_string().contains("not a regular file"), "{err}");
+        use std::os::unix::fs::FileTypeExt;
+        let ty = std::fs::symlink_metadata(&dest).unwrap().file_type();
+        assert!(ty.is_fifo());
+        // The temporary file went with the failed commit.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn same_file_sees_through_dot_hard_links_and_symlinks() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a");
+        std::fs::write(&a, "x").unwrap();
+        let hard = dir.path().join("hard");
+        std::fs::hard_link(&a, &hard).unwrap();
+        let sym = dir.path().join("sym");
+        std::os::unix::fs::symlink(&a, &sym).unwrap();
+        assert!(same_file(&a, &hard));
+        assert!(same_file(&a, &sym));
+        assert!(same_file(&a, &dir.path().join(".").join("a")));
+        // Not there yet: the same name in the same directory.
+        let new = dir.path().join("new.zip");
+        assert!(same_file(&new, &dir.path().join(".").join("new.zip")));
+        assert!(!same_file(&new, &dir.path().join("other.zip")));
+        assert!(!same_file(&a, &new));
     }
 }

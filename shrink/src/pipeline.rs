@@ -10,7 +10,9 @@ use crate::control::{Control, Stage};
 use crate::error::{Error, Result};
 use crate::hprof::{BasicType, Hprof, HprofWriter, MappedFile, Salvage};
 use crate::options::{DroppedMode, StripMode};
-use crate::output::{clean_stale, same_file, PendingFile, Writeback};
+use crate::output::{
+    check_destination, clean_stale, output_error, same_file, Named, PendingFile, Writeback,
+};
 use crate::package::manifest::{self, Manifest, ManifestValues};
 use crate::package::{comment, PackageWriter};
 use crate::passes::collect::{collect, collect_with_info};
@@ -357,6 +359,15 @@ pub fn shrink_file(
     control: &Control,
 ) -> Result<Report> {
     let started = Instant::now();
+    check_request(input, outputs, opts)?;
+    shrink_checked(input, outputs, opts, control, started).map_err(output_error)
+}
+
+/// Everything about the arguments that can be known wrong before any work: an output
+/// that is missing, is the input (through symlinks, `./` and hard links), is the other
+/// output, or cannot be replaced (a device, FIFO, socket or directory, or in a directory
+/// that does not exist); a compression level or an hprof entry name that cannot be.
+pub fn check_request(input: &Path, outputs: Outputs<'_>, opts: &ShrinkOptions) -> Result<()> {
     if outputs.zip.is_none() && outputs.hprof.is_none() {
         return Err(Error::Invalid(
             "no output: give a zip path, an hprof path, or both".into(),
@@ -370,12 +381,37 @@ pub fn shrink_file(
             )));
         }
     }
+    if let (Some(zip), Some(hprof)) = (outputs.zip, outputs.hprof) {
+        if same_file(zip, hprof) {
+            return Err(Error::Invalid(format!(
+                "the zip and the hprof output are the same file ({}): give two paths",
+                zip.display()
+            )));
+        }
+    }
+    for out in [outputs.zip, outputs.hprof].into_iter().flatten() {
+        check_destination(out)?;
+    }
     if opts.level > 9 {
         return Err(Error::Invalid(format!(
             "compression level {} is not 0-9",
             opts.level
         )));
     }
+    if let Some(entry) = &opts.hprof_entry {
+        manifest::check_entry_name(entry).map_err(Error::Invalid)?;
+    }
+    Ok(())
+}
+
+/// [`shrink_file`] once its arguments are checked.
+fn shrink_checked(
+    input: &Path,
+    outputs: Outputs<'_>,
+    opts: &ShrinkOptions,
+    control: &Control,
+    started: Instant,
+) -> Result<Report> {
     let map = MappedFile::open(input)?;
     let result = shrink_mapped(&map, input, outputs, opts, control, started);
     if result.is_err() {
@@ -434,12 +470,13 @@ fn shrink_mapped(
     let mut raw = raw_file
         .as_ref()
         .filter(|_| zip_file.is_some())
-        .map(|f| BufWriter::with_capacity(BUF, Writeback::new(f.as_file())));
+        .map(|f| BufWriter::with_capacity(BUF, Named::new(Writeback::new(f.as_file()), f.dest())));
     let plan = &analysis.plan;
     let (stats, hprof_bytes) = match zip_file.as_mut() {
         Some(zf) => {
             let timestamp = hprof.header().timestamp_ms;
-            let out = BufWriter::with_capacity(BUF, Writeback::new(zf.file()));
+            let dest = outputs.zip.expect("a zip file was created for it");
+            let out = BufWriter::with_capacity(BUF, Named::new(Writeback::new(zf.file()), dest));
             let mut package = PackageWriter::new(out, opts.level, timestamp)?;
             package.add_manifest(&manifest)?;
             let threads = opts.threads();
@@ -464,7 +501,7 @@ fn shrink_mapped(
         None => {
             // Unbuffered: the parallel writer gathers its own large writes.
             let file = raw_file.as_ref().expect("an output was checked for");
-            let out = Writeback::new(file.as_file());
+            let out = Named::new(Writeback::new(file.as_file()), file.dest());
             let (_, stats, n) = write_shrunk_parallel(&hprof, plan, out, control, opts.threads())?;
             (stats, n)
         }

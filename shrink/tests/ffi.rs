@@ -154,6 +154,16 @@ fn malformed_options_are_invalid_arguments_naming_the_field() {
     let zip = dir.path().join("out.zip");
     let job = Job::new();
     let invalid_utf8 = CString::new(vec![b'o', 0xFF, b'.', b'z']).unwrap();
+    // The zip's path again, spelled another way.
+    let zip_again = dir.path().join(".").join("out.zip");
+    // A FIFO elsewhere, which a rename must never replace.
+    let other = tempfile::tempdir().unwrap();
+    let fifo = other.path().join("fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
 
     type Edit = Box<dyn Fn(&mut Opts)>;
     let cases: Vec<(&str, Edit)> = vec![
@@ -200,7 +210,32 @@ fn malformed_options_are_invalid_arguments_naming_the_field() {
             "is the input",
             Box::new(|o| o.raw.zip_path = o.keep(path_c(&fixture("art-api25.hprof")))),
         ),
+        (
+            "are the same file",
+            Box::new(move |o| o.raw.hprof_path = o.keep(path_c(&zip_again))),
+        ),
+        (
+            "not a regular file",
+            Box::new(move |o| o.raw.hprof_path = o.keep(path_c(&fifo))),
+        ),
     ];
+    // The hprof entry must be a plain file name, not a manifest entry's.
+    let mut cases = cases;
+    for bad in [
+        "result.info",
+        "extra.info",
+        "../../evil.hprof",
+        "/abs.hprof",
+        "dir/",
+        "a\\b",
+        ".",
+        "..",
+    ] {
+        cases.push((
+            "hprof entry name",
+            Box::new(move |o| o.raw.hprof_entry = o.keep(c(bad))),
+        ));
+    }
     for (expected, edit) in cases {
         let mut o = Opts::new(&input, Some(&zip));
         edit(&mut o);

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use hprof_shrink::progress::Bar;
 use hprof_shrink::upload::Outbox;
+use hprof_shrink_core::output::{check_destination, same_file, PendingFile};
 use hprof_shrink_core::verify::verify_path;
 use hprof_shrink_core::{Control, ManifestValues, Outputs, ShrinkOptions};
 
@@ -26,6 +27,38 @@ pub fn run(a: ShrinkArgs) -> Result<(), HostError> {
             "--upload needs OUT.zip or --outbox DIR",
         ));
     }
+    let opts = ShrinkOptions {
+        strip: a.mode.strip,
+        dropped: a.mode.dropped,
+        level: a.mode.level,
+        manifest: ManifestValues {
+            sdk_version: a.sdk_version,
+            manufacturer: a.manufacturer,
+            leaked_activity_key: a.leaked_activity_key,
+        },
+        extra: a.extra,
+        hprof_entry: a.hprof_entry,
+        threads: a.threads,
+        salvage: a.mode.salvage,
+    };
+    // Every output is checked before any work (the core checks its own again): none is
+    // the input or another output, and none is a device or FIFO a rename would replace.
+    let named = Outputs {
+        zip: a.output.as_deref(),
+        hprof: a.hprof_out.as_deref(),
+    };
+    if named.zip.is_some() || named.hprof.is_some() {
+        hprof_shrink_core::check_request(&input, named, &opts)?;
+    }
+    if let Some(report) = &a.report {
+        check_report_path(report, &input, named)?;
+    }
+    // Made before the work, so that a report that cannot be written fails before the
+    // outputs appear, not after.
+    let report_file = match &a.report {
+        Some(path) => Some(PendingFile::create(path)?),
+        None => None,
+    };
     // Set up before the shrink, so a bad upload option fails before the work.
     let up = match &a.upload {
         Some(url) => Some(uploader(url.clone(), &a.upload_opts, a.quiet)?),
@@ -50,20 +83,6 @@ pub fn run(a: ShrinkArgs) -> Result<(), HostError> {
         Some(inc) => Some(inc.path().to_path_buf()),
         None => a.output.clone(),
     };
-    let opts = ShrinkOptions {
-        strip: a.mode.strip,
-        dropped: a.mode.dropped,
-        level: a.mode.level,
-        manifest: ManifestValues {
-            sdk_version: a.sdk_version,
-            manufacturer: a.manufacturer,
-            leaked_activity_key: a.leaked_activity_key,
-        },
-        extra: a.extra,
-        hprof_entry: a.hprof_entry,
-        threads: a.threads,
-        salvage: a.mode.salvage,
-    };
     let bar = Bar::new(!a.quiet);
     let progress = |p| bar.update(p);
     let control = Control {
@@ -76,10 +95,14 @@ pub fn run(a: ShrinkArgs) -> Result<(), HostError> {
     };
     let report = hprof_shrink_core::shrink_file(&input, outputs, &opts, &control);
     bar.finish();
-    let mut report = report.map_err(|source| HostError::Shrink {
-        input: input.clone(),
-        source,
-        salvaging: a.mode.salvage,
+    let mut report = report.map_err(|source| match source {
+        // An I/O error of the core's own names its file: an output, not the input.
+        e @ hprof_shrink_core::Error::Io(_) => HostError::Core(e),
+        source => HostError::Shrink {
+            input: input.clone(),
+            source,
+            salvaging: a.mode.salvage,
+        },
     })?;
     let zip = match (&outbox, incoming) {
         (Some(ob), Some(inc)) => {
@@ -89,8 +112,18 @@ pub fn run(a: ShrinkArgs) -> Result<(), HostError> {
         }
         _ => a.output.clone(),
     };
-    if let Some(path) = &a.report {
-        json::write(path, &report)?;
+    if let (Some(path), Some(file)) = (&a.report, report_file) {
+        // The outputs are in place by now: say so, so that a failing report is not read
+        // as a failed shrink.
+        json::write_pending(file, path, &report).map_err(|e| HostError::ReportFailed {
+            outputs: [zip.as_deref(), a.hprof_out.as_deref()]
+                .into_iter()
+                .flatten()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(" and "),
+            source: Box::new(e),
+        })?;
     }
     if !a.quiet {
         say_raw!("{}", summary::shrink(&report));
@@ -133,4 +166,30 @@ pub fn run(a: ShrinkArgs) -> Result<(), HostError> {
         }
         (None, None) => unreachable!("checked above: --upload needs a zip"),
     }
+}
+
+/// `--report` may be neither the input nor an output (it would replace them with JSON),
+/// nor a device or FIFO a rename would replace.
+fn check_report_path(
+    report: &std::path::Path,
+    input: &std::path::Path,
+    outputs: Outputs<'_>,
+) -> Result<(), HostError> {
+    let clash = |what: &str| {
+        HostError::Core(hprof_shrink_core::Error::Invalid(format!(
+            "--report {} is the {what}: it would be overwritten",
+            report.display()
+        )))
+    };
+    if same_file(report, input) {
+        return Err(clash("input"));
+    }
+    if outputs.zip.is_some_and(|z| same_file(report, z)) {
+        return Err(clash("zip"));
+    }
+    if outputs.hprof.is_some_and(|h| same_file(report, h)) {
+        return Err(clash("--hprof-out file"));
+    }
+    check_destination(report)?;
+    Ok(())
 }

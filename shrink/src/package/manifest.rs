@@ -132,6 +132,28 @@ pub fn resolve(
 
 /// The name of the hprof entry for an input file: its stem with `_shrink.hprof`, as Matrix
 /// names its shrunk dumps.
+/// Checks that `name` can be the hprof entry's name: a plain file name, which every reader
+/// extracts where it expects and which is not one of the manifest entries.
+pub fn check_entry_name(name: &str) -> Result<(), String> {
+    let bad = |why: &str| Err(format!("hprof entry name {name:?} {why}"));
+    if name.is_empty() {
+        return bad("is empty");
+    }
+    if name.contains(['/', '\\']) {
+        return bad("must be a plain file name, without / or \\");
+    }
+    if name == "." || name == ".." {
+        return bad("must be a plain file name");
+    }
+    if name.chars().any(char::is_control) {
+        return bad("has a control character");
+    }
+    if name == RESULT_INFO || name == EXTRA_INFO {
+        return bad("is the name of a manifest entry");
+    }
+    Ok(())
+}
+
 pub fn entry_name(input: &std::path::Path) -> String {
     let name = input
         .file_name()

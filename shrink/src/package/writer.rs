@@ -20,7 +20,11 @@ pub struct PackageWriter<W: Write> {
 }
 
 fn zip_err(e: rawzip::Error) -> Error {
-    Error::Zip(e.to_string())
+    match e.into_kind() {
+        // The output's own error, kept whole: it says which output failed and why.
+        rawzip::ErrorKind::IO(io) => Error::Write(io),
+        kind => Error::Zip(rawzip::Error::from(kind).to_string()),
+    }
 }
 
 /// Counts and checksums what goes into a stored (level 0) entry.
