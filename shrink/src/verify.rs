@@ -195,10 +195,8 @@ pub fn verify_package(
     let hprof_entry = reader::value(&manifest, "hprofEntry")
         .unwrap_or_default()
         .to_string();
-    if !plain_file_name(&hprof_entry) {
-        return Err(violation(format!(
-            "{RESULT_INFO} names hprofEntry {hprof_entry:?}, which is not a plain file name"
-        )));
+    if let Err(why) = crate::package::manifest::check_entry_name(&hprof_entry) {
+        return Err(violation(format!("{RESULT_INFO}: {why}")));
     }
     if !zip.contains(&hprof_entry) {
         return Err(violation(format!(
@@ -233,11 +231,6 @@ pub fn verify_package(
     let map = MappedFile::from_file(&tmp, zip_path.join(&contents.hprof_entry))?;
     let out = Hprof::new(map.bytes())?;
     verify_hprof(&out, against, strip, control, contents)
-}
-
-/// A name an extracting reader writes where it is told: no directory part, not `.` or `..`.
-fn plain_file_name(name: &str) -> bool {
-    !name.is_empty() && name != "." && name != ".." && !name.contains(['/', '\\', '\0'])
 }
 
 /// Decompresses the deflated entry `name` (its size and CRC-32 checked) into an anonymous

@@ -267,8 +267,9 @@ pub enum Recovered {
 impl Outbox {
     /// Finds what runs that died left in the outbox: a zip written but never admitted
     /// (killed between the two renames) is admitted if it is a whole package, otherwise
-    /// removed, as are temporary files no live process holds. Files of live processes are
-    /// left alone.
+    /// removed. Files of live processes are left alone. (A shrink's own temporary files
+    /// are the shrink's to clean: the next shrink into the outbox removes those no live
+    /// process holds.)
     pub fn recover(&self) -> io::Result<Vec<Recovered>> {
         let mut done = Vec::new();
         let entries = match fs::read_dir(&self.dir) {
@@ -311,11 +312,6 @@ impl Outbox {
                 fs::remove_file(&path)?;
                 done.push(Recovered::Removed(path));
             }
-        }
-        for stale in hprof_shrink_core::output::clean_stale(&self.dir)
-            .map_err(|e| io::Error::other(e.to_string()))?
-        {
-            done.push(Recovered::Removed(stale));
         }
         done.sort_by(|a, b| format!("{a:?}").cmp(&format!("{b:?}")));
         Ok(done)

@@ -140,10 +140,10 @@ pub fn check_entry_name(name: &str) -> Result<(), String> {
         return bad("is empty");
     }
     if name.contains(['/', '\\']) {
-        return bad("must be a plain file name, without / or \\");
+        return bad("is not a plain file name: it has / or \\");
     }
     if name == "." || name == ".." {
-        return bad("must be a plain file name");
+        return bad("is not a plain file name");
     }
     if name.chars().any(char::is_control) {
         return bad("has a control character");
