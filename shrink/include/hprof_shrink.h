@@ -122,8 +122,9 @@ typedef struct hprof_shrink_options {
    */
   const char *hprof_entry;
   /**
-   * Threads to use, the calling one included; 0: one per core. A phone may want fewer
-   * (heat, battery, a foreground app).
+   * Threads to use, the calling one included; 0: one per core; at most 256 (more is
+   * `HPROF_SHRINK_ERR_INVALID_ARGUMENT`). A phone may want fewer (heat, battery, a
+   * foreground app). Threads the system will not start are done without.
    */
   int32_t threads;
   /**

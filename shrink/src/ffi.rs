@@ -142,8 +142,9 @@ pub struct hprof_shrink_options {
     /// file name (no `/` or `\`, not `.`, `..`, `result.info` or `extra.info`), else
     /// `HPROF_SHRINK_ERR_INVALID_ARGUMENT`.
     pub hprof_entry: *const c_char,
-    /// Threads to use, the calling one included; 0: one per core. A phone may want fewer
-    /// (heat, battery, a foreground app).
+    /// Threads to use, the calling one included; 0: one per core; at most 256 (more is
+    /// `HPROF_SHRINK_ERR_INVALID_ARGUMENT`). A phone may want fewer (heat, battery, a
+    /// foreground app). Threads the system will not start are done without.
     pub threads: i32,
     /// Nonzero: shrink a dump that was cut off while being written (the process died
     /// mid-dump) up to its last complete record; `extra.info` then says `truncated=true`.
@@ -372,12 +373,16 @@ impl Request {
         // SAFETY: `extra` holds `extra_count` properties, as the header requires.
         let extra = unsafe { read_extra(o.extra, o.extra_count) }?;
         let hprof_entry = unsafe { opt_str(o.hprof_entry, "options->hprof_entry") }?;
-        let threads = usize::try_from(o.threads).map_err(|_| {
-            Failure::invalid(format!(
-                "options->threads is {}, not 0 (one per core) or more",
-                o.threads
-            ))
-        })?;
+        let threads = usize::try_from(o.threads)
+            .ok()
+            .filter(|t| *t <= crate::MAX_THREADS)
+            .ok_or_else(|| {
+                Failure::invalid(format!(
+                    "options->threads is {}, not 0 (one per core) to {}",
+                    o.threads,
+                    crate::MAX_THREADS
+                ))
+            })?;
         Ok(Request {
             input,
             zip,

@@ -185,6 +185,7 @@ fn malformed_options_are_invalid_arguments_naming_the_field() {
         ("level is 10", Box::new(|o| o.raw.level = 10)),
         ("level is -1", Box::new(|o| o.raw.level = -1)),
         ("threads is -2", Box::new(|o| o.raw.threads = -2)),
+        ("threads is 100000", Box::new(|o| o.raw.threads = 100_000)),
         (
             "extra is NULL but options->extra_count is 2",
             Box::new(|o| o.raw.extra_count = 2),
@@ -493,4 +494,47 @@ fn every_status_has_a_name() {
     // SAFETY: a static NUL-terminated string.
     let version = unsafe { CStr::from_ptr(hprof_shrink_version()) };
     assert_eq!(version.to_str().unwrap(), env!("CARGO_PKG_VERSION"));
+}
+
+/// Truncates the input at the first report of pass 3, as an app dumping again to the same
+/// path would.
+unsafe extern "C" fn truncate_in_write(user_data: *mut c_void, stage: i32, done: u64, _: u64) {
+    // SAFETY: the test passes an `Option<File>` that outlives the run.
+    let f = unsafe { &mut *user_data.cast::<Option<std::fs::File>>() };
+    if stage == HPROF_SHRINK_STAGE_WRITE && done > 0 {
+        if let Some(f) = f.take() {
+            f.set_len(4096).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_dump_truncated_under_the_c_abi_is_an_io_error_not_a_crash_of_the_app() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.hprof");
+    // 48 MiB of arrays: pass 3 reports progress while most of the file is ahead.
+    let mut b = hprof_fixtures::ArtBuilder::new(hprof_fixtures::Options::default());
+    for i in 0..48u8 {
+        b.byte_array(hprof_fixtures::Heap::App, &vec![i; 1 << 20]);
+    }
+    std::fs::write(&input, b.finish()).unwrap();
+    let zip = dir.path().join("o.zip");
+    let o = Opts::new(&input, Some(&zip));
+    let job = Job::new();
+    let mut writer = Some(std::fs::File::options().write(true).open(&input).unwrap());
+    // SAFETY: live job, valid options, `writer` outlives the run and is what the callback
+    // expects.
+    let status = unsafe {
+        hprof_shrink_job_run(
+            job.0,
+            &o.raw,
+            Some(truncate_in_write),
+            (&mut writer as *mut Option<std::fs::File>).cast(),
+        )
+    };
+    assert!(writer.is_none(), "the input was never truncated");
+    assert_eq!(status, HPROF_SHRINK_ERR_IO, "{:?}", job.message());
+    let message = job.message().unwrap();
+    assert!(message.contains("shrank"), "{message}");
+    assert_eq!(common::files_in(dir.path()), ["in.hprof"]);
 }
