@@ -690,3 +690,24 @@ fn a_salvaged_dump_says_so_on_its_own_line() {
         .collect();
     assert_eq!(salvaged.len(), 1);
 }
+
+#[test]
+fn the_batch_report_may_replace_neither_an_input_nor_a_package() {
+    let (dir, input, out) = workspace();
+    std::fs::copy(fixture("art-api26.hprof"), input.join("x.hprof")).unwrap();
+    let before = std::fs::read(input.join("x.hprof")).unwrap();
+    // The input by its own path and through a symlink; a package the batch will write.
+    let link = dir.path().join("link.hprof");
+    std::os::unix::fs::symlink(input.join("x.hprof"), &link).unwrap();
+    for (report, what) in [
+        (input.join("x.hprof"), "is the input"),
+        (link.clone(), "is the input"),
+        (out.join("x.zip"), "is the package"),
+    ] {
+        let o = run_batch(&input, &out, &report, &[]);
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        assert!(stderr(&o).contains(what), "{}", stderr(&o));
+        assert_eq!(std::fs::read(input.join("x.hprof")).unwrap(), before);
+        assert!(!out.exists() || all_files(&out).is_empty());
+    }
+}

@@ -407,6 +407,22 @@ pub fn run(args: &BatchArgs) -> Result<u8, HostError> {
         .map(parse_shard)
         .transpose()
         .map_err(HostError::Inputs)?;
+    // The report must not replace an input (nor, below, a package).
+    if let Some(report) = &args.report {
+        let clash = found
+            .inputs
+            .iter()
+            .map(|i| &i.path)
+            .chain(found.skipped.iter().map(|s| &s.path))
+            .find(|p| hprof_shrink_core::output::same_file(p, report));
+        if let Some(input) = clash {
+            return Err(HostError::Inputs(format!(
+                "--report {} is the input {}: it would be replaced",
+                report.display(),
+                input.display()
+            )));
+        }
+    }
     // Names before the shard split, so every shard of the archive agrees on them.
     discover::resolve_collisions(&mut found.inputs, |rel| {
         state::load(&args.out_dir.join(rel)).map(|st| PathBuf::from(st.input.path))
@@ -417,6 +433,20 @@ pub fn run(args: &BatchArgs) -> Result<u8, HostError> {
         found.failed.retain(|s| shard_of(&s.path, n) == k);
     }
     std::fs::create_dir_all(&args.out_dir).map_err(|e| HostError::io(&args.out_dir, e))?;
+    if let Some(report) = &args.report {
+        let package = found
+            .inputs
+            .iter()
+            .map(|i| args.out_dir.join(&i.out_rel))
+            .find(|p| hprof_shrink_core::output::same_file(p, report) || p == report);
+        if let Some(p) = package {
+            return Err(HostError::Inputs(format!(
+                "--report {} is the package {}: it would be replaced",
+                report.display(),
+                p.display()
+            )));
+        }
+    }
     // One batch at a time per output directory and outbox: two would make, and queue,
     // every package twice. Held until this run ends (the OS drops it if the run dies).
     let mut locks = vec![lock_dir(&args.out_dir)?];
