@@ -610,3 +610,64 @@ fn thread_counts_are_bounded_and_a_thread_the_system_refuses_is_a_clean_error() 
 extern "C" {
     fn getuid() -> u32;
 }
+
+#[test]
+fn an_outbox_that_does_not_exist_is_made_by_a_shrink_and_named_by_an_upload() {
+    let dir = tempfile::tempdir().unwrap();
+    let outbox = dir.path().join("new/outbox");
+    let o = run(&[s(&fixture("art-api26.hprof")), "--outbox", s(&outbox), "-q"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(names_in(&outbox), ["art-api26.zip"]);
+    let missing = dir.path().join("missing");
+    let o = run(&[
+        "upload",
+        "--url",
+        "http://127.0.0.1:9/u",
+        "--outbox",
+        s(&missing),
+    ]);
+    let err = one_line_error(&o);
+    assert!(
+        err.contains(&format!(
+            "outbox {}: No such file or directory",
+            missing.display()
+        )),
+        "{err}"
+    );
+    assert!(!err.contains("hprof-shrink-incoming"), "{err}");
+}
+
+#[test]
+fn a_batch_whose_log_pipe_closes_finishes_every_dump_and_its_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    std::fs::create_dir(&input).unwrap();
+    for i in 0..6 {
+        std::fs::copy(
+            fixture("art-api26.hprof"),
+            input.join(format!("d{i}.hprof")),
+        )
+        .unwrap();
+    }
+    let report = dir.path().join("r.json");
+    let mut child = bin()
+        .args([
+            "batch",
+            s(&input),
+            "--out-dir",
+            s(&dir.path().join("out")),
+            "-j",
+            "1",
+        ])
+        .args(["--report", s(&report)])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The log's reader goes away before the first line.
+    drop(child.stderr.take());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0));
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(r["done"], 6);
+}
