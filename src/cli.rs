@@ -399,7 +399,10 @@ impl UploadOpts {
             retries: self.retries,
             base: Duration::from_millis(self.backoff_ms),
             max_retry_after: self.max_retry_wait,
-            deadline: self.deadline.map(|d| std::time::SystemTime::now() + d),
+            // A deadline past what the clock can say is no deadline.
+            deadline: self
+                .deadline
+                .and_then(|d| std::time::SystemTime::now().checked_add(d)),
             ..RetryPolicy::default()
         };
         cfg.insecure = self.insecure;

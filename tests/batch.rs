@@ -711,3 +711,35 @@ fn the_batch_report_may_replace_neither_an_input_nor_a_package() {
         assert!(!out.exists() || all_files(&out).is_empty());
     }
 }
+
+#[test]
+fn a_name_stays_with_its_input_when_the_other_input_is_gone() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    let out = dir.path().join("out");
+    copies(&a, "art-api25.hprof", 1, |_| "leak.hprof".into());
+    copies(&b, "art-api26.hprof", 1, |_| "leak.hprof".into());
+    let o = run(&["batch", s(&a), s(&b), "--out-dir", s(&out), "-q"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let zips = all_files(&out);
+    assert_eq!(zips.len(), 2);
+    let a_zip = std::fs::read(out.join("leak.zip")).unwrap();
+    // a/leak.hprof is processed and deleted; b alone comes again.
+    std::fs::remove_file(a.join("leak.hprof")).unwrap();
+    let report = dir.path().join("r.json");
+    let o = run(&[
+        "batch",
+        s(&b),
+        "--out-dir",
+        s(&out),
+        "-q",
+        "--report",
+        s(&report),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let (_, st) = batch_report(&report);
+    assert_eq!(st, pairs(&[("leak.hprof", "exists")]));
+    // a's package is untouched: b did not take its name.
+    assert!(std::fs::read(out.join("leak.zip")).unwrap() == a_zip);
+    assert_eq!(all_files(&out), zips);
+}

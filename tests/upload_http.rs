@@ -1155,3 +1155,46 @@ fn a_connect_timeout_is_named_as_one() {
     assert!(err.contains("within 1 s (--connect-timeout)"), "{err}");
     assert!(!err.contains("300"), "{err}");
 }
+
+#[test]
+fn an_undelivered_package_is_sent_before_a_redump_replaces_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    fs::create_dir(&input).unwrap();
+    let dump = input.join("leak.hprof");
+    fs::copy(fixture("art-api25.hprof"), &dump).unwrap();
+    let out = dir.path().join("out");
+    let batch = |url: &str| {
+        run(&[
+            "batch",
+            s(&input),
+            "--out-dir",
+            s(&out),
+            "-q",
+            "--upload",
+            url,
+            "--retries",
+            "0",
+        ])
+    };
+    // Run 1: made, not delivered.
+    let refusing = Server::start(vec![Fault::Status(400, "no".into())]);
+    assert_eq!(batch(&refusing.url("/u")).status.code(), Some(3));
+    let first = fs::read(out.join("leak.zip")).unwrap();
+    // The app dumps again; the server still refuses: the old package stays, not replaced.
+    fs::copy(fixture("hotspot-android.hprof"), &dump).unwrap();
+    let refusing = Server::start(vec![Fault::Status(400, "no".into())]);
+    let o = batch(&refusing.url("/u"));
+    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
+    assert!(stderr(&o).contains("never delivered"), "{}", stderr(&o));
+    assert!(fs::read(out.join("leak.zip")).unwrap() == first);
+    // The server takes uploads again: the old package goes first, then the new one.
+    let server = Server::start(Vec::new());
+    let o = batch(&server.url("/u"));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let stored = server.stored();
+    assert_eq!(stored.len(), 2);
+    assert!(stored[0].bytes == first, "the earlier dump's package first");
+    assert!(stored[1].bytes == fs::read(out.join("leak.zip")).unwrap());
+    assert!(stored[1].bytes != first);
+}

@@ -60,17 +60,17 @@ const SYNC_FILE_RANGE_WRITE: libc::c_uint = 2;
 /// phone runs. 64-bit targets take `(fd, offset, nbytes, flags)`; 32-bit ARM has only
 /// `sync_file_range2(fd, flags, offset, nbytes)`, flags second so that the 64-bit
 /// arguments fall on register pairs, each passed through `syscall()` as low and high
-/// words. Where neither applies (32-bit x86 Android, other systems) nothing is done.
+/// words. Other Linux targets use the C library's wrapper; elsewhere (32-bit x86 Android,
+/// other systems) nothing is done.
 pub fn writeback_hint(file: &File, offset: u64, len: u64) -> std::io::Result<()> {
-    #[cfg(any(
-        all(target_os = "linux", target_pointer_width = "64"),
-        all(
-            target_os = "android",
-            any(
-                target_arch = "aarch64",
-                target_arch = "x86_64",
-                target_arch = "riscv64"
-            )
+    // The raw call on Linux too where its ABI is the same as Android's, so that the host
+    // tests run the code a phone runs.
+    #[cfg(all(
+        any(target_os = "linux", target_os = "android"),
+        any(
+            target_arch = "aarch64",
+            target_arch = "x86_64",
+            target_arch = "riscv64"
         )
     ))]
     {
@@ -109,6 +109,32 @@ pub fn writeback_hint(file: &File, offset: u64, len: u64) -> std::io::Result<()>
                 off_hi,
                 len_lo,
                 len_hi,
+            )
+        };
+        return if rc == 0 {
+            Ok(())
+        } else {
+            Err(std::io::Error::last_os_error())
+        };
+    }
+    // Other Linux targets: the C library's wrapper knows their calling convention.
+    #[cfg(all(
+        target_os = "linux",
+        not(any(
+            target_arch = "aarch64",
+            target_arch = "x86_64",
+            target_arch = "riscv64"
+        ))
+    ))]
+    {
+        use std::os::fd::AsRawFd;
+        // SAFETY: as above.
+        let rc = unsafe {
+            libc::sync_file_range(
+                file.as_raw_fd(),
+                offset as libc::off64_t,
+                len as libc::off64_t,
+                SYNC_FILE_RANGE_WRITE,
             )
         };
         return if rc == 0 {
@@ -163,24 +189,9 @@ impl PendingFile {
             .ok_or_else(|| Error::Invalid(format!("{} is not a file path", dest.display())))?
             .to_string_lossy()
             .into_owned();
-        // Held while the file is written, so a cleanup by another process can tell a live
-        // temporary file from one a crash left behind. Creating and locking are two steps:
-        // a cleanup that ran between them (another worker's, in the same directory) removed
-        // the file, which the check after the lock sees, and a new one is made. Best
-        // effort where the filesystem has no locks: then cleanup leaves files alone.
-        let mut attempts = 0;
-        let tmp = loop {
-            let tmp = tempfile::Builder::new()
-                .prefix(&format!(".{name}."))
-                .suffix(TEMP_SUFFIX)
-                .tempfile_in(&dir)
-                .map_err(|e| Error::io(dest, without_temp_name(e)))?;
-            let locked = tmp.as_file().try_lock().is_ok();
-            attempts += 1;
-            if !locked || still_named(&tmp) || attempts >= 8 {
-                break tmp;
-            }
-        };
+        // Locked while it is written (see `locked_temp_in`).
+        let tmp = locked_temp_in(&dir, &format!(".{name}."))
+            .map_err(|e| Error::io(dest, without_temp_name(e)))?;
         Ok(PendingFile {
             tmp,
             dest: dest.to_path_buf(),
@@ -230,6 +241,29 @@ impl PendingFile {
         }
         Ok(size)
     }
+}
+
+/// A temporary file in `dir` (named `PREFIX…` + [`TEMP_SUFFIX`]) that this process holds
+/// locked, so that a cleanup by another process ([`clean_stale`]) can tell it from one a
+/// crash left behind. Creating and locking are two steps: a cleanup that ran between them
+/// (another worker's, in the same directory) took the file, which the check after the lock
+/// sees, and another is made. On a filesystem without locks no cleanup removes it either.
+pub fn locked_temp_in(dir: &Path, prefix: &str) -> std::io::Result<NamedTempFile> {
+    for _ in 0..8 {
+        let tmp = tempfile::Builder::new()
+            .prefix(prefix)
+            .suffix(TEMP_SUFFIX)
+            .tempfile_in(dir)?;
+        match tmp.as_file().try_lock() {
+            Ok(()) if still_named(&tmp) => return Ok(tmp),
+            // A cleanup holds it (about to remove it), or removed it already: again.
+            Ok(()) | Err(std::fs::TryLockError::WouldBlock) => {}
+            Err(std::fs::TryLockError::Error(_)) => return Ok(tmp),
+        }
+    }
+    Err(std::io::Error::other(
+        "every temporary file made there was removed at once (another process cleaning the directory?)",
+    ))
 }
 
 /// True when the temporary file's path still names the open file (no cleanup removed it).

@@ -106,7 +106,10 @@ pub fn verify_path(
     }
     let map = MappedFile::open(path)?;
     let out = map.hprof()?;
-    verify_hprof(&out, against, strip, control, Contents::default())
+    let verdict = verify_hprof(&out, against, strip, control, Contents::default());
+    // A file written to while it was read says nothing about itself.
+    map.check_intact()?;
+    verdict
 }
 
 /// What a package holds besides its hprof; empty for a raw hprof.
@@ -135,7 +138,9 @@ fn verify_hprof(
             // An input cut off at its end can only have been shrunk with --salvage: compare
             // with the part of it that parses.
             let (input, cut) = Hprof::salvage(in_map.bytes())?;
-            Some(compare(out, &input, strip, cut.is_some(), control)?)
+            let compared = compare(out, &input, strip, cut.is_some(), control);
+            in_map.check_intact()?;
+            Some(compared?)
         }
         None => None,
     };

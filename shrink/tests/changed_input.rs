@@ -71,3 +71,49 @@ fn a_dump_truncated_while_written_to_a_zip_is_an_error_not_a_sigbus() {
 fn a_dump_truncated_while_written_on_several_threads_is_an_error_not_a_sigbus() {
     truncated_during(Stage::Write, false);
 }
+
+#[test]
+fn a_dump_rewritten_to_its_old_size_while_read_is_an_error() {
+    // An app dumping again to the same path: truncated, then written to the same length
+    // with other bytes. No read past the end need fault; the change is still seen.
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.hprof");
+    let dump = big_dump();
+    std::fs::write(&input, &dump).unwrap();
+    let mut again = dump.clone();
+    for b in &mut again[1 << 20..] {
+        *b = b.wrapping_add(1);
+    }
+    let writer = Mutex::new(Some(File::options().write(true).open(&input).unwrap()));
+    let progress = |p: hprof_shrink_core::Progress| {
+        if p.stage == Stage::Collect && p.done > 0 {
+            if let Some(mut f) = writer.lock().unwrap().take() {
+                use std::io::Write;
+                f.set_len(0).unwrap();
+                f.write_all(&again).unwrap();
+            }
+        }
+    };
+    let control = Control {
+        cancel: None,
+        progress: Some(&progress),
+    };
+    let out = dir.path().join("out.zip");
+    let err = shrink_file(
+        &input,
+        common::one_output(&out),
+        &ShrinkOptions::default(),
+        &control,
+    )
+    .expect_err("a dump rewritten while read must not give a result");
+    assert!(
+        writer.lock().unwrap().is_none(),
+        "the test never rewrote the input"
+    );
+    let text = err.to_string();
+    assert!(
+        text.contains("in.hprof") && text.contains("while it was read"),
+        "{text}"
+    );
+    assert_eq!(common::files_in(dir.path()), ["in.hprof"]);
+}

@@ -3,7 +3,6 @@
 //! is reported and skipped.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -62,7 +61,8 @@ enum Class {
 /// Reads the first bytes of a file to see what it is.
 fn classify(path: &Path) -> Class {
     let mut head = [0u8; 16];
-    let read = File::open(path).and_then(|mut f| f.read(&mut head));
+    // Without blocking: a FIFO matched by a glob is refused, not waited on.
+    let read = hprof_shrink_core::hprof::open_regular(path).and_then(|mut f| f.read(&mut head));
     let n = match read {
         Ok(n) => n,
         Err(e) => return Class::Unreadable(format!("cannot read it: {e}")),
@@ -218,27 +218,28 @@ pub fn discover(args: &[String], exclude: &[PathBuf]) -> Result<Found, String> {
     Ok(found)
 }
 
-/// Gives every input its own package name. Inputs that would write the same package
-/// (`x.hprof` and `x.hprof.gz`, or the same name below two roots) keep it only once: its
-/// owner is the input the existing package was made from (`owner` reads that from the
-/// package's state), else the first by path; the others get a suffix from their own path.
-/// A name never moves to another input when inputs are added.
+/// Gives every input its own package name. A name belongs to the input the existing
+/// package there was made from (`owner` reads that from the package's state, as a
+/// canonical path): another input that would write it (`x.hprof` and `x.hprof.gz`, the
+/// same name below two roots, or an input that came after the owner was deleted) gets a
+/// suffix from its own path instead. Without a package there, the first by path takes the
+/// name. So a name never moves to another input when inputs come or go.
 pub fn resolve_collisions(inputs: &mut [Input], owner: impl Fn(&Path) -> Option<PathBuf>) {
     let mut groups: HashMap<PathBuf, Vec<usize>> = HashMap::new();
     for (i, input) in inputs.iter().enumerate() {
         groups.entry(input.out_rel.clone()).or_default().push(i);
     }
     for (rel, members) in groups {
-        if members.len() < 2 {
-            continue;
-        }
         let recorded = owner(&rel);
-        let keeper = members
-            .iter()
-            .copied()
-            .find(|&i| recorded.as_deref() == Some(inputs[i].path.as_path()))
-            .unwrap_or(members[0]);
-        for i in members.into_iter().filter(|&i| i != keeper) {
+        let canonical = |i: usize| inputs[i].path.canonicalize().ok();
+        let keeper = match &recorded {
+            Some(o) => members
+                .iter()
+                .copied()
+                .find(|&i| canonical(i).as_deref() == Some(o.as_path()) || inputs[i].path == *o),
+            None => members.first().copied(),
+        };
+        for i in members.into_iter().filter(|&i| Some(i) != keeper) {
             let d = Md5::digest(inputs[i].path.to_string_lossy().as_bytes());
             let stem = rel
                 .file_stem()
@@ -275,6 +276,10 @@ mod tests {
         // Run 2: a/leak.hprof sorts first, but leak.zip's state names b/leak.hprof.
         let mut two = vec![input("a/leak.hprof"), input("b/leak.hprof")];
         resolve_collisions(&mut two, |_| Some(PathBuf::from("b/leak.hprof")));
+        // Run 3: the owner is gone; the other input does not take its name.
+        let mut alone = vec![input("a/leak.hprof")];
+        resolve_collisions(&mut alone, |_| Some(PathBuf::from("b/leak.hprof")));
+        assert_ne!(alone[0].out_rel, Path::new("leak.zip"));
         assert_eq!(two[1].out_rel, Path::new("leak.zip"));
         assert_ne!(two[0].out_rel, Path::new("leak.zip"));
         // The suffix depends only on the input's own path.

@@ -205,7 +205,7 @@ impl Handoff<'_> {
     /// upload; records each step in the package's state as soon as it is confirmed.
     fn pass_on(&self, out: &Path, entry: &mut Entry, st: &mut State, quiet: bool) {
         if let Some(ob) = self.outbox {
-            if let Some(queued) = &st.queued {
+            if let Some(queued) = st.queued.as_ref().filter(|q| queued_in(q, ob)) {
                 entry.outbox = Some(queued.clone());
                 return;
             }
@@ -251,6 +251,25 @@ impl Handoff<'_> {
                     ));
                 }
             }
+        }
+    }
+}
+
+/// True when `queued` (where a package was admitted) is in this outbox: a run with another
+/// `--outbox` admits it there too.
+fn queued_in(queued: &str, ob: &Outbox) -> bool {
+    Path::new(queued)
+        .parent()
+        .is_some_and(|dir| hprof_shrink_core::output::same_file(dir, ob.dir()))
+}
+
+impl Handoff<'_> {
+    /// True when this run would still hand the package `st` describes on.
+    fn pending(&self, st: &State) -> bool {
+        match (self.outbox, self.uploader) {
+            (Some(ob), _) => !st.queued.as_deref().is_some_and(|q| queued_in(q, ob)),
+            (None, Some(_)) => !st.uploaded,
+            (None, None) => false,
         }
     }
 }
@@ -322,6 +341,23 @@ fn run_one(
                 }
             }
         }
+        // A package of an earlier dump still waiting for its hand-off is delivered before
+        // it is replaced: its dump may be gone, and it may be the only copy.
+        if let Some(mut old) = state::load(out) {
+            let same = PackageId::of(out).is_ok_and(|p| p == old.package);
+            if same && handoff.pending(&old) {
+                let mut scratch = entry.clone();
+                handoff.pass_on(out, &mut scratch, &mut old, args.quiet);
+                if handoff.pending(&old) {
+                    return Err(format!(
+                        "{} holds the package of an earlier dump, never delivered ({}); it is not replaced: send it first (`hprof-shrink upload {}`) or move it away",
+                        out.display(),
+                        scratch.error.as_deref().unwrap_or("the hand-off failed"),
+                        out.display()
+                    ));
+                }
+            }
+        }
         state::forget(out);
         let dir = out.parent().unwrap_or(Path::new("."));
         let prepared = prepare::prepare(input, dir, args.max_input_size)?;
@@ -382,14 +418,21 @@ fn run_one(
 
 /// Locks a directory for this batch: an OS lock on the directory itself (no file to leave
 /// behind or to take for a package).
-fn lock_dir(dir: &Path) -> Result<std::fs::File, HostError> {
+fn lock_dir(dir: &Path) -> Result<Option<std::fs::File>, HostError> {
     let file = std::fs::File::open(dir).map_err(|e| HostError::io(dir, e))?;
     match file.try_lock() {
-        Ok(()) => Ok(file),
+        Ok(()) => Ok(Some(file)),
         Err(std::fs::TryLockError::WouldBlock) => Err(HostError::Busy {
             dir: dir.to_path_buf(),
         }),
-        Err(std::fs::TryLockError::Error(e)) => Err(HostError::io(dir, e)),
+        // A filesystem without such locks (some network filesystems): run unguarded.
+        Err(std::fs::TryLockError::Error(e)) => {
+            say!(
+                "hprof-shrink: warning: {}: cannot lock it ({e}); make sure no other batch uses it",
+                dir.display()
+            );
+            Ok(None)
+        }
     }
 }
 
@@ -486,6 +529,8 @@ pub fn run(args: &BatchArgs) -> Result<u8, HostError> {
     let outbox = args.outbox.as_ref().map(Outbox::new);
     if let Some(ob) = &outbox {
         std::fs::create_dir_all(ob.dir()).map_err(|e| HostError::io(ob.dir(), e))?;
+        // What a killed run left there is taken up before anything new goes in.
+        crate::commands::upload::recover(ob, args.quiet)?;
     }
     let handoff = Handoff {
         outbox: outbox.as_ref(),

@@ -8,7 +8,6 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 
-use hprof_shrink_core::output::TEMP_SUFFIX;
 use hprof_shrink_core::package::manifest::entry_name;
 use hprof_shrink_core::package::reader::{self, PackageError, PackageReader};
 use hprof_shrink_core::package::{ManifestValues, RESULT_INFO};
@@ -29,13 +28,8 @@ pub struct Prepared {
 /// A temporary file beside the outputs (where there is room for a dump), named so a later
 /// run's cleanup recognises it if this process dies.
 fn temp_in(dir: &Path) -> Result<NamedTempFile, String> {
-    let t = tempfile::Builder::new()
-        .prefix(".input.")
-        .suffix(TEMP_SUFFIX)
-        .tempfile_in(dir)
-        .map_err(|e| format!("creating a temporary file in {}: {e}", dir.display()))?;
-    let _ = t.as_file().try_lock();
-    Ok(t)
+    hprof_shrink_core::output::locked_temp_in(dir, ".input.")
+        .map_err(|e| format!("creating a temporary file in {}: {e}", dir.display()))
 }
 
 /// The largest dump a `.gz` or zip entry may unpack to, and what sets it, for the message.

@@ -37,7 +37,7 @@ pub struct InputId {
 
 impl InputId {
     pub fn of(path: &Path) -> std::io::Result<InputId> {
-        let mut f = File::open(path)?;
+        let mut f = hprof_shrink_core::hprof::open_regular(path)?;
         let meta = f.metadata()?;
         let bytes = meta.len();
         let mtime_ns = meta
@@ -68,12 +68,19 @@ impl InputId {
             hash(&mut f, bytes - SAMPLE, SAMPLE)?;
         }
         Ok(InputId {
-            path: path.display().to_string(),
+            // However the batch was given it (`dumps/`, `./dumps`, an absolute path).
+            path: canonical(path).display().to_string(),
             bytes,
             mtime_ns,
             sample_md5: md5.finalize().iter().map(|b| format!("{b:02x}")).collect(),
         })
     }
+}
+
+/// `path` with its spelling settled (symlinks, `.`, `..` resolved), or as it is where that
+/// cannot be done.
+pub fn canonical(path: &Path) -> std::path::PathBuf {
+    path.canonicalize().unwrap_or_else(|_| path.to_path_buf())
 }
 
 /// A package as it was when its state was written: replaced or rewritten since, it is not

@@ -729,19 +729,25 @@ impl Uploader {
     async fn http_error(&self, mut resp: Response, url: &Url) -> String {
         let status = resp.status();
         let mut body = Vec::new();
+        let mut ended = false;
         // A server that never finishes its body is cut off by the request timeout.
         while body.len() < 4096 {
             match resp.chunk().await {
                 Ok(Some(chunk)) => body.extend_from_slice(&chunk),
-                _ => break,
+                Ok(None) => {
+                    ended = true;
+                    break;
+                }
+                Err(_) => break,
             }
         }
         let secrets = self.secrets();
-        // Read only so far: a secret the limit cut in two cannot be matched whole.
-        let read = if body.len() >= 4096 {
-            redact::without_partial_secret(&body, &secrets)
+        // Read only so far (the limit, an error, a timeout): a secret cut in two there
+        // cannot be matched whole.
+        let read = if ended {
+            &body[..]
         } else {
-            &body
+            redact::without_partial_secret(&body, &secrets)
         };
         let excerpt = redact::excerpt(read, EXCERPT_CHARS, &secrets);
         if excerpt.is_empty() {

@@ -298,9 +298,15 @@ impl Outbox {
                 continue;
             }
             let path = entry.path();
-            let whole = hprof_shrink_core::package::PackageReader::open(&path)
-                .and_then(|r| r.manifest())
-                .is_ok();
+            // Whole means it verifies (every entry's CRC, the hprof parses): a crash before
+            // the sync may have left a file of the right shape and the wrong bytes.
+            let whole = hprof_shrink_core::verify::verify_path(
+                &path,
+                None,
+                None,
+                &hprof_shrink_core::Control::default(),
+            )
+            .is_ok();
             if whole {
                 let staged = TempPath::try_from_path(&path)?;
                 let placed = self.admit(Incoming {
@@ -319,7 +325,8 @@ impl Outbox {
 }
 
 /// True when a process with this id runs (or may: one we may not signal counts as
-/// running).
+/// running). A writer in another PID namespace (a container sharing the volume) cannot be
+/// seen from here: such setups should not share an outbox between namespaces.
 fn process_alive(pid: u32) -> bool {
     #[cfg(unix)]
     {
@@ -331,7 +338,9 @@ fn process_alive(pid: u32) -> bool {
         };
         // SAFETY: signal 0 only checks that the process exists.
         let rc = unsafe { libc::kill(pid, 0) };
-        rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+        // Only "no such process" is dead: a process we may not signal (another user, a
+        // SELinux rule) may well be writing.
+        rc == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
     }
     #[cfg(not(unix))]
     {

@@ -16,15 +16,16 @@
 #[cfg(any(target_os = "linux", target_os = "android"))]
 mod imp {
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-    use std::sync::OnceLock;
+    use std::sync::{Once, OnceLock};
 
-    /// Mappings guarded at once; past that a mapping goes unguarded (batch workers and the
-    /// C ABI's jobs each hold one or two).
-    const SLOTS: usize = 64;
+    /// Mappings guarded at once (batch workers, up to 256, each hold one or two, and so do
+    /// the C ABI's jobs); past that a mapping goes unguarded.
+    const SLOTS: usize = 1024;
 
     struct Slot {
-        /// 0 when free. Written last on registration, cleared first on release, so the
-        /// handler never sees a half-written range.
+        /// 0 when free. Written last on registration, cleared first on release; the
+        /// handler reads `start` again after `end`, so it never pairs an old start with a
+        /// new end.
         start: AtomicUsize,
         end: AtomicUsize,
         claimed: AtomicBool,
@@ -40,8 +41,9 @@ mod imp {
     };
     static TABLE: [Slot; SLOTS] = [FREE; SLOTS];
     static PAGE: AtomicUsize = AtomicUsize::new(4096);
-    /// The SIGBUS action before ours, to pass faults that are not ours on to; set once,
-    /// when ours is installed. `get` is a plain atomic load, safe in a signal handler.
+    static INSTALL: Once = Once::new();
+    /// The SIGBUS action before ours, to pass faults that are not ours on to; stored before
+    /// ours is installed. `get` is a plain atomic load, safe in a signal handler.
     static PREVIOUS: OnceLock<Previous> = OnceLock::new();
 
     struct Previous(libc::sigaction);
@@ -51,44 +53,81 @@ mod imp {
     unsafe impl Send for Previous {}
 
     fn install() {
-        PREVIOUS.get_or_init(|| {
+        INSTALL.call_once(|| {
             // SAFETY: sysconf, sigemptyset and sigaction are plain calls on local structs.
             unsafe {
                 let page = libc::sysconf(libc::_SC_PAGESIZE);
                 if page > 0 {
                     PAGE.store(page as usize, Ordering::Relaxed);
                 }
+                // What is there now, kept before ours replaces it, so that no fault can
+                // find ours installed and nothing to pass on to.
+                let mut old: libc::sigaction = std::mem::zeroed();
+                if libc::sigaction(libc::SIGBUS, std::ptr::null(), &mut old) != 0 {
+                    return;
+                }
+                let _ = PREVIOUS.set(Previous(old));
                 let mut action: libc::sigaction = std::mem::zeroed();
                 action.sa_sigaction = on_sigbus as *const () as usize;
-                action.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK | libc::SA_NODEFER;
+                action.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
                 libc::sigemptyset(&mut action.sa_mask);
-                let mut old: libc::sigaction = std::mem::zeroed();
-                if libc::sigaction(libc::SIGBUS, &action, &mut old) != 0 {
-                    // Not installed: nothing to pass on to, and faults stay fatal.
-                    old.sa_sigaction = libc::SIG_DFL;
-                }
-                Previous(old)
+                libc::sigaction(libc::SIGBUS, &action, std::ptr::null_mut());
             }
         });
     }
 
-    /// Async-signal-safe: atomics, `mmap` and the previous handler only.
+    #[cfg(target_os = "android")]
+    fn errno() -> *mut libc::c_int {
+        // SAFETY: bionic's thread-local errno.
+        unsafe { libc::__errno() }
+    }
+
+    #[cfg(not(target_os = "android"))]
+    fn errno() -> *mut libc::c_int {
+        // SAFETY: glibc's (and musl's) thread-local errno.
+        unsafe { libc::__errno_location() }
+    }
+
+    /// Async-signal-safe: atomics, `mmap` and the previous handler only; errno is as the
+    /// interrupted code left it.
     extern "C" fn on_sigbus(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
-        // SAFETY: the kernel hands a valid siginfo_t for SA_SIGINFO handlers.
-        let addr = unsafe { (*info).si_addr() } as usize;
+        // SAFETY: errno is this thread's; the kernel hands a valid siginfo_t.
+        let saved = unsafe { *errno() };
+        let (code, addr) = unsafe { ((*info).si_code, (*info).si_addr() as usize) };
+        // Only an access past the end of a mapped file (or an I/O error under it) is
+        // cured by zeros; an alignment fault or a SIGBUS sent by kill is not ours.
+        if code == libc::BUS_ADRERR && mend(addr) {
+            // SAFETY: as above.
+            unsafe { *errno() = saved };
+            return;
+        }
+        pass_on(sig, info, ctx);
+        // SAFETY: as above.
+        unsafe { *errno() = saved };
+    }
+
+    /// Maps zeros from the page of `addr` to the end of the guarded mapping holding it (one
+    /// call, so a large truncated file costs one signal, not one per page) and marks it
+    /// damaged. False when `addr` is in no guarded mapping.
+    fn mend(addr: usize) -> bool {
         let page = PAGE.load(Ordering::Relaxed);
         for slot in &TABLE {
             let start = slot.start.load(Ordering::Acquire);
-            if start == 0 || addr < start || addr >= slot.end.load(Ordering::Acquire) {
+            if start == 0 || addr < start {
+                continue;
+            }
+            let end = slot.end.load(Ordering::Acquire);
+            if addr >= end || slot.start.load(Ordering::Acquire) != start {
                 continue;
             }
             let at = addr & !(page - 1);
-            // SAFETY: the page lies inside a read-only mapping we own; replacing it with
-            // anonymous zeros changes only what our own reads of it see.
+            let len = (end - at).div_ceil(page) * page;
+            // SAFETY: the pages lie inside a read-only mapping we own; replacing them with
+            // anonymous zeros changes only what our own reads of them see.
             let zeros = unsafe {
                 libc::mmap(
                     at as *mut libc::c_void,
-                    page,
+                    len,
                     libc::PROT_READ,
                     libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED,
                     -1,
@@ -97,15 +136,16 @@ mod imp {
             };
             if zeros != libc::MAP_FAILED {
                 slot.damaged.store(true, Ordering::Release);
-                return;
+                return true;
             }
         }
-        pass_on(sig, info, ctx);
+        false
     }
 
     fn pass_on(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
         match PREVIOUS.get().map(|p| p.0) {
-            Some(p) if p.sa_sigaction != libc::SIG_DFL && p.sa_sigaction != libc::SIG_IGN => {
+            Some(p) if p.sa_sigaction == libc::SIG_IGN => {}
+            Some(p) if p.sa_sigaction != libc::SIG_DFL => {
                 // SAFETY: calling the handler that was installed before ours, with the
                 // arguments its flags ask for.
                 unsafe {
@@ -120,11 +160,15 @@ mod imp {
                 }
             }
             _ => {
-                // The default action: returning re-runs the faulting access, which now
-                // ends the process as it would have without us.
-                // SAFETY: resetting a signal's disposition is async-signal-safe.
+                // The default action, as without us: for a fault, returning re-runs the
+                // access, which now ends the process; a signal that was sent is raised
+                // again.
+                // SAFETY: signal and raise are async-signal-safe.
                 unsafe {
                     libc::signal(libc::SIGBUS, libc::SIG_DFL);
+                    if (*info).si_code <= 0 {
+                        libc::raise(sig);
+                    }
                 }
             }
         }

@@ -309,7 +309,7 @@ pub fn open_regular(path: &Path) -> std::io::Result<File> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(libc_nonblock());
+        options.custom_flags(libc::O_NONBLOCK);
     }
     let file = options.open(path)?;
     let kind = file.metadata()?.file_type();
@@ -321,19 +321,6 @@ pub fn open_regular(path: &Path) -> std::io::Result<File> {
     } else {
         format!("not a regular file ({})", describe_type(&kind))
     }))
-}
-
-/// `O_NONBLOCK`, so that opening a FIFO for reading does not wait for a writer.
-#[cfg(unix)]
-fn libc_nonblock() -> i32 {
-    #[cfg(any(target_os = "linux", target_os = "android"))]
-    {
-        libc::O_NONBLOCK
-    }
-    #[cfg(not(any(target_os = "linux", target_os = "android")))]
-    {
-        0o4000
-    }
 }
 
 /// What kind of file a non-regular one is, for the error.
@@ -386,7 +373,32 @@ pub struct MappedFile {
     // Dropped before the mapping it guards.
     guard: Option<Guard>,
     map: Option<Mmap>,
-    file: Option<File>,
+    file: File,
+    /// Who the file was when it was mapped.
+    seen: Stamp,
+}
+
+/// What changes when another program writes a file: its size, modification and change
+/// times (a file truncated and written again to the same size still moves them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+    #[cfg(unix)]
+    changed: (i64, i64),
+}
+
+impl Stamp {
+    fn of(meta: &std::fs::Metadata) -> Stamp {
+        #[cfg(unix)]
+        use std::os::unix::fs::MetadataExt;
+        Stamp {
+            len: meta.len(),
+            modified: meta.modified().ok(),
+            #[cfg(unix)]
+            changed: (meta.ctime(), meta.ctime_nsec()),
+        }
+    }
 }
 
 impl MappedFile {
@@ -401,17 +413,16 @@ impl MappedFile {
     pub fn from_file(file: &File, path: PathBuf) -> Result<Self> {
         // Kept to see the file's size later (a second handle, so the caller keeps its own).
         let file = file.try_clone().map_err(|e| FormatError::io(&path, e))?;
-        let len = file
-            .metadata()
-            .map_err(|e| FormatError::io(&path, e))?
-            .len();
-        if len == 0 {
+        let meta = file.metadata().map_err(|e| FormatError::io(&path, e))?;
+        let seen = Stamp::of(&meta);
+        if meta.len() == 0 {
             // mmap refuses zero-length files; an empty slice reads as "empty file" later.
             return Ok(MappedFile {
                 path,
                 guard: None,
                 map: None,
-                file: Some(file),
+                file,
+                seen,
             });
         }
         // SAFETY: the map is read-only and private to this process. A truncation by another
@@ -427,28 +438,39 @@ impl MappedFile {
             path,
             guard: Some(Guard::new(&map)),
             map: Some(map),
-            file: Some(file),
+            file,
+            seen,
         })
     }
 
-    /// An error when the file changed under us while it was mapped (it shrank: pages past
-    /// its new end were read as zeros), so nothing read from it can be trusted.
+    /// An error when the file changed while it was mapped: another program wrote to it
+    /// (pages it truncated read as zeros, pages it rewrote read its new bytes), or the
+    /// storage under it failed. Nothing read from it can then be trusted; callers ask
+    /// before they commit a result.
     pub fn check_intact(&self) -> Result<()> {
-        let mapped = self.map.as_ref().map_or(0, |m| m.len() as u64);
-        let now = self
-            .file
-            .as_ref()
-            .and_then(|f| f.metadata().ok())
-            .map_or(mapped, |m| m.len());
-        if self.guard.as_ref().is_some_and(Guard::damaged) || now < mapped {
-            return Err(FormatError::io(
+        let damaged = self.guard.as_ref().is_some_and(Guard::damaged);
+        let now = self.file.metadata().map(|m| Stamp::of(&m));
+        let why = match now {
+            Ok(now) if now.len < self.seen.len => Some(format!(
+                "the file shrank from {} to {} bytes while it was read: another program rewrote it",
+                self.seen.len, now.len
+            )),
+            Ok(now) if now != self.seen => {
+                Some("the file changed while it was read: another program wrote to it".into())
+            }
+            _ if damaged => Some(
+                "part of the file could not be read while it was mapped (it changed, or the storage failed)"
+                    .into(),
+            ),
+            _ => None,
+        };
+        match why {
+            Some(why) => Err(FormatError::io(
                 &self.path,
-                std::io::Error::other(format!(
-                    "the file shrank from {mapped} to {now} bytes while it was read (another program rewrote it); nothing read from it is kept"
-                )),
-            ));
+                std::io::Error::other(format!("{why}; nothing read from it is kept")),
+            )),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     pub fn path(&self) -> &Path {
