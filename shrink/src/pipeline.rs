@@ -360,7 +360,14 @@ pub fn shrink_file(
 ) -> Result<Report> {
     let started = Instant::now();
     check_request(input, outputs, opts)?;
-    shrink_checked(input, outputs, opts, control, started).map_err(output_error)
+    let map = MappedFile::open(input)?;
+    let result = shrink_mapped(&map, input, outputs, opts, control, started);
+    if result.is_err() {
+        // Zeros read where the file shrank under us explain any error better than the
+        // error itself (an unknown tag 0x00...).
+        map.check_intact()?;
+    }
+    result.map_err(output_error)
 }
 
 /// Everything about the arguments that can be known wrong before any work: an output
@@ -402,24 +409,6 @@ pub fn check_request(input: &Path, outputs: Outputs<'_>, opts: &ShrinkOptions) -
         manifest::check_entry_name(entry).map_err(Error::Invalid)?;
     }
     Ok(())
-}
-
-/// [`shrink_file`] once its arguments are checked.
-fn shrink_checked(
-    input: &Path,
-    outputs: Outputs<'_>,
-    opts: &ShrinkOptions,
-    control: &Control,
-    started: Instant,
-) -> Result<Report> {
-    let map = MappedFile::open(input)?;
-    let result = shrink_mapped(&map, input, outputs, opts, control, started);
-    if result.is_err() {
-        // Zeros read where the file shrank under us explain any error better than the
-        // error itself (an unknown tag 0x00...).
-        map.check_intact()?;
-    }
-    result
 }
 
 /// [`shrink_file`] once the input is mapped.
