@@ -77,6 +77,9 @@ pub enum Command {
     /// Shows what a dump holds: header, records and sub-records by tag, arrays by type,
     /// heaps, top classes.
     Inspect(InspectArgs),
+    /// Finds why objects leak (leak traces from GC roots, signatures, retained sizes) and
+    /// which bitmaps are duplicated, in a package, a .hprof or a .hprof.gz.
+    Analyze(AnalyzeArgs),
     /// Checks a package (or a shrunk hprof) and, with --against, compares it with the
     /// original dump.
     Verify(VerifyArgs),
@@ -489,6 +492,64 @@ pub struct InspectArgs {
     /// How many classes to list by instance count.
     #[arg(long, default_value_t = 15, value_name = "N")]
     pub top: usize,
+}
+
+const ANALYZE_AFTER: &str = "\
+Leaking objects: with a key (--key, or the package's leakedActivityKey), Matrix's way: the \
+DestroyedActivityInfo whose mKey is the key and the Activity it weakly references. Without \
+one, LeakCanary's way: every retained KeyedWeakReference's object and every destroyed \
+Activity that is still strongly reachable.
+
+Outputs: text (a leak trace per leak, then duplicate bitmaps) or json (the schema in \
+docs/analyze.md) on stdout unless -o; html writes one self-contained page (default \
+NAME.html in the current directory); matrix writes Matrix's result.json and \
+buffer_contents/ into a directory (default NAME.matrix/).
+
+Exit status: 0 analyzed (leaks or not), 1 failure (bad input, I/O), 2 bad usage.";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AnalyzeFormat {
+    Text,
+    Json,
+    Matrix,
+    Html,
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = ANALYZE_AFTER)]
+pub struct AnalyzeArgs {
+    /// A package zip, a heap dump (.hprof) or a gzipped one (.hprof.gz).
+    #[arg(value_name = "INPUT")]
+    pub input: PathBuf,
+
+    /// The key of the leaked Activity (Matrix's leakedActivityKey); default: the
+    /// package's.
+    #[arg(long, value_name = "K")]
+    pub key: Option<String>,
+
+    /// Ignore the package's key and find every leak LeakCanary's way.
+    #[arg(long, conflicts_with = "key")]
+    pub all_leaks: bool,
+
+    #[arg(long, value_enum, default_value_t = AnalyzeFormat::Text)]
+    pub format: AnalyzeFormat,
+
+    /// Where to write: a file (text, json, html) or a directory (matrix).
+    #[arg(short = 'o', long = "output", value_name = "OUT")]
+    pub output: Option<PathBuf>,
+
+    /// Smallest bitmap buffer, in bytes, reported as a duplicate.
+    #[arg(long, value_name = "N", default_value_t = 5000)]
+    pub min_bitmap_bytes: u64,
+
+    /// An R8/ProGuard mapping.txt: class and field names are shown deobfuscated, and
+    /// signatures are computed on them.
+    #[arg(long, value_name = "FILE")]
+    pub mapping: Option<PathBuf>,
+
+    /// Print where the time went on stderr.
+    #[arg(short, long)]
+    pub verbose: bool,
 }
 
 #[derive(Debug, Args)]

@@ -92,6 +92,9 @@ pub enum HostError {
     #[error(transparent)]
     Json(#[from] serde_json::Error),
 
+    #[error(transparent)]
+    Analyze(#[from] hprof_shrink::analyze::AnalyzeError),
+
     /// The report of a shrink whose outputs are already in place could not be written.
     #[error("{outputs} written, but not the report: {source}")]
     ReportFailed {

@@ -2,5 +2,6 @@
 //! (`hprof-shrink-core`), for other host tools (a batch job, tests) to call. Nothing here
 //! is linked into a phone.
 
+pub mod analyze;
 pub mod progress;
 pub mod upload;

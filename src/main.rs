@@ -29,6 +29,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Some(Command::Inspect(a)) => commands::inspect::run(a).map(|()| ExitCode::SUCCESS),
+        Some(Command::Analyze(a)) => commands::analyze::run(a).map(|()| ExitCode::SUCCESS),
         Some(Command::Verify(a)) => commands::verify::run(a).map(|()| ExitCode::SUCCESS),
         Some(Command::Batch(a)) => commands::batch::run(a).map(ExitCode::from),
         Some(Command::Upload(a)) => commands::upload::run(a).map(|()| ExitCode::SUCCESS),

@@ -1,6 +1,7 @@
 //! The commands, one module each: each takes its parsed arguments, does the work and says
 //! how it went; `main` only dispatches and reports.
 
+pub mod analyze;
 pub mod batch;
 pub mod inspect;
 pub mod shrink;

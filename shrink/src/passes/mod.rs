@@ -9,7 +9,7 @@ pub mod shrink;
 
 // Helpers of the passes alone.
 pub(crate) mod idset;
-pub(crate) mod javastring;
+pub mod javastring;
 pub(crate) mod names;
 pub(crate) mod parallel;
 

@@ -1,0 +1,620 @@
+//! The heap as a graph over the index: class names, each class's reference fields, the
+//! strong references out of an object, and an object's shallow size. Everything is read
+//! back from the mapping; per class, the byte offsets of its reference fields are worked
+//! out once.
+
+use hprof_shrink_core::hprof::heap::{parse_sub_record, Sub};
+use hprof_shrink_core::hprof::{tags, BasicType, Value};
+use rustc_hash::FxHashMap;
+
+use super::index::{Index, Node};
+use super::library::{LibraryMatch, LibraryTable};
+use super::mapping::Mapping;
+
+/// One reference field of a class's instances.
+#[derive(Debug, Clone, Copy)]
+pub struct RefField {
+    /// Byte offset in the instance's field data.
+    pub at: u32,
+    pub name_id: u64,
+    pub declared_by: u64,
+    /// A known framework leak goes through this field: visit it last.
+    pub library: Option<u16>,
+}
+
+#[derive(Debug, Default)]
+struct ClassRefs {
+    /// Bytes of field data an instance must have.
+    size: u64,
+    fields: Vec<RefField>,
+}
+
+/// What a reference is, for naming it in a trace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RefName {
+    Static { class: u64, name_id: u64 },
+    Field { declared_by: u64, name_id: u64 },
+    Element(u64),
+}
+
+pub struct Graph<'i, 'a> {
+    pub ix: &'i Index<'a>,
+    names: FxHashMap<u64, String>,
+    refs: FxHashMap<u64, ClassRefs>,
+    mapping: Option<&'i Mapping>,
+    /// Static fields that are known framework leaks: (class id, field name id) → entry.
+    library_statics: FxHashMap<(u64, u64), u16>,
+    pub library: &'i LibraryTable,
+    /// Class ids whose instances are java.lang.ref.Reference (weak, soft, phantom, …).
+    references: rustc_hash::FxHashSet<u64>,
+}
+
+/// Turns HotSpot's internal class names into the Java form ART writes:
+/// `java/lang/String` → `java.lang.String`, `[Ljava/lang/Object;` → `java.lang.Object[]`,
+/// `[[I` → `int[][]`.
+pub fn java_name(raw: &str) -> String {
+    let dims = raw.bytes().take_while(|&b| b == b'[').count();
+    if dims == 0 {
+        return raw.replace('/', ".");
+    }
+    let elem = &raw[dims..];
+    let base = match elem {
+        "Z" => "boolean".to_string(),
+        "B" => "byte".to_string(),
+        "C" => "char".to_string(),
+        "S" => "short".to_string(),
+        "I" => "int".to_string(),
+        "J" => "long".to_string(),
+        "F" => "float".to_string(),
+        "D" => "double".to_string(),
+        _ if elem.starts_with('L') && elem.ends_with(';') => {
+            elem[1..elem.len() - 1].replace('/', ".")
+        }
+        _ => elem.replace('/', "."),
+    };
+    format!("{base}{}", "[]".repeat(dims))
+}
+
+impl<'i, 'a> Graph<'i, 'a> {
+    pub fn new(
+        ix: &'i Index<'a>,
+        mapping: Option<&'i Mapping>,
+        library: &'i LibraryTable,
+        sdk: Option<i64>,
+        manufacturer: Option<&str>,
+    ) -> Graph<'i, 'a> {
+        let mut names = FxHashMap::default();
+        for class in ix.classes.classes() {
+            let raw = ix
+                .classes
+                .name_id(class.class_id)
+                .and_then(|n| ix.string(n))
+                .map(|s| java_name(&s))
+                .unwrap_or_else(|| format!("<class {:#x}>", class.class_id));
+            let name = match mapping {
+                Some(m) => m.class(&raw).unwrap_or(raw),
+                None => raw,
+            };
+            names.insert(class.class_id, name);
+        }
+        let mut g = Graph {
+            ix,
+            names,
+            refs: FxHashMap::default(),
+            mapping,
+            library_statics: FxHashMap::default(),
+            library,
+            references: Default::default(),
+        };
+        let reference = g.class_named("java.lang.ref.Reference");
+        let ids: Vec<u64> = ix.classes.classes().map(|c| c.class_id).collect();
+        for class_id in ids {
+            let refs = g.class_refs(class_id, reference, sdk, manufacturer);
+            g.refs.insert(class_id, refs);
+            if let Some(r) = reference {
+                if g.is_subclass(class_id, r) {
+                    g.references.insert(class_id);
+                }
+            }
+            if let Some(class) = ix.classes.get(class_id) {
+                for f in ix.classes.static_fields(ix.data, class) {
+                    if f.ty != BasicType::Object {
+                        continue;
+                    }
+                    let field = g.field_name(class_id, f.name_id);
+                    if let Some(e) = library.find(
+                        LibraryMatch::Static(&g.names[&class_id], &field),
+                        sdk,
+                        manufacturer,
+                    ) {
+                        g.library_statics.insert((class_id, f.name_id), e);
+                    }
+                }
+            }
+        }
+        g
+    }
+
+    fn class_refs(
+        &self,
+        class_id: u64,
+        reference: Option<u64>,
+        sdk: Option<i64>,
+        manufacturer: Option<&str>,
+    ) -> ClassRefs {
+        let Ok(layout) = self.ix.classes.layout(self.ix.data, class_id) else {
+            return ClassRefs::default();
+        };
+        let mut fields = Vec::new();
+        for f in &layout.fields {
+            if f.ty != BasicType::Object {
+                continue;
+            }
+            let name = self.field_name(f.declared_by, f.name_id);
+            // The referent of a java.lang.ref.Reference is not a strong reference.
+            if Some(f.declared_by) == reference && name == "referent" {
+                continue;
+            }
+            let library = self.library.find(
+                LibraryMatch::Field(&self.names[&f.declared_by], &name),
+                sdk,
+                manufacturer,
+            );
+            fields.push(RefField {
+                at: f.offset as u32,
+                name_id: f.name_id,
+                declared_by: f.declared_by,
+                library,
+            });
+        }
+        ClassRefs {
+            size: layout.size,
+            fields,
+        }
+    }
+
+    /// The class's name, dotted, deobfuscated when a mapping is given.
+    pub fn class_name(&self, class_id: u64) -> &str {
+        self.names
+            .get(&class_id)
+            .map(String::as_str)
+            .unwrap_or("<unknown class>")
+    }
+
+    /// A field's name, deobfuscated when a mapping is given.
+    pub fn field_name(&self, declared_by: u64, name_id: u64) -> String {
+        let raw = self
+            .ix
+            .string(name_id)
+            .map(|s| s.into_owned())
+            .unwrap_or_else(|| format!("<field {name_id:#x}>"));
+        match self.mapping {
+            Some(m) => {
+                let class = self
+                    .ix
+                    .classes
+                    .name_id(declared_by)
+                    .and_then(|n| self.ix.string(n));
+                match class {
+                    Some(c) => m.field(&java_name(&c), &raw).unwrap_or(raw),
+                    None => raw,
+                }
+            }
+            None => raw,
+        }
+    }
+
+    /// The first class with this (deobfuscated) name.
+    pub fn class_named(&self, name: &str) -> Option<u64> {
+        let mut ids: Vec<u64> = self
+            .names
+            .iter()
+            .filter(|(_, n)| n.as_str() == name)
+            .map(|(id, _)| *id)
+            .collect();
+        ids.sort_unstable();
+        ids.first().copied()
+    }
+
+    /// Classes whose name satisfies `f`.
+    pub fn classes_where(&self, f: impl Fn(&str) -> bool) -> Vec<u64> {
+        let mut ids: Vec<u64> = self
+            .names
+            .iter()
+            .filter(|(_, n)| f(n))
+            .map(|(id, _)| *id)
+            .collect();
+        ids.sort_unstable();
+        ids
+    }
+
+    /// Whether `class_id` is `ancestor` or descends from it.
+    pub fn is_subclass(&self, class_id: u64, ancestor: u64) -> bool {
+        let mut id = class_id;
+        for _ in 0..=self.ix.classes.len() {
+            if id == ancestor {
+                return true;
+            }
+            match self.ix.classes.get(id) {
+                Some(c) if c.super_id != 0 => id = c.super_id,
+                _ => return false,
+            }
+        }
+        false
+    }
+
+    pub fn is_reference_class(&self, class_id: u64) -> bool {
+        self.references.contains(&class_id)
+    }
+
+    /// The class of an instance or array node (for a class object: the class itself).
+    pub fn class_of(&self, node: Node) -> Option<u64> {
+        let raw = self.ix.raw(node);
+        let n = self.ix.id_size as usize;
+        match raw[0] {
+            tags::INSTANCE_DUMP => Some(id_at(raw, 5 + n, n)),
+            tags::OBJECT_ARRAY_DUMP => Some(id_at(raw, 9 + n, n)),
+            tags::CLASS_DUMP => Some(id_at(raw, 1, n)),
+            _ => None,
+        }
+    }
+
+    /// A name for what a node is: its class, `byte[]` for a primitive array.
+    pub fn node_class_name(&self, node: Node) -> String {
+        let raw = self.ix.raw(node);
+        let n = self.ix.id_size as usize;
+        match raw[0] {
+            tags::INSTANCE_DUMP | tags::OBJECT_ARRAY_DUMP => self
+                .class_name(self.class_of(node).unwrap_or(0))
+                .to_string(),
+            tags::CLASS_DUMP => self.class_name(id_at(raw, 1, n)).to_string(),
+            tags::PRIMITIVE_ARRAY_DUMP | tags::PRIMITIVE_ARRAY_NODATA => {
+                let ty = raw.get(9 + n).and_then(|&t| BasicType::from_u8(t));
+                format!("{}[]", ty.map_or("?", |t| t.name()))
+            }
+            _ => "<unknown>".into(),
+        }
+    }
+
+    /// What to count a node under in a class histogram: (tag, class id or element type).
+    pub fn class_key(&self, node: Node) -> (u8, u64) {
+        let raw = self.ix.raw(node);
+        let n = self.ix.id_size as usize;
+        match raw[0] {
+            tags::INSTANCE_DUMP => (raw[0], id_at(raw, 5 + n, n)),
+            tags::OBJECT_ARRAY_DUMP => (raw[0], id_at(raw, 9 + n, n)),
+            tags::PRIMITIVE_ARRAY_DUMP | tags::PRIMITIVE_ARRAY_NODATA => (
+                tags::PRIMITIVE_ARRAY_DUMP,
+                raw.get(9 + n).copied().unwrap_or(0) as u64,
+            ),
+            t => (t, 0),
+        }
+    }
+
+    /// The name of a [`Graph::class_key`].
+    pub fn class_key_name(&self, key: (u8, u64)) -> String {
+        match key.0 {
+            tags::INSTANCE_DUMP | tags::OBJECT_ARRAY_DUMP => self.class_name(key.1).to_string(),
+            tags::PRIMITIVE_ARRAY_DUMP => format!(
+                "{}[]",
+                BasicType::from_u8(key.1 as u8).map_or("?", |t| t.name())
+            ),
+            tags::CLASS_DUMP => "java.lang.Class".into(),
+            _ => "<unknown>".into(),
+        }
+    }
+
+    /// `instance`, `class` or `array`.
+    pub fn node_kind(&self, node: Node) -> &'static str {
+        match self.ix.tag(node) {
+            tags::INSTANCE_DUMP => "instance",
+            tags::CLASS_DUMP => "class",
+            _ => "array",
+        }
+    }
+
+    /// The strong references out of `node`, to objects the dump holds: `(target, library
+    /// entry)`. A reference to an id the dump lacks (null, or an array a shrink dropped)
+    /// is no reference.
+    #[inline]
+    pub fn for_each_ref(&self, node: Node, mut f: impl FnMut(Node, Option<u16>)) {
+        let raw = self.ix.raw(node);
+        let n = self.ix.id_size as usize;
+        match raw[0] {
+            tags::INSTANCE_DUMP => {
+                let class = id_at(raw, 5 + n, n);
+                let len = u4_at(raw, 5 + 2 * n) as usize;
+                let data = &raw[9 + 2 * n..9 + 2 * n + len];
+                if let Some(refs) = self.refs.get(&class) {
+                    // An instance shorter than its class's layout holds no reference we
+                    // can trust.
+                    if refs.size as usize > data.len() {
+                        return;
+                    }
+                    for r in &refs.fields {
+                        let id = id_at(data, r.at as usize, n);
+                        if id != 0 {
+                            if let Some(t) = self.ix.node(id) {
+                                f(t, r.library);
+                            }
+                        }
+                    }
+                }
+            }
+            tags::OBJECT_ARRAY_DUMP => {
+                let count = u4_at(raw, 5 + n) as usize;
+                let start = 9 + 2 * n;
+                for i in 0..count {
+                    let id = id_at(raw, start + i * n, n);
+                    if id != 0 {
+                        if let Some(t) = self.ix.node(id) {
+                            f(t, None);
+                        }
+                    }
+                }
+            }
+            tags::CLASS_DUMP => {
+                let class_id = id_at(raw, 1, n);
+                if let Some(class) = self.ix.classes.get(class_id) {
+                    for s in self.ix.classes.static_fields(self.ix.data, class) {
+                        if let Value::Object(id) = s.value {
+                            if id != 0 {
+                                if let Some(t) = self.ix.node(id) {
+                                    f(t, self.library_statics.get(&(class_id, s.name_id)).copied());
+                                }
+                            }
+                        }
+                    }
+                    // A class keeps its superclass loaded; ahat and Shark do not follow it
+                    // as a field, and neither do we.
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The first reference from `from` to `to`, named.
+    pub fn reference_between(&self, from: Node, to: Node) -> Option<RefName> {
+        let raw = self.ix.raw(from);
+        let n = self.ix.id_size as usize;
+        let target = self.ix.id(to);
+        match raw[0] {
+            tags::INSTANCE_DUMP => {
+                let class = id_at(raw, 5 + n, n);
+                let len = u4_at(raw, 5 + 2 * n) as usize;
+                let data = &raw[9 + 2 * n..9 + 2 * n + len];
+                let refs = self.refs.get(&class)?;
+                refs.fields
+                    .iter()
+                    .find(|r| {
+                        (r.at as usize + n) <= data.len() && id_at(data, r.at as usize, n) == target
+                    })
+                    .map(|r| RefName::Field {
+                        declared_by: r.declared_by,
+                        name_id: r.name_id,
+                    })
+            }
+            tags::OBJECT_ARRAY_DUMP => {
+                let count = u4_at(raw, 5 + n) as usize;
+                let start = 9 + 2 * n;
+                (0..count)
+                    .find(|i| id_at(raw, start + i * n, n) == target)
+                    .map(|i| RefName::Element(i as u64))
+            }
+            tags::CLASS_DUMP => {
+                let class_id = id_at(raw, 1, n);
+                let class = self.ix.classes.get(class_id)?;
+                self.ix
+                    .classes
+                    .static_fields(self.ix.data, class)
+                    .find(|s| s.value == Value::Object(target))
+                    .map(|s| RefName::Static {
+                        class: class_id,
+                        name_id: s.name_id,
+                    })
+            }
+            _ => None,
+        }
+    }
+
+    /// The library entry of the reference from `from` to `to`, if it is a known leak.
+    pub fn library_between(&self, from: Node, to: Node) -> Option<u16> {
+        let mut found = None;
+        self.for_each_ref(from, |t, lib| {
+            if t == to && found.is_none() {
+                found = Some(lib);
+            }
+        });
+        found.flatten()
+    }
+
+    /// An object's shallow size, as ahat counts it: an instance is its class's instance
+    /// size; an array is its elements (ids for object arrays) plus its class's instance
+    /// size; a class object is its static field values.
+    pub fn shallow_size(&self, node: Node) -> u64 {
+        let raw = self.ix.raw(node);
+        let n = self.ix.id_size as u64;
+        let instance_size = |class: u64| {
+            self.ix
+                .classes
+                .get(class)
+                .map_or(0, |c| c.instance_size as u64)
+        };
+        match raw[0] {
+            tags::INSTANCE_DUMP => instance_size(id_at(raw, 5 + n as usize, n as usize)),
+            tags::OBJECT_ARRAY_DUMP => {
+                let count = u4_at(raw, 5 + n as usize) as u64;
+                count * n + instance_size(id_at(raw, 9 + n as usize, n as usize))
+            }
+            tags::PRIMITIVE_ARRAY_DUMP | tags::PRIMITIVE_ARRAY_NODATA => {
+                let count = u4_at(raw, 5 + n as usize) as u64;
+                let ty = raw.get(9 + n as usize).and_then(|&t| BasicType::from_u8(t));
+                count * ty.map_or(0, |t| t.size(n as u8) as u64)
+            }
+            tags::CLASS_DUMP => {
+                let class_id = id_at(raw, 1, n as usize);
+                self.ix.classes.get(class_id).map_or(0, |c| {
+                    self.ix
+                        .classes
+                        .static_fields(self.ix.data, c)
+                        .map(|s| s.ty.size(n as u8) as u64)
+                        .sum()
+                })
+            }
+            _ => 0,
+        }
+    }
+
+    /// An instance's field values by name (nearest class first), for the leak finders and
+    /// the status rules. `None` for anything not an instance.
+    pub fn fields(&self, node: Node) -> Option<Vec<(String, Value)>> {
+        let raw = self.ix.raw(node);
+        if raw[0] != tags::INSTANCE_DUMP {
+            return None;
+        }
+        let (sub, _) = parse_sub_record(raw, self.ix.offset(node), self.ix.id_size).ok()?;
+        let Sub::Instance(inst) = sub else {
+            return None;
+        };
+        let layout = self.ix.classes.layout(self.ix.data, inst.class_id).ok()?;
+        layout.check(&inst, self.ix.offset(node)).ok()?;
+        Some(
+            layout
+                .values(inst.data)
+                .map(|(f, v)| (self.field_name(f.declared_by, f.name_id), v))
+                .collect(),
+        )
+    }
+
+    /// A class's static field values by name.
+    pub fn statics(&self, class_id: u64) -> Vec<(String, Value)> {
+        let Some(class) = self.ix.classes.get(class_id) else {
+            return Vec::new();
+        };
+        self.ix
+            .classes
+            .static_fields(self.ix.data, class)
+            .map(|s| (self.field_name(class_id, s.name_id), s.value))
+            .collect()
+    }
+
+    /// The elements of an object array node.
+    pub fn elements(&self, node: Node) -> Option<Vec<u64>> {
+        let raw = self.ix.raw(node);
+        if raw[0] != tags::OBJECT_ARRAY_DUMP {
+            return None;
+        }
+        let n = self.ix.id_size as usize;
+        let count = u4_at(raw, 5 + n) as usize;
+        let start = 9 + 2 * n;
+        Some((0..count).map(|i| id_at(raw, start + i * n, n)).collect())
+    }
+
+    /// A primitive array's element type and bytes.
+    pub fn primitive(&self, node: Node) -> Option<(BasicType, &'a [u8])> {
+        let raw = self.ix.raw(node);
+        if raw[0] != tags::PRIMITIVE_ARRAY_DUMP {
+            return None;
+        }
+        let n = self.ix.id_size as usize;
+        let count = u4_at(raw, 5 + n) as usize;
+        let ty = BasicType::from_u8(*raw.get(9 + n)?)?;
+        let start = 10 + n;
+        raw.get(start..start + count * ty.size(n as u8) as usize)
+            .map(|b| (ty, b))
+    }
+
+    /// The text of a java.lang.String instance (ART's char[]/byte[] value, JDK 9+'s byte[]
+    /// with `coder`).
+    pub fn string_value(&self, id: u64) -> Option<String> {
+        let node = self.ix.node(id)?;
+        let fields = self.fields(node)?;
+        let value = fields.iter().find(|(n, _)| n == "value")?.1.as_object()?;
+        let coder = fields
+            .iter()
+            .find(|(n, _)| n == "coder")
+            .and_then(|(_, v)| v.as_i64());
+        let (ty, bytes) = self.primitive(self.ix.node(value)?)?;
+        hprof_shrink_core::passes::javastring::decode(ty, bytes, coder)
+    }
+}
+
+#[inline(always)]
+pub fn id_at(b: &[u8], at: usize, n: usize) -> u64 {
+    if n == 4 {
+        u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]) as u64
+    } else {
+        u64::from_be_bytes(b[at..at + 8].try_into().unwrap_or([0; 8]))
+    }
+}
+
+#[inline(always)]
+pub fn u4_at(b: &[u8], at: usize) -> u32 {
+    u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::java_name;
+
+    #[test]
+    fn hotspot_names_become_java_names() {
+        assert_eq!(java_name("java/lang/String"), "java.lang.String");
+        assert_eq!(java_name("[Ljava/lang/Object;"), "java.lang.Object[]");
+        assert_eq!(java_name("[[I"), "int[][]");
+        assert_eq!(java_name("[B"), "byte[]");
+        assert_eq!(
+            java_name("android.graphics.Bitmap"),
+            "android.graphics.Bitmap"
+        );
+        assert_eq!(java_name("byte[]"), "byte[]");
+    }
+}
+
+impl Graph<'_, '_> {
+    /// Every instance whose class is in `classes`, in id order: one parallel look at each
+    /// object's class id in the mapping.
+    pub fn instances_of(&self, classes: &rustc_hash::FxHashSet<u64>) -> Instances {
+        use rayon::prelude::*;
+        if classes.is_empty() {
+            return Instances::default();
+        }
+        let n = self.ix.id_size as usize;
+        let nodes: Vec<(u64, Node)> = (0..self.ix.len() as Node)
+            .into_par_iter()
+            .filter_map(|node| {
+                let raw = self.ix.raw(node);
+                if raw[0] != tags::INSTANCE_DUMP {
+                    return None;
+                }
+                let class = id_at(raw, 5 + n, n);
+                classes.contains(&class).then_some((class, node))
+            })
+            .collect();
+        let mut by_class: FxHashMap<u64, Vec<Node>> = FxHashMap::default();
+        for (class, node) in nodes {
+            by_class.entry(class).or_default().push(node);
+        }
+        Instances { by_class }
+    }
+}
+
+/// Instances of some classes, found in one scan.
+#[derive(Default)]
+pub struct Instances {
+    by_class: FxHashMap<u64, Vec<Node>>,
+}
+
+impl Instances {
+    /// The instances of any of `classes`, in id order.
+    pub fn of(&self, classes: &[u64]) -> Vec<Node> {
+        let mut out: Vec<Node> = classes
+            .iter()
+            .filter_map(|c| self.by_class.get(c))
+            .flatten()
+            .copied()
+            .collect();
+        out.sort_unstable();
+        out
+    }
+}

@@ -1,0 +1,164 @@
+//! What `analyze` reads: a package zip (its hprof entry, `result.info`, `extra.info`), a
+//! raw `.hprof`, or a `.hprof.gz`, told apart by their first bytes. The dump ends up
+//! mapped: a raw dump or a stored entry in place, anything compressed inflated once into
+//! an unnamed temporary file (random access is what a graph walk needs).
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use hprof_shrink_core::hprof::{open_regular, MappedFile};
+use hprof_shrink_core::package::{MappedEntry, PackageReader};
+
+use super::error::AnalyzeError;
+
+pub enum Bytes {
+    File(MappedFile),
+    Entry(MappedEntry),
+}
+
+impl Bytes {
+    pub fn bytes(&self) -> &[u8] {
+        match self {
+            Bytes::File(m) => m.bytes(),
+            Bytes::Entry(e) => e.bytes(),
+        }
+    }
+}
+
+pub struct Input {
+    pub bytes: Bytes,
+    /// `package`, `hprof` or `hprof.gz`.
+    pub kind: &'static str,
+    pub manifest: Vec<(String, String)>,
+    pub extra: Vec<(String, String)>,
+    /// A package whose zip comment says hprof-shrink dropped arrays from it.
+    pub shrunk: bool,
+    /// Bytes of the compressed file, when the dump was inflated.
+    pub compressed_bytes: Option<u64>,
+}
+
+impl Input {
+    pub fn manifest_value(&self, key: &str) -> Option<&str> {
+        self.manifest
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+pub fn open(path: &Path) -> Result<Input, AnalyzeError> {
+    let io = |source| AnalyzeError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut file = open_regular(path).map_err(io)?;
+    let mut start = [0u8; 12];
+    let n = read_up_to(&mut file, &mut start).map_err(io)?;
+    let start = &start[..n];
+    if start.starts_with(b"PK\x03\x04") || start.starts_with(b"PK\x05\x06") {
+        return open_package(path);
+    }
+    if start.starts_with(&[0x1f, 0x8b]) {
+        let len = file.metadata().map_err(io)?.len();
+        drop(file);
+        let gz = open_regular(path).map_err(io)?;
+        let decoder =
+            flate2::read::MultiGzDecoder::new(std::io::BufReader::with_capacity(1 << 16, gz));
+        let bytes = inflate(decoder, path)?;
+        return Ok(Input {
+            bytes,
+            kind: "hprof.gz",
+            manifest: Vec::new(),
+            extra: Vec::new(),
+            shrunk: false,
+            compressed_bytes: Some(len),
+        });
+    }
+    if start.starts_with(b"JAVA PROFILE") {
+        return Ok(Input {
+            bytes: Bytes::File(MappedFile::from_file(&file, path.to_path_buf())?),
+            kind: "hprof",
+            manifest: Vec::new(),
+            extra: Vec::new(),
+            shrunk: false,
+            compressed_bytes: None,
+        });
+    }
+    Err(AnalyzeError::Unknown {
+        path: path.to_path_buf(),
+        start: String::from_utf8_lossy(start).into_owned(),
+    })
+}
+
+fn read_up_to(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match file.read(&mut buf[n..])? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    Ok(n)
+}
+
+fn open_package(path: &Path) -> Result<Input, AnalyzeError> {
+    let pkg_err = |source| AnalyzeError::Package {
+        path: path.to_path_buf(),
+        source,
+    };
+    let pkg = PackageReader::open(path).map_err(pkg_err)?;
+    let manifest = pkg.manifest().map_err(pkg_err)?;
+    let extra = pkg.extra().map_err(pkg_err)?;
+    let entry = manifest
+        .iter()
+        .find(|(k, _)| k == "hprofEntry")
+        .map(|(_, v)| v.clone())
+        .or_else(|| {
+            pkg.names()
+                .find(|n| n.ends_with(".hprof"))
+                .map(str::to_string)
+        })
+        .ok_or_else(|| {
+            pkg_err(hprof_shrink_core::package::PackageError::Missing(
+                "hprof".into(),
+            ))
+        })?;
+    let shrunk = pkg.tool_comment().is_some_and(|c| {
+        c.strip
+            .is_some_and(|s| s != hprof_shrink_core::StripMode::None)
+    });
+    let compressed = std::fs::metadata(path).ok().map(|m| m.len());
+    let bytes = match pkg.map_stored(&entry).map_err(pkg_err)? {
+        Some(mapped) => Bytes::Entry(mapped),
+        None => inflate(pkg.stream(&entry).map_err(pkg_err)?, &path.join(&entry))?,
+    };
+    Ok(Input {
+        bytes,
+        kind: "package",
+        manifest,
+        extra,
+        shrunk,
+        compressed_bytes: compressed,
+    })
+}
+
+/// Inflates a stream into an unnamed temporary file and maps it.
+fn inflate(mut from: impl Read, label: &Path) -> Result<Bytes, AnalyzeError> {
+    let io = |source| AnalyzeError::Io {
+        path: label.to_path_buf(),
+        source,
+    };
+    let file = tempfile::tempfile().map_err(|source| AnalyzeError::Io {
+        path: std::env::temp_dir(),
+        source,
+    })?;
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, &file);
+    std::io::copy(&mut from, &mut out).map_err(io)?;
+    out.flush().map_err(io)?;
+    drop(out);
+    Ok(Bytes::File(MappedFile::from_file(
+        &file,
+        PathBuf::from(label),
+    )?))
+}

@@ -1,0 +1,367 @@
+//! `analyze`: why is this Activity still alive, and which bitmaps are duplicated? The
+//! server half of the pipeline, on the core's format layer:
+//!
+//! 1. [`index`]: one walk over the mapped dump: every object's id and offset, classes,
+//!    GC roots;
+//! 2. [`reach`]: breadth-first search from the roots over strong references (shortest
+//!    paths, known framework leaks last);
+//! 3. [`dominators`]: immediate dominators from that search, retained sizes from them;
+//! 4. [`leaks`] finds the leaking objects, [`trace`] explains each one (statuses from
+//!    [`status`], known leaks from [`library`]), [`bitmaps`] groups duplicate buffers;
+//! 5. [`render`] writes text, JSON, Matrix's `result.json` or one HTML page.
+
+pub mod bitmaps;
+mod dominators;
+pub mod error;
+mod graph;
+mod index;
+pub mod input;
+mod leaks;
+pub mod library;
+pub mod mapping;
+pub mod model;
+mod reach;
+pub mod render;
+mod status;
+mod trace;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use hprof_shrink_core::hprof::{Hprof, Tick};
+use hprof_shrink_core::{Control, Stage};
+
+pub use error::AnalyzeError;
+pub use library::LibraryTable;
+pub use mapping::Mapping;
+pub use model::*;
+
+use graph::Graph;
+use index::Index;
+use reach::Reach;
+
+/// Buffers smaller than this are not reported as duplicates (Matrix's default).
+pub const DEFAULT_MIN_BITMAP_BYTES: u64 = 5000;
+
+/// What to look for.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The key of the leaked Activity (Matrix's `leakedActivityKey`); `None` takes the
+    /// package's, and without one every leaking object is found LeakCanary's way.
+    pub key: Option<String>,
+    pub min_bitmap_bytes: u64,
+    pub mapping: Option<Mapping>,
+    /// Find leaks the LeakCanary way even when the package names a key.
+    pub ignore_package_key: bool,
+    /// Make pictures of the duplicated bitmaps (for the HTML and Matrix outputs).
+    pub pictures: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            key: None,
+            min_bitmap_bytes: DEFAULT_MIN_BITMAP_BYTES,
+            mapping: None,
+            ignore_package_key: false,
+            pictures: true,
+        }
+    }
+}
+
+/// An analysis and what goes with it.
+pub struct Outcome {
+    pub analysis: Analysis,
+    /// Pictures of the duplicated bitmaps: (file name, bytes), the names the groups give.
+    pub pictures: Vec<(String, Vec<u8>)>,
+    pub timings: Timings,
+}
+
+/// Where the time and memory went, for `--verbose` and the benchmark.
+#[derive(Debug, Clone, Default)]
+pub struct Timings {
+    pub open: Duration,
+    pub index: Duration,
+    pub paths: Duration,
+    pub dominators: Duration,
+    pub findings: Duration,
+    /// Bytes the dominator computation held.
+    pub dominator_bytes: u64,
+    /// Bytes of the id index.
+    pub index_bytes: u64,
+}
+
+/// Analyzes the dump or package at `path`. `control` may cancel it; its progress
+/// callback sees the walk over the dump (stage `read`).
+pub fn analyze_path(
+    path: &Path,
+    options: &Options,
+    control: &Control<'_>,
+) -> Result<Outcome, AnalyzeError> {
+    let t0 = Instant::now();
+    let input = input::open(path)?;
+    let open = t0.elapsed();
+    let mut out = analyze_input(&input, path, options, control)?;
+    out.timings.open = open;
+    Ok(out)
+}
+
+struct Ticks<'c>(hprof_shrink_core::control::Ticker<'c>);
+
+impl Tick for Ticks<'_> {
+    type Error = AnalyzeError;
+    #[inline]
+    fn tick(&mut self, offset: u64) -> Result<(), AnalyzeError> {
+        Ok(self.0.tick(offset)?)
+    }
+    fn finish_at(&mut self, end: u64) -> Result<(), AnalyzeError> {
+        Ok(self.0.finish_at(end)?)
+    }
+}
+
+fn analyze_input(
+    input: &input::Input,
+    path: &Path,
+    options: &Options,
+    control: &Control<'_>,
+) -> Result<Outcome, AnalyzeError> {
+    let mut timings = Timings::default();
+    let data = input.bytes.bytes();
+    let hprof = Hprof::new(data)?;
+    let t = Instant::now();
+    let mut ticks = Ticks(control.ticker(Stage::Read, data.len() as u64));
+    let ix = Index::build(&hprof, &mut ticks)?;
+    timings.index = t.elapsed();
+    timings.index_bytes = ix.memory();
+
+    let sdk = input
+        .manifest_value("sdkVersion")
+        .and_then(|s| s.trim().parse::<i64>().ok());
+    let manufacturer = input.manifest_value("manufacturer");
+    let library = LibraryTable::builtin();
+    let g = Graph::new(&ix, options.mapping.as_ref(), &library, sdk, manufacturer);
+
+    let t = Instant::now();
+    let reach = Reach::compute(&g, sdk, manufacturer, control)?;
+    timings.paths = t.elapsed();
+
+    let t = Instant::now();
+    let rules = status::Rules::new(&g);
+    let key = if options.ignore_package_key {
+        options.key.clone()
+    } else {
+        options
+            .key
+            .clone()
+            .or_else(|| {
+                input
+                    .manifest_value("leakedActivityKey")
+                    .map(str::to_string)
+            })
+            .filter(|k| !k.is_empty())
+    };
+    // One scan for the instances every finder looks at.
+    let mut wanted: Vec<u64> = leaks::destroyed_info_classes(&g);
+    wanted.extend(leaks::keyed_reference_classes(&g));
+    wanted.extend(leaks::activity_classes(&g, &rules));
+    wanted.extend(g.class_named("android.graphics.Bitmap"));
+    let instances = g.instances_of(&wanted.into_iter().collect());
+    let found = match &key {
+        Some(k) => leaks::by_key(&g, &reach, &instances, k),
+        None => leaks::watched_and_destroyed(&g, &reach, &rules, &instances),
+    };
+    let mut notes = found.notes;
+    let mut leaks_out = Vec::new();
+    let mut leak_nodes = Vec::new();
+    for s in found.suspects {
+        let Some(trace) = trace::trace(&g, &reach, &rules, s.node, Some(&s.reason)) else {
+            continue;
+        };
+        let library_leak = reach
+            .through_library(s.node)
+            .then(|| library_entry_on(&g, &reach, s.node, sdk, manufacturer))
+            .flatten()
+            .map(|e| {
+                let entry = library.get(e);
+                LibraryLeak {
+                    pattern: entry.name(),
+                    description: entry.description.clone(),
+                }
+            });
+        leak_nodes.push(s.node);
+        leaks_out.push(Leak {
+            object_id: ix.id(s.node),
+            class_name: g.node_class_name(s.node),
+            reason: s.reason,
+            library_leak,
+            signature: trace::signature(&trace),
+            retained_bytes: 0,
+            retained_objects: 0,
+            trace,
+        });
+    }
+    let (duplicate_bitmaps, pictures) = bitmaps::duplicates(
+        &g,
+        &reach,
+        &rules,
+        &instances,
+        options.min_bitmap_bytes,
+        options.pictures,
+    );
+    drop(instances);
+    if input.shrunk {
+        notes.push(
+            "the dump was shrunk: references to dropped primitive arrays read as null, and retained sizes leave out their bytes"
+                .into(),
+        );
+    }
+    timings.findings = t.elapsed();
+
+    // The paths are made; their memory goes before the dominators take theirs.
+    let roots: Vec<index::Node> = {
+        let mut r: Vec<index::Node> = reach.roots.keys().copied().collect();
+        r.sort_unstable_by_key(|&n| ix.offset(n));
+        r
+    };
+    drop(reach);
+    let t = Instant::now();
+    let doms = dominators::Dominators::compute(&g, &roots, control)?;
+    timings.dominator_bytes = doms.peak_bytes;
+    let mut shallow = vec![0u64; doms.vertex.len()];
+    let mut by_class: rustc_hash::FxHashMap<(u8, u64), (u64, u64)> = Default::default();
+    for (k, s) in shallow.iter_mut().enumerate().skip(1) {
+        let node = doms.vertex[k];
+        *s = g.shallow_size(node);
+        let e = by_class.entry(g.class_key(node)).or_default();
+        e.0 += 1;
+        e.1 += *s;
+    }
+    let (retained, counts) = doms.retained(&shallow);
+    for (leak, node) in leaks_out.iter_mut().zip(&leak_nodes) {
+        let k = doms.pre[*node as usize] as usize;
+        leak.retained_bytes = retained[k];
+        leak.retained_objects = counts[k] as u64;
+    }
+    timings.dominators = t.elapsed();
+    control.check()?;
+    leaks_out.sort_by(|a, b| {
+        b.retained_bytes
+            .cmp(&a.retained_bytes)
+            .then(a.object_id.cmp(&b.object_id))
+    });
+
+    // Top classes by the shallow bytes of their reachable objects.
+    let mut top: Vec<ClassSummary> = by_class
+        .into_iter()
+        .map(|(key, (instances, shallow_bytes))| ClassSummary {
+            class_name: g.class_key_name(key),
+            instances,
+            shallow_bytes,
+        })
+        .collect();
+    top.sort_by(|a, b| {
+        b.shallow_bytes
+            .cmp(&a.shallow_bytes)
+            .then(a.class_name.cmp(&b.class_name))
+    });
+    top.truncate(20);
+
+    let mut heaps: Vec<HeapSummary> = Vec::new();
+    if !ix.heaps.is_empty() {
+        let mut per: std::collections::BTreeMap<String, u64> = Default::default();
+        for node in ix.nodes() {
+            let (id, name_id) = ix.heap_of(ix.offset(node));
+            let name = ix
+                .string(name_id)
+                .map(|s| s.into_owned())
+                .unwrap_or_else(|| heap_name(id).to_string());
+            *per.entry(name).or_default() += 1;
+        }
+        heaps = per
+            .into_iter()
+            .map(|(name, objects)| HeapSummary { name, objects })
+            .collect();
+    }
+
+    let dump = DumpSummary {
+        format: ix.format.clone(),
+        id_size: ix.id_size,
+        timestamp_ms: ix.timestamp_ms,
+        bytes: data.len() as u64,
+        instances: ix.counts.instances,
+        object_arrays: ix.counts.object_arrays,
+        primitive_arrays: ix.counts.primitive_arrays,
+        classes: ix.counts.classes,
+        gc_roots: ix.roots.len() as u64,
+        reachable_objects: doms.vertex.len() as u64 - 1,
+        reachable_bytes: retained[0],
+        reachable_edges: doms.edges,
+        heaps,
+        top_classes: top,
+    };
+    let analysis = Analysis {
+        schema: SCHEMA_VERSION,
+        tool: format!("hprof-shrink {}", env!("CARGO_PKG_VERSION")),
+        input: InputSummary {
+            path: path.display().to_string(),
+            kind: input.kind.into(),
+            manifest: input.manifest.clone(),
+            extra: input.extra.clone(),
+            shrunk: input.shrunk,
+        },
+        dump,
+        finder: if key.is_some() {
+            "matrix-key"
+        } else {
+            "leakcanary"
+        }
+        .into(),
+        key,
+        keys_found: found.keys,
+        leaks: leaks_out,
+        duplicate_bitmaps,
+        notes,
+    };
+    if let input::Bytes::File(m) = &input.bytes {
+        m.check_intact()?;
+    }
+    Ok(Outcome {
+        analysis,
+        pictures,
+        timings,
+    })
+}
+
+/// The known-leak entry of the first library reference on `node`'s path.
+fn library_entry_on(
+    g: &Graph<'_, '_>,
+    reach: &Reach,
+    node: index::Node,
+    sdk: Option<i64>,
+    manufacturer: Option<&str>,
+) -> Option<u16> {
+    let path = reach.path(node);
+    for pair in path.windows(2) {
+        if let Some(e) = g.library_between(pair[0], pair[1]) {
+            return Some(e);
+        }
+    }
+    // A root in a known leaking thread.
+    let first = *path.first()?;
+    let root = reach.roots.get(&first)?;
+    let name = root
+        .thread_serial
+        .and_then(|s| g.ix.threads.get(&s))
+        .and_then(|&t| reach::thread_name(g, t))?;
+    g.library
+        .find(library::LibraryMatch::Thread(&name), sdk, manufacturer)
+}
+
+fn heap_name(id: u32) -> &'static str {
+    match id {
+        0x41 => "app",
+        0x5A => "zygote",
+        0x49 => "image",
+        _ => "default",
+    }
+}

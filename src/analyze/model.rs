@@ -1,0 +1,176 @@
+//! What an analysis finds, as data: the JSON output is this, serialized (schema in
+//! docs/analyze.md); the text, Matrix and HTML renderings and `serve` read it.
+
+use serde::{Deserialize, Serialize};
+
+/// The version of the JSON schema. Bumped on any change a reader would notice.
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Analysis {
+    pub schema: u32,
+    /// `hprof-shrink VERSION`.
+    pub tool: String,
+    pub input: InputSummary,
+    pub dump: DumpSummary,
+    /// How leaking objects were found: `matrix-key` (the DestroyedActivityInfo whose mKey
+    /// is the key) or `leakcanary` (KeyedWeakReferences and destroyed Activities).
+    pub finder: String,
+    /// The key looked for (from `--key` or the package's `leakedActivityKey`).
+    pub key: Option<String>,
+    /// Keys of the DestroyedActivityInfo objects in the dump, when a key was looked for.
+    pub keys_found: Vec<String>,
+    pub leaks: Vec<Leak>,
+    pub duplicate_bitmaps: Vec<BitmapGroup>,
+    /// What the reader should know: a shrunk dump's dropped arrays, a key not found, …
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InputSummary {
+    /// The file as given.
+    pub path: String,
+    /// `package`, `hprof` or `hprof.gz`.
+    pub kind: String,
+    /// `result.info` of a package, in file order.
+    pub manifest: Vec<(String, String)>,
+    /// `extra.info` of a package, in file order.
+    pub extra: Vec<(String, String)>,
+    /// Made by hprof-shrink with primitive arrays dropped: a reference to a dropped array
+    /// reads as null and its bytes are not counted.
+    pub shrunk: bool,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DumpSummary {
+    pub format: String,
+    pub id_size: u8,
+    pub timestamp_ms: u64,
+    pub bytes: u64,
+    pub instances: u64,
+    pub object_arrays: u64,
+    pub primitive_arrays: u64,
+    pub classes: u64,
+    pub gc_roots: u64,
+    /// Objects strongly reachable from the GC roots.
+    pub reachable_objects: u64,
+    /// Their shallow bytes (the retained size of all GC roots together).
+    pub reachable_bytes: u64,
+    /// Strong references between reachable objects.
+    pub reachable_edges: u64,
+    /// The heaps the dump names (ART: app, zygote, image), with their objects.
+    pub heaps: Vec<HeapSummary>,
+    /// Classes by the shallow bytes of their reachable instances, largest first.
+    pub top_classes: Vec<ClassSummary>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HeapSummary {
+    pub name: String,
+    pub objects: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClassSummary {
+    pub class_name: String,
+    pub instances: u64,
+    pub shallow_bytes: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Leak {
+    pub object_id: u64,
+    pub class_name: String,
+    /// Why the object is taken to be leaking.
+    pub reason: String,
+    /// The known framework leak the only path goes through, if any.
+    pub library_leak: Option<LibraryLeak>,
+    /// SHA-1 (hex) of the suspect references' `className + referenceName`, in order: the
+    /// same bug gives the same signature on every device and dump.
+    pub signature: String,
+    pub retained_bytes: u64,
+    pub retained_objects: u64,
+    pub trace: Trace,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LibraryLeak {
+    /// `class#field` (or `thread name`) of the table entry.
+    pub pattern: String,
+    pub description: String,
+}
+
+/// A path from a GC root to an object.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Trace {
+    /// The GC root's type, as HPROF names it in words (`sticky class`, `java frame`, …).
+    pub root: String,
+    /// The objects from the root to the object, each with the reference to the next.
+    pub steps: Vec<Step>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Step {
+    pub object_id: u64,
+    pub class_name: String,
+    /// `instance`, `class` or `array`.
+    pub kind: String,
+    /// `YES`, `NO` or `UNKNOWN`.
+    pub leaking: String,
+    /// Why, when known.
+    pub leaking_reason: Option<String>,
+    /// Facts about the object worth showing (a thread's name, a View's id, …).
+    pub labels: Vec<String>,
+    /// The reference from this object to the next step; none on the last.
+    pub reference: Option<Reference>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Reference {
+    /// `static`, `field`, `array` or `local`.
+    pub kind: String,
+    /// The field name, `[index]`, or `<Java Local>`.
+    pub name: String,
+    /// The class that declares the field (for `static` and `field`).
+    pub declared_by: Option<String>,
+    /// Part of the suspect stretch, from the last NO to the first YES.
+    pub suspect: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BitmapGroup {
+    /// MD5 (hex) of the buffer.
+    pub hash: String,
+    pub width: i64,
+    pub height: i64,
+    pub buffer_bytes: u64,
+    pub count: u64,
+    /// Bytes the copies beyond the first take.
+    pub wasted_bytes: u64,
+    /// `mBuffer` (API < 26, raw pixels) or `dumpData` (API 34+, an encoded image).
+    pub source: String,
+    /// `ARGB_8888`, `RGB_565`, `ALPHA_8`, or the encoded image's format (`png`, `jpeg`, `webp`).
+    pub format: String,
+    /// The picture's file name under `buffer_contents/` (Matrix output), when one can be
+    /// made.
+    pub image: Option<String>,
+    pub instances: Vec<BitmapInstance>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BitmapInstance {
+    pub object_id: u64,
+    pub trace: Option<Trace>,
+}

@@ -1,0 +1,133 @@
+//! One self-contained HTML page: the dump's summary, each leak trace, the duplicate-bitmap
+//! groups with their pictures inline (data: URLs), and nothing fetched from anywhere, so
+//! it opens offline. maud escapes every value.
+
+use base64::Engine;
+use maud::{html, Markup, PreEscaped, DOCTYPE};
+
+use super::{grouped, human, reference_text};
+use crate::analyze::model::{Analysis, Trace};
+
+const STYLE: &str = "
+body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:70em;padding:0 1em;color:#222}
+h1{font-size:1.5em}h2{font-size:1.2em;margin-top:2em;border-bottom:1px solid #ccc}
+table{border-collapse:collapse}td,th{padding:.2em .8em;text-align:left;border-bottom:1px solid #eee}
+td.n{text-align:right;font-variant-numeric:tabular-nums}
+.trace{font-family:ui-monospace,monospace;font-size:13px;border-left:3px solid #888;padding-left:1em}
+.step{margin:.4em 0}.YES{color:#b00020;font-weight:bold}.NO{color:#1b5e20}.UNKNOWN{color:#777}
+.suspect{text-decoration:underline wavy #b00020}
+.sig{font-family:ui-monospace,monospace;font-size:12px;color:#555}
+.bitmaps{display:flex;flex-wrap:wrap;gap:1.5em}.bitmap{border:1px solid #ddd;padding:.8em;max-width:22em}
+.bitmap img{max-width:20em;max-height:20em;image-rendering:pixelated;background:repeating-conic-gradient(#eee 0 25%,#fff 0 50%) 0/16px 16px}
+.note{background:#fff8e1;padding:.4em .8em}
+";
+
+pub fn render(a: &Analysis, pictures: &[(String, Vec<u8>)]) -> String {
+    let d = &a.dump;
+    let page = html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                title { "Heap analysis: " (a.input.path) }
+                style { (PreEscaped(STYLE)) }
+            }
+            body {
+                h1 { "Heap analysis of " code { (a.input.path) } }
+                @for n in &a.notes { p.note { (n) } }
+                h2 { "Dump" }
+                table {
+                    tr { th { "input" } td { (a.input.kind) @if a.input.shrunk { " (shrunk)" } } }
+                    tr { th { "format" } td { (d.format) ", " (d.id_size) "-byte ids" } }
+                    tr { th { "objects" } td.n { (grouped(d.instances + d.object_arrays + d.primitive_arrays + d.classes)) } }
+                    tr { th { "GC roots" } td.n { (grouped(d.gc_roots)) } }
+                    tr { th { "strongly reachable" } td.n { (grouped(d.reachable_objects)) " objects, " (human(d.reachable_bytes)) } }
+                    @for (k, v) in &a.input.manifest { tr { th { (k) } td { (v) } } }
+                    @for (k, v) in &a.input.extra { tr { th { (k) } td { (v) } } }
+                }
+                h2 { (a.leaks.len()) " leak" @if a.leaks.len() != 1 { "s" } }
+                @if let Some(k) = &a.key { p { "Key: " code { (k) } } }
+                @for (i, leak) in a.leaks.iter().enumerate() {
+                    h3 { "Leak " (i + 1) ": " (leak.class_name)
+                        @if leak.library_leak.is_some() { " (library leak)" } }
+                    p {
+                        "Retaining " b { (human(leak.retained_bytes)) } " in " (grouped(leak.retained_objects)) " objects. "
+                        span.sig { "signature " (leak.signature) }
+                    }
+                    @if let Some(lib) = &leak.library_leak {
+                        p.note { "Known framework leak " code { (lib.pattern) } ": " (lib.description) }
+                    }
+                    (trace(&leak.trace))
+                }
+                h2 { (a.duplicate_bitmaps.len()) " group" @if a.duplicate_bitmaps.len() != 1 { "s" } " of duplicate bitmaps" }
+                div.bitmaps {
+                    @for g in &a.duplicate_bitmaps {
+                        div.bitmap {
+                            @if let Some(img) = g.image.as_ref().and_then(|n| picture(n, pictures)) {
+                                img src=(img) alt=(format!("{}×{} bitmap", g.width, g.height));
+                            }
+                            p {
+                                b { (g.count) " × " (g.width) "×" (g.height) } " " (g.format) br;
+                                (human(g.buffer_bytes)) " each, " (human(g.wasted_bytes)) " wasted" br;
+                                span.sig { "md5 " (g.hash) }
+                            }
+                            details {
+                                summary { "paths" }
+                                @for inst in &g.instances {
+                                    @if let Some(t) = &inst.trace { (trace(t)) }
+                                }
+                            }
+                        }
+                    }
+                }
+                h2 { "Largest classes" }
+                table {
+                    tr { th { "class" } th { "instances" } th { "shallow bytes" } }
+                    @for c in &d.top_classes {
+                        tr { td { (c.class_name) } td.n { (grouped(c.instances)) } td.n { (grouped(c.shallow_bytes)) } }
+                    }
+                }
+                p.sig { (a.tool) ", schema " (a.schema) }
+            }
+        }
+    };
+    page.into_string()
+}
+
+fn trace(t: &Trace) -> Markup {
+    html! {
+        div.trace {
+            div.step { "GC root: " b { (t.root) } }
+            @for s in &t.steps {
+                div.step {
+                    (s.class_name) " " (s.kind) " "
+                    span class=(s.leaking) { "Leaking: " (s.leaking) }
+                    @if let Some(r) = &s.leaking_reason { " (" (r) ")" }
+                    @for l in &s.labels { br; (l) }
+                    @if let Some(r) = &s.reference {
+                        br;
+                        "↓ "
+                        @if r.suspect { span.suspect { (reference_text(&s.class_name, r)) } }
+                        @else { (reference_text(&s.class_name, r)) }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A picture as a data: URL.
+fn picture(name: &str, pictures: &[(String, Vec<u8>)]) -> Option<String> {
+    let (_, bytes) = pictures.iter().find(|(n, _)| n == name)?;
+    let mime = match name.rsplit('.').next() {
+        Some("png") => "image/png",
+        Some("jpg") => "image/jpeg",
+        Some("webp") => "image/webp",
+        _ => return None,
+    };
+    Some(format!(
+        "data:{mime};base64,{}",
+        base64::engine::general_purpose::STANDARD.encode(bytes)
+    ))
+}

@@ -1,0 +1,103 @@
+//! `hprof-shrink analyze`: leak traces and duplicate bitmaps, rendered as asked.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use hprof_shrink::analyze::{self, render, Mapping, Options};
+use hprof_shrink::progress::Bar;
+use hprof_shrink_core::output::PendingFile;
+use hprof_shrink_core::Control;
+
+use crate::cli::{AnalyzeArgs, AnalyzeFormat};
+use crate::error::HostError;
+use crate::say::say;
+
+pub fn run(a: AnalyzeArgs) -> Result<(), HostError> {
+    let mapping = a.mapping.as_deref().map(Mapping::read).transpose()?;
+    let options = Options {
+        key: a.key.clone(),
+        min_bitmap_bytes: a.min_bitmap_bytes,
+        mapping,
+        ignore_package_key: a.all_leaks,
+        pictures: matches!(a.format, AnalyzeFormat::Html | AnalyzeFormat::Matrix),
+    };
+    let bar = Bar::new(true);
+    let progress = |p| bar.update(p);
+    let control = Control {
+        cancel: None,
+        progress: Some(&progress),
+    };
+    let started = Instant::now();
+    let result = analyze::analyze_path(&a.input, &options, &control);
+    bar.finish();
+    let outcome = result?;
+    let elapsed = started.elapsed();
+    if a.verbose {
+        let t = &outcome.timings;
+        say!(
+            "analyze: {:.2} s: open {:.2}, index {:.2} ({} MiB), paths {:.2}, findings {:.2}, dominators {:.2} ({} MiB)",
+            elapsed.as_secs_f64(),
+            t.open.as_secs_f64(),
+            t.index.as_secs_f64(),
+            t.index_bytes >> 20,
+            t.paths.as_secs_f64(),
+            t.findings.as_secs_f64(),
+            t.dominators.as_secs_f64(),
+            t.dominator_bytes >> 20
+        );
+    }
+    let an = &outcome.analysis;
+    match a.format {
+        AnalyzeFormat::Text => emit(a.output.as_deref(), &render::text::render(an)),
+        AnalyzeFormat::Json => emit(a.output.as_deref(), &render::json(an)),
+        AnalyzeFormat::Html => {
+            let out = a.output.clone().unwrap_or_else(|| beside(&a.input, "html"));
+            write_file(&out, &render::html::render(an, &outcome.pictures))?;
+            say!("wrote {}", out.display());
+            Ok(())
+        }
+        AnalyzeFormat::Matrix => {
+            let dir = a
+                .output
+                .clone()
+                .unwrap_or_else(|| beside(&a.input, "matrix"));
+            render::matrix::write_dir(&dir, an, &outcome.pictures, elapsed.as_millis() as u64)
+                .map_err(|e| HostError::io(&dir, e))?;
+            say!("wrote {}", dir.join("result.json").display());
+            Ok(())
+        }
+    }
+}
+
+/// `NAME.EXT` in the current directory, NAME being the input's file name up to its first
+/// dot (`dump.hprof.gz` → `dump.html`).
+fn beside(input: &Path, ext: &str) -> PathBuf {
+    let name = input
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "analysis".into());
+    let stem = name
+        .split('.')
+        .next()
+        .filter(|s| !s.is_empty())
+        .unwrap_or("analysis");
+    PathBuf::from(format!("{stem}.{ext}"))
+}
+
+fn emit(out: Option<&Path>, text: &str) -> Result<(), HostError> {
+    match out {
+        Some(path) => write_file(path, text),
+        None => Ok(crate::say::out(text)?),
+    }
+}
+
+/// Writes a file that appears only when complete.
+fn write_file(path: &Path, text: &str) -> Result<(), HostError> {
+    let mut f = PendingFile::create(path)?;
+    f.file()
+        .write_all(text.as_bytes())
+        .map_err(|e| HostError::io(path, e))?;
+    f.commit()?;
+    Ok(())
+}

@@ -1,0 +1,291 @@
+//! `hprof-shrink analyze`: the invariant (a package analyzes as its dump does), the
+//! outputs (text, JSON, Matrix, HTML), deobfuscation, and errors.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{fixture, run, s, stderr, stdout};
+use hprof_shrink::analyze::{analyze_path, Analysis, Options};
+use hprof_shrink_core::Control;
+
+fn analyze(path: &Path, key: Option<&str>) -> Analysis {
+    let options = Options {
+        key: key.map(str::to_string),
+        ignore_package_key: true,
+        pictures: false,
+        ..Options::default()
+    };
+    analyze_path(path, &options, &Control::default())
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .analysis
+}
+
+fn key_of(dump: &Path) -> Option<String> {
+    let facts = dump.with_extension("facts.json");
+    let text = std::fs::read_to_string(facts).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    v["leakedActivityKey"].as_str().map(str::to_string)
+}
+
+/// What shrinking must not change: each leak's object, signature and trace (classes,
+/// references, statuses), and each duplicate-bitmap group with its instances.
+fn essence(a: &Analysis) -> (Vec<String>, Vec<String>) {
+    let mut leaks: Vec<String> = a
+        .leaks
+        .iter()
+        .map(|l| {
+            let steps: Vec<String> = l
+                .trace
+                .steps
+                .iter()
+                .map(|s| {
+                    format!(
+                        "{} {} {} -{}->",
+                        s.class_name,
+                        s.kind,
+                        s.leaking,
+                        s.reference.as_ref().map_or("", |r| r.name.as_str())
+                    )
+                })
+                .collect();
+            format!(
+                "{:#x} {} {} {} | {}",
+                l.object_id,
+                l.class_name,
+                l.signature,
+                l.trace.root,
+                steps.join(" ")
+            )
+        })
+        .collect();
+    leaks.sort();
+    let mut bitmaps: Vec<String> = a
+        .duplicate_bitmaps
+        .iter()
+        .map(|g| {
+            let ids: Vec<String> = g
+                .instances
+                .iter()
+                .map(|i| format!("{:#x}", i.object_id))
+                .collect();
+            format!(
+                "{} {}x{} {} {} {}",
+                g.hash,
+                g.width,
+                g.height,
+                g.buffer_bytes,
+                g.count,
+                ids.join(",")
+            )
+        })
+        .collect();
+    bitmaps.sort();
+    (leaks, bitmaps)
+}
+
+/// Every dump this test can find: the fixtures, and the shared corpus when it is there.
+fn dumps() -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(fixture(""))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let n = p.file_name().unwrap().to_string_lossy();
+            n.ends_with(".hprof") || n.ends_with(".hprof.gz")
+        })
+        .collect();
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
+    match std::fs::read_dir(&corpus) {
+        Ok(dir) => out.extend(
+            dir.map(|e| e.unwrap().path())
+                .filter(|p| p.extension().is_some_and(|e| e == "hprof")),
+        ),
+        Err(_) => println!("skipping the corpus: {} is not there", corpus.display()),
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn a_package_analyzes_as_its_dump() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut checked = 0;
+    for dump in dumps() {
+        let name = dump.file_name().unwrap().to_string_lossy().into_owned();
+        // Robustness fixtures of shapes no runtime writes are not analysis inputs.
+        if name.contains("odd") || name.contains("bad") {
+            continue;
+        }
+        let zip = dir.path().join(format!("{name}.zip"));
+        let o = run(&[s(&dump), s(&zip), "-q"]);
+        assert!(o.status.success(), "{name}: {}", stderr(&o));
+        let key = key_of(&dump);
+        let original = analyze(&dump, key.as_deref());
+        let package = analyze(&zip, key.as_deref());
+        assert_eq!(essence(&package), essence(&original), "{name}");
+        assert!(package.input.shrunk && !original.input.shrunk, "{name}");
+        assert!(package.notes.iter().any(|n| n.contains("shrunk")), "{name}");
+        // Retained sizes only lose the dropped arrays' bytes.
+        for (p, o) in package.leaks.iter().zip(&original.leaks) {
+            assert!(p.retained_bytes <= o.retained_bytes, "{name}");
+        }
+        assert!(
+            package.dump.reachable_bytes <= original.dump.reachable_bytes,
+            "{name}"
+        );
+        checked += 1;
+    }
+    assert!(checked >= 4, "only {checked} dumps checked");
+}
+
+#[test]
+fn text_shows_the_trace_signature_and_retained_size() {
+    let dump = fixture("hotspot-android.hprof");
+    let key = key_of(&dump).unwrap();
+    let o = run(&["analyze", s(&dump), "--key", &key]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("1 leak found."), "{text}");
+    assert!(text.contains("GC Root: "), "{text}");
+    assert!(text.contains("Leaking: YES"), "{text}");
+    assert!(text.contains("Leaking: NO"), "{text}");
+    assert!(text.contains("~~~"), "suspect reference underlined: {text}");
+    let sig = text
+        .lines()
+        .find_map(|l| l.strip_prefix("Signature: "))
+        .unwrap();
+    assert_eq!(sig.len(), 40);
+    assert!(text.contains("Retaining "), "{text}");
+}
+
+#[test]
+fn json_is_the_versioned_schema() {
+    let dump = fixture("hotspot-android.hprof");
+    let key = key_of(&dump).unwrap();
+    let o = run(&["analyze", s(&dump), "--key", &key, "--format", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let a: Analysis = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(a.schema, hprof_shrink::analyze::SCHEMA_VERSION);
+    assert_eq!(a.finder, "matrix-key");
+    assert_eq!(a.leaks.len(), 1);
+    assert_eq!(a.leaks[0], analyze(&dump, Some(&key)).leaks[0]);
+}
+
+#[test]
+fn matrix_writes_result_json_and_pictures() {
+    let dir = tempfile::tempdir().unwrap();
+    let dump = fixture("hotspot-android.hprof");
+    let zip = dir.path().join("p.zip");
+    let o = run(&[s(&dump), s(&zip), "-q", "--extra", "appVersion=1.2.3"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = dir.path().join("m");
+    let o = run(&["analyze", s(&zip), "--format", "matrix", "-o", s(&out)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("result.json")).unwrap()).unwrap();
+    assert_eq!(v["activityLeakResult"]["leakFound"], true);
+    let chain = v["activityLeakResult"]["referenceChain"]
+        .as_array()
+        .unwrap();
+    assert!(!chain.is_empty());
+    assert_eq!(v["extraInfo"]["appVersion"], "1.2.3");
+    let entries = v["duplicatedBitmapResult"]["duplicatedBitmapEntries"]
+        .as_array()
+        .unwrap();
+    assert!(!entries.is_empty());
+    for e in entries {
+        let png = std::fs::read(
+            out.join("buffer_contents")
+                .join(format!("{}.png", e["bufferHash"].as_str().unwrap())),
+        )
+        .unwrap();
+        assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"));
+    }
+}
+
+#[test]
+fn html_is_one_page_with_the_pictures_inside() {
+    let dir = tempfile::tempdir().unwrap();
+    let dump = fixture("hotspot-android.hprof");
+    let page = dir.path().join("a.html");
+    let key = key_of(&dump).unwrap();
+    let o = run(&[
+        "analyze",
+        s(&dump),
+        "--key",
+        &key,
+        "--format",
+        "html",
+        "-o",
+        s(&page),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert!(html.contains("data:image/png;base64,"));
+    assert!(html.contains("LeakyActivity"));
+    // Nothing fetched from elsewhere: it opens offline.
+    assert!(!html.contains("src=\"http") && !html.contains("href=\"http"));
+}
+
+#[test]
+fn a_mapping_deobfuscates_names_and_the_signature_follows() {
+    let dir = tempfile::tempdir().unwrap();
+    let dump = fixture("hotspot-android.hprof");
+    let key = key_of(&dump).unwrap();
+    let plain = analyze(&dump, Some(&key));
+    let leak = &plain.leaks[0];
+    // Pretend the dump's leaking class is the obfuscated name of another.
+    let mapping = dir.path().join("mapping.txt");
+    std::fs::write(
+        &mapping,
+        format!(
+            "com.example.RealActivity -> {}:\n    int[] mState -> mBigState\n",
+            leak.class_name
+        ),
+    )
+    .unwrap();
+    let o = run(&[
+        "analyze",
+        s(&dump),
+        "--key",
+        &key,
+        "--format",
+        "json",
+        "--mapping",
+        s(&mapping),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let a: Analysis = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(a.leaks[0].class_name, "com.example.RealActivity");
+    let last = a.leaks[0].trace.steps.last().unwrap();
+    assert_eq!(last.class_name, "com.example.RealActivity");
+    // The signature hashes the suspect references' class and reference names as shown.
+    let mut text = String::new();
+    for st in &a.leaks[0].trace.steps {
+        if let Some(r) = st.reference.as_ref().filter(|r| r.suspect) {
+            text.push_str(&st.class_name);
+            text.push_str(if r.kind == "array" { "[x]" } else { &r.name });
+        }
+    }
+    use sha1::Digest;
+    let expected: String = sha1::Sha1::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert_eq!(a.leaks[0].signature, expected);
+}
+
+#[test]
+fn not_a_dump_is_one_clear_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("notes.txt");
+    std::fs::write(&f, "hello").unwrap();
+    let o = run(&["analyze", s(&f)]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("not a heap dump"), "{err}");
+    let o = run(&["analyze", s(&dir.path().join("missing.hprof"))]);
+    assert_eq!(o.status.code(), Some(1));
+}
