@@ -10,7 +10,7 @@
 use hprof_shrink_core::Control;
 
 use super::error::AnalyzeError;
-use super::graph::Graph;
+use super::edges::Edges;
 use super::index::{Node, NONE};
 
 /// A preorder number: 0 is the super-root; objects count from 1.
@@ -59,8 +59,8 @@ struct Search {
 fn search(
     nodes: usize,
     roots: &[Node],
-    succ: impl Fn(Node, &mut dyn FnMut(Node)),
-    check: &dyn Fn(usize) -> Result<(), AnalyzeError>,
+    succ: impl Fn(Node, &mut dyn FnMut(Node)) + Sync,
+    check: &(dyn Fn(usize) -> Result<(), AnalyzeError> + Sync),
 ) -> Result<Search, AnalyzeError> {
     let mut pre = vec![NONE; nodes];
     let mut vertex: Vec<Node> = vec![NONE];
@@ -189,33 +189,28 @@ fn compress(anc: &mut [Pre], label: &mut [Pre], path: &mut Vec<Pre>, v: Pre, w: 
 
 impl Dominators {
     pub fn compute(
-        g: &Graph<'_, '_>,
+        edges: &Edges,
+        nodes: usize,
         roots: &[Node],
         control: &Control<'_>,
     ) -> Result<Dominators, AnalyzeError> {
         let check = |_: usize| control.check().map_err(|_| AnalyzeError::Cancelled);
-        let mut edges = 0u64;
-        let edge_count = std::cell::Cell::new(0u64);
         let Search {
             pre,
             vertex,
             parent,
             preds,
         } = search(
-            g.ix.len(),
+            nodes,
             roots,
-            |node, f| {
-                g.for_each_ref(node, |t, _| {
-                    edge_count.set(edge_count.get() + 1);
-                    f(t)
-                })
-            },
+            |node, f| edges.of(node).iter().for_each(|&t| f(t)),
             &check,
         )?;
-        // Each reference was met twice: once searching, once listing predecessors.
-        edges += edge_count.get() / 2;
+        // Every reference out of a reachable object, less those to itself, is a
+        // predecessor entry (the roots' entries come from the super-root).
+        let followed = preds.list.len() as u64 - roots.len() as u64;
         let v = vertex.len() as u64;
-        let peak_bytes = g.ix.len() as u64 * 4 // pre
+        let peak_bytes = nodes as u64 * 4 // pre
             + v * 4 * 5 // vertex, parent, semi, label, anc
             + (v + 1) * 8 // pred starts
             + preds.list.len() as u64 * 4;
@@ -225,7 +220,7 @@ impl Dominators {
             pre,
             vertex,
             idom,
-            edges,
+            edges: followed,
             peak_bytes,
         })
     }

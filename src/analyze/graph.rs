@@ -432,6 +432,11 @@ impl<'i, 'a> Graph<'i, 'a> {
     /// size; an array is its elements (ids for object arrays) plus its class's instance
     /// size; a class object is its static field values.
     pub fn shallow_size(&self, node: Node) -> u64 {
+        self.sized(node).1
+    }
+
+    /// A node's [`Graph::class_key`] and shallow size, from one look at its record.
+    pub fn sized(&self, node: Node) -> ((u8, u64), u64) {
         let raw = self.ix.raw(node);
         let n = self.ix.id_size as u64;
         let instance_size = |class: u64| {
@@ -441,27 +446,36 @@ impl<'i, 'a> Graph<'i, 'a> {
                 .map_or(0, |c| c.instance_size as u64)
         };
         match raw[0] {
-            tags::INSTANCE_DUMP => instance_size(id_at(raw, 5 + n as usize, n as usize)),
+            tags::INSTANCE_DUMP => {
+                let class = id_at(raw, 5 + n as usize, n as usize);
+                ((raw[0], class), instance_size(class))
+            }
             tags::OBJECT_ARRAY_DUMP => {
                 let count = u4_at(raw, 5 + n as usize) as u64;
-                count * n + instance_size(id_at(raw, 9 + n as usize, n as usize))
+                let class = id_at(raw, 9 + n as usize, n as usize);
+                ((raw[0], class), count * n + instance_size(class))
             }
             tags::PRIMITIVE_ARRAY_DUMP | tags::PRIMITIVE_ARRAY_NODATA => {
                 let count = u4_at(raw, 5 + n as usize) as u64;
-                let ty = raw.get(9 + n as usize).and_then(|&t| BasicType::from_u8(t));
-                count * ty.map_or(0, |t| t.size(n as u8) as u64)
+                let code = raw.get(9 + n as usize).copied().unwrap_or(0);
+                let ty = BasicType::from_u8(code);
+                (
+                    (tags::PRIMITIVE_ARRAY_DUMP, code as u64),
+                    count * ty.map_or(0, |t| t.size(n as u8) as u64),
+                )
             }
             tags::CLASS_DUMP => {
                 let class_id = id_at(raw, 1, n as usize);
-                self.ix.classes.get(class_id).map_or(0, |c| {
+                let size = self.ix.classes.get(class_id).map_or(0, |c| {
                     self.ix
                         .classes
                         .static_fields(self.ix.data, c)
                         .map(|s| s.ty.size(n as u8) as u64)
                         .sum()
-                })
+                });
+                ((tags::CLASS_DUMP, 0), size)
             }
-            _ => 0,
+            t => ((t, 0), 0),
         }
     }
 

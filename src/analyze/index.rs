@@ -4,8 +4,7 @@
 
 use hprof_shrink_core::hprof::heap::Sub;
 use hprof_shrink_core::hprof::tags;
-use hprof_shrink_core::hprof::{ClassIndex, FormatError, Hprof, Tick};
-use rayon::slice::ParallelSliceMut;
+use hprof_shrink_core::hprof::{ClassIndex, FormatError, Hprof, Records, Tick};
 use rustc_hash::FxHashMap;
 
 use super::error::AnalyzeError;
@@ -52,15 +51,18 @@ pub struct Counts {
 }
 
 impl<'a> Index<'a> {
-    /// Walks the dump once. `tick` sees the offset reached and may stop the walk.
-    pub fn build<T>(hprof: &Hprof<'a>, tick: &mut T) -> Result<Index<'a>, AnalyzeError>
+    /// Walks the dump once, in `threads` runs of records side by side. `ticker(start)`
+    /// makes each run's progress reporter (its offsets count from `start`).
+    pub fn build<T, F>(hprof: &Hprof<'a>, threads: usize, ticker: F) -> Result<Index<'a>, AnalyzeError>
     where
         T: Tick<Error = AnalyzeError>,
+        F: Fn(u64) -> T + Sync,
     {
+        use rayon::prelude::*;
         let data = hprof.data();
         let id_size = hprof.id_size();
         let header = hprof.header();
-        let mut ix = Index {
+        let empty = || Index {
             data,
             id_size,
             timestamp_ms: header.timestamp_ms,
@@ -74,38 +76,79 @@ impl<'a> Index<'a> {
             heaps: Vec::new(),
             counts: Counts::default(),
         };
-        for record in hprof.records() {
+        let runs = hprof.split(threads)?;
+        let mut parts: Vec<Index<'a>> = runs
+            .into_par_iter()
+            .map(|run| {
+                let mut part = empty();
+                let mut tick = ticker(run.start);
+                part.walk(hprof, run, &mut tick)?;
+                // Each run sorts its own objects (a merge sort: a dump lists objects in
+                // address runs, which it joins fast); the runs are merged below.
+                part.objects.sort();
+                Ok(part)
+            })
+            .collect::<Result<_, AnalyzeError>>()?;
+        let mut ix = empty();
+        let runs: Vec<Vec<(u64, u64)>> = parts.iter_mut().map(|p| std::mem::take(&mut p.objects)).collect();
+        ix.objects = merge_sorted(runs);
+        // In file order, so that what comes first wins, as in one walk.
+        for part in parts {
+            for (id, at) in part.strings {
+                ix.strings.entry(id).or_insert(at);
+            }
+            ix.classes.merge(part.classes);
+            ix.roots.extend(part.roots);
+            for (serial, thread) in part.threads {
+                ix.threads.entry(serial).or_insert(thread);
+            }
+            ix.heaps.extend(part.heaps);
+            ix.counts.instances += part.counts.instances;
+            ix.counts.object_arrays += part.counts.object_arrays;
+            ix.counts.primitive_arrays += part.counts.primitive_arrays;
+            ix.counts.classes += part.counts.classes;
+        }
+        if ix.objects.len() >= NONE as usize {
+            return Err(AnalyzeError::TooManyObjects(ix.objects.len() as u64));
+        }
+        ix.lookup = Lookup::new(&ix.objects);
+        Ok(ix)
+    }
+
+    /// Indexes the records that start in `run`.
+    fn walk<T>(&mut self, hprof: &Hprof<'a>, run: std::ops::Range<u64>, tick: &mut T) -> Result<(), AnalyzeError>
+    where
+        T: Tick<Error = AnalyzeError>,
+    {
+        let id_size = self.id_size;
+        for record in Records::at(self.data, hprof.header(), run.start) {
             let record = record?;
+            if record.offset >= run.end {
+                break;
+            }
             tick.tick(record.offset)?;
             match record.tag {
                 tags::STRING => {
                     if let Some(s) = record.as_string()? {
                         let start = record.body_offset() as usize + id_size as usize;
-                        ix.strings.insert(s.id, (start, s.bytes.len()));
+                        self.strings.insert(s.id, (start, s.bytes.len()));
                     }
                 }
                 tags::LOAD_CLASS => {
                     if let Some(c) = record.as_load_class()? {
-                        ix.classes.add_name(c.class_id, c.name_id);
+                        self.classes.add_name(c.class_id, c.name_id);
                     }
                 }
                 tags::HEAP_DUMP | tags::HEAP_DUMP_SEGMENT => {
-                    let mut n = 0u32;
                     for sub in record.sub_records() {
-                        let sub = sub?;
-                        n = n.wrapping_add(1);
-                        if n.is_multiple_of(4096) {
-                            tick.tick(sub.offset)?;
-                        }
-                        ix.add(&sub)?;
+                        self.add(&sub?)?;
                     }
                 }
                 _ => {}
             }
         }
-        tick.finish_at(data.len() as u64)?;
-        ix.sort()?;
-        Ok(ix)
+        tick.finish_at(run.end.min(self.data.len() as u64))?;
+        Ok(())
     }
 
     fn add(&mut self, sub: &hprof_shrink_core::hprof::SubRecord<'a>) -> Result<(), AnalyzeError> {
@@ -160,20 +203,6 @@ impl<'a> Index<'a> {
             }
             Sub::HeapDumpInfo(h) => self.heaps.push((sub.offset, h.heap_id, h.name_id)),
         }
-        Ok(())
-    }
-
-    /// Sorts the objects by id (a dump lists them roughly in address order, so this is
-    /// quick) and keeps the first of any id dumped twice.
-    fn sort(&mut self) -> Result<(), AnalyzeError> {
-        // Stable sort: a dump lists objects in address runs, which a merge sort joins fast.
-        self.objects.par_sort();
-        self.objects.dedup_by_key(|o| o.0);
-        self.objects.shrink_to_fit();
-        if self.objects.len() >= NONE as usize {
-            return Err(AnalyzeError::TooManyObjects(self.objects.len() as u64));
-        }
-        self.lookup = Lookup::new(&self.objects);
         Ok(())
     }
 
@@ -242,6 +271,32 @@ impl From<FormatError> for AnalyzeError {
     }
 }
 
+/// Merges runs each sorted by (id, offset) into one, keeping the first (lowest offset)
+/// of any id dumped twice.
+fn merge_sorted(mut runs: Vec<Vec<(u64, u64)>>) -> Vec<(u64, u64)> {
+    runs.retain(|r| !r.is_empty());
+    let total = runs.iter().map(Vec::len).sum();
+    let mut out: Vec<(u64, u64)> = Vec::with_capacity(total);
+    let mut at = vec![0usize; runs.len()];
+    loop {
+        let mut best: Option<usize> = None;
+        for (r, run) in runs.iter().enumerate() {
+            if let Some(x) = run.get(at[r]) {
+                if best.is_none_or(|b| *x < runs[b][at[b]]) {
+                    best = Some(r);
+                }
+            }
+        }
+        let Some(b) = best else { break };
+        let x = runs[b][at[b]];
+        at[b] += 1;
+        if out.last().is_none_or(|l| l.0 != x.0) {
+            out.push(x);
+        }
+    }
+    out
+}
+
 /// Finds an id among the sorted ids: a table of where each range of ids starts narrows
 /// the search to a few entries, since ids (addresses) spread fairly evenly.
 #[derive(Default)]
@@ -296,6 +351,16 @@ impl Lookup {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn merged_runs_are_sorted_and_keep_the_first_of_a_twice_dumped_id() {
+        let a = vec![(1, 10), (5, 50), (9, 90)];
+        let b = vec![(2, 20), (5, 500), (7, 70)];
+        assert_eq!(
+            merge_sorted(vec![a, Vec::new(), b]),
+            vec![(1, 10), (2, 20), (5, 50), (7, 70), (9, 90)]
+        );
+    }
 
     #[test]
     fn lookup_finds_every_id_and_nothing_else() {

@@ -12,6 +12,7 @@
 
 pub mod bitmaps;
 mod dominators;
+mod edges;
 pub mod error;
 mod graph;
 mod index;
@@ -82,6 +83,9 @@ pub struct Outcome {
 pub struct Timings {
     pub open: Duration,
     pub index: Duration,
+    /// Building the reference arrays.
+    pub edges: Duration,
+    pub edge_bytes: u64,
     pub paths: Duration,
     pub dominators: Duration,
     pub findings: Duration,
@@ -129,8 +133,12 @@ fn analyze_input(
     let data = input.bytes.bytes();
     let hprof = Hprof::new(data)?;
     let t = Instant::now();
-    let mut ticks = Ticks(control.ticker(Stage::Read, data.len() as u64));
-    let ix = Index::build(&hprof, &mut ticks)?;
+    let done = std::sync::atomic::AtomicU64::new(0);
+    let total = data.len() as u64;
+    let threads = rayon::current_num_threads();
+    let ix = Index::build(&hprof, threads, |start| {
+        Ticks(control.shared_ticker(Stage::Read, total, &done, start))
+    })?;
     timings.index = t.elapsed();
     timings.index_bytes = ix.memory();
 
@@ -142,7 +150,12 @@ fn analyze_input(
     let g = Graph::new(&ix, options.mapping.as_ref(), &library, sdk, manufacturer);
 
     let t = Instant::now();
-    let reach = Reach::compute(&g, sdk, manufacturer, control)?;
+    let edges = edges::Edges::build(&g);
+    timings.edges = t.elapsed();
+    timings.edge_bytes = edges.memory();
+    control.check()?;
+    let t = Instant::now();
+    let reach = Reach::compute(&g, &edges, sdk, manufacturer, control)?;
     timings.paths = t.elapsed();
 
     let t = Instant::now();
@@ -225,17 +238,10 @@ fn analyze_input(
     };
     drop(reach);
     let t = Instant::now();
-    let doms = dominators::Dominators::compute(&g, &roots, control)?;
+    let doms = dominators::Dominators::compute(&edges, ix.len(), &roots, control)?;
+    drop(edges);
     timings.dominator_bytes = doms.peak_bytes;
-    let mut shallow = vec![0u64; doms.vertex.len()];
-    let mut by_class: rustc_hash::FxHashMap<(u8, u64), (u64, u64)> = Default::default();
-    for (k, s) in shallow.iter_mut().enumerate().skip(1) {
-        let node = doms.vertex[k];
-        *s = g.shallow_size(node);
-        let e = by_class.entry(g.class_key(node)).or_default();
-        e.0 += 1;
-        e.1 += *s;
-    }
+    let (shallow, by_class) = shallow_sizes(&g, &doms.vertex);
     let (retained, counts) = doms.retained(&shallow);
     for (leak, node) in leaks_out.iter_mut().zip(&leak_nodes) {
         let k = doms.pre[*node as usize] as usize;
@@ -330,6 +336,42 @@ fn analyze_input(
         pictures,
         timings,
     })
+}
+
+type Histogram = rustc_hash::FxHashMap<(u8, u64), (u64, u64)>;
+
+/// Each number's shallow size, and the reachable objects' count and bytes by class: on
+/// all threads, a run of numbers each.
+fn shallow_sizes(g: &Graph<'_, '_>, vertex: &[index::Node]) -> (Vec<u64>, Histogram) {
+    use rayon::prelude::*;
+    const RUN: usize = 1 << 16;
+    let mut shallow = vec![0u64; vertex.len()];
+    let histogram = shallow
+        .par_chunks_mut(RUN)
+        .zip(vertex.par_chunks(RUN))
+        .map(|(sizes, nodes)| {
+            let mut h = Histogram::default();
+            for (s, &node) in sizes.iter_mut().zip(nodes) {
+                if node == index::NONE {
+                    continue; // the super-root
+                }
+                let (key, size) = g.sized(node);
+                *s = size;
+                let e = h.entry(key).or_default();
+                e.0 += 1;
+                e.1 += size;
+            }
+            h
+        })
+        .reduce(Histogram::default, |mut a, b| {
+            for (k, (n, bytes)) in b {
+                let e = a.entry(k).or_default();
+                e.0 += n;
+                e.1 += bytes;
+            }
+            a
+        });
+    (shallow, histogram)
 }
 
 /// The known-leak entry of the first library reference on `node`'s path.

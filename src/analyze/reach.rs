@@ -9,6 +9,7 @@ use hprof_shrink_core::Control;
 use rustc_hash::FxHashMap;
 
 use super::error::AnalyzeError;
+use super::edges::Edges;
 use super::graph::Graph;
 use super::index::{Node, RootRecord, NONE};
 use super::library::LibraryMatch;
@@ -81,6 +82,7 @@ pub fn root_name(tag: u8) -> &'static str {
 impl Reach {
     pub fn compute(
         g: &Graph<'_, '_>,
+        edges: &Edges,
         sdk: Option<i64>,
         manufacturer: Option<&str>,
         control: &Control<'_>,
@@ -143,7 +145,7 @@ impl Reach {
                 r.discover(*node, 0);
             }
         }
-        r.scan(g, &mut pending, control)?;
+        r.scan(edges, &mut pending, control)?;
         r.library_from = r.visit.len() as Visit;
         // Then what only known leaks reach, and what that reaches.
         while !pending.is_empty() {
@@ -153,7 +155,7 @@ impl Reach {
                     r.discover(node, parent);
                 }
             }
-            r.scan(g, &mut pending, control)?;
+            r.scan(edges, &mut pending, control)?;
         }
         r.nonpath_from = r.visit.len() as Visit;
         for (node, root) in &seeds {
@@ -161,7 +163,7 @@ impl Reach {
                 r.discover(*node, 0);
             }
         }
-        r.scan(g, &mut pending, control)?;
+        r.scan(edges, &mut pending, control)?;
         debug_assert!(pending.is_empty());
         Ok(r)
     }
@@ -176,7 +178,7 @@ impl Reach {
     /// go to `pending` unless the target is reached otherwise.
     fn scan(
         &mut self,
-        g: &Graph<'_, '_>,
+        edges: &Edges,
         pending: &mut Vec<(Node, Visit)>,
         control: &Control<'_>,
     ) -> Result<(), AnalyzeError> {
@@ -187,9 +189,9 @@ impl Reach {
             }
             let u = self.visit[cursor];
             let k = cursor as Visit;
-            g.for_each_ref(u, |v, library| {
+            for (v, library) in edges.with_library(u) {
                 if v == u {
-                    return;
+                    continue;
                 }
                 let state = self.order[v as usize];
                 if state == NONE {
@@ -202,7 +204,7 @@ impl Reach {
                 } else if state == PENDING && library.is_none() {
                     self.discover(v, k);
                 }
-            });
+            }
             cursor += 1;
         }
         self.scanned_to = cursor;

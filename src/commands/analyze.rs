@@ -36,11 +36,13 @@ pub fn run(a: AnalyzeArgs) -> Result<(), HostError> {
     if a.verbose {
         let t = &outcome.timings;
         say!(
-            "analyze: {:.2} s: open {:.2}, index {:.2} ({} MiB), paths {:.2}, findings {:.2}, dominators {:.2} ({} MiB)",
+            "analyze: {:.2} s: open {:.2}, index {:.2} ({} MiB), references {:.2} ({} MiB), paths {:.2}, findings {:.2}, dominators {:.2} ({} MiB)",
             elapsed.as_secs_f64(),
             t.open.as_secs_f64(),
             t.index.as_secs_f64(),
             t.index_bytes >> 20,
+            t.edges.as_secs_f64(),
+            t.edge_bytes >> 20,
             t.paths.as_secs_f64(),
             t.findings.as_secs_f64(),
             t.dominators.as_secs_f64(),

@@ -22,6 +22,10 @@ td.n{text-align:right;font-variant-numeric:tabular-nums}
 .note{background:#fff8e1;padding:.4em .8em}
 ";
 
+/// Pictures inline in the page beyond this many groups would make a page no browser
+/// opens quickly.
+const MAX_PICTURES: usize = 100;
+
 pub fn render(a: &Analysis, pictures: &[(String, Vec<u8>)]) -> String {
     let d = &a.dump;
     let page = html! {
@@ -61,10 +65,13 @@ pub fn render(a: &Analysis, pictures: &[(String, Vec<u8>)]) -> String {
                     (trace(&leak.trace))
                 }
                 h2 { (a.duplicate_bitmaps.len()) " group" @if a.duplicate_bitmaps.len() != 1 { "s" } " of duplicate bitmaps" }
+                @if a.duplicate_bitmaps.len() > MAX_PICTURES {
+                    p.note { "The " (MAX_PICTURES) " groups that waste the most are shown with their pictures; the JSON and Matrix outputs have them all." }
+                }
                 div.bitmaps {
-                    @for g in &a.duplicate_bitmaps {
+                    @for (i, g) in a.duplicate_bitmaps.iter().enumerate() {
                         div.bitmap {
-                            @if let Some(img) = g.image.as_ref().and_then(|n| picture(n, pictures)) {
+                            @if let Some(img) = g.image.as_ref().filter(|_| i < MAX_PICTURES).and_then(|n| picture(n, pictures)) {
                                 img src=(img) alt=(format!("{}×{} bitmap", g.width, g.height));
                             }
                             p {

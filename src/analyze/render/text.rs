@@ -61,13 +61,7 @@ pub fn render(a: &Analysis) -> String {
             }
         );
         let _ = writeln!(o, "Signature: {}", leak.signature);
-        let _ = writeln!(
-            o,
-            "Retaining {} ({} bytes) in {} objects",
-            human(leak.retained_bytes),
-            grouped(leak.retained_bytes),
-            grouped(leak.retained_objects)
-        );
+        let _ = writeln!(o, "Retaining {}", retaining(leak.retained_bytes, leak.retained_objects));
         if let Some(lib) = &leak.library_leak {
             let _ = writeln!(
                 o,
@@ -168,6 +162,17 @@ fn write_trace(o: &mut String, t: &Trace, retained: Option<(u64, u64)>) {
             }
         }
     }
+}
+
+/// `16.0 kB (16,017 bytes) in 2 objects`, `17 bytes in 1 object`.
+fn retaining(bytes: u64, objects: u64) -> String {
+    let size = if bytes < 1000 {
+        human(bytes)
+    } else {
+        format!("{} ({} bytes)", human(bytes), grouped(bytes))
+    };
+    let plural = if objects == 1 { "" } else { "s" };
+    format!("{size} in {} object{plural}", grouped(objects))
 }
 
 /// `Holder.sBitmaps → Object[].[2] → Bitmap`: a path on one line.
