@@ -23,6 +23,13 @@ Every timed run starts alike: the previous run's output removed and the disk syn
 With --baseline EXE, (b) and (c) are also timed with another build (say the release
 binary of an earlier commit), in the same run on the same dumps, and the ratios new/base
 printed: the check that a refactor costs no speed.
+Then the analysis of the same dumps and of their packages ((c)'s zip), each measured
+beside cat and md5sum of the same file:
+  (f)  hprof-shrink analyze FILE --format json   leak finding, paths, dominators, bitmaps
+  (g)  hprof-shrink analyze OUT.zip ...          the same from the package (inflated first)
+with the ratios (f)/(a), (f)/(m), seconds per GB, and peak anonymous memory per input
+byte, per object and per reference, against the targets: (f) <= 2 s per GB, peak <= 0.5 x
+the dump (object-heavy) and <= 0.1 x (array-heavy). --analyze-only skips (a')-(d).
 The figures go to target/bench/bench.json.
 """
 
@@ -125,6 +132,8 @@ def main():
     ap.add_argument("--runs", type=int, default=3, help="best of N (default 3)")
     ap.add_argument("--cache", default=os.environ.get("HPROF_SHRINK_BENCH_DIR",
                     str(Path.home() / ".cache/hprof-shrink-bench")))
+    ap.add_argument("--analyze-only", action="store_true",
+                    help="only the analysis rows (and the one package they need)")
     ap.add_argument("--baseline", metavar="EXE",
                     help="also time (b) and (c) with this hprof-shrink binary and print new/base")
     args = ap.parse_args()
@@ -149,6 +158,13 @@ def main():
             r = {"dump": dump.name, "shape": shape, "bytes": size}
             r["a_cat"], _ = best_of(args.runs, ["cat", str(dump)])
             r["m_md5sum"], _ = best_of(args.runs, ["md5sum", str(dump)])
+            if args.analyze_only:
+                c_out = out / "c.zip"
+                best_of(1, [exe, str(dump), str(c_out), "-q"], outputs=[c_out])
+                analysis_rows(args, exe, dump, c_out, out, r)
+                rows.append(r)
+                c_out.unlink()
+                continue
             copy = out / "copy.hprof"
             r["a_cp"], _ = best_of(args.runs, ["cp", str(dump), str(copy)], outputs=[copy])
             r["a_cp_sync"], _ = best_of(args.runs, [
@@ -185,6 +201,7 @@ def main():
             r["md5_floor"] = r["hashed_bytes"] / size * r["m_md5sum"] / (os.cpu_count() or 1)
             r["c_over_d"] = r["c_zip"] / r["d_gzip"]
             r["peak_over_input"] = max(r["b_peak_anon"], r["c_peak_anon"]) / size
+            analysis_rows(args, exe, dump, c_out, out, r)
             rows.append(r)
             for f in ["b.hprof", "c.zip", "d.gz", "report.json"]:
                 (out / f).unlink(missing_ok=True)
@@ -197,6 +214,10 @@ def main():
         "date": time.strftime("%Y-%m-%d"),
     }
     print(f"\nmachine: {machine['cpu']}, {machine['cores']} cores, Linux {machine['kernel']}, {machine['date']}")
+    if args.analyze_only:
+        checks = print_analysis(rows)
+        finish(machine, rows, checks)
+        return
     head = (f"{'dump':18} {'MB':>6} {'(a)cat':>7} {'(a′)cp':>7} {'(a″)+sync':>9} {'(b)':>7} {'(c)':>7} {'(d)gz':>7} "
             f"{'b/a′':>6} {'b/a″':>6} {'md5 floor':>9} {'c/d':>6} {'peak(b)':>8} {'peak(c)':>8} {'peak/in':>8} {'hprof MB':>9} {'zip MB':>7} {'gz MB':>7}")
     print(head)
@@ -226,15 +247,62 @@ def main():
     ]
     for name, ok in checks:
         print(f"  {'PASS' if ok else 'FAIL'}  {name}")
+    checks += print_analysis(rows)
     obj = sorted((r for r in rows if r["shape"] == "object"), key=lambda r: r["strings"])
     if len(obj) >= 2 and obj[-1]["strings"] > obj[0]["strings"]:
         per = (obj[-1]["c_peak_anon"] - obj[0]["c_peak_anon"]) / (obj[-1]["strings"] - obj[0]["strings"])
         print(f"  memory per String (object-heavy, from the two sizes): {per:.1f} bytes")
+    finish(machine, rows, checks)
+
+
+def finish(machine, rows, checks):
     result = {"machine": machine, "rows": rows, "checks": {n: ok for n, ok in checks}}
     dest = ROOT / "target/bench/bench.json"
     dest.parent.mkdir(parents=True, exist_ok=True)
     dest.write_text(json.dumps(result, indent=2) + "\n")
     print(f"\nfigures: {dest}")
+
+
+def analysis_rows(args, exe, dump, package, out, r):
+    """(f) and (g): analyze the dump and its package; the analysis's own counts."""
+    f_out = out / "f.json"
+    r["f_analyze"], r["f_peak_anon"] = best_of(
+        args.runs, [exe, "analyze", str(dump), "--format", "json", "-o", str(f_out)], outputs=[f_out])
+    a = json.loads(f_out.read_text())
+    d = a["dump"]
+    r["objects"] = d["instances"] + d["objectArrays"] + d["primitiveArrays"] + d["classes"]
+    r["edges"] = d["reachableEdges"]
+    r["leaks"] = len(a["leaks"])
+    r["bitmap_groups"] = len(a["duplicateBitmaps"])
+    r["g_analyze"], r["g_peak_anon"] = best_of(
+        args.runs, [exe, "analyze", str(package), "--format", "json", "-o", str(f_out)], outputs=[f_out])
+    f_out.unlink(missing_ok=True)
+    r["f_per_gb"] = r["f_analyze"] / (r["bytes"] / 1e9)
+    r["f_over_cat"] = r["f_analyze"] / r["a_cat"]
+    r["f_over_md5"] = r["f_analyze"] / r["m_md5sum"]
+    r["f_peak_over_input"] = r["f_peak_anon"] / r["bytes"]
+
+
+def print_analysis(rows):
+    print(f"\nanalysis: (f) analyze the dump, (g) analyze its package; peak anonymous memory")
+    print(f"{'dump':18} {'MB':>6} {'(a)cat':>7} {'(m)md5':>7} {'(f)':>7} {'s/GB':>6} {'f/a':>6} {'f/m':>6} "
+          f"{'(g)pkg':>7} {'peak(f)':>9} {'peak/in':>8} {'B/obj':>6} {'objects':>11} {'refs':>11} {'leaks':>5} {'bmp':>4}")
+    for r in rows:
+        print(f"{r['dump']:18} {r['bytes']/1e6:6.0f} {r['a_cat']:6.2f}s {r['m_md5sum']:6.2f}s {r['f_analyze']:6.2f}s "
+              f"{r['f_per_gb']:6.2f} {r['f_over_cat']:6.1f} {r['f_over_md5']:6.2f} {r['g_analyze']:6.2f}s "
+              f"{r['f_peak_anon']/MIB:7.1f}Mi {r['f_peak_over_input']:8.2f} {r['f_peak_anon']/max(r['objects'],1):6.1f} "
+              f"{r['objects']:11,} {r['edges']:11,} {r['leaks']:5} {r['bitmap_groups']:4}")
+    big = [r for r in rows if r["bytes"] > 500e6] or rows
+    checks = [
+        ("(f) <= 2 s per GB on the largest dumps", all(r["f_per_gb"] <= 2 for r in big)),
+        ("analysis peak <= 0.5 x the object-heavy dumps",
+         all(r["f_peak_over_input"] <= 0.5 for r in big if r["shape"] == "object")),
+        ("analysis peak <= 0.1 x the array-heavy dumps",
+         all(r["f_peak_over_input"] <= 0.1 for r in big if r["shape"] == "array")),
+    ]
+    for name, ok in checks:
+        print(f"  {'PASS' if ok else 'FAIL'}  {name}")
+    return checks
 
 
 if __name__ == "__main__":

@@ -154,6 +154,11 @@ pub struct BatchArgs {
     #[arg(long, value_name = "FILE.json")]
     pub report: Option<PathBuf>,
 
+    /// Analyze each package too: leak traces and duplicate bitmaps in NAME.analysis.json
+    /// beside NAME.zip (see `hprof-shrink analyze`).
+    #[arg(long)]
+    pub analyze: bool,
+
     /// Print only errors.
     #[arg(short, long)]
     pub quiet: bool,

@@ -289,3 +289,39 @@ fn not_a_dump_is_one_clear_line() {
     let o = run(&["analyze", s(&dir.path().join("missing.hprof"))]);
     assert_eq!(o.status.code(), Some(1));
 }
+
+#[test]
+fn batch_analyze_writes_an_analysis_beside_each_package() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let report = dir.path().join("report.json");
+    let dump = fixture("hotspot-android.hprof");
+    let args = [
+        "batch",
+        s(&dump),
+        "--out-dir",
+        s(&out),
+        "--analyze",
+        "-q",
+        "--report",
+        s(&report),
+    ];
+    let o = run(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let result = out.join("hotspot-android.analysis.json");
+    let a: Analysis = serde_json::from_slice(&std::fs::read(&result).unwrap()).unwrap();
+    // The package's result.info carries the key, so Matrix's way finds the one leak.
+    assert_eq!(a.finder, "matrix-key");
+    assert_eq!(a.leaks.len(), 1);
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert_eq!(r["entries"][0]["analysis"], s(&result));
+    assert_eq!(r["entries"][0]["leaks"], 1);
+    // A package found done keeps its analysis.
+    let before = std::fs::metadata(&result).unwrap().modified().unwrap();
+    let o = run(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::metadata(&result).unwrap().modified().unwrap(),
+        before
+    );
+}

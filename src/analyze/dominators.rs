@@ -9,8 +9,8 @@
 
 use hprof_shrink_core::Control;
 
-use super::error::AnalyzeError;
 use super::edges::Edges;
+use super::error::AnalyzeError;
 use super::index::{Node, NONE};
 
 /// A preorder number: 0 is the super-root; objects count from 1.

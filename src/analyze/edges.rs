@@ -105,6 +105,7 @@ impl Edges {
 
     /// Bytes held.
     pub fn memory(&self) -> u64 {
-        (self.starts.capacity() * 8 + self.targets.capacity() * 4 + self.library.capacity() * 16) as u64
+        (self.starts.capacity() * 8 + self.targets.capacity() * 4 + self.library.capacity() * 16)
+            as u64
     }
 }

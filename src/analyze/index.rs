@@ -53,7 +53,11 @@ pub struct Counts {
 impl<'a> Index<'a> {
     /// Walks the dump once, in `threads` runs of records side by side. `ticker(start)`
     /// makes each run's progress reporter (its offsets count from `start`).
-    pub fn build<T, F>(hprof: &Hprof<'a>, threads: usize, ticker: F) -> Result<Index<'a>, AnalyzeError>
+    pub fn build<T, F>(
+        hprof: &Hprof<'a>,
+        threads: usize,
+        ticker: F,
+    ) -> Result<Index<'a>, AnalyzeError>
     where
         T: Tick<Error = AnalyzeError>,
         F: Fn(u64) -> T + Sync,
@@ -90,7 +94,10 @@ impl<'a> Index<'a> {
             })
             .collect::<Result<_, AnalyzeError>>()?;
         let mut ix = empty();
-        let runs: Vec<Vec<(u64, u64)>> = parts.iter_mut().map(|p| std::mem::take(&mut p.objects)).collect();
+        let runs: Vec<Vec<(u64, u64)>> = parts
+            .iter_mut()
+            .map(|p| std::mem::take(&mut p.objects))
+            .collect();
         ix.objects = merge_sorted(runs);
         // In file order, so that what comes first wins, as in one walk.
         for part in parts {
@@ -116,7 +123,12 @@ impl<'a> Index<'a> {
     }
 
     /// Indexes the records that start in `run`.
-    fn walk<T>(&mut self, hprof: &Hprof<'a>, run: std::ops::Range<u64>, tick: &mut T) -> Result<(), AnalyzeError>
+    fn walk<T>(
+        &mut self,
+        hprof: &Hprof<'a>,
+        run: std::ops::Range<u64>,
+        tick: &mut T,
+    ) -> Result<(), AnalyzeError>
     where
         T: Tick<Error = AnalyzeError>,
     {

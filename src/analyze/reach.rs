@@ -8,8 +8,8 @@ use hprof_shrink_core::hprof::tags;
 use hprof_shrink_core::Control;
 use rustc_hash::FxHashMap;
 
-use super::error::AnalyzeError;
 use super::edges::Edges;
+use super::error::AnalyzeError;
 use super::graph::Graph;
 use super::index::{Node, RootRecord, NONE};
 use super::library::LibraryMatch;

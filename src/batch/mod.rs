@@ -65,10 +65,39 @@ pub struct Entry {
     pub uploaded: Option<bool>,
     /// `--salvage` of a dump cut off while written: what was kept.
     pub salvaged: Option<String>,
+    /// `--analyze`: the analysis written beside the package, and the leaks it found.
+    pub analysis: Option<String>,
+    pub leaks: Option<usize>,
+    /// `--analyze` failed for this package (the package itself is fine).
+    pub analysis_error: Option<String>,
     /// The hand-off (outbox or upload) happened in this run, for a package made earlier
     /// whose hand-off had not been confirmed.
     #[serde(skip)]
     pub handed_on_now: bool,
+}
+
+impl Entry {
+    /// An entry for `input` with nothing done yet.
+    fn new(input: String, status: Status, input_bytes: u64) -> Entry {
+        Entry {
+            input,
+            kind: None,
+            output: None,
+            status,
+            input_bytes,
+            output_bytes: None,
+            ratio: None,
+            seconds: 0.0,
+            error: None,
+            outbox: None,
+            uploaded: None,
+            salvaged: None,
+            analysis: None,
+            leaks: None,
+            analysis_error: None,
+            handed_on_now: false,
+        }
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -156,6 +185,16 @@ impl Progress {
 }
 
 fn describe(e: &Entry) -> String {
+    let analysis = match (&e.analysis_error, e.leaks) {
+        (Some(err), _) => format!("; analysis failed: {err}"),
+        (None, Some(n)) => format!("; analyzed: {n} leak{}", if n == 1 { "" } else { "s" }),
+        _ => String::new(),
+    };
+    let line = describe_shrink(e);
+    format!("{line}{analysis}")
+}
+
+fn describe_shrink(e: &Entry) -> String {
     match e.status {
         Status::Done => format!(
             "done    {} -> {} ({} -> {}, {:.1}%) {:.1} s{}{}",
@@ -303,19 +342,13 @@ fn run_one(
 ) -> Entry {
     let started = Instant::now();
     let mut entry = Entry {
-        input: input.path.display().to_string(),
         kind: Some(input.kind.name()),
         output: Some(out.display().to_string()),
-        status: Status::Failed,
-        input_bytes: input.bytes,
-        output_bytes: None,
-        ratio: None,
-        seconds: 0.0,
-        error: None,
-        outbox: None,
-        uploaded: None,
-        handed_on_now: false,
-        salvaged: None,
+        ..Entry::new(
+            input.path.display().to_string(),
+            Status::Failed,
+            input.bytes,
+        )
     };
     let mut salvaged = None;
     let result = (|| -> Result<(Status, State), String> {
@@ -408,12 +441,44 @@ fn run_one(
             entry.ratio = entry
                 .output_bytes
                 .map(|o| o as f64 / input.bytes.max(1) as f64);
+            if args.analyze {
+                analyze_beside(out, status == Status::Done, &mut entry);
+            }
             handoff.pass_on(out, &mut entry, &mut st, args.quiet);
         }
         Err(e) => entry.error = Some(e),
     }
     entry.seconds = started.elapsed().as_secs_f64();
     entry
+}
+
+/// Where `--analyze` puts a package's analysis: `NAME.analysis.json` beside `NAME.zip`.
+pub fn analysis_path(package: &Path) -> PathBuf {
+    package.with_extension("analysis.json")
+}
+
+/// Analyzes the package at `out` into the file beside it, unless a package found done
+/// already has one. A failure is the entry's `analysis_error`; the package stands.
+fn analyze_beside(out: &Path, made_now: bool, entry: &mut Entry) {
+    let target = analysis_path(out);
+    if !made_now && target.exists() {
+        entry.analysis = Some(target.display().to_string());
+        return;
+    }
+    let options = hprof_shrink::analyze::Options {
+        pictures: false,
+        ..Default::default()
+    };
+    match hprof_shrink::analyze::analyze_path(out, &options, &Control::default()) {
+        Ok(outcome) => match crate::json::write(&target, &outcome.analysis) {
+            Ok(()) => {
+                entry.analysis = Some(target.display().to_string());
+                entry.leaks = Some(outcome.analysis.leaks.len());
+            }
+            Err(e) => entry.analysis_error = Some(e.to_string()),
+        },
+        Err(e) => entry.analysis_error = Some(e.to_string()),
+    }
 }
 
 /// Locks a directory for this batch: an OS lock on the directory itself (no file to leave
@@ -578,19 +643,12 @@ pub fn run(args: &BatchArgs) -> Result<u8, HostError> {
     let unreadable = found.failed.iter().map(|s| (s, Status::Failed));
     for (s, status) in not_dumps.chain(unreadable) {
         entries.push(Entry {
-            input: s.path.display().to_string(),
-            kind: None,
-            output: None,
-            status,
-            input_bytes: std::fs::metadata(&s.path).map(|m| m.len()).unwrap_or(0),
-            output_bytes: None,
-            ratio: None,
-            seconds: 0.0,
             error: Some(s.reason.clone()),
-            outbox: None,
-            uploaded: None,
-            handed_on_now: false,
-            salvaged: None,
+            ..Entry::new(
+                s.path.display().to_string(),
+                status,
+                std::fs::metadata(&s.path).map(|m| m.len()).unwrap_or(0),
+            )
         });
     }
     let count = |st: Status| entries.iter().filter(|e| e.status == st).count();

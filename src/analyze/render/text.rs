@@ -61,7 +61,11 @@ pub fn render(a: &Analysis) -> String {
             }
         );
         let _ = writeln!(o, "Signature: {}", leak.signature);
-        let _ = writeln!(o, "Retaining {}", retaining(leak.retained_bytes, leak.retained_objects));
+        let _ = writeln!(
+            o,
+            "Retaining {}",
+            retaining(leak.retained_bytes, leak.retained_objects)
+        );
         if let Some(lib) = &leak.library_leak {
             let _ = writeln!(
                 o,
