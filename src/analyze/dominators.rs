@@ -96,17 +96,21 @@ fn search(
     }
     drop(stack);
     let n = vertex.len();
-    let mut starts = vec![0u64; n + 1];
+    // `ends[k + 1]` starts as the end of k's list; each entry is put just below it and
+    // moves it down, so it ends as the list's start (one array, not two).
+    let mut ends = vec![0u64; n + 1];
     for (k, &v) in vertex.iter().enumerate().skip(1) {
-        starts[k + 1] = starts[k] + indeg[v as usize] as u64;
+        ends[k + 1] = ends[k] + indeg[v as usize] as u64;
     }
     drop(indeg);
-    let mut list = vec![0 as Pre; starts[n] as usize];
-    let mut fill: Vec<u64> = starts[..n].to_vec();
+    let total = ends[n];
+    let mut list = vec![0 as Pre; total as usize];
+    let mut put = |ends: &mut [u64], target: usize, from: Pre| {
+        ends[target + 1] -= 1;
+        list[ends[target + 1] as usize] = from;
+    };
     for &r in roots {
-        let k = pre[r as usize] as usize;
-        list[fill[k] as usize] = 0;
-        fill[k] += 1;
+        put(&mut ends, pre[r as usize] as usize, 0);
     }
     for (k, &u) in vertex.iter().enumerate().skip(1) {
         if k.is_multiple_of(65536) {
@@ -114,12 +118,13 @@ fn search(
         }
         succ(u, &mut |t| {
             if t != u {
-                let kt = pre[t as usize] as usize;
-                list[fill[kt] as usize] = k as Pre;
-                fill[kt] += 1;
+                put(&mut ends, pre[t as usize] as usize, k as Pre);
             }
         });
     }
+    ends.remove(0);
+    ends.push(total);
+    let starts = ends;
     Ok(Search {
         pre,
         vertex,
@@ -188,8 +193,9 @@ fn compress(anc: &mut [Pre], label: &mut [Pre], path: &mut Vec<Pre>, v: Pre, w: 
 }
 
 impl Dominators {
+    /// `edges` are dropped as soon as the predecessor lists are made.
     pub fn compute(
-        edges: &Edges,
+        edges: Edges,
         nodes: usize,
         roots: &[Node],
         control: &Control<'_>,
@@ -214,6 +220,7 @@ impl Dominators {
             + v * 4 * 5 // vertex, parent, semi, label, anc
             + (v + 1) * 8 // pred starts
             + preds.list.len() as u64 * 4;
+        drop(edges);
         control.check()?;
         let idom = semi_nca(&parent, &preds);
         Ok(Dominators {
@@ -226,10 +233,11 @@ impl Dominators {
     }
 
     /// Retained bytes and object counts of every number: its shallow size plus
-    /// everything it dominates. `shallow` gives each number's own size.
-    pub fn retained(&self, shallow: &[u64]) -> (Vec<u64>, Vec<u32>) {
-        let mut bytes = shallow.to_vec();
-        let mut count = vec![1u32; shallow.len()];
+    /// everything it dominates. `shallow` gives each number's own size, and becomes the
+    /// retained bytes.
+    pub fn retained(&self, shallow: Vec<u64>) -> (Vec<u64>, Vec<u32>) {
+        let mut bytes = shallow;
+        let mut count = vec![1u32; bytes.len()];
         count[0] = 0;
         // Children have larger preorder numbers than their dominators.
         for k in (1..self.idom.len()).rev() {

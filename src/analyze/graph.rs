@@ -47,6 +47,10 @@ pub struct Graph<'i, 'a> {
     pub library: &'i LibraryTable,
     /// Class ids whose instances are java.lang.ref.Reference (weak, soft, phantom, …).
     references: rustc_hash::FxHashSet<u64>,
+    /// Instance sizes ahat adds to shallow sizes: `java.lang.Class`'s (to every class
+    /// object) and each primitive array class's (by element type code).
+    class_instance_size: u64,
+    primitive_array_size: [u64; 12],
 }
 
 /// Turns HotSpot's internal class names into the Java form ART writes:
@@ -105,7 +109,18 @@ impl<'i, 'a> Graph<'i, 'a> {
             library_statics: FxHashMap::default(),
             library,
             references: Default::default(),
+            class_instance_size: 0,
+            primitive_array_size: [0; 12],
         };
+        let size_of = |g: &Graph<'_, '_>, name: &str| {
+            g.class_named(name)
+                .and_then(|c| ix.classes.get(c))
+                .map_or(0, |c| c.instance_size as u64)
+        };
+        g.class_instance_size = size_of(&g, "java.lang.Class");
+        for ty in BasicType::PRIMITIVES {
+            g.primitive_array_size[ty.code() as usize] = size_of(&g, &format!("{}[]", ty.name()));
+        }
         let reference = g.class_named("java.lang.ref.Reference");
         let ids: Vec<u64> = ix.classes.classes().map(|c| c.class_id).collect();
         for class_id in ids {
@@ -430,7 +445,7 @@ impl<'i, 'a> Graph<'i, 'a> {
 
     /// An object's shallow size, as ahat counts it: an instance is its class's instance
     /// size; an array is its elements (ids for object arrays) plus its class's instance
-    /// size; a class object is its static field values.
+    /// size; a class object is java.lang.Class's instance size plus its static values.
     pub fn shallow_size(&self, node: Node) -> u64 {
         self.sized(node).1
     }
@@ -459,9 +474,10 @@ impl<'i, 'a> Graph<'i, 'a> {
                 let count = u4_at(raw, 5 + n as usize) as u64;
                 let code = raw.get(9 + n as usize).copied().unwrap_or(0);
                 let ty = BasicType::from_u8(code);
+                let class_size = self.primitive_array_size.get(code as usize).copied().unwrap_or(0);
                 (
                     (tags::PRIMITIVE_ARRAY_DUMP, code as u64),
-                    count * ty.map_or(0, |t| t.size(n as u8) as u64),
+                    class_size + count * ty.map_or(0, |t| t.size(n as u8) as u64),
                 )
             }
             tags::CLASS_DUMP => {
@@ -473,7 +489,7 @@ impl<'i, 'a> Graph<'i, 'a> {
                         .map(|s| s.ty.size(n as u8) as u64)
                         .sum()
                 });
-                ((tags::CLASS_DUMP, 0), size)
+                ((tags::CLASS_DUMP, 0), self.class_instance_size + size)
             }
             t => ((t, 0), 0),
         }

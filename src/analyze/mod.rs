@@ -238,11 +238,10 @@ fn analyze_input(
     };
     drop(reach);
     let t = Instant::now();
-    let doms = dominators::Dominators::compute(&edges, ix.len(), &roots, control)?;
-    drop(edges);
+    let doms = dominators::Dominators::compute(edges, ix.len(), &roots, control)?;
     timings.dominator_bytes = doms.peak_bytes;
     let (shallow, by_class) = shallow_sizes(&g, &doms.vertex);
-    let (retained, counts) = doms.retained(&shallow);
+    let (retained, counts) = doms.retained(shallow);
     for (leak, node) in leaks_out.iter_mut().zip(&leak_nodes) {
         let k = doms.pre[*node as usize] as usize;
         leak.retained_bytes = retained[k];

@@ -5,7 +5,7 @@
 use base64::Engine;
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 
-use super::{grouped, human, reference_text};
+use super::{grouped, human, reference_text, retaining};
 use crate::analyze::model::{Analysis, Trace};
 
 const STYLE: &str = "
@@ -18,7 +18,7 @@ td.n{text-align:right;font-variant-numeric:tabular-nums}
 .suspect{text-decoration:underline wavy #b00020}
 .sig{font-family:ui-monospace,monospace;font-size:12px;color:#555}
 .bitmaps{display:flex;flex-wrap:wrap;gap:1.5em}.bitmap{border:1px solid #ddd;padding:.8em;max-width:22em}
-.bitmap img{max-width:20em;max-height:20em;image-rendering:pixelated;background:repeating-conic-gradient(#eee 0 25%,#fff 0 50%) 0/16px 16px}
+.bitmap img{min-width:8em;max-width:20em;max-height:20em;image-rendering:pixelated;background:repeating-conic-gradient(#eee 0 25%,#fff 0 50%) 0/16px 16px}
 .note{background:#fff8e1;padding:.4em .8em}
 ";
 
@@ -56,7 +56,7 @@ pub fn render(a: &Analysis, pictures: &[(String, Vec<u8>)]) -> String {
                     h3 { "Leak " (i + 1) ": " (leak.class_name)
                         @if leak.library_leak.is_some() { " (library leak)" } }
                     p {
-                        "Retaining " b { (human(leak.retained_bytes)) } " in " (grouped(leak.retained_objects)) " objects. "
+                        "Retaining " b { (retaining(leak.retained_bytes, leak.retained_objects)) } ". "
                         span.sig { "signature " (leak.signature) }
                     }
                     @if let Some(lib) = &leak.library_leak {

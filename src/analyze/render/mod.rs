@@ -55,3 +55,14 @@ pub fn reference_text(class_name: &str, r: &super::model::Reference) -> String {
         _ => r.name.clone(),
     }
 }
+
+/// `16.0 kB (16,017 bytes) in 2 objects`, `17 bytes in 1 object`.
+pub fn retaining(bytes: u64, objects: u64) -> String {
+    let size = if bytes < 1000 {
+        human(bytes)
+    } else {
+        format!("{} ({} bytes)", human(bytes), grouped(bytes))
+    };
+    let plural = if objects == 1 { "" } else { "s" };
+    format!("{size} in {} object{plural}", grouped(objects))
+}

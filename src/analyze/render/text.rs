@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use super::{grouped, human, reference_text};
+use super::{grouped, human, reference_text, retaining};
 use crate::analyze::model::{Analysis, Trace};
 
 pub fn render(a: &Analysis) -> String {
@@ -166,17 +166,6 @@ fn write_trace(o: &mut String, t: &Trace, retained: Option<(u64, u64)>) {
             }
         }
     }
-}
-
-/// `16.0 kB (16,017 bytes) in 2 objects`, `17 bytes in 1 object`.
-fn retaining(bytes: u64, objects: u64) -> String {
-    let size = if bytes < 1000 {
-        human(bytes)
-    } else {
-        format!("{} ({} bytes)", human(bytes), grouped(bytes))
-    };
-    let plural = if objects == 1 { "" } else { "s" };
-    format!("{size} in {} object{plural}", grouped(objects))
 }
 
 /// `Holder.sBitmaps → Object[].[2] → Bitmap`: a path on one line.
