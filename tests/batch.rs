@@ -28,18 +28,18 @@ fn workspace() -> (tempfile::TempDir, PathBuf, PathBuf) {
     (dir, input, out)
 }
 
-/// `batch INPUT --out-dir OUT --report REPORT MORE...`
-fn run_batch(input: &Path, out: &Path, report: &Path, more: &[&str]) -> std::process::Output {
-    let mut args = vec![
-        "batch",
-        s(input),
-        "--out-dir",
-        s(out),
-        "--report",
-        s(report),
-    ];
+/// `batch INPUTS... --out-dir OUT MORE...`
+fn batch(inputs: &[&str], out: &Path, more: &[&str]) -> std::process::Output {
+    let mut args = vec!["batch"];
+    args.extend_from_slice(inputs);
+    args.extend_from_slice(&["--out-dir", s(out)]);
     args.extend_from_slice(more);
     run(&args)
+}
+
+/// `batch INPUT --out-dir OUT --report REPORT MORE...`
+fn run_batch(input: &Path, out: &Path, report: &Path, more: &[&str]) -> std::process::Output {
+    batch(&[s(input)], out, &[&["--report", s(report)], more].concat())
 }
 
 /// Puts `n` copies of `fixture` into `dir` (made first) as `name(i)`.
@@ -124,16 +124,7 @@ fn mixed_inputs_good_ones_verify_bad_ones_are_reported_exit_says_partial() {
     std::fs::write(input.join("readme.txt"), "not a dump").unwrap();
 
     let report = dir.path().join("report.json");
-    let o = run(&[
-        "batch",
-        s(&input),
-        "--out-dir",
-        s(&out),
-        "-j",
-        "2",
-        "--report",
-        s(&report),
-    ]);
+    let o = batch(&[s(&input)], &out, &["-j", "2", "--report", s(&report)]);
     assert_eq!(
         o.status.code(),
         Some(3),
@@ -211,28 +202,15 @@ fn nothing_done_and_all_done_have_their_own_exit_codes() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.hprof");
     std::fs::write(&bad, b"JAVA PROFILE 1.0.2\0\0\0\0\x08").unwrap();
-    let o = run(&[
-        "batch",
-        s(&bad),
-        "--out-dir",
-        s(&dir.path().join("o1")),
-        "-q",
-    ]);
+    let o = batch(&[s(&bad)], &dir.path().join("o1"), &["-q"]);
     assert_eq!(o.status.code(), Some(4));
-    let o = run(&[
-        "batch",
-        s(&fixture("art-api26.hprof")),
-        "--out-dir",
-        s(&dir.path().join("o2")),
-        "-q",
-    ]);
+    let o = batch(
+        &[s(&fixture("art-api26.hprof"))],
+        &dir.path().join("o2"),
+        &["-q"],
+    );
     assert_eq!(o.status.code(), Some(0));
-    let o = run(&[
-        "batch",
-        "/nonexistent/dir",
-        "--out-dir",
-        s(&dir.path().join("o3")),
-    ]);
+    let o = batch(&["/nonexistent/dir"], &dir.path().join("o3"), &[]);
     assert_eq!(o.status.code(), Some(1));
 }
 
@@ -244,15 +222,7 @@ fn shards_split_the_inputs_without_overlap() {
     let mut seen = Vec::new();
     for k in 0..3 {
         let out = dir.path().join(format!("out{k}"));
-        let o = run(&[
-            "batch",
-            s(&input),
-            "--out-dir",
-            s(&out),
-            "--shard",
-            &format!("{k}/3"),
-            "-q",
-        ]);
+        let o = batch(&[s(&input)], &out, &["--shard", &format!("{k}/3"), "-q"]);
         assert!(o.status.code() == Some(0) || o.status.code() == Some(4));
         if out.exists() {
             seen.extend(
@@ -268,7 +238,7 @@ fn shards_split_the_inputs_without_overlap() {
         .collect();
     assert_eq!(seen, want, "every input in exactly one shard");
     assert_eq!(
-        run(&["batch", s(&input), "--out-dir", "x", "--shard", "3/3"])
+        batch(&[s(&input)], Path::new("x"), &["--shard", "3/3"])
             .status
             .code(),
         Some(1)
@@ -309,7 +279,7 @@ fn a_batch_killed_part_way_finishes_on_the_next_run_with_nothing_partial() {
         verify(p, &fixture("hotspot-android.hprof"));
     }
 
-    let o = run(&["batch", s(&input), "--out-dir", s(&out), "-j", "2"]);
+    let o = batch(&[s(&input)], &out, &["-j", "2"]);
     assert_eq!(
         o.status.code(),
         Some(0),
@@ -430,22 +400,13 @@ fn colliding_names_stay_with_their_inputs_when_inputs_are_added() {
     std::fs::create_dir(&a).unwrap();
     std::fs::create_dir(&b).unwrap();
     std::fs::copy(fixture("art-api26.hprof"), b.join("leak.hprof")).unwrap();
-    let o = run(&["batch", s(&b), "--out-dir", s(&out), "-q"]);
+    let o = batch(&[s(&b)], &out, &["-q"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let first = state_of(&out.join("leak.zip")).unwrap();
     // An input under another root with the same name, sorting first, joins the batch.
     std::fs::copy(fixture("art-api25.hprof"), a.join("leak.hprof")).unwrap();
     let report = dir.path().join("r.json");
-    let o = run(&[
-        "batch",
-        s(&a),
-        s(&b),
-        "--out-dir",
-        s(&out),
-        "-q",
-        "--report",
-        s(&report),
-    ]);
+    let o = batch(&[s(&a), s(&b)], &out, &["-q", "--report", s(&report)]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     // b/leak.hprof keeps leak.zip (not redone); a/leak.hprof gets a name of its own.
     assert_eq!(state_of(&out.join("leak.zip")).unwrap(), first);
@@ -592,14 +553,7 @@ fn a_second_batch_on_the_same_output_directory_or_outbox_is_refused() {
     for (held, other_out) in [(&out, &out), (&outbox, &dir.path().join("out2"))] {
         let lock = std::fs::File::open(held).unwrap();
         lock.try_lock().unwrap();
-        let o = run(&[
-            "batch",
-            s(&input),
-            "--out-dir",
-            s(other_out),
-            "--outbox",
-            s(&outbox),
-        ]);
+        let o = batch(&[s(&input)], other_out, &["--outbox", s(&outbox)]);
         assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
         let err = stderr(&o);
         let want = format!("{}: another hprof-shrink batch is using it", held.display());
@@ -608,14 +562,7 @@ fn a_second_batch_on_the_same_output_directory_or_outbox_is_refused() {
         assert!(names_in(&outbox).is_empty());
         drop(lock);
     }
-    let o = run(&[
-        "batch",
-        s(&input),
-        "--out-dir",
-        s(&out),
-        "--outbox",
-        s(&outbox),
-    ]);
+    let o = batch(&[s(&input)], &out, &["--outbox", s(&outbox)]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(names_in(&outbox), ["a.zip"]);
 }
@@ -661,17 +608,11 @@ fn a_salvaged_dump_says_so_on_its_own_line() {
     std::fs::write(input.join("cut.hprof"), &full[..full.len() / 2]).unwrap();
     std::fs::copy(fixture("art-api26.hprof"), input.join("whole.hprof")).unwrap();
     let report = dir.path().join("r.json");
-    let o = run(&[
-        "batch",
-        s(&input),
-        "--out-dir",
-        s(&dir.path().join("out")),
-        "--salvage",
-        "-j",
-        "1",
-        "--report",
-        s(&report),
-    ]);
+    let o = batch(
+        &[s(&input)],
+        &dir.path().join("out"),
+        &["--salvage", "-j", "1", "--report", s(&report)],
+    );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let err = stderr(&o);
     let line = err
@@ -705,8 +646,7 @@ fn the_batch_report_may_replace_neither_an_input_nor_a_package() {
         (out.join("x.zip"), "is the package"),
     ] {
         let o = run_batch(&input, &out, &report, &[]);
-        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-        assert!(stderr(&o).contains(what), "{}", stderr(&o));
+        failed_with(&o, 1, &[what]);
         assert_eq!(std::fs::read(input.join("x.hprof")).unwrap(), before);
         assert!(!out.exists() || all_files(&out).is_empty());
     }
@@ -719,7 +659,7 @@ fn a_name_stays_with_its_input_when_the_other_input_is_gone() {
     let out = dir.path().join("out");
     copies(&a, "art-api25.hprof", 1, |_| "leak.hprof".into());
     copies(&b, "art-api26.hprof", 1, |_| "leak.hprof".into());
-    let o = run(&["batch", s(&a), s(&b), "--out-dir", s(&out), "-q"]);
+    let o = batch(&[s(&a), s(&b)], &out, &["-q"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let zips = all_files(&out);
     assert_eq!(zips.len(), 2);
@@ -727,15 +667,7 @@ fn a_name_stays_with_its_input_when_the_other_input_is_gone() {
     // a/leak.hprof is processed and deleted; b alone comes again.
     std::fs::remove_file(a.join("leak.hprof")).unwrap();
     let report = dir.path().join("r.json");
-    let o = run(&[
-        "batch",
-        s(&b),
-        "--out-dir",
-        s(&out),
-        "-q",
-        "--report",
-        s(&report),
-    ]);
+    let o = batch(&[s(&b)], &out, &["-q", "--report", s(&report)]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let (_, st) = batch_report(&report);
     assert_eq!(st, pairs(&[("leak.hprof", "exists")]));

@@ -80,12 +80,7 @@ fn verify_refuses_what_other_readers_read_differently() {
     assert_eq!(renamed, 2);
     std::fs::write(&dup, &bytes).unwrap();
     let o = verify(&dup);
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains("more than one entry named \"a_shrink.hprof\""),
-        "{}",
-        stderr(&o)
-    );
+    failed_with(&o, 1, &["more than one entry named \"a_shrink.hprof\""]);
 
     // hprofEntry twice: we would read the first, Java's Properties the last.
     let dup_key = dir.path().join("dup-key.zip");
@@ -95,12 +90,7 @@ fn verify_refuses_what_other_readers_read_differently() {
         &[("a_shrink.hprof", &dump), ("b_shrink.hprof", &dump)],
     );
     let o = verify(&dup_key);
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains("hprofEntry is given more than once"),
-        "{}",
-        stderr(&o)
-    );
+    failed_with(&o, 1, &["hprofEntry is given more than once"]);
 
     // Names an extracting reader would write somewhere else.
     for (i, name) in ["../evil.hprof", "/abs.hprof", "dir/x.hprof", "a\\b.hprof"]
@@ -114,12 +104,7 @@ fn verify_refuses_what_other_readers_read_differently() {
             &[(name, &dump)],
         );
         let o = verify(&zip);
-        assert_eq!(o.status.code(), Some(1), "{name}: {}", stderr(&o));
-        assert!(
-            stderr(&o).contains("not a plain file name"),
-            "{name}: {}",
-            stderr(&o)
-        );
+        failed_with(&o, 1, &["not a plain file name"]);
     }
 }
 
@@ -132,12 +117,7 @@ fn verify_caps_result_info() {
     zip_of(&zip, &tail, &[("a_shrink.hprof", &dump())]);
     assert!(std::fs::metadata(&zip).unwrap().len() < 1 << 20);
     let o = verify(&zip);
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains("result.info is") && stderr(&o).contains("over the limit"),
-        "{}",
-        stderr(&o)
-    );
+    failed_with(&o, 1, &["result.info is", "over the limit"]);
 }
 
 #[test]
@@ -152,9 +132,8 @@ fn verify_checks_the_hprof_magic_before_unpacking_it() {
         &[("a_shrink.hprof", &vec![0u8; 64 << 20])],
     );
     let o = run_limited(1024, &["verify", s(&zip)]);
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    assert!(stderr(&o).contains("not an HPROF file"), "{}", stderr(&o));
-    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    let err = failed_with(&o, 1, &["not an HPROF file"]);
+    assert_eq!(err.lines().count(), 1, "{err}");
 }
 
 #[test]
@@ -289,40 +268,6 @@ fn batch_names_the_manifest_cap_it_hit() {
         err.contains("result.info is") && err.contains("over the limit"),
         "{err}"
     );
-}
-
-/// A tmpfs of `size` mounted at `dir/tiny`, unmounted when dropped; `None` (with the
-/// reason printed) where this process cannot mount one.
-struct Tiny(std::path::PathBuf);
-
-impl Tiny {
-    fn mount(dir: &Path, size: &str) -> Option<Tiny> {
-        let mnt = dir.join("tiny");
-        std::fs::create_dir(&mnt).unwrap();
-        let ok = std::process::Command::new("mount")
-            .args([
-                "-t",
-                "tmpfs",
-                "-o",
-                &format!("size={size}"),
-                "tmpfs",
-                s(&mnt),
-            ])
-            .stderr(std::process::Stdio::null())
-            .status()
-            .is_ok_and(|st| st.success());
-        if !ok {
-            eprintln!("skipping: cannot mount a small tmpfs here (not root?)");
-            return None;
-        }
-        Some(Tiny(mnt))
-    }
-}
-
-impl Drop for Tiny {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("umount").arg(&self.0).status();
-    }
 }
 
 /// An HPROF header, then `zeros` zero bytes: passes the magic check, unpacks big.

@@ -578,12 +578,7 @@ fn post_needs_a_package_but_put_takes_any_file() {
     let server = Server::start(Vec::new());
     let url = server.url("/up/other.zip");
     let o = run(&upload_args(&url, &[s(&other)]));
-    assert_eq!(o.status.code(), Some(1));
-    assert!(
-        stderr(&o).contains("not an upload package"),
-        "{}",
-        stderr(&o)
-    );
+    failed_with(&o, 1, &["not an upload package"]);
     assert_eq!(server.received().len(), 0);
     let o = run(&upload_args(&url, &["--method", "put", s(&other)]));
     assert!(o.status.success(), "{}", stderr(&o));
@@ -678,12 +673,7 @@ fn the_token_appears_nowhere_in_the_output() {
     let url = server.url("/upload");
     let o = with_token(&upload_args(&url, &["--verbose", s(&zip)]));
     no_token(&o);
-    assert_eq!(o.status.code(), Some(1));
-    assert!(
-        stderr(&o).contains("HTTP 401 Unauthorized") && stderr(&o).contains("Bearer ***"),
-        "{}",
-        stderr(&o)
-    );
+    failed_with(&o, 1, &["HTTP 401 Unauthorized", "Bearer ***"]);
 
     // Nobody listening, retried, with a shrink and its JSON report.
     let closed = format!("http://127.0.0.1:{}/upload", free_port());
@@ -702,8 +692,7 @@ fn the_token_appears_nowhere_in_the_output() {
         s(&report),
     ]);
     no_token(&o);
-    assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("cannot connect"), "{}", stderr(&o));
+    failed_with(&o, 1, &["cannot connect"]);
     assert!(!fs::read_to_string(&report).unwrap().contains(TOKEN));
 
     // A usage error, and the help.
@@ -777,8 +766,7 @@ fn a_redirect_from_https_to_http_is_refused() {
     );
     let url = tls.url("/upload");
     let o = run(&upload_args(&url, &["--cacert", s(&pem), s(&zip)]));
-    assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("from https to http"), "{}", stderr(&o));
+    failed_with(&o, 1, &["from https to http"]);
     assert_eq!(plain.connections(), 0);
 }
 
@@ -1185,8 +1173,7 @@ fn an_undelivered_package_is_sent_before_a_redump_replaces_it() {
     fs::copy(fixture("hotspot-android.hprof"), &dump).unwrap();
     let refusing = Server::start(vec![Fault::Status(400, "no".into())]);
     let o = batch(&refusing.url("/u"));
-    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
-    assert!(stderr(&o).contains("never delivered"), "{}", stderr(&o));
+    failed_with(&o, 4, &["never delivered"]);
     assert!(fs::read(out.join("leak.zip")).unwrap() == first);
     // The server takes uploads again: the old package goes first, then the new one.
     let server = Server::start(Vec::new());

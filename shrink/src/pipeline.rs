@@ -553,21 +553,9 @@ struct Finished<'a> {
 }
 
 fn build_report(run: Finished<'_>) -> Report {
-    let Finished {
-        input,
-        hprof,
-        outputs,
-        opts,
-        analysis: a,
-        stats,
-        hprof_bytes,
-        zip_bytes,
-        manifest,
-        warnings,
-        timings,
-        salvage,
-    } = run;
-    let input_bytes = hprof.len().max(1);
+    let a = run.analysis;
+    let stats = run.stats;
+    let input_bytes = run.hprof.len().max(1);
     let by_type = BasicType::PRIMITIVES
         .iter()
         .enumerate()
@@ -615,24 +603,24 @@ fn build_report(run: Finished<'_>) -> Report {
         schema: SCHEMA,
         tool: format!("hprof-shrink {}", env!("CARGO_PKG_VERSION")),
         input: InputReport {
-            path: input.display().to_string(),
-            bytes: hprof.len(),
-            format: hprof.header().version.to_string(),
-            id_size: hprof.id_size(),
-            timestamp_ms: hprof.header().timestamp_ms,
+            path: run.input.display().to_string(),
+            bytes: run.hprof.len(),
+            format: run.hprof.header().version.to_string(),
+            id_size: run.hprof.id_size(),
+            timestamp_ms: run.hprof.header().timestamp_ms,
         },
         output: OutputReport {
-            zip: outputs.zip.map(|p| p.display().to_string()),
-            zip_bytes,
-            hprof: outputs.hprof.map(|p| p.display().to_string()),
-            hprof_bytes,
-            hprof_ratio: hprof_bytes as f64 / input_bytes as f64,
-            zip_ratio: zip_bytes.map(|z| z as f64 / input_bytes as f64),
+            zip: run.outputs.zip.map(|p| p.display().to_string()),
+            zip_bytes: run.zip_bytes,
+            hprof: run.outputs.hprof.map(|p| p.display().to_string()),
+            hprof_bytes: run.hprof_bytes,
+            hprof_ratio: run.hprof_bytes as f64 / input_bytes as f64,
+            zip_ratio: run.zip_bytes.map(|z| z as f64 / input_bytes as f64),
         },
         options: OptionsReport {
-            strip: opts.strip,
-            dropped: opts.dropped,
-            level: opts.level,
+            strip: run.opts.strip,
+            dropped: run.opts.dropped,
+            level: run.opts.level,
         },
         arrays: ArraysReport {
             kept: stats.kept_total(),
@@ -657,10 +645,10 @@ fn build_report(run: Finished<'_>) -> Report {
             hashed_bytes: a.buffers.hashed_bytes,
         },
         dump_data,
-        manifest,
-        warnings,
-        timings_ms: timings,
-        salvage,
+        manifest: run.manifest,
+        warnings: run.warnings,
+        timings_ms: run.timings,
+        salvage: run.salvage,
     }
 }
 

@@ -4,6 +4,11 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+#[path = "../../shrink/tests/common/entry_names.rs"]
+mod entry_names;
+#[allow(unused_imports)] // not every test file checks entry names
+pub use entry_names::NOT_PLAIN_ENTRY_NAMES;
+
 pub const BIN: &str = env!("CARGO_BIN_EXE_hprof-shrink");
 
 pub fn bin() -> Command {
@@ -61,4 +66,58 @@ pub fn names_in(dir: &Path) -> Vec<String> {
         .collect();
     v.sort();
     v
+}
+
+/// Asserts that `o` exited with `code` and said each of `wants` on stderr; returns stderr.
+pub fn failed_with(o: &Output, code: i32, wants: &[&str]) -> String {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(code), "{err}");
+    for want in wants {
+        assert!(err.contains(want), "{want:?} not in: {err}");
+    }
+    err
+}
+
+/// Asserts that nothing is left in `dir` (no output, no temporary file), naming what is.
+pub fn assert_empty(dir: &Path) {
+    let left = names_in(dir);
+    assert!(
+        left.is_empty(),
+        "left behind in {}: {left:?}",
+        dir.display()
+    );
+}
+
+/// A tmpfs of `size` mounted at `dir/tiny`, unmounted when dropped; `None` (with the
+/// reason printed) where this process cannot mount one.
+pub struct Tiny(pub PathBuf);
+
+impl Tiny {
+    pub fn mount(dir: &Path, size: &str) -> Option<Tiny> {
+        let mnt = dir.join("tiny");
+        std::fs::create_dir(&mnt).unwrap();
+        let ok = Command::new("mount")
+            .args([
+                "-t",
+                "tmpfs",
+                "-o",
+                &format!("size={size}"),
+                "tmpfs",
+                s(&mnt),
+            ])
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|st| st.success());
+        if !ok {
+            eprintln!("skipping: cannot mount a small tmpfs here (not root?)");
+            return None;
+        }
+        Some(Tiny(mnt))
+    }
+}
+
+impl Drop for Tiny {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
 }
