@@ -201,6 +201,11 @@ pub struct ShrinkArgs {
     #[arg(long, value_name = "FILE")]
     pub hprof_out: Option<PathBuf>,
 
+    /// Replace OUT.zip or the --hprof-out file when it exists (without it, an existing
+    /// output is an error and is left alone).
+    #[arg(short, long)]
+    pub force: bool,
+
     #[command(flatten)]
     pub mode: ShrinkMode,
 

@@ -23,6 +23,10 @@ pub enum HostError {
     #[error("{0}")]
     NoOutput(&'static str),
 
+    /// An output exists and `--force` was not given.
+    #[error("{}: already exists (use -f/--force to replace it)", .0.display())]
+    Exists(PathBuf),
+
     /// A batch's inputs or shard cannot be used (no such file, a bad pattern, not K/N).
     #[error("{0}")]
     Inputs(String),

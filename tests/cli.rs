@@ -279,6 +279,38 @@ fn an_output_that_is_not_a_regular_file_is_refused_and_never_replaced() {
 }
 
 #[test]
+fn an_existing_output_is_refused_by_name_and_replaced_with_force() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = fixture("art-api25.hprof");
+    let zip = dir.path().join("out.zip");
+    let raw = dir.path().join("out.hprof");
+    for (existing, args) in [
+        (&zip, vec![s(&input), s(&zip)]),
+        (&raw, vec![s(&input), "--hprof-out", s(&raw)]),
+        (&raw, vec![s(&input), s(&zip), "--hprof-out", s(&raw)]),
+    ] {
+        std::fs::write(existing, "old").unwrap();
+        let o = run(&args);
+        let err = failed_with(&o, 1, &[s(existing), "already exists", "--force"]);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert_eq!(std::fs::read(existing).unwrap(), b"old", "{args:?}");
+        assert_eq!(
+            names_in(dir.path()),
+            [existing.file_name().unwrap().to_str().unwrap()]
+        );
+        for force in ["-f", "--force"] {
+            let o = run(&[&args[..], &[force]].concat());
+            assert!(o.status.success(), "{args:?} {force}: {}", stderr(&o));
+            let v = run(&["verify", s(existing), "--against", s(&input)]);
+            assert!(v.status.success(), "{}", stderr(&v));
+        }
+        for p in [&zip, &raw] {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+#[test]
 fn an_output_through_a_symlink_replaces_the_file_and_keeps_the_link() {
     // As `-o /dev/stdout` with stdout redirected to a file: the link is the system's.
     let dir = tempfile::tempdir().unwrap();
@@ -286,7 +318,7 @@ fn an_output_through_a_symlink_replaces_the_file_and_keeps_the_link() {
     std::fs::write(&real, "old").unwrap();
     let link = dir.path().join("link.zip");
     std::os::unix::fs::symlink(&real, &link).unwrap();
-    let o = run(&[s(&fixture("art-api25.hprof")), s(&link)]);
+    let o = run(&[s(&fixture("art-api25.hprof")), s(&link), "--force"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let meta = std::fs::symlink_metadata(&link).unwrap();
     assert!(meta.file_type().is_symlink(), "the link was replaced");

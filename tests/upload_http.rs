@@ -478,7 +478,8 @@ fn shrink_then_upload_and_the_zip_stays_when_the_upload_fails() {
     );
     let first = fs::read(&out).unwrap();
 
-    let o = run(&args);
+    // The zip from the failed run is there: replaced on purpose.
+    let o = run(&[&args[..], &["--force"]].concat());
     assert!(o.status.success(), "{}", stderr(&o));
     let stored = server.stored();
     assert_eq!(stored.len(), 1);

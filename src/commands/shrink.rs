@@ -53,6 +53,14 @@ pub fn run(a: ShrinkArgs) -> Result<(), HostError> {
     if let Some(report) = &a.report {
         check_report_path(report, &input, named)?;
     }
+    if !a.force {
+        // As gzip and zstd do: an existing output is replaced only when asked to.
+        for path in [named.zip, named.hprof].into_iter().flatten() {
+            if std::fs::symlink_metadata(path).is_ok() {
+                return Err(HostError::Exists(path.to_path_buf()));
+            }
+        }
+    }
     // Made before the work, so that a report that cannot be written fails before the
     // outputs appear, not after.
     let report_file = match &a.report {
