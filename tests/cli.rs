@@ -310,6 +310,63 @@ fn an_existing_output_is_refused_by_name_and_replaced_with_force() {
     }
 }
 
+/// Runs hprof-shrink under `umask`.
+fn run_umask(umask: &str, args: &[&str]) -> std::process::Output {
+    std::process::Command::new("sh")
+        .args(["-c", &format!("umask {umask}; exec \"$@\""), "sh", BIN])
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn mode(p: &std::path::Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).unwrap().permissions().mode() & 0o7777
+}
+
+#[test]
+fn outputs_get_the_mode_cp_gives_and_a_replaced_file_keeps_its_own() {
+    use std::os::unix::fs::PermissionsExt;
+    let input = fixture("art-api25.hprof");
+    for (umask, want) in [("022", 0o644), ("077", 0o600), ("002", 0o664)] {
+        let dir = tempfile::tempdir().unwrap();
+        let zip = dir.path().join("out.zip");
+        let raw = dir.path().join("out.hprof");
+        let report = dir.path().join("r.json");
+        let outbox = dir.path().join("outbox");
+        let o = run_umask(
+            umask,
+            &[
+                s(&input),
+                s(&zip),
+                "--hprof-out",
+                s(&raw),
+                "--report",
+                s(&report),
+                "-q",
+            ],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        let o = run_umask(umask, &[s(&input), "--outbox", s(&outbox), "-q"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        for p in [&zip, &raw, &report, &outbox.join("art-api25.zip")] {
+            assert_eq!(mode(p), want, "umask {umask}: {}", p.display());
+        }
+        // Replaced: the destination's own mode stays, whatever the umask says.
+        for p in [&zip, &raw] {
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o640)).unwrap();
+        }
+        let o = run_umask(
+            umask,
+            &[s(&input), s(&zip), "--hprof-out", s(&raw), "-f", "-q"],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        for p in [&zip, &raw] {
+            assert_eq!(mode(p), 0o640, "umask {umask}: {}", p.display());
+        }
+    }
+}
+
 #[test]
 fn an_output_through_a_symlink_replaces_the_file_and_keeps_the_link() {
     // As `-o /dev/stdout` with stdout redirected to a file: the link is the system's.

@@ -220,6 +220,13 @@ impl PendingFile {
     pub fn commit(self) -> Result<u64> {
         let PendingFile { tmp, dest, target } = self;
         let file = tmp.as_file();
+        // A file replaced keeps its mode, as `cp` over it would.
+        if let Ok(old) = std::fs::metadata(&target) {
+            if old.is_file() {
+                file.set_permissions(old.permissions())
+                    .map_err(|e| Error::io(&dest, e))?;
+            }
+        }
         file.sync_all().map_err(|e| Error::io(&dest, e))?;
         let size = file.metadata().map_err(|e| Error::io(&dest, e))?.len();
         // The last line of defence: whatever became of the destination since the checks
@@ -250,10 +257,13 @@ impl PendingFile {
 /// sees, and another is made. On a filesystem without locks no cleanup removes it either.
 pub fn locked_temp_in(dir: &Path, prefix: &str) -> std::io::Result<NamedTempFile> {
     for _ in 0..8 {
-        let tmp = tempfile::Builder::new()
-            .prefix(prefix)
-            .suffix(TEMP_SUFFIX)
-            .tempfile_in(dir)?;
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(prefix).suffix(TEMP_SUFFIX);
+        // The mode `cp` gives a new file (0666 less the umask, which open applies), not
+        // tempfile's 0600: the rename keeps the temporary file's mode.
+        #[cfg(unix)]
+        builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+        let tmp = builder.tempfile_in(dir)?;
         match tmp.as_file().try_lock() {
             Ok(()) if still_named(&tmp) => return Ok(tmp),
             // A cleanup holds it (about to remove it), or removed it already: again.
