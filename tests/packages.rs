@@ -327,3 +327,81 @@ fn batch_caps_a_gz_at_the_free_space_beside_the_outputs() {
         "{err}"
     );
 }
+
+/// Every entry of `zip` as the `zip` crate reads it: name, stored or deflated, bytes.
+fn entries_of(zip: &Path) -> Vec<(String, &'static str, Vec<u8>)> {
+    let mut z = zip::ZipArchive::new(std::fs::File::open(zip).unwrap()).unwrap();
+    (0..z.len())
+        .map(|i| {
+            let mut e = z.by_index(i).unwrap();
+            let method = match e.compression() {
+                zip::CompressionMethod::Stored => "stored",
+                _ => "deflated",
+            };
+            let mut bytes = Vec::new();
+            e.read_to_end(&mut bytes).unwrap();
+            (e.name().unwrap().to_string(), method, bytes)
+        })
+        .collect()
+}
+
+#[test]
+fn java_zip_input_stream_and_zip_file_read_every_level() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = fixture("art-api25.hprof");
+    let mut zips = Vec::new();
+    let mut want = Vec::new();
+    for level in ["0", "1", "6", "9"] {
+        let zip = dir.path().join(format!("l{level}.zip"));
+        let raw = dir.path().join(format!("l{level}.hprof"));
+        let o = run(&[
+            s(&input),
+            s(&zip),
+            "--hprof-out",
+            s(&raw),
+            "--level",
+            level,
+            "--extra",
+            "uin=7",
+            "-q",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let entries = entries_of(&zip);
+        assert_eq!(entries.len(), 3);
+        assert!(
+            entries[1].2 == std::fs::read(&raw).unwrap(),
+            "level {level}"
+        );
+        for (name, method, bytes) in entries {
+            assert_eq!(method, if level == "0" { "stored" } else { "deflated" });
+            want.push(format!(
+                "{}\t{name}\t{method}\t{}\t{}",
+                s(&zip),
+                bytes.len(),
+                md5_hex(&bytes)
+            ));
+        }
+        zips.push(zip);
+    }
+    let args: Vec<&str> = zips.iter().map(|z| s(z)).collect();
+    let o = run_java("StreamEntries", &args);
+    assert!(o.status.success(), "java: {}", stderr(&o));
+    let out = stdout(&o);
+    for reader in ["stream", "file"] {
+        let got: Vec<&str> = out
+            .lines()
+            .filter_map(|l| l.strip_prefix(reader)?.strip_prefix('\t'))
+            .collect();
+        assert_eq!(got, want, "{reader}: {out}");
+    }
+    // Python's zipfile checks every CRC too.
+    let py = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import sys, zipfile\nfor p in sys.argv[1:]:\n    assert zipfile.ZipFile(p).testzip() is None, p",
+        ])
+        .args(&args)
+        .output()
+        .expect("python3");
+    assert!(py.status.success(), "python: {}", stderr(&py));
+}

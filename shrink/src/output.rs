@@ -150,6 +150,12 @@ pub fn writeback_hint(file: &File, offset: u64, len: u64) -> std::io::Result<()>
     }
 }
 
+impl crate::package::Rewrite for Writeback<'_> {
+    fn rewrite_at(&mut self, offset: u64, bytes: &[u8]) -> std::io::Result<()> {
+        crate::package::writer::rewrite_file(self.file, offset, bytes)
+    }
+}
+
 impl std::io::Write for Writeback<'_> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         let n = (&mut &*self.file).write(buf)?;
@@ -483,6 +489,14 @@ impl<'p, W> Named<'p, W> {
                 source: e,
             },
         )
+    }
+}
+
+impl<W: crate::package::Rewrite> crate::package::Rewrite for Named<'_, W> {
+    fn rewrite_at(&mut self, offset: u64, bytes: &[u8]) -> std::io::Result<()> {
+        self.inner
+            .rewrite_at(offset, bytes)
+            .map_err(|e| self.tag(e))
     }
 }
 

@@ -469,7 +469,9 @@ fn shrink_mapped(
             let mut package = PackageWriter::new(out, opts.level, timestamp)?;
             package.add_manifest(&manifest)?;
             let threads = opts.threads();
-            let (stats, n) = package.add_stream(&manifest.hprof_entry, threads, |entry| {
+            // The shrunk hprof is never longer than the dump it comes from.
+            let most = hprof.len();
+            let (stats, n) = package.add_stream(&manifest.hprof_entry, threads, most, |entry| {
                 let (stats, n) = match raw.as_mut() {
                     Some(raw) => {
                         let (_, stats, n) = write_shrunk(&hprof, plan, Tee(entry, raw), control)?;

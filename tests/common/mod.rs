@@ -121,3 +121,35 @@ impl Drop for Tiny {
         let _ = Command::new("umount").arg(&self.0).status();
     }
 }
+
+/// Compiles `tests/java/NAME.java` with javac into a temporary directory and runs it with
+/// `args`: Java's own readers (zip, Properties) checking what the tool writes. Java is
+/// required, as for the fixtures (scripts/gen-fixtures.sh).
+pub fn run_java(name: &str, args: &[&str]) -> Output {
+    let classes = tempfile::tempdir().unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/java")
+        .join(format!("{name}.java"));
+    let javac = Command::new("javac")
+        .arg("-d")
+        .arg(classes.path())
+        .arg(&src)
+        .output()
+        .expect("javac (a JDK, 11 or later) is needed for this test");
+    assert!(javac.status.success(), "javac: {}", stderr(&javac));
+    Command::new("java")
+        .arg("-cp")
+        .arg(classes.path())
+        .arg(name)
+        .args(args)
+        .output()
+        .expect("run java")
+}
+
+pub fn md5_hex(bytes: &[u8]) -> String {
+    use md5::Digest;
+    md5::Md5::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
