@@ -23,6 +23,10 @@ pub enum HostError {
     #[error("{0}")]
     NoOutput(&'static str),
 
+    /// The dump named is no file, and its name is a slip away from a subcommand's.
+    #[error("{word}: no such file; did you mean `{command}`?")]
+    DidYouMean { word: String, command: String },
+
     /// An output exists and `--force` was not given.
     #[error("{}: already exists (use -f/--force to replace it)", .0.display())]
     Exists(PathBuf),
@@ -132,7 +136,7 @@ impl HostError {
 
     pub fn exit_code(&self) -> u8 {
         match self {
-            HostError::Usage(_) => EXIT_USAGE,
+            HostError::Usage(_) | HostError::DidYouMean { .. } => EXIT_USAGE,
             _ => EXIT_FAILURE,
         }
     }

@@ -8,6 +8,7 @@ mod commands;
 mod error;
 mod json;
 mod say;
+mod suggest;
 mod summary;
 
 use std::process::ExitCode;
@@ -25,6 +26,12 @@ fn main() -> ExitCode {
     // SAFETY: setting a signal's disposition to "ignore" before any thread starts.
     unsafe {
         libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
+    // Before clap, which would take the slip for a dump's name or fail on the options
+    // that follow it with a message of its own.
+    if let Some(e) = slip(std::env::args_os().nth(1)) {
+        say!("hprof-shrink: error: {e}");
+        return ExitCode::from(e.exit_code());
     }
     let cli = Cli::parse();
     let result = match cli.command {
@@ -47,4 +54,19 @@ fn main() -> ExitCode {
             ExitCode::from(e.exit_code())
         }
     }
+}
+
+/// `hprof-shrink inspekt x.hprof`: a first argument that is no option and no file, but a
+/// slip away from a subcommand's name.
+fn slip(first: Option<std::ffi::OsString>) -> Option<HostError> {
+    let first = first?;
+    let word = first.to_str()?;
+    if word.starts_with('-') || std::fs::symlink_metadata(word).is_ok() {
+        return None;
+    }
+    let command = suggest::subcommand(word)?;
+    Some(HostError::DidYouMean {
+        word: word.to_string(),
+        command,
+    })
 }

@@ -46,6 +46,39 @@ fn a_missing_input_is_named() {
 }
 
 #[test]
+fn a_slip_in_a_subcommand_name_is_one_line_that_says_did_you_mean() {
+    for (args, want) in [
+        (
+            vec!["inspekt", "x.hprof"],
+            "inspekt: no such file; did you mean `inspect`?",
+        ),
+        (
+            vec!["inspekt"],
+            "inspekt: no such file; did you mean `inspect`?",
+        ),
+        (
+            vec!["verfy", "x.zip"],
+            "verfy: no such file; did you mean `verify`?",
+        ),
+        (
+            vec!["bach", "in/", "--out-dir", "o"],
+            "did you mean `batch`?",
+        ),
+    ] {
+        let o = run(&args);
+        let err = failed_with(&o, 2, &[want]);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert_eq!(err.matches(args[0]).count(), 1, "{err}");
+    }
+    // A missing dump whose name is no slip is named once, on one line.
+    let o = run(&["/nonexistent/dump.hprof", "/tmp/never.zip"]);
+    let err = failed_with(&o, 1, &["/nonexistent/dump.hprof"]);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert_eq!(err.matches("/nonexistent/dump.hprof").count(), 1, "{err}");
+    assert!(!err.contains("did you mean"), "{err}");
+}
+
+#[test]
 fn usage_errors_exit_2() {
     assert_eq!(run(&[]).status.code(), Some(2));
     assert_eq!(

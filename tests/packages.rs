@@ -196,7 +196,11 @@ fn batch_keeps_a_long_non_ascii_extra_info_whole() {
     assert!(!back.contains('\u{FFFD}'));
     // Every character, written as Properties.store writes it.
     let escaped = "\\u4E2D".repeat(12_000);
-    assert!(back.contains(&format!("note={escaped}\n")), "{}", &back[..200]);
+    assert!(
+        back.contains(&format!("note={escaped}\n")),
+        "{}",
+        &back[..200]
+    );
     assert!(back.contains("uin=7\n"), "{back}");
 }
 
