@@ -410,6 +410,7 @@ impl UploadOpts {
                 .and_then(|d| std::time::SystemTime::now().checked_add(d)),
             ..RetryPolicy::default()
         };
+        cfg.cancel = Some(crate::signals::flag());
         cfg.insecure = self.insecure;
         cfg.ca_certs = self.cacert.clone();
         cfg.progress = !quiet;

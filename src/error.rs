@@ -27,6 +27,10 @@ pub enum HostError {
     #[error("{word}: no such file; did you mean `{command}`?")]
     DidYouMean { word: String, command: String },
 
+    /// A signal stopped the work (what `main` reports as "cancelled").
+    #[error("cancelled")]
+    Cancelled,
+
     /// An output exists and `--force` was not given.
     #[error("{}: already exists (use -f/--force to replace it)", .0.display())]
     Exists(PathBuf),

@@ -8,6 +8,7 @@ mod commands;
 mod error;
 mod json;
 mod say;
+mod signals;
 mod suggest;
 mod summary;
 
@@ -27,6 +28,7 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
     }
+    signals::install();
     // Before clap, which would take the slip for a dump's name or fail on the options
     // that follow it with a message of its own.
     if let Some(e) = slip(std::env::args_os().nth(1)) {
@@ -43,6 +45,12 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(code) => code,
+        // Stopped by a signal: the work failed because of it, and cleaned up after itself.
+        Err(_) if signals::received().is_some() => {
+            let n = signals::received().unwrap_or(0);
+            say!("hprof-shrink: cancelled");
+            ExitCode::from(signals::exit_code(n))
+        }
         // Bad usage looks like clap's own: the message, the usage line, exit 2.
         Err(HostError::Usage(msg)) => Cli::command()
             .error(clap::error::ErrorKind::InvalidValue, msg)

@@ -1186,3 +1186,36 @@ fn an_undelivered_package_is_sent_before_a_redump_replaces_it() {
     assert!(stored[1].bytes == fs::read(out.join("leak.zip")).unwrap());
     assert!(stored[1].bytes != first);
 }
+
+#[test]
+fn a_signal_stops_an_upload_at_once_and_every_zip_stays_in_the_outbox() {
+    let dir = tempfile::tempdir().unwrap();
+    let (outbox, _) = outbox_with(dir.path(), &["a.zip", "b.zip"]);
+    // The first upload is taken, then answered only after 30 s: the signal comes first.
+    let server = Server::start(vec![Fault::SlowStore(Duration::from_secs(30))]);
+    let url = server.url("/upload");
+    let child = bin()
+        .args(upload_args(&url, &["--outbox", s(&outbox)]))
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    while server.stored().is_empty() {
+        assert!(t.elapsed() < Duration::from_secs(20), "nothing arrived");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let t = Instant::now();
+    let o = child.wait_with_output().unwrap();
+    assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(130), "{err}");
+    assert!(err.ends_with("hprof-shrink: cancelled\n"), "{err}");
+    // Unanswered is not delivered: both wait for the next run, nothing half-moved.
+    assert_eq!(names_in(&outbox), ["a.zip", "b.zip"]);
+    assert_eq!(server.stored().len(), 1);
+}

@@ -301,8 +301,13 @@ fn still_named(tmp: &NamedTempFile) -> bool {
     }
 }
 
+/// How old a temporary file must be before a cleanup removes it on a filesystem without
+/// locks, where whether a live process still writes it cannot be told otherwise.
+pub const STALE_AGE: std::time::Duration = std::time::Duration::from_secs(3600);
+
 /// Removes temporary output files in `dir` that a crashed or killed run left behind: ones
-/// with this crate's suffix that no running process holds locked. Returns their paths.
+/// with this crate's suffix that no running process holds locked (where the filesystem
+/// has no locks: ones not written to for [`STALE_AGE`]). Returns their paths.
 pub fn clean_stale(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut removed = Vec::new();
     let entries = match std::fs::read_dir(dir) {
@@ -321,7 +326,17 @@ pub fn clean_stale(dir: &Path) -> Result<Vec<PathBuf>> {
             continue;
         };
         // A lock we can take means no writer holds it.
-        if file.try_lock().is_ok() && std::fs::remove_file(&path).is_ok() {
+        let stale = match file.try_lock() {
+            Ok(()) => true,
+            Err(std::fs::TryLockError::WouldBlock) => false,
+            Err(std::fs::TryLockError::Error(_)) => file
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age >= STALE_AGE),
+        };
+        if stale && std::fs::remove_file(&path).is_ok() {
             removed.push(path);
         }
     }

@@ -451,7 +451,12 @@ fn shrink_mapped(
     for out in [outputs.zip, outputs.hprof].into_iter().flatten() {
         // What a killed run left behind goes before anything new is written.
         let dir = out.parent().filter(|p| !p.as_os_str().is_empty());
-        clean_stale(dir.unwrap_or(Path::new(".")))?;
+        for stale in clean_stale(dir.unwrap_or(Path::new(".")))? {
+            warnings.push(format!(
+                "removed {}, a temporary file a killed run left behind",
+                stale.display()
+            ));
+        }
     }
     let mut zip_file = outputs.zip.map(PendingFile::create).transpose()?;
     let raw_file = outputs.hprof.map(PendingFile::create).transpose()?;

@@ -87,6 +87,9 @@ pub struct BatchReport {
     pub upload_failed: usize,
     pub input_bytes: u64,
     pub output_bytes: u64,
+    /// A signal stopped the batch: the inputs not listed were not done (a package being
+    /// made was dropped, its temporary file removed); the next run takes them up.
+    pub cancelled: bool,
     pub entries: Vec<Entry>,
 }
 
@@ -375,7 +378,11 @@ fn run_one(
             zip: Some(out),
             hprof: None,
         };
-        let report = shrink_file(&prepared.hprof, outputs, &opts, &Control::default())
+        let control = Control {
+            cancel: Some(crate::signals::flag()),
+            progress: None,
+        };
+        let report = shrink_file(&prepared.hprof, outputs, &opts, &control)
             .map_err(|e| format!("{e}{}", salvage_hint(&e, args.mode.salvage)))?;
         salvaged = report.salvage.map(|s| {
             format!(
@@ -547,13 +554,22 @@ pub fn run(args: &BatchArgs) -> Result<u8, HostError> {
     let progress = Progress::new(&found.inputs, args.quiet);
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<Entry>>> = Mutex::new(vec![None; found.inputs.len()]);
+    let cancel = crate::signals::flag();
+    let cancelled = || cancel.load(Ordering::Relaxed);
     let work = || loop {
         let i = next.fetch_add(1, Ordering::Relaxed);
         let Some(input) = found.inputs.get(i) else {
             return;
         };
+        if cancelled() {
+            return;
+        }
         let out = args.out_dir.join(&input.out_rel);
         let entry = run_one(input, &out, args, threads, &handoff);
+        // A shrink the signal stopped did not fail: it is left out, for the next run.
+        if cancelled() && entry.status == Status::Failed {
+            return;
+        }
         progress.finished(&entry, args.quiet);
         results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(entry);
     };
@@ -612,6 +628,7 @@ pub fn run(args: &BatchArgs) -> Result<u8, HostError> {
             .map(|e| e.input_bytes)
             .sum(),
         output_bytes: entries.iter().filter_map(|e| e.output_bytes).sum(),
+        cancelled: cancelled(),
         entries,
     };
     if let Some(path) = &args.report {
@@ -619,6 +636,9 @@ pub fn run(args: &BatchArgs) -> Result<u8, HostError> {
     }
     if !args.quiet {
         say_raw!("{}", summary(&report));
+    }
+    if report.cancelled {
+        return Err(HostError::Cancelled);
     }
     // With an outbox, what waits there goes now (this run's packages and earlier ones).
     let drained = match (&outbox, &uploader) {

@@ -94,7 +94,7 @@ pub fn run(a: ShrinkArgs) -> Result<(), HostError> {
     let bar = Bar::new(!a.quiet);
     let progress = |p| bar.update(p);
     let control = Control {
-        cancel: None,
+        cancel: Some(crate::signals::flag()),
         progress: Some(&progress),
     };
     let outputs = Outputs {

@@ -147,7 +147,9 @@ impl Outbox {
         let mut unreachable_in_a_row = 0;
         let pending = self.pending()?;
         for (i, path) in pending.iter().cloned().enumerate() {
-            let stop = if uploader.deadline_passed() {
+            let stop = if uploader.cancelled() {
+                Some("cancelled".to_string())
+            } else if uploader.deadline_passed() {
                 Some("the --deadline ran out".to_string())
             } else if unreachable_in_a_row >= UNREACHABLE_IN_A_ROW {
                 Some(format!(
