@@ -675,3 +675,36 @@ fn a_name_stays_with_its_input_when_the_other_input_is_gone() {
     assert!(std::fs::read(out.join("leak.zip")).unwrap() == a_zip);
     assert_eq!(all_files(&out), zips);
 }
+
+#[test]
+fn a_gz_input_reports_its_ratio_against_the_dump_and_shows_both_sizes() {
+    let (dir, input, out) = workspace();
+    let dump = std::fs::read(fixture("hotspot-android.hprof")).unwrap();
+    let gz = input.join("d.hprof.gz");
+    let mut enc = flate2::write::GzEncoder::new(
+        std::fs::File::create(&gz).unwrap(),
+        flate2::Compression::best(),
+    );
+    enc.write_all(&dump).unwrap();
+    enc.finish().unwrap();
+    let gz_bytes = std::fs::metadata(&gz).unwrap().len();
+    let report = dir.path().join("r.json");
+    let o = run_batch(&input, &out, &report, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let e = &r["entries"][0];
+    let zip_bytes = std::fs::metadata(out.join("d.zip")).unwrap().len();
+    assert_eq!(e["input_bytes"], gz_bytes);
+    assert_eq!(e["dump_bytes"], dump.len() as u64);
+    let ratio = e["ratio"].as_f64().unwrap();
+    let want = zip_bytes as f64 / dump.len() as f64;
+    assert!((ratio - want).abs() < 1e-9, "{ratio} vs {want}");
+    // The line names both sizes; the table's size column is the dump's.
+    let err = stderr(&o);
+    let line = err.lines().find(|l| l.contains("d.hprof.gz ->")).unwrap();
+    assert!(
+        line.contains("hprof.gz") && line.contains("unpacked"),
+        "{line}"
+    );
+    assert!(line.contains(&format!("{:.1}%", want * 100.0)), "{line}");
+}

@@ -53,9 +53,13 @@ pub struct Entry {
     pub kind: Option<&'static str>,
     pub output: Option<String>,
     pub status: Status,
+    /// The input file's size (compressed, for a `.gz` or a zip).
     pub input_bytes: u64,
+    /// The dump's own size, where the input held it compressed (a `.gz`, a zip's entry)
+    /// and this run unpacked it.
+    pub dump_bytes: Option<u64>,
     pub output_bytes: Option<u64>,
-    /// output_bytes / input_bytes.
+    /// output_bytes / the dump's size (`dump_bytes`, else `input_bytes`).
     pub ratio: Option<f64>,
     pub seconds: f64,
     pub error: Option<String>,
@@ -164,7 +168,15 @@ fn describe(e: &Entry) -> String {
             "done    {} -> {} ({} -> {}, {:.1}%) {:.1} s{}{}",
             e.input,
             e.output.as_deref().unwrap_or("-"),
-            HumanBytes(e.input_bytes),
+            match e.dump_bytes {
+                Some(d) => format!(
+                    "{} {}, {} unpacked",
+                    HumanBytes(e.input_bytes),
+                    e.kind.unwrap_or("file"),
+                    HumanBytes(d)
+                ),
+                None => HumanBytes(e.input_bytes).to_string(),
+            },
             HumanBytes(e.output_bytes.unwrap_or(0)),
             e.ratio.unwrap_or(0.0) * 100.0,
             e.seconds,
@@ -311,6 +323,7 @@ fn run_one(
         output: Some(out.display().to_string()),
         status: Status::Failed,
         input_bytes: input.bytes,
+        dump_bytes: None,
         output_bytes: None,
         ratio: None,
         seconds: 0.0,
@@ -321,6 +334,7 @@ fn run_one(
         salvaged: None,
     };
     let mut salvaged = None;
+    let mut dump_bytes = None;
     let result = (|| -> Result<(Status, State), String> {
         if let Some(dir) = out.parent() {
             std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
@@ -384,6 +398,9 @@ fn run_one(
         };
         let report = shrink_file(&prepared.hprof, outputs, &opts, &control)
             .map_err(|e| format!("{e}{}", salvage_hint(&e, args.mode.salvage)))?;
+        if prepared.hprof != input.path {
+            dump_bytes = Some(report.input.bytes);
+        }
         salvaged = report.salvage.map(|s| {
             format!(
                 "salvaged: cut off at offset {} of {}, the part before it kept",
@@ -408,13 +425,21 @@ fn run_one(
         Ok((Status::Done, st))
     })();
     entry.salvaged = salvaged;
+    entry.dump_bytes = dump_bytes;
     match result {
         Ok((status, mut st)) => {
             entry.status = status;
             entry.output_bytes = std::fs::metadata(out).ok().map(|m| m.len());
+            // Against the dump, not the .gz or zip it came in: what the shrink achieved.
+            // A package kept from an earlier run (not unpacked now) of a compressed input
+            // has no ratio.
+            let dump = entry
+                .dump_bytes
+                .or((input.kind == discover::Kind::Hprof).then_some(input.bytes));
             entry.ratio = entry
                 .output_bytes
-                .map(|o| o as f64 / input.bytes.max(1) as f64);
+                .zip(dump)
+                .map(|(o, d)| o as f64 / d.max(1) as f64);
             handoff.pass_on(out, &mut entry, &mut st, args.quiet);
         }
         Err(e) => entry.error = Some(e),
@@ -599,6 +624,7 @@ pub fn run(args: &BatchArgs) -> Result<u8, HostError> {
             output: None,
             status,
             input_bytes: std::fs::metadata(&s.path).map(|m| m.len()).unwrap_or(0),
+            dump_bytes: None,
             output_bytes: None,
             ratio: None,
             seconds: 0.0,
@@ -674,15 +700,19 @@ fn summary(r: &BatchReport) -> String {
             Status::Skipped => "skipped",
         };
         o += &format!(
-            "{:8} {:>14} {:>14} {:>7} {:>7.1}s  {}{}\n",
+            "{:8} {:>14} {:>14} {:>7} {:>7.1}s  {}{}{}\n",
             status,
-            n(e.input_bytes),
+            n(e.dump_bytes.unwrap_or(e.input_bytes)),
             e.output_bytes.map(n).unwrap_or_else(|| "-".into()),
             e.ratio
                 .map(|r| format!("{:.1}%", r * 100.0))
                 .unwrap_or_else(|| "-".into()),
             e.seconds,
             e.input,
+            match e.dump_bytes {
+                Some(_) => format!(" ({} bytes as found)", n(e.input_bytes)),
+                None => String::new(),
+            },
             e.error
                 .as_ref()
                 .map(|x| format!(": {x}"))
