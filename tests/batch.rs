@@ -708,3 +708,32 @@ fn a_gz_input_reports_its_ratio_against_the_dump_and_shows_both_sizes() {
     );
     assert!(line.contains(&format!("{:.1}%", want * 100.0)), "{line}");
 }
+
+#[test]
+fn the_batch_bar_counts_bytes_as_the_passes_advance_not_only_when_a_file_ends() {
+    let (_dir, input, out) = workspace();
+    big_dump(&input.join("a.hprof"));
+    // A terminal for stderr (script(1)), so that the bar is drawn.
+    let cmd = format!(
+        "{BIN} batch {} --out-dir {} -j 1 --strip none --level 9",
+        s(&input),
+        s(&out)
+    );
+    let o = std::process::Command::new("script")
+        .args(["-qfec", &cmd, "/dev/null"])
+        .output()
+        .expect("script(1), from util-linux");
+    assert!(o.status.success(), "{}", stdout(&o));
+    let screen = stdout(&o);
+    // Every drawing of the bar while the one file is still in work: "0/1 files [...] DONE
+    // UNIT/TOTAL UNIT ...". Its byte count must take more values than "0 B" and the total.
+    let mut counts: Vec<String> = screen
+        .split(['\r', '\n'])
+        .filter_map(|l| l.split_once("0/1 files ["))
+        .filter_map(|(_, rest)| rest.split_once("] "))
+        .filter_map(|(_, bytes)| bytes.split_once('/'))
+        .map(|(done, _)| done.trim().to_string())
+        .collect();
+    counts.dedup();
+    assert!(counts.len() >= 3, "{counts:?}\n{screen}");
+}

@@ -9,7 +9,7 @@ pub mod prepare;
 pub mod state;
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -120,6 +120,34 @@ struct Progress {
     bar: Option<ProgressBar>,
     total: usize,
     done: AtomicUsize,
+    /// Input bytes accounted for, across workers: whole files finished, plus the part of
+    /// each file in work that its passes have walked.
+    advanced: AtomicU64,
+}
+
+/// One file's share of the bar while it is worked on.
+struct FileShare {
+    bytes: u64,
+    /// What this file has added to [`Progress::advanced`] so far.
+    added: AtomicU64,
+}
+
+/// How far through a shrink a progress report is, from 0 to 1: the three passes count
+/// alike (pass 2's stages share the middle third), each by the bytes it has walked.
+fn fraction(p: hprof_shrink_core::Progress) -> Option<f64> {
+    use hprof_shrink_core::Stage;
+    let pass = match p.stage {
+        Stage::Info => 0.0,
+        Stage::Collect | Stage::Resolve | Stage::Dedup => 1.0,
+        Stage::Write => 2.0,
+        Stage::Read => return None,
+    };
+    let within = if p.total == 0 {
+        0.0
+    } else {
+        (p.done as f64 / p.total as f64).min(1.0)
+    };
+    Some((pass + within) / 3.0)
 }
 
 impl Progress {
@@ -133,16 +161,42 @@ impl Progress {
             bar,
             total: inputs.len(),
             done: AtomicUsize::new(0),
+            advanced: AtomicU64::new(0),
+        }
+    }
+
+    fn share(&self, bytes: u64) -> FileShare {
+        FileShare {
+            bytes,
+            added: AtomicU64::new(0),
+        }
+    }
+
+    /// Moves the bar as a pass of `share`'s file advances. Reports come from several
+    /// threads and stages, so each file's share only ever grows, and stays short of the
+    /// whole file until it is finished.
+    fn advance(&self, share: &FileShare, p: hprof_shrink_core::Progress) {
+        let Some(bar) = &self.bar else { return };
+        let Some(f) = fraction(p) else { return };
+        let want = ((share.bytes as f64 * f) as u64).min(share.bytes.saturating_sub(1));
+        let before = share.added.fetch_max(want, Ordering::Relaxed);
+        if want > before {
+            let now = self.advanced.fetch_add(want - before, Ordering::Relaxed) + want - before;
+            bar.set_position(now);
         }
     }
 
     /// One line per file without a terminal; the bar moves with one.
-    fn finished(&self, e: &Entry, quiet: bool) {
+    fn finished(&self, e: &Entry, share: &FileShare, quiet: bool) {
         let k = self.done.fetch_add(1, Ordering::Relaxed) + 1;
         let line = describe(e);
         match &self.bar {
             Some(bar) => {
-                bar.inc(e.input_bytes);
+                // The rest of the file, whatever its passes reported.
+                let before = share.added.swap(share.bytes, Ordering::Relaxed);
+                let rest = share.bytes.saturating_sub(before);
+                let now = self.advanced.fetch_add(rest, Ordering::Relaxed) + rest;
+                bar.set_position(now);
                 bar.set_message(format!("{k}/{} files", self.total));
                 if e.status == Status::Failed || e.error.is_some() {
                     bar.println(format!("[{k}/{}] {line}", self.total));
@@ -315,6 +369,7 @@ fn run_one(
     args: &BatchArgs,
     threads: usize,
     handoff: &Handoff<'_>,
+    progress: &(dyn Fn(hprof_shrink_core::Progress) + Sync),
 ) -> Entry {
     let started = Instant::now();
     let mut entry = Entry {
@@ -394,7 +449,7 @@ fn run_one(
         };
         let control = Control {
             cancel: Some(crate::signals::flag()),
-            progress: None,
+            progress: Some(progress),
         };
         let report = shrink_file(&prepared.hprof, outputs, &opts, &control)
             .map_err(|e| format!("{e}{}", salvage_hint(&e, args.mode.salvage)))?;
@@ -590,12 +645,14 @@ pub fn run(args: &BatchArgs) -> Result<u8, HostError> {
             return;
         }
         let out = args.out_dir.join(&input.out_rel);
-        let entry = run_one(input, &out, args, threads, &handoff);
+        let share = progress.share(input.bytes);
+        let advance = |p| progress.advance(&share, p);
+        let entry = run_one(input, &out, args, threads, &handoff, &advance);
         // A shrink the signal stopped did not fail: it is left out, for the next run.
         if cancelled() && entry.status == Status::Failed {
             return;
         }
-        progress.finished(&entry, args.quiet);
+        progress.finished(&entry, &share, args.quiet);
         results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(entry);
     };
     std::thread::scope(|s| {

@@ -153,3 +153,23 @@ pub fn md5_hex(bytes: &[u8]) -> String {
         .map(|b| format!("{b:02x}"))
         .collect()
 }
+
+/// A dump of 24 MiB of incompressible byte arrays: kept whole (`--strip none`) and
+/// deflated at level 9, it takes a few seconds to shrink, time enough to signal it.
+pub fn big_dump(path: &Path) {
+    use hprof_fixtures::{ArtBuilder, Heap, Options};
+    let mut b = ArtBuilder::new(Options::default());
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    for _ in 0..24 {
+        let bytes: Vec<u8> = (0..1 << 20)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect();
+        b.byte_array(Heap::App, &bytes);
+    }
+    std::fs::write(path, b.finish()).unwrap();
+}
