@@ -87,6 +87,26 @@ pub enum Command {
     /// Uploads packages to a server, or everything waiting in an outbox directory.
     #[command(long_about = UPLOAD_ABOUT, after_help = UPLOAD_AFTER)]
     Upload(UploadArgs),
+    /// Prints a completion script for a shell (see the README's Install section).
+    Completions(CompletionsArgs),
+    /// Writes man pages (hprof-shrink.1 and one per subcommand) into a directory; what
+    /// scripts/man.sh runs.
+    #[command(hide = true)]
+    Manpages(ManpagesArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+pub struct ManpagesArgs {
+    /// Where the pages go (made if missing).
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
 }
 
 const BATCH_HELP: &str = "\

@@ -15,6 +15,7 @@ pub fn subcommand(word: &str) -> Option<String> {
     let lower = word.to_lowercase();
     Cli::command()
         .get_subcommands()
+        .filter(|c| !c.is_hide_set())
         .map(|c| c.get_name().to_string())
         // The subcommand itself is clap's to take.
         .filter(|name| name != word)

@@ -570,3 +570,76 @@ fn a_full_disk_under_one_of_two_outputs_names_that_output() {
     assert!(left.is_empty(), "{left:?}");
     assert_eq!(names_in(dir.path()), ["tiny"]);
 }
+
+#[test]
+fn completions_for_every_shell_and_man_pages_come_from_the_clap_definitions() {
+    for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
+        let o = run(&["completions", shell]);
+        assert!(o.status.success(), "{shell}: {}", stderr(&o));
+        let script = stdout(&o);
+        for word in [
+            "hprof-shrink",
+            "inspect",
+            "batch",
+            "upload",
+            "strip",
+            "hprof-out",
+        ] {
+            assert!(script.contains(word), "{shell}: no {word}");
+        }
+    }
+    // The bash script is valid bash and completes the subcommands.
+    let bash = stdout(&run(&["completions", "bash"]));
+    let o = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "{bash}\nCOMP_WORDS=(hprof-shrink ins); COMP_CWORD=1; _hprof__shrink hprof-shrink ins hprof-shrink; echo \"${{COMPREPLY[@]}}\""
+        ))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).split_whitespace().any(|w| w == "inspect"),
+        "{}",
+        stdout(&o)
+    );
+    let bad = run(&["completions", "tcsh"]);
+    assert_eq!(bad.status.code(), Some(2));
+
+    let dir = tempfile::tempdir().unwrap();
+    let o = run(&["manpages", s(dir.path())]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        names_in(dir.path()),
+        [
+            "hprof-shrink-batch.1",
+            "hprof-shrink-completions.1",
+            "hprof-shrink-inspect.1",
+            "hprof-shrink-upload.1",
+            "hprof-shrink-verify.1",
+            "hprof-shrink.1"
+        ]
+    );
+    let main = std::fs::read_to_string(dir.path().join("hprof-shrink.1")).unwrap();
+    assert!(
+        main.starts_with(".ie") || main.contains(".TH hprof-shrink 1"),
+        "{main}"
+    );
+    assert!(
+        main.contains("\\-\\-strip") && main.contains("\\-\\-force"),
+        "{main}"
+    );
+    let batch = std::fs::read_to_string(dir.path().join("hprof-shrink-batch.1")).unwrap();
+    assert!(batch.contains("hprof\\-shrink batch") && batch.contains("\\-\\-out\\-dir"));
+    // man(1) renders it, where it is installed.
+    if let Ok(o) = std::process::Command::new("man")
+        .arg("-l")
+        .arg(dir.path().join("hprof-shrink.1"))
+        .env("MANPAGER", "cat")
+        .env("MANWIDTH", "80")
+        .output()
+    {
+        assert!(o.status.success(), "man: {}", stderr(&o));
+        assert!(stdout(&o).contains("--strip"), "{}", stdout(&o));
+    }
+}

@@ -2,6 +2,7 @@
 //! how it went; `main` only dispatches and reports.
 
 pub mod batch;
+pub mod docs;
 pub mod inspect;
 pub mod shrink;
 pub mod upload;
