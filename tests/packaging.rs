@@ -11,7 +11,13 @@ fn cargo() -> Command {
 
 fn metadata() -> serde_json::Value {
     let o = cargo()
-        .args(["metadata", "--no-deps", "--format-version", "1", "--offline"])
+        .args([
+            "metadata",
+            "--no-deps",
+            "--format-version",
+            "1",
+            "--offline",
+        ])
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -24,7 +30,13 @@ fn both_crates_carry_the_metadata_a_publish_needs() {
     let packages = m["packages"].as_array().unwrap();
     for name in ["hprof-shrink", "hprof-shrink-core"] {
         let p = packages.iter().find(|p| p["name"] == name).unwrap();
-        for field in ["description", "license", "repository", "readme", "rust_version"] {
+        for field in [
+            "description",
+            "license",
+            "repository",
+            "readme",
+            "rust_version",
+        ] {
             let v = p[field].as_str().unwrap_or("");
             assert!(!v.is_empty(), "{name}: no {field}");
         }
@@ -39,7 +51,10 @@ fn both_crates_carry_the_metadata_a_publish_needs() {
         assert!(readme.is_file(), "{name}: {}", readme.display());
     }
     // What a published hprof-shrink depends on: a version, not only a path.
-    let root = packages.iter().find(|p| p["name"] == "hprof-shrink").unwrap();
+    let root = packages
+        .iter()
+        .find(|p| p["name"] == "hprof-shrink")
+        .unwrap();
     let core = root["dependencies"]
         .as_array()
         .unwrap()
@@ -66,7 +81,12 @@ fn the_core_packages_with_its_sources_and_header_and_without_fixtures() {
     assert!(o.status.success(), "{err}");
     assert!(!err.contains("warning"), "{err}");
     let files = String::from_utf8_lossy(&o.stdout);
-    for want in ["src/lib.rs", "include/hprof_shrink.h", "README.md", "Cargo.toml"] {
+    for want in [
+        "src/lib.rs",
+        "include/hprof_shrink.h",
+        "README.md",
+        "Cargo.toml",
+    ] {
         assert!(files.lines().any(|l| l == want), "{want} not in:\n{files}");
     }
     assert!(!files.contains(".hprof"), "{files}");

@@ -28,10 +28,25 @@ use crate::report::{
     StringsReport, Timings, TypeRow, SCHEMA,
 };
 
-/// Everything a shrink can be told.
+/// Everything a shrink can be told. It will grow: start from [`Default`] (or
+/// [`ShrinkOptions::new`]) and set what differs, with the `with_*` methods or by field.
+///
+/// ```
+/// use hprof_shrink_core::{ShrinkOptions, StripMode};
+///
+/// let opts = ShrinkOptions::new()
+///     .with_strip(StripMode::Strings)
+///     .with_level(9)
+///     .with_extra("uin", "7");
+/// assert_eq!(opts.level, 9);
+/// assert_eq!(opts.extra, [("uin".to_string(), "7".to_string())]);
+/// ```
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct ShrinkOptions {
+    /// Which primitive arrays survive.
     pub strip: StripMode,
+    /// How a dropped array disappears.
     pub dropped: DroppedMode,
     /// Deflate level 0-9 of the zip (0 stores).
     pub level: u32,
@@ -53,6 +68,60 @@ pub struct ShrinkOptions {
 pub const MAX_THREADS: usize = 256;
 
 impl ShrinkOptions {
+    /// The defaults: `--strip bitmaps`, `--dropped remove`, level 6, manifest values read
+    /// from the dump, one thread per core.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// With `strip`.
+    pub fn with_strip(mut self, strip: StripMode) -> Self {
+        self.strip = strip;
+        self
+    }
+
+    /// With `dropped`.
+    pub fn with_dropped(mut self, dropped: DroppedMode) -> Self {
+        self.dropped = dropped;
+        self
+    }
+
+    /// With deflate level `level` (0 stores; at most 9, checked when the shrink starts).
+    pub fn with_level(mut self, level: u32) -> Self {
+        self.level = level;
+        self
+    }
+
+    /// With these manifest values (`None` ones are read from the dump).
+    pub fn with_manifest(mut self, manifest: ManifestValues) -> Self {
+        self.manifest = manifest;
+        self
+    }
+
+    /// With one more `extra.info` property, after those already there.
+    pub fn with_extra(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.extra.push((key.into(), value.into()));
+        self
+    }
+
+    /// With `name` for the hprof entry.
+    pub fn with_hprof_entry(mut self, name: impl Into<String>) -> Self {
+        self.hprof_entry = Some(name.into());
+        self
+    }
+
+    /// With `threads` threads (0: one per core).
+    pub fn with_threads(mut self, threads: usize) -> Self {
+        self.threads = threads;
+        self
+    }
+
+    /// Salvaging a cut-off dump, or not.
+    pub fn with_salvage(mut self, salvage: bool) -> Self {
+        self.salvage = salvage;
+        self
+    }
+
     /// The number of threads to use: `threads`, or one per core when 0; at most
     /// [`MAX_THREADS`].
     pub fn threads(&self) -> usize {
@@ -93,10 +162,14 @@ pub struct Analysis {
     pub timings: Timings,
 }
 
-/// What passes 1 and 2 need to know.
+/// What passes 1 and 2 need to know. It will grow: make it with
+/// [`AnalyzeOptions::new`] and set the rest by field or `with_*`.
 #[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
 pub struct AnalyzeOptions {
+    /// Which primitive arrays survive.
     pub strip: StripMode,
+    /// How a dropped array disappears.
     pub dropped: DroppedMode,
     /// Threads for the walks.
     pub threads: usize,
@@ -106,6 +179,7 @@ pub struct AnalyzeOptions {
 }
 
 impl AnalyzeOptions {
+    /// Options for a whole, uncut dump.
     pub fn new(strip: StripMode, dropped: DroppedMode, threads: usize) -> Self {
         AnalyzeOptions {
             strip,
@@ -113,6 +187,12 @@ impl AnalyzeOptions {
             threads,
             salvaged: false,
         }
+    }
+
+    /// For a dump trimmed by [`Hprof::salvage`], or not.
+    pub fn with_salvaged(mut self, salvaged: bool) -> Self {
+        self.salvaged = salvaged;
+        self
     }
 }
 
@@ -352,6 +432,19 @@ const BUF: usize = 1 << 20;
 /// destination under a temporary name and renamed into place only when complete and
 /// synced: on any error (or cancellation) no output file appears. The input is never
 /// written to.
+///
+/// ```
+/// use hprof_shrink_core::{shrink_file, Control, Outputs, ShrinkOptions};
+/// # let input = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/hotspot-android.hprof"));
+/// # let dir = tempfile::tempdir()?;
+/// let raw = dir.path().join("small.hprof");
+/// // Only the shrunk hprof, no zip.
+/// let outputs = Outputs { zip: None, hprof: Some(&raw) };
+/// let report = shrink_file(input, outputs, &ShrinkOptions::new(), &Control::default())?;
+/// assert_eq!(std::fs::metadata(&raw)?.len(), report.output.hprof_bytes);
+/// assert!(report.arrays.dropped.count > 0);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn shrink_file(
     input: &Path,
     outputs: Outputs<'_>,

@@ -91,7 +91,25 @@ fn violation(msg: String) -> Error {
     Error::Verify(msg)
 }
 
-/// Verifies a package, or a raw shrunk hprof (told apart by their first bytes).
+/// Verifies a package, or a raw shrunk hprof (told apart by their first bytes); with
+/// `against`, compares it with the dump it was made from. `strip` is the mode it was made
+/// with (default: what the zip comment says).
+///
+/// ```
+/// use hprof_shrink_core::verify::verify_path;
+/// use hprof_shrink_core::{shrink_file, Control, Outputs, ShrinkOptions};
+/// # let input = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/art-api26.hprof"));
+/// # let dir = tempfile::tempdir()?;
+/// # let zip = dir.path().join("leak.zip");
+/// let outputs = Outputs { zip: Some(&zip), hprof: None };
+/// shrink_file(input, outputs, &ShrinkOptions::new(), &Control::default())?;
+/// verify_path(&zip, Some(input), None, &Control::default())?;
+///
+/// // Another dump is not what the package was made from.
+/// # let other = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/art-api25.hprof"));
+/// assert!(verify_path(&zip, Some(other), None, &Control::default()).is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn verify_path(
     path: &Path,
     against: Option<&Path>,

@@ -57,10 +57,7 @@ fn shrink_changed_during(
 }
 
 fn truncated_during(stage: Stage, zip: bool) {
-    let opts = ShrinkOptions {
-        threads: 2,
-        ..Default::default()
-    };
+    let opts = ShrinkOptions::new().with_threads(2);
     let out = if zip { "out.zip" } else { "out.hprof" };
     // What `cp` over the dump does first.
     let text = shrink_changed_during(&big_dump(), stage, out, &opts, |f| f.set_len(4096).unwrap());

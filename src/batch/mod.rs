@@ -433,16 +433,15 @@ fn run_one(
         state::forget(out);
         let dir = out.parent().unwrap_or(Path::new("."));
         let prepared = prepare::prepare(input, dir, args.max_input_size)?;
-        let opts = ShrinkOptions {
-            strip: args.mode.strip,
-            dropped: args.mode.dropped,
-            level: args.mode.level,
-            manifest: prepared.manifest.clone(),
-            extra: prepared.extra.clone(),
-            hprof_entry: prepared.hprof_entry.clone(),
-            threads,
-            salvage: args.mode.salvage,
-        };
+        let mut opts = ShrinkOptions::new()
+            .with_strip(args.mode.strip)
+            .with_dropped(args.mode.dropped)
+            .with_level(args.mode.level)
+            .with_manifest(prepared.manifest.clone())
+            .with_threads(threads)
+            .with_salvage(args.mode.salvage);
+        opts.extra = prepared.extra.clone();
+        opts.hprof_entry = prepared.hprof_entry.clone();
         let outputs = Outputs {
             zip: Some(out),
             hprof: None,
