@@ -33,6 +33,9 @@ cargo check -p hprof-shrink-core --quiet
 # `cargo package` builds the core from its .crate as a registry would (offline, from the
 # lock file and the cargo cache). Not `cargo publish --dry-run`: that asks the registry's
 # index first, which a CI machine without network cannot.
+step "the core's API documentation builds without a warning (missing docs, broken links)"
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -p hprof-shrink-core --features ffi --quiet
+
 step "the core packages as a crate (cargo package, offline)"
 cargo package -p hprof-shrink-core --offline --allow-dirty --quiet
 

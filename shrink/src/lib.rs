@@ -39,6 +39,8 @@
 //! Long work takes a [`Control`]: a cancellation flag another thread (or a signal handler)
 //! may set, and a progress callback.
 
+#![warn(missing_docs)]
+
 /// Progress reports and cancellation for long walks.
 pub mod control;
 /// The C ABI (`include/hprof_shrink.h`), for C and Android (JNI) callers.

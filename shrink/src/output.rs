@@ -25,6 +25,7 @@ pub struct Writeback<'f> {
 const WRITEBACK_BYTES: u64 = 8 << 20;
 
 impl<'f> Writeback<'f> {
+    /// Writes to `file` from its current position.
     pub fn new(file: &'f File) -> Self {
         Writeback {
             file,
@@ -177,6 +178,7 @@ impl std::io::Write for Writeback<'_> {
 /// Suffix of every temporary output file this crate creates.
 pub const TEMP_SUFFIX: &str = ".hprof-shrink-tmp";
 
+/// An output being written under a temporary name beside its destination, renamed into place by [`PendingFile::commit`]; dropped before that, it is removed.
 pub struct PendingFile {
     tmp: NamedTempFile,
     /// The path as given, which messages name.
@@ -186,6 +188,7 @@ pub struct PendingFile {
 }
 
 impl PendingFile {
+    /// Checks `dest` (a regular file or nothing, in an existing directory) and makes the temporary file beside it.
     pub fn create(dest: &Path) -> Result<Self> {
         check_destination(dest)?;
         let target = link_target(dest)?;
@@ -205,18 +208,22 @@ impl PendingFile {
         })
     }
 
+    /// The temporary file, to write.
     pub fn file(&mut self) -> &mut File {
         self.tmp.as_file_mut()
     }
 
+    /// The temporary file.
     pub fn as_file(&self) -> &File {
         self.tmp.as_file()
     }
 
+    /// The temporary file's path.
     pub fn path(&self) -> &Path {
         self.tmp.path()
     }
 
+    /// The destination, as given.
     pub fn dest(&self) -> &Path {
         &self.dest
     }
@@ -478,6 +485,7 @@ pub struct Named<'p, W> {
 }
 
 impl<'p, W> Named<'p, W> {
+    /// Tags the errors of `inner` with `path`.
     pub fn new(inner: W, path: &'p Path) -> Self {
         Named { inner, path }
     }

@@ -152,13 +152,21 @@ impl Default for ShrinkOptions {
 /// found in it.
 #[derive(Debug)]
 pub struct Analysis {
+    /// Pass 1: classes, layouts, names, targets.
     pub info: DumpInfo,
+    /// Pass 2: String values, Bitmap buffers, DumpData images.
     pub collected: Collected,
+    /// Bitmap buffers grouped by content.
     pub buffers: Groups,
+    /// DumpData images grouped by content.
     pub images: Groups,
+    /// What pass 3 keeps, drops and repoints.
     pub plan: Plan,
+    /// Manifest values read from the dump.
     pub from_dump: ManifestValues,
+    /// What the caller should know.
     pub warnings: Vec<String>,
+    /// Milliseconds in each pass.
     pub timings: Timings,
 }
 
@@ -407,7 +415,9 @@ pub fn write_shrunk<W: Write>(
 /// Where a shrink writes: a zip package, a raw hprof, or both.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Outputs<'a> {
+    /// Where the package goes.
     pub zip: Option<&'a Path>,
+    /// Where the bare shrunk hprof goes.
     pub hprof: Option<&'a Path>,
 }
 

@@ -2,11 +2,12 @@
 //! analyzer reads), the shrunk hprof and, optionally, `extra.info`; its comment names the
 //! tool and the modes it was made with.
 //!
-//! Reading goes through `rawzip`; writing is our own ([`records`]): the writer brings its
-//! own compressed bytes (deflated on several cores, see [`deflate`]), and a stored entry
-//! must carry its sizes in its local header, which rawzip's writer never does (it always
-//! writes a data descriptor) and the `zip` crate does only compressing itself, on one
-//! thread. For reading, rawzip reads with positioned reads, hands out a stored entry's byte range (so
+//! Reading goes through `rawzip`; writing is our own
+//! ([`records`](crate::package::records)): the writer brings its own compressed bytes
+//! (deflated on several cores, see [`deflate`](crate::package::deflate)), and a stored
+//! entry must carry its sizes in its local header, which rawzip's writer never does (it
+//! always writes a data descriptor) and the `zip` crate does only compressing itself, on
+//! one thread. For reading, rawzip reads with positioned reads, hands out a stored entry's byte range (so
 //! the verifier maps it instead of copying it) and checks size and CRC-32 as an entry is
 //! decompressed (flate2, which the writer already uses).
 

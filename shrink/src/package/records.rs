@@ -37,13 +37,19 @@ pub fn local_zip64_sizes_at(name_len: usize) -> u64 {
 /// One entry as the central directory describes it.
 #[derive(Debug, Clone)]
 pub struct Entry {
+    /// The entry's name.
     pub name: String,
     /// 0 stored, 8 deflated.
     pub method: u16,
+    /// General purpose flags (bit 3: a data descriptor follows).
     pub flags: u16,
+    /// CRC-32 of the uncompressed bytes.
     pub crc: u32,
+    /// Bytes as stored.
     pub compressed: u64,
+    /// Bytes uncompressed.
     pub size: u64,
+    /// Offset of the local header.
     pub local_offset: u64,
     /// The DOS time and date all entries carry.
     pub dos: (u16, u16),

@@ -82,6 +82,7 @@ impl<W: Write> Write for Counting<W> {
     }
 }
 
+/// Writes a package: entries in order, then the central directory with the zip comment.
 pub struct PackageWriter<W: Rewrite> {
     out: Counting<W>,
     dos: (u16, u16),
