@@ -53,7 +53,8 @@ pub struct Entry {
     pub local_offset: u64,
     /// The DOS time and date all entries carry.
     pub dos: (u16, u16),
-    /// The local header has a zip64 extra field (its sizes are 0xFFFFFFFF there).
+    /// The local header has a zip64 extra field (its sizes are 0xFFFFFFFF there): only
+    /// for a stored entry that may pass 4 GiB.
     pub zip64_local: bool,
 }
 
@@ -96,7 +97,7 @@ fn short(v: u64) -> u32 {
 }
 
 /// The local header of `e`. With `zip64_local`, the sizes live in a zip64 extra field
-/// (and the 32-bit fields say so), which a streamed entry that may pass 4 GiB needs even
+/// (and the 32-bit fields say so), which a stored entry that may pass 4 GiB needs even
 /// before its sizes are known.
 pub fn local_header(e: &Entry) -> Vec<u8> {
     let mut o = Out(Vec::with_capacity(30 + e.name.len() + 20));
@@ -124,12 +125,14 @@ pub fn local_header(e: &Entry) -> Vec<u8> {
     o.0
 }
 
-/// The data descriptor after a streamed entry: 8-byte sizes when its local header has a
-/// zip64 field (readers decide the descriptor's size by that field), 4-byte ones otherwise.
+/// The data descriptor after a streamed (deflated) entry: 8-byte sizes when a size passes
+/// 4 GiB, 4-byte ones otherwise. Java's `ZipInputStream` decides the descriptor's length by
+/// the sizes it finds, not by the local header, which is why a deflated entry's local
+/// header never has a zip64 field.
 pub fn descriptor(e: &Entry) -> Vec<u8> {
     let mut o = Out(Vec::with_capacity(24));
     o.u32(DESCRIPTOR_SIG).u32(e.crc);
-    if e.zip64_local {
+    if e.size >= ZIP64_AT || e.compressed >= ZIP64_AT {
         o.u64(e.compressed).u64(e.size);
     } else {
         o.u32(e.compressed as u32).u32(e.size as u32);
@@ -284,6 +287,14 @@ mod tests {
             &l[local_zip64_sizes_at(1) as usize..][..8],
             &(5u64 << 30).to_le_bytes()
         );
+        // A deflated entry's descriptor grows with its sizes, not with its header.
+        let small = Entry {
+            size: 10,
+            compressed: 12,
+            ..e.clone()
+        };
+        assert_eq!(descriptor(&small).len(), 16);
+        assert_eq!(descriptor(&e).len(), 24);
         let end = end(3, 6 << 30, 200, b"c");
         assert_eq!(&end[..4], &END64_SIG.to_le_bytes());
     }

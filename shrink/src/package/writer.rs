@@ -158,8 +158,8 @@ impl<W: Rewrite> PackageWriter<W> {
 
     /// Adds an entry by streaming its content: `fill` writes it into the `Write` it is given,
     /// which deflates on `threads` cores. `max_len` bounds what `fill` writes (it decides
-    /// whether the entry's header makes room for sizes past 4 GiB). Returns what `fill`
-    /// returns.
+    /// whether a stored entry's header makes room for sizes past 4 GiB). Returns what
+    /// `fill` returns.
     pub fn add_stream<T>(
         &mut self,
         name: &str,
@@ -168,13 +168,10 @@ impl<W: Rewrite> PackageWriter<W> {
         fill: impl FnOnce(&mut dyn Write) -> Result<T>,
     ) -> Result<T> {
         let level = self.level;
-        // Deflate can grow incompressible data a little: leave room for that too.
-        let most = if level == 0 {
-            max_len
-        } else {
-            max_len.saturating_add(max_len / 256 + (1 << 16))
-        };
-        let mut entry = self.start(name, most >= ZIP64_AT)?;
+        // A stored entry's sizes are patched into its local header, which must have room
+        // for 8-byte ones if they may be needed; a deflated entry's follow in its data
+        // descriptor, sized by what they turn out to be.
+        let mut entry = self.start(name, level == 0 && max_len >= ZIP64_AT)?;
         let data_at = self.out.count;
         let (value, crc, len) = if level == 0 {
             let mut stored = Stored {
@@ -197,7 +194,7 @@ impl<W: Rewrite> PackageWriter<W> {
         entry.crc = crc;
         entry.size = len;
         entry.compressed = self.out.count - data_at;
-        if !entry.zip64_local && (entry.size >= ZIP64_AT || entry.compressed >= ZIP64_AT) {
+        if level == 0 && !entry.zip64_local && entry.size >= ZIP64_AT {
             return Err(Error::Zip(format!(
                 "entry {name} came to {} bytes, past the {max_len} it was said to hold at most",
                 entry.size
@@ -275,5 +272,41 @@ impl<W: Rewrite> PackageWriter<W> {
         );
         self.out.write_all(&end).map_err(Error::Write)?;
         Ok(self.out.inner)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Read;
+
+    #[test]
+    fn a_stored_entry_that_may_pass_4_gib_has_zip64_sizes_every_reader_takes() {
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        let data: Vec<u8> = (0..70_000u32).map(|i| (i % 251) as u8).collect();
+        let mut w = PackageWriter::new(f.as_file_mut(), 0, 1_500_000_000_000).unwrap();
+        w.add_stream("big.hprof", 1, 5 << 30, |out| {
+            out.write_all(&data).map_err(Error::Write)
+        })
+        .unwrap();
+        w.add_bytes("after", b"x").unwrap();
+        w.finish("").unwrap();
+        let bytes = std::fs::read(f.path()).unwrap();
+        // The local header: sizes 0xFFFFFFFF, the zip64 field holding the real ones.
+        assert_eq!(&bytes[18..26], &[0xFF; 8]);
+        let at = records::local_zip64_sizes_at("big.hprof".len()) as usize;
+        assert_eq!(&bytes[at..at + 8], &(data.len() as u64).to_le_bytes());
+        assert_eq!(&bytes[at + 8..at + 16], &(data.len() as u64).to_le_bytes());
+        // A second zip implementation reads both entries back.
+        let mut z = zip::ZipArchive::new(std::fs::File::open(f.path()).unwrap()).unwrap();
+        let mut back = Vec::new();
+        z.by_name("big.hprof")
+            .unwrap()
+            .read_to_end(&mut back)
+            .unwrap();
+        assert!(back == data);
+        let mut after = Vec::new();
+        z.by_name("after").unwrap().read_to_end(&mut after).unwrap();
+        assert_eq!(after, b"x");
     }
 }
