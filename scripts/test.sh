@@ -30,6 +30,15 @@ cargo test --workspace --features hprof-shrink-core/ffi
 step "the core as Rust callers get it (no C ABI) builds"
 cargo check -p hprof-shrink-core --quiet
 
+# `cargo package` builds the core from its .crate as a registry would (offline, from the
+# lock file and the cargo cache). Not `cargo publish --dry-run`: that asks the registry's
+# index first, which a CI machine without network cannot.
+step "the core's API documentation builds without a warning (missing docs, broken links)"
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -p hprof-shrink-core --features ffi --quiet
+
+step "the core packages as a crate (cargo package, offline)"
+cargo package -p hprof-shrink-core --offline --allow-dirty --quiet
+
 step "the core for Android: checked for three targets with and without the C ABI, the phone's library linked and its exports checked"
 bash scripts/android-check.sh --build-targets aarch64-linux-android
 

@@ -90,6 +90,26 @@ pub enum Command {
     /// Uploads packages to a server, or everything waiting in an outbox directory.
     #[command(long_about = UPLOAD_ABOUT, after_help = UPLOAD_AFTER)]
     Upload(UploadArgs),
+    /// Prints a completion script for a shell (see the README's Install section).
+    Completions(CompletionsArgs),
+    /// Writes man pages (hprof-shrink.1 and one per subcommand) into a directory; what
+    /// scripts/man.sh runs.
+    #[command(hide = true)]
+    Manpages(ManpagesArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+pub struct ManpagesArgs {
+    /// Where the pages go (made if missing).
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
 }
 
 const BATCH_HELP: &str = "\
@@ -208,6 +228,11 @@ pub struct ShrinkArgs {
     /// Also (or, without OUT.zip, only) write the shrunk hprof to this file.
     #[arg(long, value_name = "FILE")]
     pub hprof_out: Option<PathBuf>,
+
+    /// Replace OUT.zip or the --hprof-out file when it exists (without it, an existing
+    /// output is an error and is left alone).
+    #[arg(short, long)]
+    pub force: bool,
 
     #[command(flatten)]
     pub mode: ShrinkMode,
@@ -413,6 +438,7 @@ impl UploadOpts {
                 .and_then(|d| std::time::SystemTime::now().checked_add(d)),
             ..RetryPolicy::default()
         };
+        cfg.cancel = Some(crate::signals::flag());
         cfg.insecure = self.insecure;
         cfg.ca_certs = self.cacert.clone();
         cfg.progress = !quiet;

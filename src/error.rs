@@ -23,6 +23,18 @@ pub enum HostError {
     #[error("{0}")]
     NoOutput(&'static str),
 
+    /// The dump named is no file, and its name is a slip away from a subcommand's.
+    #[error("{word}: no such file; did you mean `{command}`?")]
+    DidYouMean { word: String, command: String },
+
+    /// A signal stopped the work (what `main` reports as "cancelled").
+    #[error("cancelled")]
+    Cancelled,
+
+    /// An output exists and `--force` was not given.
+    #[error("{}: already exists (use -f/--force to replace it)", .0.display())]
+    Exists(PathBuf),
+
     /// A batch's inputs or shard cannot be used (no such file, a bad pattern, not K/N).
     #[error("{0}")]
     Inputs(String),
@@ -131,7 +143,7 @@ impl HostError {
 
     pub fn exit_code(&self) -> u8 {
         match self {
-            HostError::Usage(_) => EXIT_USAGE,
+            HostError::Usage(_) | HostError::DidYouMean { .. } => EXIT_USAGE,
             _ => EXIT_FAILURE,
         }
     }

@@ -8,6 +8,8 @@ mod commands;
 mod error;
 mod json;
 mod say;
+mod signals;
+mod suggest;
 mod summary;
 
 use std::process::ExitCode;
@@ -26,6 +28,13 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
     }
+    signals::install();
+    // Before clap, which would take the slip for a dump's name or fail on the options
+    // that follow it with a message of its own.
+    if let Some(e) = slip(std::env::args_os().nth(1)) {
+        say!("hprof-shrink: error: {e}");
+        return ExitCode::from(e.exit_code());
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Some(Command::Inspect(a)) => commands::inspect::run(a).map(|()| ExitCode::SUCCESS),
@@ -33,10 +42,18 @@ fn main() -> ExitCode {
         Some(Command::Verify(a)) => commands::verify::run(a).map(|()| ExitCode::SUCCESS),
         Some(Command::Batch(a)) => commands::batch::run(a).map(ExitCode::from),
         Some(Command::Upload(a)) => commands::upload::run(a).map(|()| ExitCode::SUCCESS),
+        Some(Command::Completions(a)) => commands::docs::completions(a).map(|()| ExitCode::SUCCESS),
+        Some(Command::Manpages(a)) => commands::docs::manpages(a).map(|()| ExitCode::SUCCESS),
         None => commands::shrink::run(cli.shrink).map(|()| ExitCode::SUCCESS),
     };
     match result {
         Ok(code) => code,
+        // Stopped by a signal: the work failed because of it, and cleaned up after itself.
+        Err(_) if signals::received().is_some() => {
+            let n = signals::received().unwrap_or(0);
+            say!("hprof-shrink: cancelled");
+            ExitCode::from(signals::exit_code(n))
+        }
         // Bad usage looks like clap's own: the message, the usage line, exit 2.
         Err(HostError::Usage(msg)) => Cli::command()
             .error(clap::error::ErrorKind::InvalidValue, msg)
@@ -48,4 +65,19 @@ fn main() -> ExitCode {
             ExitCode::from(e.exit_code())
         }
     }
+}
+
+/// `hprof-shrink inspekt x.hprof`: a first argument that is no option and no file, but a
+/// slip away from a subcommand's name.
+fn slip(first: Option<std::ffi::OsString>) -> Option<HostError> {
+    let first = first?;
+    let word = first.to_str()?;
+    if word.starts_with('-') || std::fs::symlink_metadata(word).is_ok() {
+        return None;
+    }
+    let command = suggest::subcommand(word)?;
+    Some(HostError::DidYouMean {
+        word: word.to_string(),
+        command,
+    })
 }

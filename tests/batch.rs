@@ -28,18 +28,18 @@ fn workspace() -> (tempfile::TempDir, PathBuf, PathBuf) {
     (dir, input, out)
 }
 
-/// `batch INPUT --out-dir OUT --report REPORT MORE...`
-fn run_batch(input: &Path, out: &Path, report: &Path, more: &[&str]) -> std::process::Output {
-    let mut args = vec![
-        "batch",
-        s(input),
-        "--out-dir",
-        s(out),
-        "--report",
-        s(report),
-    ];
+/// `batch INPUTS... --out-dir OUT MORE...`
+fn batch(inputs: &[&str], out: &Path, more: &[&str]) -> std::process::Output {
+    let mut args = vec!["batch"];
+    args.extend_from_slice(inputs);
+    args.extend_from_slice(&["--out-dir", s(out)]);
     args.extend_from_slice(more);
     run(&args)
+}
+
+/// `batch INPUT --out-dir OUT --report REPORT MORE...`
+fn run_batch(input: &Path, out: &Path, report: &Path, more: &[&str]) -> std::process::Output {
+    batch(&[s(input)], out, &[&["--report", s(report)], more].concat())
 }
 
 /// Puts `n` copies of `fixture` into `dir` (made first) as `name(i)`.
@@ -124,16 +124,7 @@ fn mixed_inputs_good_ones_verify_bad_ones_are_reported_exit_says_partial() {
     std::fs::write(input.join("readme.txt"), "not a dump").unwrap();
 
     let report = dir.path().join("report.json");
-    let o = run(&[
-        "batch",
-        s(&input),
-        "--out-dir",
-        s(&out),
-        "-j",
-        "2",
-        "--report",
-        s(&report),
-    ]);
+    let o = batch(&[s(&input)], &out, &["-j", "2", "--report", s(&report)]);
     assert_eq!(
         o.status.code(),
         Some(3),
@@ -211,28 +202,15 @@ fn nothing_done_and_all_done_have_their_own_exit_codes() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.hprof");
     std::fs::write(&bad, b"JAVA PROFILE 1.0.2\0\0\0\0\x08").unwrap();
-    let o = run(&[
-        "batch",
-        s(&bad),
-        "--out-dir",
-        s(&dir.path().join("o1")),
-        "-q",
-    ]);
+    let o = batch(&[s(&bad)], &dir.path().join("o1"), &["-q"]);
     assert_eq!(o.status.code(), Some(4));
-    let o = run(&[
-        "batch",
-        s(&fixture("art-api26.hprof")),
-        "--out-dir",
-        s(&dir.path().join("o2")),
-        "-q",
-    ]);
+    let o = batch(
+        &[s(&fixture("art-api26.hprof"))],
+        &dir.path().join("o2"),
+        &["-q"],
+    );
     assert_eq!(o.status.code(), Some(0));
-    let o = run(&[
-        "batch",
-        "/nonexistent/dir",
-        "--out-dir",
-        s(&dir.path().join("o3")),
-    ]);
+    let o = batch(&["/nonexistent/dir"], &dir.path().join("o3"), &[]);
     assert_eq!(o.status.code(), Some(1));
 }
 
@@ -244,15 +222,7 @@ fn shards_split_the_inputs_without_overlap() {
     let mut seen = Vec::new();
     for k in 0..3 {
         let out = dir.path().join(format!("out{k}"));
-        let o = run(&[
-            "batch",
-            s(&input),
-            "--out-dir",
-            s(&out),
-            "--shard",
-            &format!("{k}/3"),
-            "-q",
-        ]);
+        let o = batch(&[s(&input)], &out, &["--shard", &format!("{k}/3"), "-q"]);
         assert!(o.status.code() == Some(0) || o.status.code() == Some(4));
         if out.exists() {
             seen.extend(
@@ -268,7 +238,7 @@ fn shards_split_the_inputs_without_overlap() {
         .collect();
     assert_eq!(seen, want, "every input in exactly one shard");
     assert_eq!(
-        run(&["batch", s(&input), "--out-dir", "x", "--shard", "3/3"])
+        batch(&[s(&input)], Path::new("x"), &["--shard", "3/3"])
             .status
             .code(),
         Some(1)
@@ -309,7 +279,7 @@ fn a_batch_killed_part_way_finishes_on_the_next_run_with_nothing_partial() {
         verify(p, &fixture("hotspot-android.hprof"));
     }
 
-    let o = run(&["batch", s(&input), "--out-dir", s(&out), "-j", "2"]);
+    let o = batch(&[s(&input)], &out, &["-j", "2"]);
     assert_eq!(
         o.status.code(),
         Some(0),
@@ -430,22 +400,13 @@ fn colliding_names_stay_with_their_inputs_when_inputs_are_added() {
     std::fs::create_dir(&a).unwrap();
     std::fs::create_dir(&b).unwrap();
     std::fs::copy(fixture("art-api26.hprof"), b.join("leak.hprof")).unwrap();
-    let o = run(&["batch", s(&b), "--out-dir", s(&out), "-q"]);
+    let o = batch(&[s(&b)], &out, &["-q"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let first = state_of(&out.join("leak.zip")).unwrap();
     // An input under another root with the same name, sorting first, joins the batch.
     std::fs::copy(fixture("art-api25.hprof"), a.join("leak.hprof")).unwrap();
     let report = dir.path().join("r.json");
-    let o = run(&[
-        "batch",
-        s(&a),
-        s(&b),
-        "--out-dir",
-        s(&out),
-        "-q",
-        "--report",
-        s(&report),
-    ]);
+    let o = batch(&[s(&a), s(&b)], &out, &["-q", "--report", s(&report)]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     // b/leak.hprof keeps leak.zip (not redone); a/leak.hprof gets a name of its own.
     assert_eq!(state_of(&out.join("leak.zip")).unwrap(), first);
@@ -592,14 +553,7 @@ fn a_second_batch_on_the_same_output_directory_or_outbox_is_refused() {
     for (held, other_out) in [(&out, &out), (&outbox, &dir.path().join("out2"))] {
         let lock = std::fs::File::open(held).unwrap();
         lock.try_lock().unwrap();
-        let o = run(&[
-            "batch",
-            s(&input),
-            "--out-dir",
-            s(other_out),
-            "--outbox",
-            s(&outbox),
-        ]);
+        let o = batch(&[s(&input)], other_out, &["--outbox", s(&outbox)]);
         assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
         let err = stderr(&o);
         let want = format!("{}: another hprof-shrink batch is using it", held.display());
@@ -608,14 +562,7 @@ fn a_second_batch_on_the_same_output_directory_or_outbox_is_refused() {
         assert!(names_in(&outbox).is_empty());
         drop(lock);
     }
-    let o = run(&[
-        "batch",
-        s(&input),
-        "--out-dir",
-        s(&out),
-        "--outbox",
-        s(&outbox),
-    ]);
+    let o = batch(&[s(&input)], &out, &["--outbox", s(&outbox)]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(names_in(&outbox), ["a.zip"]);
 }
@@ -661,17 +608,11 @@ fn a_salvaged_dump_says_so_on_its_own_line() {
     std::fs::write(input.join("cut.hprof"), &full[..full.len() / 2]).unwrap();
     std::fs::copy(fixture("art-api26.hprof"), input.join("whole.hprof")).unwrap();
     let report = dir.path().join("r.json");
-    let o = run(&[
-        "batch",
-        s(&input),
-        "--out-dir",
-        s(&dir.path().join("out")),
-        "--salvage",
-        "-j",
-        "1",
-        "--report",
-        s(&report),
-    ]);
+    let o = batch(
+        &[s(&input)],
+        &dir.path().join("out"),
+        &["--salvage", "-j", "1", "--report", s(&report)],
+    );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let err = stderr(&o);
     let line = err
@@ -705,8 +646,7 @@ fn the_batch_report_may_replace_neither_an_input_nor_a_package() {
         (out.join("x.zip"), "is the package"),
     ] {
         let o = run_batch(&input, &out, &report, &[]);
-        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-        assert!(stderr(&o).contains(what), "{}", stderr(&o));
+        failed_with(&o, 1, &[what]);
         assert_eq!(std::fs::read(input.join("x.hprof")).unwrap(), before);
         assert!(!out.exists() || all_files(&out).is_empty());
     }
@@ -719,7 +659,7 @@ fn a_name_stays_with_its_input_when_the_other_input_is_gone() {
     let out = dir.path().join("out");
     copies(&a, "art-api25.hprof", 1, |_| "leak.hprof".into());
     copies(&b, "art-api26.hprof", 1, |_| "leak.hprof".into());
-    let o = run(&["batch", s(&a), s(&b), "--out-dir", s(&out), "-q"]);
+    let o = batch(&[s(&a), s(&b)], &out, &["-q"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let zips = all_files(&out);
     assert_eq!(zips.len(), 2);
@@ -727,19 +667,73 @@ fn a_name_stays_with_its_input_when_the_other_input_is_gone() {
     // a/leak.hprof is processed and deleted; b alone comes again.
     std::fs::remove_file(a.join("leak.hprof")).unwrap();
     let report = dir.path().join("r.json");
-    let o = run(&[
-        "batch",
-        s(&b),
-        "--out-dir",
-        s(&out),
-        "-q",
-        "--report",
-        s(&report),
-    ]);
+    let o = batch(&[s(&b)], &out, &["-q", "--report", s(&report)]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let (_, st) = batch_report(&report);
     assert_eq!(st, pairs(&[("leak.hprof", "exists")]));
     // a's package is untouched: b did not take its name.
     assert!(std::fs::read(out.join("leak.zip")).unwrap() == a_zip);
     assert_eq!(all_files(&out), zips);
+}
+
+#[test]
+fn a_gz_input_reports_its_ratio_against_the_dump_and_shows_both_sizes() {
+    let (dir, input, out) = workspace();
+    let dump = std::fs::read(fixture("hotspot-android.hprof")).unwrap();
+    let gz = input.join("d.hprof.gz");
+    let mut enc = flate2::write::GzEncoder::new(
+        std::fs::File::create(&gz).unwrap(),
+        flate2::Compression::best(),
+    );
+    enc.write_all(&dump).unwrap();
+    enc.finish().unwrap();
+    let gz_bytes = std::fs::metadata(&gz).unwrap().len();
+    let report = dir.path().join("r.json");
+    let o = run_batch(&input, &out, &report, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let e = &r["entries"][0];
+    let zip_bytes = std::fs::metadata(out.join("d.zip")).unwrap().len();
+    assert_eq!(e["input_bytes"], gz_bytes);
+    assert_eq!(e["dump_bytes"], dump.len() as u64);
+    let ratio = e["ratio"].as_f64().unwrap();
+    let want = zip_bytes as f64 / dump.len() as f64;
+    assert!((ratio - want).abs() < 1e-9, "{ratio} vs {want}");
+    // The line names both sizes; the table's size column is the dump's.
+    let err = stderr(&o);
+    let line = err.lines().find(|l| l.contains("d.hprof.gz ->")).unwrap();
+    assert!(
+        line.contains("hprof.gz") && line.contains("unpacked"),
+        "{line}"
+    );
+    assert!(line.contains(&format!("{:.1}%", want * 100.0)), "{line}");
+}
+
+#[test]
+fn the_batch_bar_counts_bytes_as_the_passes_advance_not_only_when_a_file_ends() {
+    let (_dir, input, out) = workspace();
+    big_dump(&input.join("a.hprof"));
+    // A terminal for stderr (script(1)), so that the bar is drawn.
+    let cmd = format!(
+        "{BIN} batch {} --out-dir {} -j 1 --strip none --level 9",
+        s(&input),
+        s(&out)
+    );
+    let o = std::process::Command::new("script")
+        .args(["-qfec", &cmd, "/dev/null"])
+        .output()
+        .expect("script(1), from util-linux");
+    assert!(o.status.success(), "{}", stdout(&o));
+    let screen = stdout(&o);
+    // Every drawing of the bar while the one file is still in work: "0/1 files [...] DONE
+    // UNIT/TOTAL UNIT ...". Its byte count must take more values than "0 B" and the total.
+    let mut counts: Vec<String> = screen
+        .split(['\r', '\n'])
+        .filter_map(|l| l.split_once("0/1 files ["))
+        .filter_map(|(_, rest)| rest.split_once("] "))
+        .filter_map(|(_, bytes)| bytes.split_once('/'))
+        .map(|(done, _)| done.trim().to_string())
+        .collect();
+    counts.dedup();
+    assert!(counts.len() >= 3, "{counts:?}\n{screen}");
 }

@@ -42,12 +42,40 @@ fn bad_input_is_one_line_a_non_zero_exit_and_no_output() {
 #[test]
 fn a_missing_input_is_named() {
     let o = run(&["/nonexistent/dump.hprof", "/tmp/never.zip"]);
-    assert_eq!(o.status.code(), Some(1));
-    assert!(
-        stderr(&o).contains("/nonexistent/dump.hprof"),
-        "{}",
-        stderr(&o)
-    );
+    failed_with(&o, 1, &["/nonexistent/dump.hprof"]);
+}
+
+#[test]
+fn a_slip_in_a_subcommand_name_is_one_line_that_says_did_you_mean() {
+    for (args, want) in [
+        (
+            vec!["inspekt", "x.hprof"],
+            "inspekt: no such file; did you mean `inspect`?",
+        ),
+        (
+            vec!["inspekt"],
+            "inspekt: no such file; did you mean `inspect`?",
+        ),
+        (
+            vec!["verfy", "x.zip"],
+            "verfy: no such file; did you mean `verify`?",
+        ),
+        (
+            vec!["bach", "in/", "--out-dir", "o"],
+            "did you mean `batch`?",
+        ),
+    ] {
+        let o = run(&args);
+        let err = failed_with(&o, 2, &[want]);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert_eq!(err.matches(args[0]).count(), 1, "{err}");
+    }
+    // A missing dump whose name is no slip is named once, on one line.
+    let o = run(&["/nonexistent/dump.hprof", "/tmp/never.zip"]);
+    let err = failed_with(&o, 1, &["/nonexistent/dump.hprof"]);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert_eq!(err.matches("/nonexistent/dump.hprof").count(), 1, "{err}");
+    assert!(!err.contains("did you mean"), "{err}");
 }
 
 #[test]
@@ -66,8 +94,7 @@ fn usage_errors_exit_2() {
 #[test]
 fn no_output_named_is_an_error() {
     let o = run(&[s(&fixture("art-api26.hprof"))]);
-    assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("--hprof-out"), "{}", stderr(&o));
+    failed_with(&o, 1, &["--hprof-out"]);
 }
 
 #[test]
@@ -277,12 +304,100 @@ fn an_output_that_is_not_a_regular_file_is_refused_and_never_replaced() {
         return;
     }
     let o = run(&[s(&input), s(&zip), "--report", s(&null)]);
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    assert!(stderr(&o).contains("not a regular file"), "{}", stderr(&o));
+    failed_with(&o, 1, &["not a regular file"]);
     use std::os::unix::fs::FileTypeExt;
     let ty = std::fs::symlink_metadata(&null).unwrap().file_type();
     assert!(ty.is_char_device(), "the device node was replaced");
     assert!(!zip.exists());
+}
+
+#[test]
+fn an_existing_output_is_refused_by_name_and_replaced_with_force() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = fixture("art-api25.hprof");
+    let zip = dir.path().join("out.zip");
+    let raw = dir.path().join("out.hprof");
+    for (existing, args) in [
+        (&zip, vec![s(&input), s(&zip)]),
+        (&raw, vec![s(&input), "--hprof-out", s(&raw)]),
+        (&raw, vec![s(&input), s(&zip), "--hprof-out", s(&raw)]),
+    ] {
+        std::fs::write(existing, "old").unwrap();
+        let o = run(&args);
+        let err = failed_with(&o, 1, &[s(existing), "already exists", "--force"]);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert_eq!(std::fs::read(existing).unwrap(), b"old", "{args:?}");
+        assert_eq!(
+            names_in(dir.path()),
+            [existing.file_name().unwrap().to_str().unwrap()]
+        );
+        for force in ["-f", "--force"] {
+            let o = run(&[&args[..], &[force]].concat());
+            assert!(o.status.success(), "{args:?} {force}: {}", stderr(&o));
+            let v = run(&["verify", s(existing), "--against", s(&input)]);
+            assert!(v.status.success(), "{}", stderr(&v));
+        }
+        for p in [&zip, &raw] {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+/// Runs hprof-shrink under `umask`.
+fn run_umask(umask: &str, args: &[&str]) -> std::process::Output {
+    std::process::Command::new("sh")
+        .args(["-c", &format!("umask {umask}; exec \"$@\""), "sh", BIN])
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn mode(p: &std::path::Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).unwrap().permissions().mode() & 0o7777
+}
+
+#[test]
+fn outputs_get_the_mode_cp_gives_and_a_replaced_file_keeps_its_own() {
+    use std::os::unix::fs::PermissionsExt;
+    let input = fixture("art-api25.hprof");
+    for (umask, want) in [("022", 0o644), ("077", 0o600), ("002", 0o664)] {
+        let dir = tempfile::tempdir().unwrap();
+        let zip = dir.path().join("out.zip");
+        let raw = dir.path().join("out.hprof");
+        let report = dir.path().join("r.json");
+        let outbox = dir.path().join("outbox");
+        let o = run_umask(
+            umask,
+            &[
+                s(&input),
+                s(&zip),
+                "--hprof-out",
+                s(&raw),
+                "--report",
+                s(&report),
+                "-q",
+            ],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        let o = run_umask(umask, &[s(&input), "--outbox", s(&outbox), "-q"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        for p in [&zip, &raw, &report, &outbox.join("art-api25.zip")] {
+            assert_eq!(mode(p), want, "umask {umask}: {}", p.display());
+        }
+        // Replaced: the destination's own mode stays, whatever the umask says.
+        for p in [&zip, &raw] {
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o640)).unwrap();
+        }
+        let o = run_umask(
+            umask,
+            &[s(&input), s(&zip), "--hprof-out", s(&raw), "-f", "-q"],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        for p in [&zip, &raw] {
+            assert_eq!(mode(p), 0o640, "umask {umask}: {}", p.display());
+        }
+    }
 }
 
 #[test]
@@ -293,7 +408,7 @@ fn an_output_through_a_symlink_replaces_the_file_and_keeps_the_link() {
     std::fs::write(&real, "old").unwrap();
     let link = dir.path().join("link.zip");
     std::os::unix::fs::symlink(&real, &link).unwrap();
-    let o = run(&[s(&fixture("art-api25.hprof")), s(&link)]);
+    let o = run(&[s(&fixture("art-api25.hprof")), s(&link), "--force"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let meta = std::fs::symlink_metadata(&link).unwrap();
     assert!(meta.file_type().is_symlink(), "the link was replaced");
@@ -377,17 +492,7 @@ fn hprof_entry_must_be_a_plain_file_name() {
     let dir = tempfile::tempdir().unwrap();
     let input = fixture("art-api25.hprof");
     let zip = dir.path().join("out.zip");
-    for bad in [
-        "result.info",
-        "extra.info",
-        "",
-        "../../evil.hprof",
-        "/abs.hprof",
-        "dir/",
-        "a\\b",
-        ".",
-        "..",
-    ] {
+    for &bad in NOT_PLAIN_ENTRY_NAMES.iter().chain(&[""]) {
         let o = run(&[s(&input), s(&zip), "--hprof-entry", bad]);
         let err = stderr(&o);
         assert_eq!(o.status.code(), Some(1), "{bad:?}: {err}");
@@ -434,27 +539,16 @@ fn a_report_that_cannot_be_written_fails_before_the_outputs_appear() {
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains(s(&report)), "{err}");
-    assert!(
-        names_in(dir.path()).is_empty(),
-        "{:?}",
-        names_in(dir.path())
-    );
+    assert_empty(dir.path());
 }
 
 #[test]
 fn a_full_disk_under_one_of_two_outputs_names_that_output() {
     let dir = tempfile::tempdir().unwrap();
-    let tiny = dir.path().join("tiny");
-    std::fs::create_dir(&tiny).unwrap();
-    let mounted = std::process::Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=256k", "tmpfs", s(&tiny)])
-        .stderr(std::process::Stdio::null())
-        .status()
-        .is_ok_and(|st| st.success());
-    if !mounted {
-        eprintln!("skipped: cannot mount a small tmpfs here (not root?)");
+    let Some(mounted) = Tiny::mount(dir.path(), "256k") else {
         return;
-    }
+    };
+    let tiny = mounted.0.clone();
     let input = fixture("hotspot-android.hprof");
     let roomy_zip = dir.path().join("out.zip");
     let full_raw = tiny.join("out.hprof");
@@ -463,7 +557,7 @@ fn a_full_disk_under_one_of_two_outputs_names_that_output() {
     let roomy_raw = dir.path().join("out.hprof");
     let b = run(&[s(&input), s(&full_zip), "--hprof-out", s(&roomy_raw)]);
     let left = names_in(&tiny);
-    let _ = std::process::Command::new("umount").arg(&tiny).status();
+    drop(mounted);
     for (o, full, roomy) in [(a, &full_raw, &roomy_zip), (b, &full_zip, &roomy_raw)] {
         let err = stderr(&o);
         assert_eq!(o.status.code(), Some(1), "{err}");
@@ -475,4 +569,77 @@ fn a_full_disk_under_one_of_two_outputs_names_that_output() {
     }
     assert!(left.is_empty(), "{left:?}");
     assert_eq!(names_in(dir.path()), ["tiny"]);
+}
+
+#[test]
+fn completions_for_every_shell_and_man_pages_come_from_the_clap_definitions() {
+    for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
+        let o = run(&["completions", shell]);
+        assert!(o.status.success(), "{shell}: {}", stderr(&o));
+        let script = stdout(&o);
+        for word in [
+            "hprof-shrink",
+            "inspect",
+            "batch",
+            "upload",
+            "strip",
+            "hprof-out",
+        ] {
+            assert!(script.contains(word), "{shell}: no {word}");
+        }
+    }
+    // The bash script is valid bash and completes the subcommands.
+    let bash = stdout(&run(&["completions", "bash"]));
+    let o = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "{bash}\nCOMP_WORDS=(hprof-shrink ins); COMP_CWORD=1; _hprof__shrink hprof-shrink ins hprof-shrink; echo \"${{COMPREPLY[@]}}\""
+        ))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).split_whitespace().any(|w| w == "inspect"),
+        "{}",
+        stdout(&o)
+    );
+    let bad = run(&["completions", "tcsh"]);
+    assert_eq!(bad.status.code(), Some(2));
+
+    let dir = tempfile::tempdir().unwrap();
+    let o = run(&["manpages", s(dir.path())]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        names_in(dir.path()),
+        [
+            "hprof-shrink-batch.1",
+            "hprof-shrink-completions.1",
+            "hprof-shrink-inspect.1",
+            "hprof-shrink-upload.1",
+            "hprof-shrink-verify.1",
+            "hprof-shrink.1"
+        ]
+    );
+    let main = std::fs::read_to_string(dir.path().join("hprof-shrink.1")).unwrap();
+    assert!(
+        main.starts_with(".ie") || main.contains(".TH hprof-shrink 1"),
+        "{main}"
+    );
+    assert!(
+        main.contains("\\-\\-strip") && main.contains("\\-\\-force"),
+        "{main}"
+    );
+    let batch = std::fs::read_to_string(dir.path().join("hprof-shrink-batch.1")).unwrap();
+    assert!(batch.contains("hprof\\-shrink batch") && batch.contains("\\-\\-out\\-dir"));
+    // man(1) renders it, where it is installed.
+    if let Ok(o) = std::process::Command::new("man")
+        .arg("-l")
+        .arg(dir.path().join("hprof-shrink.1"))
+        .env("MANPAGER", "cat")
+        .env("MANWIDTH", "80")
+        .output()
+    {
+        assert!(o.status.success(), "man: {}", stderr(&o));
+        assert!(stdout(&o).contains("--strip"), "{}", stdout(&o));
+    }
 }

@@ -59,11 +59,7 @@ fn every_row_of_the_bad_input_table() {
         );
         std::fs::remove_file(&input).unwrap();
     }
-    assert!(
-        names_in(dir.path()).is_empty(),
-        "{:?}",
-        names_in(dir.path())
-    );
+    assert_empty(dir.path());
 }
 
 #[test]
@@ -264,35 +260,24 @@ fn a_write_failure_is_an_error_and_leaves_no_file() {
         err.contains("too large") || err.contains("File too large"),
         "{err}"
     );
-    assert!(
-        names_in(dir.path()).is_empty(),
-        "{:?}",
-        names_in(dir.path())
-    );
+    assert_empty(dir.path());
 }
 
 #[test]
 fn a_full_disk_is_an_error_and_leaves_no_file() {
     let dir = tempfile::tempdir().unwrap();
-    let mnt = dir.path().join("tiny");
-    std::fs::create_dir(&mnt).unwrap();
-    let mounted = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=256k", "tmpfs", s(&mnt)])
-        .stderr(Stdio::null())
-        .status()
-        .map(|st| st.success())
-        .unwrap_or(false);
-    if !mounted {
-        eprintln!("skipping the ENOSPC case: cannot mount a small tmpfs here (not root?); the EFBIG case covers write failures");
+    // Where no tmpfs can be mounted, the EFBIG case above still covers write failures.
+    let Some(mounted) = Tiny::mount(dir.path(), "256k") else {
         return;
-    }
+    };
+    let mnt = mounted.0.clone();
     let out = mnt.join("out.zip");
     let o = Command::new(BIN)
         .args([s(&fixture("hotspot-android.hprof")), s(&out)])
         .output()
         .unwrap();
     let listing = names_in(&mnt);
-    let _ = Command::new("umount").arg(&mnt).status();
+    drop(mounted);
     let err = one_line_error(&o);
     assert!(err.contains("No space left"), "{err}");
     assert!(listing.is_empty(), "{listing:?}");
@@ -318,7 +303,7 @@ fn batch_one(input: &Path, out: &Path, extra: &[&str]) -> serde_json::Value {
         String::from_utf8_lossy(&o.stderr)
     );
     let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
-    assert!(names_in(out).is_empty(), "{:?}", names_in(out));
+    assert_empty(out);
     r
 }
 
@@ -516,12 +501,7 @@ fn salvage_takes_only_a_cut_off_end_never_damage_inside() {
         std::fs::write(&input, &bad).unwrap();
         let out = dir.path().join(format!("{name}.zip"));
         let o = run(&[s(&input), s(&out), "--salvage"]);
-        assert_eq!(o.status.code(), Some(1), "{name}: {}", stderr(&o));
-        assert!(
-            stderr(&o).contains("truncated record body"),
-            "{name}: {}",
-            stderr(&o)
-        );
+        failed_with(&o, 1, &["truncated record body"]);
         assert!(!out.exists(), "{name}: a package from a damaged dump");
     }
     // The same dump cut off in its middle is still salvaged.
@@ -552,12 +532,7 @@ fn thread_counts_are_bounded_and_a_thread_the_system_refuses_is_a_clean_error() 
         ],
     ] {
         let o = run(&args);
-        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
-        assert!(
-            stderr(&o).contains("from 0 (one per core) to 256"),
-            "{}",
-            stderr(&o)
-        );
+        failed_with(&o, 2, &["from 0 (one per core) to 256"]);
         assert!(names_in(dir.path()).is_empty());
     }
 
@@ -598,11 +573,7 @@ fn thread_counts_are_bounded_and_a_thread_the_system_refuses_is_a_clean_error() 
         } else {
             let err = one_line_error(&o);
             assert!(err.contains("cannot start a thread"), "{err}");
-            assert!(
-                names_in(shared.path()).is_empty(),
-                "{:?}",
-                names_in(shared.path())
-            );
+            assert_empty(shared.path());
         }
     }
 }

@@ -478,7 +478,8 @@ fn shrink_then_upload_and_the_zip_stays_when_the_upload_fails() {
     );
     let first = fs::read(&out).unwrap();
 
-    let o = run(&args);
+    // The zip from the failed run is there: replaced on purpose.
+    let o = run(&[&args[..], &["--force"]].concat());
     assert!(o.status.success(), "{}", stderr(&o));
     let stored = server.stored();
     assert_eq!(stored.len(), 1);
@@ -578,12 +579,7 @@ fn post_needs_a_package_but_put_takes_any_file() {
     let server = Server::start(Vec::new());
     let url = server.url("/up/other.zip");
     let o = run(&upload_args(&url, &[s(&other)]));
-    assert_eq!(o.status.code(), Some(1));
-    assert!(
-        stderr(&o).contains("not an upload package"),
-        "{}",
-        stderr(&o)
-    );
+    failed_with(&o, 1, &["not an upload package"]);
     assert_eq!(server.received().len(), 0);
     let o = run(&upload_args(&url, &["--method", "put", s(&other)]));
     assert!(o.status.success(), "{}", stderr(&o));
@@ -678,12 +674,7 @@ fn the_token_appears_nowhere_in_the_output() {
     let url = server.url("/upload");
     let o = with_token(&upload_args(&url, &["--verbose", s(&zip)]));
     no_token(&o);
-    assert_eq!(o.status.code(), Some(1));
-    assert!(
-        stderr(&o).contains("HTTP 401 Unauthorized") && stderr(&o).contains("Bearer ***"),
-        "{}",
-        stderr(&o)
-    );
+    failed_with(&o, 1, &["HTTP 401 Unauthorized", "Bearer ***"]);
 
     // Nobody listening, retried, with a shrink and its JSON report.
     let closed = format!("http://127.0.0.1:{}/upload", free_port());
@@ -702,8 +693,7 @@ fn the_token_appears_nowhere_in_the_output() {
         s(&report),
     ]);
     no_token(&o);
-    assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("cannot connect"), "{}", stderr(&o));
+    failed_with(&o, 1, &["cannot connect"]);
     assert!(!fs::read_to_string(&report).unwrap().contains(TOKEN));
 
     // A usage error, and the help.
@@ -777,8 +767,7 @@ fn a_redirect_from_https_to_http_is_refused() {
     );
     let url = tls.url("/upload");
     let o = run(&upload_args(&url, &["--cacert", s(&pem), s(&zip)]));
-    assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("from https to http"), "{}", stderr(&o));
+    failed_with(&o, 1, &["from https to http"]);
     assert_eq!(plain.connections(), 0);
 }
 
@@ -1185,8 +1174,7 @@ fn an_undelivered_package_is_sent_before_a_redump_replaces_it() {
     fs::copy(fixture("hotspot-android.hprof"), &dump).unwrap();
     let refusing = Server::start(vec![Fault::Status(400, "no".into())]);
     let o = batch(&refusing.url("/u"));
-    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
-    assert!(stderr(&o).contains("never delivered"), "{}", stderr(&o));
+    failed_with(&o, 4, &["never delivered"]);
     assert!(fs::read(out.join("leak.zip")).unwrap() == first);
     // The server takes uploads again: the old package goes first, then the new one.
     let server = Server::start(Vec::new());
@@ -1197,4 +1185,37 @@ fn an_undelivered_package_is_sent_before_a_redump_replaces_it() {
     assert!(stored[0].bytes == first, "the earlier dump's package first");
     assert!(stored[1].bytes == fs::read(out.join("leak.zip")).unwrap());
     assert!(stored[1].bytes != first);
+}
+
+#[test]
+fn a_signal_stops_an_upload_at_once_and_every_zip_stays_in_the_outbox() {
+    let dir = tempfile::tempdir().unwrap();
+    let (outbox, _) = outbox_with(dir.path(), &["a.zip", "b.zip"]);
+    // The first upload is taken, then answered only after 30 s: the signal comes first.
+    let server = Server::start(vec![Fault::SlowStore(Duration::from_secs(30))]);
+    let url = server.url("/upload");
+    let child = bin()
+        .args(upload_args(&url, &["--outbox", s(&outbox)]))
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    while server.stored().is_empty() {
+        assert!(t.elapsed() < Duration::from_secs(20), "nothing arrived");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let t = Instant::now();
+    let o = child.wait_with_output().unwrap();
+    assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(130), "{err}");
+    assert!(err.ends_with("hprof-shrink: cancelled\n"), "{err}");
+    // Unanswered is not delivered: both wait for the next run, nothing half-moved.
+    assert_eq!(names_in(&outbox), ["a.zip", "b.zip"]);
+    assert_eq!(server.stored().len(), 1);
 }

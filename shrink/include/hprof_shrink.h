@@ -114,6 +114,9 @@ typedef struct hprof_shrink_options {
    * Properties for `extra.info`, in order; `extra_count` of them (NULL when 0).
    */
   const struct hprof_shrink_property *extra;
+  /**
+   * How many entries `extra` points at.
+   */
   size_t extra_count;
   /**
    * Name of the hprof entry in the zip; NULL: the input's stem + `_shrink.hprof`. A plain

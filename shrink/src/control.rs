@@ -26,6 +26,7 @@ pub enum Stage {
 }
 
 impl Stage {
+    /// The stage's name on a progress bar (`pass 2/3: collect`).
     pub fn label(self) -> &'static str {
         match self {
             Stage::Info => "pass 1/3: info",
@@ -39,7 +40,9 @@ impl Stage {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How far a stage has come.
 pub struct Progress {
+    /// The stage.
     pub stage: Stage,
     /// Bytes of the input done in this stage.
     pub done: u64,
@@ -51,15 +54,19 @@ pub struct Progress {
 /// callback. Both optional.
 #[derive(Clone, Copy, Default)]
 pub struct Control<'c> {
+    /// Set by another thread (or a signal handler) to stop the work: it then fails with [`Error::Cancelled`] and leaves no output.
     pub cancel: Option<&'c AtomicBool>,
+    /// Called now and then with the progress of the stage under way, from any thread.
     pub progress: Option<&'c (dyn Fn(Progress) + Sync)>,
 }
 
 impl<'c> Control<'c> {
+    /// Whether the cancellation flag is set.
     pub fn is_cancelled(&self) -> bool {
         self.cancel.is_some_and(|c| c.load(Ordering::Relaxed))
     }
 
+    /// [`Error::Cancelled`] once the flag is set.
     pub fn check(&self) -> Result<()> {
         if self.is_cancelled() {
             Err(Error::Cancelled)
@@ -68,6 +75,7 @@ impl<'c> Control<'c> {
         }
     }
 
+    /// A ticker for `stage`, which walks `total` bytes.
     pub fn ticker(&self, stage: Stage, total: u64) -> Ticker<'c> {
         Ticker {
             control: *self,
@@ -113,6 +121,7 @@ const TICK_BYTES: u64 = 4 << 20;
 
 impl Ticker<'_> {
     #[inline]
+    /// `done` bytes of the stage are done: reports progress every few MiB, and fails once cancelled.
     pub fn tick(&mut self, done: u64) -> Result<()> {
         if done < self.next {
             return Ok(());

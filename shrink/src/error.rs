@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use crate::hprof::{FileError, FormatError};
 
+/// Everything the core's work can fail with, as one line that says where.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// Reading or writing the dump: damage in the dump names its offset and tag.
@@ -15,28 +16,38 @@ pub enum Error {
     #[error(transparent)]
     Io(FileError),
 
+    /// Writing an output failed (the message names the output where it can).
     #[error("writing output: {0}")]
     Write(#[source] std::io::Error),
 
+    /// The package could not be written as a zip.
     #[error("zip: {0}")]
     Zip(String),
 
+    /// A dump the shrink does not handle.
     #[error("{0}")]
     Unsupported(String),
 
+    /// A live Bitmap whose buffer is no primitive array of the dump.
     #[error("Bitmap 0x{bitmap_id:X} at offset {offset} names buffer 0x{buffer_id:X}, which is not a primitive array in the dump")]
     MissingBuffer {
+        /// Offset of the Bitmap's INSTANCE_DUMP.
         offset: u64,
+        /// The Bitmap.
         bitmap_id: u64,
+        /// What its `mBuffer` names.
         buffer_id: u64,
     },
 
+    /// `verify` found the package or its hprof wrong.
     #[error("verification failed: {0}")]
     Verify(String),
 
+    /// The caller's options cannot work.
     #[error("invalid option: {0}")]
     Invalid(String),
 
+    /// The caller's cancellation flag was set.
     #[error("cancelled")]
     Cancelled,
 
@@ -77,4 +88,5 @@ impl Error {
     }
 }
 
+/// The core's results.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

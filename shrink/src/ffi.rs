@@ -137,6 +137,7 @@ pub struct hprof_shrink_options {
     pub leaked_activity_key: *const c_char,
     /// Properties for `extra.info`, in order; `extra_count` of them (NULL when 0).
     pub extra: *const hprof_shrink_property,
+    /// How many entries `extra` points at.
     pub extra_count: usize,
     /// Name of the hprof entry in the zip; NULL: the input's stem + `_shrink.hprof`. A plain
     /// file name (no `/` or `\`, not `.`, `..`, `result.info` or `extra.info`), else

@@ -11,51 +11,83 @@ use crate::hprof::{tags, BasicType, Header, Hprof, Record, Sub, SubRecord, Visit
 use crate::passes::Tally;
 
 #[derive(Debug, Clone, Serialize)]
+/// What `inspect` found in a dump (the JSON of `hprof-shrink inspect --json`).
 pub struct Inspection {
+    /// Size of the dump.
     pub bytes: u64,
+    /// Its header's version (`1.0.2`, `1.0.3`).
     pub format: String,
+    /// Its identifier size, 4 or 8.
     pub id_size: u8,
+    /// The dump's timestamp, milliseconds since the Unix epoch.
     pub timestamp_ms: u64,
+    /// Top-level records by tag: count and bytes.
     pub records: Vec<TagRow>,
+    /// Heap-dump sub-records by tag: count and bytes.
     pub heap_records: Vec<TagRow>,
+    /// Heap dump records and segments.
     pub segments: u64,
+    /// The largest segment's body, in bytes.
     pub largest_segment: u64,
+    /// CLASS_DUMP sub-records.
     pub classes: u64,
+    /// INSTANCE_DUMP sub-records and their field data bytes.
     pub instances: Tally,
+    /// OBJECT_ARRAY_DUMP sub-records and their element bytes.
     pub object_arrays: Tally,
+    /// PRIMITIVE_ARRAY_DUMP sub-records and their element bytes.
     pub primitive_arrays: Tally,
+    /// Primitive arrays by element type.
     pub primitive_by_type: Vec<TypeRow>,
     /// ART's heaps (app, zygote, image): objects and bytes in each.
     pub heaps: Vec<HeapRow>,
+    /// The classes with the most instances, most first.
     pub top_classes: Vec<ClassRow>,
 }
 
 #[derive(Debug, Clone, Serialize)]
+/// One tag's share of a dump.
 pub struct TagRow {
+    /// The tag byte.
     pub tag: u8,
+    /// Its name (`INSTANCE_DUMP`).
     pub name: &'static str,
+    /// Records or sub-records with it.
     pub count: u64,
+    /// Their bytes, headers included.
     pub bytes: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]
+/// One element type's share of the primitive arrays.
 pub struct TypeRow {
+    /// The element type.
     pub element_type: BasicType,
+    /// Arrays of it.
     pub count: u64,
+    /// Their element bytes.
     pub bytes: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]
+/// One ART heap's share of the objects.
 pub struct HeapRow {
+    /// The heap's name (`app`, `zygote`, `image`, `default`).
     pub name: String,
+    /// Objects dumped in it.
     pub objects: u64,
+    /// Their bytes.
     pub bytes: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]
+/// One class's instances.
 pub struct ClassRow {
+    /// The class's name, as the dump writes it.
     pub name: String,
+    /// The class object's id.
     pub class_id: u64,
+    /// Its instances.
     pub instances: u64,
     /// Bytes of field data of those instances.
     pub bytes: u64,

@@ -4,8 +4,42 @@
 //!
 //! The public API is what the CLI, the C ABI, the fuzz targets and the tests use: the whole
 //! job ([`shrink_file`]) and its steps ([`analyze`], [`write_shrunk`]), the format layer
-//! ([`hprof`]), the passes, and the package's parts the host reads back. The rest is
-//! private.
+//! ([`hprof`]), the passes, and the package's parts the host reads back
+//! ([`package::PackageReader`], [`verify::verify_path`]). The rest is private.
+//!
+//! # Example
+//!
+//! Shrink a dump into a package, then read the package back as Matrix's analyzer would:
+//!
+//! ```
+//! use hprof_shrink_core::package::{reader::value, PackageReader};
+//! use hprof_shrink_core::{shrink_file, Control, Outputs, ShrinkOptions, StripMode};
+//! use std::io::Read;
+//! # let input = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/art-api25.hprof"));
+//! # let dir = tempfile::tempdir()?;
+//! # let zip = dir.path().join("leak.zip");
+//!
+//! // `input` is an Android heap dump (`am dumpheap`), `zip` where the package goes.
+//! let opts = ShrinkOptions::new().with_strip(StripMode::Bitmaps);
+//! let outputs = Outputs { zip: Some(&zip), hprof: None };
+//! let report = shrink_file(input, outputs, &opts, &Control::default())?;
+//! assert!(report.output.zip_bytes.unwrap() < report.input.bytes);
+//!
+//! let package = PackageReader::open(&zip)?;
+//! let manifest = package.manifest()?;
+//! let entry = value(&manifest, "hprofEntry").unwrap();
+//! assert_eq!(entry, "art-api25_shrink.hprof");
+//! let mut hprof = Vec::new();
+//! package.stream(entry)?.read_to_end(&mut hprof)?;
+//! assert!(hprof.starts_with(b"JAVA PROFILE 1.0"));
+//! assert_eq!(hprof.len() as u64, report.output.hprof_bytes);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Long work takes a [`Control`]: a cancellation flag another thread (or a signal handler)
+//! may set, and a progress callback.
+
+#![warn(missing_docs)]
 
 /// Progress reports and cancellation for long walks.
 pub mod control;

@@ -25,6 +25,7 @@ pub struct Writeback<'f> {
 const WRITEBACK_BYTES: u64 = 8 << 20;
 
 impl<'f> Writeback<'f> {
+    /// Writes to `file` from its current position.
     pub fn new(file: &'f File) -> Self {
         Writeback {
             file,
@@ -150,6 +151,12 @@ pub fn writeback_hint(file: &File, offset: u64, len: u64) -> std::io::Result<()>
     }
 }
 
+impl crate::package::Rewrite for Writeback<'_> {
+    fn rewrite_at(&mut self, offset: u64, bytes: &[u8]) -> std::io::Result<()> {
+        crate::package::writer::rewrite_file(self.file, offset, bytes)
+    }
+}
+
 impl std::io::Write for Writeback<'_> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         let n = (&mut &*self.file).write(buf)?;
@@ -171,6 +178,7 @@ impl std::io::Write for Writeback<'_> {
 /// Suffix of every temporary output file this crate creates.
 pub const TEMP_SUFFIX: &str = ".hprof-shrink-tmp";
 
+/// An output being written under a temporary name beside its destination, renamed into place by [`PendingFile::commit`]; dropped before that, it is removed.
 pub struct PendingFile {
     tmp: NamedTempFile,
     /// The path as given, which messages name.
@@ -180,6 +188,7 @@ pub struct PendingFile {
 }
 
 impl PendingFile {
+    /// Checks `dest` (a regular file or nothing, in an existing directory) and makes the temporary file beside it.
     pub fn create(dest: &Path) -> Result<Self> {
         check_destination(dest)?;
         let target = link_target(dest)?;
@@ -199,18 +208,22 @@ impl PendingFile {
         })
     }
 
+    /// The temporary file, to write.
     pub fn file(&mut self) -> &mut File {
         self.tmp.as_file_mut()
     }
 
+    /// The temporary file.
     pub fn as_file(&self) -> &File {
         self.tmp.as_file()
     }
 
+    /// The temporary file's path.
     pub fn path(&self) -> &Path {
         self.tmp.path()
     }
 
+    /// The destination, as given.
     pub fn dest(&self) -> &Path {
         &self.dest
     }
@@ -220,6 +233,13 @@ impl PendingFile {
     pub fn commit(self) -> Result<u64> {
         let PendingFile { tmp, dest, target } = self;
         let file = tmp.as_file();
+        // A file replaced keeps its mode, as `cp` over it would.
+        if let Ok(old) = std::fs::metadata(&target) {
+            if old.is_file() {
+                file.set_permissions(old.permissions())
+                    .map_err(|e| Error::io(&dest, e))?;
+            }
+        }
         file.sync_all().map_err(|e| Error::io(&dest, e))?;
         let size = file.metadata().map_err(|e| Error::io(&dest, e))?.len();
         // The last line of defence: whatever became of the destination since the checks
@@ -250,10 +270,13 @@ impl PendingFile {
 /// sees, and another is made. On a filesystem without locks no cleanup removes it either.
 pub fn locked_temp_in(dir: &Path, prefix: &str) -> std::io::Result<NamedTempFile> {
     for _ in 0..8 {
-        let tmp = tempfile::Builder::new()
-            .prefix(prefix)
-            .suffix(TEMP_SUFFIX)
-            .tempfile_in(dir)?;
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(prefix).suffix(TEMP_SUFFIX);
+        // The mode `cp` gives a new file (0666 less the umask, which open applies), not
+        // tempfile's 0600: the rename keeps the temporary file's mode.
+        #[cfg(unix)]
+        builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+        let tmp = builder.tempfile_in(dir)?;
         match tmp.as_file().try_lock() {
             Ok(()) if still_named(&tmp) => return Ok(tmp),
             // A cleanup holds it (about to remove it), or removed it already: again.
@@ -285,8 +308,13 @@ fn still_named(tmp: &NamedTempFile) -> bool {
     }
 }
 
+/// How old a temporary file must be before a cleanup removes it on a filesystem without
+/// locks, where whether a live process still writes it cannot be told otherwise.
+pub const STALE_AGE: std::time::Duration = std::time::Duration::from_secs(3600);
+
 /// Removes temporary output files in `dir` that a crashed or killed run left behind: ones
-/// with this crate's suffix that no running process holds locked. Returns their paths.
+/// with this crate's suffix that no running process holds locked (where the filesystem
+/// has no locks: ones not written to for [`STALE_AGE`]). Returns their paths.
 pub fn clean_stale(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut removed = Vec::new();
     let entries = match std::fs::read_dir(dir) {
@@ -305,7 +333,17 @@ pub fn clean_stale(dir: &Path) -> Result<Vec<PathBuf>> {
             continue;
         };
         // A lock we can take means no writer holds it.
-        if file.try_lock().is_ok() && std::fs::remove_file(&path).is_ok() {
+        let stale = match file.try_lock() {
+            Ok(()) => true,
+            Err(std::fs::TryLockError::WouldBlock) => false,
+            Err(std::fs::TryLockError::Error(_)) => file
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age >= STALE_AGE),
+        };
+        if stale && std::fs::remove_file(&path).is_ok() {
             removed.push(path);
         }
     }
@@ -447,6 +485,7 @@ pub struct Named<'p, W> {
 }
 
 impl<'p, W> Named<'p, W> {
+    /// Tags the errors of `inner` with `path`.
     pub fn new(inner: W, path: &'p Path) -> Self {
         Named { inner, path }
     }
@@ -473,6 +512,14 @@ impl<'p, W> Named<'p, W> {
                 source: e,
             },
         )
+    }
+}
+
+impl<W: crate::package::Rewrite> crate::package::Rewrite for Named<'_, W> {
+    fn rewrite_at(&mut self, offset: u64, bytes: &[u8]) -> std::io::Result<()> {
+        self.inner
+            .rewrite_at(offset, bytes)
+            .map_err(|e| self.tag(e))
     }
 }
 

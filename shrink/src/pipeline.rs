@@ -28,10 +28,25 @@ use crate::report::{
     StringsReport, Timings, TypeRow, SCHEMA,
 };
 
-/// Everything a shrink can be told.
+/// Everything a shrink can be told. It will grow: start from [`Default`] (or
+/// [`ShrinkOptions::new`]) and set what differs, with the `with_*` methods or by field.
+///
+/// ```
+/// use hprof_shrink_core::{ShrinkOptions, StripMode};
+///
+/// let opts = ShrinkOptions::new()
+///     .with_strip(StripMode::Strings)
+///     .with_level(9)
+///     .with_extra("uin", "7");
+/// assert_eq!(opts.level, 9);
+/// assert_eq!(opts.extra, [("uin".to_string(), "7".to_string())]);
+/// ```
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct ShrinkOptions {
+    /// Which primitive arrays survive.
     pub strip: StripMode,
+    /// How a dropped array disappears.
     pub dropped: DroppedMode,
     /// Deflate level 0-9 of the zip (0 stores).
     pub level: u32,
@@ -53,6 +68,60 @@ pub struct ShrinkOptions {
 pub const MAX_THREADS: usize = 256;
 
 impl ShrinkOptions {
+    /// The defaults: `--strip bitmaps`, `--dropped remove`, level 6, manifest values read
+    /// from the dump, one thread per core.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// With `strip`.
+    pub fn with_strip(mut self, strip: StripMode) -> Self {
+        self.strip = strip;
+        self
+    }
+
+    /// With `dropped`.
+    pub fn with_dropped(mut self, dropped: DroppedMode) -> Self {
+        self.dropped = dropped;
+        self
+    }
+
+    /// With deflate level `level` (0 stores; at most 9, checked when the shrink starts).
+    pub fn with_level(mut self, level: u32) -> Self {
+        self.level = level;
+        self
+    }
+
+    /// With these manifest values (`None` ones are read from the dump).
+    pub fn with_manifest(mut self, manifest: ManifestValues) -> Self {
+        self.manifest = manifest;
+        self
+    }
+
+    /// With one more `extra.info` property, after those already there.
+    pub fn with_extra(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.extra.push((key.into(), value.into()));
+        self
+    }
+
+    /// With `name` for the hprof entry.
+    pub fn with_hprof_entry(mut self, name: impl Into<String>) -> Self {
+        self.hprof_entry = Some(name.into());
+        self
+    }
+
+    /// With `threads` threads (0: one per core).
+    pub fn with_threads(mut self, threads: usize) -> Self {
+        self.threads = threads;
+        self
+    }
+
+    /// Salvaging a cut-off dump, or not.
+    pub fn with_salvage(mut self, salvage: bool) -> Self {
+        self.salvage = salvage;
+        self
+    }
+
     /// The number of threads to use: `threads`, or one per core when 0; at most
     /// [`MAX_THREADS`].
     pub fn threads(&self) -> usize {
@@ -83,20 +152,32 @@ impl Default for ShrinkOptions {
 /// found in it.
 #[derive(Debug)]
 pub struct Analysis {
+    /// Pass 1: classes, layouts, names, targets.
     pub info: DumpInfo,
+    /// Pass 2: String values, Bitmap buffers, DumpData images.
     pub collected: Collected,
+    /// Bitmap buffers grouped by content.
     pub buffers: Groups,
+    /// DumpData images grouped by content.
     pub images: Groups,
+    /// What pass 3 keeps, drops and repoints.
     pub plan: Plan,
+    /// Manifest values read from the dump.
     pub from_dump: ManifestValues,
+    /// What the caller should know.
     pub warnings: Vec<String>,
+    /// Milliseconds in each pass.
     pub timings: Timings,
 }
 
-/// What passes 1 and 2 need to know.
+/// What passes 1 and 2 need to know. It will grow: make it with
+/// [`AnalyzeOptions::new`] and set the rest by field or `with_*`.
 #[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
 pub struct AnalyzeOptions {
+    /// Which primitive arrays survive.
     pub strip: StripMode,
+    /// How a dropped array disappears.
     pub dropped: DroppedMode,
     /// Threads for the walks.
     pub threads: usize,
@@ -106,6 +187,7 @@ pub struct AnalyzeOptions {
 }
 
 impl AnalyzeOptions {
+    /// Options for a whole, uncut dump.
     pub fn new(strip: StripMode, dropped: DroppedMode, threads: usize) -> Self {
         AnalyzeOptions {
             strip,
@@ -113,6 +195,12 @@ impl AnalyzeOptions {
             threads,
             salvaged: false,
         }
+    }
+
+    /// For a dump trimmed by [`Hprof::salvage`], or not.
+    pub fn with_salvaged(mut self, salvaged: bool) -> Self {
+        self.salvaged = salvaged;
+        self
     }
 }
 
@@ -327,7 +415,9 @@ pub fn write_shrunk<W: Write>(
 /// Where a shrink writes: a zip package, a raw hprof, or both.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Outputs<'a> {
+    /// Where the package goes.
     pub zip: Option<&'a Path>,
+    /// Where the bare shrunk hprof goes.
     pub hprof: Option<&'a Path>,
 }
 
@@ -352,6 +442,19 @@ const BUF: usize = 1 << 20;
 /// destination under a temporary name and renamed into place only when complete and
 /// synced: on any error (or cancellation) no output file appears. The input is never
 /// written to.
+///
+/// ```
+/// use hprof_shrink_core::{shrink_file, Control, Outputs, ShrinkOptions};
+/// # let input = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/hotspot-android.hprof"));
+/// # let dir = tempfile::tempdir()?;
+/// let raw = dir.path().join("small.hprof");
+/// // Only the shrunk hprof, no zip.
+/// let outputs = Outputs { zip: None, hprof: Some(&raw) };
+/// let report = shrink_file(input, outputs, &ShrinkOptions::new(), &Control::default())?;
+/// assert_eq!(std::fs::metadata(&raw)?.len(), report.output.hprof_bytes);
+/// assert!(report.arrays.dropped.count > 0);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn shrink_file(
     input: &Path,
     outputs: Outputs<'_>,
@@ -451,7 +554,12 @@ fn shrink_mapped(
     for out in [outputs.zip, outputs.hprof].into_iter().flatten() {
         // What a killed run left behind goes before anything new is written.
         let dir = out.parent().filter(|p| !p.as_os_str().is_empty());
-        clean_stale(dir.unwrap_or(Path::new(".")))?;
+        for stale in clean_stale(dir.unwrap_or(Path::new(".")))? {
+            warnings.push(format!(
+                "removed {}, a temporary file a killed run left behind",
+                stale.display()
+            ));
+        }
     }
     let mut zip_file = outputs.zip.map(PendingFile::create).transpose()?;
     let raw_file = outputs.hprof.map(PendingFile::create).transpose()?;
@@ -469,7 +577,9 @@ fn shrink_mapped(
             let mut package = PackageWriter::new(out, opts.level, timestamp)?;
             package.add_manifest(&manifest)?;
             let threads = opts.threads();
-            let (stats, n) = package.add_stream(&manifest.hprof_entry, threads, |entry| {
+            // The shrunk hprof is never longer than the dump it comes from.
+            let most = hprof.len();
+            let (stats, n) = package.add_stream(&manifest.hprof_entry, threads, most, |entry| {
                 let (stats, n) = match raw.as_mut() {
                     Some(raw) => {
                         let (_, stats, n) = write_shrunk(&hprof, plan, Tee(entry, raw), control)?;
@@ -553,21 +663,9 @@ struct Finished<'a> {
 }
 
 fn build_report(run: Finished<'_>) -> Report {
-    let Finished {
-        input,
-        hprof,
-        outputs,
-        opts,
-        analysis: a,
-        stats,
-        hprof_bytes,
-        zip_bytes,
-        manifest,
-        warnings,
-        timings,
-        salvage,
-    } = run;
-    let input_bytes = hprof.len().max(1);
+    let a = run.analysis;
+    let stats = run.stats;
+    let input_bytes = run.hprof.len().max(1);
     let by_type = BasicType::PRIMITIVES
         .iter()
         .enumerate()
@@ -615,24 +713,24 @@ fn build_report(run: Finished<'_>) -> Report {
         schema: SCHEMA,
         tool: format!("hprof-shrink {}", env!("CARGO_PKG_VERSION")),
         input: InputReport {
-            path: input.display().to_string(),
-            bytes: hprof.len(),
-            format: hprof.header().version.to_string(),
-            id_size: hprof.id_size(),
-            timestamp_ms: hprof.header().timestamp_ms,
+            path: run.input.display().to_string(),
+            bytes: run.hprof.len(),
+            format: run.hprof.header().version.to_string(),
+            id_size: run.hprof.id_size(),
+            timestamp_ms: run.hprof.header().timestamp_ms,
         },
         output: OutputReport {
-            zip: outputs.zip.map(|p| p.display().to_string()),
-            zip_bytes,
-            hprof: outputs.hprof.map(|p| p.display().to_string()),
-            hprof_bytes,
-            hprof_ratio: hprof_bytes as f64 / input_bytes as f64,
-            zip_ratio: zip_bytes.map(|z| z as f64 / input_bytes as f64),
+            zip: run.outputs.zip.map(|p| p.display().to_string()),
+            zip_bytes: run.zip_bytes,
+            hprof: run.outputs.hprof.map(|p| p.display().to_string()),
+            hprof_bytes: run.hprof_bytes,
+            hprof_ratio: run.hprof_bytes as f64 / input_bytes as f64,
+            zip_ratio: run.zip_bytes.map(|z| z as f64 / input_bytes as f64),
         },
         options: OptionsReport {
-            strip: opts.strip,
-            dropped: opts.dropped,
-            level: opts.level,
+            strip: run.opts.strip,
+            dropped: run.opts.dropped,
+            level: run.opts.level,
         },
         arrays: ArraysReport {
             kept: stats.kept_total(),
@@ -657,10 +755,10 @@ fn build_report(run: Finished<'_>) -> Report {
             hashed_bytes: a.buffers.hashed_bytes,
         },
         dump_data,
-        manifest,
-        warnings,
-        timings_ms: timings,
-        salvage,
+        manifest: run.manifest,
+        warnings: run.warnings,
+        timings_ms: run.timings,
+        salvage: run.salvage,
     }
 }
 

@@ -12,19 +12,31 @@ use crate::passes::Tally;
 pub const SCHEMA: u32 = 1;
 
 #[derive(Debug, Clone, Serialize)]
+/// What a shrink did: the `--report` JSON (schema in docs/usage.md).
 pub struct Report {
+    /// The report's schema version; bumped on any incompatible change.
     pub schema: u32,
+    /// `hprof-shrink VERSION`.
     pub tool: String,
+    /// The dump: path, size, format, id size, timestamp.
     pub input: InputReport,
+    /// The outputs: paths, sizes, ratios to the input.
     pub output: OutputReport,
+    /// The modes and level used.
     pub options: OptionsReport,
+    /// Primitive arrays kept and dropped, in all and by type.
     pub arrays: ArraysReport,
+    /// String instances and their value arrays.
     pub strings: StringsReport,
+    /// Bitmaps, their buffers, and what deduplication merged.
     pub bitmaps: BitmapsReport,
     /// Android 14+ `Bitmap$DumpData` images; absent when the dump has none.
     pub dump_data: Option<ImagesReport>,
+    /// `result.info` as written, and where each value came from.
     pub manifest: Manifest,
+    /// What the caller should know (placeholders written, a cut-off dump...).
     pub warnings: Vec<String>,
+    /// Milliseconds in each pass.
     pub timings_ms: Timings,
     /// For `--salvage` of a cut-off dump: where the damage starts and the file's size.
     pub salvage: Option<Salvage>,

@@ -25,13 +25,21 @@ use crate::passes::{Location, Target};
 use crate::pipeline::{analyze, AnalyzeOptions};
 
 #[derive(Debug, Clone, Default, Serialize)]
+/// What a verified hprof holds, counted as it was walked.
 pub struct Counts {
+    /// Top-level records (heap dump segments included).
     pub records: u64,
+    /// Heap dump records and segments.
     pub segments: u64,
+    /// GC roots.
     pub roots: u64,
+    /// CLASS_DUMP sub-records.
     pub classes: u64,
+    /// INSTANCE_DUMP sub-records.
     pub instances: u64,
+    /// OBJECT_ARRAY_DUMP sub-records.
     pub object_arrays: u64,
+    /// Primitive arrays (with or without their elements).
     pub primitive_arrays: u64,
 }
 
@@ -61,29 +69,48 @@ impl Visitor for Counts {
 }
 
 #[derive(Debug, Clone, Serialize)]
+/// What `verify` found in a package (or a bare shrunk hprof) that passed.
 pub struct Verified {
+    /// The zip's entry names, in order (empty for a bare hprof).
     pub entries: Vec<String>,
+    /// `result.info`'s properties, in file order.
     pub manifest: Vec<(String, String)>,
+    /// `extra.info`'s properties, in file order.
     pub extra: Vec<(String, String)>,
+    /// The hprof entry's name.
     pub hprof_entry: String,
+    /// The hprof's size, unpacked.
     pub hprof_bytes: u64,
     /// From the zip comment hprof-shrink writes; absent for zips made elsewhere.
     pub strip: Option<StripMode>,
+    /// From the zip comment too.
     pub dropped: Option<DroppedMode>,
+    /// What the hprof holds.
     pub counts: Counts,
+    /// The comparison with the original dump, when one was given.
     pub comparison: Option<Comparison>,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
+/// What the comparison with the original dump found: every kept record identical, each dropped array one the mode may drop.
 pub struct Comparison {
+    /// The mode the comparison assumed.
     pub strip: Option<StripMode>,
+    /// Primitive arrays in both.
     pub kept_arrays: u64,
+    /// Primitive arrays of the original that the shrunk hprof dropped.
     pub dropped_arrays: u64,
+    /// Their element bytes.
     pub dropped_bytes: u64,
+    /// String value arrays, every one of which was kept.
     pub string_values: u64,
+    /// Bitmaps whose buffer was checked.
     pub bitmaps_checked: u64,
+    /// Bitmaps pointed at an identical buffer's kept copy.
     pub repointed_bitmaps: u64,
+    /// Android 14+ DumpData images checked.
     pub images_checked: u64,
+    /// DumpData `buffers` elements pointed at an identical image's kept copy.
     pub repointed_images: u64,
 }
 
@@ -91,7 +118,25 @@ fn violation(msg: String) -> Error {
     Error::Verify(msg)
 }
 
-/// Verifies a package, or a raw shrunk hprof (told apart by their first bytes).
+/// Verifies a package, or a raw shrunk hprof (told apart by their first bytes); with
+/// `against`, compares it with the dump it was made from. `strip` is the mode it was made
+/// with (default: what the zip comment says).
+///
+/// ```
+/// use hprof_shrink_core::verify::verify_path;
+/// use hprof_shrink_core::{shrink_file, Control, Outputs, ShrinkOptions};
+/// # let input = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/art-api26.hprof"));
+/// # let dir = tempfile::tempdir()?;
+/// # let zip = dir.path().join("leak.zip");
+/// let outputs = Outputs { zip: Some(&zip), hprof: None };
+/// shrink_file(input, outputs, &ShrinkOptions::new(), &Control::default())?;
+/// verify_path(&zip, Some(input), None, &Control::default())?;
+///
+/// // Another dump is not what the package was made from.
+/// # let other = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/art-api25.hprof"));
+/// assert!(verify_path(&zip, Some(other), None, &Control::default()).is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn verify_path(
     path: &Path,
     against: Option<&Path>,

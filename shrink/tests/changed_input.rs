@@ -20,16 +20,24 @@ fn big_dump() -> Vec<u8> {
     b.finish()
 }
 
-fn truncated_during(stage: Stage, zip: bool) {
+/// Shrinks `dump` from a file that `change` alters once `stage` has made progress, and
+/// returns the error that must follow; asserts the change happened and that nothing but
+/// the input is left.
+fn shrink_changed_during(
+    dump: &[u8],
+    stage: Stage,
+    out_name: &str,
+    opts: &ShrinkOptions,
+    change: impl Fn(File) + Sync,
+) -> String {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("in.hprof");
-    std::fs::write(&input, big_dump()).unwrap();
+    std::fs::write(&input, dump).unwrap();
     let writer = Mutex::new(Some(File::options().write(true).open(&input).unwrap()));
     let progress = |p: hprof_shrink_core::Progress| {
         if p.stage == stage && p.done > 0 {
             if let Some(f) = writer.lock().unwrap().take() {
-                // What `cp` over the dump does first.
-                f.set_len(4096).unwrap();
+                change(f);
             }
         }
     };
@@ -37,24 +45,26 @@ fn truncated_during(stage: Stage, zip: bool) {
         cancel: None,
         progress: Some(&progress),
     };
-    let out = dir.path().join(if zip { "out.zip" } else { "out.hprof" });
-    let outputs = common::one_output(&out);
-    let opts = ShrinkOptions {
-        threads: 2,
-        ..Default::default()
-    };
-    let err = shrink_file(&input, outputs, &opts, &control)
-        .expect_err("a dump that shrank while read must not give a result");
+    let out = dir.path().join(out_name);
+    let err = shrink_file(&input, common::one_output(&out), opts, &control)
+        .expect_err("a dump changed while read must not give a result");
     assert!(
         writer.lock().unwrap().is_none(),
-        "{stage:?}: the test never truncated the input"
+        "{stage:?}: the test never changed the input"
     );
-    let text = err.to_string();
+    assert_eq!(common::files_in(dir.path()), ["in.hprof"], "{stage:?}");
+    err.to_string()
+}
+
+fn truncated_during(stage: Stage, zip: bool) {
+    let opts = ShrinkOptions::new().with_threads(2);
+    let out = if zip { "out.zip" } else { "out.hprof" };
+    // What `cp` over the dump does first.
+    let text = shrink_changed_during(&big_dump(), stage, out, &opts, |f| f.set_len(4096).unwrap());
     assert!(
         text.contains("in.hprof") && text.contains("shrank") && text.contains("while it was read"),
         "{stage:?}: {text}"
     );
-    assert_eq!(common::files_in(dir.path()), ["in.hprof"], "{stage:?}");
 }
 
 #[test]
@@ -76,44 +86,24 @@ fn a_dump_truncated_while_written_on_several_threads_is_an_error_not_a_sigbus() 
 fn a_dump_rewritten_to_its_old_size_while_read_is_an_error() {
     // An app dumping again to the same path: truncated, then written to the same length
     // with other bytes. No read past the end need fault; the change is still seen.
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("in.hprof");
     let dump = big_dump();
-    std::fs::write(&input, &dump).unwrap();
     let mut again = dump.clone();
     for b in &mut again[1 << 20..] {
         *b = b.wrapping_add(1);
     }
-    let writer = Mutex::new(Some(File::options().write(true).open(&input).unwrap()));
-    let progress = |p: hprof_shrink_core::Progress| {
-        if p.stage == Stage::Collect && p.done > 0 {
-            if let Some(mut f) = writer.lock().unwrap().take() {
-                use std::io::Write;
-                f.set_len(0).unwrap();
-                f.write_all(&again).unwrap();
-            }
-        }
-    };
-    let control = Control {
-        cancel: None,
-        progress: Some(&progress),
-    };
-    let out = dir.path().join("out.zip");
-    let err = shrink_file(
-        &input,
-        common::one_output(&out),
+    let text = shrink_changed_during(
+        &dump,
+        Stage::Collect,
+        "out.zip",
         &ShrinkOptions::default(),
-        &control,
-    )
-    .expect_err("a dump rewritten while read must not give a result");
-    assert!(
-        writer.lock().unwrap().is_none(),
-        "the test never rewrote the input"
+        |mut f| {
+            use std::io::Write;
+            f.set_len(0).unwrap();
+            f.write_all(&again).unwrap();
+        },
     );
-    let text = err.to_string();
     assert!(
         text.contains("in.hprof") && text.contains("while it was read"),
         "{text}"
     );
-    assert_eq!(common::files_in(dir.path()), ["in.hprof"]);
 }

@@ -222,16 +222,7 @@ fn malformed_options_are_invalid_arguments_naming_the_field() {
     ];
     // The hprof entry must be a plain file name, not a manifest entry's.
     let mut cases = cases;
-    for bad in [
-        "result.info",
-        "extra.info",
-        "../../evil.hprof",
-        "/abs.hprof",
-        "dir/",
-        "a\\b",
-        ".",
-        "..",
-    ] {
+    for &bad in common::NOT_PLAIN_ENTRY_NAMES {
         cases.push((
             "hprof entry name",
             Box::new(move |o| o.raw.hprof_entry = o.keep(c(bad))),

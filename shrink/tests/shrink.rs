@@ -20,11 +20,7 @@ const STRIPS: [StripMode; 4] = [
 const DROPPED: [DroppedMode; 3] = [DroppedMode::Remove, DroppedMode::Empty, DroppedMode::Zero];
 
 fn shrink(input: &Path, zip: &Path, strip: StripMode, dropped: DroppedMode) -> Report {
-    let opts = ShrinkOptions {
-        strip,
-        dropped,
-        ..Default::default()
-    };
+    let opts = ShrinkOptions::new().with_strip(strip).with_dropped(dropped);
     let outputs = Outputs {
         zip: Some(zip),
         hprof: None,
@@ -180,17 +176,13 @@ fn package_holds_result_info_first_then_the_hprof_then_extra_info() {
     let dir = tempfile::tempdir().unwrap();
     let input = common::repo_root().join("fixtures/art-api25.hprof");
     let zip = dir.path().join("o.zip");
-    let opts = ShrinkOptions {
-        extra: vec![
-            ("uin".into(), "42".into()),
-            ("build".into(), "7.0.1 beta".into()),
-        ],
-        manifest: ManifestValues {
+    let opts = ShrinkOptions::new()
+        .with_extra("uin", "42")
+        .with_extra("build", "7.0.1 beta")
+        .with_manifest(ManifestValues {
             sdk_version: Some("99".into()),
             ..Default::default()
-        },
-        ..Default::default()
-    };
+        });
     let outputs = Outputs {
         zip: Some(&zip),
         hprof: None,
@@ -302,10 +294,7 @@ fn pass_three_on_several_threads_writes_what_one_thread_writes() {
         for (hprof, is_salvaged) in [whole, mid, tiny] {
             for strip in STRIPS {
                 for dropped in DROPPED {
-                    let opts = AnalyzeOptions {
-                        salvaged: is_salvaged,
-                        ..AnalyzeOptions::new(strip, dropped, 2)
-                    };
+                    let opts = AnalyzeOptions::new(strip, dropped, 2).with_salvaged(is_salvaged);
                     let a = analyze(&hprof, &opts, &control).unwrap();
                     let (one, one_stats, one_n) =
                         write_shrunk(&hprof, &a.plan, Vec::new(), &control).unwrap();
@@ -337,10 +326,7 @@ fn dropped_modes_shape_the_arrays_as_documented() {
             zip: None,
             hprof: Some(&out),
         };
-        let opts = ShrinkOptions {
-            dropped,
-            ..Default::default()
-        };
+        let opts = ShrinkOptions::new().with_dropped(dropped);
         let r = shrink_file(&input, outputs, &opts, &Control::default()).unwrap();
         (r.output.hprof_bytes, r.arrays.dropped)
     };
@@ -396,10 +382,7 @@ fn cancel_in_pass_three(fixture: &str, out: &str) {
         progress: Some(&progress),
     };
     let outputs = common::one_output(&out);
-    let opts = ShrinkOptions {
-        threads: 2,
-        ..Default::default()
-    };
+    let opts = ShrinkOptions::new().with_threads(2);
     let err = shrink_file(&input, outputs, &opts, &control).unwrap_err();
     assert!(matches!(err, hprof_shrink_core::Error::Cancelled), "{err}");
     assert!(common::files_in(dir.path()).is_empty());

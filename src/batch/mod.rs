@@ -9,7 +9,7 @@ pub mod prepare;
 pub mod state;
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -53,9 +53,13 @@ pub struct Entry {
     pub kind: Option<&'static str>,
     pub output: Option<String>,
     pub status: Status,
+    /// The input file's size (compressed, for a `.gz` or a zip).
     pub input_bytes: u64,
+    /// The dump's own size, where the input held it compressed (a `.gz`, a zip's entry)
+    /// and this run unpacked it.
+    pub dump_bytes: Option<u64>,
     pub output_bytes: Option<u64>,
-    /// output_bytes / input_bytes.
+    /// output_bytes / the dump's size (`dump_bytes`, else `input_bytes`).
     pub ratio: Option<f64>,
     pub seconds: f64,
     pub error: Option<String>,
@@ -85,6 +89,7 @@ impl Entry {
             output: None,
             status,
             input_bytes,
+            dump_bytes: None,
             output_bytes: None,
             ratio: None,
             seconds: 0.0,
@@ -116,6 +121,9 @@ pub struct BatchReport {
     pub upload_failed: usize,
     pub input_bytes: u64,
     pub output_bytes: u64,
+    /// A signal stopped the batch: the inputs not listed were not done (a package being
+    /// made was dropped, its temporary file removed); the next run takes them up.
+    pub cancelled: bool,
     pub entries: Vec<Entry>,
 }
 
@@ -142,6 +150,34 @@ struct Progress {
     bar: Option<ProgressBar>,
     total: usize,
     done: AtomicUsize,
+    /// Input bytes accounted for, across workers: whole files finished, plus the part of
+    /// each file in work that its passes have walked.
+    advanced: AtomicU64,
+}
+
+/// One file's share of the bar while it is worked on.
+struct FileShare {
+    bytes: u64,
+    /// What this file has added to [`Progress::advanced`] so far.
+    added: AtomicU64,
+}
+
+/// How far through a shrink a progress report is, from 0 to 1: the three passes count
+/// alike (pass 2's stages share the middle third), each by the bytes it has walked.
+fn fraction(p: hprof_shrink_core::Progress) -> Option<f64> {
+    use hprof_shrink_core::Stage;
+    let pass = match p.stage {
+        Stage::Info => 0.0,
+        Stage::Collect | Stage::Resolve | Stage::Dedup => 1.0,
+        Stage::Write => 2.0,
+        Stage::Read => return None,
+    };
+    let within = if p.total == 0 {
+        0.0
+    } else {
+        (p.done as f64 / p.total as f64).min(1.0)
+    };
+    Some((pass + within) / 3.0)
 }
 
 impl Progress {
@@ -155,16 +191,42 @@ impl Progress {
             bar,
             total: inputs.len(),
             done: AtomicUsize::new(0),
+            advanced: AtomicU64::new(0),
+        }
+    }
+
+    fn share(&self, bytes: u64) -> FileShare {
+        FileShare {
+            bytes,
+            added: AtomicU64::new(0),
+        }
+    }
+
+    /// Moves the bar as a pass of `share`'s file advances. Reports come from several
+    /// threads and stages, so each file's share only ever grows, and stays short of the
+    /// whole file until it is finished.
+    fn advance(&self, share: &FileShare, p: hprof_shrink_core::Progress) {
+        let Some(bar) = &self.bar else { return };
+        let Some(f) = fraction(p) else { return };
+        let want = ((share.bytes as f64 * f) as u64).min(share.bytes.saturating_sub(1));
+        let before = share.added.fetch_max(want, Ordering::Relaxed);
+        if want > before {
+            let now = self.advanced.fetch_add(want - before, Ordering::Relaxed) + want - before;
+            bar.set_position(now);
         }
     }
 
     /// One line per file without a terminal; the bar moves with one.
-    fn finished(&self, e: &Entry, quiet: bool) {
+    fn finished(&self, e: &Entry, share: &FileShare, quiet: bool) {
         let k = self.done.fetch_add(1, Ordering::Relaxed) + 1;
         let line = describe(e);
         match &self.bar {
             Some(bar) => {
-                bar.inc(e.input_bytes);
+                // The rest of the file, whatever its passes reported.
+                let before = share.added.swap(share.bytes, Ordering::Relaxed);
+                let rest = share.bytes.saturating_sub(before);
+                let now = self.advanced.fetch_add(rest, Ordering::Relaxed) + rest;
+                bar.set_position(now);
                 bar.set_message(format!("{k}/{} files", self.total));
                 if e.status == Status::Failed || e.error.is_some() {
                     bar.println(format!("[{k}/{}] {line}", self.total));
@@ -200,7 +262,15 @@ fn describe_shrink(e: &Entry) -> String {
             "done    {} -> {} ({} -> {}, {:.1}%) {:.1} s{}{}",
             e.input,
             e.output.as_deref().unwrap_or("-"),
-            HumanBytes(e.input_bytes),
+            match e.dump_bytes {
+                Some(d) => format!(
+                    "{} {}, {} unpacked",
+                    HumanBytes(e.input_bytes),
+                    e.kind.unwrap_or("file"),
+                    HumanBytes(d)
+                ),
+                None => HumanBytes(e.input_bytes).to_string(),
+            },
             HumanBytes(e.output_bytes.unwrap_or(0)),
             e.ratio.unwrap_or(0.0) * 100.0,
             e.seconds,
@@ -339,6 +409,7 @@ fn run_one(
     args: &BatchArgs,
     threads: usize,
     handoff: &Handoff<'_>,
+    progress: &(dyn Fn(hprof_shrink_core::Progress) + Sync),
 ) -> Entry {
     let started = Instant::now();
     let mut entry = Entry {
@@ -351,6 +422,7 @@ fn run_one(
         )
     };
     let mut salvaged = None;
+    let mut dump_bytes = None;
     let result = (|| -> Result<(Status, State), String> {
         if let Some(dir) = out.parent() {
             std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
@@ -394,22 +466,28 @@ fn run_one(
         state::forget(out);
         let dir = out.parent().unwrap_or(Path::new("."));
         let prepared = prepare::prepare(input, dir, args.max_input_size)?;
-        let opts = ShrinkOptions {
-            strip: args.mode.strip,
-            dropped: args.mode.dropped,
-            level: args.mode.level,
-            manifest: prepared.manifest.clone(),
-            extra: prepared.extra.clone(),
-            hprof_entry: prepared.hprof_entry.clone(),
-            threads,
-            salvage: args.mode.salvage,
-        };
+        let mut opts = ShrinkOptions::new()
+            .with_strip(args.mode.strip)
+            .with_dropped(args.mode.dropped)
+            .with_level(args.mode.level)
+            .with_manifest(prepared.manifest.clone())
+            .with_threads(threads)
+            .with_salvage(args.mode.salvage);
+        opts.extra = prepared.extra.clone();
+        opts.hprof_entry = prepared.hprof_entry.clone();
         let outputs = Outputs {
             zip: Some(out),
             hprof: None,
         };
-        let report = shrink_file(&prepared.hprof, outputs, &opts, &Control::default())
+        let control = Control {
+            cancel: Some(crate::signals::flag()),
+            progress: Some(progress),
+        };
+        let report = shrink_file(&prepared.hprof, outputs, &opts, &control)
             .map_err(|e| format!("{e}{}", salvage_hint(&e, args.mode.salvage)))?;
+        if prepared.hprof != input.path {
+            dump_bytes = Some(report.input.bytes);
+        }
         salvaged = report.salvage.map(|s| {
             format!(
                 "salvaged: cut off at offset {} of {}, the part before it kept",
@@ -434,13 +512,21 @@ fn run_one(
         Ok((Status::Done, st))
     })();
     entry.salvaged = salvaged;
+    entry.dump_bytes = dump_bytes;
     match result {
         Ok((status, mut st)) => {
             entry.status = status;
             entry.output_bytes = std::fs::metadata(out).ok().map(|m| m.len());
+            // Against the dump, not the .gz or zip it came in: what the shrink achieved.
+            // A package kept from an earlier run (not unpacked now) of a compressed input
+            // has no ratio.
+            let dump = entry
+                .dump_bytes
+                .or((input.kind == discover::Kind::Hprof).then_some(input.bytes));
             entry.ratio = entry
                 .output_bytes
-                .map(|o| o as f64 / input.bytes.max(1) as f64);
+                .zip(dump)
+                .map(|(o, d)| o as f64 / d.max(1) as f64);
             if args.analyze {
                 analyze_beside(out, status == Status::Done, &mut entry);
             }
@@ -612,14 +698,25 @@ pub fn run(args: &BatchArgs) -> Result<u8, HostError> {
     let progress = Progress::new(&found.inputs, args.quiet);
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<Entry>>> = Mutex::new(vec![None; found.inputs.len()]);
+    let cancel = crate::signals::flag();
+    let cancelled = || cancel.load(Ordering::Relaxed);
     let work = || loop {
         let i = next.fetch_add(1, Ordering::Relaxed);
         let Some(input) = found.inputs.get(i) else {
             return;
         };
+        if cancelled() {
+            return;
+        }
         let out = args.out_dir.join(&input.out_rel);
-        let entry = run_one(input, &out, args, threads, &handoff);
-        progress.finished(&entry, args.quiet);
+        let share = progress.share(input.bytes);
+        let advance = |p| progress.advance(&share, p);
+        let entry = run_one(input, &out, args, threads, &handoff, &advance);
+        // A shrink the signal stopped did not fail: it is left out, for the next run.
+        if cancelled() && entry.status == Status::Failed {
+            return;
+        }
+        progress.finished(&entry, &share, args.quiet);
         results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(entry);
     };
     std::thread::scope(|s| {
@@ -670,6 +767,7 @@ pub fn run(args: &BatchArgs) -> Result<u8, HostError> {
             .map(|e| e.input_bytes)
             .sum(),
         output_bytes: entries.iter().filter_map(|e| e.output_bytes).sum(),
+        cancelled: cancelled(),
         entries,
     };
     if let Some(path) = &args.report {
@@ -677,6 +775,9 @@ pub fn run(args: &BatchArgs) -> Result<u8, HostError> {
     }
     if !args.quiet {
         say_raw!("{}", summary(&report));
+    }
+    if report.cancelled {
+        return Err(HostError::Cancelled);
     }
     // With an outbox, what waits there goes now (this run's packages and earlier ones).
     let drained = match (&outbox, &uploader) {
@@ -712,15 +813,19 @@ fn summary(r: &BatchReport) -> String {
             Status::Skipped => "skipped",
         };
         o += &format!(
-            "{:8} {:>14} {:>14} {:>7} {:>7.1}s  {}{}\n",
+            "{:8} {:>14} {:>14} {:>7} {:>7.1}s  {}{}{}\n",
             status,
-            n(e.input_bytes),
+            n(e.dump_bytes.unwrap_or(e.input_bytes)),
             e.output_bytes.map(n).unwrap_or_else(|| "-".into()),
             e.ratio
                 .map(|r| format!("{:.1}%", r * 100.0))
                 .unwrap_or_else(|| "-".into()),
             e.seconds,
             e.input,
+            match e.dump_bytes {
+                Some(_) => format!(" ({} bytes as found)", n(e.input_bytes)),
+                None => String::new(),
+            },
             e.error
                 .as_ref()
                 .map(|x| format!(": {x}"))

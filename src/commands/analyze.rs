@@ -25,7 +25,7 @@ pub fn run(a: AnalyzeArgs) -> Result<(), HostError> {
     let bar = Bar::new(true);
     let progress = |p| bar.update(p);
     let control = Control {
-        cancel: None,
+        cancel: Some(crate::signals::flag()),
         progress: Some(&progress),
     };
     let started = Instant::now();

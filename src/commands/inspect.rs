@@ -18,7 +18,7 @@ pub fn run(a: InspectArgs) -> Result<(), HostError> {
     let bar = Bar::new(true);
     let progress = |p| bar.update(p);
     let control = Control {
-        cancel: None,
+        cancel: Some(crate::signals::flag()),
         progress: Some(&progress),
     };
     let result = inspect::inspect(&hprof, a.top, &control);

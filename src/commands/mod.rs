@@ -3,6 +3,7 @@
 
 pub mod analyze;
 pub mod batch;
+pub mod docs;
 pub mod inspect;
 pub mod shrink;
 pub mod upload;

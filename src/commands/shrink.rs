@@ -27,20 +27,19 @@ pub fn run(a: ShrinkArgs) -> Result<(), HostError> {
             "--upload needs OUT.zip or --outbox DIR",
         ));
     }
-    let opts = ShrinkOptions {
-        strip: a.mode.strip,
-        dropped: a.mode.dropped,
-        level: a.mode.level,
-        manifest: ManifestValues {
+    let mut opts = ShrinkOptions::new()
+        .with_strip(a.mode.strip)
+        .with_dropped(a.mode.dropped)
+        .with_level(a.mode.level)
+        .with_manifest(ManifestValues {
             sdk_version: a.sdk_version,
             manufacturer: a.manufacturer,
             leaked_activity_key: a.leaked_activity_key,
-        },
-        extra: a.extra,
-        hprof_entry: a.hprof_entry,
-        threads: a.threads,
-        salvage: a.mode.salvage,
-    };
+        })
+        .with_threads(a.threads)
+        .with_salvage(a.mode.salvage);
+    opts.extra = a.extra;
+    opts.hprof_entry = a.hprof_entry;
     // Every output is checked before any work (the core checks its own again): none is
     // the input or another output, and none is a device or FIFO a rename would replace.
     let named = Outputs {
@@ -52,6 +51,14 @@ pub fn run(a: ShrinkArgs) -> Result<(), HostError> {
     }
     if let Some(report) = &a.report {
         check_report_path(report, &input, named)?;
+    }
+    if !a.force {
+        // As gzip and zstd do: an existing output is replaced only when asked to.
+        for path in [named.zip, named.hprof].into_iter().flatten() {
+            if std::fs::symlink_metadata(path).is_ok() {
+                return Err(HostError::Exists(path.to_path_buf()));
+            }
+        }
     }
     // Made before the work, so that a report that cannot be written fails before the
     // outputs appear, not after.
@@ -86,7 +93,7 @@ pub fn run(a: ShrinkArgs) -> Result<(), HostError> {
     let bar = Bar::new(!a.quiet);
     let progress = |p| bar.update(p);
     let control = Control {
-        cancel: None,
+        cancel: Some(crate::signals::flag()),
         progress: Some(&progress),
     };
     let outputs = Outputs {

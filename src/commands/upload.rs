@@ -180,7 +180,8 @@ fn failed_path(e: &UploadError) -> String {
         | Exhausted { path, .. }
         | Deadline { path, .. }
         | RetryAfterTooLong { path, .. }
-        | NotMoved { path, .. } => path.display().to_string(),
+        | NotMoved { path, .. }
+        | Cancelled { path } => path.display().to_string(),
         Config(_) | Setup(_) => "?".into(),
     }
 }

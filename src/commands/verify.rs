@@ -12,7 +12,7 @@ pub fn run(a: VerifyArgs) -> Result<(), HostError> {
     let bar = Bar::new(true);
     let progress = |p| bar.update(p);
     let control = Control {
-        cancel: None,
+        cancel: Some(crate::signals::flag()),
         progress: Some(&progress),
     };
     let v = verify_path(&a.package, a.against.as_deref(), a.strip, &control);

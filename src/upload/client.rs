@@ -13,6 +13,7 @@ use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Once};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -29,7 +30,7 @@ use tokio::io::{AsyncRead, ReadBuf};
 use super::error::UploadError;
 use super::package::{self, Digested};
 use super::redact;
-use super::retry::{self, GiveUp, RetryPolicy, Step, SystemClock};
+use super::retry::{self, Clock, GiveUp, RetryPolicy, Step, SystemClock};
 use crate::progress::{self, Label};
 
 /// The environment variable holding the bearer token.
@@ -113,6 +114,9 @@ pub struct UploadConfig {
     /// Authorization, Proxy-Authorization or Cookie, nor the token). Off: they go only to
     /// the origin of `url`.
     pub headers_follow_redirects: bool,
+    /// Set (by a signal handler) to stop: no new attempt starts, a running one and a retry
+    /// wait end within a tenth of a second, and the zip stays where it is.
+    pub cancel: Option<&'static AtomicBool>,
 }
 
 impl UploadConfig {
@@ -131,6 +135,7 @@ impl UploadConfig {
             verbose: false,
             log: None,
             headers_follow_redirects: false,
+            cancel: None,
         }
     }
 }
@@ -331,6 +336,11 @@ impl Uploader {
     }
 
     /// True once the run's deadline (`RetryPolicy::deadline`) has passed.
+    /// True once the run was asked to stop.
+    pub fn cancelled(&self) -> bool {
+        self.cfg.cancel.is_some_and(|c| c.load(Ordering::Relaxed))
+    }
+
     pub fn deadline_passed(&self) -> bool {
         self.cfg
             .retry
@@ -387,6 +397,12 @@ impl Uploader {
             ));
         }
         let started = Instant::now();
+        let cancelled = || UploadError::Cancelled {
+            path: path.to_path_buf(),
+        };
+        if self.cancelled() {
+            return Err(cancelled());
+        }
         if self.deadline_passed() {
             return Err(UploadError::Deadline {
                 path: path.to_path_buf(),
@@ -449,7 +465,7 @@ impl Uploader {
         };
         let result = retry::run(
             &self.cfg.retry,
-            &mut SystemClock,
+            &mut CancellableClock(self.cfg.cancel),
             &mut fastrand::f64,
             &mut |error: &String, n, wait| {
                 self.log(
@@ -465,6 +481,9 @@ impl Uploader {
         );
         if let Some(bar) = &job.bar {
             bar.finish_and_clear();
+        }
+        if result.is_err() && self.cancelled() {
+            return Err(cancelled());
         }
         let path = path.to_path_buf();
         match result {
@@ -506,7 +525,30 @@ impl Uploader {
 
     fn attempt(&self, job: &Job, n: u32) -> Step<(u16, String), String> {
         job.last_unreachable.set(false);
-        self.rt.block_on(self.attempt_async(job, n))
+        let Some(cancel) = self.cfg.cancel else {
+            return self.rt.block_on(self.attempt_async(job, n));
+        };
+        let stopped = || cancel.load(Ordering::Relaxed);
+        if stopped() {
+            return Step::Fatal("cancelled".into());
+        }
+        // The attempt, or "cancelled" within a tenth of a second of the flag being set:
+        // a ticking interval wakes this future to look at the flag.
+        self.rt.block_on(async {
+            let mut attempt = std::pin::pin!(self.attempt_async(job, n));
+            let mut tick = tokio::time::interval(CANCEL_POLL);
+            std::future::poll_fn(|cx| {
+                if let Poll::Ready(step) = std::future::Future::poll(attempt.as_mut(), cx) {
+                    return Poll::Ready(step);
+                }
+                while tick.poll_tick(cx).is_ready() {}
+                if stopped() {
+                    return Poll::Ready(Step::Fatal("cancelled".into()));
+                }
+                Poll::Pending
+            })
+            .await
+        })
     }
 
     /// One attempt, following redirects. The `Ok` value is the status and the final URL.
@@ -912,6 +954,31 @@ impl http_body::Body for FileBody {
 
     fn size_hint(&self) -> http_body::SizeHint {
         http_body::SizeHint::with_exact(self.left)
+    }
+}
+
+/// How often a running attempt or a retry wait looks at the cancellation flag.
+const CANCEL_POLL: Duration = Duration::from_millis(100);
+
+/// The system clock, whose waits end early once the cancellation flag is set.
+struct CancellableClock(Option<&'static AtomicBool>);
+
+impl Clock for CancellableClock {
+    fn now(&self) -> std::time::SystemTime {
+        SystemClock.now()
+    }
+    fn sleep(&mut self, d: Duration) {
+        let Some(cancel) = self.0 else {
+            return SystemClock.sleep(d);
+        };
+        let end = Instant::now() + d;
+        while !cancel.load(Ordering::Relaxed) {
+            let left = end.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            std::thread::sleep(left.min(CANCEL_POLL));
+        }
     }
 }
 

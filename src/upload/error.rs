@@ -62,6 +62,11 @@ pub enum UploadError {
         last: String,
     },
 
+    /// The run was asked to stop (a signal) before the upload was done; the zip is where
+    /// it was.
+    #[error("{}: not uploaded: cancelled", path.display())]
+    Cancelled { path: PathBuf },
+
     /// The server took the file (2xx) but it could not then be moved out of the outbox; the
     /// next run uploads the same bytes again.
     #[error("{}: uploaded, but not moved out of the outbox: {source}", path.display())]

@@ -147,7 +147,9 @@ impl Outbox {
         let mut unreachable_in_a_row = 0;
         let pending = self.pending()?;
         for (i, path) in pending.iter().cloned().enumerate() {
-            let stop = if uploader.deadline_passed() {
+            let stop = if uploader.cancelled() {
+                Some("cancelled".to_string())
+            } else if uploader.deadline_passed() {
                 Some("the --deadline ran out".to_string())
             } else if unreachable_in_a_row >= UNREACHABLE_IN_A_ROW {
                 Some(format!(
@@ -232,10 +234,14 @@ impl Outbox {
         let stem = zip_stem(input);
         // Not TEMP_SUFFIX: that marks temporary files a cleanup may remove once no process
         // holds their lock, and this name holds the finished zip, unlocked, until `admit`.
-        let tmp = tempfile::Builder::new()
-            .prefix(&format!(".{stem}.zip.{}.", std::process::id()))
-            .suffix(INCOMING_SUFFIX)
-            .tempfile_in(&self.dir)?;
+        let prefix = format!(".{stem}.zip.{}.", std::process::id());
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(&prefix).suffix(INCOMING_SUFFIX);
+        // The mode a new file gets from `cp` (0666 less the umask), kept by the shrink
+        // that writes over it and by the rename that admits it.
+        #[cfg(unix)]
+        builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+        let tmp = builder.tempfile_in(&self.dir)?;
         Ok(Incoming {
             staged: tmp.into_temp_path(),
             stem,

@@ -4,6 +4,11 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+#[path = "../../shrink/tests/common/entry_names.rs"]
+mod entry_names;
+#[allow(unused_imports)] // not every test file checks entry names
+pub use entry_names::NOT_PLAIN_ENTRY_NAMES;
+
 pub const BIN: &str = env!("CARGO_BIN_EXE_hprof-shrink");
 
 pub fn bin() -> Command {
@@ -61,4 +66,110 @@ pub fn names_in(dir: &Path) -> Vec<String> {
         .collect();
     v.sort();
     v
+}
+
+/// Asserts that `o` exited with `code` and said each of `wants` on stderr; returns stderr.
+pub fn failed_with(o: &Output, code: i32, wants: &[&str]) -> String {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(code), "{err}");
+    for want in wants {
+        assert!(err.contains(want), "{want:?} not in: {err}");
+    }
+    err
+}
+
+/// Asserts that nothing is left in `dir` (no output, no temporary file), naming what is.
+pub fn assert_empty(dir: &Path) {
+    let left = names_in(dir);
+    assert!(
+        left.is_empty(),
+        "left behind in {}: {left:?}",
+        dir.display()
+    );
+}
+
+/// A tmpfs of `size` mounted at `dir/tiny`, unmounted when dropped; `None` (with the
+/// reason printed) where this process cannot mount one.
+pub struct Tiny(pub PathBuf);
+
+impl Tiny {
+    pub fn mount(dir: &Path, size: &str) -> Option<Tiny> {
+        let mnt = dir.join("tiny");
+        std::fs::create_dir(&mnt).unwrap();
+        let ok = Command::new("mount")
+            .args([
+                "-t",
+                "tmpfs",
+                "-o",
+                &format!("size={size}"),
+                "tmpfs",
+                s(&mnt),
+            ])
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|st| st.success());
+        if !ok {
+            eprintln!("skipping: cannot mount a small tmpfs here (not root?)");
+            return None;
+        }
+        Some(Tiny(mnt))
+    }
+}
+
+impl Drop for Tiny {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// Compiles `tests/java/NAME.java` with javac into a temporary directory and runs it with
+/// `args`: Java's own readers (zip, Properties) checking what the tool writes. Java is
+/// required, as for the fixtures (scripts/gen-fixtures.sh).
+pub fn run_java(name: &str, args: &[&str]) -> Output {
+    let classes = tempfile::tempdir().unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/java")
+        .join(format!("{name}.java"));
+    let javac = Command::new("javac")
+        .arg("-d")
+        .arg(classes.path())
+        .arg(&src)
+        .output()
+        .expect("javac (a JDK, 11 or later) is needed for this test");
+    assert!(javac.status.success(), "javac: {}", stderr(&javac));
+    Command::new("java")
+        .arg("-cp")
+        .arg(classes.path())
+        .arg(name)
+        .args(args)
+        .output()
+        .expect("run java")
+}
+
+pub fn md5_hex(bytes: &[u8]) -> String {
+    use md5::Digest;
+    md5::Md5::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// A dump of 24 MiB of incompressible byte arrays: kept whole (`--strip none`) and
+/// deflated at level 9, it takes a few seconds to shrink, time enough to signal it.
+pub fn big_dump(path: &Path) {
+    use hprof_fixtures::{ArtBuilder, Heap, Options};
+    let mut b = ArtBuilder::new(Options::default());
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    for _ in 0..24 {
+        let bytes: Vec<u8> = (0..1 << 20)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect();
+        b.byte_array(Heap::App, &bytes);
+    }
+    std::fs::write(path, b.finish()).unwrap();
 }

@@ -37,13 +37,6 @@ pub const LIFETIME: Duration = Duration::from_secs(120);
 /// The most connections a server or proxy accepts.
 const MAX_CONNECTIONS: usize = 200;
 
-pub fn md5_hex(bytes: &[u8]) -> String {
-    Md5::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
 pub fn md5_base64(bytes: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(Md5::digest(bytes))
 }

@@ -10,9 +10,13 @@ use super::heap::{field_decls, static_fields, ClassDump, FieldDecl, Instance, St
 use super::tags::BasicType;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What pass 1 keeps of a CLASS_DUMP: its ids and where its fields are, never its bytes.
 pub struct ClassInfo {
+    /// The class object's id.
     pub class_id: u64,
+    /// The superclass's id (0 for java.lang.Object).
     pub super_id: u64,
+    /// Instance size as the VM counts it.
     pub instance_size: u32,
     /// Offset of the CLASS_DUMP sub-record.
     pub offset: u64,
@@ -26,7 +30,9 @@ pub struct ClassInfo {
 /// One field of a flattened instance layout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LayoutField {
+    /// STRING id of the field's name.
     pub name_id: u64,
+    /// The field's type.
     pub ty: BasicType,
     /// Byte offset within the instance's field data.
     pub offset: u64,
@@ -37,7 +43,9 @@ pub struct LayoutField {
 /// The fields of a class's instances, in the order their values appear.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Layout {
+    /// The class.
     pub class_id: u64,
+    /// Every field, the class's own first, then its superclass's, and so on.
     pub fields: Vec<LayoutField>,
     /// Bytes of field data every instance of the class must have.
     pub size: u64,
@@ -79,6 +87,7 @@ impl Layout {
 }
 
 #[derive(Debug, Default)]
+/// Every class of a dump by id: its CLASS_DUMP's place, its name, its layout on demand.
 pub struct ClassIndex {
     id_size: u8,
     classes: FxHashMap<u64, ClassInfo>,
@@ -86,6 +95,7 @@ pub struct ClassIndex {
 }
 
 impl ClassIndex {
+    /// An empty index for a dump with `id_size`-byte ids.
     pub fn new(id_size: u8) -> Self {
         ClassIndex {
             id_size,
@@ -93,10 +103,12 @@ impl ClassIndex {
         }
     }
 
+    /// Classes dumped.
     pub fn len(&self) -> usize {
         self.classes.len()
     }
 
+    /// No class dumped.
     pub fn is_empty(&self) -> bool {
         self.classes.is_empty()
     }
@@ -132,10 +144,12 @@ impl ClassIndex {
         }
     }
 
+    /// The class dumped with this id.
     pub fn get(&self, class_id: u64) -> Option<&ClassInfo> {
         self.classes.get(&class_id)
     }
 
+    /// STRING id of the class's name (from LOAD_CLASS).
     pub fn name_id(&self, class_id: u64) -> Option<u64> {
         self.names.get(&class_id).copied()
     }
@@ -152,6 +166,7 @@ impl ClassIndex {
         ids
     }
 
+    /// Every class dumped, in no particular order.
     pub fn classes(&self) -> impl Iterator<Item = &ClassInfo> {
         self.classes.values()
     }

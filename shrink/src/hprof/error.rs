@@ -19,33 +19,57 @@ pub enum Truncation {
 #[derive(Debug, thiserror::Error)]
 #[error("{path}: {source}")]
 pub struct FileError {
+    /// The file.
     pub path: PathBuf,
+    /// What the system said.
     #[source]
     pub source: std::io::Error,
 }
 
 /// What can go wrong reading a dump (or writing one with [`HprofWriter`](super::HprofWriter)).
+/// Every field named `offset` is a byte offset in the file, `tag` the record or
+/// sub-record it is in, `what` the part of it that was being read.
 #[derive(Debug, thiserror::Error)]
 pub enum FormatError {
+    /// The first bytes are not an HPROF header.
     #[error("not an HPROF file: {reason}")]
-    NotHprof { reason: String },
+    NotHprof {
+        /// Why not.
+        reason: String,
+    },
 
+    /// A header version other than 1.0.1, 1.0.2 or 1.0.3.
     #[error("unsupported HPROF version {version:?} (supported: JAVA PROFILE 1.0.1, 1.0.2, 1.0.3)")]
-    UnsupportedVersion { version: String },
+    UnsupportedVersion {
+        /// The version the header gives.
+        version: String,
+    },
 
+    /// An identifier size other than 4 or 8.
     #[error("unsupported identifier size {size} at offset {offset} (HPROF ids are 4 or 8 bytes)")]
-    UnsupportedIdSize { offset: u64, size: u32 },
+    UnsupportedIdSize {
+        /// Byte offset in the file.
+        offset: u64,
+        /// The identifier size given.
+        size: u32,
+    },
 
     /// Something is shorter than what it declares; `kind` says whether the file ends there.
     #[error(
         "truncated {what} at offset {offset} ({tag}): needs {needed} bytes, {available} available"
     )]
     Truncated {
+        /// Byte offset in the file.
         offset: u64,
+        /// The record or sub-record it is in.
         tag: Tag,
+        /// The part being read.
         what: &'static str,
+        /// Bytes it needs.
         needed: u64,
+        /// Bytes there are.
         available: u64,
+        /// Whether the file ends there.
         kind: Truncation,
     },
 
@@ -53,43 +77,81 @@ pub enum FormatError {
     #[error(
         "the dump ends at offset {offset} without {missing}: it was cut off while being written"
     )]
-    Incomplete { offset: u64, missing: &'static str },
+    Incomplete {
+        /// Byte offset in the file.
+        offset: u64,
+        /// The record that should have come (`HEAP_DUMP_END`...).
+        missing: &'static str,
+    },
 
+    /// A sub-record tag the format does not define: it has no length, so nothing after it
+    /// in the segment can be read.
     #[error("unknown heap dump sub-record tag 0x{tag:02X} at offset {offset}: it has no length, so the rest of the segment cannot be read")]
-    UnknownSubTag { offset: u64, tag: u8 },
+    UnknownSubTag {
+        /// Byte offset in the file.
+        offset: u64,
+        /// The record or sub-record it is in.
+        tag: u8,
+    },
 
+    /// A basic type code that is not one (`value`).
     #[error("invalid basic type {value} in {what} at offset {offset} ({tag})")]
     BadType {
+        /// Byte offset in the file.
         offset: u64,
+        /// The record or sub-record it is in.
         tag: Tag,
+        /// The part being read.
         what: &'static str,
+        /// The code found.
         value: u8,
     },
 
+    /// A length that disagrees with the content it measures.
     #[error("{what} at offset {offset} ({tag}): declared {declared} bytes, content is {actual}")]
     LengthMismatch {
+        /// Byte offset in the file.
         offset: u64,
+        /// The record or sub-record it is in.
         tag: Tag,
+        /// The part being read.
         what: &'static str,
+        /// The length declared.
         declared: u64,
+        /// The length found.
         actual: u64,
     },
 
+    /// A class that is its own ancestor.
     #[error("superclass cycle through class 0x{class_id:X} (CLASS_DUMP at offset {offset})")]
-    SuperclassCycle { class_id: u64, offset: u64 },
+    SuperclassCycle {
+        /// The class.
+        class_id: u64,
+        /// Byte offset in the file.
+        offset: u64,
+    },
 
+    /// An instance whose field data does not fit its class's layout.
     #[error("instance at offset {offset} of class 0x{class_id:X} has {actual} bytes of field data, its class layout needs {expected}")]
     InstanceLayout {
+        /// Byte offset in the file.
         offset: u64,
+        /// The class.
         class_id: u64,
+        /// The length its layout needs.
         expected: u64,
+        /// The length found.
         actual: u64,
     },
 
+    /// An object whose class has no CLASS_DUMP.
     #[error("class 0x{class_id:X} of {what} at offset {offset} has no CLASS_DUMP in the dump")]
     MissingClass {
+        /// Byte offset in the file.
         offset: u64,
+        /// The class.
         class_id: u64,
+        /// The part being read.
         what: &'static str,
     },
 
@@ -147,4 +209,5 @@ impl FormatError {
     }
 }
 
+/// The format layer's results.
 pub type Result<T, E = FormatError> = std::result::Result<T, E>;

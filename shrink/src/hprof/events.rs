@@ -7,14 +7,19 @@ use super::reader::Hprof;
 use super::record::{Record, Records};
 
 #[derive(Debug, Clone)]
+/// One step of a walk over a dump, as a flat sequence.
 pub enum Event<'a> {
     /// A top-level record that is not a heap dump.
     Record(Record<'a>),
+    /// A heap dump record or segment begins (its sub-records follow).
     SegmentBegin(Record<'a>),
+    /// A heap dump sub-record.
     Sub(SubRecord<'a>),
+    /// The heap dump record or segment that began last ends.
     SegmentEnd(Record<'a>),
 }
 
+/// The events of a dump in file order: an iterator where a [`Visitor`](super::Visitor) is a callback.
 pub struct Events<'a> {
     records: Records<'a>,
     segment: Option<(Record<'a>, SubRecords<'a>)>,
@@ -22,6 +27,7 @@ pub struct Events<'a> {
 }
 
 impl<'a> Events<'a> {
+    /// The events of `hprof`, from its first record.
     pub fn new(hprof: &Hprof<'a>) -> Self {
         Events {
             records: hprof.records(),

@@ -17,16 +17,22 @@ pub struct SubRecord<'a> {
     pub offset: u64,
     /// The whole sub-record, tag included, exactly as in the file.
     pub raw: &'a [u8],
+    /// The parsed view.
     pub kind: Sub<'a>,
 }
 
 #[derive(Debug, Clone)]
+/// A sub-record's parsed view, by kind.
 pub enum Sub<'a> {
+    /// A GC root of any kind (the tag says which).
     Root(Root),
     /// Boxed: class dumps are few, and a large variant would make every sub-record large.
     ClassDump(Box<ClassDump<'a>>),
+    /// INSTANCE_DUMP.
     Instance(Instance<'a>),
+    /// OBJECT_ARRAY_DUMP.
     ObjectArray(ObjectArray<'a>),
+    /// PRIMITIVE_ARRAY_DUMP.
     PrimitiveArray(PrimitiveArray<'a>),
     /// ART's obsolete PRIMITIVE_ARRAY_NODATA: the header of an array without its elements.
     PrimitiveArrayNoData(PrimitiveArrayNoData),
@@ -35,6 +41,7 @@ pub enum Sub<'a> {
 }
 
 impl<'a> SubRecord<'a> {
+    /// The sub-record's tag byte.
     pub fn tag(&self) -> u8 {
         self.raw[0]
     }
@@ -54,30 +61,44 @@ impl<'a> SubRecord<'a> {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A GC root: which kind (its sub-record tag) and the object it holds.
 pub struct Root {
+    /// The root's sub-record tag (0xFF unknown, 0x01 JNI global, ... ART's 0x89-0x8E, 0x90).
     pub tag: u8,
+    /// The object held.
     pub object_id: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// ART's HEAP_DUMP_INFO: the heap the following objects belong to.
 pub struct HeapDumpInfo {
     /// 'A' app, 'Z' zygote, 'I' image, 0 default.
     pub heap_id: u32,
+    /// STRING id of the heap's name ("app", "zygote", "image").
     pub name_id: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// ART's PRIMITIVE_ARRAY_NODATA: an array's header without its elements.
 pub struct PrimitiveArrayNoData {
+    /// The array's object id.
     pub id: u64,
+    /// Serial number of the stack trace where it was allocated.
     pub stack_serial: u32,
+    /// Number of elements.
     pub count: u32,
+    /// Type of the elements.
     pub element_type: BasicType,
 }
 
 #[derive(Debug, Clone, Copy)]
+/// INSTANCE_DUMP: an object and its field values.
 pub struct Instance<'a> {
+    /// The object's id.
     pub id: u64,
+    /// Serial number of the stack trace where it was allocated.
     pub stack_serial: u32,
+    /// The id of its class (a CLASS_DUMP).
     pub class_id: u64,
     /// Field values: the class's own fields, then its superclass's, and so on.
     pub data: &'a [u8],
@@ -96,16 +117,24 @@ impl Instance<'_> {
 }
 
 #[derive(Debug, Clone, Copy)]
+/// OBJECT_ARRAY_DUMP: an array of references.
 pub struct ObjectArray<'a> {
+    /// The array's object id.
     pub id: u64,
+    /// Serial number of the stack trace where it was allocated.
     pub stack_serial: u32,
+    /// Number of elements.
     pub count: u32,
+    /// The id of the array's class.
     pub class_id: u64,
+    /// The elements: `count` ids, big-endian.
     pub elements: &'a [u8],
+    /// The dump's identifier size (4 or 8), to read `elements`.
     pub id_size: u8,
 }
 
 impl<'a> ObjectArray<'a> {
+    /// The element ids, in order (0 is null).
     pub fn element_ids(&self) -> impl Iterator<Item = u64> + 'a {
         let n = self.id_size as usize;
         self.elements
@@ -126,11 +155,17 @@ impl<'a> ObjectArray<'a> {
 }
 
 #[derive(Debug, Clone, Copy)]
+/// PRIMITIVE_ARRAY_DUMP: an array of one primitive type, elements in place.
 pub struct PrimitiveArray<'a> {
+    /// The array's object id.
     pub id: u64,
+    /// Serial number of the stack trace where it was allocated.
     pub stack_serial: u32,
+    /// Number of elements.
     pub count: u32,
+    /// Type of the elements.
     pub element_type: BasicType,
+    /// The elements: `count` × the type's size bytes, big-endian.
     pub data: &'a [u8],
 }
 
@@ -144,14 +179,23 @@ impl PrimitiveArray<'_> {
 /// A field or constant value.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Value {
+    /// An object id (0 is null).
     Object(u64),
+    /// A boolean.
     Boolean(bool),
+    /// A UTF-16 code unit.
     Char(u16),
+    /// A float.
     Float(f32),
+    /// A double.
     Double(f64),
+    /// A byte.
     Byte(i8),
+    /// A short.
     Short(i16),
+    /// An int.
     Int(i32),
+    /// A long.
     Long(i64),
 }
 
@@ -175,6 +219,7 @@ impl Value {
         }
     }
 
+    /// The object id, if this is a reference.
     pub fn as_object(&self) -> Option<u64> {
         match self {
             Value::Object(id) => Some(*id),
@@ -199,48 +244,77 @@ impl Value {
 /// CLASS_DUMP, with its three variable parts kept as checked slices.
 #[derive(Debug, Clone, Copy)]
 pub struct ClassDump<'a> {
+    /// The class object's id.
     pub class_id: u64,
+    /// Serial number of the stack trace where it was loaded.
     pub stack_serial: u32,
+    /// The superclass's id (0 for java.lang.Object).
     pub super_id: u64,
+    /// The class loader's id.
     pub loader_id: u64,
+    /// The signers' id.
     pub signers_id: u64,
+    /// The protection domain's id.
     pub protection_domain_id: u64,
+    /// Reserved (0).
     pub reserved1: u64,
+    /// Reserved (0).
     pub reserved2: u64,
+    /// Size of an instance in bytes (as the VM counts it).
     pub instance_size: u32,
+    /// Number of constant pool entries.
     pub constant_pool_count: u16,
+    /// The constant pool entries, unparsed (see [`ClassDump::constant_pool`]).
     pub constant_pool: &'a [u8],
+    /// Number of static fields.
     pub static_count: u16,
+    /// The static fields with their values, unparsed (see [`ClassDump::static_fields`]).
     pub statics: &'a [u8],
+    /// Number of instance field declarations (this class's own, not inherited).
     pub field_count: u16,
+    /// The instance field declarations, unparsed (see [`ClassDump::instance_fields`]).
     pub fields: &'a [u8],
     /// Absolute file offset of `fields`, so an index can keep the offset, not the bytes.
     pub fields_offset: u64,
+    /// Absolute file offset of `statics`.
     pub statics_offset: u64,
+    /// The dump's identifier size (4 or 8).
     pub id_size: u8,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
+/// One constant pool entry of a CLASS_DUMP.
 pub struct ConstantPoolEntry {
+    /// The constant pool index.
     pub index: u16,
+    /// The value's type.
     pub ty: BasicType,
+    /// The value.
     pub value: Value,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
+/// One static field of a CLASS_DUMP, with its value.
 pub struct StaticField {
+    /// STRING id of the field's name.
     pub name_id: u64,
+    /// The field's type.
     pub ty: BasicType,
+    /// Its value.
     pub value: Value,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// One instance field declaration of a CLASS_DUMP.
 pub struct FieldDecl {
+    /// STRING id of the field's name.
     pub name_id: u64,
+    /// The field's type.
     pub ty: BasicType,
 }
 
 impl<'a> ClassDump<'a> {
+    /// The constant pool entries, decoded.
     pub fn constant_pool(&self) -> impl Iterator<Item = ConstantPoolEntry> + 'a {
         let id_size = self.id_size;
         let mut b = self.constant_pool;
@@ -253,10 +327,12 @@ impl<'a> ClassDump<'a> {
         })
     }
 
+    /// The static fields, decoded.
     pub fn static_fields(&self) -> impl Iterator<Item = StaticField> + 'a {
         static_fields(self.statics, self.static_count, self.id_size)
     }
 
+    /// This class's own instance field declarations, in the order instances hold them.
     pub fn instance_fields(&self) -> impl Iterator<Item = FieldDecl> + 'a {
         field_decls(self.fields, self.field_count, self.id_size)
     }
@@ -299,6 +375,7 @@ pub struct SubRecords<'a> {
 }
 
 impl<'a> SubRecords<'a> {
+    /// Sub-records of `body`, which starts at file offset `base`.
     pub fn new(body: &'a [u8], base: u64, id_size: u8) -> Self {
         SubRecords {
             body,

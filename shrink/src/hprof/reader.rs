@@ -48,6 +48,7 @@ pub struct Salvage {
 }
 
 impl<'a> Hprof<'a> {
+    /// A dump in `data` (the whole file): checks its header.
     pub fn new(data: &'a [u8]) -> Result<Self> {
         let header = Header::parse(data)?;
         Ok(Hprof {
@@ -118,22 +119,27 @@ impl<'a> Hprof<'a> {
         Ok((whole, None))
     }
 
+    /// The header.
     pub fn header(&self) -> &Header<'a> {
         &self.header
     }
 
+    /// The identifier size, 4 or 8.
     pub fn id_size(&self) -> u8 {
         self.header.id_size
     }
 
+    /// The whole file.
     pub fn data(&self) -> &'a [u8] {
         self.data
     }
 
+    /// The file's size.
     pub fn len(&self) -> u64 {
         self.data.len() as u64
     }
 
+    /// Never true for a dump with a header.
     pub fn is_empty(&self) -> bool {
         self.data.is_empty()
     }
@@ -366,8 +372,8 @@ fn wants_object<V: Visitor + ?Sized>(visitor: &V, b: &[u8], id_size: u8) -> bool
 ///
 /// Another program may truncate the file while it is mapped (an app dumping again to the
 /// same path, `cp` over it); reading past its new end would raise SIGBUS. The mapping is
-/// guarded (see `mapguard`): such pages read as zeros instead, and [`check_intact`]
-/// (Self::check_intact) says the file changed, which callers ask before trusting a result.
+/// guarded (see `mapguard`): such pages read as zeros instead, and
+/// [`check_intact`](Self::check_intact) says the file changed, which callers ask before trusting a result.
 pub struct MappedFile {
     path: PathBuf,
     // Dropped before the mapping it guards.
@@ -473,10 +479,12 @@ impl MappedFile {
         }
     }
 
+    /// The file's path.
     pub fn path(&self) -> &Path {
         &self.path
     }
 
+    /// The mapped bytes.
     pub fn bytes(&self) -> &[u8] {
         self.map.as_deref().unwrap_or(&[])
     }

@@ -16,11 +16,14 @@ pub struct Header<'a> {
     pub raw: &'a [u8],
     /// `1.0.1`, `1.0.2` or `1.0.3`.
     pub version: &'a str,
+    /// Identifier size, 4 or 8.
     pub id_size: u8,
+    /// When the dump was written, milliseconds since the Unix epoch.
     pub timestamp_ms: u64,
 }
 
 impl<'a> Header<'a> {
+    /// Reads the header at the start of `data`.
     pub fn parse(data: &'a [u8]) -> Result<Header<'a>> {
         const MAGIC: &[u8] = b"JAVA PROFILE ";
         if data.is_empty() {
@@ -82,10 +85,12 @@ impl<'a> Header<'a> {
         })
     }
 
+    /// The header's length in bytes.
     pub fn len(&self) -> usize {
         self.raw.len()
     }
 
+    /// Never true for a parsed header (there for clippy's `len_without_is_empty`).
     pub fn is_empty(&self) -> bool {
         self.raw.is_empty()
     }
@@ -96,19 +101,25 @@ impl<'a> Header<'a> {
 pub struct Record<'a> {
     /// Offset of the tag byte in the file.
     pub offset: u64,
+    /// The tag byte.
     pub tag: u8,
+    /// Microseconds since the header's timestamp.
     pub time: u32,
+    /// The body, after the 9-byte record header.
     pub body: &'a [u8],
     /// Header and body, exactly as in the file.
     pub raw: &'a [u8],
+    /// The dump's identifier size, for reading the body.
     pub id_size: u8,
 }
 
 impl<'a> Record<'a> {
+    /// Offset of the body in the file.
     pub fn body_offset(&self) -> u64 {
         self.offset + RECORD_HEADER_LEN as u64
     }
 
+    /// The tag, to print with its name.
     pub fn tag(&self) -> Tag {
         Tag::record(self.tag)
     }
@@ -167,15 +178,22 @@ impl<'a> Record<'a> {
 /// as bytes and only decoded (lossily) for display.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StringRecord<'a> {
+    /// The id other records name the string by.
     pub id: u64,
+    /// The Modified UTF-8 bytes.
     pub bytes: &'a [u8],
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// LOAD_CLASS: a class's serial number, object id and name.
 pub struct LoadClass {
+    /// The class's serial number.
     pub serial: u32,
+    /// The class object's id.
     pub class_id: u64,
+    /// Serial number of the stack trace where it was loaded.
     pub stack_serial: u32,
+    /// STRING id of the class's name.
     pub name_id: u64,
 }
 
@@ -190,6 +208,7 @@ pub struct Records<'a> {
 }
 
 impl<'a> Records<'a> {
+    /// The records of `data` (the whole file) after `header`.
     pub fn new(data: &'a [u8], header: &Header<'_>) -> Self {
         Records {
             data,

@@ -32,9 +32,12 @@ impl Rewrite<'_> {
 pub struct Interest([u64; 4]);
 
 impl Interest {
+    /// Every sub-record tag.
     pub const ALL: Interest = Interest([u64::MAX; 4]);
+    /// No sub-record tag: the walk skips heap dump bodies.
     pub const NONE: Interest = Interest([0; 4]);
 
+    /// These tags and `tag`.
     pub const fn with(self, tag: u8) -> Interest {
         let mut bits = self.0;
         bits[(tag / 64) as usize] |= 1 << (tag % 64);
@@ -42,10 +45,12 @@ impl Interest {
     }
 
     #[inline]
+    /// Whether `tag` is among them.
     pub fn wants(&self, tag: u8) -> bool {
         self.0[(tag / 64) as usize] & (1 << (tag % 64)) != 0
     }
 
+    /// The tags of both.
     pub fn union(self, other: Interest) -> Interest {
         let mut bits = self.0;
         for (b, o) in bits.iter_mut().zip(other.0) {
@@ -62,6 +67,7 @@ pub trait Visitor {
     /// [`Tick`](super::Tick)), so a visitor may use the caller's error type.
     type Error;
 
+    /// The file header, first of all.
     fn header(&mut self, _header: &Header<'_>) -> Result<(), Self::Error> {
         Ok(())
     }
@@ -79,6 +85,7 @@ pub trait Visitor {
         Ok(())
     }
 
+    /// A sub-record the visitor's [`Interest`] includes.
     fn sub_record(&mut self, _sub: &SubRecord<'_>) -> Result<(), Self::Error> {
         Ok(())
     }
@@ -114,10 +121,12 @@ pub trait Visitor {
         Ok(())
     }
 
+    /// The heap dump record or segment that began last ends.
     fn heap_dump_end(&mut self, _segment: &Record<'_>) -> Result<(), Self::Error> {
         Ok(())
     }
 
+    /// The walk is over: the whole file was read.
     fn end(&mut self) -> Result<(), Self::Error> {
         Ok(())
     }

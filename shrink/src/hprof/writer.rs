@@ -17,6 +17,7 @@ pub(crate) static ZEROS: [u8; 64 * 1024] = [0; 64 * 1024];
 /// Largest run of input bytes merged into one write.
 const MAX_RUN: u64 = 8 << 20;
 
+/// A visitor that writes what reaches it as HPROF, byte for byte, rewriting heap dump lengths to what it wrote.
 pub struct HprofWriter<'a, W: Write> {
     out: W,
     /// The input the records come from, so unchanged bytes can be merged by offset.
@@ -53,6 +54,7 @@ impl<'a, W: Write> HprofWriter<'a, W> {
         Ok(&mut self.out)
     }
 
+    /// The writer, once every segment is closed.
     pub fn into_inner(mut self) -> Result<W> {
         self.flush_run()?;
         Ok(self.out)

@@ -9,8 +9,11 @@ const TOOL: &str = "hprof-shrink";
 /// What the comment says; a mode this version does not know reads as `None`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolComment {
+    /// The tool and version that wrote the zip (`hprof-shrink 0.1.0`).
     pub version: String,
+    /// The strip mode it was made with.
     pub strip: Option<StripMode>,
+    /// The dropped mode it was made with.
     pub dropped: Option<DroppedMode>,
 }
 

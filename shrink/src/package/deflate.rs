@@ -52,6 +52,7 @@ pub struct ParallelDeflate<'scope, W: Write> {
 }
 
 impl<'scope, W: Write> ParallelDeflate<'scope, W> {
+    /// A deflater writing to `out` that compresses blocks on `threads` threads of `scope` at `level`.
     pub fn new<'env>(
         scope: &'scope Scope<'scope, 'env>,
         out: W,

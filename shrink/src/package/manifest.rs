@@ -7,11 +7,14 @@ use serde::Serialize;
 
 use super::properties;
 
+/// The manifest entry's name.
 pub const RESULT_INFO: &str = "result.info";
+/// The name of the entry with the caller's extra properties.
 pub const EXTRA_INFO: &str = "extra.info";
 /// Matrix's own first line, kept word for word: the analyzer's users know it.
 pub const COMMENT: &str =
     "Resource Canary Result Infomation. THIS FILE IS IMPORTANT FOR THE ANALYZER !!";
+/// The keys of `result.info`, in the order they are written.
 pub const KEYS: [&str; 4] = [
     "sdkVersion",
     "manufacturer",
@@ -22,8 +25,11 @@ pub const KEYS: [&str; 4] = [
 /// Values the caller gives; `None` means "read it from the dump".
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ManifestValues {
+    /// `sdkVersion`: the Android API level.
     pub sdk_version: Option<String>,
+    /// `manufacturer`: the device maker.
     pub manufacturer: Option<String>,
+    /// `leakedActivityKey`: the key of the leaked Activity.
     pub leaked_activity_key: Option<String>,
 }
 
@@ -31,30 +37,44 @@ pub struct ManifestValues {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Source {
+    /// Given by the caller.
     Caller,
+    /// Read from the dump.
     Dump,
+    /// Neither: a placeholder, with a warning.
     Placeholder,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+/// `result.info` as written: every value, and where each came from.
 pub struct Manifest {
+    /// `sdkVersion`.
     pub sdk_version: String,
+    /// `manufacturer`.
     pub manufacturer: String,
+    /// `hprofEntry`: the name of the hprof entry in the zip.
     pub hprof_entry: String,
+    /// `leakedActivityKey`.
     pub leaked_activity_key: String,
+    /// Where the three values that can come from the dump came from.
     pub sources: Sources,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+/// Where each manifest value came from.
 pub struct Sources {
+    /// Of `sdkVersion`.
     pub sdk_version: Source,
+    /// Of `manufacturer`.
     pub manufacturer: Source,
+    /// Of `leakedActivityKey`.
     pub leaked_activity_key: Source,
 }
 
 impl Manifest {
+    /// The file's text: Matrix's comment line, then the four keys.
     pub fn render(&self) -> String {
         properties::render(
             Some(COMMENT),
@@ -154,6 +174,7 @@ pub fn check_entry_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// The default hprof entry name for a dump at `input`: its stem + `_shrink.hprof`.
 pub fn entry_name(input: &std::path::Path) -> String {
     let name = input
         .file_name()

@@ -2,10 +2,12 @@
 //! analyzer reads), the shrunk hprof and, optionally, `extra.info`; its comment names the
 //! tool and the modes it was made with.
 //!
-//! One zip crate for both directions, `rawzip`. The writer needs to bring its own
-//! compressed bytes (deflated on several cores, see [`deflate`]) and stream them into an
-//! entry without seeking back; the `zip` crate compresses itself, on one thread. For
-//! reading, rawzip reads with positioned reads, hands out a stored entry's byte range (so
+//! Reading goes through `rawzip`; writing is our own
+//! ([`records`](crate::package::records)): the writer brings its own compressed bytes
+//! (deflated on several cores, see [`deflate`](crate::package::deflate)), and a stored
+//! entry must carry its sizes in its local header, which rawzip's writer never does (it
+//! always writes a data descriptor) and the `zip` crate does only compressing itself, on
+//! one thread. For reading, rawzip reads with positioned reads, hands out a stored entry's byte range (so
 //! the verifier maps it instead of copying it) and checks size and CRC-32 as an entry is
 //! decompressed (flate2, which the writer already uses).
 
@@ -14,9 +16,10 @@ pub mod deflate;
 pub mod manifest;
 pub mod properties;
 pub mod reader;
+pub mod records;
 pub mod writer;
 
 pub use comment::ToolComment;
 pub use manifest::{Manifest, ManifestValues, Source, EXTRA_INFO, RESULT_INFO};
 pub use reader::{MappedEntry, PackageError, PackageReader};
-pub use writer::PackageWriter;
+pub use writer::{PackageWriter, Rewrite};

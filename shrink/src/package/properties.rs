@@ -3,8 +3,13 @@
 //! taken from the java-properties crate, which would pull regex and encoding_rs into the
 //! library a phone links.
 
-/// Escapes a key or value so `Properties.load` reads it back unchanged.
+/// Escapes a key or value as `Properties.store(OutputStream)` does, so that
+/// `Properties.load(InputStream)`, which reads ISO-8859-1, gets it back unchanged: the
+/// text is pure ASCII, everything outside printable ASCII a `\uXXXX` escape of its UTF-16
+/// code units (a surrogate pair for what lies past U+FFFF), and `\`, `=`, `:`, `#`, `!`,
+/// tab, line breaks, form feed, a leading space (any space in a key) backslash-escaped.
 fn escape(s: &str, is_key: bool, out: &mut String) {
+    let mut units = [0u16; 2];
     for (i, c) in s.chars().enumerate() {
         match c {
             '\\' => out.push_str("\\\\"),
@@ -13,13 +18,16 @@ fn escape(s: &str, is_key: bool, out: &mut String) {
             '\t' => out.push_str("\\t"),
             '\u{c}' => out.push_str("\\f"),
             ' ' if is_key || i == 0 => out.push_str("\\ "),
-            '=' | ':' | '#' | '!' if is_key => {
+            '=' | ':' | '#' | '!' => {
                 out.push('\\');
                 out.push(c);
             }
-            // Matrix writes UTF-8 and so do we; other control characters are escaped.
-            c if c.is_control() => out.push_str(&format!("\\u{:04X}", c as u32)),
-            c => out.push(c),
+            ' '..='~' => out.push(c),
+            c => {
+                for u in c.encode_utf16(&mut units) {
+                    out.push_str(&format!("\\u{:04X}", u));
+                }
+            }
         }
     }
 }
@@ -70,11 +78,12 @@ pub fn parse(text: &str) -> Vec<(String, String)> {
 }
 
 fn split(line: &str) -> (String, String) {
-    let mut key = String::new();
+    // Collected as UTF-16 code units: a `\uXXXX` pair of surrogates makes one character.
+    let mut key = Vec::new();
     let mut chars = line.chars().peekable();
     while let Some(c) = chars.next() {
         match c {
-            '\\' => key.push(unescape(&mut chars)),
+            '\\' => unescape(&mut chars, &mut key),
             '=' | ':' => break,
             c if c.is_whitespace() => {
                 while chars.peek().is_some_and(|c| c.is_whitespace()) {
@@ -85,38 +94,49 @@ fn split(line: &str) -> (String, String) {
                 }
                 break;
             }
-            c => key.push(c),
+            c => push(c, &mut key),
         }
     }
     while chars.peek().is_some_and(|c| c.is_whitespace()) {
         chars.next();
     }
-    let mut value = String::new();
+    let mut value = Vec::new();
     while let Some(c) = chars.next() {
         match c {
-            '\\' => value.push(unescape(&mut chars)),
-            c => value.push(c),
+            '\\' => unescape(&mut chars, &mut value),
+            c => push(c, &mut value),
         }
     }
-    (key, value)
+    (
+        String::from_utf16_lossy(&key),
+        String::from_utf16_lossy(&value),
+    )
 }
 
-fn unescape(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) -> char {
-    match chars.next() {
+fn push(c: char, out: &mut Vec<u16>) {
+    let mut units = [0u16; 2];
+    out.extend_from_slice(c.encode_utf16(&mut units));
+}
+
+/// The character after a backslash, as Java's `Properties.load` reads it.
+fn unescape(chars: &mut std::iter::Peekable<std::str::Chars<'_>>, out: &mut Vec<u16>) {
+    let c = match chars.next() {
         Some('n') => '\n',
         Some('r') => '\r',
         Some('t') => '\t',
         Some('f') => '\u{c}',
         Some('u') => {
             let hex: String = chars.by_ref().take(4).collect();
-            u32::from_str_radix(&hex, 16)
-                .ok()
-                .and_then(char::from_u32)
-                .unwrap_or('\u{FFFD}')
+            match u16::from_str_radix(&hex, 16) {
+                Ok(unit) if hex.len() == 4 => out.push(unit),
+                _ => push('\u{FFFD}', out),
+            }
+            return;
         }
         Some(c) => c,
         None => '\\',
-    }
+    };
+    push(c, out);
 }
 
 #[cfg(test)]
@@ -130,8 +150,11 @@ mod tests {
             ("manufacturer", " Lead space, 中文 and a \\ backslash"),
             ("odd key=:", "line\nbreak\ttab"),
             ("empty", ""),
+            ("clé 😀", "emoji 🎉 past U+FFFF, é, a=b:c #! and \r\n"),
         ];
         let text = render(Some("comment"), &pairs);
+        assert!(text.is_ascii(), "{text}");
+        assert!(text.contains("\\uD83C\\uDF89"), "a surrogate pair: {text}");
         assert!(text.starts_with("# comment\nsdkVersion=25\n"));
         let back = parse(&text);
         let want: Vec<(String, String)> = pairs

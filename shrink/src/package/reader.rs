@@ -24,30 +24,55 @@ pub const MAX_EXTRA_INFO: u64 = 1 << 20;
 /// callers add the path where they need it.
 #[derive(Debug, thiserror::Error)]
 pub enum PackageError {
+    /// The file could not be read.
     #[error("{path}: {source}")]
     Io {
+        /// The file.
         path: PathBuf,
+        /// What the system said.
         #[source]
         source: std::io::Error,
     },
+    /// Not a zip file (rawzip's reason).
     #[error("not a zip: {0}")]
     NotZip(String),
+    /// No entry of this name.
     #[error("no {0} entry")]
     Missing(String),
+    /// An entry larger than what is read of it at most.
     #[error("{name} is {size} bytes, over the limit of {cap}")]
-    TooLarge { name: String, size: u64, cap: u64 },
+    TooLarge {
+        /// The entry.
+        name: String,
+        /// Its size, as the zip declares it.
+        size: u64,
+        /// The limit.
+        cap: u64,
+    },
     /// Two entries with one name: readers differ on which one counts (Java's
     /// `ZipInputStream` takes the first, a central-directory reader often the last).
     #[error("the zip holds more than one entry named {0:?}")]
     Duplicate(String),
+    /// A properties entry that is not UTF-8 text.
     #[error("{0} is not UTF-8")]
     NotText(String),
+    /// An entry compressed with a method other than stored or deflated.
     #[error("{name} uses compression method {method}, which is not stored or deflated")]
-    Method { name: String, method: String },
+    Method {
+        /// The entry.
+        name: String,
+        /// The method's name or number.
+        method: String,
+    },
     /// A damaged entry: it does not decompress, or its size or CRC-32 is not what the zip
     /// directory says.
     #[error("{name} does not decompress: {reason}")]
-    Damaged { name: String, reason: String },
+    Damaged {
+        /// The entry.
+        name: String,
+        /// What is wrong.
+        reason: String,
+    },
 }
 
 /// One entry as the central directory describes it.
@@ -117,6 +142,7 @@ impl PackageReader {
         self.entries.iter().map(|e| e.name.as_str())
     }
 
+    /// Whether the zip has an entry `name`.
     pub fn contains(&self, name: &str) -> bool {
         self.entry(name).is_some()
     }
@@ -250,6 +276,7 @@ pub struct MappedEntry {
 }
 
 impl MappedEntry {
+    /// The entry's bytes.
     pub fn bytes(&self) -> &[u8] {
         &self.map.bytes()[self.range.clone()]
     }

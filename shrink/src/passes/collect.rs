@@ -29,10 +29,12 @@ pub struct Location {
     pub data: u64,
     /// Bytes of elements.
     pub len: u64,
+    /// The element type.
     pub ty: BasicType,
 }
 
 impl Location {
+    /// The elements, in the mapped dump.
     pub fn bytes<'d>(&self, dump: &'d [u8]) -> &'d [u8] {
         &dump[self.data as usize..(self.data + self.len) as usize]
     }
@@ -41,8 +43,11 @@ impl Location {
 /// A live Bitmap and the buffer it names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BitmapRef {
+    /// Offset of the Bitmap's INSTANCE_DUMP.
     pub instance_offset: u64,
+    /// The Bitmap's id.
     pub bitmap_id: u64,
+    /// The id of its `mBuffer` array.
     pub buffer_id: u64,
 }
 
@@ -59,7 +64,9 @@ enum Want {
 /// A String object found for the manifest: its value array and coder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StringObject {
+    /// The id of the String's value array.
     pub value: u64,
+    /// JDK 9+ `coder`: 0 Latin-1, 1 UTF-16.
     pub coder: Option<i64>,
 }
 
@@ -90,15 +97,19 @@ impl MaybeWanted {
 /// The result of pass 2 (before dedup).
 #[derive(Debug, Default)]
 pub struct Collected {
+    /// String instances seen.
     pub string_instances: u64,
     /// `value` ids of every String.
     pub string_values: Arc<IdSet>,
+    /// Bitmap instances seen.
     pub bitmaps: u64,
+    /// Of those, recycled ones (`mRecycled`).
     pub recycled_bitmaps: u64,
     /// Live bitmaps with a buffer, in file order of the Bitmap instances.
     pub bitmap_buffers: Vec<BitmapRef>,
     /// Android 14+: `Bitmap$DumpData.natives` (kept) and `buffers` (patched on dedup).
     pub dump_data_natives: Option<u64>,
+    /// The `buffers` object array of DumpData.
     pub dump_data_buffers: Option<u64>,
     /// Offset of the DumpData instance, to name it in errors.
     pub dump_data_offset: u64,
@@ -133,6 +144,7 @@ pub struct Collector<'i> {
 }
 
 impl<'i> Collector<'i> {
+    /// Pass 2, reading what `info` (pass 1) says to.
     pub fn new(info: &'i DumpInfo) -> Self {
         let mut c = Collector {
             info,

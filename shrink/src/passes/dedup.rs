@@ -15,11 +15,14 @@ use crate::hprof::BasicType;
 /// A buffer that may be merged with others of the same content.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Candidate {
+    /// The array's id.
     pub id: u64,
+    /// Where its elements are.
     pub loc: Location,
 }
 
 #[derive(Debug, Default, Clone)]
+/// Buffers grouped by content (same length, same MD5, equal bytes).
 pub struct Groups {
     /// Every candidate id → the id of the buffer kept for its content (itself if kept).
     pub canonical: FxHashMap<u64, u64>,
@@ -27,6 +30,7 @@ pub struct Groups {
     pub size: FxHashMap<u64, u32>,
     /// Buffers hashed, and their bytes.
     pub hashed: u64,
+    /// Their bytes.
     pub hashed_bytes: u64,
 }
 
@@ -40,6 +44,7 @@ impl Groups {
     }
 }
 
+/// MD5 of `bytes`.
 pub fn md5(bytes: &[u8]) -> [u8; 16] {
     Md5::digest(bytes).into()
 }

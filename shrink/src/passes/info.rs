@@ -15,42 +15,59 @@ use crate::hprof::{
 /// What pass 2 reads from an instance of a target class.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Target {
+    /// `java.lang.String`.
     String {
+        /// Its value array field.
         value: LayoutField,
         /// JDK 9+: 0 Latin-1, 1 UTF-16 (only for decoding manifest strings).
         coder: Option<LayoutField>,
     },
+    /// `android.graphics.Bitmap`.
     Bitmap {
+        /// `mBuffer` (absent from Android 8 on, where pixels are native).
         buffer: Option<LayoutField>,
+        /// `mRecycled`.
         recycled: Option<LayoutField>,
     },
+    /// `android.graphics.Bitmap$DumpData` (Android 14+ `am dumpheap -b`).
     DumpData {
+        /// `natives`: the long[] of native pointers.
         natives: Option<LayoutField>,
+        /// `buffers`: the byte[][] of compressed images.
         buffers: Option<LayoutField>,
     },
+    /// Matrix's `DestroyedActivityInfo`.
     DestroyedActivityInfo {
+        /// `mKey`, the leaked Activity's key.
         key: Option<LayoutField>,
     },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A class pass 2 reads instances of: how large they are and which fields to read.
 pub struct TargetClass {
     /// Field data bytes each instance must have.
     pub size: u64,
+    /// What to read.
     pub target: Target,
 }
 
 /// The result of pass 1.
 #[derive(Debug)]
 pub struct DumpInfo {
+    /// The dump's identifier size.
     pub id_size: u8,
+    /// Every class's layout.
     pub classes: ClassIndex,
+    /// String ids of the names the passes look for.
     pub names: NameIds,
     /// Target class id → what to read from its instances.
     pub targets: FxHashMap<u64, TargetClass>,
     /// Named target classes that have no CLASS_DUMP: an instance of one is an error.
     pub undumped_targets: Vec<u64>,
+    /// The dump names `java.lang.String`.
     pub has_string_class: bool,
+    /// The dump names `android.graphics.Bitmap`.
     pub has_bitmap_class: bool,
     /// `android.os.Build$VERSION.SDK_INT`.
     pub sdk_int: Option<i64>,
@@ -58,6 +75,7 @@ pub struct DumpInfo {
     pub manufacturer: Option<u64>,
     /// The `Bitmap$DumpData` object of `android.graphics.Bitmap.dumpData` (Android 14+).
     pub dump_data: Option<u64>,
+    /// What pass 1 warns about (a target class without a field it expects...).
     pub warnings: Vec<String>,
 }
 
@@ -81,6 +99,7 @@ impl DumpInfo {
 pub struct EarlyInfo(InfoCollector, bool);
 
 impl EarlyInfo {
+    /// Pass 1 over the start of a dump with `id_size`-byte ids.
     pub fn new(id_size: u8) -> Self {
         EarlyInfo(InfoCollector::new(id_size), false)
     }
@@ -140,6 +159,7 @@ pub struct InfoCollector {
 }
 
 impl InfoCollector {
+    /// Pass 1 over a dump (or a part of it) with `id_size`-byte ids.
     pub fn new(id_size: u8) -> Self {
         InfoCollector {
             table: NameTable::default(),

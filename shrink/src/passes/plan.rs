@@ -28,14 +28,18 @@ pub struct Policy {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Which Bitmap buffers a strip mode keeps.
 pub enum Buffers {
+    /// Every live Bitmap's buffer.
     All,
     /// One copy of each buffer that has a duplicate (Matrix's choice); the rest goes.
     Duplicated,
+    /// No buffer.
     None,
 }
 
 impl Policy {
+    /// The policy of `strip`.
     pub fn of(strip: StripMode) -> Policy {
         let (keeps_all, buffers, images, merges) = match strip {
             StripMode::Bitmaps => (false, Buffers::All, true, true),
@@ -53,8 +57,11 @@ impl Policy {
 }
 
 #[derive(Debug)]
+/// What pass 3 keeps, drops and repoints: decided once, from passes 1 and 2.
 pub struct Plan {
+    /// Which arrays survive.
     pub strip: StripMode,
+    /// How a dropped one disappears.
     pub dropped: DroppedMode,
     policy: Policy,
     /// String values, shared with pass 2's result.
@@ -185,11 +192,13 @@ impl Plan {
         !self.remap.is_empty()
     }
 
+    /// The DumpData `buffers` array, whose elements pass 3 repoints.
     pub fn dump_data_buffers(&self) -> Option<u64> {
         self.dump_data_buffers
     }
 }
 
+/// Answers "is this array kept?" for one walk, cheaply, in file order.
 pub struct Keeper<'p> {
     plan: &'p Plan,
     strings: Cursor<'p>,
@@ -197,6 +206,7 @@ pub struct Keeper<'p> {
 
 impl Keeper<'_> {
     #[inline]
+    /// Whether the array `id` is kept.
     pub fn keeps(&mut self, id: u64) -> bool {
         self.plan.policy.keeps_all || self.strings.contains(id) || self.plan.keep.contains(&id)
     }

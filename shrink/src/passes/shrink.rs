@@ -19,7 +19,9 @@ use crate::options::DroppedMode;
 /// Count and element bytes of arrays of one element type.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Tally {
+    /// Arrays.
     pub count: u64,
+    /// Their element bytes.
     pub bytes: u64,
 }
 
@@ -31,6 +33,7 @@ impl std::ops::AddAssign for Tally {
 }
 
 impl Tally {
+    /// Counts one array of `bytes` element bytes.
     pub fn add(&mut self, bytes: u64) {
         self.count += 1;
         self.bytes += bytes;
@@ -42,11 +45,13 @@ impl Tally {
 pub struct WriteStats {
     /// Per primitive element type (in [`BasicType::PRIMITIVES`] order): kept and dropped.
     pub kept: [Tally; 8],
+    /// Dropped, likewise.
     pub dropped: [Tally; 8],
     /// Bitmap instances whose `mBuffer` now names the kept copy.
     pub bitmaps_repointed: u64,
     /// DumpData `buffers` elements now naming the kept copy.
     pub images_repointed: u64,
+    /// Heap dump records and segments written.
     pub segments: u64,
 }
 
@@ -64,9 +69,11 @@ impl WriteStats {
         self.segments += other.segments;
     }
 
+    /// Every dropped array, whatever its type.
     pub fn dropped_total(&self) -> Tally {
         sum(&self.dropped)
     }
+    /// Every kept array, whatever its type.
     pub fn kept_total(&self) -> Tally {
         sum(&self.kept)
     }
@@ -83,11 +90,13 @@ fn slot(ty: BasicType) -> usize {
     ty.primitive_index().unwrap_or(0)
 }
 
+/// Pass 3's filter: passes on what the plan keeps to the next visitor (the writer), drops or empties the rest, repoints Bitmaps at kept copies.
 pub struct ShrinkFilter<'p, V: Visitor> {
     plan: &'p Plan,
     keeper: Keeper<'p>,
     next: V,
     id_size: u8,
+    /// What it kept and dropped so far.
     pub stats: WriteStats,
     patches: Vec<(usize, u64)>,
     /// Segment lengths are left to the next visitor (which counts what it is given).
@@ -95,6 +104,7 @@ pub struct ShrinkFilter<'p, V: Visitor> {
 }
 
 impl<'p, V: Visitor> ShrinkFilter<'p, V> {
+    /// A filter applying `plan` in front of `next`.
     pub fn new(plan: &'p Plan, id_size: u8, next: V) -> Self {
         ShrinkFilter {
             plan,
@@ -114,6 +124,7 @@ impl<'p, V: Visitor> ShrinkFilter<'p, V> {
         self
     }
 
+    /// The next visitor and what was kept and dropped.
     pub fn into_inner(self) -> (V, WriteStats) {
         (self.next, self.stats)
     }
