@@ -612,6 +612,7 @@ fn completions_for_every_shell_and_man_pages_come_from_the_clap_definitions() {
     assert_eq!(
         names_in(dir.path()),
         [
+            "hprof-shrink-analyze.1",
             "hprof-shrink-batch.1",
             "hprof-shrink-completions.1",
             "hprof-shrink-inspect.1",

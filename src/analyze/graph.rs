@@ -474,7 +474,11 @@ impl<'i, 'a> Graph<'i, 'a> {
                 let count = u4_at(raw, 5 + n as usize) as u64;
                 let code = raw.get(9 + n as usize).copied().unwrap_or(0);
                 let ty = BasicType::from_u8(code);
-                let class_size = self.primitive_array_size.get(code as usize).copied().unwrap_or(0);
+                let class_size = self
+                    .primitive_array_size
+                    .get(code as usize)
+                    .copied()
+                    .unwrap_or(0);
                 (
                     (tags::PRIMITIVE_ARRAY_DUMP, code as u64),
                     class_size + count * ty.map_or(0, |t| t.size(n as u8) as u64),
