@@ -12,6 +12,7 @@ use hprof_shrink_core::Control;
 use super::edges::Edges;
 use super::error::AnalyzeError;
 use super::index::{Node, NONE};
+use super::offsets::Offsets;
 
 /// A preorder number: 0 is the super-root; objects count from 1.
 pub type Pre = u32;
@@ -31,14 +32,14 @@ pub struct Dominators {
 
 /// Predecessor lists by preorder number, in one array.
 struct Preds {
-    starts: Vec<u64>,
+    starts: Offsets,
     list: Vec<Pre>,
 }
 
 impl Preds {
     #[inline]
     fn of(&self, k: usize) -> &[Pre] {
-        &self.list[self.starts[k] as usize..self.starts[k + 1] as usize]
+        &self.list[self.starts.run(k)]
     }
 }
 
@@ -98,16 +99,18 @@ fn search(
     let n = vertex.len();
     // `ends[k + 1]` starts as the end of k's list; each entry is put just below it and
     // moves it down, so it ends as the list's start (one array, not two).
-    let mut ends = vec![0u64; n + 1];
+    let total: u64 = vertex[1..].iter().map(|&v| indeg[v as usize] as u64).sum();
+    let mut ends = Offsets::zeros(n + 1, total);
+    let mut at = 0u64;
     for (k, &v) in vertex.iter().enumerate().skip(1) {
-        ends[k + 1] = ends[k] + indeg[v as usize] as u64;
+        at += indeg[v as usize] as u64;
+        ends.set(k + 1, at);
     }
     drop(indeg);
-    let total = ends[n];
     let mut list = vec![0 as Pre; total as usize];
-    let mut put = |ends: &mut [u64], target: usize, from: Pre| {
-        ends[target + 1] -= 1;
-        list[ends[target + 1] as usize] = from;
+    let mut put = |ends: &mut Offsets, target: usize, from: Pre| {
+        let at = ends.decrement(target + 1);
+        list[at as usize] = from;
     };
     for &r in roots {
         put(&mut ends, pre[r as usize] as usize, 0);
@@ -122,8 +125,7 @@ fn search(
             }
         });
     }
-    ends.remove(0);
-    ends.push(total);
+    ends.shift_append(total);
     let starts = ends;
     Ok(Search {
         pre,
@@ -218,7 +220,7 @@ impl Dominators {
         let v = vertex.len() as u64;
         let peak_bytes = nodes as u64 * 4 // pre
             + v * 4 * 5 // vertex, parent, semi, label, anc
-            + (v + 1) * 8 // pred starts
+            + preds.starts.bytes()
             + preds.list.len() as u64 * 4;
         drop(edges);
         control.check()?;

@@ -7,10 +7,11 @@ use rayon::prelude::*;
 
 use super::graph::Graph;
 use super::index::Node;
+use super::offsets::Offsets;
 
 pub struct Edges {
     /// Node → where its references start in `targets` (one more at the end).
-    starts: Vec<u64>,
+    starts: Offsets,
     targets: Vec<Node>,
     /// Positions in `targets` of references that are known framework leaks, sorted,
     /// with their table entry. Few.
@@ -52,15 +53,17 @@ impl Edges {
             })
             .collect();
         let total: usize = chunks.iter().map(|c| c.targets.len()).sum();
-        let mut starts = Vec::with_capacity(n + 1);
+        let mut starts = Offsets::zeros(n + 1, total as u64);
         let mut targets = Vec::with_capacity(total);
         let mut library = Vec::new();
-        starts.push(0u64);
+        let mut node = 0usize;
+        let mut at = 0u64;
         for chunk in chunks {
             let base = targets.len() as u64;
             for d in chunk.degrees {
-                let last = *starts.last().expect("starts has its first entry");
-                starts.push(last + d as u64);
+                at += d as u64;
+                node += 1;
+                starts.set(node, at);
             }
             library.extend(chunk.library.into_iter().map(|(p, e)| (base + p, e)));
             targets.extend_from_slice(&chunk.targets);
@@ -75,14 +78,14 @@ impl Edges {
     /// The references out of `node`.
     #[inline]
     pub fn of(&self, node: Node) -> &[Node] {
-        &self.targets[self.starts[node as usize] as usize..self.starts[node as usize + 1] as usize]
+        &self.targets[self.starts.run(node as usize)]
     }
 
     /// The references out of `node` with their known-leak entry, if any.
     #[inline]
     pub fn with_library(&self, node: Node) -> impl Iterator<Item = (Node, Option<u16>)> + '_ {
-        let start = self.starts[node as usize];
-        let end = self.starts[node as usize + 1];
+        let run = self.starts.run(node as usize);
+        let (start, end) = (run.start as u64, run.end as u64);
         // Known leaks are rare: look them up only where the run has any.
         let from = self.library.partition_point(|(p, _)| *p < start);
         let has = self.library.get(from).is_some_and(|(p, _)| *p < end);
@@ -105,7 +108,6 @@ impl Edges {
 
     /// Bytes held.
     pub fn memory(&self) -> u64 {
-        (self.starts.capacity() * 8 + self.targets.capacity() * 4 + self.library.capacity() * 16)
-            as u64
+        self.starts.bytes() + (self.targets.capacity() * 4 + self.library.capacity() * 16) as u64
     }
 }

@@ -18,6 +18,7 @@ mod graph;
 mod index;
 pub mod input;
 mod leaks;
+mod offsets;
 pub mod library;
 pub mod mapping;
 pub mod model;
@@ -93,6 +94,8 @@ pub struct Timings {
     pub dominator_bytes: u64,
     /// Bytes of the id index.
     pub index_bytes: u64,
+    /// Anonymous memory of the process after each step (Linux; empty elsewhere).
+    pub memory: Vec<(&'static str, u64)>,
 }
 
 /// Analyzes the dump or package at `path`. `control` may cancel it; its progress
@@ -108,6 +111,23 @@ pub fn analyze_path(
     let mut out = analyze_input(&input, path, options, control)?;
     out.timings.open = open;
     Ok(out)
+}
+
+impl Timings {
+    fn note_memory(&mut self, step: &'static str) {
+        if let Some(bytes) = anonymous_memory() {
+            self.memory.push((step, bytes));
+        }
+    }
+}
+
+/// The process's anonymous resident memory now (RssAnon), where /proc tells it: the
+/// analysis's own memory, without the mapped dump's pages.
+fn anonymous_memory() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("RssAnon:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
 }
 
 struct Ticks<'c>(hprof_shrink_core::control::Ticker<'c>);
@@ -141,6 +161,7 @@ fn analyze_input(
     })?;
     timings.index = t.elapsed();
     timings.index_bytes = ix.memory();
+    timings.note_memory("index");
 
     let sdk = input
         .manifest_value("sdkVersion")
@@ -153,10 +174,12 @@ fn analyze_input(
     let edges = edges::Edges::build(&g);
     timings.edges = t.elapsed();
     timings.edge_bytes = edges.memory();
+    timings.note_memory("references");
     control.check()?;
     let t = Instant::now();
     let reach = Reach::compute(&g, &edges, sdk, manufacturer, control)?;
     timings.paths = t.elapsed();
+    timings.note_memory("paths");
 
     let t = Instant::now();
     let rules = status::Rules::new(&g);
@@ -240,6 +263,7 @@ fn analyze_input(
     let t = Instant::now();
     let doms = dominators::Dominators::compute(edges, ix.len(), &roots, control)?;
     timings.dominator_bytes = doms.peak_bytes;
+    timings.note_memory("dominators");
     let (shallow, by_class) = shallow_sizes(&g, &doms.vertex);
     let (retained, counts) = doms.retained(shallow);
     for (leak, node) in leaks_out.iter_mut().zip(&leak_nodes) {
@@ -248,6 +272,7 @@ fn analyze_input(
         leak.retained_objects = counts[k] as u64;
     }
     timings.dominators = t.elapsed();
+    timings.note_memory("retained sizes");
     control.check()?;
     leaks_out.sort_by(|a, b| {
         b.retained_bytes

@@ -14,6 +14,15 @@ use crate::error::HostError;
 use crate::say::say;
 
 pub fn run(a: AnalyzeArgs) -> Result<(), HostError> {
+    // The analysis allocates and frees arrays of hundreds of MB, some on worker threads.
+    // glibc would keep what is freed for reuse (its mmap threshold rises after such a
+    // free) and the process would hold every array it ever made at once; a fixed
+    // threshold gives each one back when it goes.
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: a malloc tuning call, made before this command allocates anything large.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 20);
+    }
     let mapping = a.mapping.as_deref().map(Mapping::read).transpose()?;
     let options = Options {
         key: a.key.clone(),
@@ -48,6 +57,14 @@ pub fn run(a: AnalyzeArgs) -> Result<(), HostError> {
             t.dominators.as_secs_f64(),
             t.dominator_bytes >> 20
         );
+        if !t.memory.is_empty() {
+            let steps: Vec<String> = t
+                .memory
+                .iter()
+                .map(|(step, bytes)| format!("{step} {} MiB", bytes >> 20))
+                .collect();
+            say!("analyze: anonymous memory after {}", steps.join(", "));
+        }
     }
     let an = &outcome.analysis;
     match a.format {

@@ -1,0 +1,96 @@
+//! Where each object's run of numbers starts in one long array: 4 bytes an object while
+//! the array is shorter than 2^32, 8 past that, so that no dump is too big and most pay
+//! half.
+
+#[derive(Debug)]
+pub enum Offsets {
+    Narrow(Vec<u32>),
+    Wide(Vec<u64>),
+}
+
+impl Offsets {
+    /// `len` offsets, all zero, wide enough for values up to `max`.
+    pub fn zeros(len: usize, max: u64) -> Offsets {
+        if max <= u32::MAX as u64 {
+            Offsets::Narrow(vec![0; len])
+        } else {
+            Offsets::Wide(vec![0; len])
+        }
+    }
+
+    /// Sets entry `i` (which must fit: see [`Offsets::zeros`]).
+    #[inline]
+    pub fn set(&mut self, i: usize, value: u64) {
+        match self {
+            Offsets::Narrow(v) => v[i] = value as u32,
+            Offsets::Wide(v) => v[i] = value,
+        }
+    }
+
+    /// Lowers entry `i` by one and returns the new value.
+    #[inline]
+    pub fn decrement(&mut self, i: usize) -> u64 {
+        match self {
+            Offsets::Narrow(v) => {
+                v[i] -= 1;
+                v[i] as u64
+            }
+            Offsets::Wide(v) => {
+                v[i] -= 1;
+                v[i]
+            }
+        }
+    }
+
+    /// The run of entry `i`: from its offset to the next one's.
+    #[inline]
+    pub fn run(&self, i: usize) -> std::ops::Range<usize> {
+        match self {
+            Offsets::Narrow(v) => v[i] as usize..v[i + 1] as usize,
+            Offsets::Wide(v) => v[i] as usize..v[i + 1] as usize,
+        }
+    }
+
+    /// Drops the first entry and appends `last`: turns "end of each run, shifted by one"
+    /// into "start of each run, then the end".
+    pub fn shift_append(&mut self, last: u64) {
+        match self {
+            Offsets::Narrow(v) => {
+                v.remove(0);
+                v.push(last as u32);
+            }
+            Offsets::Wide(v) => {
+                v.remove(0);
+                v.push(last);
+            }
+        }
+    }
+
+    pub fn bytes(&self) -> u64 {
+        match self {
+            Offsets::Narrow(v) => v.capacity() as u64 * 4,
+            Offsets::Wide(v) => v.capacity() as u64 * 8,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Offsets;
+
+    #[test]
+    fn narrow_below_2_32_wide_above_and_the_same_answers() {
+        for max in [1000u64, 1 << 40] {
+            let mut o = Offsets::zeros(4, max);
+            assert_eq!(matches!(o, Offsets::Narrow(_)), max < 1 << 32);
+            o.set(1, 3);
+            o.set(2, 7);
+            o.set(3, 7);
+            assert_eq!(o.run(1), 3..7);
+            assert_eq!(o.run(2), 7..7);
+            assert_eq!(o.decrement(2), 6);
+            o.shift_append(9);
+            assert_eq!((o.run(0), o.run(1), o.run(2)), (3..6, 6..7, 7..9));
+        }
+    }
+}
