@@ -18,8 +18,11 @@ use super::offsets::Offsets;
 pub type Pre = u32;
 
 pub struct Dominators {
-    /// Node → preorder number (`NONE` when not strongly reachable).
+    /// Node → preorder number (`NONE` when not strongly reachable); for a leaf, the
+    /// number of its immediate dominator (see [`Dominators::place`]).
     pub pre: Vec<Pre>,
+    /// The reachable objects with no references of their own, not numbered.
+    pub leaves: Vec<Node>,
     /// Preorder number → node (`NONE` at 0).
     pub vertex: Vec<Node>,
     /// Preorder number → preorder number of its immediate dominator.
@@ -28,6 +31,47 @@ pub struct Dominators {
     pub edges: u64,
     /// Bytes the computation held at its peak.
     pub peak_bytes: u64,
+}
+
+/// Where a reachable object is in the result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    /// Numbered: its retained size is that of its number.
+    Vertex(Pre),
+    /// A leaf under this number: it retains itself alone.
+    Leaf(Pre),
+}
+
+/// A bit per node.
+struct Bits(Vec<u64>);
+
+impl Bits {
+    fn new(n: usize) -> Bits {
+        Bits(vec![0; n.div_ceil(64)])
+    }
+    #[inline]
+    fn get(&self, i: usize) -> bool {
+        self.0[i / 64] & (1 << (i % 64)) != 0
+    }
+    #[inline]
+    fn set(&mut self, i: usize) {
+        self.0[i / 64] |= 1 << (i % 64);
+    }
+}
+
+/// The nearest common ancestor of `a` and `b` in the tree `idom`, whose parents have
+/// smaller numbers than their children (preorder).
+#[inline]
+fn intersect(idom: &[Pre], mut a: Pre, mut b: Pre) -> Pre {
+    while a != b {
+        while a > b {
+            a = idom[a as usize];
+        }
+        while b > a {
+            b = idom[b as usize];
+        }
+    }
+    a
 }
 
 /// Predecessor lists by preorder number, in one array.
@@ -52,6 +96,14 @@ struct Search {
     /// Number → its tree parent's number.
     parent: Vec<Pre>,
     preds: Preds,
+    /// Objects without references of their own (mostly primitive arrays): left out of the
+    /// numbering. A leaf's immediate dominator is the common dominator of the objects
+    /// that reference it, worked out after the rest; `pre` holds the first of those.
+    leaves: Vec<Node>,
+    /// (leaf, number of another object that references it).
+    more: Vec<(Node, Pre)>,
+    /// References followed.
+    followed: u64,
 }
 
 /// A depth-first search from `roots` (all children of the super-root): the preorder
@@ -61,9 +113,19 @@ fn search(
     nodes: usize,
     roots: &[Node],
     succ: impl Fn(Node, &mut dyn FnMut(Node)) + Sync,
+    is_leaf: impl Fn(Node) -> bool,
     check: &(dyn Fn(usize) -> Result<(), AnalyzeError> + Sync),
 ) -> Result<Search, AnalyzeError> {
     let mut pre = vec![NONE; nodes];
+    // Leaves seen (a GC root is never taken for one: the super-root numbers it).
+    let mut leaf = Bits::new(nodes);
+    let mut root = Bits::new(nodes);
+    for &r in roots {
+        root.set(r as usize);
+    }
+    let mut leaves: Vec<Node> = Vec::new();
+    let mut more: Vec<(Node, Pre)> = Vec::new();
+    let mut followed = 0u64;
     let mut vertex: Vec<Node> = vec![NONE];
     let mut parent: Vec<Pre> = vec![0];
     // References into each node (by node), counted as the search meets them.
@@ -87,7 +149,17 @@ fn search(
         vertex.push(v);
         parent.push(p);
         succ(v, &mut |t| {
-            if t != v {
+            if t == v {
+                return;
+            }
+            followed += 1;
+            if leaf.get(t as usize) {
+                more.push((t, me));
+            } else if is_leaf(t) && !root.get(t as usize) {
+                leaf.set(t as usize);
+                pre[t as usize] = me;
+                leaves.push(t);
+            } else {
                 indeg[t as usize] += 1;
                 if pre[t as usize] == NONE {
                     stack.push((t, me));
@@ -96,6 +168,7 @@ fn search(
         });
     }
     drop(stack);
+    drop(root);
     let n = vertex.len();
     // `ends[k + 1]` starts as the end of k's list; each entry is put just below it and
     // moves it down, so it ends as the list's start (one array, not two).
@@ -120,7 +193,7 @@ fn search(
             check(k)?;
         }
         succ(u, &mut |t| {
-            if t != u {
+            if t != u && !leaf.get(t as usize) {
                 put(&mut ends, pre[t as usize] as usize, k as Pre);
             }
         });
@@ -132,6 +205,9 @@ fn search(
         vertex,
         parent,
         preds: Preds { starts, list },
+        leaves,
+        more,
+        followed,
     })
 }
 
@@ -204,19 +280,20 @@ impl Dominators {
     ) -> Result<Dominators, AnalyzeError> {
         let check = |_: usize| control.check().map_err(|_| AnalyzeError::Cancelled);
         let Search {
-            pre,
+            mut pre,
             vertex,
             parent,
             preds,
+            leaves,
+            more,
+            followed,
         } = search(
             nodes,
             roots,
             |node, f| edges.of(node).iter().for_each(|&t| f(t)),
+            |node| edges.of(node).is_empty(),
             &check,
         )?;
-        // Every reference out of a reachable object, less those to itself, is a
-        // predecessor entry (the roots' entries come from the super-root).
-        let followed = preds.list.len() as u64 - roots.len() as u64;
         let v = vertex.len() as u64;
         let peak_bytes = nodes as u64 * 4 // pre
             + v * 4 * 5 // vertex, parent, semi, label, anc
@@ -225,22 +302,45 @@ impl Dominators {
         drop(edges);
         control.check()?;
         let idom = semi_nca(&parent, &preds);
+        for (t, p) in more {
+            pre[t as usize] = intersect(&idom, pre[t as usize], p);
+        }
         Ok(Dominators {
             pre,
             vertex,
             idom,
+            leaves,
             edges: followed,
             peak_bytes,
         })
     }
 
+    /// A reachable node's place: `Vertex(number)`, or `Leaf(its dominator's number)`.
+    pub fn place(&self, node: Node) -> Option<Place> {
+        let p = self.pre[node as usize];
+        if p == NONE {
+            return None;
+        }
+        // A leaf's entry names another number, whose vertex is not the leaf.
+        if self.vertex.get(p as usize) == Some(&node) {
+            Some(Place::Vertex(p))
+        } else {
+            Some(Place::Leaf(p))
+        }
+    }
+
     /// Retained bytes and object counts of every number: its shallow size plus
     /// everything it dominates. `shallow` gives each number's own size, and becomes the
-    /// retained bytes.
-    pub fn retained(&self, shallow: Vec<u64>) -> (Vec<u64>, Vec<u32>) {
+    /// retained bytes; `leaf_sizes` the leaves' (in the order of `leaves`).
+    pub fn retained(&self, shallow: Vec<u64>, leaf_sizes: &[u64]) -> (Vec<u64>, Vec<u32>) {
         let mut bytes = shallow;
         let mut count = vec![1u32; bytes.len()];
         count[0] = 0;
+        for (&leaf, &size) in self.leaves.iter().zip(leaf_sizes) {
+            let d = self.pre[leaf as usize] as usize;
+            bytes[d] += size;
+            count[d] = count[d].saturating_add(1);
+        }
         // Children have larger preorder numbers than their dominators.
         for k in (1..self.idom.len()).rev() {
             let d = self.idom[k] as usize;
@@ -260,25 +360,31 @@ mod tests {
     /// super-root's children being `roots`: the search and semi-NCA the analyzer runs.
     fn dominators(succ: &[Vec<u32>], roots: &[u32]) -> Vec<Option<u32>> {
         let Search {
-            pre,
+            mut pre,
             vertex,
             parent,
             preds,
+            more,
+            ..
         } = search(
             succ.len(),
             roots,
             |n, f| succ[n as usize].iter().for_each(|&t| f(t)),
+            |n| succ[n as usize].is_empty(),
             &|_| Ok(()),
         )
         .unwrap();
         let idom = semi_nca(&parent, &preds);
+        for (t, p) in more {
+            pre[t as usize] = intersect(&idom, pre[t as usize], p);
+        }
+        let name = |d: Pre| if d == 0 { NONE } else { vertex[d as usize] };
         (0..succ.len())
             .map(|v| match pre[v] {
                 NONE => None,
-                k => Some(match idom[k as usize] {
-                    0 => NONE,
-                    d => vertex[d as usize],
-                }),
+                // A leaf: its entry is its dominator's number.
+                k if vertex[k as usize] != v as u32 => Some(name(k)),
+                k => Some(name(idom[k as usize])),
             })
             .collect()
     }

@@ -264,12 +264,16 @@ fn analyze_input(
     let doms = dominators::Dominators::compute(edges, ix.len(), &roots, control)?;
     timings.dominator_bytes = doms.peak_bytes;
     timings.note_memory("dominators");
-    let (shallow, by_class) = shallow_sizes(&g, &doms.vertex);
-    let (retained, counts) = doms.retained(shallow);
+    let (shallow, mut by_class) = shallow_sizes(&g, &doms.vertex);
+    let (leaf_sizes, leaf_classes) = shallow_sizes(&g, &doms.leaves);
+    merge_histograms(&mut by_class, leaf_classes);
+    let (retained, counts) = doms.retained(shallow, &leaf_sizes);
     for (leak, node) in leaks_out.iter_mut().zip(&leak_nodes) {
-        let k = doms.pre[*node as usize] as usize;
-        leak.retained_bytes = retained[k];
-        leak.retained_objects = counts[k] as u64;
+        (leak.retained_bytes, leak.retained_objects) = match doms.place(*node) {
+            Some(dominators::Place::Vertex(k)) => (retained[k as usize], counts[k as usize] as u64),
+            Some(dominators::Place::Leaf(_)) => (g.shallow_size(*node), 1),
+            None => (0, 0),
+        };
     }
     timings.dominators = t.elapsed();
     timings.note_memory("retained sizes");
@@ -323,7 +327,7 @@ fn analyze_input(
         primitive_arrays: ix.counts.primitive_arrays,
         classes: ix.counts.classes,
         gc_roots: ix.roots.len() as u64,
-        reachable_objects: doms.vertex.len() as u64 - 1,
+        reachable_objects: doms.vertex.len() as u64 - 1 + doms.leaves.len() as u64,
         reachable_bytes: retained[0],
         reachable_edges: doms.edges,
         heaps,
@@ -364,8 +368,8 @@ fn analyze_input(
 
 type Histogram = rustc_hash::FxHashMap<(u8, u64), (u64, u64)>;
 
-/// Each number's shallow size, and the reachable objects' count and bytes by class: on
-/// all threads, a run of numbers each.
+/// Each node's shallow size (0 for `NONE`, the super-root), and their count and bytes by
+/// class: on all threads, a run of nodes each.
 fn shallow_sizes(g: &Graph<'_, '_>, vertex: &[index::Node]) -> (Vec<u64>, Histogram) {
     use rayon::prelude::*;
     const RUN: usize = 1 << 16;
@@ -388,14 +392,18 @@ fn shallow_sizes(g: &Graph<'_, '_>, vertex: &[index::Node]) -> (Vec<u64>, Histog
             h
         })
         .reduce(Histogram::default, |mut a, b| {
-            for (k, (n, bytes)) in b {
-                let e = a.entry(k).or_default();
-                e.0 += n;
-                e.1 += bytes;
-            }
+            merge_histograms(&mut a, b);
             a
         });
     (shallow, histogram)
+}
+
+fn merge_histograms(into: &mut Histogram, from: Histogram) {
+    for (k, (n, bytes)) in from {
+        let e = into.entry(k).or_default();
+        e.0 += n;
+        e.1 += bytes;
+    }
 }
 
 /// The known-leak entry of the first library reference on `node`'s path.
