@@ -334,3 +334,33 @@ fn batch_analyze_writes_an_analysis_beside_each_package() {
         before
     );
 }
+
+#[test]
+fn damaged_dumps_are_one_line_errors_never_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut inputs: Vec<(String, Vec<u8>)> = hprof_fixtures::bad::all()
+        .into_iter()
+        .map(|b| (b.name.to_string(), b.bytes))
+        .collect();
+    // And fixtures cut off at points inside records of every kind.
+    for name in ["art-api25.hprof", "hotspot-android.hprof"] {
+        let bytes = std::fs::read(fixture(name)).unwrap();
+        for cut in [40, 1000, bytes.len() / 3, bytes.len() / 2 + 7, bytes.len() - 5] {
+            inputs.push((format!("{name}@{cut}"), bytes[..cut].to_vec()));
+        }
+    }
+    for (name, bytes) in inputs {
+        let input = dir.path().join("in.hprof");
+        std::fs::write(&input, &bytes).unwrap();
+        let o = run(&["analyze", s(&input)]);
+        match o.status.code() {
+            Some(0) => {}
+            Some(1) => {
+                let err = stderr(&o);
+                assert_eq!(err.lines().count(), 1, "{name}: {err}");
+                assert!(err.starts_with("hprof-shrink: error: "), "{name}: {err}");
+            }
+            other => panic!("{name}: exit {other:?}: {}", stderr(&o)),
+        }
+    }
+}
