@@ -345,7 +345,13 @@ fn damaged_dumps_are_one_line_errors_never_a_panic() {
     // And fixtures cut off at points inside records of every kind.
     for name in ["art-api25.hprof", "hotspot-android.hprof"] {
         let bytes = std::fs::read(fixture(name)).unwrap();
-        for cut in [40, 1000, bytes.len() / 3, bytes.len() / 2 + 7, bytes.len() - 5] {
+        for cut in [
+            40,
+            1000,
+            bytes.len() / 3,
+            bytes.len() / 2 + 7,
+            bytes.len() - 5,
+        ] {
             inputs.push((format!("{name}@{cut}"), bytes[..cut].to_vec()));
         }
     }

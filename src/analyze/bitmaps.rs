@@ -82,35 +82,48 @@ pub fn duplicates(
             from_dump_data,
         });
     }
-    // Only buffers that share their length can be duplicates: hash those, in parallel.
+    // Only buffers that share their length can be duplicates. Those are grouped by a
+    // fast hash (on all threads), each group split by the bytes themselves, and only a
+    // copy that has a duplicate gets the MD5 the result names it by.
     let mut by_len: FxHashMap<usize, u32> = FxHashMap::default();
     for f in &found {
         *by_len.entry(f.bytes.len()).or_default() += 1;
     }
-    let hashed: Vec<([u8; 16], usize)> = (0..found.len())
+    let hashed: Vec<((usize, u64), usize)> = (0..found.len())
         .into_par_iter()
         .filter(|&i| by_len[&found[i].bytes.len()] > 1)
-        .map(|i| (Md5::digest(found[i].bytes).into(), i))
+        .map(|i| {
+            let mut h = rustc_hash::FxHasher::default();
+            std::hash::Hasher::write(&mut h, found[i].bytes);
+            ((found[i].bytes.len(), std::hash::Hasher::finish(&h)), i)
+        })
         .collect();
-    let mut by_hash: FxHashMap<[u8; 16], Vec<usize>> = FxHashMap::default();
-    for (hash, i) in hashed {
-        by_hash.entry(hash).or_default().push(i);
+    let mut by_hash: FxHashMap<(usize, u64), Vec<usize>> = FxHashMap::default();
+    for (key, i) in hashed {
+        by_hash.entry(key).or_default().push(i);
     }
-    let mut groups = Vec::new();
-    let mut to_draw: Vec<(String, usize)> = Vec::new();
-    for (hash, members) in by_hash {
-        // Same MD5 is not proof: split by the bytes themselves.
-        let mut classes: Vec<Vec<usize>> = Vec::new();
+    let mut classes: Vec<Vec<usize>> = Vec::new();
+    for (_, members) in by_hash {
+        let mut split: Vec<Vec<usize>> = Vec::new();
         for i in members {
-            match classes
+            match split
                 .iter_mut()
                 .find(|c| found[c[0]].bytes == found[i].bytes)
             {
                 Some(c) => c.push(i),
-                None => classes.push(vec![i]),
+                None => split.push(vec![i]),
             }
         }
-        for class in classes.into_iter().filter(|c| c.len() > 1) {
+        classes.extend(split.into_iter().filter(|c| c.len() > 1));
+    }
+    let digests: Vec<[u8; 16]> = classes
+        .par_iter()
+        .map(|c| Md5::digest(found[c[0]].bytes).into())
+        .collect();
+    let mut groups = Vec::new();
+    let mut to_draw: Vec<(String, usize)> = Vec::new();
+    for (class, hash) in classes.into_iter().zip(digests) {
+        {
             let first = &found[class[0]];
             let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
             let (format, ext) = describe(first);
