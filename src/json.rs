@@ -10,10 +10,14 @@ use crate::error::HostError;
 
 /// Writes `value` as pretty JSON to `path`; the file appears only when complete.
 pub fn write(path: &Path, value: &impl Serialize) -> Result<(), HostError> {
-    let json = serde_json::to_string_pretty(value)? + "\n";
+    write_text(path, &(serde_json::to_string_pretty(value)? + "\n"))
+}
+
+/// Writes `text` to `path`; the file appears only when complete.
+pub fn write_text(path: &Path, text: &str) -> Result<(), HostError> {
     let mut f = PendingFile::create(path)?;
     f.file()
-        .write_all(json.as_bytes())
+        .write_all(text.as_bytes())
         .map_err(|e| HostError::io(path, e))?;
     f.commit()?;
     Ok(())

@@ -6,17 +6,7 @@ use hprof_shrink_core::verify::Verified;
 use hprof_shrink_core::Report;
 
 /// 1234567 → "1,234,567".
-pub fn n(v: u64) -> String {
-    let s = v.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+pub use hprof_shrink::analyze::render::grouped as n;
 
 fn pct(part: u64, whole: u64) -> String {
     if whole == 0 {

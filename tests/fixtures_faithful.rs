@@ -8,6 +8,7 @@
 mod common;
 
 use common::fixture;
+use hprof_shrink::analyze::java_name;
 use hprof_shrink_core::hprof::{tags, BasicType, Event, Events, Hprof, Sub, Value};
 use md5::{Digest, Md5};
 use serde_json::Value as Json;
@@ -39,30 +40,6 @@ fn read_dump(name: &str) -> Vec<u8> {
     } else {
         raw
     }
-}
-
-/// A class name as Java source writes it: HotSpot writes `com/example/A` and array classes
-/// as descriptors (`[Ljava/lang/Object;`, `[I`); ART writes `java.lang.Object[]`.
-fn java_name(name: &str) -> String {
-    let dims = name.chars().take_while(|&c| c == '[').count();
-    if dims == 0 {
-        return name.replace('/', ".");
-    }
-    let element = match &name[dims..] {
-        "Z" => "boolean".to_string(),
-        "B" => "byte".to_string(),
-        "C" => "char".to_string(),
-        "S" => "short".to_string(),
-        "I" => "int".to_string(),
-        "J" => "long".to_string(),
-        "F" => "float".to_string(),
-        "D" => "double".to_string(),
-        other => other
-            .trim_start_matches('L')
-            .trim_end_matches(';')
-            .replace('/', "."),
-    };
-    format!("{element}{}", "[]".repeat(dims))
 }
 
 struct Class {

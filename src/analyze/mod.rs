@@ -34,6 +34,7 @@ use hprof_shrink_core::hprof::{Hprof, Tick};
 use hprof_shrink_core::{Control, Stage};
 
 pub use error::AnalyzeError;
+pub use graph::java_name;
 pub use library::LibraryTable;
 pub use mapping::Mapping;
 pub use model::*;

@@ -1,12 +1,10 @@
 //! `hprof-shrink analyze`: leak traces and duplicate bitmaps, rendered as asked.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use hprof_shrink::analyze::{self, render, Mapping, Options};
 use hprof_shrink::progress::Bar;
-use hprof_shrink_core::output::PendingFile;
 use hprof_shrink_core::Control;
 
 use crate::cli::{AnalyzeArgs, AnalyzeFormat};
@@ -72,7 +70,7 @@ pub fn run(a: AnalyzeArgs) -> Result<(), HostError> {
         AnalyzeFormat::Json => emit(a.output.as_deref(), &render::json(an)),
         AnalyzeFormat::Html => {
             let out = a.output.clone().unwrap_or_else(|| beside(&a.input, "html"));
-            write_file(&out, &render::html::render(an, &outcome.pictures))?;
+            crate::json::write_text(&out, &render::html::render(an, &outcome.pictures))?;
             say!("wrote {}", out.display());
             Ok(())
         }
@@ -106,17 +104,7 @@ fn beside(input: &Path, ext: &str) -> PathBuf {
 
 fn emit(out: Option<&Path>, text: &str) -> Result<(), HostError> {
     match out {
-        Some(path) => write_file(path, text),
+        Some(path) => crate::json::write_text(path, text),
         None => Ok(crate::say::out(text)?),
     }
-}
-
-/// Writes a file that appears only when complete.
-fn write_file(path: &Path, text: &str) -> Result<(), HostError> {
-    let mut f = PendingFile::create(path)?;
-    f.file()
-        .write_all(text.as_bytes())
-        .map_err(|e| HostError::io(path, e))?;
-    f.commit()?;
-    Ok(())
 }
