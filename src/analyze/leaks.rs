@@ -70,6 +70,8 @@ pub fn by_key(g: &Graph<'_, '_>, reach: &Reach, instances: &Instances, key: &str
             .filter(|&id| id != 0)
             .and_then(|id| g.ix.node(id));
         match activity {
+            // Two watchers of one Activity under one key are one leak.
+            Some(node) if found.suspects.iter().any(|s| s.node == node) => {}
             Some(node) if reach.on_path(node) => found.suspects.push(Suspect {
                 node,
                 reason: format!("DestroyedActivityInfo#mKey is the key {key}"),
