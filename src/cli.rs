@@ -90,6 +90,10 @@ pub enum Command {
     /// Uploads packages to a server, or everything waiting in an outbox directory.
     #[command(long_about = UPLOAD_ABOUT, after_help = UPLOAD_AFTER)]
     Upload(UploadArgs),
+    /// Receives packages as `upload` sends them, analyzes them, groups leaks across
+    /// devices and shows them in a browser and as JSON.
+    #[command(long_about = crate::commands::serve::ABOUT, after_help = crate::commands::serve::AFTER)]
+    Serve(crate::commands::serve::ServeArgs),
 }
 
 const BATCH_HELP: &str = "\

@@ -33,6 +33,7 @@ fn main() -> ExitCode {
         Some(Command::Verify(a)) => commands::verify::run(a).map(|()| ExitCode::SUCCESS),
         Some(Command::Batch(a)) => commands::batch::run(a).map(ExitCode::from),
         Some(Command::Upload(a)) => commands::upload::run(a).map(|()| ExitCode::SUCCESS),
+        Some(Command::Serve(a)) => commands::serve::run(a).map(|()| ExitCode::SUCCESS),
         None => commands::shrink::run(cli.shrink).map(|()| ExitCode::SUCCESS),
     };
     match result {

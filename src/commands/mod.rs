@@ -4,6 +4,7 @@
 pub mod analyze;
 pub mod batch;
 pub mod inspect;
+pub mod serve;
 pub mod shrink;
 pub mod upload;
 pub mod verify;
