@@ -68,6 +68,11 @@ pub struct ServeArgs {
     /// Each analysis waits this long after taking its package; for tests.
     #[arg(long, hide = true, default_value_t = 0, value_name = "MS")]
     pub analysis_delay_ms: u64,
+
+    /// Each new package waits this long between being recorded and being answered; for
+    /// tests.
+    #[arg(long, hide = true, default_value_t = 0, value_name = "MS")]
+    pub answer_delay_ms: u64,
 }
 
 /// A token from its file, or else from the environment.
@@ -107,6 +112,7 @@ pub fn run(a: ServeArgs) -> Result<(), HostError> {
         max_bytes: a.max_bytes,
         workers: a.workers.unwrap_or((cores / 2).max(1)),
         analysis_delay: Duration::from_millis(a.analysis_delay_ms),
+        answer_delay: Duration::from_millis(a.answer_delay_ms),
         log: Arc::new(|m: &str| say!("hprof-shrink: {m}")),
     };
     serve::run(config)?;

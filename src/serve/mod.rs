@@ -91,6 +91,9 @@ pub struct Config {
     /// Each worker waits this long after taking a job (tests use it to kill the server
     /// mid-analysis).
     pub analysis_delay: Duration,
+    /// Each new package waits this long between being recorded and being answered (tests
+    /// use it to kill the server in between).
+    pub answer_delay: Duration,
     pub log: Log,
 }
 
@@ -103,6 +106,7 @@ pub struct App {
     /// Wakes idle workers when a package is queued.
     pub wake: Notify,
     pub analysis_delay: Duration,
+    pub answer_delay: Duration,
     pub log: Log,
 }
 
@@ -219,6 +223,7 @@ pub async fn start(config: Config) -> Result<Running, ServeError> {
         max_bytes: config.max_bytes,
         wake: Notify::new(),
         analysis_delay: config.analysis_delay,
+        answer_delay: config.answer_delay,
         log: config.log,
     });
     let (stop, stopped) = watch::channel(false);

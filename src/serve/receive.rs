@@ -270,6 +270,9 @@ async fn accept(
                 "received package {id} ({len} bytes, md5 {md5_hex})"
             ));
             app.wake.notify_waiters();
+            if !app.answer_delay.is_zero() {
+                tokio::time::sleep(app.answer_delay).await;
+            }
             Ok(taken(id, &md5_hex, len, None))
         }
         Err(first) => Ok(taken(first, &md5_hex, len, Some(first))),
