@@ -20,6 +20,14 @@ HPROF_SHRINK_PYTHON=$(bash scripts/setup-python.sh)
 export HPROF_SHRINK_PYTHON
 echo "$HPROF_SHRINK_PYTHON"
 
+step "chromium and chromedriver for the browser test of serve"
+if HPROF_SHRINK_CHROMEDRIVER=$(bash scripts/setup-chromium.sh); then
+  export HPROF_SHRINK_CHROMEDRIVER
+  echo "$HPROF_SHRINK_CHROMEDRIVER"
+else
+  echo "not installed: the browser test will say why it is skipped"
+fi
+
 # With the C ABI on, so its tests (shrink/tests/ffi.rs, the header check) run too. On for
 # the whole workspace, not only `-p hprof-shrink-core`: the core's library files carry no
 # hash in their names (it is also a cdylib), so builds with other features would overwrite

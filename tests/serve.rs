@@ -952,3 +952,232 @@ async fn load_200_uploads_from_8_clients_each_stored_once_and_analyzed() {
     assert!(analyzed < Duration::from_secs(300), "{analyzed:?}");
     srv.stop().await;
 }
+
+// ---------------------------------------------------------------- a real browser
+
+/// chromedriver: from scripts/setup-chromium.sh (HPROF_SHRINK_CHROMEDRIVER) or the PATH.
+/// None with the reason printed when there is none; under CI with apt-get available its
+/// absence is a failure, since the script installs it there.
+fn chromedriver() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("HPROF_SHRINK_CHROMEDRIVER") {
+        return Some(PathBuf::from(p));
+    }
+    let found = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join("chromedriver"))
+            .find(|p| p.is_file())
+    });
+    if found.is_none() {
+        let apt = Path::new("/usr/bin/apt-get").exists();
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true") || !apt,
+            "CI with apt-get but no chromedriver: run scripts/setup-chromium.sh"
+        );
+        println!(
+            "skipping the browser test: no chromedriver (scripts/setup-chromium.sh installs Debian's chromium and chromium-driver)"
+        );
+    }
+    found
+}
+
+/// Just enough of the W3C WebDriver protocol, over HTTP with reqwest.
+struct WebDriver {
+    base: String,
+    session: String,
+    http: Client,
+}
+
+impl WebDriver {
+    async fn call(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Value {
+        let url = format!("{}/session/{}{path}", self.base, self.session);
+        let mut r = self.http.request(method, &url);
+        if let Some(b) = body {
+            r = r.json_body(&b);
+        }
+        let v = json_of(r.send().await.unwrap()).await;
+        assert!(v["value"]["error"].is_null(), "{path}: {v}");
+        v["value"].clone()
+    }
+    async fn go(&self, url: &str) {
+        self.call(
+            reqwest::Method::POST,
+            "/url",
+            Some(serde_json::json!({ "url": url })),
+        )
+        .await;
+    }
+    async fn find(&self, css: &str) -> String {
+        let v = self
+            .call(
+                reqwest::Method::POST,
+                "/element",
+                Some(serde_json::json!({ "using": "css selector", "value": css })),
+            )
+            .await;
+        // The element reference is the object's one value, whatever its key.
+        v.as_object()
+            .and_then(|o| o.values().next())
+            .and_then(Value::as_str)
+            .unwrap_or_else(|| panic!("{css}: {v}"))
+            .to_string()
+    }
+    async fn text(&self, element: &str) -> String {
+        self.call(
+            reqwest::Method::GET,
+            &format!("/element/{element}/text"),
+            None,
+        )
+        .await
+        .as_str()
+        .unwrap()
+        .to_string()
+    }
+    async fn click(&self, element: &str) {
+        self.call(
+            reqwest::Method::POST,
+            &format!("/element/{element}/click"),
+            Some(serde_json::json!({})),
+        )
+        .await;
+    }
+    async fn script(&self, js: &str) -> Value {
+        self.call(
+            reqwest::Method::POST,
+            "/execute/sync",
+            Some(serde_json::json!({ "script": js, "args": [] })),
+        )
+        .await
+    }
+    async fn screenshot(&self, to: &Path) -> Vec<u8> {
+        let v = self.call(reqwest::Method::GET, "/screenshot", None).await;
+        let png = base64::engine::general_purpose::STANDARD
+            .decode(v.as_str().unwrap())
+            .unwrap();
+        std::fs::write(to, &png).unwrap();
+        png
+    }
+}
+
+trait JsonBody {
+    fn json_body(self, v: &Value) -> Self;
+}
+
+impl JsonBody for reqwest::RequestBuilder {
+    fn json_body(self, v: &Value) -> Self {
+        self.header("content-type", "application/json")
+            .body(serde_json::to_vec(v).unwrap())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chromium_shows_the_groups_a_group_its_trace_and_a_bitmap() {
+    let Some(driver) = chromedriver() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let a = package(
+        dir.path(),
+        "a.zip",
+        &["--extra", "appVersion=3.0", "--manufacturer", "Pixel"],
+    );
+    let b = package(
+        dir.path(),
+        "b.zip",
+        &["--extra", "appVersion=3.1", "--sdk-version", "34"],
+    );
+    let srv = start(&dir.path().join("data"), Opts::default()).await;
+    for zip in [&a, &b] {
+        let o = cli(
+            args(&["upload", s(zip), "--url", &srv.url("/api/packages")]),
+            None,
+        )
+        .await;
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    settled(&srv.base, 1, None).await;
+    settled(&srv.base, 2, None).await;
+
+    let port = free_port();
+    let mut child = std::process::Command::new(&driver)
+        .arg(format!("--port={port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start chromedriver");
+    let http = client();
+    let wd_base = format!("http://127.0.0.1:{port}");
+    let t0 = Instant::now();
+    while http.get(format!("{wd_base}/status")).send().await.is_err() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "chromedriver did not start"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let caps = serde_json::json!({ "capabilities": { "alwaysMatch": {
+        "goog:chromeOptions": { "args": [
+            "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+            "--window-size=1280,1100"
+        ] }
+    } } });
+    let v = json_of(
+        http.post(format!("{wd_base}/session"))
+            .json_body(&caps)
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    let session = v["value"]["sessionId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no session: {v}"))
+        .to_string();
+    let wd = WebDriver {
+        base: wd_base.clone(),
+        session,
+        http: http.clone(),
+    };
+    let shots = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+
+    // The leak groups, then the group through its link.
+    wd.go(&srv.url("/")).await;
+    let link = wd.find("a[href^='/groups/']").await;
+    assert!(wd.text(&link).await.ends_with("LeakyActivity"));
+    wd.click(&link).await;
+    let url = wd.call(reqwest::Method::GET, "/url", None).await;
+    assert!(url.as_str().unwrap().contains("/groups/"), "{url}");
+    let trace = wd.find(".trace").await;
+    let text = wd.text(&trace).await;
+    assert!(
+        text.contains("GC root") && text.contains("LeakyActivity"),
+        "{text}"
+    );
+    let png = wd.screenshot(&shots.join("serve-group.png")).await;
+    assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"));
+
+    // An occurrence's package, with its duplicated bitmap drawn.
+    let occurrence = wd.find("td a[href^='/packages/']").await;
+    wd.click(&occurrence).await;
+    wd.find(".bitmap img").await;
+    let drawn = wd
+        .script("return Array.from(document.querySelectorAll('.bitmap img')).map(i => i.complete ? i.naturalWidth : 0)")
+        .await;
+    let widths: Vec<i64> = drawn
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_i64().unwrap())
+        .collect();
+    assert!(
+        !widths.is_empty() && widths.iter().all(|w| *w > 0),
+        "{widths:?}"
+    );
+    wd.screenshot(&shots.join("serve-package.png")).await;
+    println!(
+        "screenshots: {} and {}",
+        shots.join("serve-group.png").display(),
+        shots.join("serve-package.png").display()
+    );
+    wd.call(reqwest::Method::DELETE, "", None).await;
+    let _ = child.kill();
+    let _ = child.wait();
+    srv.stop().await;
+}
