@@ -234,9 +234,12 @@ async fn accept(
             hex(&claimed)
         )));
     }
-    // The same bytes were verified and recorded before.
+    // The same bytes were verified and recorded before. Unless their file is gone (a lost
+    // disk, a hand deletion): then this upload stores it again, and is still the duplicate.
     if let Some(first) = app.store.package_by_md5(&md5_hex).await.map_err(db)? {
-        return Ok(taken(first, &md5_hex, len, Some(first)));
+        if app.dirs.package(&md5_hex).exists() {
+            return Ok(taken(first, &md5_hex, len, Some(first)));
+        }
     }
     let (tmp, verified) = tokio::task::spawn_blocking(move || {
         let v = verify(&tmp);
