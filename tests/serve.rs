@@ -1268,7 +1268,10 @@ async fn bench_groups_page_with_10000_packages() {
         }
         store.finish(id, &a, &[]).await.unwrap();
     }
-    println!("10,000 packages recorded in {:.1} s", t0.elapsed().as_secs_f64());
+    println!(
+        "10,000 packages recorded in {:.1} s",
+        t0.elapsed().as_secs_f64()
+    );
     store.close().await;
     let srv = start(&data, Opts::default()).await;
     let http = client();
