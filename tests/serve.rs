@@ -830,9 +830,9 @@ fn upload_outbox_survives_serve_killed_and_restarted_mid_way() {
     let port = free_port();
     let url = format!("http://127.0.0.1:{port}/api/packages");
     let log = dir.path().join("serve.log");
-    // Each package waits 300 ms between being recorded and being answered: the kill
+    // Each package waits 1 s between being recorded and being answered: the kill
     // below lands in that gap, the worst moment (stored, never acknowledged).
-    let srv = spawn_serve(&data, port, &["--answer-delay-ms", "300"], &log);
+    let srv = spawn_serve(&data, port, &["--answer-delay-ms", "1000"], &log);
     let upload = {
         let (outbox, url) = (outbox.clone(), url.clone());
         std::thread::spawn(move || {
