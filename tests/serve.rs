@@ -342,6 +342,8 @@ async fn upload_post_and_put_are_stored_verbatim_analyzed_and_grouped() {
     let gv = get_json(&srv.url(&format!("/api/leaks/{sig}")), None).await;
     assert!(!gv["trace"]["steps"].as_array().unwrap().is_empty());
     assert_eq!(gv["occurrences"].as_array().unwrap().len(), 2);
+    // The list's figures (aggregated in SQL) are the group's (aggregated from its rows).
+    assert_eq!(gv["group"], *g);
 
     // Duplicate bitmaps by buffer hash across both packages, with their picture.
     let bm = get_json(&srv.url("/api/bitmaps"), None).await;
@@ -547,6 +549,71 @@ async fn over_the_size_limit_is_413_and_nothing_is_stored() {
     assert!(stderr(&o).contains("413"), "{}", stderr(&o));
     nothing_stored(&srv).await;
     srv.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn groups_aggregated_in_sql_equal_groups_made_from_the_rows() {
+    use hprof_shrink::serve::groups::{from_stats, leak_groups};
+    use hprof_shrink::serve::store::{Filter, NewPackage, Store};
+    let dir = tempfile::tempdir().unwrap();
+    let zip = package(dir.path(), "a.zip", &[]);
+    let analysis = hprof_shrink::analyze::analyze_path(
+        &zip,
+        &hprof_shrink::analyze::Options::default(),
+        &hprof_shrink_core::Control::default(),
+    )
+    .unwrap()
+    .analysis;
+    let store = Store::open(&dir.path().join("meta.sqlite")).await.unwrap();
+    for i in 0..37u32 {
+        let manifest = vec![
+            ("sdkVersion".to_string(), (24 + i % 3).to_string()),
+            ("manufacturer".to_string(), format!("maker{}", i % 5)),
+        ];
+        let extra = vec![("appVersion".to_string(), format!("1.{}", i % 4))];
+        let id = store
+            .insert_package(&NewPackage {
+                md5: &format!("{i:032x}"),
+                name: "p.zip",
+                bytes: 1,
+                manifest: &manifest,
+                extra: &extra,
+            })
+            .await
+            .unwrap()
+            .unwrap();
+        let mut a = analysis.clone();
+        // Two leaks with one signature in some packages; sizes in no particular order.
+        let mut second = a.leaks[0].clone();
+        second.retained_bytes = u64::from(i * 7919 % 101);
+        a.leaks[0].retained_bytes = u64::from(i * 31 % 17);
+        a.leaks[0].signature = format!("sig{}", i % 3);
+        if i % 2 == 0 {
+            second.signature = "sig0".into();
+            second.class_name = format!("Class{i}");
+            a.leaks.push(second);
+        }
+        store.finish(id, &a, &[]).await.unwrap();
+    }
+    for f in [
+        Filter::default(),
+        Filter {
+            manufacturer: Some("maker1".into()),
+            ..Filter::default()
+        },
+        Filter {
+            sdk: Some("25".into()),
+            app_version: Some("1.2".into()),
+            ..Filter::default()
+        },
+    ] {
+        let from_rows = leak_groups(&store.leaks(&f, None).await.unwrap());
+        let from_sql = from_stats(store.group_stats(&f).await.unwrap());
+        assert!(!from_rows.is_empty(), "{f:?}");
+        let json = |g| serde_json::to_value(g).unwrap();
+        assert_eq!(json(&from_sql), json(&from_rows), "{f:?}");
+    }
+    store.close().await;
 }
 
 // ---------------------------------------------------------------- access
@@ -977,7 +1044,15 @@ async fn load_200_uploads_from_8_clients_each_stored_once_and_analyzed() {
     }
     assert_eq!(names(&srv.data.join("packages")).len(), 200);
     let leaks = get_json(&srv.url("/api/leaks"), None).await;
-    assert_eq!(leaks["appLeaks"][0]["occurrences"], 200);
+    let g = &leaks["appLeaks"][0];
+    assert_eq!(g["occurrences"], 200);
+    assert_eq!(g["appVersions"].as_array().unwrap().len(), 4, "{g}");
+    let one = get_json(
+        &srv.url(&format!("/api/leaks/{}", g["signature"].as_str().unwrap())),
+        None,
+    )
+    .await;
+    assert_eq!(one["group"], *g);
     println!(
         "load: 200 uploads ({:.1} MB) from 8 clients received in {:.2} s ({:.1} MB/s, {:.0} uploads/s); all analyzed after {:.2} s",
         total as f64 / 1e6,
@@ -1289,6 +1364,14 @@ async fn bench_groups_page_with_10000_packages() {
         times.push(t.elapsed());
         assert!(body.contains("App leaks (200 groups)"));
     }
+    let list = get_json(&srv.url("/api/leaks"), None).await;
+    let g = &list["appLeaks"][0];
+    let one = get_json(
+        &srv.url(&format!("/api/leaks/{}", g["signature"].as_str().unwrap())),
+        None,
+    )
+    .await;
+    assert_eq!(one["group"], *g);
     times.sort();
     println!(
         "GET / with 10,000 packages: p50 {:.1} ms, p99 {:.1} ms",

@@ -400,7 +400,7 @@ impl Store {
              FROM leaks l JOIN packages p ON p.id = l.package_id \
              WHERE (?1 IS NULL OR p.sdk = ?1) AND (?2 IS NULL OR p.manufacturer = ?2) \
              AND (?3 IS NULL OR p.app_version = ?3) AND (?4 IS NULL OR l.signature = ?4) \
-             ORDER BY l.package_id",
+             ORDER BY l.package_id, l.id",
         )
         .bind(&f.sdk)
         .bind(&f.manufacturer)
@@ -426,10 +426,106 @@ impl Store {
             .collect()
     }
 
+    /// The leak groups' figures, aggregated by SQLite itself: a few rows per signature
+    /// cross into Rust instead of one per leak, which keeps the groups page fast with
+    /// many thousands of packages. [`super::groups::from_stats`] assembles them.
+    pub async fn group_stats(&self, f: &Filter) -> DbResult<GroupStats> {
+        const FROM: &str = "FROM leaks l JOIN packages p ON p.id = l.package_id \
+             WHERE (?1 IS NULL OR p.sdk = ?1) AND (?2 IS NULL OR p.manufacturer = ?2) \
+             AND (?3 IS NULL OR p.app_version = ?3)";
+        let mut out = GroupStats::default();
+        for r in self
+            .filtered(
+                f,
+                &format!(
+            "SELECT l.signature, COUNT(*), COUNT(DISTINCT l.package_id), MIN(p.received_ms), \
+             MAX(p.received_ms), MIN(l.retained_bytes), MAX(l.retained_bytes) {FROM} \
+             GROUP BY l.signature"
+        ),
+            )
+            .await?
+        {
+            out.totals.push(SignatureTotals {
+                signature: r.try_get(0)?,
+                occurrences: r.try_get(1)?,
+                packages: r.try_get(2)?,
+                first_seen_ms: r.try_get(3)?,
+                last_seen_ms: r.try_get(4)?,
+                min_retained: r.try_get(5)?,
+                max_retained: r.try_get(6)?,
+            });
+        }
+        for (i, col) in [Column::Sdk, Column::Manufacturer, Column::AppVersion]
+            .into_iter()
+            .enumerate()
+        {
+            for r in self
+                .filtered(
+                    f,
+                    &format!(
+                        "SELECT l.signature, p.{0}, COUNT(*) {FROM} GROUP BY l.signature, p.{0}",
+                        col.name()
+                    ),
+                )
+                .await?
+            {
+                out.spreads[i].push((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?));
+            }
+        }
+        // Nearest-rank p50 and p90: rank ceil(n * p / 100) of the sorted sizes.
+        for r in self
+            .filtered(
+                f,
+                &format!(
+                    "SELECT s, b, rn, n FROM (SELECT l.signature AS s, l.retained_bytes AS b, \
+             ROW_NUMBER() OVER (PARTITION BY l.signature ORDER BY l.retained_bytes) AS rn, \
+             COUNT(*) OVER (PARTITION BY l.signature) AS n {FROM}) \
+             WHERE rn = (n * 50 + 99) / 100 OR rn = (n * 90 + 99) / 100"
+                ),
+            )
+            .await?
+        {
+            let (rn, n): (i64, i64) = (r.try_get(2)?, r.try_get(3)?);
+            let (s, b): (String, i64) = (r.try_get(0)?, r.try_get(1)?);
+            if rn == (n * 50 + 99) / 100 {
+                out.p50.push((s.clone(), b));
+            }
+            if rn == (n * 90 + 99) / 100 {
+                out.p90.push((s, b));
+            }
+        }
+        for r in self
+            .filtered(
+                f,
+                &format!(
+                    "SELECT s, c, lib FROM (SELECT l.signature AS s, l.class_name AS c, \
+             l.library AS lib, ROW_NUMBER() OVER (PARTITION BY l.signature \
+             ORDER BY p.received_ms DESC, l.package_id DESC, l.id DESC) AS rn {FROM}) \
+             WHERE rn = 1"
+                ),
+            )
+            .await?
+        {
+            out.latest
+                .push((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?));
+        }
+        Ok(out)
+    }
+
+    /// Rows of `sql`, whose `?1`..`?3` are the filter's SDK, manufacturer, app version.
+    async fn filtered(&self, f: &Filter, sql: &str) -> DbResult<Vec<SqliteRow>> {
+        sqlx::query(sql)
+            .bind(&f.sdk)
+            .bind(&f.manufacturer)
+            .bind(&f.app_version)
+            .fetch_all(&self.pool)
+            .await
+    }
+
     /// The trace of the most recent occurrence of a signature (JSON).
     pub async fn latest_trace(&self, signature: &str) -> DbResult<Option<String>> {
         sqlx::query_scalar(
-            "SELECT trace FROM leaks WHERE signature = ? ORDER BY package_id DESC LIMIT 1",
+            "SELECT trace FROM leaks WHERE signature = ? ORDER BY package_id DESC, id DESC LIMIT 1",
         )
         .bind(signature)
         .fetch_optional(&self.pool)
@@ -483,6 +579,30 @@ impl Store {
         );
         sqlx::query_scalar(&sql).fetch_all(&self.pool).await
     }
+}
+
+/// Per signature: counts, dates and the retained size's extremes.
+#[derive(Debug, Clone, Default)]
+pub struct SignatureTotals {
+    pub signature: String,
+    pub occurrences: i64,
+    pub packages: i64,
+    pub first_seen_ms: i64,
+    pub last_seen_ms: i64,
+    pub min_retained: i64,
+    pub max_retained: i64,
+}
+
+/// What [`Store::group_stats`] reads, each part keyed by signature.
+#[derive(Debug, Clone, Default)]
+pub struct GroupStats {
+    pub totals: Vec<SignatureTotals>,
+    /// SDK, manufacturer, app version: (signature, value, occurrences).
+    pub spreads: [Vec<(String, String, i64)>; 3],
+    pub p50: Vec<(String, i64)>,
+    pub p90: Vec<(String, i64)>,
+    /// (signature, class name, library) of the most recent occurrence.
+    pub latest: Vec<(String, String, Option<String>)>,
 }
 
 /// The package columns a filter can name (never text from a request in SQL).

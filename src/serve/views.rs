@@ -11,7 +11,7 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::Json;
 use serde_json::{json, Value};
 
-use super::groups::{bitmap_groups, leak_groups, LeakGroup};
+use super::groups::{bitmap_groups, from_stats, leak_groups, LeakGroup};
 use super::jobs::{is_hex, load};
 use super::pages::{self, Menus, PackageLeak};
 use super::store::{Column, Filter};
@@ -62,8 +62,8 @@ pub async fn require_read(State(app): State<Arc<App>>, req: Request, next: Next)
 
 /// App leaks and library leaks, each grouped.
 async fn grouped(app: &App, f: &Filter) -> Result<(Vec<LeakGroup>, Vec<LeakGroup>), Failure> {
-    let rows = app.store.leaks(f, None).await.map_err(db)?;
-    Ok(leak_groups(&rows)
+    let stats = app.store.group_stats(f).await.map_err(db)?;
+    Ok(from_stats(stats)
         .into_iter()
         .partition(|g| g.library_leak.is_none()))
 }
