@@ -26,6 +26,8 @@ pub async fn worker(app: Arc<App>, mut stop: watch::Receiver<bool>) {
         let woken = app.wake.notified();
         match app.store.claim().await {
             Ok(Some((id, md5))) => {
+                // The queue's counts on the groups page changed.
+                app.groups.invalidate();
                 if !app.analysis_delay.is_zero() {
                     tokio::time::sleep(app.analysis_delay).await;
                 }
@@ -72,6 +74,7 @@ async fn run_one(app: &App, id: i64, md5: &str) {
             }
         }
     }
+    app.groups.invalidate();
 }
 
 /// Writes the analysis and its pictures, then records it (the job is done only when all
@@ -99,6 +102,9 @@ async fn save(app: &App, id: i64, outcome: analyze::Outcome) -> Result<usize, St
     .await
     .map_err(|e| e.to_string())?
     .map_err(|e| format!("cannot store the analysis: {e}"))?;
+    // Before the commit as well as after it: a request between the two can neither be
+    // served an entry from before, nor leave one behind that outlives the commit.
+    app.groups.invalidate();
     app.store
         .finish(id, &analysis, &pictured)
         .await

@@ -12,6 +12,7 @@
 //! `analyses/<id>.json`, `pictures/<hash>.png`, `tmp/` for bodies on their way in.
 
 pub mod auth;
+pub mod cache;
 pub mod groups;
 pub mod jobs;
 pub mod pages;
@@ -105,6 +106,8 @@ pub struct App {
     pub max_bytes: u64,
     /// Wakes idle workers when a package is queued.
     pub wake: Notify,
+    /// The leak groups per filter, until the next package or analysis.
+    pub groups: cache::Cache,
     pub analysis_delay: Duration,
     pub answer_delay: Duration,
     pub log: Log,
@@ -222,6 +225,7 @@ pub async fn start(config: Config) -> Result<Running, ServeError> {
         access: config.access,
         max_bytes: config.max_bytes,
         wake: Notify::new(),
+        groups: cache::Cache::default(),
         analysis_delay: config.analysis_delay,
         answer_delay: config.answer_delay,
         log: config.log,

@@ -266,12 +266,15 @@ async fn accept(
         manifest: &verified.manifest,
         extra: &verified.extra,
     };
+    // Before and after the commit, as for an analysis (see jobs::save).
+    app.groups.invalidate();
     let outcome = app.store.insert_package(&rec).await.map_err(db)?;
     match outcome {
         Ok(id) => {
             (app.log)(&format!(
                 "received package {id} ({len} bytes, md5 {md5_hex})"
             ));
+            app.groups.invalidate();
             app.wake.notify_waiters();
             if !app.answer_delay.is_zero() {
                 tokio::time::sleep(app.answer_delay).await;

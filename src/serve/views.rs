@@ -11,6 +11,7 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::Json;
 use serde_json::{json, Value};
 
+use super::cache::Groups;
 use super::groups::{bitmap_groups, from_stats, leak_groups, LeakGroup};
 use super::jobs::{is_hex, load};
 use super::pages::{self, Menus, PackageLeak};
@@ -60,12 +61,30 @@ pub async fn require_read(State(app): State<Arc<App>>, req: Request, next: Next)
     }
 }
 
-/// App leaks and library leaks, each grouped.
-async fn grouped(app: &App, f: &Filter) -> Result<(Vec<LeakGroup>, Vec<LeakGroup>), Failure> {
+/// App leaks and library leaks, each grouped; from the cache while nothing changed.
+async fn grouped(app: &App, f: &Filter) -> Result<Arc<Groups>, Failure> {
+    if let Some(g) = app.groups.get(f) {
+        return Ok(g);
+    }
+    let generation = app.groups.generation();
     let stats = app.store.group_stats(f).await.map_err(db)?;
-    Ok(from_stats(stats)
+    let (ours, library) = from_stats(stats)
         .into_iter()
-        .partition(|g| g.library_leak.is_none()))
+        .partition(|g| g.library_leak.is_none());
+    let menus = Menus {
+        sdk: app.store.distinct(Column::Sdk).await.map_err(db)?,
+        manufacturer: app.store.distinct(Column::Manufacturer).await.map_err(db)?,
+        app_version: app.store.distinct(Column::AppVersion).await.map_err(db)?,
+    };
+    let jobs = app.store.job_counts().await.map_err(db)?;
+    let g = Arc::new(Groups {
+        app: ours,
+        library,
+        menus,
+        jobs,
+    });
+    app.groups.put(f, generation, g.clone());
+    Ok(g)
 }
 
 pub async fn groups_page(
@@ -73,22 +92,24 @@ pub async fn groups_page(
     Query(f): Query<Filter>,
 ) -> Result<Html<String>, Failure> {
     let f = f.normalized();
-    let (ours, library) = grouped(&app, &f).await?;
-    let menus = Menus {
-        sdk: app.store.distinct(Column::Sdk).await.map_err(db)?,
-        manufacturer: app.store.distinct(Column::Manufacturer).await.map_err(db)?,
-        app_version: app.store.distinct(Column::AppVersion).await.map_err(db)?,
-    };
-    let jobs = app.store.job_counts().await.map_err(db)?;
-    Ok(Html(pages::leak_groups(&ours, &library, &f, &menus, &jobs)))
+    let groups = grouped(&app, &f).await?;
+    Ok(Html(pages::leak_groups(
+        &groups.app,
+        &groups.library,
+        &f,
+        &groups.menus,
+        &groups.jobs,
+    )))
 }
 
 pub async fn leaks_api(
     State(app): State<Arc<App>>,
     Query(f): Query<Filter>,
 ) -> Result<Json<Value>, Failure> {
-    let (ours, library) = grouped(&app, &f.normalized()).await?;
-    Ok(Json(json!({ "appLeaks": ours, "libraryLeaks": library })))
+    let groups = grouped(&app, &f.normalized()).await?;
+    Ok(Json(
+        json!({ "appLeaks": groups.app, "libraryLeaks": groups.library }),
+    ))
 }
 
 /// One group: its summary, the most recent trace, every occurrence.
