@@ -96,6 +96,10 @@ pub enum Command {
     /// scripts/man.sh runs.
     #[command(hide = true)]
     Manpages(ManpagesArgs),
+    /// Receives packages as `upload` sends them, analyzes them, groups leaks across
+    /// devices and shows them in a browser and as JSON.
+    #[command(long_about = crate::commands::serve::ABOUT, after_help = crate::commands::serve::AFTER)]
+    Serve(crate::commands::serve::ServeArgs),
 }
 
 #[derive(Debug, Args)]

@@ -107,6 +107,9 @@ pub enum HostError {
     #[error(transparent)]
     Analyze(#[from] hprof_shrink::analyze::AnalyzeError),
 
+    #[error("serve: {0}")]
+    Serve(#[from] hprof_shrink::serve::ServeError),
+
     /// The report of a shrink whose outputs are already in place could not be written.
     #[error("{outputs} written, but not the report: {source}")]
     ReportFailed {

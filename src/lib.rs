@@ -4,4 +4,5 @@
 
 pub mod analyze;
 pub mod progress;
+pub mod serve;
 pub mod upload;

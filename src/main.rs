@@ -44,6 +44,7 @@ fn main() -> ExitCode {
         Some(Command::Upload(a)) => commands::upload::run(a).map(|()| ExitCode::SUCCESS),
         Some(Command::Completions(a)) => commands::docs::completions(a).map(|()| ExitCode::SUCCESS),
         Some(Command::Manpages(a)) => commands::docs::manpages(a).map(|()| ExitCode::SUCCESS),
+        Some(Command::Serve(a)) => commands::serve::run(a).map(|()| ExitCode::SUCCESS),
         None => commands::shrink::run(cli.shrink).map(|()| ExitCode::SUCCESS),
     };
     match result {

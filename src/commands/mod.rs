@@ -5,6 +5,7 @@ pub mod analyze;
 pub mod batch;
 pub mod docs;
 pub mod inspect;
+pub mod serve;
 pub mod shrink;
 pub mod upload;
 pub mod verify;

@@ -1,0 +1,319 @@
+//! The pages, compiled in with maud (every value escaped by construction): the leak groups,
+//! one group, one package, the duplicate-bitmap gallery.
+
+use maud::{html, Markup, PreEscaped, DOCTYPE};
+
+use super::groups::{BitmapGroup, LeakGroup};
+use super::store::{Filter, LeakRow, PackageRow};
+use crate::analyze::model::Trace;
+use crate::analyze::render::{human, reference_text};
+
+const STYLE: &str = "
+body{font:14px/1.45 system-ui,sans-serif;margin:1.5em auto;max-width:80em;padding:0 1em;color:#222}
+nav a{margin-right:1.2em}h1{font-size:1.5em}h2{font-size:1.2em;margin-top:1.8em;border-bottom:1px solid #ccc}
+table{border-collapse:collapse}td,th{padding:.25em .7em;text-align:left;border-bottom:1px solid #eee;vertical-align:top}
+td.n{text-align:right;font-variant-numeric:tabular-nums}
+.sig,code{font-family:ui-monospace,monospace;font-size:12px}
+.trace{font-family:ui-monospace,monospace;font-size:13px;border-left:3px solid #888;padding-left:1em}
+.step{margin:.35em 0}.YES{color:#b00020;font-weight:bold}.NO{color:#1b5e20}.UNKNOWN{color:#777}
+.suspect{text-decoration:underline wavy #b00020}
+.spread span{display:inline-block;background:#eef;border-radius:3px;padding:0 .4em;margin:0 .3em .2em 0}
+.gallery{display:flex;flex-wrap:wrap;gap:1.2em}.bitmap{border:1px solid #ddd;padding:.8em;max-width:22em}
+.bitmap img{max-width:20em;max-height:20em;image-rendering:pixelated;background:repeating-conic-gradient(#eee 0 25%,#fff 0 50%) 0/16px 16px}
+.failed{color:#b00020}.note{background:#fff8e1;padding:.4em .8em}
+";
+
+fn page(title: &str, body: Markup) -> String {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                title { (title) " · hprof-shrink" }
+                style { (PreEscaped(STYLE)) }
+            }
+            body {
+                nav { a href="/" { "Leak groups" } a href="/bitmaps" { "Duplicate bitmaps" } a href="/packages" { "Packages" } }
+                h1 { (title) }
+                (body)
+            }
+        }
+    }
+    .into_string()
+}
+
+/// `2026-11-23 15:04:05 UTC`.
+pub fn when(ms: i64) -> String {
+    let secs = ms.div_euclid(1000);
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm, public domain
+    // arithmetic).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+fn spread(v: &[(String, u64)]) -> Markup {
+    html! {
+        span.spread {
+            @for (value, n) in v {
+                span { @if value.is_empty() { "?" } @else { (value) } " ×" (n) }
+            }
+        }
+    }
+}
+
+fn bytes(n: i64) -> String {
+    human(n.max(0) as u64)
+}
+
+fn group_table(groups: &[LeakGroup]) -> Markup {
+    html! {
+        table {
+            tr {
+                th { "occurrences" } th { "packages" } th { "leaking class" } th { "SDK" }
+                th { "manufacturer" } th { "app version" } th { "retained (median / max)" }
+                th { "first seen" } th { "last seen" }
+            }
+            @for g in groups {
+                tr {
+                    td.n { (g.occurrences) }
+                    td.n { (g.packages) }
+                    td {
+                        a href={ "/groups/" (g.signature) } { (g.class_name) }
+                        br; span.sig { (g.signature) }
+                        @if let Some(lib) = &g.library_leak { br; small { (lib) } }
+                    }
+                    td { (spread(&g.sdk_versions)) }
+                    td { (spread(&g.manufacturers)) }
+                    td { (spread(&g.app_versions)) }
+                    td.n { (bytes(g.retained_bytes.p50)) " / " (bytes(g.retained_bytes.max)) }
+                    td { (when(g.first_seen_ms)) }
+                    td { (when(g.last_seen_ms)) }
+                }
+            }
+        }
+    }
+}
+
+fn select(name: &str, label: &str, values: &[String], chosen: &Option<String>) -> Markup {
+    html! {
+        label {
+            (label) " "
+            select name=(name) {
+                option value="" { "all" }
+                @for v in values {
+                    option value=(v) selected[chosen.as_deref() == Some(v.as_str())] { (v) }
+                }
+            }
+        }
+        " "
+    }
+}
+
+pub struct Menus {
+    pub sdk: Vec<String>,
+    pub manufacturer: Vec<String>,
+    pub app_version: Vec<String>,
+}
+
+pub fn leak_groups(
+    app: &[LeakGroup],
+    library: &[LeakGroup],
+    filter: &Filter,
+    menus: &Menus,
+    jobs: &[(String, i64)],
+) -> String {
+    let body = html! {
+        form method="get" action="/" {
+            (select("sdk", "SDK", &menus.sdk, &filter.sdk))
+            (select("manufacturer", "manufacturer", &menus.manufacturer, &filter.manufacturer))
+            (select("app_version", "app version", &menus.app_version, &filter.app_version))
+            button type="submit" { "Filter" }
+        }
+        p {
+            "Analysis queue: "
+            @for (state, n) in jobs { (state) " " (n) "; " }
+        }
+        h2 { "App leaks (" (app.len()) " groups)" }
+        @if app.is_empty() { p { "None yet." } } @else { (group_table(app)) }
+        h2 { "Library leaks (" (library.len()) " groups)" }
+        p { "Leaks whose only path runs through a known framework leak: not the app's bug." }
+        @if library.is_empty() { p { "None." } } @else { (group_table(library)) }
+    };
+    page("Leak groups", body)
+}
+
+fn trace(t: &Trace) -> Markup {
+    html! {
+        div.trace {
+            div.step { "GC root: " b { (t.root) } }
+            @for s in &t.steps {
+                div.step {
+                    span class=(s.leaking) { (s.leaking) } " " (s.class_name) " (" (s.kind) ")"
+                    @if let Some(why) = &s.leaking_reason { " — " (why) }
+                    @for l in &s.labels { br; small { (l) } }
+                    @if let Some(r) = &s.reference {
+                        br;
+                        "↓ "
+                        span class=[r.suspect.then_some("suspect")] { (reference_text(&s.class_name, r)) }
+                    }
+                }
+            }
+        }
+    }
+}
+
+pub fn group(g: &LeakGroup, t: Option<&Trace>, occurrences: &[LeakRow]) -> String {
+    let body = html! {
+        p.sig { "signature " (g.signature) }
+        @if let Some(lib) = &g.library_leak { p.note { "Library leak: " (lib) } }
+        table {
+            tr { th { "occurrences" } td { (g.occurrences) " in " (g.packages) " packages" } }
+            tr { th { "first seen" } td { (when(g.first_seen_ms)) } }
+            tr { th { "last seen" } td { (when(g.last_seen_ms)) } }
+            tr { th { "SDK" } td { (spread(&g.sdk_versions)) } }
+            tr { th { "manufacturer" } td { (spread(&g.manufacturers)) } }
+            tr { th { "app version" } td { (spread(&g.app_versions)) } }
+            tr { th { "retained" } td {
+                "min " (bytes(g.retained_bytes.min)) ", median " (bytes(g.retained_bytes.p50))
+                ", p90 " (bytes(g.retained_bytes.p90)) ", max " (bytes(g.retained_bytes.max))
+            } }
+        }
+        h2 { "Leak trace (most recent occurrence)" }
+        @if let Some(t) = t { (trace(t)) } @else { p { "No trace stored." } }
+        h2 { "Occurrences" }
+        table {
+            tr { th { "package" } th { "received" } th { "SDK" } th { "manufacturer" } th { "app version" } th { "retained" } th { "" } }
+            @for o in occurrences {
+                tr {
+                    td { a href={ "/packages/" (o.package_id) } { (o.package_name) } }
+                    td { (when(o.received_ms)) }
+                    td { (o.sdk) } td { (o.manufacturer) } td { (o.app_version) }
+                    td.n { (bytes(o.retained_bytes)) }
+                    td { a href={ "/packages/" (o.package_id) "/analysis" } { "analysis" } }
+                }
+            }
+        }
+    };
+    page(&format!("Leak group: {}", g.class_name), body)
+}
+
+pub struct PackageLeak {
+    pub signature: String,
+    pub class_name: String,
+    pub library: Option<String>,
+    pub retained_bytes: i64,
+}
+
+pub fn package(p: &PackageRow, leaks: &[PackageLeak], bitmaps: &[BitmapGroup]) -> String {
+    let body = html! {
+        p {
+            a href={ "/packages/" (p.id) "/download" } { "Download the package" } " · "
+            a href={ "/packages/" (p.id) "/analysis" } { "Full analysis" } " · "
+            a href={ "/api/packages/" (p.id) } { "JSON" }
+        }
+        table {
+            tr { th { "name" } td { (p.name) } }
+            tr { th { "md5" } td { code { (p.md5) } } }
+            tr { th { "size" } td { (bytes(p.bytes)) } }
+            tr { th { "received" } td { (when(p.received_ms)) } }
+            tr { th { "analysis" } td {
+                (p.state)
+                @if let Some(e) = &p.error { " — " span.failed { (e) } }
+            } }
+        }
+        h2 { "result.info" }
+        table { @for (k, v) in &p.manifest { tr { th { (k) } td { (v) } } } }
+        h2 { "extra.info" }
+        @if p.extra.is_empty() { p { "None." } }
+        table { @for (k, v) in &p.extra { tr { th { (k) } td { (v) } } } }
+        h2 { "Leaks" }
+        @if leaks.is_empty() { p { "None found." } }
+        table {
+            @for l in leaks {
+                tr {
+                    td { a href={ "/groups/" (l.signature) } { (l.class_name) } }
+                    td.n { (bytes(l.retained_bytes)) }
+                    td { @if let Some(lib) = &l.library { "library leak: " (lib) } }
+                }
+            }
+        }
+        h2 { "Duplicate bitmaps" }
+        (gallery(bitmaps))
+    };
+    page(&format!("Package {}", p.id), body)
+}
+
+pub fn packages(list: &[PackageRow]) -> String {
+    let body = html! {
+        table {
+            tr { th { "id" } th { "name" } th { "received" } th { "SDK" } th { "manufacturer" } th { "app version" } th { "analysis" } }
+            @for p in list {
+                tr {
+                    td.n { a href={ "/packages/" (p.id) } { (p.id) } }
+                    td { (p.name) }
+                    td { (when(p.received_ms)) }
+                    td { (p.sdk) } td { (p.manufacturer) } td { (p.app_version) }
+                    td { (p.state) }
+                }
+            }
+        }
+    };
+    page("Packages", body)
+}
+
+fn gallery(groups: &[BitmapGroup]) -> Markup {
+    html! {
+        @if groups.is_empty() { p { "None." } }
+        div.gallery {
+            @for g in groups {
+                div.bitmap {
+                    @if let Some(src) = &g.picture {
+                        img src=(src) alt={ "bitmap " (g.hash) };
+                    } @else { p { "(no picture)" } }
+                    p {
+                        (g.width) "×" (g.height) " " (g.format) ", " (bytes(g.buffer_bytes)) br;
+                        (g.copies) " copies in " (g.packages.len()) " package(s), "
+                        (bytes(g.wasted_bytes)) " wasted" br;
+                        span.sig { (g.hash) } br;
+                        @for id in &g.packages { a href={ "/packages/" (id) } { "#" (id) } " " }
+                    }
+                }
+            }
+        }
+    }
+}
+
+pub fn bitmaps(groups: &[BitmapGroup]) -> String {
+    page("Duplicate bitmaps", gallery(groups))
+}
+
+pub fn not_found(what: &str) -> String {
+    page("Not found", html! { p { (what) } })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates() {
+        assert_eq!(when(0), "1970-01-01 00:00:00 UTC");
+        assert_eq!(when(951_782_400_000), "2000-02-29 00:00:00 UTC");
+        assert_eq!(when(1_795_446_245_000), "2026-11-23 15:04:05 UTC");
+    }
+}
