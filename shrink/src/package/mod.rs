@@ -17,6 +17,7 @@ pub mod manifest;
 pub mod properties;
 pub mod reader;
 pub mod records;
+mod reopen;
 pub mod writer;
 
 pub use comment::ToolComment;
