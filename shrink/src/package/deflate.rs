@@ -197,6 +197,16 @@ fn worker(jobs: Arc<Mutex<Receiver<Job>>>, done: Sender<Done>, level: u32) {
     }
 }
 
+/// libdeflate's level for a zip level: the same up to 8; 9, "the smallest", is libdeflate's
+/// 12 (its near-optimal parser), since its own 9 is not reliably smaller than its 6.
+fn libdeflate_level(level: u32) -> u32 {
+    if level >= 9 {
+        12
+    } else {
+        level
+    }
+}
+
 fn compress(
     compressor: &mut Option<Compressor>,
     job: &Job,
@@ -207,7 +217,7 @@ fn compress(
     let c = match compressor {
         Some(c) => c,
         None => {
-            let lvl = i32::try_from(level)
+            let lvl = i32::try_from(libdeflate_level(level))
                 .ok()
                 .and_then(|l| CompressionLvl::new(l).ok())
                 .ok_or_else(|| io::Error::other(format!("deflate level {level}")))?;
@@ -281,6 +291,61 @@ mod tests {
             "parallel {} vs single {}",
             out.len(),
             single.len()
+        );
+    }
+
+    fn deflate(data: &[u8], level: u32, threads: usize) -> Vec<u8> {
+        std::thread::scope(|s| {
+            let mut w = ParallelDeflate::new(s, Vec::new(), level, threads).unwrap();
+            w.write_all(data).unwrap();
+            w.finish().unwrap().0
+        })
+    }
+
+    /// Heap-like bytes: records of ids, small counts and text, with some noise.
+    fn heapish(len: usize) -> Vec<u8> {
+        let mut x = 0x9E37_79B9u32;
+        let mut data = Vec::with_capacity(len);
+        while data.len() < len {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            data.push(0x21);
+            data.extend_from_slice(&(0x1000_0000 + (x % 5000) * 16).to_be_bytes());
+            data.extend_from_slice(&(x % 7).to_be_bytes());
+            let word = ["java.lang.String", "android.view.View", "mContext", "[B"][x as usize % 4];
+            data.extend_from_slice(word.as_bytes());
+            data.extend((0..(x % 24)).map(|i| (x >> (i % 24)) as u8));
+        }
+        data.truncate(len);
+        data
+    }
+
+    #[test]
+    fn levels_trade_speed_for_size_and_threads_change_no_byte() {
+        let data = heapish(3 * BLOCK + 777);
+        let sizes: Vec<usize> = [1, 6, 9]
+            .iter()
+            .map(|&level| {
+                let out = deflate(&data, level, 2);
+                // Blocks are compressed alone, so the bytes depend on neither the thread
+                // count nor the order in which workers finish.
+                assert!(
+                    out == deflate(&data, level, 1),
+                    "level {level}: 1 vs 2 threads"
+                );
+                assert!(out == deflate(&data, level, 3), "level {level}: 3 threads");
+                let mut back = Vec::new();
+                flate2::read::DeflateDecoder::new(&out[..])
+                    .read_to_end(&mut back)
+                    .unwrap();
+                assert!(back == data, "level {level}: round trip differs");
+                out.len()
+            })
+            .collect();
+        assert!(
+            sizes[0] > sizes[1] && sizes[1] > sizes[2],
+            "sizes at levels 1, 6, 9: {sizes:?}"
         );
     }
 }
