@@ -133,26 +133,37 @@ fn dynamic_header(r: &mut Bits, lit: &mut Table, dist: &mut Table) -> io::Result
 fn codes(r: &mut Bits, lit: &Table, dist: &Table) -> io::Result<()> {
     let end = r.data.len() * 8;
     loop {
-        let sym = lit.decode(r)? as usize;
-        if sym < 256 {
-            // Past the end the reader sees zeros, which may well decode as literals.
-            if r.pos > end {
-                return Err(bad("truncated"));
+        // One load serves several symbols: a length/distance pair needs at most 48 bits.
+        let mut bits = r.peek();
+        let mut avail = 64 - (r.pos % 8) as u32;
+        while avail >= 48 {
+            let (sym, n) = lit.decode_bits(bits)?;
+            bits >>= n;
+            avail -= n;
+            r.pos += n as usize;
+            if sym < 256 {
+                continue;
             }
-            continue;
+            if sym == 256 {
+                return if r.pos > end {
+                    Err(bad("truncated"))
+                } else {
+                    Ok(())
+                };
+            }
+            let extra = *LEN_EXTRA
+                .get(sym as usize - 257)
+                .ok_or_else(|| bad("invalid length symbol"))? as u32;
+            let (d, n) = dist.decode_bits(bits >> extra)?;
+            let dextra = *DIST_EXTRA
+                .get(d as usize)
+                .ok_or_else(|| bad("invalid distance symbol"))? as u32;
+            let used = extra + n + dextra;
+            bits >>= used;
+            avail -= used;
+            r.pos += used as usize;
         }
-        if sym == 256 {
-            return Ok(());
-        }
-        let extra = *LEN_EXTRA
-            .get(sym - 257)
-            .ok_or_else(|| bad("invalid length symbol"))?;
-        r.pos += extra as usize;
-        let d = dist.decode(r)? as usize;
-        let extra = *DIST_EXTRA
-            .get(d)
-            .ok_or_else(|| bad("invalid distance symbol"))?;
-        r.pos += extra as usize;
+        // Past the end the reader sees zeros, which may well decode as literals.
         if r.pos > end {
             return Err(bad("truncated"));
         }
@@ -191,17 +202,24 @@ impl Bits<'_> {
     }
 }
 
+/// Bits of the direct lookup: codes up to this long (nearly all of them, by frequency)
+/// decode in one step; longer ones go the slow, canonical way.
+const DIRECT: u32 = 12;
+
 /// A canonical Huffman decoding table indexed by the next `bits` input bits: each entry
-/// is `symbol << 4 | code length`, 0 where no code starts (an incomplete code).
+/// is `symbol << 4 | code length`, 0 where the code is longer than `bits` (or none starts
+/// there: an incomplete code). `count` and `sorted` decode the long codes.
 #[derive(Default)]
 struct Table {
     entries: Vec<u16>,
     bits: u32,
+    count: [u16; 16],
+    sorted: Vec<u16>,
 }
 
 impl Table {
     fn build(&mut self, lengths: &[u8]) -> io::Result<()> {
-        let mut count = [0u32; 16];
+        let mut count = [0u16; 16];
         for &l in lengths {
             count[l as usize] += 1;
         }
@@ -210,22 +228,39 @@ impl Table {
         let mut next = [0u32; 16];
         let mut code = 0u32;
         for l in 1..16 {
-            code = (code + count[l - 1]) << 1;
+            code = (code + count[l - 1] as u32) << 1;
             next[l] = code;
             // More codes of this length than there is room for: not a prefix code.
-            if count[l] > (1 << l) - code.min(1 << l) {
+            if count[l] as u32 > (1 << l) - code.min(1 << l) {
                 return Err(bad("over-subscribed Huffman code"));
             }
         }
-        self.bits = max;
+        self.count = count;
+        // Symbols by code length, then by value (a counting sort).
+        let mut offset = [0usize; 16];
+        for l in 1..15 {
+            offset[l + 1] = offset[l] + count[l] as usize;
+        }
+        self.sorted.clear();
+        self.sorted.resize(offset[15] + count[15] as usize, 0);
+        for (sym, &l) in lengths.iter().enumerate() {
+            if l != 0 {
+                self.sorted[offset[l as usize]] = sym as u16;
+                offset[l as usize] += 1;
+            }
+        }
+        self.bits = max.min(DIRECT);
         self.entries.clear();
-        self.entries.resize(1 << max, 0);
+        self.entries.resize(1 << self.bits, 0);
         for (sym, &l) in lengths.iter().enumerate() {
             if l == 0 {
                 continue;
             }
             let c = next[l as usize];
             next[l as usize] += 1;
+            if l as u32 > self.bits {
+                continue;
+            }
             // Codes are sent MSB first, the table is indexed by bits read LSB first.
             let rev = (c.reverse_bits() >> (32 - l as u32)) as usize;
             let entry = (sym as u16) << 4 | l as u16;
@@ -237,14 +272,37 @@ impl Table {
     }
 
     fn decode(&self, r: &mut Bits) -> io::Result<u16> {
-        let index = (r.peek() & ((1u64 << self.bits) - 1)) as usize;
-        let entry = self.entries[index];
-        let len = entry & 15;
-        if len == 0 {
-            return Err(bad("invalid Huffman code"));
+        let (sym, n) = self.decode_bits(r.peek())?;
+        r.pos += n as usize;
+        Ok(sym)
+    }
+
+    /// The symbol whose code starts `bits` (LSB first), and the code's length.
+    #[inline(always)]
+    fn decode_bits(&self, bits: u64) -> io::Result<(u16, u32)> {
+        let entry = self.entries[(bits & ((1u64 << self.bits) - 1)) as usize];
+        if entry & 15 != 0 {
+            return Ok((entry >> 4, (entry & 15) as u32));
         }
-        r.pos += len as usize;
-        Ok(entry >> 4)
+        self.decode_long(bits)
+    }
+
+    /// Canonical decoding, one bit at a time: codes of length l are consecutive numbers
+    /// starting at `first`, their symbols consecutive in `sorted` from `index`.
+    #[cold]
+    fn decode_long(&self, bits: u64) -> io::Result<(u16, u32)> {
+        let (mut code, mut first, mut index) = (0u32, 0u32, 0u32);
+        for l in 1..16u32 {
+            code |= ((bits >> (l - 1)) & 1) as u32;
+            let n = self.count[l as usize] as u32;
+            if code < first + n {
+                return Ok((self.sorted[(index + code - first) as usize], l));
+            }
+            index += n;
+            first = (first + n) << 1;
+            code <<= 1;
+        }
+        Err(bad("invalid Huffman code"))
     }
 }
 
