@@ -9,7 +9,7 @@
 //! always writes a data descriptor) and the `zip` crate does only compressing itself, on
 //! one thread. For reading, rawzip reads with positioned reads, hands out a stored entry's byte range (so
 //! the verifier maps it instead of copying it) and checks size and CRC-32 as an entry is
-//! decompressed (flate2, which the writer already uses).
+//! decompressed (flate2 over zlib-rs; the writer compresses with libdeflate).
 
 pub mod comment;
 pub mod deflate;
