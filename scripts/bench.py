@@ -12,8 +12,13 @@ a warm page cache:
   (c)  hprof-shrink FILE OUT.zip         the full job
   (d)  gzip -6 of (b)'s output           a compression reference
   (e)  peak anonymous memory (RssAnon, sampled from /proc) of (b) and (c)
-and prints the ratios (b)/(a'), (c)/(d) and peak memory / input size against the targets:
-(b) <= 2 (a'), (c) <= 0.5 (d), peak anonymous memory <= 64 MiB on the 1 GB dumps.
+  (h)  libdeflate-gzip -6 of (b)'s output on one core (taskset): the fastest deflate
+       there is, compressing the already-shrunk file (Debian's libdeflate-tools,
+       installed here when missing and root; the row is skipped, saying why, otherwise)
+  (i)  pigz -6 -p 2 of (b)'s output        zlib on both cores (skipped when missing)
+and prints the ratios (b)/(a'), (c)/(d), (c)/(h), zip size / gzip -6 size and peak memory /
+input size against the targets: (b) <= 2 (a'), (c) <= 0.5 (d), (c) <= 0.75 (h), zip size
+<= gzip -6 size, peak anonymous memory <= 64 MiB on the 1 GB dumps.
 (b) syncs its output (DESIGN: renamed into place only when complete and synced), cp does
 not; so it is also shown against (a"). And (m) md5sum FILE gives this machine's MD5 rate:
 the dedup must hash every Bitmap buffer whose length collides (the report's
@@ -25,11 +30,12 @@ binary of an earlier commit), in the same run on the same dumps, and the ratios 
 printed: the check that a refactor costs no speed.
 Then the analysis of the same dumps and of their packages ((c)'s zip), each measured
 beside cat and md5sum of the same file:
-  (f)  hprof-shrink analyze FILE --format json   leak finding, paths, dominators, bitmaps
-  (g)  hprof-shrink analyze OUT.zip ...          the same from the package (inflated first)
-with the ratios (f)/(a), (f)/(m), seconds per GB, and peak anonymous memory per input
-byte, per object and per reference, against the targets: (f) <= 2 s per GB, peak <= 0.5 x
-the dump (object-heavy) and <= 0.1 x (array-heavy). --analyze-only skips (a')-(d).
+  (p)  hprof-shrink analyze FILE --format json   leak finding, paths, dominators, bitmaps
+  (q)  hprof-shrink analyze OUT.zip ...          the same from the package (inflated first)
+with the ratios (p)/(a), (p)/(m), seconds per GB, and peak anonymous memory per input
+byte, per object and per reference, against the targets: (p) <= 2 s per GB, peak <= 0.5 x
+the dump (object-heavy) and <= 0.1 x (array-heavy). --analyze-only skips (a')-(i);
+--shrink-only skips (p) and (q); --sizes 1000 measures only the ~1 GB dumps.
 The figures go to target/bench/bench.json.
 """
 
@@ -105,6 +111,28 @@ def best_shrink(n, cmd, report, outputs):
     return best[0], max(r[1] for r in runs), best[2]
 
 
+def compressors():
+    """The reference compressors found (installing libdeflate-tools and pigz from Debian's
+    archive when missing and root); a missing one's rows are skipped with the reason."""
+    want = {"libdeflate": ("libdeflate-gzip", "libdeflate-tools"), "pigz": ("pigz", "pigz")}
+    missing = [pkg for exe, pkg in want.values() if not shutil.which(exe)]
+    if missing and os.geteuid() == 0 and shutil.which("apt-get"):
+        print(f"bench: installing {' '.join(missing)}", file=sys.stderr, flush=True)
+        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+        subprocess.run(["apt-get", "update", "-qq"], stdout=subprocess.DEVNULL, env=env)
+        subprocess.run(["apt-get", "install", "-y", "-qq", "--no-install-recommends", *missing],
+                       stdout=subprocess.DEVNULL, env=env)
+    found = {}
+    for name, (exe, pkg) in want.items():
+        path = shutil.which(exe)
+        if path:
+            found[name] = path
+        else:
+            why = "not root" if os.geteuid() != 0 else "apt-get could not install it"
+            print(f"bench: SKIPPED the {name} row: no {exe} ({pkg}; {why})", file=sys.stderr)
+    return found
+
+
 def generate(cache, shape, mb):
     path = cache / f"{shape}-{mb}.hprof"
     if path.exists():
@@ -134,6 +162,10 @@ def main():
                     str(Path.home() / ".cache/hprof-shrink-bench")))
     ap.add_argument("--analyze-only", action="store_true",
                     help="only the analysis rows (and the one package they need)")
+    ap.add_argument("--sizes", default="200,1000",
+                    help="dump sizes in MB, comma-separated (default 200,1000)")
+    ap.add_argument("--shrink-only", action="store_true",
+                    help="skip the analysis rows (p) and (q)")
     ap.add_argument("--baseline", metavar="EXE",
                     help="also time (b) and (c) with this hprof-shrink binary and print new/base")
     args = ap.parse_args()
@@ -145,9 +177,10 @@ def main():
     out = cache / "out"
     out.mkdir(exist_ok=True)
     sh(["cargo", "build", "--release", "--quiet", "--bin", "hprof-shrink"], cwd=ROOT)
+    refs = {} if args.analyze_only else compressors()
     exe = str(ROOT / "target/release/hprof-shrink")
 
-    sizes = [200] if args.quick else [200, 1000]
+    sizes = [200] if args.quick else [int(m) for m in args.sizes.split(",")]
     rows = []
     for mb in sizes:
         for shape in ["array", "object"]:
@@ -189,6 +222,17 @@ def main():
                 best_shrink(1, [exe, str(dump), str(c_out), "-q"], report, [c_out])
             r["d_gzip"], _ = best_of(args.runs, ["gzip", "-6", "-c", str(b_out)],
                                      stdout_path=out / "d.gz")
+            one_core = ["taskset", "-c", "0"] if shutil.which("taskset") else []
+            if "libdeflate" in refs:
+                r["h_libdeflate"], _ = best_of(
+                    args.runs, one_core + [refs["libdeflate"], "-6", "-c", str(b_out)],
+                    stdout_path=out / "h.gz")
+                r["libdeflate_bytes"] = (out / "h.gz").stat().st_size
+                r["c_over_h"] = r["c_zip"] / r["h_libdeflate"]
+            if "pigz" in refs:
+                r["i_pigz"], _ = best_of(args.runs, [refs["pigz"], "-6", "-p", "2", "-c", str(b_out)],
+                                         stdout_path=out / "i.gz")
+                r["pigz_bytes"] = (out / "i.gz").stat().st_size
             r["hprof_bytes"] = (out / "b.hprof").stat().st_size
             r["zip_bytes"] = (out / "c.zip").stat().st_size
             r["gzip_bytes"] = (out / "d.gz").stat().st_size
@@ -200,10 +244,12 @@ def main():
             r["b_over_acp_sync"] = r["b_shrink"] / r["a_cp_sync"]
             r["md5_floor"] = r["hashed_bytes"] / size * r["m_md5sum"] / (os.cpu_count() or 1)
             r["c_over_d"] = r["c_zip"] / r["d_gzip"]
+            r["zip_over_gzip"] = r["zip_bytes"] / r["gzip_bytes"]
             r["peak_over_input"] = max(r["b_peak_anon"], r["c_peak_anon"]) / size
-            analysis_rows(args, exe, dump, c_out, out, r)
+            if not args.shrink_only:
+                analysis_rows(args, exe, dump, c_out, out, r)
             rows.append(r)
-            for f in ["b.hprof", "c.zip", "d.gz", "report.json"]:
+            for f in ["b.hprof", "c.zip", "d.gz", "h.gz", "i.gz", "report.json"]:
                 (out / f).unlink(missing_ok=True)
 
     machine = {
@@ -227,6 +273,19 @@ def main():
               f"{r['b_over_acp']:6.2f} {r['b_over_acp_sync']:6.2f} {r['md5_floor']:8.2f}s {r['c_over_d']:6.2f} "
               f"{r['b_peak_anon']/MIB:6.1f}Mi {r['c_peak_anon']/MIB:6.1f}Mi {r['peak_over_input']*100:7.2f}% "
               f"{r['hprof_bytes']/1e6:9.1f} {r['zip_bytes']/1e6:7.1f} {r['gzip_bytes']/1e6:7.1f}")
+    print(f"\ncompression of (b)'s output beside (c): (h) libdeflate-gzip -6 on one core, (i) pigz -6 -p 2")
+    print(f"{'dump':18} {'(c)':>7} {'(d)gz':>7} {'(h)ldf':>7} {'(i)pigz':>7} {'c/h':>6} "
+          f"{'zip MB':>7} {'gz MB':>7} {'ldf MB':>7} {'pigz MB':>7} {'zip/gz':>7}")
+    na = "    n/a"
+    for r in rows:
+        print(f"{r['dump']:18} {r['c_zip']:6.2f}s {r['d_gzip']:6.2f}s "
+              + (f"{r['h_libdeflate']:6.2f}s " if "h_libdeflate" in r else na + " ")
+              + (f"{r['i_pigz']:6.2f}s " if "i_pigz" in r else na + " ")
+              + (f"{r['c_over_h']:6.2f} " if "c_over_h" in r else "   n/a ")
+              + f"{r['zip_bytes']/1e6:7.2f} {r['gzip_bytes']/1e6:7.2f} "
+              + (f"{r['libdeflate_bytes']/1e6:7.2f} " if "libdeflate_bytes" in r else na + " ")
+              + (f"{r['pigz_bytes']/1e6:7.2f} " if "pigz_bytes" in r else na + " ")
+              + f"{r['zip_over_gzip']:7.4f}")
     print("(b) by pass, ms: " + "; ".join(
         f"{r['dump']} " + " ".join(f"{k} {v}" for k, v in r["b_passes_ms"].items()) for r in rows))
     if args.baseline:
@@ -242,12 +301,18 @@ def main():
         ("(b) <= 2 x (a')", all(r["b_over_acp"] <= 2 for r in rows)),
         ("(b) <= 2 x (a\"), both synced", all(r["b_over_acp_sync"] <= 2 for r in rows)),
         ("(c) <= 0.5 x (d)", all(r["c_over_d"] <= 0.5 for r in rows)),
+        ("zip size <= gzip -6 size of the shrunk hprof", all(r["zip_over_gzip"] <= 1 for r in rows)),
         ("peak anon <= 64 MiB on the largest dumps",
          all(max(r["b_peak_anon"], r["c_peak_anon"]) <= 64 * MIB for r in big)),
     ]
+    if all("c_over_h" in r for r in rows):
+        checks.append(("(c) <= 0.75 x (h)", all(r["c_over_h"] <= 0.75 for r in rows)))
+    else:
+        print("  SKIP  (c) <= 0.75 x (h): no libdeflate-gzip")
     for name, ok in checks:
         print(f"  {'PASS' if ok else 'FAIL'}  {name}")
-    checks += print_analysis(rows)
+    if not args.shrink_only:
+        checks += print_analysis(rows)
     obj = sorted((r for r in rows if r["shape"] == "object"), key=lambda r: r["strings"])
     if len(obj) >= 2 and obj[-1]["strings"] > obj[0]["strings"]:
         per = (obj[-1]["c_peak_anon"] - obj[0]["c_peak_anon"]) / (obj[-1]["strings"] - obj[0]["strings"])
@@ -264,9 +329,9 @@ def finish(machine, rows, checks):
 
 
 def analysis_rows(args, exe, dump, package, out, r):
-    """(f) and (g): analyze the dump and its package; the analysis's own counts."""
+    """(p) and (q): analyze the dump and its package; the analysis's own counts."""
     f_out = out / "f.json"
-    r["f_analyze"], r["f_peak_anon"] = best_of(
+    r["p_analyze"], r["p_peak_anon"] = best_of(
         args.runs, [exe, "analyze", str(dump), "--format", "json", "-o", str(f_out)], outputs=[f_out])
     a = json.loads(f_out.read_text())
     d = a["dump"]
@@ -274,31 +339,31 @@ def analysis_rows(args, exe, dump, package, out, r):
     r["edges"] = d["reachableEdges"]
     r["leaks"] = len(a["leaks"])
     r["bitmap_groups"] = len(a["duplicateBitmaps"])
-    r["g_analyze"], r["g_peak_anon"] = best_of(
+    r["q_analyze"], r["q_peak_anon"] = best_of(
         args.runs, [exe, "analyze", str(package), "--format", "json", "-o", str(f_out)], outputs=[f_out])
     f_out.unlink(missing_ok=True)
-    r["f_per_gb"] = r["f_analyze"] / (r["bytes"] / 1e9)
-    r["f_over_cat"] = r["f_analyze"] / r["a_cat"]
-    r["f_over_md5"] = r["f_analyze"] / r["m_md5sum"]
-    r["f_peak_over_input"] = r["f_peak_anon"] / r["bytes"]
+    r["p_per_gb"] = r["p_analyze"] / (r["bytes"] / 1e9)
+    r["p_over_cat"] = r["p_analyze"] / r["a_cat"]
+    r["p_over_md5"] = r["p_analyze"] / r["m_md5sum"]
+    r["p_peak_over_input"] = r["p_peak_anon"] / r["bytes"]
 
 
 def print_analysis(rows):
-    print(f"\nanalysis: (f) analyze the dump, (g) analyze its package; peak anonymous memory")
-    print(f"{'dump':18} {'MB':>6} {'(a)cat':>7} {'(m)md5':>7} {'(f)':>7} {'s/GB':>6} {'f/a':>6} {'f/m':>6} "
-          f"{'(g)pkg':>7} {'peak(f)':>9} {'peak/in':>8} {'B/obj':>6} {'objects':>11} {'refs':>11} {'leaks':>5} {'bmp':>4}")
+    print(f"\nanalysis: (p) analyze the dump, (q) analyze its package; peak anonymous memory")
+    print(f"{'dump':18} {'MB':>6} {'(a)cat':>7} {'(m)md5':>7} {'(p)':>7} {'s/GB':>6} {'p/a':>6} {'p/m':>6} "
+          f"{'(q)pkg':>7} {'peak(p)':>9} {'peak/in':>8} {'B/obj':>6} {'objects':>11} {'refs':>11} {'leaks':>5} {'bmp':>4}")
     for r in rows:
-        print(f"{r['dump']:18} {r['bytes']/1e6:6.0f} {r['a_cat']:6.2f}s {r['m_md5sum']:6.2f}s {r['f_analyze']:6.2f}s "
-              f"{r['f_per_gb']:6.2f} {r['f_over_cat']:6.1f} {r['f_over_md5']:6.2f} {r['g_analyze']:6.2f}s "
-              f"{r['f_peak_anon']/MIB:7.1f}Mi {r['f_peak_over_input']:8.2f} {r['f_peak_anon']/max(r['objects'],1):6.1f} "
+        print(f"{r['dump']:18} {r['bytes']/1e6:6.0f} {r['a_cat']:6.2f}s {r['m_md5sum']:6.2f}s {r['p_analyze']:6.2f}s "
+              f"{r['p_per_gb']:6.2f} {r['p_over_cat']:6.1f} {r['p_over_md5']:6.2f} {r['q_analyze']:6.2f}s "
+              f"{r['p_peak_anon']/MIB:7.1f}Mi {r['p_peak_over_input']:8.2f} {r['p_peak_anon']/max(r['objects'],1):6.1f} "
               f"{r['objects']:11,} {r['edges']:11,} {r['leaks']:5} {r['bitmap_groups']:4}")
     big = [r for r in rows if r["bytes"] > 500e6] or rows
     checks = [
-        ("(f) <= 2 s per GB on the largest dumps", all(r["f_per_gb"] <= 2 for r in big)),
+        ("(p) <= 2 s per GB on the largest dumps", all(r["p_per_gb"] <= 2 for r in big)),
         ("analysis peak <= 0.5 x the object-heavy dumps",
-         all(r["f_peak_over_input"] <= 0.5 for r in big if r["shape"] == "object")),
+         all(r["p_peak_over_input"] <= 0.5 for r in big if r["shape"] == "object")),
         ("analysis peak <= 0.1 x the array-heavy dumps",
-         all(r["f_peak_over_input"] <= 0.1 for r in big if r["shape"] == "array")),
+         all(r["p_peak_over_input"] <= 0.1 for r in big if r["shape"] == "array")),
     ]
     for name, ok in checks:
         print(f"  {'PASS' if ok else 'FAIL'}  {name}")

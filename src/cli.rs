@@ -497,7 +497,8 @@ pub struct ShrinkMode {
     #[arg(long, value_parser = dropped_parser(), default_value = "remove")]
     pub dropped: DroppedMode,
 
-    /// Deflate level of the zip, 0 (store) to 9.
+    /// Deflate level of the zip: 0 stores, 1 is fastest, 6 the default, 9 the smallest
+    /// (about 10% smaller than 6, and some 15 times slower).
     #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(0..=9))]
     pub level: u32,
 

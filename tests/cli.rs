@@ -160,6 +160,7 @@ fn report_json_has_the_documented_fields() {
         std::fs::metadata(&zip).unwrap().len()
     );
     assert_eq!(r["options"]["strip"], "bitmaps");
+    assert_eq!(r["output"]["zip_compressor"], "libdeflate");
     assert_eq!(r["manifest"]["sdkVersion"], "25");
     assert_eq!(r["manifest"]["sources"]["manufacturer"], "dump");
     assert!(r["arrays"]["by_type"]

@@ -726,6 +726,10 @@ fn build_report(run: Finished<'_>) -> Report {
             hprof_bytes: run.hprof_bytes,
             hprof_ratio: run.hprof_bytes as f64 / input_bytes as f64,
             zip_ratio: run.zip_bytes.map(|z| z as f64 / input_bytes as f64),
+            zip_compressor: run.zip_bytes.map(|_| match run.opts.level {
+                0 => "stored",
+                _ => crate::package::deflate::BACKEND,
+            }),
         },
         options: OptionsReport {
             strip: run.opts.strip,

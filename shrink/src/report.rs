@@ -63,6 +63,9 @@ pub struct OutputReport {
     pub hprof_ratio: f64,
     /// zip_bytes / input bytes.
     pub zip_ratio: Option<f64>,
+    /// What compressed the zip's hprof entry: the deflate backend's name (levels 1-9) or
+    /// "stored" (level 0); none without a zip.
+    pub zip_compressor: Option<&'static str>,
 }
 
 #[derive(Debug, Clone, Serialize)]

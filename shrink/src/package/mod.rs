@@ -9,7 +9,7 @@
 //! always writes a data descriptor) and the `zip` crate does only compressing itself, on
 //! one thread. For reading, rawzip reads with positioned reads, hands out a stored entry's byte range (so
 //! the verifier maps it instead of copying it) and checks size and CRC-32 as an entry is
-//! decompressed (flate2, which the writer already uses).
+//! decompressed (flate2 over zlib-rs; the writer compresses with libdeflate).
 
 pub mod comment;
 pub mod deflate;
@@ -17,6 +17,7 @@ pub mod manifest;
 pub mod properties;
 pub mod reader;
 pub mod records;
+mod reopen;
 pub mod writer;
 
 pub use comment::ToolComment;
