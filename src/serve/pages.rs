@@ -6,7 +6,8 @@ use maud::{html, Markup, PreEscaped, DOCTYPE};
 use super::groups::{BitmapGroup, LeakGroup};
 use super::store::{Filter, LeakRow, PackageRow};
 use crate::analyze::model::Trace;
-use crate::analyze::render::{human, reference_text};
+use crate::analyze::render::html::trace;
+use crate::analyze::render::human;
 
 const STYLE: &str = "
 body{font:14px/1.45 system-ui,sans-serif;margin:1.5em auto;max-width:80em;padding:0 1em;color:#222}
@@ -47,17 +48,7 @@ fn page(title: &str, body: Markup) -> String {
 pub fn when(ms: i64) -> String {
     let secs = ms.div_euclid(1000);
     let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm, public domain
-    // arithmetic).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
+    let (y, m, d) = hprof_shrink_core::package::records::civil_from_days(days);
     format!(
         "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC",
         rem / 3600,
@@ -155,26 +146,6 @@ pub fn leak_groups(
         @if library.is_empty() { p { "None." } } @else { (group_table(library)) }
     };
     page("Leak groups", body)
-}
-
-fn trace(t: &Trace) -> Markup {
-    html! {
-        div.trace {
-            div.step { "GC root: " b { (t.root) } }
-            @for s in &t.steps {
-                div.step {
-                    span class=(s.leaking) { (s.leaking) } " " (s.class_name) " (" (s.kind) ")"
-                    @if let Some(why) = &s.leaking_reason { " — " (why) }
-                    @for l in &s.labels { br; small { (l) } }
-                    @if let Some(r) = &s.reference {
-                        br;
-                        "↓ "
-                        span class=[r.suspect.then_some("suspect")] { (reference_text(&s.class_name, r)) }
-                    }
-                }
-            }
-        }
-    }
 }
 
 pub fn group(g: &LeakGroup, t: Option<&Trace>, occurrences: &[LeakRow]) -> String {

@@ -1,6 +1,6 @@
 //! Deflate on several cores for one stream: the input is cut into blocks; each block is
 //! compressed on a worker thread by libdeflate (the fastest deflate there is, and at
-//! level 6 about 5% smaller than zlib's), then [`reopen`](super::reopen::reopen)ed to end
+//! level 6 about 5% smaller than zlib's), then `reopen`ed to end
 //! with a non-final, byte-aligned block, except the last, which ends the stream.
 //! Concatenated in order, the blocks are one valid raw deflate stream. The CRC-32 of each
 //! block is computed beside it and combined in order.

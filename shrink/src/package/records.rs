@@ -232,7 +232,7 @@ pub fn dos_time(unix_secs: i64) -> (u16, u16) {
 }
 
 /// Year, month, day of a day count since 1970-01-01 (the proleptic Gregorian calendar).
-fn civil_from_days(z: i64) -> (i64, i64, i64) {
+pub fn civil_from_days(z: i64) -> (i64, i64, i64) {
     let z = z + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;

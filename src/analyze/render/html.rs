@@ -102,7 +102,8 @@ pub fn render(a: &Analysis, pictures: &[(String, Vec<u8>)]) -> String {
     page.into_string()
 }
 
-fn trace(t: &Trace) -> Markup {
+/// A leak trace as HTML (the analysis page and `serve`'s pages show it alike).
+pub fn trace(t: &Trace) -> Markup {
     html! {
         div.trace {
             div.step { "GC root: " b { (t.root) } }
