@@ -139,8 +139,18 @@ pub async fn group_page(
     State(app): State<Arc<App>>,
     Path(signature): Path<String>,
 ) -> Result<Html<String>, Response> {
-    match group_of(&app, &signature).await {
-        Ok((g, t, rows)) => Ok(Html(pages::group(&g, t.as_ref(), &rows))),
+    let page = group_of(&app, &signature)
+        .await
+        .map(|(g, t, rows)| pages::group(&g, t.as_ref(), &rows));
+    html_or_not_found(page)
+}
+
+/// A page, or the failure as a page: "not found" in words for a person, the rest as is.
+// The shape the page handlers return to axum.
+#[allow(clippy::result_large_err)]
+fn html_or_not_found(page: Result<String, Failure>) -> Result<Html<String>, Response> {
+    match page {
+        Ok(html) => Ok(Html(html)),
         Err(Failure(StatusCode::NOT_FOUND, m)) => {
             Err((StatusCode::NOT_FOUND, Html(pages::not_found(&m))).into_response())
         }
@@ -206,13 +216,7 @@ pub async fn package_page(
         let bitmaps = bitmap_groups(&app.store.bitmaps(Some(id)).await.map_err(db)?);
         Ok::<_, Failure>(pages::package(&p, &leaks, &bitmaps))
     };
-    match page.await {
-        Ok(html) => Ok(Html(html)),
-        Err(Failure(StatusCode::NOT_FOUND, m)) => {
-            Err((StatusCode::NOT_FOUND, Html(pages::not_found(&m))).into_response())
-        }
-        Err(f) => Err(f.into_response()),
-    }
+    html_or_not_found(page.await)
 }
 
 /// `GET /api/packages/{id}`: shares its route with the PUT, so it checks reading itself.
