@@ -520,6 +520,14 @@ impl<'i, 'a> Graph<'i, 'a> {
         )
     }
 
+    /// One field of an instance, by name (the nearest class's, if two share it).
+    pub fn field(&self, node: Node, name: &str) -> Option<Value> {
+        self.fields(node)?
+            .into_iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v)
+    }
+
     /// A class's static field values by name.
     pub fn statics(&self, class_id: u64) -> Vec<(String, Value)> {
         let Some(class) = self.ix.classes.get(class_id) else {

@@ -4,7 +4,7 @@
 //! an unnamed temporary file (random access is what a graph walk needs).
 
 use std::fs::File;
-use std::io::{Read, Write};
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use hprof_shrink_core::hprof::{open_regular, MappedFile};
@@ -61,10 +61,9 @@ pub fn open(path: &Path) -> Result<Input, AnalyzeError> {
     }
     if start.starts_with(&[0x1f, 0x8b]) {
         let len = file.metadata().map_err(io)?.len();
-        drop(file);
-        let gz = open_regular(path).map_err(io)?;
+        file.seek(SeekFrom::Start(0)).map_err(io)?;
         let decoder =
-            flate2::read::MultiGzDecoder::new(std::io::BufReader::with_capacity(1 << 16, gz));
+            flate2::read::MultiGzDecoder::new(std::io::BufReader::with_capacity(1 << 16, file));
         let bytes = inflate(decoder, path)?;
         return Ok(Input {
             bytes,

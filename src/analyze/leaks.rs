@@ -23,17 +23,10 @@ pub struct Found {
     pub notes: Vec<String>,
 }
 
-fn value_of(g: &Graph<'_, '_>, node: Node, name: &str) -> Option<hprof_shrink_core::hprof::Value> {
-    g.fields(node)?
-        .into_iter()
-        .find(|(n, _)| n == name)
-        .map(|(_, v)| v)
-}
-
 /// The object a java.lang.ref.Reference instance refers to (0 when cleared).
 fn referent(g: &Graph<'_, '_>, reference: u64) -> Option<u64> {
     let node = g.ix.node(reference)?;
-    value_of(g, node, "referent")?.as_object()
+    g.field(node, "referent")?.as_object()
 }
 
 /// Matrix's way, for one key.
@@ -52,7 +45,8 @@ pub fn by_key(g: &Graph<'_, '_>, reach: &Reach, instances: &Instances, key: &str
     }
     let mut matched = false;
     for info in instances.of(&classes) {
-        let Some(k) = value_of(g, info, "mKey")
+        let Some(k) = g
+            .field(info, "mKey")
             .and_then(|v| v.as_object())
             .and_then(|id| g.string_value(id))
         else {
@@ -64,7 +58,8 @@ pub fn by_key(g: &Graph<'_, '_>, reach: &Reach, instances: &Instances, key: &str
             continue;
         }
         matched = true;
-        let activity = value_of(g, info, "mActivityRef")
+        let activity = g
+            .field(info, "mActivityRef")
             .and_then(|v| v.as_object())
             .and_then(|r| referent(g, r))
             .filter(|&id| id != 0)

@@ -303,16 +303,20 @@ fn analyze_input(
 
     let mut heaps: Vec<HeapSummary> = Vec::new();
     if !ix.heaps.is_empty() {
-        let mut per: std::collections::BTreeMap<String, u64> = Default::default();
+        // Counted by heap, named once at the end.
+        let mut per: rustc_hash::FxHashMap<(u32, u64), u64> = Default::default();
         for node in ix.nodes() {
-            let (id, name_id) = ix.heap_of(ix.offset(node));
+            *per.entry(ix.heap_of(ix.offset(node))).or_default() += 1;
+        }
+        let mut named: std::collections::BTreeMap<String, u64> = Default::default();
+        for ((id, name_id), objects) in per {
             let name = ix
                 .string(name_id)
                 .map(|s| s.into_owned())
                 .unwrap_or_else(|| heap_name(id).to_string());
-            *per.entry(name).or_default() += 1;
+            *named.entry(name).or_default() += objects;
         }
-        heaps = per
+        heaps = named
             .into_iter()
             .map(|(name, objects)| HeapSummary { name, objects })
             .collect();

@@ -252,8 +252,6 @@ pub fn thread_names(g: &Graph<'_, '_>) -> FxHashMap<u32, String> {
 }
 
 pub fn thread_name(g: &Graph<'_, '_>, thread: u64) -> Option<String> {
-    let node = g.ix.node(thread)?;
-    let fields = g.fields(node)?;
-    let name = fields.iter().find(|(n, _)| n == "name")?.1.as_object()?;
+    let name = g.field(g.ix.node(thread)?, "name")?.as_object()?;
     g.string_value(name)
 }

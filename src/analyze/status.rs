@@ -1,8 +1,6 @@
 //! Leaking status: for each object on a path, whether it is leaking (YES), not (NO) or
 //! unknown, and why: what the object's own fields say about its lifecycle.
 
-use hprof_shrink_core::hprof::Value;
-
 use super::graph::Graph;
 use super::index::Node;
 
@@ -67,7 +65,7 @@ impl Rules {
         if !self.is_activity(g, class) {
             return None;
         }
-        field(g, node, "mDestroyed")
+        g.field(node, "mDestroyed")
             .and_then(|v| v.as_i64())
             .map(|v| v != 0)
     }
@@ -116,7 +114,9 @@ impl Rules {
             };
         }
         if self.fragments.iter().any(|&f| g.is_subclass(class, f)) {
-            let manager = field(g, node, "mFragmentManager").and_then(|v| v.as_object());
+            let manager = g
+                .field(node, "mFragmentManager")
+                .and_then(|v| v.as_object());
             return match manager {
                 Some(0) => yes("Fragment#mFragmentManager is null", Vec::new()),
                 Some(_) => no("Fragment#mFragmentManager is not null", Vec::new()),
@@ -124,14 +124,14 @@ impl Rules {
             };
         }
         if sub(self.view) {
-            let context = field(g, node, "mContext").and_then(|v| v.as_object());
+            let context = g.field(node, "mContext").and_then(|v| v.as_object());
             let context_destroyed = context
                 .and_then(|id| g.ix.node(id))
                 .and_then(|n| self.destroyed(g, n));
             if context_destroyed == Some(true) {
                 return yes("View.mContext references a destroyed activity", Vec::new());
             }
-            let attached = field(g, node, "mAttachInfo").and_then(|v| v.as_object());
+            let attached = g.field(node, "mAttachInfo").and_then(|v| v.as_object());
             return match attached {
                 Some(0) => unknown(vec!["View.mAttachInfo is null (view detached)".into()]),
                 Some(_) => no("View attached", vec!["View.mAttachInfo is not null".into()]),
@@ -140,11 +140,4 @@ impl Rules {
         }
         unknown(Vec::new())
     }
-}
-
-fn field(g: &Graph<'_, '_>, node: Node, name: &str) -> Option<Value> {
-    g.fields(node)?
-        .into_iter()
-        .find(|(n, _)| n == name)
-        .map(|(_, v)| v)
 }
