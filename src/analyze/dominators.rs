@@ -4,8 +4,14 @@
 //! semi-NCA (Georgiadis; Lengauer and Tarjan's semidominators with path compression, then
 //! each immediate dominator as the nearest ancestor no deeper than the semidominator)
 //! finds each object's immediate dominator in near-linear time, with no rounds to
-//! converge. It keeps five numbers per reachable object and one per reference (the
-//! predecessor lists); the graph itself is read back from the mapping.
+//! converge.
+//!
+//! Memory is what bounds the analysis of object-heavy dumps, so the arrays are few and
+//! short-lived: the search keeps each object's number and in-degree; semi-NCA keeps two
+//! numbers per object beside the predecessor lists, and stores each object's tree parent
+//! and semidominator in that object's own list once the list is read (the parent is the
+//! largest predecessor numbered below it: in a depth-first tree every such predecessor is
+//! an ancestor). Retained sizes are summed only for the objects asked about.
 
 use hprof_shrink_core::Control;
 
@@ -20,17 +26,24 @@ pub type Pre = u32;
 pub struct Dominators {
     /// Node → preorder number (`NONE` when not strongly reachable); for a leaf, the
     /// number of its immediate dominator (see [`Dominators::place`]).
-    pub pre: Vec<Pre>,
-    /// The reachable objects with no references of their own, not numbered.
-    pub leaves: Vec<Node>,
-    /// Preorder number → node (`NONE` at 0).
-    pub vertex: Vec<Node>,
+    pre: Vec<Pre>,
+    /// Which nodes are leaves: reachable, with no references of their own, not numbered.
+    leaf: Bits,
     /// Preorder number → preorder number of its immediate dominator.
-    pub idom: Vec<Pre>,
+    idom: Vec<Pre>,
+    /// Strongly reachable objects.
+    pub reachable: u64,
     /// References followed.
     pub edges: u64,
     /// Bytes the computation held at its peak.
     pub peak_bytes: u64,
+}
+
+/// Retained bytes and objects.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Retained {
+    pub bytes: u64,
+    pub objects: u64,
 }
 
 /// Where a reachable object is in the result.
@@ -85,16 +98,21 @@ impl Preds {
     fn of(&self, k: usize) -> &[Pre] {
         &self.list[self.starts.run(k)]
     }
+    #[inline]
+    fn of_mut(&mut self, k: usize) -> &mut [Pre] {
+        &mut self.list[self.starts.run(k)]
+    }
 }
 
 /// What the search yields.
 struct Search {
     /// Node → number.
     pre: Vec<Pre>,
-    /// Number → node.
-    vertex: Vec<Node>,
-    /// Number → its tree parent's number.
-    parent: Vec<Pre>,
+    /// How many numbers (the super-root's 0 included).
+    numbered: usize,
+    /// Which nodes are leaves (their `pre` entry names a dominator, not a number).
+    leaf: Bits,
+    /// Every number's predecessors (each number has one at least: its tree parent).
     preds: Preds,
     /// Objects without references of their own (mostly primitive arrays): left out of the
     /// numbering. A leaf's immediate dominator is the common dominator of the objects
@@ -107,8 +125,8 @@ struct Search {
 }
 
 /// A depth-first search from `roots` (all children of the super-root): the preorder
-/// numbering (node → number, number → node), each number's tree parent, and the
-/// predecessor lists by number. `succ(node, f)` calls `f` with each strong reference.
+/// numbering (node → number) and the predecessor lists by number. `succ(node, f)` calls
+/// `f` with each strong reference.
 fn search(
     nodes: usize,
     roots: &[Node],
@@ -126,8 +144,7 @@ fn search(
     let mut leaves: Vec<Node> = Vec::new();
     let mut more: Vec<(Node, Pre)> = Vec::new();
     let mut followed = 0u64;
-    let mut vertex: Vec<Node> = vec![NONE];
-    let mut parent: Vec<Pre> = vec![0];
+    let mut numbered = 1usize;
     // References into each node (by node), counted as the search meets them.
     let mut indeg = vec![0u32; nodes];
     // (node, the number of the object that reached it): visiting an entry pushes all of
@@ -137,17 +154,16 @@ fn search(
     for &r in roots {
         indeg[r as usize] += 1;
     }
-    while let Some((v, p)) = stack.pop() {
+    while let Some((v, _)) = stack.pop() {
         if pre[v as usize] != NONE {
             continue;
         }
-        let me = vertex.len() as Pre;
-        if (me as usize).is_multiple_of(65536) {
-            check(me as usize)?;
+        let me = numbered as Pre;
+        if numbered.is_multiple_of(65536) {
+            check(numbered)?;
         }
         pre[v as usize] = me;
-        vertex.push(v);
-        parent.push(p);
+        numbered += 1;
         succ(v, &mut |t| {
             if t == v {
                 return;
@@ -169,17 +185,25 @@ fn search(
     }
     drop(stack);
     drop(root);
-    let n = vertex.len();
+    let n = numbered;
+    // Numbered (not a leaf, reached).
+    let is_vertex = |pre: &[Pre], leaf: &Bits, u: usize| pre[u] != NONE && !leaf.get(u);
     // `ends[k + 1]` starts as the end of k's list; each entry is put just below it and
     // moves it down, so it ends as the list's start (one array, not two).
-    let total: u64 = vertex[1..].iter().map(|&v| indeg[v as usize] as u64).sum();
+    let mut total = 0u64;
+    for u in 0..nodes {
+        if is_vertex(&pre, &leaf, u) {
+            total += indeg[u] as u64;
+        }
+    }
     let mut ends = Offsets::zeros(n + 1, total);
-    let mut at = 0u64;
-    for (k, &v) in vertex.iter().enumerate().skip(1) {
-        at += indeg[v as usize] as u64;
-        ends.set(k + 1, at);
+    for u in 0..nodes {
+        if is_vertex(&pre, &leaf, u) {
+            ends.set(pre[u] as usize + 1, indeg[u] as u64);
+        }
     }
     drop(indeg);
+    ends.accumulate();
     let mut list = vec![0 as Pre; total as usize];
     let mut put = |ends: &mut Offsets, target: usize, from: Pre| {
         let at = ends.decrement(target + 1);
@@ -188,13 +212,18 @@ fn search(
     for &r in roots {
         put(&mut ends, pre[r as usize] as usize, 0);
     }
-    for (k, &u) in vertex.iter().enumerate().skip(1) {
-        if k.is_multiple_of(65536) {
-            check(k)?;
+    // In node order, which is the order the references are stored in.
+    for u in 0..nodes {
+        if u.is_multiple_of(1 << 20) {
+            check(u)?;
         }
-        succ(u, &mut |t| {
-            if t != u && !leaf.get(t as usize) {
-                put(&mut ends, pre[t as usize] as usize, k as Pre);
+        if !is_vertex(&pre, &leaf, u) {
+            continue;
+        }
+        let k = pre[u];
+        succ(u as Node, &mut |t| {
+            if t as usize != u && !leaf.get(t as usize) {
+                put(&mut ends, pre[t as usize] as usize, k);
             }
         });
     }
@@ -202,8 +231,8 @@ fn search(
     let starts = ends;
     Ok(Search {
         pre,
-        vertex,
-        parent,
+        numbered: n,
+        leaf,
         preds: Preds { starts, list },
         leaves,
         more,
@@ -211,19 +240,20 @@ fn search(
     })
 }
 
-/// Semi-NCA over a depth-first tree: the immediate dominator of every number.
-fn semi_nca(parent: &[Pre], preds: &Preds) -> Vec<Pre> {
-    let n = parent.len();
-    let mut semi: Vec<Pre> = (0..n as Pre).collect();
+/// Semi-NCA over a depth-first tree: the immediate dominator of every number. Each list
+/// of `preds` is overwritten once read: the parent first, then the semidominator.
+fn semi_nca(preds: &mut Preds, n: usize) -> Vec<Pre> {
     let mut label: Vec<Pre> = (0..n as Pre).collect();
     // The forest of numbers already processed (those above `w`), each linked to its tree
-    // parent, with paths compressed as they are walked.
-    let mut anc: Vec<Pre> = parent.to_vec();
+    // parent when processed, with paths compressed as they are walked.
+    let mut anc: Vec<Pre> = vec![0; n];
     let mut path: Vec<Pre> = Vec::new();
     for w in (1..n).rev() {
-        let mut s = semi[w];
+        let mut s = w as Pre;
+        let mut parent = 0;
         for &v in preds.of(w) {
-            let cand = if (v as usize) <= w {
+            let cand = if (v as usize) < w {
+                parent = parent.max(v);
                 v
             } else {
                 compress(&mut anc, &mut label, &mut path, v, w as Pre);
@@ -231,8 +261,15 @@ fn semi_nca(parent: &[Pre], preds: &Preds) -> Vec<Pre> {
             };
             s = s.min(cand);
         }
-        semi[w] = s;
         label[w] = s;
+        anc[w] = parent;
+        // The list is not read again: it keeps what the second pass needs. With one
+        // predecessor, that is the parent, and the semidominator too.
+        let run = preds.of_mut(w);
+        run[0] = parent;
+        if let Some(second) = run.get_mut(1) {
+            *second = s;
+        }
     }
     drop(label);
     // The immediate dominator is the nearest tree ancestor not below the semidominator;
@@ -240,8 +277,10 @@ fn semi_nca(parent: &[Pre], preds: &Preds) -> Vec<Pre> {
     let mut idom = anc;
     idom[0] = 0;
     for w in 1..n {
-        let mut d = parent[w];
-        while d > semi[w] {
+        let run = preds.of(w);
+        let semi = run.get(1).copied().unwrap_or(run[0]);
+        let mut d = run[0];
+        while d > semi {
             d = idom[d as usize];
         }
         idom[w] = d;
@@ -279,75 +318,160 @@ impl Dominators {
         control: &Control<'_>,
     ) -> Result<Dominators, AnalyzeError> {
         let check = |_: usize| control.check().map_err(|_| AnalyzeError::Cancelled);
-        let Search {
-            mut pre,
-            vertex,
-            parent,
-            preds,
-            leaves,
-            more,
-            followed,
-        } = search(
+        let found = search(
             nodes,
             roots,
             |node, f| edges.of(node).iter().for_each(|&t| f(t)),
             |node| edges.of(node).is_empty(),
             &check,
         )?;
-        let v = vertex.len() as u64;
-        let peak_bytes = nodes as u64 * 4 // pre
-            + v * 4 * 5 // vertex, parent, semi, label, anc
-            + preds.starts.bytes()
-            + preds.list.len() as u64 * 4;
         drop(edges);
         control.check()?;
-        let idom = semi_nca(&parent, &preds);
+        Ok(Dominators::from_search(found))
+    }
+
+    /// Semi-NCA on what the search found.
+    fn from_search(found: Search) -> Dominators {
+        let Search {
+            mut pre,
+            numbered,
+            leaf,
+            mut preds,
+            leaves,
+            more,
+            followed,
+        } = found;
+        let peak_bytes = pre.len() as u64 * 4 // pre
+            + numbered as u64 * 4 * 2 // label, anc
+            + preds.starts.bytes()
+            + preds.list.len() as u64 * 4;
+        let idom = semi_nca(&mut preds, numbered);
+        drop(preds);
         for (t, p) in more {
             pre[t as usize] = intersect(&idom, pre[t as usize], p);
         }
-        Ok(Dominators {
+        Dominators {
             pre,
-            vertex,
+            leaf,
             idom,
-            leaves,
+            reachable: (numbered - 1 + leaves.len()) as u64,
             edges: followed,
             peak_bytes,
-        })
+        }
     }
 
     /// A reachable node's place: `Vertex(number)`, or `Leaf(its dominator's number)`.
     pub fn place(&self, node: Node) -> Option<Place> {
-        let p = self.pre[node as usize];
-        if p == NONE {
-            return None;
-        }
-        // A leaf's entry names another number, whose vertex is not the leaf.
-        if self.vertex.get(p as usize) == Some(&node) {
-            Some(Place::Vertex(p))
-        } else {
-            Some(Place::Leaf(p))
+        match self.pre[node as usize] {
+            NONE => None,
+            p if self.leaf.get(node as usize) => Some(Place::Leaf(p)),
+            p => Some(Place::Vertex(p)),
         }
     }
 
-    /// Retained bytes and object counts of every number: its shallow size plus
-    /// everything it dominates. `shallow` gives each number's own size, and becomes the
-    /// retained bytes; `leaf_sizes` the leaves' (in the order of `leaves`).
-    pub fn retained(&self, shallow: Vec<u64>, leaf_sizes: &[u64]) -> (Vec<u64>, Vec<u32>) {
-        let mut bytes = shallow;
-        let mut count = vec![1u32; bytes.len()];
-        count[0] = 0;
-        for (&leaf, &size) in self.leaves.iter().zip(leaf_sizes) {
-            let d = self.pre[leaf as usize] as usize;
-            bytes[d] += size;
-            count[d] = count[d].saturating_add(1);
+    /// What each of `wanted` retains (itself and everything it dominates), and what all
+    /// reachable objects come to. `size(state, node)` gives a node's shallow size; each
+    /// thread keeps a `state` from `init`, and `merge` joins them (the caller's
+    /// histogram). Consumes the dominator tree: the sums need no array of their own.
+    pub fn retained<S: Send>(
+        self,
+        wanted: &[Node],
+        init: impl Fn() -> S + Sync + Send,
+        size: impl Fn(&mut S, Node) -> u64 + Sync + Send,
+        merge: impl Fn(S, S) -> S + Sync + Send,
+    ) -> (Vec<Retained>, Retained, S) {
+        use rayon::prelude::*;
+        let places: Vec<Option<Place>> = wanted.iter().map(|&w| self.place(w)).collect();
+        let Dominators {
+            pre,
+            leaf: _,
+            mut idom,
+            ..
+        } = self;
+        // The numbers sums are kept for: the super-root (everything) and each wanted one.
+        let mut slots: rustc_hash::FxHashMap<Pre, usize> = Default::default();
+        slots.insert(0, 0);
+        let mut marked = Bits::new(idom.len());
+        marked.set(0);
+        for place in &places {
+            if let Some(Place::Vertex(p)) = *place {
+                let next = slots.len();
+                slots.entry(p).or_insert(next);
+                marked.set(p as usize);
+            }
         }
-        // Children have larger preorder numbers than their dominators.
-        for k in (1..self.idom.len()).rev() {
-            let d = self.idom[k] as usize;
-            bytes[d] += bytes[k];
-            count[d] = count[d].saturating_add(count[k]);
+        // Each number's dominator becomes its nearest marked dominator, in place: parents
+        // come before children in preorder.
+        for k in 1..idom.len() {
+            let d = idom[k];
+            if !marked.get(d as usize) {
+                idom[k] = idom[d as usize];
+            }
         }
-        (bytes, count)
+        let near = idom;
+        let into = |k: Pre| {
+            if marked.get(k as usize) {
+                k
+            } else {
+                near[k as usize]
+            }
+        };
+        let slot = |k: Pre| if k == 0 { 0 } else { slots[&k] };
+        const RUN: usize = 1 << 16;
+        let (mut sums, state) = (0..pre.len().div_ceil(RUN))
+            .into_par_iter()
+            .map(|c| {
+                let mut state = init();
+                let mut sums = vec![Retained::default(); slots.len()];
+                for u in c * RUN..((c + 1) * RUN).min(pre.len()) {
+                    let p = pre[u];
+                    if p == NONE {
+                        continue;
+                    }
+                    // A numbered object goes into itself when marked, else into its
+                    // nearest marked dominator; a leaf's entry is its dominator, which it
+                    // goes into the same way.
+                    let to = into(p);
+                    let bytes = size(&mut state, u as Node);
+                    let s = &mut sums[slot(to)];
+                    s.bytes += bytes;
+                    s.objects += 1;
+                }
+                (sums, state)
+            })
+            .reduce(
+                || (vec![Retained::default(); slots.len()], init()),
+                |(mut a, sa), (b, sb)| {
+                    for (x, y) in a.iter_mut().zip(b) {
+                        x.bytes += y.bytes;
+                        x.objects += y.objects;
+                    }
+                    (a, merge(sa, sb))
+                },
+            );
+        // Marked numbers into their nearest marked dominators, children first.
+        let mut order: Vec<Pre> = slots.keys().copied().filter(|&k| k != 0).collect();
+        order.sort_unstable_by(|a, b| b.cmp(a));
+        for k in order {
+            let from = sums[slot(k)];
+            let to = &mut sums[slot(near[k as usize])];
+            to.bytes += from.bytes;
+            to.objects += from.objects;
+        }
+        let mut own = init();
+        let of = wanted
+            .iter()
+            .zip(places)
+            .map(|(&w, place)| match place {
+                None => Retained::default(),
+                Some(Place::Leaf(_)) => Retained {
+                    bytes: size(&mut own, w),
+                    objects: 1,
+                },
+                Some(Place::Vertex(p)) => sums[slot(p)],
+            })
+            .collect();
+        (of, sums[0], state)
     }
 }
 
@@ -356,17 +480,8 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    /// Immediate dominators (as node numbers) of a graph given as successor lists, the
-    /// super-root's children being `roots`: the search and semi-NCA the analyzer runs.
-    fn dominators(succ: &[Vec<u32>], roots: &[u32]) -> Vec<Option<u32>> {
-        let Search {
-            mut pre,
-            vertex,
-            parent,
-            preds,
-            more,
-            ..
-        } = search(
+    fn compute(succ: &[Vec<u32>], roots: &[u32]) -> Dominators {
+        let found = search(
             succ.len(),
             roots,
             |n, f| succ[n as usize].iter().for_each(|&t| f(t)),
@@ -374,17 +489,24 @@ mod tests {
             &|_| Ok(()),
         )
         .unwrap();
-        let idom = semi_nca(&parent, &preds);
-        for (t, p) in more {
-            pre[t as usize] = intersect(&idom, pre[t as usize], p);
+        Dominators::from_search(found)
+    }
+
+    /// Immediate dominators (as node numbers) of a graph given as successor lists, the
+    /// super-root's children being `roots`: the search and semi-NCA the analyzer runs.
+    fn dominators(succ: &[Vec<u32>], roots: &[u32]) -> Vec<Option<u32>> {
+        let d = compute(succ, roots);
+        let mut vertex = vec![NONE; d.idom.len()];
+        for (u, &k) in d.pre.iter().enumerate() {
+            if k != NONE && !d.leaf.get(u) {
+                vertex[k as usize] = u as u32;
+            }
         }
-        let name = |d: Pre| if d == 0 { NONE } else { vertex[d as usize] };
-        (0..succ.len())
-            .map(|v| match pre[v] {
-                NONE => None,
-                // A leaf: its entry is its dominator's number.
-                k if vertex[k as usize] != v as u32 => Some(name(k)),
-                k => Some(name(idom[k as usize])),
+        let name = |k: Pre| if k == 0 { NONE } else { vertex[k as usize] };
+        (0..succ.len() as u32)
+            .map(|v| match d.place(v)? {
+                Place::Leaf(k) => Some(name(k)),
+                Place::Vertex(k) => Some(name(d.idom[k as usize])),
             })
             .collect()
     }
@@ -447,6 +569,58 @@ mod tests {
             }
             let roots: Vec<u32> = roots.into_iter().collect();
             prop_assert_eq!(dominators(&succ, &roots), by_definition(&succ, &roots));
+        }
+
+        #[test]
+        fn retained_sizes_are_what_each_object_dominates(
+            edges in proptest::collection::vec((0u32..20, 0u32..20), 0..60),
+            roots in proptest::collection::btree_set(0u32..20, 1..4),
+            wanted in proptest::collection::vec(0u32..20, 0..6),
+        ) {
+            let mut succ = vec![Vec::new(); 20];
+            for (a, b) in edges {
+                succ[a as usize].push(b);
+            }
+            let roots: Vec<u32> = roots.into_iter().collect();
+            let idom = by_definition(&succ, &roots);
+            // Node v weighs v + 1 bytes; w retains v when w is v or dominates it.
+            let dominates = |w: u32, mut v: u32| loop {
+                if v == w {
+                    return true;
+                }
+                match idom[v as usize] {
+                    Some(d) if d != NONE => v = d,
+                    _ => return false,
+                }
+            };
+            let expect = |w: u32| {
+                let mut r = Retained::default();
+                for v in 0..20u32 {
+                    if idom[w as usize].is_some() && idom[v as usize].is_some() && dominates(w, v) {
+                        r.bytes += v as u64 + 1;
+                        r.objects += 1;
+                    }
+                }
+                r
+            };
+            let (of, all, sized) = compute(&succ, &roots).retained(
+                &wanted,
+                || 0u64,
+                |n: &mut u64, v| {
+                    *n += 1;
+                    v as u64 + 1
+                },
+                |a, b| a + b,
+            );
+            let reachable: Vec<u32> = (0..20).filter(|&v| idom[v as usize].is_some()).collect();
+            prop_assert_eq!(sized, reachable.len() as u64);
+            prop_assert_eq!(all, Retained {
+                bytes: reachable.iter().map(|&v| v as u64 + 1).sum(),
+                objects: reachable.len() as u64,
+            });
+            for (w, r) in wanted.iter().zip(of) {
+                prop_assert_eq!(r, expect(*w), "node {}", w);
+            }
         }
     }
 

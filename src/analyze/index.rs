@@ -1,6 +1,7 @@
 //! One walk over the mapped dump builds the heap's index: strings and class names, class
-//! dumps, GC roots, the heaps ART names, and every object's id and offset. Objects stay in
-//! the mapping; the index holds 16 bytes per object and reads the rest back when asked.
+//! dumps, GC roots, the heaps ART names, and where every object is. Objects stay in the
+//! mapping: the index holds each one's offset, sorted by id (4 bytes while the dump is
+//! under 4 GiB), and reads ids and everything else back from the dump when asked.
 
 use hprof_shrink_core::hprof::heap::Sub;
 use hprof_shrink_core::hprof::tags;
@@ -8,6 +9,8 @@ use hprof_shrink_core::hprof::{ClassIndex, FormatError, Hprof, Records, Tick};
 use rustc_hash::FxHashMap;
 
 use super::error::AnalyzeError;
+use super::graph::id_at;
+use super::offsets::Offsets;
 
 /// A node: an object's position in the id-sorted index. u32 allows 4.29 billion objects,
 /// a dump of more than 100 GB; past that the index says so rather than wrap.
@@ -31,8 +34,11 @@ pub struct Index<'a> {
     pub format: String,
     strings: FxHashMap<u64, (usize, usize)>,
     pub classes: ClassIndex,
-    /// (object id, offset of its sub-record), sorted by id: the node number is the position.
-    objects: Vec<(u64, u64)>,
+    /// The offset of each object's sub-record, sorted by the object's id (which follows
+    /// its tag byte): the node number is the position.
+    objects: Offsets,
+    /// (object id, offset) as a run of the walk finds them; empty once built.
+    found: Vec<(u64, u64)>,
     lookup: Lookup,
     pub roots: Vec<RootRecord>,
     /// Thread serial → thread object id (from ROOT_THREAD_OBJECT).
@@ -73,7 +79,8 @@ impl<'a> Index<'a> {
             format: format!("JAVA PROFILE {}", header.version),
             strings: FxHashMap::default(),
             classes: ClassIndex::new(id_size),
-            objects: Vec::new(),
+            objects: Offsets::empty(data.len() as u64),
+            found: Vec::new(),
             lookup: Lookup::default(),
             roots: Vec::new(),
             threads: FxHashMap::default(),
@@ -89,16 +96,16 @@ impl<'a> Index<'a> {
                 part.walk(hprof, run, &mut tick)?;
                 // Each run sorts its own objects (a merge sort: a dump lists objects in
                 // address runs, which it joins fast); the runs are merged below.
-                part.objects.sort();
+                part.found.sort();
                 Ok(part)
             })
             .collect::<Result<_, AnalyzeError>>()?;
         let mut ix = empty();
         let runs: Vec<Vec<(u64, u64)>> = parts
             .iter_mut()
-            .map(|p| std::mem::take(&mut p.objects))
+            .map(|p| std::mem::take(&mut p.found))
             .collect();
-        ix.objects = merge_sorted(runs);
+        (ix.objects, ix.lookup) = merge_sorted(runs, data.len() as u64);
         // In file order, so that what comes first wins, as in one walk.
         for part in parts {
             for (id, at) in part.strings {
@@ -115,10 +122,10 @@ impl<'a> Index<'a> {
             ix.counts.primitive_arrays += part.counts.primitive_arrays;
             ix.counts.classes += part.counts.classes;
         }
-        if ix.objects.len() >= NONE as usize {
+        // Two values are kept for marks: no node, and a path's start.
+        if ix.objects.len() >= NONE as usize - 1 {
             return Err(AnalyzeError::TooManyObjects(ix.objects.len() as u64));
         }
-        ix.lookup = Lookup::new(&ix.objects);
         Ok(ix)
     }
 
@@ -167,24 +174,24 @@ impl<'a> Index<'a> {
         match &sub.kind {
             Sub::Instance(i) => {
                 self.counts.instances += 1;
-                self.objects.push((i.id, sub.offset));
+                self.found.push((i.id, sub.offset));
             }
             Sub::ObjectArray(a) => {
                 self.counts.object_arrays += 1;
-                self.objects.push((a.id, sub.offset));
+                self.found.push((a.id, sub.offset));
             }
             Sub::PrimitiveArray(a) => {
                 self.counts.primitive_arrays += 1;
-                self.objects.push((a.id, sub.offset));
+                self.found.push((a.id, sub.offset));
             }
             Sub::PrimitiveArrayNoData(a) => {
                 self.counts.primitive_arrays += 1;
-                self.objects.push((a.id, sub.offset));
+                self.found.push((a.id, sub.offset));
             }
             Sub::ClassDump(c) => {
                 self.counts.classes += 1;
                 self.classes.add_class_dump(c, sub.offset);
-                self.objects.push((c.class_id, sub.offset));
+                self.found.push((c.class_id, sub.offset));
             }
             Sub::Root(r) => {
                 let n = self.id_size as usize;
@@ -222,21 +229,32 @@ impl<'a> Index<'a> {
         self.objects.len()
     }
 
+    /// Frees the id lookup for the steps that need none: [`Index::node`] finds nothing
+    /// after this.
+    pub fn release_lookup(&mut self) {
+        self.lookup = Lookup::default();
+    }
+
     /// The node of an object id; `None` for 0, and for ids the dump does not hold (a
     /// dropped array of a shrunk dump, or a dangling reference).
     #[inline]
     pub fn node(&self, id: u64) -> Option<Node> {
-        self.lookup.find(&self.objects, id)
+        self.lookup.find(id, |n| self.id(n))
     }
 
+    /// Every object's sub-record has its id right after the tag byte.
     #[inline]
     pub fn id(&self, node: Node) -> u64 {
-        self.objects[node as usize].0
+        id_at(
+            self.data,
+            self.offset(node) as usize + 1,
+            self.id_size as usize,
+        )
     }
 
     #[inline]
     pub fn offset(&self, node: Node) -> u64 {
-        self.objects[node as usize].1
+        self.objects.get(node as usize)
     }
 
     /// The sub-record bytes of a node, from its tag byte to the end of the dump.
@@ -273,7 +291,7 @@ impl<'a> Index<'a> {
 
     /// Bytes the index takes.
     pub fn memory(&self) -> u64 {
-        (self.objects.capacity() * 16 + self.lookup.starts.capacity() * 4) as u64
+        self.objects.bytes() + self.lookup.starts.capacity() as u64 * 4
     }
 }
 
@@ -283,13 +301,22 @@ impl From<FormatError> for AnalyzeError {
     }
 }
 
-/// Merges runs each sorted by (id, offset) into one, keeping the first (lowest offset)
-/// of any id dumped twice.
-fn merge_sorted(mut runs: Vec<Vec<(u64, u64)>>) -> Vec<(u64, u64)> {
+/// Merges runs each sorted by (id, offset) into the offsets in id order, keeping the
+/// first (lowest offset) of any id dumped twice, and makes their lookup table on the way.
+fn merge_sorted(mut runs: Vec<Vec<(u64, u64)>>, max_offset: u64) -> (Offsets, Lookup) {
     runs.retain(|r| !r.is_empty());
     let total = runs.iter().map(Vec::len).sum();
-    let mut out: Vec<(u64, u64)> = Vec::with_capacity(total);
+    let mut out = Offsets::empty(max_offset);
+    let (Some(min), Some(max)) = (
+        runs.iter().map(|r| r[0].0).min(),
+        runs.iter().map(|r| r[r.len() - 1].0).max(),
+    ) else {
+        return (out, Lookup::default());
+    };
+    out.reserve(total);
+    let mut lookup = Lookup::starting(min, max, total);
     let mut at = vec![0usize; runs.len()];
+    let mut last: Option<u64> = None;
     loop {
         let mut best: Option<usize> = None;
         for (r, run) in runs.iter().enumerate() {
@@ -300,13 +327,18 @@ fn merge_sorted(mut runs: Vec<Vec<(u64, u64)>>) -> Vec<(u64, u64)> {
             }
         }
         let Some(b) = best else { break };
-        let x = runs[b][at[b]];
+        let (id, offset) = runs[b][at[b]];
         at[b] += 1;
-        if out.last().is_none_or(|l| l.0 != x.0) {
-            out.push(x);
+        if last != Some(id) {
+            lookup.note(id, out.len());
+            out.push(offset);
+            last = Some(id);
         }
     }
-    out
+    drop(runs);
+    lookup.finish(out.len());
+    out.shrink_to_fit();
+    (out, lookup)
 }
 
 /// Finds an id among the sorted ids: a table of where each range of ids starts narrows
@@ -316,34 +348,50 @@ struct Lookup {
     min: u64,
     shift: u32,
     starts: Vec<u32>,
+    /// While building: the last bucket whose start is set.
+    filled: usize,
 }
 
 impl Lookup {
-    fn new(objects: &[(u64, u64)]) -> Lookup {
-        let (Some(first), Some(last)) = (objects.first(), objects.last()) else {
-            return Lookup::default();
-        };
-        let min = first.0;
-        let span = last.0 - min;
-        let buckets = (objects.len() / 2).max(1).next_power_of_two() as u64;
+    /// For `n` ids from `min` to `max`: about one range per two ids.
+    fn starting(min: u64, max: u64, n: usize) -> Lookup {
+        let span = max - min;
+        let buckets = (n / 2).max(1).next_power_of_two() as u64;
         let mut shift = 0;
         while (span >> shift) >= buckets {
             shift += 1;
         }
         let count = (span >> shift) as usize + 1;
         let mut starts = vec![0u32; count + 1];
-        let mut at = 0usize;
-        for (b, start) in starts.iter_mut().enumerate() {
-            while at < objects.len() && (((objects[at].0 - min) >> shift) as usize) < b {
-                at += 1;
-            }
-            *start = at as u32;
+        starts[0] = 0;
+        Lookup {
+            min,
+            shift,
+            starts,
+            filled: 0,
         }
-        Lookup { min, shift, starts }
     }
 
+    /// The id at position `at` (ids come in ascending order).
     #[inline]
-    fn find(&self, objects: &[(u64, u64)], id: u64) -> Option<Node> {
+    fn note(&mut self, id: u64, at: usize) {
+        let b = ((id - self.min) >> self.shift) as usize;
+        while self.filled < b {
+            self.filled += 1;
+            self.starts[self.filled] = at as u32;
+        }
+    }
+
+    fn finish(&mut self, len: usize) {
+        while self.filled + 1 < self.starts.len() {
+            self.filled += 1;
+            self.starts[self.filled] = len as u32;
+        }
+    }
+
+    /// The position of `id`, where `id_of(position)` reads the id at a position.
+    #[inline]
+    fn find(&self, id: u64, id_of: impl Fn(Node) -> u64) -> Option<Node> {
         if id < self.min || self.starts.is_empty() {
             return None;
         }
@@ -351,12 +399,16 @@ impl Lookup {
         if b + 1 >= self.starts.len() {
             return None;
         }
-        let (lo, hi) = (self.starts[b] as usize, self.starts[b + 1] as usize);
-        let slice = &objects[lo..hi];
-        slice
-            .binary_search_by_key(&id, |o| o.0)
-            .ok()
-            .map(|i| (lo + i) as Node)
+        let (mut lo, mut hi) = (self.starts[b], self.starts[b + 1]);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            match id_of(mid).cmp(&id) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Some(mid),
+            }
+        }
+        None
     }
 }
 
@@ -364,30 +416,50 @@ impl Lookup {
 mod tests {
     use super::*;
 
+    fn offsets(o: &Offsets) -> Vec<u64> {
+        (0..o.len()).map(|i| o.get(i)).collect()
+    }
+
     #[test]
     fn merged_runs_are_sorted_and_keep_the_first_of_a_twice_dumped_id() {
         let a = vec![(1, 10), (5, 50), (9, 90)];
         let b = vec![(2, 20), (5, 500), (7, 70)];
-        assert_eq!(
-            merge_sorted(vec![a, Vec::new(), b]),
-            vec![(1, 10), (2, 20), (5, 50), (7, 70), (9, 90)]
-        );
+        let (merged, lookup) = merge_sorted(vec![a, Vec::new(), b], 1000);
+        assert_eq!(offsets(&merged), vec![10, 20, 50, 70, 90]);
+        let ids = [1, 2, 5, 7, 9];
+        for (n, id) in ids.iter().enumerate() {
+            assert_eq!(lookup.find(*id, |k| ids[k as usize]), Some(n as Node));
+        }
+    }
+
+    #[test]
+    fn offsets_past_4_gib_are_kept_whole() {
+        let far = 5u64 << 32;
+        let (merged, _) = merge_sorted(vec![vec![(1, far + 7), (2, 3)]], far + 8);
+        assert!(matches!(merged, Offsets::Wide(_)));
+        assert_eq!(offsets(&merged), vec![far + 7, 3]);
     }
 
     #[test]
     fn lookup_finds_every_id_and_nothing_else() {
-        // Ids in two distant clusters, past 2^32, as two heap regions would be.
+        // Ids in two distant clusters, past 2^32, as two heap regions would be; split
+        // into two runs as two threads would find them.
         let mut objects: Vec<(u64, u64)> = (0..1000u64)
             .map(|i| (0x1_2000_0000 + i * 24, i))
             .chain((0..500u64).map(|i| (0x7f_0000_0000 + i * 16, 2000 + i)))
             .collect();
+        let mut second = objects.split_off(700);
         objects.sort_unstable();
-        let lookup = Lookup::new(&objects);
-        for (n, (id, _)) in objects.iter().enumerate() {
-            assert_eq!(lookup.find(&objects, *id), Some(n as Node));
-            assert_eq!(lookup.find(&objects, id + 1), None);
+        second.sort_unstable();
+        let mut ids: Vec<u64> = objects.iter().chain(&second).map(|o| o.0).collect();
+        ids.sort_unstable();
+        let (_, lookup) = merge_sorted(vec![objects, second], 1 << 20);
+        let id_of = |k: Node| ids[k as usize];
+        for (n, id) in ids.iter().enumerate() {
+            assert_eq!(lookup.find(*id, id_of), Some(n as Node));
+            assert_eq!(lookup.find(id + 1, id_of), None);
         }
-        assert_eq!(lookup.find(&objects, 0), None);
-        assert_eq!(lookup.find(&objects, u64::MAX), None);
+        assert_eq!(lookup.find(0, id_of), None);
+        assert_eq!(lookup.find(u64::MAX, id_of), None);
     }
 }

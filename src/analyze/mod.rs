@@ -157,7 +157,7 @@ fn analyze_input(
     let done = std::sync::atomic::AtomicU64::new(0);
     let total = data.len() as u64;
     let threads = rayon::current_num_threads();
-    let ix = Index::build(&hprof, threads, |start| {
+    let mut ix = Index::build(&hprof, threads, |start| {
         Ticks(control.shared_ticker(Stage::Read, total, &done, start))
     })?;
     timings.index = t.elapsed();
@@ -261,20 +261,35 @@ fn analyze_input(
         r
     };
     drop(reach);
+    // Nothing below looks an id up: the lookup table goes too, and the graph is made again
+    // on what remains (its tables are per class: cheap).
+    drop(rules);
+    drop(g);
+    ix.release_lookup();
+    let g = Graph::new(&ix, options.mapping.as_ref(), &library, sdk, manufacturer);
     let t = Instant::now();
     let doms = dominators::Dominators::compute(edges, ix.len(), &roots, control)?;
     timings.dominator_bytes = doms.peak_bytes;
     timings.note_memory("dominators");
-    let (shallow, mut by_class) = shallow_sizes(&g, &doms.vertex);
-    let (leaf_sizes, leaf_classes) = shallow_sizes(&g, &doms.leaves);
-    merge_histograms(&mut by_class, leaf_classes);
-    let (retained, counts) = doms.retained(shallow, &leaf_sizes);
-    for (leak, node) in leaks_out.iter_mut().zip(&leak_nodes) {
-        (leak.retained_bytes, leak.retained_objects) = match doms.place(*node) {
-            Some(dominators::Place::Vertex(k)) => (retained[k as usize], counts[k as usize] as u64),
-            Some(dominators::Place::Leaf(_)) => (g.shallow_size(*node), 1),
-            None => (0, 0),
-        };
+    let (reachable_objects, reachable_edges) = (doms.reachable, doms.edges);
+    // Retained sizes, and the shallow bytes of the reachable objects by class.
+    let (retained, all, by_class) = doms.retained(
+        &leak_nodes,
+        Histogram::default,
+        |h, node| {
+            let (key, size) = g.sized(node);
+            let e = h.entry(key).or_default();
+            e.0 += 1;
+            e.1 += size;
+            size
+        },
+        |mut a, b| {
+            merge_histograms(&mut a, b);
+            a
+        },
+    );
+    for (leak, r) in leaks_out.iter_mut().zip(retained) {
+        (leak.retained_bytes, leak.retained_objects) = (r.bytes, r.objects);
     }
     timings.dominators = t.elapsed();
     timings.note_memory("retained sizes");
@@ -332,9 +347,9 @@ fn analyze_input(
         primitive_arrays: ix.counts.primitive_arrays,
         classes: ix.counts.classes,
         gc_roots: ix.roots.len() as u64,
-        reachable_objects: doms.vertex.len() as u64 - 1 + doms.leaves.len() as u64,
-        reachable_bytes: retained[0],
-        reachable_edges: doms.edges,
+        reachable_objects,
+        reachable_bytes: all.bytes,
+        reachable_edges,
         heaps,
         top_classes: top,
     };
@@ -372,36 +387,6 @@ fn analyze_input(
 }
 
 type Histogram = rustc_hash::FxHashMap<(u8, u64), (u64, u64)>;
-
-/// Each node's shallow size (0 for `NONE`, the super-root), and their count and bytes by
-/// class: on all threads, a run of nodes each.
-fn shallow_sizes(g: &Graph<'_, '_>, vertex: &[index::Node]) -> (Vec<u64>, Histogram) {
-    use rayon::prelude::*;
-    const RUN: usize = 1 << 16;
-    let mut shallow = vec![0u64; vertex.len()];
-    let histogram = shallow
-        .par_chunks_mut(RUN)
-        .zip(vertex.par_chunks(RUN))
-        .map(|(sizes, nodes)| {
-            let mut h = Histogram::default();
-            for (s, &node) in sizes.iter_mut().zip(nodes) {
-                if node == index::NONE {
-                    continue; // the super-root
-                }
-                let (key, size) = g.sized(node);
-                *s = size;
-                let e = h.entry(key).or_default();
-                e.0 += 1;
-                e.1 += size;
-            }
-            h
-        })
-        .reduce(Histogram::default, |mut a, b| {
-            merge_histograms(&mut a, b);
-            a
-        });
-    (shallow, histogram)
-}
 
 fn merge_histograms(into: &mut Histogram, from: Histogram) {
     for (k, (n, bytes)) in from {

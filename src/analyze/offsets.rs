@@ -1,6 +1,6 @@
-//! Where each object's run of numbers starts in one long array: 4 bytes an object while
-//! the array is shorter than 2^32, 8 past that, so that no dump is too big and most pay
-//! half.
+//! Positions, 4 bytes each while they are below 2^32 and 8 past that, so that no dump is
+//! too big and most pay half: where each object's run of numbers starts in one long
+//! array, or where each object's record starts in the dump.
 
 #[derive(Debug)]
 pub enum Offsets {
@@ -15,6 +15,53 @@ impl Offsets {
             Offsets::Narrow(vec![0; len])
         } else {
             Offsets::Wide(vec![0; len])
+        }
+    }
+
+    /// None yet, wide enough for values up to `max`.
+    pub fn empty(max: u64) -> Offsets {
+        if max <= u32::MAX as u64 {
+            Offsets::Narrow(Vec::new())
+        } else {
+            Offsets::Wide(Vec::new())
+        }
+    }
+
+    /// Appends `value` (which must fit).
+    #[inline]
+    pub fn push(&mut self, value: u64) {
+        match self {
+            Offsets::Narrow(v) => v.push(value as u32),
+            Offsets::Wide(v) => v.push(value),
+        }
+    }
+
+    #[inline]
+    pub fn get(&self, i: usize) -> u64 {
+        match self {
+            Offsets::Narrow(v) => v[i] as u64,
+            Offsets::Wide(v) => v[i],
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        match self {
+            Offsets::Narrow(v) => v.len(),
+            Offsets::Wide(v) => v.len(),
+        }
+    }
+
+    pub fn reserve(&mut self, more: usize) {
+        match self {
+            Offsets::Narrow(v) => v.reserve_exact(more),
+            Offsets::Wide(v) => v.reserve_exact(more),
+        }
+    }
+
+    pub fn shrink_to_fit(&mut self) {
+        match self {
+            Offsets::Narrow(v) => v.shrink_to_fit(),
+            Offsets::Wide(v) => v.shrink_to_fit(),
         }
     }
 
@@ -48,6 +95,20 @@ impl Offsets {
         match self {
             Offsets::Narrow(v) => v[i] as usize..v[i + 1] as usize,
             Offsets::Wide(v) => v[i] as usize..v[i + 1] as usize,
+        }
+    }
+
+    /// Turns counts into running totals: entry `i` becomes the sum of entries up to it.
+    pub fn accumulate(&mut self) {
+        fn sums<T: Copy + std::ops::AddAssign>(v: &mut [T]) {
+            for i in 1..v.len() {
+                let before = v[i - 1];
+                v[i] += before;
+            }
+        }
+        match self {
+            Offsets::Narrow(v) => sums(v),
+            Offsets::Wide(v) => sums(v),
         }
     }
 

@@ -1,8 +1,7 @@
 //! Breadth-first search from the GC roots over strong references: the shortest path to
 //! every object, with references that are known framework leaks taken only when nothing
-//! else reaches an object. Objects are numbered in the order found, so an object's parent
-//! on its path always has a smaller number;
-//! the path tree is what leak traces are made of.
+//! else reaches an object. The path tree (each object's parent on its path) is what leak
+//! traces are made of. Five bytes an object: its parent and how it was reached.
 
 use hprof_shrink_core::hprof::tags;
 use hprof_shrink_core::Control;
@@ -14,27 +13,33 @@ use super::graph::Graph;
 use super::index::{Node, RootRecord, NONE};
 use super::library::LibraryMatch;
 
-/// A visit number: 0 is the super-root above every GC root; objects count from 1.
-pub type Visit = u32;
-const PENDING: u32 = NONE - 1;
+/// The parent of a root object.
+const ROOT: Node = NONE - 1;
+
+/// How an object was reached.
+const UNSEEN: u8 = 0;
+/// Found only through a known framework leak so far: waits for the rest.
+const PENDING: u8 = 1;
+/// On a path from a root that makes paths.
+const PATH: u8 = 2;
+/// On such a path only through a known framework leak.
+const LIBRARY: u8 = 3;
+/// Reachable only from roots that do not make paths (interned strings, debugger,
+/// finalizing, unknown…): counted for retained sizes, never a leak.
+const NONPATH: u8 = 4;
 
 pub struct Reach {
-    /// Node → visit number (`NONE` when not strongly reachable).
-    pub order: Vec<Visit>,
-    /// Visit number → node (`NONE` at 0, the super-root).
-    pub visit: Vec<Node>,
-    /// Visit number → the visit number of its parent on its shortest path (0 for roots).
-    pub parent: Vec<Visit>,
-    /// Visits from here on were reached only through a known framework leak.
-    pub library_from: Visit,
-    /// Visits from here on are reachable only from roots that do not make paths
-    /// (interned strings, debugger, finalizing, unknown…): counted for retained sizes,
-    /// never a leak.
-    pub nonpath_from: Visit,
+    /// Node → the node before it on its shortest path (`ROOT` for a root object).
+    parent: Vec<Node>,
+    /// Node → how it was reached.
+    state: Vec<u8>,
+    /// What [`Reach::discover`] marks now.
+    phase: u8,
+    /// Found, not yet scanned, in the order found.
+    queue: std::collections::VecDeque<Node>,
+    reached: u64,
     /// The GC root that puts each root object first on its path.
     pub roots: FxHashMap<Node, RootRecord>,
-    /// Visits below this have had their references scanned.
-    scanned_to: usize,
 }
 
 /// Roots that make a path, best first (Matrix's choice of root types): when an object is
@@ -90,13 +95,12 @@ impl Reach {
         let ix = g.ix;
         let n = ix.len();
         let mut r = Reach {
-            order: vec![NONE; n],
-            visit: vec![NONE],
-            parent: vec![0],
-            library_from: 0,
-            nonpath_from: 0,
+            parent: vec![NONE; n],
+            state: vec![UNSEEN; n],
+            phase: PATH,
+            queue: Default::default(),
+            reached: 0,
             roots: FxHashMap::default(),
-            scanned_to: 1,
         };
         // Each root object once, with its best root type.
         let rank = |tag: u8| {
@@ -122,7 +126,7 @@ impl Reach {
         // Root order decides ties between equally short paths: make it the dump's.
         seeds.sort_unstable_by_key(|(node, root)| (rank(root.tag), ix.offset(*node)));
         let thread_names = thread_names(g);
-        let mut pending: Vec<(Node, Visit)> = Vec::new();
+        let mut pending: Vec<(Node, Node)> = Vec::new();
         for (node, root) in &seeds {
             if !is_path_root(root.tag) {
                 continue;
@@ -137,41 +141,43 @@ impl Reach {
                     })
                 }) && matches!(root.tag, tags::ROOT_JAVA_FRAME | tags::ROOT_JNI_LOCAL);
             if library_thread {
-                if r.order[*node as usize] == NONE {
-                    r.order[*node as usize] = PENDING;
-                    pending.push((*node, 0));
+                if r.state[*node as usize] == UNSEEN {
+                    r.state[*node as usize] = PENDING;
+                    pending.push((*node, ROOT));
                 }
-            } else {
-                r.discover(*node, 0);
+            } else if r.state[*node as usize] == UNSEEN {
+                r.discover(*node, ROOT);
             }
         }
         r.scan(edges, &mut pending, control)?;
-        r.library_from = r.visit.len() as Visit;
         // Then what only known leaks reach, and what that reaches.
+        r.phase = LIBRARY;
         while !pending.is_empty() {
             let batch = std::mem::take(&mut pending);
             for (node, parent) in batch {
-                if r.order[node as usize] == PENDING {
+                if r.state[node as usize] == PENDING {
                     r.discover(node, parent);
                 }
             }
             r.scan(edges, &mut pending, control)?;
         }
-        r.nonpath_from = r.visit.len() as Visit;
+        r.phase = NONPATH;
         for (node, root) in &seeds {
-            if !is_path_root(root.tag) && r.order[*node as usize] == NONE {
-                r.discover(*node, 0);
+            if !is_path_root(root.tag) && r.state[*node as usize] == UNSEEN {
+                r.discover(*node, ROOT);
             }
         }
         r.scan(edges, &mut pending, control)?;
         debug_assert!(pending.is_empty());
+        r.queue = Default::default();
         Ok(r)
     }
 
-    fn discover(&mut self, node: Node, parent: Visit) {
-        self.order[node as usize] = self.visit.len() as Visit;
-        self.visit.push(node);
-        self.parent.push(parent);
+    fn discover(&mut self, node: Node, parent: Node) {
+        self.state[node as usize] = self.phase;
+        self.parent[node as usize] = parent;
+        self.queue.push_back(node);
+        self.reached += 1;
     }
 
     /// Scans every visit not yet scanned, discovering what it references; library edges
@@ -179,55 +185,52 @@ impl Reach {
     fn scan(
         &mut self,
         edges: &Edges,
-        pending: &mut Vec<(Node, Visit)>,
+        pending: &mut Vec<(Node, Node)>,
         control: &Control<'_>,
     ) -> Result<(), AnalyzeError> {
-        let mut cursor = self.scanned_to;
-        while cursor < self.visit.len() {
-            if cursor.is_multiple_of(65536) {
+        let mut scanned = 0u64;
+        while let Some(u) = self.queue.pop_front() {
+            scanned += 1;
+            if scanned.is_multiple_of(65536) {
                 control.check().map_err(|_| AnalyzeError::Cancelled)?;
             }
-            let u = self.visit[cursor];
-            let k = cursor as Visit;
             for (v, library) in edges.with_library(u) {
                 if v == u {
                     continue;
                 }
-                let state = self.order[v as usize];
-                if state == NONE {
-                    if library.is_some() {
-                        self.order[v as usize] = PENDING;
-                        pending.push((v, k));
-                    } else {
-                        self.discover(v, k);
+                match self.state[v as usize] {
+                    UNSEEN if library.is_some() => {
+                        self.state[v as usize] = PENDING;
+                        pending.push((v, u));
                     }
-                } else if state == PENDING && library.is_none() {
-                    self.discover(v, k);
+                    UNSEEN => self.discover(v, u),
+                    PENDING if library.is_none() => self.discover(v, u),
+                    _ => {}
                 }
             }
-            cursor += 1;
         }
-        self.scanned_to = cursor;
         Ok(())
     }
 
     /// Whether a node has a path from a root that makes paths.
     pub fn on_path(&self, node: Node) -> bool {
-        let k = self.order[node as usize];
-        k != NONE && k != PENDING && k < self.nonpath_from
+        matches!(self.state[node as usize], PATH | LIBRARY)
     }
 
     pub fn reachable(&self) -> u64 {
-        self.visit.len() as u64 - 1
+        self.reached
     }
 
     /// The path from the root to `node`, as nodes (root first).
     pub fn path(&self, node: Node) -> Vec<Node> {
         let mut out = Vec::new();
-        let mut k = self.order[node as usize];
-        while k != 0 && k != NONE && k != PENDING {
-            out.push(self.visit[k as usize]);
-            k = self.parent[k as usize];
+        if matches!(self.state[node as usize], UNSEEN | PENDING) {
+            return out;
+        }
+        let mut at = node;
+        while at != ROOT {
+            out.push(at);
+            at = self.parent[at as usize];
         }
         out.reverse();
         out
@@ -235,8 +238,7 @@ impl Reach {
 
     /// Whether `node`'s path was found only through a known framework leak.
     pub fn through_library(&self, node: Node) -> bool {
-        let k = self.order[node as usize];
-        k >= self.library_from && k < self.nonpath_from
+        self.state[node as usize] == LIBRARY
     }
 }
 
