@@ -188,19 +188,18 @@ fn search(
     let n = numbered;
     // Numbered (not a leaf, reached).
     let is_vertex = |pre: &[Pre], leaf: &Bits, u: usize| pre[u] != NONE && !leaf.get(u);
+    // (number, in-degree) of every numbered node.
+    let degrees = || {
+        (0..nodes)
+            .filter(|&u| is_vertex(&pre, &leaf, u))
+            .map(|u| (pre[u] as usize, indeg[u] as u64))
+    };
     // `ends[k + 1]` starts as the end of k's list; each entry is put just below it and
     // moves it down, so it ends as the list's start (one array, not two).
-    let mut total = 0u64;
-    for u in 0..nodes {
-        if is_vertex(&pre, &leaf, u) {
-            total += indeg[u] as u64;
-        }
-    }
+    let total: u64 = degrees().map(|(_, d)| d).sum();
     let mut ends = Offsets::zeros(n + 1, total);
-    for u in 0..nodes {
-        if is_vertex(&pre, &leaf, u) {
-            ends.set(pre[u] as usize + 1, indeg[u] as u64);
-        }
+    for (k, d) in degrees() {
+        ends.set(k + 1, d);
     }
     drop(indeg);
     ends.accumulate();
@@ -423,8 +422,9 @@ impl Dominators {
             .map(|c| {
                 let mut state = init();
                 let mut sums = vec![Retained::default(); slots.len()];
-                for u in c * RUN..((c + 1) * RUN).min(pre.len()) {
-                    let p = pre[u];
+                let first = c * RUN;
+                let run = &pre[first..((c + 1) * RUN).min(pre.len())];
+                for (u, &p) in (first..).zip(run) {
                     if p == NONE {
                         continue;
                     }
