@@ -72,6 +72,38 @@ impl Bits {
     }
 }
 
+/// A count per node: a byte each, and the few past 254 (popular objects, classes) in
+/// a map: the search holds these beside everything else.
+struct Counts {
+    small: Vec<u8>,
+    big: rustc_hash::FxHashMap<Node, u64>,
+}
+
+impl Counts {
+    fn new(n: usize) -> Counts {
+        Counts {
+            small: vec![0; n],
+            big: Default::default(),
+        }
+    }
+    #[inline]
+    fn add(&mut self, node: Node) {
+        let c = &mut self.small[node as usize];
+        if *c < u8::MAX {
+            *c += 1;
+        } else {
+            *self.big.entry(node).or_insert(u8::MAX as u64) += 1;
+        }
+    }
+    #[inline]
+    fn get(&self, node: Node) -> u64 {
+        match self.small[node as usize] {
+            u8::MAX => self.big[&node],
+            c => c as u64,
+        }
+    }
+}
+
 /// The nearest common ancestor of `a` and `b` in the tree `idom`, whose parents have
 /// smaller numbers than their children (preorder).
 #[inline]
@@ -124,16 +156,16 @@ struct Search {
     followed: u64,
 }
 
-/// A depth-first search from `roots` (all children of the super-root): the preorder
-/// numbering (node → number) and the predecessor lists by number. `succ(node, f)` calls
-/// `f` with each strong reference.
+/// A depth-first search from `roots` (all children of the super-root) over `edges`: the
+/// preorder numbering (node → number) and the predecessor lists by number. The edges
+/// are spent on the way.
 fn search(
     nodes: usize,
     roots: &[Node],
-    succ: impl Fn(Node, &mut dyn FnMut(Node)) + Sync,
-    is_leaf: impl Fn(Node) -> bool,
+    edges: Edges,
     check: &(dyn Fn(usize) -> Result<(), AnalyzeError> + Sync),
 ) -> Result<Search, AnalyzeError> {
+    let is_leaf = |t: Node| edges.of(t).is_empty();
     let mut pre = vec![NONE; nodes];
     // Leaves seen (a GC root is never taken for one: the super-root numbers it).
     let mut leaf = Bits::new(nodes);
@@ -146,13 +178,13 @@ fn search(
     let mut followed = 0u64;
     let mut numbered = 1usize;
     // References into each node (by node), counted as the search meets them.
-    let mut indeg = vec![0u32; nodes];
+    let mut indeg = Counts::new(nodes);
     // (node, the number of the object that reached it): visiting an entry pushes all of
     // the node's children, and an entry already visited is dropped when popped. The tree
     // this makes is a depth-first tree (children are visited in reverse order).
     let mut stack: Vec<(Node, Pre)> = roots.iter().rev().map(|&r| (r, 0)).collect();
     for &r in roots {
-        indeg[r as usize] += 1;
+        indeg.add(r);
     }
     while let Some((v, _)) = stack.pop() {
         if pre[v as usize] != NONE {
@@ -164,9 +196,9 @@ fn search(
         }
         pre[v as usize] = me;
         numbered += 1;
-        succ(v, &mut |t| {
+        for &t in edges.of(v) {
             if t == v {
-                return;
+                continue;
             }
             followed += 1;
             if leaf.get(t as usize) {
@@ -176,15 +208,17 @@ fn search(
                 pre[t as usize] = me;
                 leaves.push(t);
             } else {
-                indeg[t as usize] += 1;
+                indeg.add(t);
                 if pre[t as usize] == NONE {
                     stack.push((t, me));
                 }
             }
-        });
+        }
     }
     drop(stack);
     drop(root);
+    // From here the references are walked in node order only.
+    let rows = edges.into_rows();
     let n = numbered;
     // Numbered (not a leaf, reached).
     let is_vertex = |pre: &[Pre], leaf: &Bits, u: usize| pre[u] != NONE && !leaf.get(u);
@@ -192,7 +226,7 @@ fn search(
     let degrees = || {
         (0..nodes)
             .filter(|&u| is_vertex(&pre, &leaf, u))
-            .map(|u| (pre[u] as usize, indeg[u] as u64))
+            .map(|u| (pre[u] as usize, indeg.get(u as Node)))
     };
     // `ends[k + 1]` starts as the end of k's list; each entry is put just below it and
     // moves it down, so it ends as the list's start (one array, not two).
@@ -211,21 +245,23 @@ fn search(
     for &r in roots {
         put(&mut ends, pre[r as usize] as usize, 0);
     }
-    // In node order, which is the order the references are stored in.
-    for u in 0..nodes {
+    rows.for_each(|u, refs| {
+        let u = u as usize;
         if u.is_multiple_of(1 << 20) {
             check(u)?;
         }
         if !is_vertex(&pre, &leaf, u) {
-            continue;
+            return Ok::<(), AnalyzeError>(());
         }
         let k = pre[u];
-        succ(u as Node, &mut |t| {
+        for &t in refs {
             if t as usize != u && !leaf.get(t as usize) {
                 put(&mut ends, pre[t as usize] as usize, k);
             }
-        });
-    }
+        }
+        Ok(())
+    })?;
+    drop(rows);
     ends.shift_append(total);
     let starts = ends;
     Ok(Search {
@@ -309,7 +345,7 @@ fn compress(anc: &mut [Pre], label: &mut [Pre], path: &mut Vec<Pre>, v: Pre, w: 
 }
 
 impl Dominators {
-    /// `edges` are dropped as soon as the predecessor lists are made.
+    /// `edges` are spent making the predecessor lists.
     pub fn compute(
         edges: Edges,
         nodes: usize,
@@ -317,14 +353,7 @@ impl Dominators {
         control: &Control<'_>,
     ) -> Result<Dominators, AnalyzeError> {
         let check = |_: usize| control.check().map_err(|_| AnalyzeError::Cancelled);
-        let found = search(
-            nodes,
-            roots,
-            |node, f| edges.of(node).iter().for_each(|&t| f(t)),
-            |node| edges.of(node).is_empty(),
-            &check,
-        )?;
-        drop(edges);
+        let found = search(nodes, roots, edges, &check)?;
         control.check()?;
         Ok(Dominators::from_search(found))
     }
@@ -481,14 +510,7 @@ mod tests {
     use proptest::prelude::*;
 
     fn compute(succ: &[Vec<u32>], roots: &[u32]) -> Dominators {
-        let found = search(
-            succ.len(),
-            roots,
-            |n, f| succ[n as usize].iter().for_each(|&t| f(t)),
-            |n| succ[n as usize].is_empty(),
-            &|_| Ok(()),
-        )
-        .unwrap();
+        let found = search(succ.len(), roots, Edges::from_lists(succ), &|_| Ok(())).unwrap();
         Dominators::from_search(found)
     }
 

@@ -37,8 +37,6 @@ pub struct Index<'a> {
     /// The offset of each object's sub-record, sorted by the object's id (which follows
     /// its tag byte): the node number is the position.
     objects: Offsets,
-    /// (object id, offset) as a run of the walk finds them; empty once built.
-    found: Vec<(u64, u64)>,
     lookup: Lookup,
     pub roots: Vec<RootRecord>,
     /// Thread serial → thread object id (from ROOT_THREAD_OBJECT).
@@ -80,7 +78,6 @@ impl<'a> Index<'a> {
             strings: FxHashMap::default(),
             classes: ClassIndex::new(id_size),
             objects: Offsets::empty(data.len() as u64),
-            found: Vec::new(),
             lookup: Lookup::default(),
             roots: Vec::new(),
             threads: FxHashMap::default(),
@@ -94,18 +91,23 @@ impl<'a> Index<'a> {
                 let mut part = empty();
                 let mut tick = ticker(run.start);
                 part.walk(hprof, run, &mut tick)?;
-                // Each run sorts its own objects (a merge sort: a dump lists objects in
-                // address runs, which it joins fast); the runs are merged below.
-                part.found.sort();
+                // Each run sorts its own objects by id, read back from the dump (a
+                // stable merge sort: a dump lists objects in address runs, which it joins
+                // fast, and an id dumped twice keeps its file order); the runs are merged
+                // below.
+                part.objects
+                    .sort_by_key(|offset| id_at(data, offset as usize + 1, id_size as usize));
                 Ok(part)
             })
             .collect::<Result<_, AnalyzeError>>()?;
         let mut ix = empty();
-        let runs: Vec<Vec<(u64, u64)>> = parts
+        let runs: Vec<Offsets> = parts
             .iter_mut()
-            .map(|p| std::mem::take(&mut p.found))
+            .map(|p| std::mem::replace(&mut p.objects, Offsets::empty(0)))
             .collect();
-        (ix.objects, ix.lookup) = merge_sorted(runs, data.len() as u64);
+        (ix.objects, ix.lookup) = merge_sorted(runs, data.len() as u64, |offset| {
+            id_at(data, offset as usize + 1, id_size as usize)
+        });
         // In file order, so that what comes first wins, as in one walk.
         for part in parts {
             for (id, at) in part.strings {
@@ -172,26 +174,26 @@ impl<'a> Index<'a> {
 
     fn add(&mut self, sub: &hprof_shrink_core::hprof::SubRecord<'a>) -> Result<(), AnalyzeError> {
         match &sub.kind {
-            Sub::Instance(i) => {
+            Sub::Instance(_) => {
                 self.counts.instances += 1;
-                self.found.push((i.id, sub.offset));
+                self.objects.push(sub.offset);
             }
-            Sub::ObjectArray(a) => {
+            Sub::ObjectArray(_) => {
                 self.counts.object_arrays += 1;
-                self.found.push((a.id, sub.offset));
+                self.objects.push(sub.offset);
             }
-            Sub::PrimitiveArray(a) => {
+            Sub::PrimitiveArray(_) => {
                 self.counts.primitive_arrays += 1;
-                self.found.push((a.id, sub.offset));
+                self.objects.push(sub.offset);
             }
-            Sub::PrimitiveArrayNoData(a) => {
+            Sub::PrimitiveArrayNoData(_) => {
                 self.counts.primitive_arrays += 1;
-                self.found.push((a.id, sub.offset));
+                self.objects.push(sub.offset);
             }
             Sub::ClassDump(c) => {
                 self.counts.classes += 1;
                 self.classes.add_class_dump(c, sub.offset);
-                self.found.push((c.class_id, sub.offset));
+                self.objects.push(sub.offset);
             }
             Sub::Root(r) => {
                 let n = self.id_size as usize;
@@ -301,15 +303,25 @@ impl From<FormatError> for AnalyzeError {
     }
 }
 
-/// Merges runs each sorted by (id, offset) into the offsets in id order, keeping the
-/// first (lowest offset) of any id dumped twice, and makes their lookup table on the way.
-fn merge_sorted(mut runs: Vec<Vec<(u64, u64)>>, max_offset: u64) -> (Offsets, Lookup) {
-    runs.retain(|r| !r.is_empty());
-    let total = runs.iter().map(Vec::len).sum();
+/// Merges runs of offsets each sorted by id (`id_at(offset)`), ids dumped twice in file
+/// order, into one, keeping the first (lowest offset) of any id dumped twice, and makes
+/// the lookup table on the way.
+fn merge_sorted(
+    mut runs: Vec<Offsets>,
+    max_offset: u64,
+    id_at: impl Fn(u64) -> u64,
+) -> (Offsets, Lookup) {
+    runs.retain(|r| r.len() > 0);
+    let total = runs.iter().map(Offsets::len).sum();
     let mut out = Offsets::empty(max_offset);
+    // Each run's next (id, offset), runs in file order: of equal ids the earlier run wins.
+    let mut heads: Vec<Option<(u64, u64)>> = runs
+        .iter()
+        .map(|r| Some((id_at(r.get(0)), r.get(0))))
+        .collect();
     let (Some(min), Some(max)) = (
-        runs.iter().map(|r| r[0].0).min(),
-        runs.iter().map(|r| r[r.len() - 1].0).max(),
+        heads.iter().flatten().map(|h| h.0).min(),
+        runs.iter().map(|r| id_at(r.get(r.len() - 1))).max(),
     ) else {
         return (out, Lookup::default());
     };
@@ -319,16 +331,20 @@ fn merge_sorted(mut runs: Vec<Vec<(u64, u64)>>, max_offset: u64) -> (Offsets, Lo
     let mut last: Option<u64> = None;
     loop {
         let mut best: Option<usize> = None;
-        for (r, run) in runs.iter().enumerate() {
-            if let Some(x) = run.get(at[r]) {
-                if best.is_none_or(|b| *x < runs[b][at[b]]) {
+        for (r, head) in heads.iter().enumerate() {
+            if let Some(h) = head {
+                if best.is_none_or(|b| heads[b].is_some_and(|x| *h < x)) {
                     best = Some(r);
                 }
             }
         }
         let Some(b) = best else { break };
-        let (id, offset) = runs[b][at[b]];
+        let Some((id, offset)) = heads[b] else { break };
         at[b] += 1;
+        heads[b] = (at[b] < runs[b].len()).then(|| {
+            let o = runs[b].get(at[b]);
+            (id_at(o), o)
+        });
         if last != Some(id) {
             lookup.note(id, out.len());
             out.push(offset);
@@ -420,11 +436,28 @@ mod tests {
         (0..o.len()).map(|i| o.get(i)).collect()
     }
 
+    /// Runs of offsets from runs of (id, offset), and the id at each offset.
+    fn runs(pairs: &[Vec<(u64, u64)>], wide: bool) -> (Vec<Offsets>, FxHashMap<u64, u64>) {
+        let runs = pairs
+            .iter()
+            .map(|r| {
+                let mut o = Offsets::empty(if wide { u64::MAX } else { 1000 });
+                r.iter().for_each(|p| o.push(p.1));
+                o
+            })
+            .collect();
+        (
+            runs,
+            pairs.iter().flatten().map(|&(id, o)| (o, id)).collect(),
+        )
+    }
+
     #[test]
     fn merged_runs_are_sorted_and_keep_the_first_of_a_twice_dumped_id() {
         let a = vec![(1, 10), (5, 50), (9, 90)];
         let b = vec![(2, 20), (5, 500), (7, 70)];
-        let (merged, lookup) = merge_sorted(vec![a, Vec::new(), b], 1000);
+        let (r, ids) = runs(&[a, Vec::new(), b], false);
+        let (merged, lookup) = merge_sorted(r, 1000, |o| ids[&o]);
         assert_eq!(offsets(&merged), vec![10, 20, 50, 70, 90]);
         let ids = [1, 2, 5, 7, 9];
         for (n, id) in ids.iter().enumerate() {
@@ -435,7 +468,8 @@ mod tests {
     #[test]
     fn offsets_past_4_gib_are_kept_whole() {
         let far = 5u64 << 32;
-        let (merged, _) = merge_sorted(vec![vec![(1, far + 7), (2, 3)]], far + 8);
+        let (r, ids) = runs(&[vec![(1, far + 7), (2, 3)]], true);
+        let (merged, _) = merge_sorted(r, far + 8, |o| ids[&o]);
         assert!(matches!(merged, Offsets::Wide(_)));
         assert_eq!(offsets(&merged), vec![far + 7, 3]);
     }
@@ -453,7 +487,8 @@ mod tests {
         second.sort_unstable();
         let mut ids: Vec<u64> = objects.iter().chain(&second).map(|o| o.0).collect();
         ids.sort_unstable();
-        let (_, lookup) = merge_sorted(vec![objects, second], 1 << 20);
+        let (r, at) = runs(&[objects, second], false);
+        let (_, lookup) = merge_sorted(r, 1 << 20, |o| at[&o]);
         let id_of = |k: Node| ids[k as usize];
         for (n, id) in ids.iter().enumerate() {
             assert_eq!(lookup.find(*id, id_of), Some(n as Node));

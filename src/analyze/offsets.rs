@@ -51,6 +51,14 @@ impl Offsets {
         }
     }
 
+    /// Sorts the values by `key(value)`, stably.
+    pub fn sort_by_key(&mut self, key: impl Fn(u64) -> u64) {
+        match self {
+            Offsets::Narrow(v) => v.sort_by_key(|&x| key(x as u64)),
+            Offsets::Wide(v) => v.sort_by_key(|&x| key(x)),
+        }
+    }
+
     pub fn reserve(&mut self, more: usize) {
         match self {
             Offsets::Narrow(v) => v.reserve_exact(more),
