@@ -330,26 +330,46 @@ fn merge_sorted(
     let mut at = vec![0usize; runs.len()];
     let mut last: Option<u64> = None;
     loop {
+        // The run with the smallest next id (the earliest run of equal ones), and the
+        // smallest next id of the others: everything of that run below it goes at once
+        // (a dump's runs mostly cover ranges of ids of their own).
         let mut best: Option<usize> = None;
         for (r, head) in heads.iter().enumerate() {
             if let Some(h) = head {
-                if best.is_none_or(|b| heads[b].is_some_and(|x| *h < x)) {
+                if best.is_none_or(|b| heads[b].is_some_and(|x| h.0 < x.0)) {
                     best = Some(r);
                 }
             }
         }
         let Some(b) = best else { break };
-        let Some((id, offset)) = heads[b] else { break };
-        at[b] += 1;
-        heads[b] = (at[b] < runs[b].len()).then(|| {
-            let o = runs[b].get(at[b]);
-            (id_at(o), o)
-        });
-        if last != Some(id) {
-            lookup.note(id, out.len());
-            out.push(offset);
-            last = Some(id);
+        let bound = (heads.iter().enumerate())
+            .filter(|(r, _)| *r != b)
+            .filter_map(|(_, h)| h.map(|h| h.0))
+            .min()
+            .unwrap_or(u64::MAX);
+        let run = &runs[b];
+        let Some(mut head) = heads[b] else { break };
+        let mut i = at[b];
+        loop {
+            let (id, offset) = head;
+            if last != Some(id) {
+                lookup.note(id, out.len());
+                out.push(offset);
+                last = Some(id);
+            }
+            i += 1;
+            if i == run.len() {
+                heads[b] = None;
+                break;
+            }
+            let o = run.get(i);
+            head = (id_at(o), o);
+            if head.0 >= bound {
+                heads[b] = Some(head);
+                break;
+            }
         }
+        at[b] = i;
     }
     drop(runs);
     lookup.finish(out.len());
