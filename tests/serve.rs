@@ -123,7 +123,10 @@ async fn start(data: &Path, o: Opts) -> Srv {
     let sink = log.clone();
     let running = serve::start(Config {
         data: data.to_path_buf(),
-        listen: "127.0.0.1:0".parse().unwrap(),
+        listen: Some("127.0.0.1:0".parse().unwrap()),
+        database: None,
+        store: None,
+        lease: serve::DEFAULT_LEASE,
         access: o.access,
         max_bytes: o.max_bytes,
         workers: o.workers,
@@ -134,7 +137,7 @@ async fn start(data: &Path, o: Opts) -> Srv {
     .await
     .expect("serve starts");
     Srv {
-        base: format!("http://{}", running.addr),
+        base: format!("http://{}", running.addr.expect("a listener")),
         running,
         data: data.to_path_buf(),
         log,
@@ -593,7 +596,10 @@ async fn groups_aggregated_in_sql_equal_groups_made_from_the_rows() {
             second.class_name = format!("Class{i}");
             a.leaks.push(second);
         }
-        store.finish(id, &a, &[]).await.unwrap();
+        let (claim, _) = store.claim(Duration::from_secs(60)).await.unwrap();
+        let claim = claim.expect("the package just queued");
+        assert_eq!(claim.id, id);
+        assert!(store.finish(&claim, &a, &[]).await.unwrap());
     }
     for f in [
         Filter::default(),
@@ -1346,7 +1352,10 @@ async fn bench_groups_page_with_10000_packages() {
         for l in &mut a.leaks {
             l.signature = format!("{:040x}", i % 200);
         }
-        store.finish(id, &a, &[]).await.unwrap();
+        let (claim, _) = store.claim(Duration::from_secs(60)).await.unwrap();
+        let claim = claim.expect("the package just queued");
+        assert_eq!(claim.id, id);
+        assert!(store.finish(&claim, &a, &[]).await.unwrap());
     }
     println!(
         "10,000 packages recorded in {:.1} s",
