@@ -728,3 +728,82 @@ async fn on_postgres_only_the_current_lease_holder_records_a_job() {
     store.close().await;
     other.close().await;
 }
+
+/// Environment variables a case sets.
+type Env = Vec<(&'static str, String)>;
+
+/// A bad database or store URL, an unreachable PostgreSQL or bucket: one line saying
+/// which and why, exit 1 (2 for a usage error), no panic, the password never shown. Needs
+/// no PostgreSQL.
+#[test]
+fn bad_urls_and_unreachable_services_are_one_line_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let closed = format!("127.0.0.1:{}", free_port());
+    let cases: Vec<(Vec<String>, Env, &str)> = vec![
+        (
+            vec!["--database".into(), "mysql://u:hunter2@h/db".into()],
+            vec![],
+            "a database is postgres://",
+        ),
+        (
+            vec![
+                "--database".into(),
+                format!("postgres://u:hunter2@{closed}/db"),
+            ],
+            vec![],
+            "Connection refused",
+        ),
+        (
+            vec!["--store".into(), "s3://Bad_Bucket/x".into()],
+            vec![],
+            "is not a bucket name",
+        ),
+        (
+            vec!["--store".into(), "s3://heap-dumps/x".into()],
+            vec![],
+            "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY must be set",
+        ),
+        (
+            vec!["--store".into(), "s3://heap-dumps/x".into()],
+            vec![
+                ("AWS_ACCESS_KEY_ID", "a".into()),
+                ("AWS_SECRET_ACCESS_KEY", "b".into()),
+                ("AWS_ENDPOINT_URL", format!("http://{closed}")),
+            ],
+            "Connection refused",
+        ),
+        // A usage error: exit 2, as clap's.
+        (
+            vec!["--worker".into()],
+            vec![],
+            "--worker needs a shared database",
+        ),
+    ];
+    for (args, env, want) in cases {
+        let mut c = bin();
+        c.args(["serve", "--data", s(dir.path()), "--public-read"]);
+        c.args(&args);
+        for v in [
+            "AWS_ACCESS_KEY_ID",
+            "AWS_SECRET_ACCESS_KEY",
+            "AWS_ENDPOINT_URL",
+        ] {
+            c.env_remove(v);
+        }
+        c.env_remove("HPROF_SHRINK_DATABASE_URL");
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        let o = c.output().unwrap();
+        let err = stderr(&o);
+        let code = if args[0] == "--worker" { 2 } else { 1 };
+        assert_eq!(o.status.code(), Some(code), "{args:?}: {err}");
+        let errors: Vec<&str> = err.lines().filter(|l| l.contains("error")).collect();
+        assert_eq!(errors.len(), 1, "{args:?}: {err}");
+        assert!(errors[0].contains(want), "{args:?}: {err}");
+        assert!(
+            !err.contains("hunter2") && !err.contains("panicked"),
+            "{err}"
+        );
+    }
+}

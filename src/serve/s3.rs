@@ -212,15 +212,23 @@ impl Bucket {
             .headers(h))
     }
 
+    /// Sends; a failure names the request and every cause (reqwest's own message is only
+    /// "error sending request").
     async fn send(
         &self,
         what: &str,
         key: &str,
         rb: reqwest::RequestBuilder,
     ) -> io::Result<Response> {
-        rb.send()
-            .await
-            .map_err(|e| io::Error::other(format!("S3 {what} {}/{key}: {e}", self.bucket)))
+        rb.send().await.map_err(|e| {
+            let mut msg = format!("S3 {what} {}/{key}: {e}", self.bucket);
+            let mut source = std::error::Error::source(&e);
+            while let Some(s) = source {
+                let _ = write!(msg, ": {s}");
+                source = s.source();
+            }
+            io::Error::other(msg)
+        })
     }
 
     async fn refused(&self, what: &str, key: &str, r: Response) -> io::Error {

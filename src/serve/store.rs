@@ -275,11 +275,11 @@ pub fn redact_url(url: &str) -> String {
     };
     let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
     match authority.rsplit_once('@') {
-        Some((user, host)) => {
+        Some((user, host)) if user.contains(':') => {
             let user = user.split(':').next().unwrap_or("");
             format!("{scheme}://{user}:***@{host}{path}")
         }
-        None => url.to_string(),
+        _ => url.to_string(),
     }
 }
 
@@ -307,6 +307,12 @@ impl Store {
     /// advisory lock while it migrates).
     pub async fn connect(url: &str) -> DbResult<Store> {
         let opts = PgConnectOptions::from_str(url)?;
+        // One connection first: a pool that cannot connect reports only that it timed
+        // out, this says why (refused, unknown host, authentication).
+        sqlx::Connection::close(
+            <sqlx::PgConnection as sqlx::Connection>::connect_with(&opts).await?,
+        )
+        .await?;
         let pool = PgPoolOptions::new()
             .max_connections(8)
             .acquire_timeout(Duration::from_secs(10))
