@@ -800,6 +800,59 @@ async fn a_failing_package_fails_alone_and_queued_work_survives_a_restart() {
     srv.stop().await;
 }
 
+/// The lease on the embedded database: a job whose lease ran out is taken again, and the
+/// first claimer can then neither renew, record nor fail it; the analysis is recorded once.
+#[tokio::test]
+async fn on_sqlite_only_the_current_lease_holder_records_a_job() {
+    use hprof_shrink::serve::store::{NewPackage, Store};
+    let dir = tempfile::tempdir().unwrap();
+    let zip = package(dir.path(), "a.zip", &[]);
+    let analysis = hprof_shrink::analyze::analyze_path(
+        &zip,
+        &hprof_shrink::analyze::Options::default(),
+        &hprof_shrink_core::Control::default(),
+    )
+    .unwrap()
+    .analysis;
+    let store = Store::open(&dir.path().join("meta.sqlite")).await.unwrap();
+    let id = store
+        .insert_package(&NewPackage {
+            md5: &"0".repeat(32),
+            name: "p.zip",
+            bytes: 1,
+            manifest: &[],
+            extra: &[],
+        })
+        .await
+        .unwrap()
+        .unwrap();
+    let (first, _) = store.claim(Duration::from_millis(200)).await.unwrap();
+    let first = first.unwrap();
+    assert!(store
+        .claim(Duration::from_secs(60))
+        .await
+        .unwrap()
+        .0
+        .is_none());
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (second, _) = store.claim(Duration::from_secs(60)).await.unwrap();
+    let second = second.unwrap();
+    assert_eq!((second.id, second.attempt), (id, 2));
+    assert!(!store.renew(&first, Duration::from_secs(60)).await.unwrap());
+    assert!(!store.finish(&first, &analysis, &[]).await.unwrap());
+    assert!(!store.fail(&first, "late").await.unwrap());
+    assert!(store.finish(&second, &analysis, &[]).await.unwrap());
+    // Recorded, the job is no longer anyone's: a second finish records nothing.
+    assert!(!store.finish(&second, &analysis, &[]).await.unwrap());
+    let p = store.package(id).await.unwrap().unwrap();
+    assert_eq!((p.state.as_str(), p.attempts, p.analyses), ("done", 2, 1));
+    assert_eq!(
+        store.leaks_of(id).await.unwrap().len(),
+        analysis.leaks.len()
+    );
+    store.close().await;
+}
+
 // ---------------------------------------------------------------- the real binary
 
 fn free_port() -> u16 {

@@ -1,12 +1,14 @@
 //! `serve` beyond one machine: real `hprof-shrink serve` processes on one PostgreSQL (a
 //! throwaway cluster made here from Debian's postgresql, see scripts/setup-postgres.sh) and
 //! one S3 bucket (moto's server, see tests/support/moto.rs): two servers taking uploads,
-//! two `serve --worker` processes claiming jobs under a lease; one worker and one server
-//! SIGKILLed part-way. Then every package must be stored once, recorded once, analyzed
+//! two `serve --worker` processes claiming jobs under a lease; one server SIGKILLed, one
+//! worker frozen past its lease (it must not record what another retook) and then
+//! SIGKILLed, part-way. Then every package must be stored once, recorded once, analyzed
 //! once, and every leak group counted right.
 //!
-//! Skipped, saying why, only outside CI when PostgreSQL or the Python environment is
-//! missing; under CI their absence is a failure (scripts/test.sh sets both up).
+//! Skipped, saying why, when PostgreSQL or the Python environment is missing outside CI,
+//! or when scripts/setup-postgres.sh could not install PostgreSQL (no apt-get); under CI
+//! with apt-get their absence is a failure (scripts/test.sh sets both up).
 
 mod support;
 
@@ -199,6 +201,11 @@ impl Proc {
         }
     }
 
+    fn signal(&self, sig: libc::c_int) {
+        let pid = self.child.id() as libc::pid_t;
+        assert_eq!(unsafe { libc::kill(pid, sig) }, 0, "kill({pid}, {sig})");
+    }
+
     /// SIGKILL: no chance to finish anything.
     fn kill(&mut self) {
         self.child.kill().unwrap();
@@ -325,6 +332,30 @@ fn ids_after(log: &str, prefix: &str) -> Vec<i64> {
         .collect()
 }
 
+/// Freezes the worker (SIGSTOP) at a moment it holds a job, after it finished at least
+/// `after` of them, and returns that job; frozen, its log cannot move on between the look
+/// and what the caller does next. Jobs in `not` are not counted as held.
+async fn holding_a_job(w: &mut Proc, after: usize, not: &[i64]) -> i64 {
+    let t = Instant::now();
+    loop {
+        w.signal(libc::SIGSTOP);
+        // Let a write under way land in the file.
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        let log = w.log();
+        let finished: HashSet<i64> = ids_after(&log, "analyzed package ").into_iter().collect();
+        let open: Vec<i64> = ids_after(&log, "analyzing package ")
+            .into_iter()
+            .filter(|id| !finished.contains(id) && !not.contains(id))
+            .collect();
+        if finished.len() >= after && open.len() == 1 {
+            return open[0];
+        }
+        w.signal(libc::SIGCONT);
+        assert!(t.elapsed() < Duration::from_secs(60), "worker: {log}");
+        tokio::time::sleep(Duration::from_millis(7)).await;
+    }
+}
+
 const DISTINCT: usize = 300;
 const DUPLICATES: usize = 6;
 const CLIENTS: usize = 6;
@@ -432,35 +463,53 @@ async fn two_servers_two_workers_on_postgres_and_s3_lose_nothing_when_killed() {
         }));
     }
 
-    // Part-way: the first worker killed while it holds a job, the first server killed.
-    let killed_job = {
-        let w = &mut workers[0];
-        let t = Instant::now();
-        loop {
-            let log = w.log();
-            let taken = ids_after(&log, "analyzing package ");
-            let finished: HashSet<i64> = ids_after(&log, "analyzed package ").into_iter().collect();
-            let open: Vec<i64> = taken
-                .iter()
-                .copied()
-                .filter(|id| !finished.contains(id))
-                .collect();
-            if finished.len() >= 10 && open.len() == 1 {
-                w.kill();
-                // It may have finished between the look and the kill: read again.
-                let finished: HashSet<i64> = ids_after(&w.log(), "analyzed package ")
-                    .into_iter()
-                    .collect();
-                break (!finished.contains(&open[0])).then_some(open[0]);
+    // Part-way, the first server killed, in a task of its own so that it lands mid-upload
+    // whatever the workers are doing.
+    let server0 = servers.remove(0);
+    let server_killer = {
+        let done = done.clone();
+        let third = sends.len() / 3;
+        tokio::spawn(async move {
+            let mut s = server0;
+            while done.load(std::sync::atomic::Ordering::SeqCst) < third {
+                tokio::time::sleep(Duration::from_millis(5)).await;
             }
-            assert!(t.elapsed() < Duration::from_secs(60), "worker 0: {log}");
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
+            s.kill();
+            s
+        })
     };
-    while done.load(std::sync::atomic::Ordering::SeqCst) < sends.len() / 3 {
-        tokio::time::sleep(Duration::from_millis(5)).await;
+    // The first worker, frozen (SIGSTOP) while it holds a job, past its lease: the other
+    // worker takes the job; thawed, it must not record it a second time.
+    let stalled_job = holding_a_job(&mut workers[0], 5, &[]).await;
+    let t = Instant::now();
+    while !workers[1]
+        .log()
+        .contains(&format!("analyzing package {stalled_job} (attempt 2)"))
+    {
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "{}",
+            workers[1].log()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    servers[0].kill();
+    workers[0].signal(libc::SIGCONT);
+    let t = Instant::now();
+    while !workers[0]
+        .log()
+        .contains(&format!("analysis of package {stalled_job} not recorded"))
+    {
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "{}",
+            workers[0].log()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // Then killed (SIGKILL) while it holds another job.
+    let killed_job = holding_a_job(&mut workers[0], 3, &[stalled_job]).await;
+    workers[0].kill();
+    let _server0 = server_killer.await.unwrap();
 
     let mut answers = Vec::new();
     for t in tasks {
@@ -534,8 +583,8 @@ async fn two_servers_two_workers_on_postgres_and_s3_lose_nothing_when_killed() {
         .iter()
         .map(|p| (p["id"].as_i64().unwrap(), p["attempts"].as_i64().unwrap()))
         .collect();
-    if let Some(id) = killed_job {
-        assert_eq!(attempts[&id], 2, "the killed worker's job {id}");
+    for id in [stalled_job, killed_job] {
+        assert_eq!(attempts[&id], 2, "the first worker's job {id}");
         assert!(
             workers[1]
                 .log()
@@ -544,6 +593,13 @@ async fn two_servers_two_workers_on_postgres_and_s3_lose_nothing_when_killed() {
             workers[1].log()
         );
     }
+    assert!(
+        !workers[0]
+            .log()
+            .contains(&format!("analyzed package {stalled_job}:")),
+        "{}",
+        workers[0].log()
+    );
 
     // Stored once: one object per package in the bucket, its bytes' MD5 and size.
     let objects = tokio::task::block_in_place(|| moto.list("cluster/packages/"));
@@ -617,7 +673,7 @@ async fn two_servers_two_workers_on_postgres_and_s3_lose_nothing_when_killed() {
         total as f64 / 1e6,
         received.as_secs_f64(),
         sends.len() as f64 / received.as_secs_f64(),
-        killed_job.map_or(String::new(), |id| format!(": package {id}, retaken after its {LEASE} s lease")),
+        format!(": package {killed_job}, retaken after its {LEASE} s lease; package {stalled_job} stalled past its lease, retaken, not recorded by the thawed worker"),
         analyzed.as_secs_f64(),
         t_start.elapsed().as_secs_f64(),
     );
