@@ -667,13 +667,13 @@ async fn two_servers_two_workers_on_postgres_and_s3_lose_nothing_when_killed() {
     println!(
         "cluster: PostgreSQL + S3 (moto) up in {:.1} s; {} uploads ({:.1} MB, {duplicates} answered as duplicates) \
          over 2 servers (one killed after a third) in {:.2} s ({:.0} uploads/s); all {DISTINCT} analyzed by 2 workers \
-         (one killed mid-job{}) after {:.2} s; whole test {:.1} s",
+         (package {stalled_job} stalled past its {LEASE} s lease, retaken, not recorded by the thawed worker; \
+         package {killed_job} held by the worker when killed, retaken) after {:.2} s; whole test {:.1} s",
         started.as_secs_f64(),
         sends.len(),
         total as f64 / 1e6,
         received.as_secs_f64(),
         sends.len() as f64 / received.as_secs_f64(),
-        format!(": package {killed_job}, retaken after its {LEASE} s lease; package {stalled_job} stalled past its lease, retaken, not recorded by the thawed worker"),
         analyzed.as_secs_f64(),
         t_start.elapsed().as_secs_f64(),
     );
