@@ -60,8 +60,14 @@ struct Pg {
 
 impl Pg {
     fn start(bin: PathBuf) -> Pg {
-        let dir = tempfile::tempdir().unwrap();
         let as_postgres = unsafe { libc::geteuid() } == 0;
+        // The postgres user must reach the directory: under /tmp, whatever TMPDIR says (a
+        // root's TMPDIR may sit in a directory only root can enter).
+        let dir = if as_postgres && Path::new("/tmp").is_dir() {
+            tempfile::tempdir_in("/tmp").unwrap()
+        } else {
+            tempfile::tempdir().unwrap()
+        };
         if as_postgres {
             let o = Command::new("chown")
                 .args(["postgres:", s(dir.path())])
