@@ -37,6 +37,8 @@ byte, per object and per reference, against the targets: (p) <= 2 s per GB, peak
 the dump (object-heavy) and <= 0.1 x (array-heavy). --analyze-only skips (a')-(i);
 --shrink-only skips (p) and (q); --sizes 1000 measures only the ~1 GB dumps.
 The figures go to target/bench/bench.json.
+--serve-only measures only how fast `serve` takes uploads, one server against two on one
+PostgreSQL (scripts/bench_serve.py says how; figures in target/bench/bench-serve.json).
 """
 
 import argparse
@@ -166,11 +168,19 @@ def main():
                     help="dump sizes in MB, comma-separated (default 200,1000)")
     ap.add_argument("--shrink-only", action="store_true",
                     help="skip the analysis rows (p) and (q)")
+    ap.add_argument("--serve-only", action="store_true",
+                    help="only the serve ingest rows: one server against two (scripts/bench_serve.py)")
     ap.add_argument("--baseline", metavar="EXE",
                     help="also time (b) and (c) with this hprof-shrink binary and print new/base")
     args = ap.parse_args()
     if args.baseline and not os.access(args.baseline, os.X_OK):
         sys.exit(f"bench: --baseline {args.baseline}: not an executable file")
+
+    if args.serve_only:
+        import bench_serve
+        sh(["cargo", "build", "--release", "--quiet", "--bin", "hprof-shrink"], cwd=ROOT)
+        bench_serve.run(str(ROOT / "target/release/hprof-shrink"))
+        return
 
     cache = Path(args.cache)
     cache.mkdir(parents=True, exist_ok=True)

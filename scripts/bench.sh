@@ -4,9 +4,10 @@
 # $HPROF_SHRINK_BENCH_DIR). Needs Java 17, Python 3 and gzip. Options: --quick (200 MB
 # dumps only), --runs N (best of N, default 3), --baseline EXE (also time another build and
 # print new/base), --analyze-only (only the analysis rows), --shrink-only (no analysis rows),
-# --sizes 200,1000 (which dumps). Also times libdeflate-gzip and pigz (installed from
-# Debian when missing and root). Prints the table and the targets; writes
-# target/bench/bench.json.
+# --sizes 200,1000 (which dumps), --serve-only (only serve's ingest: one server against two
+# on one PostgreSQL, a core each; PostgreSQL from scripts/setup-postgres.sh). Also times
+# libdeflate-gzip and pigz (installed from Debian when missing and root). Prints the table
+# and the targets; writes target/bench/bench.json.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 exec python3 scripts/bench.py "$@"

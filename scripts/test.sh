@@ -32,6 +32,17 @@ else
   echo "$HPROF_SHRINK_NO_CHROMIUM"
 fi
 
+step "PostgreSQL for the multi-process test of serve"
+if HPROF_SHRINK_PG_BIN=$(bash scripts/setup-postgres.sh 2>target/setup-postgres.log); then
+  export HPROF_SHRINK_PG_BIN
+  echo "$HPROF_SHRINK_PG_BIN"
+else
+  # apt did not work here: the multi-process test skips, saying why, instead of failing.
+  HPROF_SHRINK_NO_POSTGRES="scripts/setup-postgres.sh failed: $(tail -n 3 target/setup-postgres.log | tr '\n' ' ')"
+  export HPROF_SHRINK_NO_POSTGRES
+  echo "$HPROF_SHRINK_NO_POSTGRES"
+fi
+
 # With the C ABI on, so its tests (shrink/tests/ffi.rs, the header check) run too. On for
 # the whole workspace, not only `-p hprof-shrink-core`: the core's library files carry no
 # hash in their names (it is also a cdylib), so builds with other features would overwrite

@@ -123,7 +123,10 @@ async fn start(data: &Path, o: Opts) -> Srv {
     let sink = log.clone();
     let running = serve::start(Config {
         data: data.to_path_buf(),
-        listen: "127.0.0.1:0".parse().unwrap(),
+        listen: Some("127.0.0.1:0".parse().unwrap()),
+        database: None,
+        store: None,
+        lease: serve::DEFAULT_LEASE,
         access: o.access,
         max_bytes: o.max_bytes,
         workers: o.workers,
@@ -134,7 +137,7 @@ async fn start(data: &Path, o: Opts) -> Srv {
     .await
     .expect("serve starts");
     Srv {
-        base: format!("http://{}", running.addr),
+        base: format!("http://{}", running.addr.expect("a listener")),
         running,
         data: data.to_path_buf(),
         log,
@@ -593,7 +596,10 @@ async fn groups_aggregated_in_sql_equal_groups_made_from_the_rows() {
             second.class_name = format!("Class{i}");
             a.leaks.push(second);
         }
-        store.finish(id, &a, &[]).await.unwrap();
+        let (claim, _) = store.claim(Duration::from_secs(60)).await.unwrap();
+        let claim = claim.expect("the package just queued");
+        assert_eq!(claim.id, id);
+        assert!(store.finish(&claim, &a, &[]).await.unwrap());
     }
     for f in [
         Filter::default(),
@@ -792,6 +798,59 @@ async fn a_failing_package_fails_alone_and_queued_work_survives_a_restart() {
     let (_, page) = get_text(&srv.url("/packages/1")).await;
     assert!(page.contains("failed"));
     srv.stop().await;
+}
+
+/// The lease on the embedded database: a job whose lease ran out is taken again, and the
+/// first claimer can then neither renew, record nor fail it; the analysis is recorded once.
+#[tokio::test]
+async fn on_sqlite_only_the_current_lease_holder_records_a_job() {
+    use hprof_shrink::serve::store::{NewPackage, Store};
+    let dir = tempfile::tempdir().unwrap();
+    let zip = package(dir.path(), "a.zip", &[]);
+    let analysis = hprof_shrink::analyze::analyze_path(
+        &zip,
+        &hprof_shrink::analyze::Options::default(),
+        &hprof_shrink_core::Control::default(),
+    )
+    .unwrap()
+    .analysis;
+    let store = Store::open(&dir.path().join("meta.sqlite")).await.unwrap();
+    let id = store
+        .insert_package(&NewPackage {
+            md5: &"0".repeat(32),
+            name: "p.zip",
+            bytes: 1,
+            manifest: &[],
+            extra: &[],
+        })
+        .await
+        .unwrap()
+        .unwrap();
+    let (first, _) = store.claim(Duration::from_millis(200)).await.unwrap();
+    let first = first.unwrap();
+    assert!(store
+        .claim(Duration::from_secs(60))
+        .await
+        .unwrap()
+        .0
+        .is_none());
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (second, _) = store.claim(Duration::from_secs(60)).await.unwrap();
+    let second = second.unwrap();
+    assert_eq!((second.id, second.attempt), (id, 2));
+    assert!(!store.renew(&first, Duration::from_secs(60)).await.unwrap());
+    assert!(!store.finish(&first, &analysis, &[]).await.unwrap());
+    assert!(!store.fail(&first, "late").await.unwrap());
+    assert!(store.finish(&second, &analysis, &[]).await.unwrap());
+    // Recorded, the job is no longer anyone's: a second finish records nothing.
+    assert!(!store.finish(&second, &analysis, &[]).await.unwrap());
+    let p = store.package(id).await.unwrap().unwrap();
+    assert_eq!((p.state.as_str(), p.attempts, p.analyses), ("done", 2, 1));
+    assert_eq!(
+        store.leaks_of(id).await.unwrap().len(),
+        analysis.leaks.len()
+    );
+    store.close().await;
 }
 
 // ---------------------------------------------------------------- the real binary
@@ -1346,7 +1405,10 @@ async fn bench_groups_page_with_10000_packages() {
         for l in &mut a.leaks {
             l.signature = format!("{:040x}", i % 200);
         }
-        store.finish(id, &a, &[]).await.unwrap();
+        let (claim, _) = store.claim(Duration::from_secs(60)).await.unwrap();
+        let claim = claim.expect("the package just queued");
+        assert_eq!(claim.id, id);
+        assert!(store.finish(&claim, &a, &[]).await.unwrap());
     }
     println!(
         "10,000 packages recorded in {:.1} s",

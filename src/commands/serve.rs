@@ -13,6 +13,7 @@ use crate::say::say;
 
 pub const UPLOAD_TOKEN_ENV: &str = "HPROF_SHRINK_UPLOAD_TOKEN";
 pub const READ_TOKEN_ENV: &str = "HPROF_SHRINK_READ_TOKEN";
+pub const DATABASE_ENV: &str = "HPROF_SHRINK_DATABASE_URL";
 
 pub const ABOUT: &str = "\
 Receives packages as `hprof-shrink upload` sends them (POST /api/packages, multipart; PUT \
@@ -25,21 +26,53 @@ grouped by signature across packages, with the SDK versions, manufacturers and a
 Tokens are never given on the command line: the upload token comes from \
 HPROF_SHRINK_UPLOAD_TOKEN or --upload-token-file (clients send it as `Authorization: \
 Bearer`, which `upload` does with HPROF_SHRINK_TOKEN), the read token from \
-HPROF_SHRINK_READ_TOKEN or --read-token-file (a browser asks for it as a password).";
+HPROF_SHRINK_READ_TOKEN or --read-token-file (a browser asks for it as a password).
+
+Beyond one machine: --database postgres://... (or HPROF_SHRINK_DATABASE_URL) for the \
+metadata and --store s3://BUCKET/PREFIX for the packages; then several `serve` processes \
+take uploads and serve pages, and `serve --worker` processes only analyze, each job claimed \
+under a lease (--lease-seconds) that a killed worker lets run out.";
 
 pub const AFTER: &str = "\
 Example:
   HPROF_SHRINK_UPLOAD_TOKEN=u HPROF_SHRINK_READ_TOKEN=r hprof-shrink serve --data /srv/heaps
   HPROF_SHRINK_TOKEN=u hprof-shrink upload --outbox queue/ --url http://HOST:8080/api/packages
 
+  HPROF_SHRINK_DATABASE_URL=postgres://heaps@db/heaps AWS_REGION=eu-west-1 \\
+    hprof-shrink serve --data /var/tmp/heaps --store s3://heap-dumps/prod --workers 0
+  HPROF_SHRINK_DATABASE_URL=postgres://heaps@db/heaps hprof-shrink serve --worker \\
+    --data /var/tmp/heaps --store s3://heap-dumps/prod
+
 Runs until SIGINT or SIGTERM (the packages being analyzed are finished first; a kill leaves
-them to be analyzed again at the next start).";
+them to be analyzed again: at the next start with the embedded database, by any worker once
+the lease runs out with PostgreSQL).";
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// The data directory: meta.sqlite, packages/, analyses/, pictures/ (made if missing).
+    /// The data directory: meta.sqlite, packages/, analyses/, pictures/ (made if missing);
+    /// with --database and --store only tmp/ (give each process its own).
     #[arg(long, value_name = "DIR")]
     pub data: PathBuf,
+
+    /// PostgreSQL for the metadata, shared by several processes
+    /// (postgres://USER@HOST[:PORT]/DB; the password from PGPASSWORD or ~/.pgpass, not the
+    /// command line) [default: HPROF_SHRINK_DATABASE_URL, else SQLite in --data].
+    #[arg(long, value_name = "URL")]
+    pub database: Option<String>,
+
+    /// An S3 bucket for packages, analyses and pictures (s3://BUCKET[/PREFIX]; endpoint,
+    /// region and credentials from the AWS_* environment variables) [default: --data].
+    #[arg(long, value_name = "URL")]
+    pub store: Option<String>,
+
+    /// Analyze only: no listener, just --workers claiming jobs from --database.
+    #[arg(long, conflicts_with = "listen")]
+    pub worker: bool,
+
+    /// How long a claimed job stays its worker's without a renewal (renewed every third of
+    /// it): a killed worker's job is taken up by another this long after.
+    #[arg(long, value_name = "SECONDS", default_value_t = serve::DEFAULT_LEASE.as_secs_f64())]
+    pub lease_seconds: f64,
 
     /// The address to listen on (port 0: any free port, printed at start).
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
@@ -95,19 +128,35 @@ pub fn run(a: ServeArgs) -> Result<(), HostError> {
         read: token(a.read_token_file.as_ref(), READ_TOKEN_ENV)?,
         public_read: a.public_read,
     };
-    if access.upload.is_none() {
+    if !a.worker && access.upload.is_none() {
         say!(
             "hprof-shrink: warning: no upload token ({UPLOAD_TOKEN_ENV} or --upload-token-file): anyone who reaches {} can upload",
             a.listen
         );
     }
-    if access.read.is_none() && !access.public_read {
+    if !a.worker && access.read.is_none() && !access.public_read {
         say!("hprof-shrink: warning: no read token ({READ_TOKEN_ENV} or --read-token-file) and no --public-read: nobody can read the pages");
+    }
+    let database = a
+        .database
+        .or_else(|| std::env::var(DATABASE_ENV).ok().filter(|v| !v.is_empty()));
+    if a.worker && database.is_none() {
+        return Err(HostError::Usage(format!(
+            "serve --worker needs a shared database: --database postgres://... or {DATABASE_ENV}"
+        )));
+    }
+    if !(a.lease_seconds.is_finite() && (0.3..=86_400.0).contains(&a.lease_seconds)) {
+        return Err(HostError::Usage(
+            "--lease-seconds must be between 0.3 and 86400".into(),
+        ));
     }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let config = Config {
         data: a.data,
-        listen: a.listen,
+        listen: (!a.worker).then_some(a.listen),
+        database,
+        store: a.store,
+        lease: Duration::from_secs_f64(a.lease_seconds),
         access,
         max_bytes: a.max_bytes,
         workers: a.workers.unwrap_or((cores / 2).max(1)),

@@ -1,10 +1,10 @@
 //! The leak-groups page and `GET /api/leaks` computed once per change, not once per
 //! request: grouping scans every leak, while the data changes only when a package is
-//! recorded or an analysis ends. Each change bumps a generation; an entry made under an
-//! older one is not served.
+//! recorded or a job changes state. Each such change bumps a generation in the database,
+//! in the same transaction, so every process sharing the database sees it; an entry made
+//! under an older one is not served. Reading the generation is one tiny query per request.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::groups::LeakGroup;
@@ -25,8 +25,7 @@ type Key = (Option<String>, Option<String>, Option<String>);
 
 #[derive(Default)]
 pub struct Cache {
-    generation: AtomicU64,
-    entries: Mutex<HashMap<Key, (u64, Arc<Groups>)>>,
+    entries: Mutex<HashMap<Key, (i64, Arc<Groups>)>>,
 }
 
 /// Filters remembered at most; past it the map starts over (a crawler trying every
@@ -38,18 +37,10 @@ fn key(f: &Filter) -> Key {
 }
 
 impl Cache {
-    /// Something the groups depend on changed.
-    pub fn invalidate(&self) {
-        self.generation.fetch_add(1, Ordering::SeqCst);
-    }
-
-    /// The generation to tag a computation with: read it before reading the database.
-    pub fn generation(&self) -> u64 {
-        self.generation.load(Ordering::SeqCst)
-    }
-
-    pub fn get(&self, f: &Filter) -> Option<Arc<Groups>> {
-        let now = self.generation();
+    /// The entry for `f` if it was made under generation `now` (read from the database
+    /// before the data: a change committed in between makes the entry older than it is,
+    /// never newer).
+    pub fn get(&self, f: &Filter, now: i64) -> Option<Arc<Groups>> {
         let entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
         entries
             .get(&key(f))
@@ -57,7 +48,7 @@ impl Cache {
             .map(|(_, v)| v.clone())
     }
 
-    pub fn put(&self, f: &Filter, generation: u64, v: Arc<Groups>) {
+    pub fn put(&self, f: &Filter, generation: i64, v: Arc<Groups>) {
         let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
         if entries.len() >= MAX_ENTRIES {
             entries.clear();
@@ -87,20 +78,17 @@ mod tests {
     fn an_entry_is_served_until_the_next_change() {
         let c = Cache::default();
         let f = Filter::default();
-        let g = c.generation();
-        c.put(&f, g, Arc::new(empty()));
-        assert!(c.get(&f).is_some());
-        assert!(c
-            .get(&Filter {
-                sdk: Some("25".into()),
-                ..Filter::default()
-            })
-            .is_none());
-        c.invalidate();
-        assert!(c.get(&f).is_none());
+        c.put(&f, 7, Arc::new(empty()));
+        assert!(c.get(&f, 7).is_some());
+        let other = Filter {
+            sdk: Some("25".into()),
+            ..Filter::default()
+        };
+        assert!(c.get(&other, 7).is_none());
+        // The database moved on: the entry is stale.
+        assert!(c.get(&f, 8).is_none());
         // Computed before a change, stored after it: never served.
-        let stale = c.generation() - 1;
-        c.put(&f, stale, Arc::new(empty()));
-        assert!(c.get(&f).is_none());
+        c.put(&f, 7, Arc::new(empty()));
+        assert!(c.get(&f, 8).is_none());
     }
 }

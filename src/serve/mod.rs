@@ -1,22 +1,28 @@
 //! `serve`: receive packages as `upload` sends them, analyze them in the background, group
 //! leaks by signature across devices, show them in a browser and as JSON.
 //!
-//! - [`receive`]: the two upload protocols, streamed to disk, checked, verified, recorded;
-//! - [`store`]: the metadata in SQLite (sqlx), with the analysis queue;
-//! - [`jobs`]: the workers that analyze queued packages;
+//! - [`receive`]: the two upload protocols, streamed to disk, checked, verified, stored,
+//!   recorded;
+//! - [`store`]: the metadata in SQLite or PostgreSQL (sqlx), with the analysis queue;
+//! - [`blobs`]: packages, analyses and pictures in a directory or an S3 bucket ([`s3`]);
+//! - [`jobs`]: the workers that claim queued packages under a lease and analyze them;
 //! - [`groups`]: leaks by signature, bitmaps by buffer hash;
 //! - [`views`] and [`pages`]: what readers get, as JSON and HTML;
 //! - [`auth`]: the upload and read tokens.
 //!
 //! The data directory: `meta.sqlite` (and its WAL), `packages/<md5>.zip`,
-//! `analyses/<id>.json`, `pictures/<hash>.png`, `tmp/` for bodies on their way in.
+//! `analyses/<id>.json`, `pictures/<hash>.png`, `tmp/` for bodies on their way in. With
+//! `--database postgres://…` and `--store s3://…` only `tmp/` is used, and several
+//! processes (each with a data directory of its own) share the database and the bucket.
 
 pub mod auth;
+pub mod blobs;
 pub mod cache;
 pub mod groups;
 pub mod jobs;
 pub mod pages;
 pub mod receive;
+pub mod s3;
 pub mod store;
 pub mod views;
 
@@ -31,10 +37,16 @@ use axum::Router;
 use tokio::sync::{watch, Notify};
 
 pub use auth::{Access, Secret};
+use blobs::Blobs;
 use store::Store;
 
 /// The largest package taken by default.
 pub const DEFAULT_MAX_BYTES: u64 = 1 << 30;
+
+/// How long a claimed job stays a worker's without being renewed (it is renewed every
+/// third of that while the analysis runs): a killed worker's job is taken up again by
+/// another worker this long after the kill.
+pub const DEFAULT_LEASE: Duration = Duration::from_secs(60);
 
 /// Where things live under the data directory.
 #[derive(Debug, Clone)]
@@ -51,27 +63,12 @@ impl Dirs {
     pub fn db(&self) -> PathBuf {
         self.root.join("meta.sqlite")
     }
-    pub fn packages(&self) -> PathBuf {
-        self.root.join("packages")
-    }
-    /// A package is stored under its content's MD5: the same bytes, the same file.
-    pub fn package(&self, md5: &str) -> PathBuf {
-        self.packages().join(format!("{md5}.zip"))
-    }
     pub fn tmp(&self) -> PathBuf {
         self.root.join("tmp")
     }
-    pub fn analysis(&self, id: i64) -> PathBuf {
-        self.root.join("analyses").join(format!("{id}.json"))
-    }
-    pub fn picture(&self, hash: &str) -> PathBuf {
-        self.root.join("pictures").join(format!("{hash}.png"))
-    }
 
     fn create(&self) -> std::io::Result<()> {
-        for d in ["packages", "tmp", "analyses", "pictures"] {
-            std::fs::create_dir_all(self.root.join(d))?;
-        }
+        std::fs::create_dir_all(self.tmp())?;
         // Bodies a killed server was receiving: never answered, so nobody counts on them.
         for e in std::fs::read_dir(self.tmp())? {
             let _ = std::fs::remove_file(e?.path());
@@ -84,7 +81,14 @@ pub type Log = Arc<dyn Fn(&str) + Send + Sync>;
 
 pub struct Config {
     pub data: PathBuf,
-    pub listen: SocketAddr,
+    /// None: no listener, analysis only (`serve --worker`).
+    pub listen: Option<SocketAddr>,
+    /// A PostgreSQL URL; None: SQLite in the data directory.
+    pub database: Option<String>,
+    /// An `s3://BUCKET/PREFIX` URL; None: the data directory.
+    pub store: Option<String>,
+    /// See [`DEFAULT_LEASE`].
+    pub lease: Duration,
     pub access: Access,
     pub max_bytes: u64,
     /// Analysis workers; 0 receives only (another process analyzes).
@@ -101,12 +105,14 @@ pub struct Config {
 /// What every handler shares.
 pub struct App {
     pub store: Store,
+    pub blobs: Blobs,
     pub dirs: Dirs,
+    pub lease: Duration,
     pub access: Access,
     pub max_bytes: u64,
     /// Wakes idle workers when a package is queued.
     pub wake: Notify,
-    /// The leak groups per filter, until the next package or analysis.
+    /// The leak groups per filter, until the database's generation changes.
     pub groups: cache::Cache,
     pub analysis_delay: Duration,
     pub answer_delay: Duration,
@@ -120,15 +126,23 @@ pub enum ServeError {
         what: String,
         source: std::io::Error,
     },
-    #[error("the database {}: {source}", path.display())]
-    Db { path: PathBuf, source: sqlx::Error },
+    #[error("the database {what}: {source}")]
+    Db { what: String, source: sqlx::Error },
+    #[error("{0}")]
+    Config(String),
+    #[error("the package store {what}: {source}")]
+    Store {
+        what: String,
+        source: std::io::Error,
+    },
 }
 
 /// A server running on the current tokio runtime.
 pub struct Running {
-    pub addr: SocketAddr,
+    /// None for a worker (no listener).
+    pub addr: Option<SocketAddr>,
     stop: watch::Sender<bool>,
-    server: tokio::task::JoinHandle<std::io::Result<()>>,
+    server: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
     workers: Vec<tokio::task::JoinHandle<()>>,
     app: Arc<App>,
 }
@@ -138,7 +152,9 @@ impl Running {
     /// the database.
     pub async fn stop(self) {
         let _ = self.stop.send(true);
-        let _ = self.server.await;
+        if let Some(server) = self.server {
+            let _ = server.await;
+        }
         for w in self.workers {
             let _ = w.await;
         }
@@ -147,9 +163,12 @@ impl Running {
 
     /// Resolves when the server stops on its own (it does not, unless it fails).
     pub async fn wait(&mut self) -> std::io::Result<()> {
-        (&mut self.server)
-            .await
-            .unwrap_or_else(|e| Err(std::io::Error::other(e)))
+        match &mut self.server {
+            Some(server) => server
+                .await
+                .unwrap_or_else(|e| Err(std::io::Error::other(e))),
+            None => std::future::pending().await,
+        }
     }
 }
 
@@ -185,43 +204,95 @@ pub fn router(app: Arc<App>) -> Router {
         .with_state(app)
 }
 
-/// Opens the data directory, recovers interrupted jobs, binds, and serves on the current
-/// runtime until [`Running::stop`].
+/// The database: PostgreSQL at `url`, or SQLite in the data directory.
+async fn open_store(dirs: &Dirs, url: Option<&str>) -> Result<Store, ServeError> {
+    match url {
+        Some(url) => {
+            let what = store::redact_url(url);
+            if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
+                return Err(ServeError::Config(format!(
+                    "--database {what}: a database is postgres://USER[:PASSWORD]@HOST[:PORT]/DB"
+                )));
+            }
+            Store::connect(url)
+                .await
+                .map_err(|source| ServeError::Db { what, source })
+        }
+        None => {
+            let path = dirs.db();
+            Store::open(&path).await.map_err(|source| ServeError::Db {
+                what: path.display().to_string(),
+                source,
+            })
+        }
+    }
+}
+
+/// The package store: a bucket or the data directory, checked now.
+async fn open_blobs(data: &Path, url: Option<&str>) -> Result<Blobs, ServeError> {
+    let blobs = match url {
+        Some(url) => Blobs::S3(s3::Bucket::from_url(url).map_err(ServeError::Config)?),
+        None => Blobs::Dir(data.to_path_buf()),
+    };
+    let what = blobs.describe();
+    blobs.create().map_err(|source| ServeError::Store {
+        what: what.clone(),
+        source,
+    })?;
+    blobs
+        .check()
+        .await
+        .map_err(|source| ServeError::Store { what, source })?;
+    Ok(blobs)
+}
+
+/// Opens the data directory, the database and the package store, recovers interrupted
+/// jobs (embedded database only: a shared one relies on leases), binds unless this is a
+/// worker, and serves on the current runtime until [`Running::stop`].
 pub async fn start(config: Config) -> Result<Running, ServeError> {
     let dirs = Dirs::new(&config.data);
     dirs.create().map_err(|source| ServeError::Io {
         what: format!("the data directory {}", config.data.display()),
         source,
     })?;
-    let db_path = dirs.db();
-    let store = Store::open(&db_path)
-        .await
-        .map_err(|source| ServeError::Db {
-            path: db_path.clone(),
+    let store = open_store(&dirs, config.database.as_deref()).await?;
+    let blobs = open_blobs(&config.data, config.store.as_deref()).await?;
+    if !store.is_shared() {
+        // One process owns an embedded database: whatever it left `analyzing` was
+        // interrupted by its own stop, and need not wait for the lease to run out.
+        let (requeued, failed) = store.recover().await.map_err(|source| ServeError::Db {
+            what: dirs.db().display().to_string(),
             source,
         })?;
-    let (requeued, failed) = store.recover().await.map_err(|source| ServeError::Db {
-        path: db_path.clone(),
-        source,
-    })?;
-    if requeued + failed > 0 {
-        (config.log)(&format!(
-            "{requeued} analysis job(s) interrupted by a stop taken up again; {failed} failed after repeated interruptions"
-        ));
+        if requeued + failed > 0 {
+            (config.log)(&format!(
+                "{requeued} analysis job(s) interrupted by a stop taken up again; {failed} failed after repeated interruptions"
+            ));
+        }
     }
-    let listener = tokio::net::TcpListener::bind(config.listen)
-        .await
+    let listener =
+        match config.listen {
+            Some(listen) => Some(tokio::net::TcpListener::bind(listen).await.map_err(
+                |source| ServeError::Io {
+                    what: format!("listen on {listen}"),
+                    source,
+                },
+            )?),
+            None => None,
+        };
+    let addr = listener
+        .as_ref()
+        .map(|l| l.local_addr())
+        .transpose()
         .map_err(|source| ServeError::Io {
-            what: format!("listen on {}", config.listen),
+            what: "the listening address".into(),
             source,
         })?;
-    let addr = listener.local_addr().map_err(|source| ServeError::Io {
-        what: "the listening address".into(),
-        source,
-    })?;
     let app = Arc::new(App {
         store,
+        blobs,
         dirs,
+        lease: config.lease,
         access: config.access,
         max_bytes: config.max_bytes,
         wake: Notify::new(),
@@ -234,14 +305,16 @@ pub async fn start(config: Config) -> Result<Running, ServeError> {
     let workers = (0..config.workers)
         .map(|_| tokio::spawn(jobs::worker(app.clone(), stopped.clone())))
         .collect();
-    let mut stopped_srv = stopped.clone();
-    let routes = router(app.clone());
-    let server = tokio::spawn(async move {
-        axum::serve(listener, routes)
-            .with_graceful_shutdown(async move {
-                let _ = stopped_srv.wait_for(|s| *s).await;
-            })
-            .await
+    let server = listener.map(|listener| {
+        let mut stopped_srv = stopped.clone();
+        let routes = router(app.clone());
+        tokio::spawn(async move {
+            axum::serve(listener, routes)
+                .with_graceful_shutdown(async move {
+                    let _ = stopped_srv.wait_for(|s| *s).await;
+                })
+                .await
+        })
     });
     Ok(Running {
         addr,
@@ -264,13 +337,17 @@ pub fn run(config: Config) -> Result<(), ServeError> {
         })?;
     rt.block_on(async {
         let log = config.log.clone();
-        let data = config.data.clone();
+        let workers = config.workers;
         let mut running = start(config).await?;
-        log(&format!(
-            "serving on http://{} (data in {})",
-            running.addr,
-            data.display()
-        ));
+        let (db, store) = (running.app.store.describe(), running.app.blobs.describe());
+        match running.addr {
+            Some(addr) => log(&format!(
+                "serving on http://{addr} (database {db}, packages in {store})"
+            )),
+            None => log(&format!(
+                "worker: {workers} analysis worker(s) on database {db}, packages in {store}"
+            )),
+        }
         tokio::select! {
             r = running.wait() => {
                 return r.map_err(|source| ServeError::Io { what: "the server".into(), source });

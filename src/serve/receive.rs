@@ -20,6 +20,7 @@ use md5::{Digest, Md5};
 use serde_json::json;
 use tempfile::TempPath;
 
+use super::blobs::package_key;
 use super::store::NewPackage;
 use super::App;
 
@@ -236,8 +237,9 @@ async fn accept(
     }
     // The same bytes were verified and recorded before. Unless their file is gone (a lost
     // disk, a hand deletion): then this upload stores it again, and is still the duplicate.
+    let key = package_key(&md5_hex);
     if let Some(first) = app.store.package_by_md5(&md5_hex).await.map_err(db)? {
-        if app.dirs.package(&md5_hex).exists() {
+        if app.blobs.exists(&key).await.map_err(store_failed)? {
             return Ok(taken(first, &md5_hex, len, Some(first)));
         }
     }
@@ -248,17 +250,13 @@ async fn accept(
     .await
     .map_err(|e| Refusal::internal(e.to_string()))?;
     let verified = verified.map_err(|e| Refusal(StatusCode::UNPROCESSABLE_ENTITY, e))?;
-    let dest = app.dirs.package(&md5_hex);
-    let packages = app.dirs.packages();
-    tokio::task::spawn_blocking(move || -> std::io::Result<()> {
-        // Same content, same name: a concurrent upload of these bytes renames identical
-        // bytes onto it, which is harmless.
-        tmp.persist(&dest).map_err(|e| e.error)?;
-        std::fs::File::open(&packages)?.sync_all()
-    })
-    .await
-    .map_err(|e| Refusal::internal(e.to_string()))?
-    .map_err(|e| Refusal::internal(format!("cannot store the package: {e}")))?;
+    // Stored before it is recorded: a record always has its package. A process killed in
+    // between leaves an object without a record, which the client's retry (it got no
+    // answer) records; the same bytes land on the same key.
+    app.blobs
+        .put_file(&key, tmp, md5, len)
+        .await
+        .map_err(store_failed)?;
     let rec = NewPackage {
         md5: &md5_hex,
         name,
@@ -266,15 +264,12 @@ async fn accept(
         manifest: &verified.manifest,
         extra: &verified.extra,
     };
-    // Before and after the commit, as for an analysis (see jobs::save).
-    app.groups.invalidate();
     let outcome = app.store.insert_package(&rec).await.map_err(db)?;
     match outcome {
         Ok(id) => {
             (app.log)(&format!(
                 "received package {id} ({len} bytes, md5 {md5_hex})"
             ));
-            app.groups.invalidate();
             app.wake.notify_waiters();
             if !app.answer_delay.is_zero() {
                 tokio::time::sleep(app.answer_delay).await;
@@ -283,6 +278,13 @@ async fn accept(
         }
         Err(first) => Ok(taken(first, &md5_hex, len, Some(first))),
     }
+}
+
+fn store_failed(e: std::io::Error) -> Refusal {
+    Refusal(
+        StatusCode::SERVICE_UNAVAILABLE,
+        format!("cannot store the package: {e}"),
+    )
 }
 
 fn db(e: sqlx::Error) -> Refusal {

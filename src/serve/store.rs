@@ -1,7 +1,9 @@
-//! The metadata: packages, the analysis queue, leaks and bitmaps, in SQLite through sqlx.
-//! Everything the server asks of its database goes through [`Store`], so that a PostgreSQL
-//! store (several servers, workers claiming with `FOR UPDATE SKIP LOCKED`) can take its
-//! place behind the same methods.
+//! The metadata: packages, the analysis queue with its leases, leaks and bitmaps, through
+//! sqlx. Everything the server asks of its database goes through [`Store`]: SQLite
+//! embedded (one process), or PostgreSQL shared by several `serve` processes and workers.
+//! One schema, migrated per engine (`migrations/sqlite`, `migrations/postgres`); the
+//! queries are constants with bind parameters (`$1`, which SQLite reads too), the same text
+//! for both engines except the claim, which PostgreSQL makes with `FOR UPDATE SKIP LOCKED`.
 
 use std::borrow::Cow;
 use std::future::Future;
@@ -12,26 +14,42 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 use sqlx::migrate::{Migration, MigrationSource, MigrationType, Migrator};
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow,
-    SqliteSynchronous,
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
 use sqlx::Row;
 
 use crate::analyze::Analysis;
 
-/// A job interrupted this many times (the process died while analyzing it) is failed
-/// instead of taken up again: a package that kills the server must not do so forever.
+/// A job interrupted this many times (its worker died, or lost its lease, while analyzing
+/// it) is failed instead of taken up again: a package that kills workers must not do so
+/// forever.
 pub const MAX_ATTEMPTS: i64 = 3;
 
 pub type DbResult<T> = Result<T, sqlx::Error>;
 
-/// The migrations, compiled in: `migrations/sqlite/NNNN_name.sql`.
+/// The migrations of one engine, compiled in: `migrations/<engine>/NNNN_name.sql`.
 #[derive(Debug)]
-struct Embedded;
+struct Embedded(&'static [(i64, &'static str, &'static str)]);
 
-const MIGRATIONS: &[(i64, &str, &str)] =
-    &[(1, "init", include_str!("migrations/sqlite/0001_init.sql"))];
+const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
+    (1, "init", include_str!("migrations/sqlite/0001_init.sql")),
+    (
+        2,
+        "leases",
+        include_str!("migrations/sqlite/0002_leases.sql"),
+    ),
+];
+
+const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
+    (1, "init", include_str!("migrations/postgres/0001_init.sql")),
+    (
+        2,
+        "leases",
+        include_str!("migrations/postgres/0002_leases.sql"),
+    ),
+];
 
 type BoxDynError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -39,8 +57,9 @@ impl MigrationSource<'static> for Embedded {
     fn resolve(
         self,
     ) -> Pin<Box<dyn Future<Output = Result<Vec<Migration>, BoxDynError>> + Send + 'static>> {
-        Box::pin(async {
-            Ok(MIGRATIONS
+        Box::pin(async move {
+            Ok(self
+                .0
                 .iter()
                 .map(|(v, name, sql)| {
                     Migration::new(
@@ -79,6 +98,8 @@ pub struct PackageRow {
     pub state: String,
     pub error: Option<String>,
     pub attempts: i64,
+    /// Analyses recorded for this package: 1 once done, whatever the attempts.
+    pub analyses: i64,
 }
 
 /// What is recorded of a new package.
@@ -88,6 +109,17 @@ pub struct NewPackage<'a> {
     pub bytes: u64,
     pub manifest: &'a [(String, String)],
     pub extra: &'a [(String, String)],
+}
+
+/// A job taken by a worker: the package, and the lease that lets it record the result.
+#[derive(Debug, Clone)]
+pub struct Claim {
+    pub id: i64,
+    pub md5: String,
+    pub attempt: i64,
+    /// The claimer's token: the job's result is recorded only by whoever holds it while
+    /// the job still names it.
+    pub token: String,
 }
 
 /// One leak of one package, with what the grouping needs of its package.
@@ -148,34 +180,107 @@ pub fn prop(props: &[(String, String)], keys: &[&str]) -> String {
 /// The `extra.info` keys an app version is read from, first found wins.
 pub const APP_VERSION_KEYS: &[&str] = &["appVersion", "versionName", "app_version"];
 
+/// The database: one pool of either engine. Each method runs the same code on both (see
+/// [`on`]).
 #[derive(Clone)]
-pub struct Store {
-    pool: SqlitePool,
+pub enum Store {
+    Sqlite(SqlitePool),
+    Postgres(PgPool),
 }
 
-const PACKAGE_COLUMNS: &str = "p.id, p.md5, p.name, p.bytes, p.received_ms, p.sdk, \
-     p.manufacturer, p.app_version, p.manifest, p.extra, j.state, j.error, j.attempts";
-
-fn package_row(r: &SqliteRow) -> DbResult<PackageRow> {
-    let props = |col: &str| -> DbResult<Vec<(String, String)>> {
-        let text: String = r.try_get(col)?;
-        serde_json::from_str(&text).map_err(|e| sqlx::Error::Decode(Box::new(e)))
+/// Runs `$body` with `$pool` bound to the pool, whichever engine it is: the query API is
+/// the same, the row and argument types differ, so the body is compiled once per engine.
+macro_rules! on {
+    ($store:expr, $pool:ident => $body:expr) => {
+        match $store {
+            Store::Sqlite($pool) => $body,
+            Store::Postgres($pool) => $body,
+        }
     };
-    Ok(PackageRow {
-        id: r.try_get("id")?,
-        md5: r.try_get("md5")?,
-        name: r.try_get("name")?,
-        bytes: r.try_get("bytes")?,
-        received_ms: r.try_get("received_ms")?,
-        sdk: r.try_get("sdk")?,
-        manufacturer: r.try_get("manufacturer")?,
-        app_version: r.try_get("app_version")?,
-        manifest: props("manifest")?,
-        extra: props("extra")?,
-        state: r.try_get("state")?,
-        error: r.try_get("error")?,
-        attempts: r.try_get("attempts")?,
-    })
+}
+
+/// A [`PackageRow`] from a row of [`package_sql`], whichever engine's row it is.
+macro_rules! package_row {
+    ($r:expr) => {{
+        let r = $r;
+        let props = |col: &str| -> DbResult<Vec<(String, String)>> {
+            let text: String = r.try_get(col)?;
+            serde_json::from_str(&text).map_err(|e| sqlx::Error::Decode(Box::new(e)))
+        };
+        Ok::<_, sqlx::Error>(PackageRow {
+            id: r.try_get("id")?,
+            md5: r.try_get("md5")?,
+            name: r.try_get("name")?,
+            bytes: r.try_get("bytes")?,
+            received_ms: r.try_get("received_ms")?,
+            sdk: r.try_get("sdk")?,
+            manufacturer: r.try_get("manufacturer")?,
+            app_version: r.try_get("app_version")?,
+            manifest: props("manifest")?,
+            extra: props("extra")?,
+            state: r.try_get("state")?,
+            error: r.try_get("error")?,
+            attempts: r.try_get("attempts")?,
+            analyses: r.try_get("analyses")?,
+        })
+    }};
+}
+
+const BUMP_GENERATION: &str = "UPDATE generation SET n = n + 1 WHERE id = 1";
+
+/// Jobs whose lease ran out after their last allowed attempt: failed, not retaken.
+const FAIL_EXPIRED: &str = "UPDATE jobs SET state = 'failed', lease_owner = NULL, \
+     updated_ms = $1, error = 'the analysis was interrupted ' || attempts || \
+     ' times (its worker stopped or lost its lease)' \
+     WHERE state = 'analyzing' AND lease_until < $1 AND attempts >= $2";
+
+/// The oldest job that is queued, or whose lease ran out. SQLite serializes writers, so
+/// one UPDATE is enough there.
+const CLAIM_SQLITE: &str = "UPDATE jobs SET state = 'analyzing', attempts = attempts + 1, \
+     lease_owner = $2, lease_until = $3, updated_ms = $1 \
+     WHERE package_id = (SELECT package_id FROM jobs WHERE state = 'received' \
+     OR (state = 'analyzing' AND lease_until < $1) ORDER BY package_id LIMIT 1) \
+     RETURNING package_id, attempts";
+
+/// PostgreSQL: the candidate row is locked by the inner SELECT, and rows other claimers
+/// hold are skipped rather than waited for, so concurrent claims take different jobs.
+const CLAIM_POSTGRES: &str = "UPDATE jobs SET state = 'analyzing', attempts = attempts + 1, \
+     lease_owner = $2, lease_until = $3, updated_ms = $1 \
+     WHERE package_id = (SELECT package_id FROM jobs WHERE state = 'received' \
+     OR (state = 'analyzing' AND lease_until < $1) ORDER BY package_id LIMIT 1 \
+     FOR UPDATE SKIP LOCKED) \
+     RETURNING package_id, attempts";
+
+/// Only the current holder ends a job: a worker presumed dead whose job was retaken finds
+/// its token gone and records nothing.
+const FINISH_JOB: &str = "UPDATE jobs SET state = 'done', error = NULL, lease_owner = NULL, \
+     analyses = analyses + 1, updated_ms = $1 \
+     WHERE package_id = $2 AND lease_owner = $3 AND state = 'analyzing'";
+
+const FAIL_JOB: &str = "UPDATE jobs SET state = 'failed', error = $1, lease_owner = NULL, \
+     updated_ms = $2 WHERE package_id = $3 AND lease_owner = $4 AND state = 'analyzing'";
+
+const RENEW: &str = "UPDATE jobs SET lease_until = $1 \
+     WHERE package_id = $2 AND lease_owner = $3 AND state = 'analyzing'";
+
+/// A random token naming one claim.
+fn claim_token() -> String {
+    format!("{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..))
+}
+
+/// The URL without its password, for messages.
+pub fn redact_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    match authority.rsplit_once('@') {
+        Some((user, host)) if user.contains(':') => {
+            let user = user.split(':').next().unwrap_or("");
+            format!("{scheme}://{user}:***@{host}{path}")
+        }
+        _ => url.to_string(),
+    }
 }
 
 impl Store {
@@ -193,392 +298,528 @@ impl Store {
             .max_connections(8)
             .connect_with(opts)
             .await?;
-        Migrator::new(Embedded)
-            .await
-            .map_err(|e| sqlx::Error::Migrate(Box::new(e)))?
-            .run(&pool)
-            .await
-            .map_err(|e| sqlx::Error::Migrate(Box::new(e)))?;
-        Ok(Store { pool })
+        migrate(&Store::Sqlite(pool.clone()), SQLITE_MIGRATIONS).await?;
+        Ok(Store::Sqlite(pool))
+    }
+
+    /// Connects to PostgreSQL (`postgres://USER:PASSWORD@HOST:PORT/DB`) and brings its
+    /// schema up to date; processes starting together migrate one at a time (sqlx holds an
+    /// advisory lock while it migrates).
+    pub async fn connect(url: &str) -> DbResult<Store> {
+        let opts = PgConnectOptions::from_str(url)?;
+        // One connection first: a pool that cannot connect reports only that it timed
+        // out, this says why (refused, unknown host, authentication).
+        sqlx::Connection::close(
+            <sqlx::PgConnection as sqlx::Connection>::connect_with(&opts).await?,
+        )
+        .await?;
+        let pool = PgPoolOptions::new()
+            .max_connections(8)
+            .acquire_timeout(Duration::from_secs(10))
+            .connect_with(opts)
+            .await?;
+        migrate(&Store::Postgres(pool.clone()), POSTGRES_MIGRATIONS).await?;
+        Ok(Store::Postgres(pool))
+    }
+
+    /// The engine, for the start line.
+    pub fn describe(&self) -> &'static str {
+        match self {
+            Store::Sqlite(_) => "SQLite (embedded)",
+            Store::Postgres(_) => "PostgreSQL",
+        }
+    }
+
+    /// Whether several processes may share this database (PostgreSQL).
+    pub fn is_shared(&self) -> bool {
+        matches!(self, Store::Postgres(_))
     }
 
     pub async fn close(&self) {
-        self.pool.close().await;
+        on!(self, pool => pool.close().await)
     }
 
     pub async fn package_by_md5(&self, md5: &str) -> DbResult<Option<i64>> {
-        sqlx::query_scalar("SELECT id FROM packages WHERE md5 = ?")
+        on!(self, pool => sqlx::query_scalar("SELECT id FROM packages WHERE md5 = $1")
             .bind(md5)
-            .fetch_optional(&self.pool)
-            .await
+            .fetch_optional(pool)
+            .await)
     }
 
     /// Records a package and queues its analysis, in one transaction. `Ok(Err(id))`: the
     /// same content was recorded first, as `id`.
     pub async fn insert_package(&self, p: &NewPackage<'_>) -> DbResult<Result<i64, i64>> {
-        let mut tx = self.pool.begin().await?;
         let now = now_ms();
-        let id: Option<i64> = sqlx::query_scalar(
-            "INSERT INTO packages (md5, name, bytes, received_ms, sdk, manufacturer, \
-             app_version, manifest, extra) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) \
-             ON CONFLICT (md5) DO NOTHING RETURNING id",
-        )
-        .bind(p.md5)
-        .bind(p.name)
-        .bind(p.bytes as i64)
-        .bind(now)
-        .bind(prop(p.manifest, &["sdkVersion"]))
-        .bind(prop(p.manifest, &["manufacturer"]))
-        .bind(prop(p.extra, APP_VERSION_KEYS))
-        .bind(serde_json::to_string(p.manifest).unwrap_or_default())
-        .bind(serde_json::to_string(p.extra).unwrap_or_default())
-        .fetch_optional(&mut *tx)
-        .await?;
-        let Some(id) = id else {
-            tx.rollback().await?;
-            let first = self.package_by_md5(p.md5).await?;
-            return first.map(Err).ok_or(sqlx::Error::RowNotFound);
-        };
-        sqlx::query(
-            "INSERT INTO jobs (package_id, state, attempts, updated_ms) \
-             VALUES (?, 'received', 0, ?)",
-        )
-        .bind(id)
-        .bind(now)
-        .execute(&mut *tx)
-        .await?;
-        tx.commit().await?;
-        Ok(Ok(id))
+        let id: Option<i64> = on!(self, pool => {
+            let mut tx = pool.begin().await?;
+            let id: Option<i64> = sqlx::query_scalar(
+                "INSERT INTO packages (md5, name, bytes, received_ms, sdk, manufacturer, \
+                 app_version, manifest, extra) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
+                 ON CONFLICT (md5) DO NOTHING RETURNING id",
+            )
+            .bind(p.md5)
+            .bind(p.name)
+            .bind(p.bytes as i64)
+            .bind(now)
+            .bind(prop(p.manifest, &["sdkVersion"]))
+            .bind(prop(p.manifest, &["manufacturer"]))
+            .bind(prop(p.extra, APP_VERSION_KEYS))
+            .bind(serde_json::to_string(p.manifest).unwrap_or_default())
+            .bind(serde_json::to_string(p.extra).unwrap_or_default())
+            .fetch_optional(&mut *tx)
+            .await?;
+            match id {
+                None => tx.rollback().await?,
+                Some(id) => {
+                    sqlx::query(
+                        "INSERT INTO jobs (package_id, state, attempts, updated_ms) \
+                         VALUES ($1, 'received', 0, $2)",
+                    )
+                    .bind(id)
+                    .bind(now)
+                    .execute(&mut *tx)
+                    .await?;
+                    sqlx::query(BUMP_GENERATION).execute(&mut *tx).await?;
+                    tx.commit().await?;
+                }
+            }
+            id
+        });
+        match id {
+            Some(id) => Ok(Ok(id)),
+            None => {
+                let first = self.package_by_md5(p.md5).await?;
+                first.map(Err).ok_or(sqlx::Error::RowNotFound)
+            }
+        }
     }
 
     pub async fn package(&self, id: i64) -> DbResult<Option<PackageRow>> {
-        let sql = format!(
-            "SELECT {PACKAGE_COLUMNS} FROM packages p JOIN jobs j ON j.package_id = p.id \
-             WHERE p.id = ?"
-        );
-        let row = sqlx::query(&sql)
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await?;
-        row.as_ref().map(package_row).transpose()
+        const SQL: &str = package_sql::ONE;
+        on!(self, pool => {
+            let row = sqlx::query(SQL).bind(id).fetch_optional(pool).await?;
+            row.as_ref().map(|r| package_row!(r)).transpose()
+        })
     }
 
     /// The most recent packages first.
     pub async fn packages(&self, limit: i64) -> DbResult<Vec<PackageRow>> {
-        let sql = format!(
-            "SELECT {PACKAGE_COLUMNS} FROM packages p JOIN jobs j ON j.package_id = p.id \
-             ORDER BY p.id DESC LIMIT ?"
-        );
-        let rows = sqlx::query(&sql).bind(limit).fetch_all(&self.pool).await?;
-        rows.iter().map(package_row).collect()
+        const SQL: &str = package_sql::RECENT;
+        on!(self, pool => {
+            let rows = sqlx::query(SQL).bind(limit).fetch_all(pool).await?;
+            rows.iter().map(|r| package_row!(r)).collect()
+        })
     }
 
-    /// After a crash: jobs left `analyzing` are queued again, or failed once they have
-    /// been interrupted [`MAX_ATTEMPTS`] times. Returns (requeued, failed).
+    /// The embedded database at start: no other process uses it, so jobs left `analyzing`
+    /// were interrupted by this one's last stop. They are queued again at once (rather than
+    /// when their lease runs out), or failed once interrupted [`MAX_ATTEMPTS`] times.
+    /// Returns (requeued, failed).
     pub async fn recover(&self) -> DbResult<(u64, u64)> {
         let now = now_ms();
-        let failed = sqlx::query(
-            "UPDATE jobs SET state = 'failed', updated_ms = ?, \
-             error = 'the server stopped while analyzing this package ' || attempts || ' times' \
-             WHERE state = 'analyzing' AND attempts >= ?",
-        )
-        .bind(now)
-        .bind(MAX_ATTEMPTS)
-        .execute(&self.pool)
-        .await?
-        .rows_affected();
-        let requeued = sqlx::query(
-            "UPDATE jobs SET state = 'received', updated_ms = ? WHERE state = 'analyzing'",
-        )
-        .bind(now)
-        .execute(&self.pool)
-        .await?
-        .rows_affected();
-        Ok((requeued, failed))
-    }
-
-    /// Takes the oldest queued job: its package id and md5.
-    pub async fn claim(&self) -> DbResult<Option<(i64, String)>> {
-        // One UPDATE: two workers can never take the same job (SQLite serializes writers;
-        // PostgreSQL would add FOR UPDATE SKIP LOCKED to the inner SELECT).
-        let id: Option<i64> = sqlx::query_scalar(
-            "UPDATE jobs SET state = 'analyzing', attempts = attempts + 1, updated_ms = ? \
-             WHERE package_id = (SELECT package_id FROM jobs WHERE state = 'received' \
-             ORDER BY package_id LIMIT 1) RETURNING package_id",
-        )
-        .bind(now_ms())
-        .fetch_optional(&self.pool)
-        .await?;
-        let Some(id) = id else { return Ok(None) };
-        let md5: String = sqlx::query_scalar("SELECT md5 FROM packages WHERE id = ?")
-            .bind(id)
-            .fetch_one(&self.pool)
-            .await?;
-        Ok(Some((id, md5)))
-    }
-
-    /// Records what the analysis found and marks the job done; a rerun (after a crash)
-    /// replaces what an earlier run wrote.
-    pub async fn finish(&self, id: i64, a: &Analysis, pictured: &[String]) -> DbResult<()> {
-        let mut tx = self.pool.begin().await?;
-        sqlx::query("DELETE FROM leaks WHERE package_id = ?")
-            .bind(id)
-            .execute(&mut *tx)
-            .await?;
-        sqlx::query("DELETE FROM bitmaps WHERE package_id = ?")
-            .bind(id)
-            .execute(&mut *tx)
-            .await?;
-        for l in &a.leaks {
-            sqlx::query(
-                "INSERT INTO leaks (package_id, signature, class_name, library, \
-                 retained_bytes, trace) VALUES (?, ?, ?, ?, ?, ?)",
+        on!(self, pool => {
+            let failed = sqlx::query(
+                "UPDATE jobs SET state = 'failed', lease_owner = NULL, updated_ms = $1, \
+                 error = 'the server stopped while analyzing this package ' || attempts || ' times' \
+                 WHERE state = 'analyzing' AND attempts >= $2",
             )
-            .bind(id)
-            .bind(&l.signature)
-            .bind(&l.class_name)
-            .bind(l.library_leak.as_ref().map(|k| k.description.clone()))
-            .bind(l.retained_bytes as i64)
-            .bind(serde_json::to_string(&l.trace).unwrap_or_default())
-            .execute(&mut *tx)
-            .await?;
-        }
-        for g in &a.duplicate_bitmaps {
-            sqlx::query(
-                "INSERT INTO bitmaps (package_id, hash, width, height, buffer_bytes, copies, \
-                 wasted_bytes, format, has_picture) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            .bind(now)
+            .bind(MAX_ATTEMPTS)
+            .execute(pool)
+            .await?
+            .rows_affected();
+            let requeued = sqlx::query(
+                "UPDATE jobs SET state = 'received', lease_owner = NULL, updated_ms = $1 \
+                 WHERE state = 'analyzing'",
             )
-            .bind(id)
-            .bind(&g.hash)
-            .bind(g.width)
-            .bind(g.height)
-            .bind(g.buffer_bytes as i64)
-            .bind(g.count as i64)
-            .bind(g.wasted_bytes as i64)
-            .bind(&g.format)
-            .bind(pictured.contains(&g.hash))
-            .execute(&mut *tx)
-            .await?;
-        }
-        sqlx::query(
-            "UPDATE jobs SET state = 'done', error = NULL, updated_ms = ? WHERE package_id = ?",
-        )
-        .bind(now_ms())
-        .bind(id)
-        .execute(&mut *tx)
-        .await?;
-        tx.commit().await
+            .bind(now)
+            .execute(pool)
+            .await?
+            .rows_affected();
+            Ok((requeued, failed))
+        })
     }
 
-    pub async fn fail(&self, id: i64, error: &str) -> DbResult<()> {
-        sqlx::query(
-            "UPDATE jobs SET state = 'failed', error = ?, updated_ms = ? WHERE package_id = ?",
-        )
-        .bind(error)
-        .bind(now_ms())
-        .bind(id)
-        .execute(&self.pool)
-        .await
-        .map(|_| ())
+    /// Takes the oldest job queued or whose lease ran out, under a lease of `lease`. Jobs
+    /// whose lease ran out after [`MAX_ATTEMPTS`] attempts are failed on the way. Returns
+    /// the claim and how many jobs were failed so.
+    pub async fn claim(&self, lease: Duration) -> DbResult<(Option<Claim>, u64)> {
+        let now = now_ms();
+        let until = now.saturating_add(lease.as_millis() as i64);
+        let token = claim_token();
+        let claim_sql = match self {
+            Store::Sqlite(_) => CLAIM_SQLITE,
+            Store::Postgres(_) => CLAIM_POSTGRES,
+        };
+        let (claimed, failed): (Option<(i64, i64)>, u64) = on!(self, pool => {
+            let failed = sqlx::query(FAIL_EXPIRED)
+                .bind(now)
+                .bind(MAX_ATTEMPTS)
+                .execute(pool)
+                .await?
+                .rows_affected();
+            let mut tx = pool.begin().await?;
+            let row = sqlx::query(claim_sql)
+                .bind(now)
+                .bind(&token)
+                .bind(until)
+                .fetch_optional(&mut *tx)
+                .await?;
+            let claimed = match row {
+                Some(r) => Some((r.try_get::<i64, _>(0)?, r.try_get::<i64, _>(1)?)),
+                None => None,
+            };
+            if claimed.is_some() || failed > 0 {
+                // The queue's counts on the groups page changed.
+                sqlx::query(BUMP_GENERATION).execute(&mut *tx).await?;
+            }
+            tx.commit().await?;
+            (claimed, failed)
+        });
+        let Some((id, attempt)) = claimed else {
+            return Ok((None, failed));
+        };
+        let md5: String = on!(self, pool => sqlx::query_scalar("SELECT md5 FROM packages WHERE id = $1")
+            .bind(id)
+            .fetch_one(pool)
+            .await?);
+        Ok((
+            Some(Claim {
+                id,
+                md5,
+                attempt,
+                token,
+            }),
+            failed,
+        ))
+    }
+
+    /// Extends a claim's lease to `lease` from now. False: the lease was lost (it ran out
+    /// and another worker took the job, or the job ended).
+    pub async fn renew(&self, c: &Claim, lease: Duration) -> DbResult<bool> {
+        let until = now_ms().saturating_add(lease.as_millis() as i64);
+        on!(self, pool => Ok(sqlx::query(RENEW)
+            .bind(until)
+            .bind(c.id)
+            .bind(&c.token)
+            .execute(pool)
+            .await?
+            .rows_affected()
+            == 1))
+    }
+
+    /// Records what the analysis found and marks the job done, if `c` still holds its
+    /// lease; false (and nothing recorded) if not. A rerun after an interruption replaces
+    /// what an earlier run wrote.
+    pub async fn finish(&self, c: &Claim, a: &Analysis, pictured: &[String]) -> DbResult<bool> {
+        let id = c.id;
+        on!(self, pool => {
+            let mut tx = pool.begin().await?;
+            // First, so that the row stays locked (PostgreSQL) until the commit: a claim
+            // cannot take the job from under this transaction.
+            let held = sqlx::query(FINISH_JOB)
+                .bind(now_ms())
+                .bind(id)
+                .bind(&c.token)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected()
+                == 1;
+            if !held {
+                tx.rollback().await?;
+                return Ok(false);
+            }
+            sqlx::query("DELETE FROM leaks WHERE package_id = $1")
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+            sqlx::query("DELETE FROM bitmaps WHERE package_id = $1")
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+            for l in &a.leaks {
+                sqlx::query(
+                    "INSERT INTO leaks (package_id, signature, class_name, library, \
+                     retained_bytes, trace) VALUES ($1, $2, $3, $4, $5, $6)",
+                )
+                .bind(id)
+                .bind(&l.signature)
+                .bind(&l.class_name)
+                .bind(l.library_leak.as_ref().map(|k| k.description.clone()))
+                .bind(l.retained_bytes as i64)
+                .bind(serde_json::to_string(&l.trace).unwrap_or_default())
+                .execute(&mut *tx)
+                .await?;
+            }
+            for g in &a.duplicate_bitmaps {
+                sqlx::query(
+                    "INSERT INTO bitmaps (package_id, hash, width, height, buffer_bytes, \
+                     copies, wasted_bytes, format, has_picture) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                )
+                .bind(id)
+                .bind(&g.hash)
+                .bind(g.width)
+                .bind(g.height)
+                .bind(g.buffer_bytes as i64)
+                .bind(g.count as i64)
+                .bind(g.wasted_bytes as i64)
+                .bind(&g.format)
+                .bind(pictured.contains(&g.hash))
+                .execute(&mut *tx)
+                .await?;
+            }
+            sqlx::query(BUMP_GENERATION).execute(&mut *tx).await?;
+            tx.commit().await?;
+            Ok(true)
+        })
+    }
+
+    /// Fails a job whose analysis failed, if `c` still holds its lease.
+    pub async fn fail(&self, c: &Claim, error: &str) -> DbResult<bool> {
+        on!(self, pool => {
+            let mut tx = pool.begin().await?;
+            let held = sqlx::query(FAIL_JOB)
+                .bind(error)
+                .bind(now_ms())
+                .bind(c.id)
+                .bind(&c.token)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected()
+                == 1;
+            if held {
+                sqlx::query(BUMP_GENERATION).execute(&mut *tx).await?;
+            }
+            tx.commit().await?;
+            Ok(held)
+        })
+    }
+
+    /// The number that changes with every change the leak-groups page shows, in every
+    /// process sharing the database.
+    pub async fn generation(&self) -> DbResult<i64> {
+        on!(self, pool => sqlx::query_scalar("SELECT n FROM generation WHERE id = 1")
+            .fetch_one(pool)
+            .await)
     }
 
     /// Jobs by state: (state, count).
     pub async fn job_counts(&self) -> DbResult<Vec<(String, i64)>> {
-        let rows = sqlx::query("SELECT state, COUNT(*) AS n FROM jobs GROUP BY state")
-            .fetch_all(&self.pool)
-            .await?;
-        rows.iter()
-            .map(|r| Ok((r.try_get("state")?, r.try_get("n")?)))
-            .collect()
+        on!(self, pool => {
+            let rows = sqlx::query("SELECT state, COUNT(*) AS n FROM jobs GROUP BY state ORDER BY state")
+                .fetch_all(pool)
+                .await?;
+            rows.iter()
+                .map(|r| Ok((r.try_get("state")?, r.try_get("n")?)))
+                .collect()
+        })
     }
 
     /// Every leak of the packages the filter admits, with their package's facts.
     pub async fn leaks(&self, f: &Filter, signature: Option<&str>) -> DbResult<Vec<LeakRow>> {
-        let rows = sqlx::query(
-            "SELECT l.package_id, p.name, p.received_ms, p.sdk, p.manufacturer, p.app_version, \
-             l.signature, l.class_name, l.library, l.retained_bytes \
-             FROM leaks l JOIN packages p ON p.id = l.package_id \
-             WHERE (?1 IS NULL OR p.sdk = ?1) AND (?2 IS NULL OR p.manufacturer = ?2) \
-             AND (?3 IS NULL OR p.app_version = ?3) AND (?4 IS NULL OR l.signature = ?4) \
-             ORDER BY l.package_id, l.id",
-        )
-        .bind(&f.sdk)
-        .bind(&f.manufacturer)
-        .bind(&f.app_version)
-        .bind(signature)
-        .fetch_all(&self.pool)
-        .await?;
-        rows.iter()
-            .map(|r| {
-                Ok(LeakRow {
-                    package_id: r.try_get(0)?,
-                    package_name: r.try_get(1)?,
-                    received_ms: r.try_get(2)?,
-                    sdk: r.try_get(3)?,
-                    manufacturer: r.try_get(4)?,
-                    app_version: r.try_get(5)?,
-                    signature: r.try_get(6)?,
-                    class_name: r.try_get(7)?,
-                    library: r.try_get(8)?,
-                    retained_bytes: r.try_get(9)?,
-                })
-            })
-            .collect()
-    }
-
-    /// The leak groups' figures, aggregated by SQLite itself: a few rows per signature
-    /// cross into Rust instead of one per leak, which keeps the groups page fast with
-    /// many thousands of packages. [`super::groups::from_stats`] assembles them.
-    pub async fn group_stats(&self, f: &Filter) -> DbResult<GroupStats> {
-        const FROM: &str = "FROM leaks l JOIN packages p ON p.id = l.package_id \
-             WHERE (?1 IS NULL OR p.sdk = ?1) AND (?2 IS NULL OR p.manufacturer = ?2) \
-             AND (?3 IS NULL OR p.app_version = ?3)";
-        let mut out = GroupStats::default();
-        for r in self
-            .filtered(
-                f,
-                &format!(
-            "SELECT l.signature, COUNT(*), COUNT(DISTINCT l.package_id), MIN(p.received_ms), \
-             MAX(p.received_ms), MIN(l.retained_bytes), MAX(l.retained_bytes) {FROM} \
-             GROUP BY l.signature"
-        ),
+        on!(self, pool => {
+            let rows = sqlx::query(
+                "SELECT l.package_id, p.name, p.received_ms, p.sdk, p.manufacturer, \
+                 p.app_version, l.signature, l.class_name, l.library, l.retained_bytes \
+                 FROM leaks l JOIN packages p ON p.id = l.package_id \
+                 WHERE ($1 IS NULL OR p.sdk = $1) AND ($2 IS NULL OR p.manufacturer = $2) \
+                 AND ($3 IS NULL OR p.app_version = $3) AND ($4 IS NULL OR l.signature = $4) \
+                 ORDER BY l.package_id, l.id",
             )
-            .await?
-        {
-            out.totals.push(SignatureTotals {
-                signature: r.try_get(0)?,
-                occurrences: r.try_get(1)?,
-                packages: r.try_get(2)?,
-                first_seen_ms: r.try_get(3)?,
-                last_seen_ms: r.try_get(4)?,
-                min_retained: r.try_get(5)?,
-                max_retained: r.try_get(6)?,
-            });
-        }
-        for (i, col) in [Column::Sdk, Column::Manufacturer, Column::AppVersion]
-            .into_iter()
-            .enumerate()
-        {
-            for r in self
-                .filtered(
-                    f,
-                    &format!(
-                        "SELECT l.signature, p.{0}, COUNT(*) {FROM} GROUP BY l.signature, p.{0}",
-                        col.name()
-                    ),
-                )
-                .await?
-            {
-                out.spreads[i].push((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?));
-            }
-        }
-        // Nearest-rank p50 and p90: rank ceil(n * p / 100) of the sorted sizes.
-        for r in self
-            .filtered(
-                f,
-                &format!(
-                    "SELECT s, b, rn, n FROM (SELECT l.signature AS s, l.retained_bytes AS b, \
-             ROW_NUMBER() OVER (PARTITION BY l.signature ORDER BY l.retained_bytes) AS rn, \
-             COUNT(*) OVER (PARTITION BY l.signature) AS n {FROM}) \
-             WHERE rn = (n * 50 + 99) / 100 OR rn = (n * 90 + 99) / 100"
-                ),
-            )
-            .await?
-        {
-            let (rn, n): (i64, i64) = (r.try_get(2)?, r.try_get(3)?);
-            let (s, b): (String, i64) = (r.try_get(0)?, r.try_get(1)?);
-            if rn == (n * 50 + 99) / 100 {
-                out.p50.push((s.clone(), b));
-            }
-            if rn == (n * 90 + 99) / 100 {
-                out.p90.push((s, b));
-            }
-        }
-        for r in self
-            .filtered(
-                f,
-                &format!(
-                    "SELECT s, c, lib FROM (SELECT l.signature AS s, l.class_name AS c, \
-             l.library AS lib, ROW_NUMBER() OVER (PARTITION BY l.signature \
-             ORDER BY p.received_ms DESC, l.package_id DESC, l.id DESC) AS rn {FROM}) \
-             WHERE rn = 1"
-                ),
-            )
-            .await?
-        {
-            out.latest
-                .push((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?));
-        }
-        Ok(out)
-    }
-
-    /// Rows of `sql`, whose `?1`..`?3` are the filter's SDK, manufacturer, app version.
-    async fn filtered(&self, f: &Filter, sql: &str) -> DbResult<Vec<SqliteRow>> {
-        sqlx::query(sql)
             .bind(&f.sdk)
             .bind(&f.manufacturer)
             .bind(&f.app_version)
-            .fetch_all(&self.pool)
-            .await
+            .bind(signature)
+            .fetch_all(pool)
+            .await?;
+            rows.iter()
+                .map(|r| {
+                    Ok(LeakRow {
+                        package_id: r.try_get(0)?,
+                        package_name: r.try_get(1)?,
+                        received_ms: r.try_get(2)?,
+                        sdk: r.try_get(3)?,
+                        manufacturer: r.try_get(4)?,
+                        app_version: r.try_get(5)?,
+                        signature: r.try_get(6)?,
+                        class_name: r.try_get(7)?,
+                        library: r.try_get(8)?,
+                        retained_bytes: r.try_get(9)?,
+                    })
+                })
+                .collect()
+        })
+    }
+
+    /// The leak groups' figures, aggregated by the database itself: a few rows per
+    /// signature cross into Rust instead of one per leak, which keeps the groups page fast
+    /// with many thousands of packages. [`super::groups::from_stats`] assembles them.
+    pub async fn group_stats(&self, f: &Filter) -> DbResult<GroupStats> {
+        let mut out = GroupStats::default();
+        on!(self, pool => {
+            let q = |sql: &'static str| {
+                sqlx::query(sql)
+                    .bind(f.sdk.clone())
+                    .bind(f.manufacturer.clone())
+                    .bind(f.app_version.clone())
+            };
+            for r in q(group_sql::TOTALS).fetch_all(pool).await? {
+                out.totals.push(SignatureTotals {
+                    signature: r.try_get(0)?,
+                    occurrences: r.try_get(1)?,
+                    packages: r.try_get(2)?,
+                    first_seen_ms: r.try_get(3)?,
+                    last_seen_ms: r.try_get(4)?,
+                    min_retained: r.try_get(5)?,
+                    max_retained: r.try_get(6)?,
+                });
+            }
+            for (i, sql) in group_sql::SPREADS.into_iter().enumerate() {
+                for r in q(sql).fetch_all(pool).await? {
+                    out.spreads[i].push((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?));
+                }
+            }
+            for r in q(group_sql::PERCENTILES).fetch_all(pool).await? {
+                let (rn, n): (i64, i64) = (r.try_get(2)?, r.try_get(3)?);
+                let (s, b): (String, i64) = (r.try_get(0)?, r.try_get(1)?);
+                if rn == (n * 50 + 99) / 100 {
+                    out.p50.push((s.clone(), b));
+                }
+                if rn == (n * 90 + 99) / 100 {
+                    out.p90.push((s, b));
+                }
+            }
+            for r in q(group_sql::LATEST).fetch_all(pool).await? {
+                out.latest
+                    .push((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?));
+            }
+        });
+        Ok(out)
     }
 
     /// The trace of the most recent occurrence of a signature (JSON).
     pub async fn latest_trace(&self, signature: &str) -> DbResult<Option<String>> {
-        sqlx::query_scalar(
-            "SELECT trace FROM leaks WHERE signature = ? ORDER BY package_id DESC, id DESC LIMIT 1",
+        on!(self, pool => sqlx::query_scalar(
+            "SELECT trace FROM leaks WHERE signature = $1 ORDER BY package_id DESC, id DESC LIMIT 1",
         )
         .bind(signature)
-        .fetch_optional(&self.pool)
-        .await
+        .fetch_optional(pool)
+        .await)
     }
 
     /// The leaks of one package: (signature, class name, library, retained bytes).
     pub async fn leaks_of(&self, id: i64) -> DbResult<Vec<(String, String, Option<String>, i64)>> {
-        let rows = sqlx::query(
-            "SELECT signature, class_name, library, retained_bytes FROM leaks \
-             WHERE package_id = ? ORDER BY id",
-        )
-        .bind(id)
-        .fetch_all(&self.pool)
-        .await?;
-        rows.iter()
-            .map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?, r.try_get(3)?)))
-            .collect()
+        on!(self, pool => {
+            let rows = sqlx::query(
+                "SELECT signature, class_name, library, retained_bytes FROM leaks \
+                 WHERE package_id = $1 ORDER BY id",
+            )
+            .bind(id)
+            .fetch_all(pool)
+            .await?;
+            rows.iter()
+                .map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?, r.try_get(3)?)))
+                .collect()
+        })
     }
 
     pub async fn bitmaps(&self, package: Option<i64>) -> DbResult<Vec<BitmapRow>> {
-        let rows = sqlx::query(
-            "SELECT package_id, hash, width, height, buffer_bytes, copies, wasted_bytes, \
-             format, has_picture FROM bitmaps WHERE (?1 IS NULL OR package_id = ?1) ORDER BY id",
-        )
-        .bind(package)
-        .fetch_all(&self.pool)
-        .await?;
-        rows.iter()
-            .map(|r| {
-                Ok(BitmapRow {
-                    package_id: r.try_get(0)?,
-                    hash: r.try_get(1)?,
-                    width: r.try_get(2)?,
-                    height: r.try_get(3)?,
-                    buffer_bytes: r.try_get(4)?,
-                    copies: r.try_get(5)?,
-                    wasted_bytes: r.try_get(6)?,
-                    format: r.try_get(7)?,
-                    has_picture: r.try_get(8)?,
+        on!(self, pool => {
+            let rows = sqlx::query(
+                "SELECT package_id, hash, width, height, buffer_bytes, copies, wasted_bytes, \
+                 format, has_picture FROM bitmaps WHERE ($1 IS NULL OR package_id = $1) ORDER BY id",
+            )
+            .bind(package)
+            .fetch_all(pool)
+            .await?;
+            rows.iter()
+                .map(|r| {
+                    Ok(BitmapRow {
+                        package_id: r.try_get(0)?,
+                        hash: r.try_get(1)?,
+                        width: r.try_get(2)?,
+                        height: r.try_get(3)?,
+                        buffer_bytes: r.try_get(4)?,
+                        copies: r.try_get(5)?,
+                        wasted_bytes: r.try_get(6)?,
+                        format: r.try_get(7)?,
+                        has_picture: r.try_get(8)?,
+                    })
                 })
-            })
-            .collect()
+                .collect()
+        })
     }
 
     /// The values seen of a package column, for the filter menus.
     pub async fn distinct(&self, column: Column) -> DbResult<Vec<String>> {
-        let sql = format!(
-            "SELECT DISTINCT {0} FROM packages ORDER BY {0}",
-            column.name()
-        );
-        sqlx::query_scalar(&sql).fetch_all(&self.pool).await
+        let sql = match column {
+            Column::Sdk => "SELECT DISTINCT sdk FROM packages ORDER BY sdk",
+            Column::Manufacturer => {
+                "SELECT DISTINCT manufacturer FROM packages ORDER BY manufacturer"
+            }
+            Column::AppVersion => "SELECT DISTINCT app_version FROM packages ORDER BY app_version",
+        };
+        on!(self, pool => sqlx::query_scalar(sql).fetch_all(pool).await)
     }
+}
+
+/// Runs the engine's migrations on a fresh or older schema.
+async fn migrate(
+    store: &Store,
+    migrations: &'static [(i64, &'static str, &'static str)],
+) -> DbResult<()> {
+    let m = Migrator::new(Embedded(migrations))
+        .await
+        .map_err(|e| sqlx::Error::Migrate(Box::new(e)))?;
+    on!(store, pool => m.run(pool).await.map_err(|e| sqlx::Error::Migrate(Box::new(e))))
+}
+
+/// The package queries, whole constants.
+mod package_sql {
+    pub const ONE: &str = "SELECT p.id, p.md5, p.name, p.bytes, p.received_ms, p.sdk, \
+         p.manufacturer, p.app_version, p.manifest, p.extra, j.state, j.error, j.attempts, \
+         j.analyses FROM packages p JOIN jobs j ON j.package_id = p.id WHERE p.id = $1";
+    pub const RECENT: &str = "SELECT p.id, p.md5, p.name, p.bytes, p.received_ms, p.sdk, \
+         p.manufacturer, p.app_version, p.manifest, p.extra, j.state, j.error, j.attempts, \
+         j.analyses FROM packages p JOIN jobs j ON j.package_id = p.id \
+         ORDER BY p.id DESC LIMIT $1";
+}
+
+/// The grouping queries, whole constants; `$1`..`$3` are the filter's SDK, manufacturer
+/// and app version (NULL: any).
+mod group_sql {
+    pub const TOTALS: &str = "SELECT l.signature, COUNT(*), COUNT(DISTINCT l.package_id), \
+         MIN(p.received_ms), MAX(p.received_ms), MIN(l.retained_bytes), MAX(l.retained_bytes) \
+         FROM leaks l JOIN packages p ON p.id = l.package_id \
+         WHERE ($1 IS NULL OR p.sdk = $1) AND ($2 IS NULL OR p.manufacturer = $2) \
+         AND ($3 IS NULL OR p.app_version = $3) GROUP BY l.signature";
+    pub const SPREADS: [&str; 3] = [
+        "SELECT l.signature, p.sdk, COUNT(*) FROM leaks l JOIN packages p ON p.id = l.package_id \
+         WHERE ($1 IS NULL OR p.sdk = $1) AND ($2 IS NULL OR p.manufacturer = $2) \
+         AND ($3 IS NULL OR p.app_version = $3) GROUP BY l.signature, p.sdk",
+        "SELECT l.signature, p.manufacturer, COUNT(*) FROM leaks l JOIN packages p ON p.id = l.package_id \
+         WHERE ($1 IS NULL OR p.sdk = $1) AND ($2 IS NULL OR p.manufacturer = $2) \
+         AND ($3 IS NULL OR p.app_version = $3) GROUP BY l.signature, p.manufacturer",
+        "SELECT l.signature, p.app_version, COUNT(*) FROM leaks l JOIN packages p ON p.id = l.package_id \
+         WHERE ($1 IS NULL OR p.sdk = $1) AND ($2 IS NULL OR p.manufacturer = $2) \
+         AND ($3 IS NULL OR p.app_version = $3) GROUP BY l.signature, p.app_version",
+    ];
+    /// Nearest-rank p50 and p90: rank ceil(n * p / 100) of the sorted sizes.
+    pub const PERCENTILES: &str = "SELECT s, b, rn, n FROM (SELECT l.signature AS s, \
+         l.retained_bytes AS b, \
+         ROW_NUMBER() OVER (PARTITION BY l.signature ORDER BY l.retained_bytes) AS rn, \
+         COUNT(*) OVER (PARTITION BY l.signature) AS n \
+         FROM leaks l JOIN packages p ON p.id = l.package_id \
+         WHERE ($1 IS NULL OR p.sdk = $1) AND ($2 IS NULL OR p.manufacturer = $2) \
+         AND ($3 IS NULL OR p.app_version = $3)) AS ranked \
+         WHERE rn = (n * 50 + 99) / 100 OR rn = (n * 90 + 99) / 100";
+    pub const LATEST: &str = "SELECT s, c, lib FROM (SELECT l.signature AS s, \
+         l.class_name AS c, l.library AS lib, ROW_NUMBER() OVER (PARTITION BY l.signature \
+         ORDER BY p.received_ms DESC, l.package_id DESC, l.id DESC) AS rn \
+         FROM leaks l JOIN packages p ON p.id = l.package_id \
+         WHERE ($1 IS NULL OR p.sdk = $1) AND ($2 IS NULL OR p.manufacturer = $2) \
+         AND ($3 IS NULL OR p.app_version = $3)) AS latest WHERE rn = 1";
 }
 
 /// Per signature: counts, dates and the retained size's extremes.
@@ -611,14 +852,4 @@ pub enum Column {
     Sdk,
     Manufacturer,
     AppVersion,
-}
-
-impl Column {
-    fn name(self) -> &'static str {
-        match self {
-            Column::Sdk => "sdk",
-            Column::Manufacturer => "manufacturer",
-            Column::AppVersion => "app_version",
-        }
-    }
 }

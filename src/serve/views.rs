@@ -3,7 +3,6 @@
 
 use std::sync::Arc;
 
-use axum::body::Body;
 use axum::extract::{Path, Query, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::middleware::Next;
@@ -11,6 +10,7 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::Json;
 use serde_json::{json, Value};
 
+use super::blobs::{package_key, picture_key, Object};
 use super::cache::Groups;
 use super::groups::{bitmap_groups, from_stats, leak_groups, LeakGroup};
 use super::jobs::{is_hex, load};
@@ -63,10 +63,10 @@ pub async fn require_read(State(app): State<Arc<App>>, req: Request, next: Next)
 
 /// App leaks and library leaks, each grouped; from the cache while nothing changed.
 async fn grouped(app: &App, f: &Filter) -> Result<Arc<Groups>, Failure> {
-    if let Some(g) = app.groups.get(f) {
+    let generation = app.store.generation().await.map_err(db)?;
+    if let Some(g) = app.groups.get(f, generation) {
         return Ok(g);
     }
-    let generation = app.groups.generation();
     let stats = app.store.group_stats(f).await.map_err(db)?;
     let (ours, library) = from_stats(stats)
         .into_iter()
@@ -235,11 +235,7 @@ pub async fn package_api(
         .await
         .map_err(db)?
         .ok_or_else(|| missing("no such package"))?;
-    let app2 = app.clone();
-    let analysis = tokio::task::spawn_blocking(move || load(&app2, id))
-        .await
-        .ok()
-        .flatten();
+    let analysis = load(&app, id).await;
     Ok(Json(json!({
         "package": p,
         "download": format!("/packages/{id}/download"),
@@ -276,40 +272,46 @@ pub async fn analysis_page(
     Path(id): Path<String>,
 ) -> Result<Html<String>, Failure> {
     let id = parse_id(&id)?;
-    let html = tokio::task::spawn_blocking(move || {
-        let a = load(&app, id)?;
-        let pictures: Vec<(String, Vec<u8>)> = a
-            .duplicate_bitmaps
-            .iter()
-            .filter_map(|g| {
-                let name = g.image.clone()?;
-                if !is_hex(&g.hash) {
-                    return None;
-                }
-                let bytes = std::fs::read(app.dirs.picture(&g.hash)).ok()?;
-                Some((name, bytes))
-            })
-            .collect();
-        Some(crate::analyze::render::html::render(&a, &pictures))
-    })
-    .await
-    .ok()
-    .flatten()
-    .ok_or_else(|| missing("this package has no analysis (yet)"))?;
+    let a = load(&app, id)
+        .await
+        .ok_or_else(|| missing("this package has no analysis (yet)"))?;
+    let mut pictures: Vec<(String, Vec<u8>)> = Vec::new();
+    for g in &a.duplicate_bitmaps {
+        let Some(name) = g.image.clone() else {
+            continue;
+        };
+        if !is_hex(&g.hash) {
+            continue;
+        }
+        if let Ok(Some(bytes)) = app.blobs.get_bytes(&picture_key(&g.hash)).await {
+            pictures.push((name, bytes));
+        }
+    }
+    let html =
+        tokio::task::spawn_blocking(move || crate::analyze::render::html::render(&a, &pictures))
+            .await
+            .map_err(|e| Failure(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
     Ok(Html(html))
 }
 
-/// Streams a file with its content type; `attachment` names it for a download.
+/// Streams a stored object with its content type; `attachment` names it for a download.
 async fn send_file(
-    path: std::path::PathBuf,
+    app: &App,
+    key: &str,
     content_type: &'static str,
     attachment: Option<String>,
 ) -> Result<Response, Failure> {
-    let file = tokio::fs::File::open(&path)
+    let Object { len, body } = app
+        .blobs
+        .open(key)
         .await
-        .map_err(|_| missing("the file is gone"))?;
-    let len = file.metadata().await.map(|m| m.len()).ok();
-    let body = Body::from_stream(tokio_util::io::ReaderStream::new(file));
+        .map_err(|e| {
+            Failure(
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!("the package store failed: {e}"),
+            )
+        })?
+        .ok_or_else(|| missing("the file is gone"))?;
     let mut r = Response::new(body);
     let h = r.headers_mut();
     h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
@@ -350,7 +352,7 @@ pub async fn download(
         .await
         .map_err(db)?
         .ok_or_else(|| missing("no such package"))?;
-    send_file(app.dirs.package(&p.md5), "application/zip", Some(p.name)).await
+    send_file(&app, &package_key(&p.md5), "application/zip", Some(p.name)).await
 }
 
 pub async fn picture(
@@ -362,7 +364,7 @@ pub async fn picture(
         .strip_suffix(".png")
         .filter(|h| is_hex(h))
         .ok_or_else(|| missing("no such picture"))?;
-    send_file(app.dirs.picture(hash), "image/png", None).await
+    send_file(&app, &picture_key(hash), "image/png", None).await
 }
 
 pub async fn bitmaps_page(State(app): State<Arc<App>>) -> Result<Html<String>, Failure> {

@@ -282,11 +282,7 @@ impl Uploader {
             }
         }
 
-        static PROVIDER: Once = Once::new();
-        PROVIDER.call_once(|| {
-            // Fails only when the process already chose a provider, which is then used.
-            let _ = rustls::crypto::ring::default_provider().install_default();
-        });
+        install_crypto_provider();
         let mut builder = Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .referer(false)
@@ -905,13 +901,35 @@ fn etag_mismatch(resp: &Response, md5_hex: &str) -> Option<String> {
     (is_md5 && !etag.eq_ignore_ascii_case(md5_hex)).then(|| etag.to_string())
 }
 
+/// rustls's ring provider, chosen once per process: reqwest is built without a default
+/// one, and even plain HTTP needs one set.
+pub(crate) fn install_crypto_provider() {
+    static PROVIDER: Once = Once::new();
+    PROVIDER.call_once(|| {
+        // Fails only when the process already chose a provider, which is then used.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
+
 /// The file as a request body of exactly the size that was hashed, read as it is sent
 /// (never whole in memory), moving the progress bar.
-struct FileBody {
+pub(crate) struct FileBody {
     file: tokio::fs::File,
     left: u64,
     buf: Box<[u8]>,
     bar: Option<ProgressBar>,
+}
+
+impl FileBody {
+    /// `len` bytes of `file` from where it stands, without a progress bar.
+    pub(crate) fn new(file: tokio::fs::File, len: u64) -> FileBody {
+        FileBody {
+            file,
+            left: len,
+            buf: vec![0; 64 * 1024].into_boxed_slice(),
+            bar: None,
+        }
+    }
 }
 
 impl http_body::Body for FileBody {

@@ -4,6 +4,7 @@
     s3ctl.py ENDPOINT presign BUCKET KEY [--content-md5 B64] [--sigv2]   prints a PUT URL
     s3ctl.py ENDPOINT get BUCKET KEY OUT      writes the object to OUT, prints its ETag;
                                               exit 3 when there is no such object
+    s3ctl.py ENDPOINT list BUCKET PREFIX      prints "KEY SIZE ETAG" per object under PREFIX
 
 The credentials are moto's fake ones: nothing here reaches a real account.
 """
@@ -49,6 +50,9 @@ def main():
     g.add_argument("bucket")
     g.add_argument("key")
     g.add_argument("out")
+    ls = sub.add_parser("list")
+    ls.add_argument("bucket")
+    ls.add_argument("prefix")
     a = p.parse_args()
 
     if a.cmd == "create-bucket":
@@ -74,6 +78,11 @@ def main():
         with open(a.out, "wb") as f:
             f.write(obj["Body"].read())
         print(obj["ETag"])
+    elif a.cmd == "list":
+        pages = client(a.endpoint).get_paginator("list_objects_v2")
+        for page in pages.paginate(Bucket=a.bucket, Prefix=a.prefix):
+            for o in page.get("Contents", []):
+                print(o["Key"], o["Size"], o["ETag"])
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@
 
 #[path = "../common/mod.rs"]
 mod common;
+pub mod moto;
 pub use common::*;
 
 use std::collections::VecDeque;

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Installs Debian's PostgreSQL server (package postgresql) for the multi-process test of
+# `serve` (tests/serve_cluster.rs), when it is missing. Prints the directory holding
+# initdb, pg_ctl and postgres on stdout; exits 1 with the reason on stderr when it cannot
+# be installed. The test makes its own throwaway cluster: nothing here starts a server.
+set -euo pipefail
+
+find_bin() {
+  local d
+  # The newest major version installed.
+  for d in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -t/ -k4 -n -r); do
+    if [[ -x $d/initdb && -x $d/pg_ctl && -x $d/postgres ]]; then
+      echo "$d"
+      return 0
+    fi
+  done
+  return 1
+}
+
+if find_bin; then
+  exit 0
+fi
+if ! command -v apt-get >/dev/null; then
+  echo "setup-postgres: no apt-get here: cannot install postgresql" >&2
+  exit 1
+fi
+sudo=()
+if [[ $(id -u) -ne 0 ]]; then
+  if command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
+    sudo=(sudo)
+  else
+    echo "setup-postgres: not root and no password-less sudo: cannot run apt-get" >&2
+    exit 1
+  fi
+fi
+"${sudo[@]}" apt-get update -qq >&2
+# Debian's package starts a cluster of its own where it can; the test does not use it.
+DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends \
+  postgresql >&2
+if ! find_bin; then
+  echo "setup-postgres: postgresql installed, but no initdb under /usr/lib/postgresql/*/bin" >&2
+  exit 1
+fi
