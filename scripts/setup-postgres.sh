@@ -34,9 +34,13 @@ if [[ $(id -u) -ne 0 ]]; then
   fi
 fi
 "${sudo[@]}" apt-get update -qq >&2
-# Debian's package starts a cluster of its own where it can; the test does not use it.
-DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends \
-  postgresql >&2
+# Debian's package starts a cluster of its own where it can; the test does not use it, so
+# a machine without an init system failing that start is no reason to give up: what
+# counts is whether the programs are there.
+if ! DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends \
+  postgresql >&2; then
+  echo "setup-postgres: apt-get reported a failure; looking for the programs anyway" >&2
+fi
 if ! find_bin; then
   echo "setup-postgres: postgresql installed, but no initdb under /usr/lib/postgresql/*/bin" >&2
   exit 1
