@@ -452,13 +452,25 @@ impl<'i, 'a> Graph<'i, 'a> {
 
     /// A node's [`Graph::class_key`] and shallow size, from one look at its record.
     pub fn sized(&self, node: Node) -> ((u8, u64), u64) {
+        self.sized_with(node, &mut None)
+    }
+
+    /// [`Graph::sized`] for a walk over many objects: `last` keeps the last class's
+    /// instance size, since neighbours are mostly of one class.
+    pub fn sized_with(&self, node: Node, last: &mut Option<(u64, u64)>) -> ((u8, u64), u64) {
         let raw = self.ix.raw(node);
         let n = self.ix.id_size as u64;
-        let instance_size = |class: u64| {
-            self.ix
-                .classes
-                .get(class)
-                .map_or(0, |c| c.instance_size as u64)
+        let mut instance_size = |class: u64| match *last {
+            Some((c, size)) if c == class => size,
+            _ => {
+                let size = self
+                    .ix
+                    .classes
+                    .get(class)
+                    .map_or(0, |c| c.instance_size as u64);
+                *last = Some((class, size));
+                size
+            }
         };
         match raw[0] {
             tags::INSTANCE_DUMP => {

@@ -275,19 +275,11 @@ fn analyze_input(
     // Retained sizes, and the shallow bytes of the reachable objects by class.
     let (retained, all, by_class) = doms.retained(
         &leak_nodes,
-        Histogram::default,
-        |h, node| {
-            let (key, size) = g.sized(node);
-            let e = h.entry(key).or_default();
-            e.0 += 1;
-            e.1 += size;
-            size
-        },
-        |mut a, b| {
-            merge_histograms(&mut a, b);
-            a
-        },
+        Sizer::default,
+        |sizer, node| sizer.add(&g, node),
+        Sizer::merge,
     );
+    let by_class = by_class.finish();
     for (leak, r) in leaks_out.iter_mut().zip(retained) {
         (leak.retained_bytes, leak.retained_objects) = (r.bytes, r.objects);
     }
@@ -387,6 +379,54 @@ fn analyze_input(
 }
 
 type Histogram = rustc_hash::FxHashMap<(u8, u64), (u64, u64)>;
+
+/// Shallow sizes on one thread, counted by class: a run of one class is added up before it
+/// goes into the map, since neighbours are mostly of one class.
+#[derive(Default)]
+struct Sizer {
+    histogram: Histogram,
+    /// The run being added up: (class key, objects, bytes).
+    run: Option<((u8, u64), u64, u64)>,
+    last_class: Option<(u64, u64)>,
+}
+
+impl Sizer {
+    fn add(&mut self, g: &Graph<'_, '_>, node: index::Node) -> u64 {
+        let (key, size) = g.sized_with(node, &mut self.last_class);
+        match &mut self.run {
+            Some((k, n, bytes)) if *k == key => {
+                *n += 1;
+                *bytes += size;
+            }
+            run => {
+                if let Some((k, n, bytes)) = run.replace((key, 1, size)) {
+                    let e = self.histogram.entry(k).or_default();
+                    e.0 += n;
+                    e.1 += bytes;
+                }
+            }
+        }
+        size
+    }
+
+    fn finish(mut self) -> Histogram {
+        if let Some((k, n, bytes)) = self.run.take() {
+            let e = self.histogram.entry(k).or_default();
+            e.0 += n;
+            e.1 += bytes;
+        }
+        self.histogram
+    }
+
+    fn merge(a: Sizer, b: Sizer) -> Sizer {
+        let mut h = a.finish();
+        merge_histograms(&mut h, b.finish());
+        Sizer {
+            histogram: h,
+            ..Sizer::default()
+        }
+    }
+}
 
 fn merge_histograms(into: &mut Histogram, from: Histogram) {
     for (k, (n, bytes)) in from {
