@@ -20,26 +20,13 @@ find_bin() {
 if find_bin; then
   exit 0
 fi
-if ! command -v apt-get >/dev/null; then
-  echo "setup-postgres: no apt-get here: cannot install postgresql" >&2
-  exit 1
-fi
-sudo=()
-if [[ $(id -u) -ne 0 ]]; then
-  if command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
-    sudo=(sudo)
-  else
-    echo "setup-postgres: not root and no password-less sudo: cannot run apt-get" >&2
-    exit 1
-  fi
-fi
-"${sudo[@]}" apt-get update -qq >&2
+# shellcheck source=scripts/lib/apt.sh
+source "$(dirname "$0")/lib/apt.sh"
 # Debian's package starts a cluster of its own where it can; the test does not use it, so
 # a machine without an init system failing that start is no reason to give up: what
 # counts is whether the programs are there.
-if ! DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends \
-  postgresql >&2; then
-  echo "setup-postgres: apt-get reported a failure; looking for the programs anyway" >&2
+if ! apt_install setup-postgres postgresql; then
+  echo "setup-postgres: the install reported a failure; looking for the programs anyway" >&2
 fi
 if ! find_bin; then
   echo "setup-postgres: postgresql installed, but no initdb under /usr/lib/postgresql/*/bin" >&2

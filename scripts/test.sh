@@ -20,28 +20,27 @@ HPROF_SHRINK_PYTHON=$(bash scripts/setup-python.sh)
 export HPROF_SHRINK_PYTHON
 echo "$HPROF_SHRINK_PYTHON"
 
+# `optional NAME WHY SCRIPT` runs a setup script and exports its output as $NAME; where it
+# fails (apt did not work here), it exports the reason as $WHY instead, and the tests that
+# need it skip, saying why, rather than fail.
+optional() {
+  local name=$1 why=$2 script=$3 out log
+  log="target/$(basename "$script" .sh).log"
+  mkdir -p target
+  if out=$(bash "$script" 2>"$log"); then
+    export "$name=$out"
+  else
+    out="$script failed: $(tail -n 3 "$log" | tr '\n' ' ')"
+    export "$why=$out"
+  fi
+  echo "$out"
+}
+
 step "chromium and chromedriver for the browser test of serve"
-mkdir -p target
-if HPROF_SHRINK_CHROMEDRIVER=$(bash scripts/setup-chromium.sh 2>target/setup-chromium.log); then
-  export HPROF_SHRINK_CHROMEDRIVER
-  echo "$HPROF_SHRINK_CHROMEDRIVER"
-else
-  # apt did not work here: the browser test skips, saying why, instead of failing.
-  HPROF_SHRINK_NO_CHROMIUM="scripts/setup-chromium.sh failed: $(tail -n 3 target/setup-chromium.log | tr '\n' ' ')"
-  export HPROF_SHRINK_NO_CHROMIUM
-  echo "$HPROF_SHRINK_NO_CHROMIUM"
-fi
+optional HPROF_SHRINK_CHROMEDRIVER HPROF_SHRINK_NO_CHROMIUM scripts/setup-chromium.sh
 
 step "PostgreSQL for the multi-process test of serve"
-if HPROF_SHRINK_PG_BIN=$(bash scripts/setup-postgres.sh 2>target/setup-postgres.log); then
-  export HPROF_SHRINK_PG_BIN
-  echo "$HPROF_SHRINK_PG_BIN"
-else
-  # apt did not work here: the multi-process test skips, saying why, instead of failing.
-  HPROF_SHRINK_NO_POSTGRES="scripts/setup-postgres.sh failed: $(tail -n 3 target/setup-postgres.log | tr '\n' ' ')"
-  export HPROF_SHRINK_NO_POSTGRES
-  echo "$HPROF_SHRINK_NO_POSTGRES"
-fi
+optional HPROF_SHRINK_PG_BIN HPROF_SHRINK_NO_POSTGRES scripts/setup-postgres.sh
 
 # With the C ABI on, so its tests (shrink/tests/ffi.rs, the header check) run too. On for
 # the whole workspace, not only `-p hprof-shrink-core`: the core's library files carry no
