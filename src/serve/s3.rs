@@ -45,10 +45,6 @@ impl std::fmt::Debug for Bucket {
     }
 }
 
-fn env(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
-}
-
 /// Splits `s3://BUCKET[/PREFIX]`; the error says what is wrong.
 pub fn parse_url(url: &str) -> Result<(String, String), String> {
     let rest = url
@@ -118,6 +114,16 @@ impl Bucket {
     /// The bucket of `s3://BUCKET/PREFIX`, with the endpoint and credentials from the
     /// environment. Nothing is sent yet.
     pub fn from_url(url: &str) -> Result<Bucket, String> {
+        Bucket::from_url_and_env(url, |name| std::env::var(name).ok())
+    }
+
+    /// [`Bucket::from_url`] with the `AWS_*` variables read through `var` (tests, which
+    /// cannot set the process's environment while other threads read it).
+    pub fn from_url_and_env(
+        url: &str,
+        var: impl Fn(&str) -> Option<String>,
+    ) -> Result<Bucket, String> {
+        let env = |name: &str| var(name).filter(|v| !v.trim().is_empty());
         let (bucket, prefix) = parse_url(url)?;
         let key_id = env("AWS_ACCESS_KEY_ID");
         let secret = env("AWS_SECRET_ACCESS_KEY");
