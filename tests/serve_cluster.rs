@@ -869,3 +869,72 @@ fn bad_urls_and_unreachable_services_are_one_line_errors() {
         );
     }
 }
+
+/// The S3 store's own client against moto: objects go under the prefix at the keys given
+/// (a space in one), come back byte for byte, with a session token along; a body damaged
+/// on the way is caught by the ETag (moto ignores Content-MD5); what S3 refuses is one
+/// line with the status and the Code of its error body.
+#[tokio::test]
+async fn the_s3_store_round_trips_and_names_what_s3_refuses() {
+    use hprof_shrink::serve::s3::Bucket;
+    let Some(py) = python() else { return };
+    let moto = tokio::task::spawn_blocking(move || Moto::start(py))
+        .await
+        .unwrap();
+    let endpoint = moto.endpoint();
+    let env = move |name: &str| match name {
+        "AWS_ACCESS_KEY_ID" | "AWS_SECRET_ACCESS_KEY" => Some("testing".to_string()),
+        "AWS_SESSION_TOKEN" => Some("a-session-token".to_string()),
+        "AWS_ENDPOINT_URL" => Some(endpoint.clone()),
+        _ => None,
+    };
+    let b = Bucket::from_url_and_env(&format!("s3://{BUCKET}/round/trip/"), &env).unwrap();
+    b.check().await.unwrap();
+
+    let key = "packages/a b.zip";
+    assert!(!b.exists(key).await.unwrap());
+    assert!(b.get(key).await.unwrap().is_none());
+    let dir = tempfile::tempdir().unwrap();
+    let body: Vec<u8> = (0..300_000u32).map(|i| (i * 7 % 251) as u8).collect();
+    let file = dir.path().join("package.zip");
+    std::fs::write(&file, &body).unwrap();
+    let md5: [u8; 16] = <md5::Md5 as md5::Digest>::digest(&body).into();
+    b.put_file(key, &file, md5, body.len() as u64)
+        .await
+        .unwrap();
+    assert!(b.exists(key).await.unwrap());
+    let got = b.get(key).await.unwrap().unwrap().bytes().await.unwrap();
+    assert!(got[..] == body[..], "{} bytes back", got.len());
+    // Where moto put it, as boto3 reads it.
+    let (stored, etag) = moto.get("round/trip/packages/a b.zip", dir.path());
+    assert!(stored == body);
+    assert_eq!(etag.trim_matches('"'), md5_hex(&body));
+
+    b.put_bytes("analyses/1.json", b"{\"n\":1}".to_vec())
+        .await
+        .unwrap();
+    let got = b.get("analyses/1.json").await.unwrap().unwrap();
+    assert_eq!(&got.bytes().await.unwrap()[..], b"{\"n\":1}");
+
+    // The MD5 of other bytes: moto stores what it got and answers its MD5 as the ETag.
+    let err = b
+        .put_file("packages/damaged.zip", &file, [0; 16], body.len() as u64)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("damaged on the way"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+
+    let missing = Bucket::from_url_and_env("s3://no-such-bucket/p", &env).unwrap();
+    let err = missing.check().await.unwrap_err().to_string();
+    assert_eq!(err, "S3 HEAD no-such-bucket: no such bucket");
+    let err = missing
+        .put_bytes("analyses/2.json", b"{}".to_vec())
+        .await
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        err,
+        "S3 PUT no-such-bucket/analyses/2.json: 404 Not Found NoSuchBucket"
+    );
+}

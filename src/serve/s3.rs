@@ -1,7 +1,8 @@
 //! Just enough of S3 for the package store: PUT (from a file, streamed, with Content-MD5),
-//! GET (streamed), HEAD, signed with AWS Signature Version 4. On the reqwest client the
-//! upload already uses, with HMAC-SHA256 from the crates sqlx's PostgreSQL driver already
-//! brings: no second HTTP stack, no SDK.
+//! GET (streamed), HEAD. The rusty-s3 crate signs each request (AWS Signature Version 4,
+//! as a pre-signed URL with our headers signed too) and does nothing else: it is sans-IO,
+//! so the requests go out on the reqwest client the upload already uses, with no second
+//! HTTP stack and no SDK. quick-xml reads the `Code` of an S3 error body.
 //!
 //! Where and as whom, from the usual environment variables: `AWS_ACCESS_KEY_ID`,
 //! `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN` (optional), `AWS_REGION` or
@@ -12,48 +13,36 @@
 use std::fmt::Write as _;
 use std::io;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use base64::Engine;
-use hmac::{Hmac, Mac};
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
-use reqwest::{Client, Method, Response, StatusCode};
-use sha2::{Digest, Sha256};
+use reqwest::header::{CONTENT_LENGTH, ETAG};
+use reqwest::{Client, Method, Response, StatusCode, Url};
+use rusty_s3::{Credentials, S3Action, UrlStyle};
 
-type HmacSha256 = Hmac<Sha256>;
-
-/// What `x-amz-content-sha256` says of a body not hashed: S3 checks Content-MD5 instead.
-const UNSIGNED: &str = "UNSIGNED-PAYLOAD";
-
-#[derive(Clone)]
-struct Credentials {
-    key_id: String,
-    secret: String,
-    token: Option<String>,
-}
+/// How long a signed URL is good for. Each is sent at once by this process, so this only
+/// bounds the clock skew tolerated, as S3 does for signed headers: 15 minutes.
+const SIGNED_FOR: Duration = Duration::from_secs(15 * 60);
 
 /// A bucket and a key prefix: `s3://BUCKET/PREFIX`.
 #[derive(Clone)]
 pub struct Bucket {
     http: Client,
-    /// `scheme://host[:port]` of the server.
-    origin: String,
-    /// `/BUCKET` when addressed by path, "" by virtual host.
-    path_base: String,
-    bucket: String,
+    /// Shared by the clones (every task has one): one copy of the secret, a small Bucket.
+    signer: Arc<Signer>,
     prefix: String,
-    region: String,
+}
+
+struct Signer {
+    bucket: rusty_s3::Bucket,
     creds: Credentials,
 }
 
 impl std::fmt::Debug for Bucket {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "s3://{}/{}", self.bucket, self.prefix)
+        write!(f, "s3://{}/{}", self.signer.bucket.name(), self.prefix)
     }
-}
-
-fn env(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }
 
 /// Splits `s3://BUCKET[/PREFIX]`; the error says what is wrong.
@@ -71,13 +60,70 @@ pub fn parse_url(url: &str) -> Result<(String, String), String> {
             "{url}: {bucket:?} is not a bucket name (3 to 63 of a-z, 0-9, '-', '.')"
         ));
     }
-    Ok((bucket.to_string(), prefix.trim_matches('/').to_string()))
+    let prefix = prefix.trim_matches('/');
+    // A URL resolves these as a file system would: "../other" would reach another bucket.
+    if prefix.split('/').any(|s| s == "." || s == "..") {
+        return Err(format!("{url}: a prefix has no '.' or '..' segment"));
+    }
+    Ok((bucket.to_string(), prefix.to_string()))
+}
+
+/// The server of `AWS_ENDPOINT_URL[_S3]`: `http(s)://HOST[:PORT]` and nothing more.
+fn parse_endpoint(e: &str) -> Result<Url, String> {
+    let bad = || format!("AWS_ENDPOINT_URL {e:?}: an endpoint is http(s)://HOST[:PORT]");
+    let url = Url::parse(e).map_err(|_| bad())?;
+    let plain = matches!(url.scheme(), "http" | "https")
+        && url.host_str().is_some_and(|h| !h.is_empty())
+        && url.path() == "/"
+        && url.query().is_none()
+        && url.fragment().is_none()
+        && url.username().is_empty()
+        && url.password().is_none();
+    if plain {
+        Ok(url)
+    } else {
+        Err(bad())
+    }
+}
+
+/// The code of an S3 error body (`<Error><Code>NoSuchKey</Code>…</Error>`), if it is one.
+fn error_code(body: &str) -> Option<String> {
+    use quick_xml::events::Event;
+    let mut reader = quick_xml::Reader::from_str(body);
+    let mut path: Vec<String> = Vec::new();
+    let mut code = String::new();
+    loop {
+        match reader.read_event().ok()? {
+            Event::Start(e) => path.push(e.local_name().as_ref().to_string()),
+            Event::End(_) => {
+                if path == ["Error", "Code"] {
+                    // One line, and short: it ends up in a log line.
+                    let code: String = code.trim().chars().take(100).collect();
+                    return (!code.is_empty() && !code.contains(char::is_control)).then_some(code);
+                }
+                path.pop();
+            }
+            Event::Text(t) if path == ["Error", "Code"] => code.push_str(&t.xml10_content()),
+            Event::Eof => return None,
+            _ => {}
+        }
+    }
 }
 
 impl Bucket {
     /// The bucket of `s3://BUCKET/PREFIX`, with the endpoint and credentials from the
     /// environment. Nothing is sent yet.
     pub fn from_url(url: &str) -> Result<Bucket, String> {
+        Bucket::from_url_and_env(url, |name| std::env::var(name).ok())
+    }
+
+    /// [`Bucket::from_url`] with the `AWS_*` variables read through `var` (tests, which
+    /// cannot set the process's environment while other threads read it).
+    pub fn from_url_and_env(
+        url: &str,
+        var: impl Fn(&str) -> Option<String>,
+    ) -> Result<Bucket, String> {
+        let env = |name: &str| var(name).filter(|v| !v.trim().is_empty());
         let (bucket, prefix) = parse_url(url)?;
         let key_id = env("AWS_ACCESS_KEY_ID");
         let secret = env("AWS_SECRET_ACCESS_KEY");
@@ -89,24 +135,23 @@ impl Bucket {
         let region = env("AWS_REGION")
             .or_else(|| env("AWS_DEFAULT_REGION"))
             .unwrap_or_else(|| "us-east-1".into());
-        let (origin, path_base) =
-            match env("AWS_ENDPOINT_URL_S3").or_else(|| env("AWS_ENDPOINT_URL")) {
-                Some(e) => {
-                    let e = e.trim_end_matches('/').to_string();
-                    if !(e.starts_with("http://") || e.starts_with("https://"))
-                        || e["https://".len().min(e.len())..].contains('/')
-                    {
-                        return Err(format!(
-                            "AWS_ENDPOINT_URL {e:?}: an endpoint is http(s)://HOST[:PORT]"
-                        ));
-                    }
-                    (e, format!("/{bucket}"))
-                }
-                None => (
-                    format!("https://{bucket}.s3.{region}.amazonaws.com"),
-                    String::new(),
-                ),
-            };
+        // An S3-compatible server may have no DNS name per bucket (moto, an IP address):
+        // addressed by path. AWS itself by virtual host, as it asks.
+        let (endpoint, style) = match env("AWS_ENDPOINT_URL_S3").or_else(|| env("AWS_ENDPOINT_URL"))
+        {
+            Some(e) => (parse_endpoint(&e)?, UrlStyle::Path),
+            None => (
+                Url::parse(&format!("https://s3.{region}.amazonaws.com"))
+                    .map_err(|e| format!("AWS_REGION {region:?}: {e}"))?,
+                UrlStyle::VirtualHost,
+            ),
+        };
+        let bucket = rusty_s3::Bucket::new(endpoint, style, bucket, region)
+            .map_err(|e| format!("{url}: no URL for this bucket ({e})"))?;
+        let creds = match env("AWS_SESSION_TOKEN") {
+            Some(token) => Credentials::new_with_token(key_id, secret, token),
+            None => Credentials::new(key_id, secret),
+        };
         crate::upload::client::install_crypto_provider();
         let http = Client::builder()
             .connect_timeout(Duration::from_secs(10))
@@ -116,100 +161,31 @@ impl Bucket {
             .map_err(|e| format!("the S3 client: {e}"))?;
         Ok(Bucket {
             http,
-            origin,
-            path_base,
-            bucket,
+            signer: Arc::new(Signer { bucket, creds }),
             prefix,
-            region,
-            creds: Credentials {
-                key_id,
-                secret,
-                token: env("AWS_SESSION_TOKEN"),
-            },
         })
     }
 
-    /// The object's path on the server: every segment percent-encoded once; "" is the
-    /// bucket itself.
-    fn path(&self, key: &str) -> String {
-        if key.is_empty() {
-            return format!("{}/", self.path_base);
-        }
-        let full = if self.prefix.is_empty() {
+    /// The object's key in the bucket: under the prefix.
+    fn full_key(&self, key: &str) -> String {
+        if self.prefix.is_empty() {
             key.to_string()
         } else {
             format!("{}/{key}", self.prefix)
-        };
-        let mut p = self.path_base.clone();
-        for seg in full.split('/') {
-            p.push('/');
-            p.push_str(&uri_encode(seg));
         }
-        p
     }
 
-    /// A signed request for `key`; `extra` headers are signed too.
-    fn request(
-        &self,
-        method: Method,
-        key: &str,
-        extra: &[(&'static str, String)],
-    ) -> io::Result<reqwest::RequestBuilder> {
-        let path = self.path(key);
-        let host = self
-            .origin
-            .split_once("://")
-            .map_or(self.origin.as_str(), |(_, h)| h);
-        // Default ports are not part of the Host header reqwest sends.
-        let host = host
-            .strip_suffix(":80")
-            .filter(|_| self.origin.starts_with("http://"))
-            .or_else(|| {
-                host.strip_suffix(":443")
-                    .filter(|_| self.origin.starts_with("https://"))
-            })
-            .unwrap_or(host);
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs() as i64);
-        let amz_date = amz_date(now);
-        let mut headers: Vec<(String, String)> = vec![
-            ("host".into(), host.to_string()),
-            ("x-amz-content-sha256".into(), UNSIGNED.into()),
-            ("x-amz-date".into(), amz_date.clone()),
-        ];
-        if let Some(t) = &self.creds.token {
-            headers.push(("x-amz-security-token".into(), t.clone()));
-        }
-        for (k, v) in extra {
-            headers.push((k.to_string(), v.clone()));
-        }
-        let auth = authorization(
-            &self.creds,
-            &self.region,
-            method.as_str(),
-            &path,
-            &mut headers,
-            &amz_date,
-        );
-        let mut h = HeaderMap::new();
-        for (k, v) in &headers {
-            if k == "host" {
-                continue;
-            }
-            h.insert(
-                HeaderName::from_bytes(k.as_bytes()).map_err(io::Error::other)?,
-                HeaderValue::from_str(v).map_err(io::Error::other)?,
-            );
-        }
-        h.insert(
-            reqwest::header::AUTHORIZATION,
-            HeaderValue::from_str(&auth).map_err(io::Error::other)?,
-        );
-        Ok(self
-            .http
-            .request(method, format!("{}{path}", self.origin))
-            .headers(h))
+    /// The request of a signed action, to its pre-signed URL; the headers the action
+    /// signed are the caller's to add, with the same values.
+    fn request<'a, A: S3Action<'a>>(&self, action: &A) -> reqwest::RequestBuilder {
+        let method = match A::METHOD {
+            rusty_s3::Method::Head => Method::HEAD,
+            rusty_s3::Method::Get => Method::GET,
+            rusty_s3::Method::Post => Method::POST,
+            rusty_s3::Method::Put => Method::PUT,
+            rusty_s3::Method::Delete => Method::DELETE,
+        };
+        self.http.request(method, action.sign(SIGNED_FOR))
     }
 
     /// Sends; a failure names the request and every cause (reqwest's own message is only
@@ -221,7 +197,7 @@ impl Bucket {
         rb: reqwest::RequestBuilder,
     ) -> io::Result<Response> {
         rb.send().await.map_err(|e| {
-            let mut msg = format!("S3 {what} {}/{key}: {e}", self.bucket);
+            let mut msg = format!("S3 {what} {}/{key}: {e}", self.signer.bucket.name());
             let mut source = std::error::Error::source(&e);
             while let Some(s) = source {
                 let _ = write!(msg, ": {s}");
@@ -234,33 +210,38 @@ impl Bucket {
     async fn refused(&self, what: &str, key: &str, r: Response) -> io::Error {
         let status = r.status();
         let body = r.text().await.unwrap_or_default();
-        let code = xml_field(&body, "Code").unwrap_or_default();
-        io::Error::other(format!("S3 {what} {}/{key}: {status} {code}", self.bucket))
+        let code = error_code(&body).unwrap_or_default();
+        io::Error::other(format!(
+            "S3 {what} {}/{key}: {status} {code}",
+            self.signer.bucket.name()
+        ))
     }
 
     /// That the bucket exists and these credentials reach it: a HEAD of the bucket.
     pub async fn check(&self) -> io::Result<()> {
-        let r = self
-            .send("HEAD", "", self.request(Method::HEAD, "", &[])?)
-            .await?;
+        let action = self.signer.bucket.head_bucket(Some(&self.signer.creds));
+        let r = self.send("HEAD", "", self.request(&action)).await?;
         match r.status() {
             s if s.is_success() => Ok(()),
             StatusCode::NOT_FOUND => Err(io::Error::other(format!(
                 "S3 HEAD {}: no such bucket",
-                self.bucket
+                self.signer.bucket.name()
             ))),
             s => Err(io::Error::other(format!(
                 "S3 HEAD {}: {s} (the credentials may not reach it)",
-                self.bucket
+                self.signer.bucket.name()
             ))),
         }
     }
 
     /// Whether the object exists.
     pub async fn exists(&self, key: &str) -> io::Result<bool> {
-        let r = self
-            .send("HEAD", key, self.request(Method::HEAD, key, &[])?)
-            .await?;
+        let full = self.full_key(key);
+        let action = self
+            .signer
+            .bucket
+            .head_object(Some(&self.signer.creds), &full);
+        let r = self.send("HEAD", key, self.request(&action)).await?;
         match r.status() {
             s if s.is_success() => Ok(true),
             StatusCode::NOT_FOUND => Ok(false),
@@ -289,15 +270,22 @@ impl Bucket {
 
     async fn put(&self, key: &str, body: reqwest::Body, md5: [u8; 16], len: u64) -> io::Result<()> {
         let md5_b64 = base64::engine::general_purpose::STANDARD.encode(md5);
+        let len_text = len.to_string();
+        let full = self.full_key(key);
+        let mut action = self
+            .signer
+            .bucket
+            .put_object(Some(&self.signer.creds), &full);
+        // Signed, so that nothing between here and S3 can drop the MD5 it checks the body
+        // against; S3 refuses a PUT without a length, and a stream has none of its own.
+        action.headers_mut().insert("content-md5", md5_b64.as_str());
+        action
+            .headers_mut()
+            .insert("content-length", len_text.as_str());
         let rb = self
-            .request(
-                Method::PUT,
-                key,
-                &[
-                    ("content-md5", md5_b64),
-                    ("content-length", len.to_string()),
-                ],
-            )?
+            .request(&action)
+            .header("content-md5", &md5_b64)
+            .header(CONTENT_LENGTH, &len_text)
             .body(body);
         let r = self.send("PUT", key, rb).await?;
         if !r.status().is_success() {
@@ -306,14 +294,14 @@ impl Bucket {
         // A server that does not check Content-MD5 (moto) still answers the MD5 it stored.
         let etag = r
             .headers()
-            .get(reqwest::header::ETAG)
+            .get(ETAG)
             .and_then(|v| v.to_str().ok())
             .map(|v| v.trim_matches('"').to_ascii_lowercase());
         let want: String = md5.iter().map(|b| format!("{b:02x}")).collect();
         match etag {
             Some(e) if e.len() == 32 && e != want => Err(io::Error::other(format!(
                 "S3 PUT {}/{key}: stored MD5 {e}, sent {want}: damaged on the way",
-                self.bucket
+                self.signer.bucket.name()
             ))),
             _ => Ok(()),
         }
@@ -321,99 +309,18 @@ impl Bucket {
 
     /// The object as a response whose body is read as it arrives; None if there is none.
     pub async fn get(&self, key: &str) -> io::Result<Option<Response>> {
-        let r = self
-            .send("GET", key, self.request(Method::GET, key, &[])?)
-            .await?;
+        let full = self.full_key(key);
+        let action = self
+            .signer
+            .bucket
+            .get_object(Some(&self.signer.creds), &full);
+        let r = self.send("GET", key, self.request(&action)).await?;
         match r.status() {
             s if s.is_success() => Ok(Some(r)),
             StatusCode::NOT_FOUND => Ok(None),
             _ => Err(self.refused("GET", key, r).await),
         }
     }
-}
-
-/// RFC 3986 unreserved characters stay, every other byte is %XX (upper case), as SigV4's
-/// canonical form wants.
-fn uri_encode(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
-            out.push(b as char);
-        } else {
-            let _ = write!(out, "%{b:02X}");
-        }
-    }
-    out
-}
-
-/// `YYYYMMDDTHHMMSSZ` of seconds since the epoch (UTC).
-fn amz_date(secs: i64) -> String {
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    let (y, m, d) = hprof_shrink_core::package::records::civil_from_days(days);
-    format!(
-        "{y:04}{m:02}{d:02}T{:02}{:02}{:02}Z",
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60
-    )
-}
-
-fn hmac(key: &[u8], data: &[u8]) -> Vec<u8> {
-    let mut m = HmacSha256::new_from_slice(key).expect("HMAC takes any key length");
-    m.update(data);
-    m.finalize().into_bytes().to_vec()
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// The `Authorization` header of a request with no query string, whose `headers` (names
-/// in lower case, the host included) are all signed. Sorts `headers`.
-fn authorization(
-    creds: &Credentials,
-    region: &str,
-    method: &str,
-    path: &str,
-    headers: &mut [(String, String)],
-    amz_date: &str,
-) -> String {
-    headers.sort();
-    let payload = headers
-        .iter()
-        .find(|(k, _)| k == "x-amz-content-sha256")
-        .map_or(UNSIGNED.to_string(), |(_, v)| v.clone());
-    let mut canonical_headers = String::new();
-    for (k, v) in headers.iter() {
-        let _ = writeln!(canonical_headers, "{k}:{}", v.trim());
-    }
-    let signed: Vec<&str> = headers.iter().map(|(k, _)| k.as_str()).collect();
-    let signed = signed.join(";");
-    let canonical = format!("{method}\n{path}\n\n{canonical_headers}\n{signed}\n{payload}");
-    let date = &amz_date[..8];
-    let scope = format!("{date}/{region}/s3/aws4_request");
-    let to_sign = format!(
-        "AWS4-HMAC-SHA256\n{amz_date}\n{scope}\n{}",
-        hex(&Sha256::digest(canonical.as_bytes()))
-    );
-    let k = hmac(format!("AWS4{}", creds.secret).as_bytes(), date.as_bytes());
-    let k = hmac(&k, region.as_bytes());
-    let k = hmac(&k, b"s3");
-    let k = hmac(&k, b"aws4_request");
-    let signature = hex(&hmac(&k, to_sign.as_bytes()));
-    format!(
-        "AWS4-HMAC-SHA256 Credential={}/{scope}, SignedHeaders={signed}, Signature={signature}",
-        creds.key_id
-    )
-}
-
-/// The text of the first `<name>` element of an S3 error body.
-fn xml_field(body: &str, name: &str) -> Option<String> {
-    let open = format!("<{name}>");
-    let start = body.find(&open)? + open.len();
-    let end = body[start..].find('<')? + start;
-    Some(body[start..end].chars().take(100).collect())
 }
 
 #[cfg(test)]
@@ -433,56 +340,84 @@ mod tests {
         assert!(parse_url("s3://Bad_Bucket/x").is_err());
         assert!(parse_url("http://heap-dumps").is_err());
         assert!(parse_url("s3://").is_err());
+        let e = parse_url("s3://heap-dumps/../other").unwrap_err();
+        assert!(e.contains("'..'"), "{e}");
+        assert!(parse_url("s3://heap-dumps/a/./b").is_err());
+        assert!(parse_url("s3://heap-dumps/a..b/c.d").is_ok());
     }
 
     #[test]
-    fn dates_and_encoding_are_sigv4s() {
-        // 2013-05-24 00:00:00 UTC.
-        assert_eq!(amz_date(1_369_353_600), "20130524T000000Z");
-        assert_eq!(amz_date(1_369_353_600 + 3723), "20130524T010203Z");
-        assert_eq!(uri_encode("a b/c~"), "a%20b%2Fc~");
-    }
-
-    /// The GET example of Amazon's S3 SigV4 documentation ("GET Object", a Range header,
-    /// the documentation's example credentials), whose published signature is
-    /// f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41.
-    #[test]
-    fn the_documented_get_example_signs_as_published() {
-        let creds = Credentials {
-            key_id: "AKIAIOSFODNN7EXAMPLE".into(),
-            secret: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY".into(),
-            token: None,
-        };
-        let empty_sha = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
-        let mut headers = vec![
-            (
-                "host".to_string(),
-                "examplebucket.s3.amazonaws.com".to_string(),
-            ),
-            ("range".to_string(), "bytes=0-9".to_string()),
-            ("x-amz-content-sha256".to_string(), empty_sha.to_string()),
-            ("x-amz-date".to_string(), "20130524T000000Z".to_string()),
-        ];
-        let auth = authorization(
-            &creds,
-            "us-east-1",
-            "GET",
-            "/test.txt",
-            &mut headers,
-            "20130524T000000Z",
-        );
+    fn an_endpoint_is_a_server_and_nothing_more() {
         assert_eq!(
-            auth,
-            "AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request, \
-             SignedHeaders=host;range;x-amz-content-sha256;x-amz-date, \
-             Signature=f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41"
+            parse_endpoint("http://127.0.0.1:5000").unwrap().as_str(),
+            "http://127.0.0.1:5000/"
         );
+        assert!(parse_endpoint("https://minio.internal/").is_ok());
+        for bad in [
+            "127.0.0.1:5000",
+            "ftp://minio.internal",
+            "http://minio.internal/s3",
+            "http://minio.internal?x=1",
+            "http://user:pw@minio.internal",
+            "http://",
+        ] {
+            let e = parse_endpoint(bad).unwrap_err();
+            assert!(e.contains("http(s)://HOST[:PORT]"), "{bad}: {e}");
+        }
     }
 
     #[test]
     fn error_codes_are_read_from_the_body() {
-        let body = "<?xml version=\"1.0\"?><Error><Code>NoSuchBucket</Code></Error>";
-        assert_eq!(xml_field(body, "Code").as_deref(), Some("NoSuchBucket"));
-        assert_eq!(xml_field(body, "Message"), None);
+        let body = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error>\n  \
+                    <Code>NoSuchBucket</Code>\n  <Message>The specified bucket does not \
+                    exist</Message>\n  <BucketName>heap-dumps</BucketName>\n</Error>";
+        assert_eq!(error_code(body).as_deref(), Some("NoSuchBucket"));
+        // A Code that is not the error's own, an empty one, no XML at all.
+        assert_eq!(
+            error_code("<Error><Detail><Code>X</Code></Detail></Error>"),
+            None
+        );
+        assert_eq!(error_code("<Error><Code></Code></Error>"), None);
+        assert_eq!(error_code(""), None);
+        assert_eq!(error_code("502 Bad Gateway"), None);
+        assert_eq!(error_code("<Error><Code>Slow"), None);
+    }
+
+    /// The requests go where the style says, signed by the crate with the token and the
+    /// headers we add.
+    #[test]
+    fn objects_are_addressed_by_path_or_virtual_host() {
+        let creds = Credentials::new_with_token("AKID", "secret", "tok");
+        let by_path = rusty_s3::Bucket::new(
+            parse_endpoint("http://127.0.0.1:5000").unwrap(),
+            UrlStyle::Path,
+            "heap-dumps",
+            "us-east-1",
+        )
+        .unwrap();
+        let mut put = by_path.put_object(Some(&creds), "prod/packages/ab cd.zip");
+        put.headers_mut()
+            .insert("content-md5", "1B2M2Y8AsgTpgAmY7PhCfg==");
+        let url = put.sign(SIGNED_FOR);
+        assert_eq!(url.path(), "/heap-dumps/prod/packages/ab%20cd.zip", "{url}");
+        let query = url.query().unwrap();
+        assert!(query.contains("X-Amz-Security-Token=tok"), "{query}");
+        assert!(
+            query.contains("X-Amz-SignedHeaders=content-md5%3Bhost"),
+            "{query}"
+        );
+        let aws = rusty_s3::Bucket::new(
+            Url::parse("https://s3.eu-west-1.amazonaws.com").unwrap(),
+            UrlStyle::VirtualHost,
+            "heap-dumps",
+            "eu-west-1",
+        )
+        .unwrap();
+        let url = aws.get_object(Some(&creds), "prod/x.json").sign(SIGNED_FOR);
+        assert_eq!(
+            url.host_str(),
+            Some("heap-dumps.s3.eu-west-1.amazonaws.com")
+        );
+        assert_eq!(url.path(), "/prod/x.json");
     }
 }
