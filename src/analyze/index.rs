@@ -84,7 +84,9 @@ impl<'a> Index<'a> {
             heaps: Vec::new(),
             counts: Counts::default(),
         };
-        let runs = hprof.split(threads)?;
+        // Several runs a thread: their sorts take unequal time (a stretch of the dump out
+        // of address order sorts slowly), and short runs even that out.
+        let runs = hprof.split(threads * 4)?;
         let mut parts: Vec<Index<'a>> = runs
             .into_par_iter()
             .map(|run| {
@@ -305,29 +307,94 @@ impl From<FormatError> for AnalyzeError {
 
 /// Merges runs of offsets each sorted by id (`id_at(offset)`), ids dumped twice in file
 /// order, into one, keeping the first (lowest offset) of any id dumped twice, and makes
-/// the lookup table on the way.
+/// the lookup table on the way. On all threads: each merges the ids of its own range of
+/// lookup buckets (an id dumped twice falls in one range), and the pieces are joined.
 fn merge_sorted(
     mut runs: Vec<Offsets>,
     max_offset: u64,
-    id_at: impl Fn(u64) -> u64,
+    id_at: impl Fn(u64) -> u64 + Sync,
 ) -> (Offsets, Lookup) {
+    use rayon::prelude::*;
     runs.retain(|r| r.len() > 0);
-    let total = runs.iter().map(Offsets::len).sum();
-    let mut out = Offsets::empty(max_offset);
-    // Each run's next (id, offset), runs in file order: of equal ids the earlier run wins.
-    let mut heads: Vec<Option<(u64, u64)>> = runs
-        .iter()
-        .map(|r| Some((id_at(r.get(0)), r.get(0))))
-        .collect();
+    let total: usize = runs.iter().map(Offsets::len).sum();
     let (Some(min), Some(max)) = (
-        heads.iter().flatten().map(|h| h.0).min(),
+        runs.iter().map(|r| id_at(r.get(0))).min(),
         runs.iter().map(|r| id_at(r.get(r.len() - 1))).max(),
     ) else {
-        return (out, Lookup::default());
+        return (Offsets::empty(max_offset), Lookup::default());
     };
-    out.reserve(total);
     let mut lookup = Lookup::starting(min, max, total);
-    let mut at = vec![0usize; runs.len()];
+    let buckets = lookup.starts.len() - 1;
+    let pieces = rayon::current_num_threads().clamp(1, buckets);
+    let first_bucket = |p: usize| buckets * p / pieces;
+    // The smallest id of bucket `b`.
+    let shift = lookup.shift;
+    let lowest = |b: usize| {
+        if b >= buckets {
+            u64::MAX
+        } else {
+            min + ((b as u64) << shift)
+        }
+    };
+    // Where ids from `id` on start in a run.
+    let cut = |r: &Offsets, id: u64| {
+        let (mut lo, mut hi) = (0, r.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if id_at(r.get(mid)) < id {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    };
+    let merged: Vec<(usize, Offsets, Vec<u32>)> = (0..pieces)
+        .into_par_iter()
+        .map(|p| {
+            let (b0, b1) = (first_bucket(p), first_bucket(p + 1));
+            let (from, to) = (lowest(b0), lowest(b1));
+            let ranges: Vec<(&Offsets, std::ops::Range<usize>)> =
+                runs.iter().map(|r| (r, cut(r, from)..cut(r, to))).collect();
+            let bucket = |id: u64| ((id - min) >> shift) as usize - b0;
+            let (out, starts) = merge_piece(&ranges, max_offset, &id_at, bucket, b1 - b0);
+            (b0, out, starts)
+        })
+        .collect();
+    drop(runs);
+    let mut out = Offsets::empty(max_offset);
+    out.reserve(total);
+    for (b0, piece, starts) in merged {
+        let base = out.len() as u32;
+        for (j, s) in starts.into_iter().enumerate() {
+            lookup.starts[b0 + j] = base + s;
+        }
+        out.append(piece);
+    }
+    lookup.starts[buckets] = out.len() as u32;
+    (out, lookup)
+}
+
+/// Merges the `ranges` of runs (sorted by id; of equal ids the earlier run's first),
+/// keeping the first of an id dumped twice: the offsets, and where each of `buckets`
+/// lookup buckets (`bucket(id)` from 0) starts among them.
+fn merge_piece(
+    ranges: &[(&Offsets, std::ops::Range<usize>)],
+    max_offset: u64,
+    id_at: impl Fn(u64) -> u64,
+    bucket: impl Fn(u64) -> usize,
+    buckets: usize,
+) -> (Offsets, Vec<u32>) {
+    let mut out = Offsets::empty(max_offset);
+    out.reserve(ranges.iter().map(|(_, r)| r.len()).sum());
+    let mut starts = vec![0u32; buckets];
+    let mut filled = 0usize;
+    // Each run's next (id, offset).
+    let mut heads: Vec<Option<(u64, u64)>> = ranges
+        .iter()
+        .map(|(run, r)| (!r.is_empty()).then(|| (id_at(run.get(r.start)), run.get(r.start))))
+        .collect();
+    let mut at: Vec<usize> = ranges.iter().map(|(_, r)| r.start).collect();
     let mut last: Option<u64> = None;
     loop {
         // The run with the smallest next id (the earliest run of equal ones), and the
@@ -347,18 +414,22 @@ fn merge_sorted(
             .filter_map(|(_, h)| h.map(|h| h.0))
             .min()
             .unwrap_or(u64::MAX);
-        let run = &runs[b];
+        let (run, range) = (ranges[b].0, &ranges[b].1);
         let Some(mut head) = heads[b] else { break };
         let mut i = at[b];
         loop {
             let (id, offset) = head;
             if last != Some(id) {
-                lookup.note(id, out.len());
+                let k = bucket(id);
+                while filled < k {
+                    filled += 1;
+                    starts[filled] = out.len() as u32;
+                }
                 out.push(offset);
                 last = Some(id);
             }
             i += 1;
-            if i == run.len() {
+            if i == range.end {
                 heads[b] = None;
                 break;
             }
@@ -371,10 +442,11 @@ fn merge_sorted(
         }
         at[b] = i;
     }
-    drop(runs);
-    lookup.finish(out.len());
-    out.shrink_to_fit();
-    (out, lookup)
+    while filled + 1 < buckets {
+        filled += 1;
+        starts[filled] = out.len() as u32;
+    }
+    (out, starts)
 }
 
 /// Finds an id among the sorted ids: a table of where each range of ids starts narrows
@@ -384,8 +456,6 @@ struct Lookup {
     min: u64,
     shift: u32,
     starts: Vec<u32>,
-    /// While building: the last bucket whose start is set.
-    filled: usize,
 }
 
 impl Lookup {
@@ -398,30 +468,10 @@ impl Lookup {
             shift += 1;
         }
         let count = (span >> shift) as usize + 1;
-        let mut starts = vec![0u32; count + 1];
-        starts[0] = 0;
         Lookup {
             min,
             shift,
-            starts,
-            filled: 0,
-        }
-    }
-
-    /// The id at position `at` (ids come in ascending order).
-    #[inline]
-    fn note(&mut self, id: u64, at: usize) {
-        let b = ((id - self.min) >> self.shift) as usize;
-        while self.filled < b {
-            self.filled += 1;
-            self.starts[self.filled] = at as u32;
-        }
-    }
-
-    fn finish(&mut self, len: usize) {
-        while self.filled + 1 < self.starts.len() {
-            self.filled += 1;
-            self.starts[self.filled] = len as u32;
+            starts: vec![0u32; count + 1],
         }
     }
 

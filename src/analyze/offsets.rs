@@ -59,17 +59,19 @@ impl Offsets {
         }
     }
 
+    /// Appends `other`'s values (of the same width).
+    pub fn append(&mut self, other: Offsets) {
+        match (self, other) {
+            (Offsets::Narrow(a), Offsets::Narrow(b)) => a.extend_from_slice(&b),
+            (Offsets::Wide(a), Offsets::Wide(b)) => a.extend_from_slice(&b),
+            (a, b) => (0..b.len()).for_each(|i| a.push(b.get(i))),
+        }
+    }
+
     pub fn reserve(&mut self, more: usize) {
         match self {
             Offsets::Narrow(v) => v.reserve_exact(more),
             Offsets::Wide(v) => v.reserve_exact(more),
-        }
-    }
-
-    pub fn shrink_to_fit(&mut self) {
-        match self {
-            Offsets::Narrow(v) => v.shrink_to_fit(),
-            Offsets::Wide(v) => v.shrink_to_fit(),
         }
     }
 
