@@ -128,9 +128,17 @@ fn open_package(path: &Path) -> Result<Input, AnalyzeError> {
             .is_some_and(|s| s != hprof_shrink_core::StripMode::None)
     });
     let compressed = std::fs::metadata(path).ok().map(|m| m.len());
+    let label = path.join(&entry);
     let bytes = match pkg.map_stored(&entry).map_err(pkg_err)? {
         Some(mapped) => Bytes::Entry(mapped),
-        None => inflate(pkg.stream(&entry).map_err(pkg_err)?, &path.join(&entry))?,
+        None => match pkg.map_deflated(&entry).map_err(pkg_err)? {
+            Some(d) => match inflate_mapped(&d, &label)? {
+                Some(bytes) => bytes,
+                // Not what the directory says: the stream reader names the fault.
+                None => inflate(pkg.stream(&entry).map_err(pkg_err)?, &label)?,
+            },
+            None => inflate(pkg.stream(&entry).map_err(pkg_err)?, &label)?,
+        },
     };
     Ok(Input {
         bytes,
@@ -140,6 +148,32 @@ fn open_package(path: &Path) -> Result<Input, AnalyzeError> {
         shrunk,
         compressed_bytes: compressed,
     })
+}
+
+/// Inflates a deflated entry on all cores into an unnamed temporary file (each block
+/// written at its place) and maps it; `None` when the entry is not made of hprof-shrink's
+/// independent blocks, or does not inflate to the size and CRC-32 the directory declares.
+fn inflate_mapped(
+    d: &hprof_shrink_core::package::DeflatedEntry,
+    label: &Path,
+) -> Result<Option<Bytes>, AnalyzeError> {
+    use std::os::unix::fs::FileExt;
+    let tmp = |source| AnalyzeError::Io {
+        path: std::env::temp_dir(),
+        source,
+    };
+    let file = tempfile::tempfile().map_err(tmp)?;
+    let crc = super::inflate::inflate_blocks(d.data.bytes(), d.size, |at, bytes| {
+        file.write_all_at(bytes, at)
+    })
+    .map_err(tmp)?;
+    if crc != Some(d.crc) {
+        return Ok(None);
+    }
+    Ok(Some(Bytes::File(MappedFile::from_file(
+        &file,
+        PathBuf::from(label),
+    )?)))
 }
 
 /// Inflates a stream into an unnamed temporary file and maps it.

@@ -16,6 +16,7 @@ mod edges;
 pub mod error;
 mod graph;
 mod index;
+mod inflate;
 pub mod input;
 mod leaks;
 pub mod library;

@@ -22,5 +22,5 @@ pub mod writer;
 
 pub use comment::ToolComment;
 pub use manifest::{Manifest, ManifestValues, Source, EXTRA_INFO, RESULT_INFO};
-pub use reader::{MappedEntry, PackageError, PackageReader};
+pub use reader::{DeflatedEntry, MappedEntry, PackageError, PackageReader};
 pub use writer::{PackageWriter, Rewrite};

@@ -260,6 +260,40 @@ impl PackageReader {
         }
         Ok(Some(MappedEntry { map, range }))
     }
+
+    /// A deflated entry's compressed bytes, mapped from the zip, with the size and CRC-32
+    /// the directory declares for what they inflate to (not checked here: the caller
+    /// inflates them its own way, on several cores say, and checks); `None` when the entry
+    /// is not deflated.
+    pub fn map_deflated(&self, name: &str) -> Result<Option<DeflatedEntry>, PackageError> {
+        let e = self
+            .entry(name)
+            .ok_or_else(|| PackageError::Missing(name.into()))?;
+        if e.method != CompressionMethod::DEFLATE {
+            return Ok(None);
+        }
+        let entry = self
+            .archive
+            .get_entry(e.wayfinder)
+            .map_err(|err| damaged(name, err))?;
+        let (start, end) = entry.compressed_data_range();
+        let map = MappedFile::from_file(&self.file, self.path.join(name)).map_err(|err| {
+            PackageError::Damaged {
+                name: name.into(),
+                reason: err.to_string(),
+            }
+        })?;
+        let range = usize::try_from(start).unwrap_or(usize::MAX)
+            ..usize::try_from(end).unwrap_or(usize::MAX);
+        if map.bytes().get(range.clone()).is_none() {
+            return Err(damaged(name, "the entry runs past the end of the zip"));
+        }
+        Ok(Some(DeflatedEntry {
+            data: MappedEntry { map, range },
+            size: e.size,
+            crc: e.crc,
+        }))
+    }
 }
 
 fn damaged(name: &str, reason: impl std::fmt::Display) -> PackageError {
@@ -280,6 +314,16 @@ impl MappedEntry {
     pub fn bytes(&self) -> &[u8] {
         &self.map.bytes()[self.range.clone()]
     }
+}
+
+/// A deflated entry's raw deflate stream (see [`PackageReader::map_deflated`]).
+pub struct DeflatedEntry {
+    /// The compressed bytes.
+    pub data: MappedEntry,
+    /// What they inflate to, as the directory says: its length and CRC-32.
+    pub size: u64,
+    /// See `size`.
+    pub crc: u32,
 }
 
 /// The value of `key` among properties, the first if repeated.
