@@ -5,6 +5,8 @@
 //! installed.
 
 mod common;
+#[path = "common/serve.rs"]
+mod serve_common;
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -45,30 +47,14 @@ fn package(dir: &Path, name: &str, args: &[&str]) -> PathBuf {
     out
 }
 
-/// `n` distinct packages from one: the same entries, raw-copied, with an `extra.info` of
-/// their own (cheaper than shrinking `n` times).
+/// `n` distinct packages from one (see `serve_common::variant`).
 fn variants(base: &Path, dir: &Path, n: usize) -> Vec<PathBuf> {
     let bytes = std::fs::read(base).unwrap();
-    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(&bytes)).unwrap();
-    let comment = archive.comment().to_vec();
     (0..n)
         .map(|i| {
-            let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
-            for e in 0..archive.len() {
-                let f = archive.by_index_raw(e).unwrap();
-                if f.name().unwrap() == "extra.info" {
-                    continue;
-                }
-                w.raw_copy_file(f).unwrap();
-            }
-            let opts = zip::write::SimpleFileOptions::default()
-                .compression_method(zip::CompressionMethod::Deflated);
-            w.start_file("extra.info", opts).unwrap();
-            write!(w, "appVersion=1.{}\nseq={i}\n", i % 4).unwrap();
-            w.set_raw_comment(comment.clone().into_boxed_slice())
-                .unwrap();
             let out = dir.join(format!("v{i:03}.zip"));
-            std::fs::write(&out, w.finish().unwrap().into_inner()).unwrap();
+            let extra = format!("appVersion=1.{}\nseq={i}\n", i % 4);
+            std::fs::write(&out, serve_common::variant(&bytes, &extra)).unwrap();
             out
         })
         .collect()
@@ -800,56 +786,15 @@ async fn a_failing_package_fails_alone_and_queued_work_survives_a_restart() {
     srv.stop().await;
 }
 
-/// The lease on the embedded database: a job whose lease ran out is taken again, and the
-/// first claimer can then neither renew, record nor fail it; the analysis is recorded once.
+/// The lease on the embedded database: see `only_the_current_lease_holder_records`.
 #[tokio::test]
 async fn on_sqlite_only_the_current_lease_holder_records_a_job() {
-    use hprof_shrink::serve::store::{NewPackage, Store};
     let dir = tempfile::tempdir().unwrap();
     let zip = package(dir.path(), "a.zip", &[]);
-    let analysis = hprof_shrink::analyze::analyze_path(
-        &zip,
-        &hprof_shrink::analyze::Options::default(),
-        &hprof_shrink_core::Control::default(),
-    )
-    .unwrap()
-    .analysis;
-    let store = Store::open(&dir.path().join("meta.sqlite")).await.unwrap();
-    let id = store
-        .insert_package(&NewPackage {
-            md5: &"0".repeat(32),
-            name: "p.zip",
-            bytes: 1,
-            manifest: &[],
-            extra: &[],
-        })
+    let store = hprof_shrink::serve::store::Store::open(&dir.path().join("meta.sqlite"))
         .await
-        .unwrap()
         .unwrap();
-    let (first, _) = store.claim(Duration::from_millis(200)).await.unwrap();
-    let first = first.unwrap();
-    assert!(store
-        .claim(Duration::from_secs(60))
-        .await
-        .unwrap()
-        .0
-        .is_none());
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let (second, _) = store.claim(Duration::from_secs(60)).await.unwrap();
-    let second = second.unwrap();
-    assert_eq!((second.id, second.attempt), (id, 2));
-    assert!(!store.renew(&first, Duration::from_secs(60)).await.unwrap());
-    assert!(!store.finish(&first, &analysis, &[]).await.unwrap());
-    assert!(!store.fail(&first, "late").await.unwrap());
-    assert!(store.finish(&second, &analysis, &[]).await.unwrap());
-    // Recorded, the job is no longer anyone's: a second finish records nothing.
-    assert!(!store.finish(&second, &analysis, &[]).await.unwrap());
-    let p = store.package(id).await.unwrap().unwrap();
-    assert_eq!((p.state.as_str(), p.attempts, p.analyses), ("done", 2, 1));
-    assert_eq!(
-        store.leaks_of(id).await.unwrap().len(),
-        analysis.leaks.len()
-    );
+    serve_common::only_the_current_lease_holder_records(&store, &store, &zip).await;
     store.close().await;
 }
 

@@ -10,10 +10,11 @@
 //! or when scripts/setup-postgres.sh could not install PostgreSQL (no apt-get); under CI
 //! with apt-get their absence is a failure (scripts/test.sh sets both up).
 
+#[path = "common/serve.rs"]
+mod serve_common;
 mod support;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -254,27 +255,6 @@ fn scenario_packages(dir: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// `base` with an `extra.info` of its own: the same entries raw-copied, so a distinct
-/// package (MD5) for the price of a copy.
-fn variant(base: &[u8], extra: &str) -> Vec<u8> {
-    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(base)).unwrap();
-    let comment = archive.comment().to_vec();
-    let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
-    for e in 0..archive.len() {
-        let f = archive.by_index_raw(e).unwrap();
-        if f.name().unwrap() == "extra.info" {
-            continue;
-        }
-        w.raw_copy_file(f).unwrap();
-    }
-    let opts = zip::write::SimpleFileOptions::default()
-        .compression_method(zip::CompressionMethod::Deflated);
-    w.start_file("extra.info", opts).unwrap();
-    w.write_all(extra.as_bytes()).unwrap();
-    w.set_raw_comment(comment.into_boxed_slice()).unwrap();
-    w.finish().unwrap().into_inner()
-}
-
 fn client() -> Client {
     // reqwest is built without a default TLS provider; plain HTTP still needs one set.
     let _ = rustls::crypto::ring::default_provider().install_default();
@@ -380,7 +360,7 @@ async fn two_servers_two_workers_on_postgres_and_s3_lose_nothing_when_killed() {
     // Package i: scenario i % 4, app version 1.(i % 3); then a few sent again.
     let bodies: Vec<Vec<u8>> = (0..DISTINCT)
         .map(|i| {
-            variant(
+            serve_common::variant(
                 &bases[i % SCENARIOS.len()],
                 &format!("appVersion=1.{}\nseq={i}\n", i % 3),
             )
@@ -698,58 +678,7 @@ async fn on_postgres_only_the_current_lease_holder_records_a_job() {
     let other = Store::connect(&pg.url()).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let zip = scenario_packages(dir.path()).remove(0);
-    let analysis = hprof_shrink::analyze::analyze_path(
-        &zip,
-        &hprof_shrink::analyze::Options::default(),
-        &hprof_shrink_core::Control::default(),
-    )
-    .unwrap()
-    .analysis;
-    let id = store
-        .insert_package(&NewPackage {
-            md5: &md5_hex(b"x"),
-            name: "p.zip",
-            bytes: 1,
-            manifest: &[],
-            extra: &[],
-        })
-        .await
-        .unwrap()
-        .unwrap();
-    let g0 = store.generation().await.unwrap();
-    let (first, _) = store.claim(Duration::from_millis(300)).await.unwrap();
-    let first = first.unwrap();
-    assert_eq!((first.id, first.attempt), (id, 1));
-    assert!(
-        other.generation().await.unwrap() > g0,
-        "a claim is a change"
-    );
-    // Held: nobody else gets it.
-    assert!(other
-        .claim(Duration::from_secs(60))
-        .await
-        .unwrap()
-        .0
-        .is_none());
-    assert!(store
-        .renew(&first, Duration::from_millis(300))
-        .await
-        .unwrap());
-    tokio::time::sleep(Duration::from_millis(400)).await;
-    // Ran out: the other process takes it.
-    let (second, _) = other.claim(Duration::from_secs(60)).await.unwrap();
-    let second = second.unwrap();
-    assert_eq!((second.id, second.attempt), (id, 2));
-    assert!(!store.renew(&first, Duration::from_secs(60)).await.unwrap());
-    assert!(!store.finish(&first, &analysis, &[]).await.unwrap());
-    assert!(!store.fail(&first, "late").await.unwrap());
-    assert!(other.finish(&second, &analysis, &[]).await.unwrap());
-    let p = store.package(id).await.unwrap().unwrap();
-    assert_eq!((p.state.as_str(), p.attempts, p.analyses), ("done", 2, 1));
-    assert_eq!(
-        store.leaks_of(id).await.unwrap().len(),
-        analysis.leaks.len()
-    );
+    serve_common::only_the_current_lease_holder_records(&store, &other, &zip).await;
     // Concurrent claims of a queue of 20 take 20 different jobs.
     for i in 0..20 {
         store

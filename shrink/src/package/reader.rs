@@ -230,35 +230,17 @@ impl PackageReader {
     /// A stored entry's bytes, mapped from the zip (its CRC-32 checked); `None` when the
     /// entry is compressed, to be read with [`PackageReader::stream`].
     pub fn map_stored(&self, name: &str) -> Result<Option<MappedEntry>, PackageError> {
-        let e = self
-            .entry(name)
-            .ok_or_else(|| PackageError::Missing(name.into()))?;
-        if e.method != CompressionMethod::STORE {
+        let Some((e, mapped)) = self.map_raw(name, CompressionMethod::STORE)? else {
             return Ok(None);
-        }
-        let entry = self
-            .archive
-            .get_entry(e.wayfinder)
-            .map_err(|err| damaged(name, err))?;
-        let (start, end) = entry.compressed_data_range();
-        let map = MappedFile::from_file(&self.file, self.path.join(name)).map_err(|err| {
-            PackageError::Damaged {
-                name: name.into(),
-                reason: err.to_string(),
-            }
-        })?;
-        let range = usize::try_from(start).unwrap_or(usize::MAX)
-            ..usize::try_from(end).unwrap_or(usize::MAX);
-        let Some(bytes) = map.bytes().get(range.clone()) else {
-            return Err(damaged(name, "the entry runs past the end of the zip"));
         };
+        let bytes = mapped.bytes();
         if bytes.len() as u64 != e.size || crc32fast::hash(bytes) != e.crc {
             return Err(damaged(
                 name,
                 "its size or CRC-32 differs from the zip directory's",
             ));
         }
-        Ok(Some(MappedEntry { map, range }))
+        Ok(Some(mapped))
     }
 
     /// A deflated entry's compressed bytes, mapped from the zip, with the size and CRC-32
@@ -266,10 +248,25 @@ impl PackageReader {
     /// inflates them its own way, on several cores say, and checks); `None` when the entry
     /// is not deflated.
     pub fn map_deflated(&self, name: &str) -> Result<Option<DeflatedEntry>, PackageError> {
+        Ok(self
+            .map_raw(name, CompressionMethod::DEFLATE)?
+            .map(|(e, data)| DeflatedEntry {
+                data,
+                size: e.size,
+                crc: e.crc,
+            }))
+    }
+
+    /// The entry's data as the zip holds it, mapped, when it is compressed with `method`.
+    fn map_raw(
+        &self,
+        name: &str,
+        method: CompressionMethod,
+    ) -> Result<Option<(&Entry, MappedEntry)>, PackageError> {
         let e = self
             .entry(name)
             .ok_or_else(|| PackageError::Missing(name.into()))?;
-        if e.method != CompressionMethod::DEFLATE {
+        if e.method != method {
             return Ok(None);
         }
         let entry = self
@@ -277,22 +274,14 @@ impl PackageReader {
             .get_entry(e.wayfinder)
             .map_err(|err| damaged(name, err))?;
         let (start, end) = entry.compressed_data_range();
-        let map = MappedFile::from_file(&self.file, self.path.join(name)).map_err(|err| {
-            PackageError::Damaged {
-                name: name.into(),
-                reason: err.to_string(),
-            }
-        })?;
+        let map = MappedFile::from_file(&self.file, self.path.join(name))
+            .map_err(|err| damaged(name, err))?;
         let range = usize::try_from(start).unwrap_or(usize::MAX)
             ..usize::try_from(end).unwrap_or(usize::MAX);
         if map.bytes().get(range.clone()).is_none() {
             return Err(damaged(name, "the entry runs past the end of the zip"));
         }
-        Ok(Some(DeflatedEntry {
-            data: MappedEntry { map, range },
-            size: e.size,
-            crc: e.crc,
-        }))
+        Ok(Some((e, MappedEntry { map, range })))
     }
 }
 
