@@ -507,3 +507,30 @@ fn java_properties_load_reads_every_value_as_it_was_given() {
     let o = verify(&zip);
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+#[test]
+fn verify_inflates_a_package_of_many_blocks_and_refuses_one_damaged_inside() {
+    let dir = tempfile::tempdir().unwrap();
+    let zip = dir.path().join("whole.zip");
+    // Nothing dropped: the 2.7 MB dump makes a deflate stream of three 1 MiB blocks, which
+    // verify inflates side by side.
+    let o = run(&[
+        s(&fixture("hotspot-android.hprof")),
+        s(&zip),
+        "--strip",
+        "none",
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = verify(&zip);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // One byte changed in the middle of the zip, inside the deflated dump.
+    let mut bytes = std::fs::read(&zip).unwrap();
+    let at = bytes.len() / 2;
+    bytes[at] ^= 0x20;
+    let bad = dir.path().join("bad.zip");
+    std::fs::write(&bad, &bytes).unwrap();
+    let o = verify(&bad);
+    let err = failed_with(&o, 1, &["does not decompress"]);
+    assert_eq!(err.lines().count(), 1, "{err}");
+}

@@ -163,9 +163,13 @@ fn inflate_mapped(
         source,
     };
     let file = tempfile::tempfile().map_err(tmp)?;
-    let crc = super::inflate::inflate_blocks(d.data.bytes(), d.size, |at, bytes| {
-        file.write_all_at(bytes, at)
-    })
+    let threads = rayon::current_num_threads();
+    let crc = hprof_shrink_core::package::inflate::inflate_blocks(
+        d.data.bytes(),
+        d.size,
+        threads,
+        |at, bytes| file.write_all_at(bytes, at),
+    )
     .map_err(tmp)?;
     if crc != Some(d.crc) {
         return Ok(None);

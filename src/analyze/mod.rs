@@ -16,7 +16,6 @@ mod edges;
 pub mod error;
 mod graph;
 mod index;
-mod inflate;
 pub mod input;
 mod leaks;
 pub mod library;

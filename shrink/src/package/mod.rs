@@ -13,6 +13,7 @@
 
 pub mod comment;
 pub mod deflate;
+pub mod inflate;
 pub mod manifest;
 pub mod properties;
 pub mod reader;
