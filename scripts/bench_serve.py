@@ -9,8 +9,8 @@ CPU, as two machines behind a load balancer would have. Rows:
   (s1)  one server on core 0
   (s2)  two servers, on cores 0 and 1, the uploads alternating between them
   (s0)  one server on both cores (no taskset), for reference
-Each row: N distinct packages (made from fixtures/hotspot-android.hprof, each with an
-extra.info of its own) PUT by 8 concurrent clients (Python threads, raw bodies built
+Each row: N distinct packages (made by hprof-shrink from fixtures/hotspot-android.hprof,
+as `upload` would send them, each with an extra.info of its own) PUT by 8 concurrent clients (Python threads, raw bodies built
 beforehand), into a fresh database; uploads per second, MB/s, and the CPU seconds each
 server spent per wall second (1.0 = its core saturated: the bottleneck is the server's
 CPU, the MD5 and `verify` of each body) next to PostgreSQL's.
@@ -20,7 +20,6 @@ Target: (s2) >= 1.6 x (s1).
 import base64
 import hashlib
 import http.client
-import io
 import json
 import os
 import shutil
@@ -29,7 +28,6 @@ import subprocess
 import tempfile
 import threading
 import time
-import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -99,19 +97,21 @@ class Postgres:
             shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def variants(base, n, tag):
-    """n distinct packages: base's entries with an extra.info of their own."""
-    src = zipfile.ZipFile(io.BytesIO(base))
-    entries = [(i, src.read(i.filename)) for i in src.infolist() if i.filename != "extra.info"]
-    out = []
-    for k in range(n):
-        buf = io.BytesIO()
-        with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
-            for info, data in entries:
-                z.writestr(info.filename, data, compress_type=zipfile.ZIP_DEFLATED, compresslevel=1)
-            z.writestr("extra.info", f"appVersion=1.{k % 5}\nbench={tag}-{k}\n")
-        out.append(buf.getvalue())
-    return out
+def variants(exe, work, n):
+    """n distinct packages as `upload` sends them: each made by hprof-shrink itself from
+    fixtures/hotspot-android.hprof, with an extra.info of its own (two at a time)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def make(k):
+        out = work / f"p{k}.zip"
+        subprocess.run([exe, str(ROOT / "fixtures/hotspot-android.hprof"), str(out), "-q",
+                        "--extra", f"appVersion=1.{k % 5}", "--extra", f"bench={k}"], check=True)
+        body = out.read_bytes()
+        out.unlink()
+        return body
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return list(pool.map(make, range(n)))
 
 
 def put_all(ports, bodies):
@@ -223,12 +223,10 @@ def run(exe, n=150):
     work = Path(tempfile.mkdtemp(prefix="bench-serve-"))
     pg = Postgres(setup.stdout.strip())
     try:
-        base_zip = work / "base.zip"
-        subprocess.run([exe, str(ROOT / "fixtures/hotspot-android.hprof"), str(base_zip), "-q"], check=True)
-        base = base_zip.read_bytes()
+        # The same packages for every row: each row has a database and a directory of its own.
+        bodies = variants(exe, work, n)
         rows = []
         for name, cores in [("s1", ["0"]), ("s2", ["0", "1"]), ("s0", [None])]:
-            bodies = variants(base, n, name)
             rows.append(row(exe, pg, name, cores, bodies, work))
     finally:
         pg.stop()
