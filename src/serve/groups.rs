@@ -1,11 +1,11 @@
 //! Leaks grouped by signature across packages, and duplicate bitmaps by buffer hash: what
 //! the pages and `GET /api/leaks` show. Pure: rows in, groups out.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::store::{BitmapRow, GroupStats, LeakRow};
+use super::store::{BitmapRow, LeakRow};
 
 /// One bug seen on many devices: every leak with this signature.
 #[derive(Debug, Clone, Serialize)]
@@ -78,72 +78,6 @@ fn sort_groups(groups: &mut [LeakGroup]) {
     });
 }
 
-/// The groups from what the database aggregated ([`super::store::Store::group_stats`]):
-/// the same groups [`leak_groups`] makes from the rows themselves.
-pub fn from_stats(s: GroupStats) -> Vec<LeakGroup> {
-    let mut by_sig: HashMap<String, LeakGroup> = s
-        .totals
-        .into_iter()
-        .map(|t| {
-            let g = LeakGroup {
-                signature: t.signature.clone(),
-                class_name: String::new(),
-                library_leak: None,
-                occurrences: t.occurrences as u64,
-                packages: t.packages as u64,
-                first_seen_ms: t.first_seen_ms,
-                last_seen_ms: t.last_seen_ms,
-                sdk_versions: Vec::new(),
-                manufacturers: Vec::new(),
-                app_versions: Vec::new(),
-                retained_bytes: Distribution {
-                    min: t.min_retained,
-                    p50: 0,
-                    p90: 0,
-                    max: t.max_retained,
-                },
-            };
-            (t.signature, g)
-        })
-        .collect();
-    for (i, rows) in s.spreads.into_iter().enumerate() {
-        for (sig, value, n) in rows {
-            if let Some(g) = by_sig.get_mut(&sig) {
-                let spread = match i {
-                    0 => &mut g.sdk_versions,
-                    1 => &mut g.manufacturers,
-                    _ => &mut g.app_versions,
-                };
-                spread.push((value, n as u64));
-            }
-        }
-    }
-    for (sig, b) in s.p50 {
-        if let Some(g) = by_sig.get_mut(&sig) {
-            g.retained_bytes.p50 = b;
-        }
-    }
-    for (sig, b) in s.p90 {
-        if let Some(g) = by_sig.get_mut(&sig) {
-            g.retained_bytes.p90 = b;
-        }
-    }
-    for (sig, class_name, library) in s.latest {
-        if let Some(g) = by_sig.get_mut(&sig) {
-            g.class_name = class_name;
-            g.library_leak = library;
-        }
-    }
-    let mut groups: Vec<LeakGroup> = by_sig.into_values().collect();
-    for g in &mut groups {
-        sort_spread(&mut g.sdk_versions);
-        sort_spread(&mut g.manufacturers);
-        sort_spread(&mut g.app_versions);
-    }
-    sort_groups(&mut groups);
-    groups
-}
-
 /// Groups leak rows by signature, most occurrences first (ties: most recent first).
 pub fn leak_groups(rows: &[LeakRow]) -> Vec<LeakGroup> {
     let mut by_sig: BTreeMap<&str, Vec<&LeakRow>> = BTreeMap::new();
@@ -154,7 +88,7 @@ pub fn leak_groups(rows: &[LeakRow]) -> Vec<LeakGroup> {
         .into_iter()
         .map(|(sig, rs)| {
             // The last of the maxima: rows come in leak order, so within one package the
-            // leak recorded last, as the SQL aggregation picks it.
+            // leak recorded last.
             let latest = rs
                 .iter()
                 .max_by_key(|r| (r.received_ms, r.package_id))

@@ -652,52 +652,6 @@ impl Store {
         })
     }
 
-    /// The leak groups' figures, aggregated by the database itself: a few rows per
-    /// signature cross into Rust instead of one per leak, which keeps the groups page fast
-    /// with many thousands of packages. [`super::groups::from_stats`] assembles them.
-    pub async fn group_stats(&self, f: &Filter) -> DbResult<GroupStats> {
-        let mut out = GroupStats::default();
-        on!(self, pool => {
-            let q = |sql: &'static str| {
-                sqlx::query(sql)
-                    .bind(f.sdk.clone())
-                    .bind(f.manufacturer.clone())
-                    .bind(f.app_version.clone())
-            };
-            for r in q(group_sql::TOTALS).fetch_all(pool).await? {
-                out.totals.push(SignatureTotals {
-                    signature: r.try_get(0)?,
-                    occurrences: r.try_get(1)?,
-                    packages: r.try_get(2)?,
-                    first_seen_ms: r.try_get(3)?,
-                    last_seen_ms: r.try_get(4)?,
-                    min_retained: r.try_get(5)?,
-                    max_retained: r.try_get(6)?,
-                });
-            }
-            for (i, sql) in group_sql::SPREADS.into_iter().enumerate() {
-                for r in q(sql).fetch_all(pool).await? {
-                    out.spreads[i].push((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?));
-                }
-            }
-            for r in q(group_sql::PERCENTILES).fetch_all(pool).await? {
-                let (rn, n): (i64, i64) = (r.try_get(2)?, r.try_get(3)?);
-                let (s, b): (String, i64) = (r.try_get(0)?, r.try_get(1)?);
-                if rn == (n * 50 + 99) / 100 {
-                    out.p50.push((s.clone(), b));
-                }
-                if rn == (n * 90 + 99) / 100 {
-                    out.p90.push((s, b));
-                }
-            }
-            for r in q(group_sql::LATEST).fetch_all(pool).await? {
-                out.latest
-                    .push((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?));
-            }
-        });
-        Ok(out)
-    }
-
     /// The trace of the most recent occurrence of a signature (JSON).
     pub async fn latest_trace(&self, signature: &str) -> DbResult<Option<String>> {
         on!(self, pool => sqlx::query_scalar(
@@ -784,66 +738,6 @@ mod package_sql {
          p.manufacturer, p.app_version, p.manifest, p.extra, j.state, j.error, j.attempts, \
          j.analyses FROM packages p JOIN jobs j ON j.package_id = p.id \
          ORDER BY p.id DESC LIMIT $1";
-}
-
-/// The grouping queries, whole constants; `$1`..`$3` are the filter's SDK, manufacturer
-/// and app version (NULL: any).
-mod group_sql {
-    pub const TOTALS: &str = "SELECT l.signature, COUNT(*), COUNT(DISTINCT l.package_id), \
-         MIN(p.received_ms), MAX(p.received_ms), MIN(l.retained_bytes), MAX(l.retained_bytes) \
-         FROM leaks l JOIN packages p ON p.id = l.package_id \
-         WHERE ($1 IS NULL OR p.sdk = $1) AND ($2 IS NULL OR p.manufacturer = $2) \
-         AND ($3 IS NULL OR p.app_version = $3) GROUP BY l.signature";
-    pub const SPREADS: [&str; 3] = [
-        "SELECT l.signature, p.sdk, COUNT(*) FROM leaks l JOIN packages p ON p.id = l.package_id \
-         WHERE ($1 IS NULL OR p.sdk = $1) AND ($2 IS NULL OR p.manufacturer = $2) \
-         AND ($3 IS NULL OR p.app_version = $3) GROUP BY l.signature, p.sdk",
-        "SELECT l.signature, p.manufacturer, COUNT(*) FROM leaks l JOIN packages p ON p.id = l.package_id \
-         WHERE ($1 IS NULL OR p.sdk = $1) AND ($2 IS NULL OR p.manufacturer = $2) \
-         AND ($3 IS NULL OR p.app_version = $3) GROUP BY l.signature, p.manufacturer",
-        "SELECT l.signature, p.app_version, COUNT(*) FROM leaks l JOIN packages p ON p.id = l.package_id \
-         WHERE ($1 IS NULL OR p.sdk = $1) AND ($2 IS NULL OR p.manufacturer = $2) \
-         AND ($3 IS NULL OR p.app_version = $3) GROUP BY l.signature, p.app_version",
-    ];
-    /// Nearest-rank p50 and p90: rank ceil(n * p / 100) of the sorted sizes.
-    pub const PERCENTILES: &str = "SELECT s, b, rn, n FROM (SELECT l.signature AS s, \
-         l.retained_bytes AS b, \
-         ROW_NUMBER() OVER (PARTITION BY l.signature ORDER BY l.retained_bytes) AS rn, \
-         COUNT(*) OVER (PARTITION BY l.signature) AS n \
-         FROM leaks l JOIN packages p ON p.id = l.package_id \
-         WHERE ($1 IS NULL OR p.sdk = $1) AND ($2 IS NULL OR p.manufacturer = $2) \
-         AND ($3 IS NULL OR p.app_version = $3)) AS ranked \
-         WHERE rn = (n * 50 + 99) / 100 OR rn = (n * 90 + 99) / 100";
-    pub const LATEST: &str = "SELECT s, c, lib FROM (SELECT l.signature AS s, \
-         l.class_name AS c, l.library AS lib, ROW_NUMBER() OVER (PARTITION BY l.signature \
-         ORDER BY p.received_ms DESC, l.package_id DESC, l.id DESC) AS rn \
-         FROM leaks l JOIN packages p ON p.id = l.package_id \
-         WHERE ($1 IS NULL OR p.sdk = $1) AND ($2 IS NULL OR p.manufacturer = $2) \
-         AND ($3 IS NULL OR p.app_version = $3)) AS latest WHERE rn = 1";
-}
-
-/// Per signature: counts, dates and the retained size's extremes.
-#[derive(Debug, Clone, Default)]
-pub struct SignatureTotals {
-    pub signature: String,
-    pub occurrences: i64,
-    pub packages: i64,
-    pub first_seen_ms: i64,
-    pub last_seen_ms: i64,
-    pub min_retained: i64,
-    pub max_retained: i64,
-}
-
-/// What [`Store::group_stats`] reads, each part keyed by signature.
-#[derive(Debug, Clone, Default)]
-pub struct GroupStats {
-    pub totals: Vec<SignatureTotals>,
-    /// SDK, manufacturer, app version: (signature, value, occurrences).
-    pub spreads: [Vec<(String, String, i64)>; 3],
-    pub p50: Vec<(String, i64)>,
-    pub p90: Vec<(String, i64)>,
-    /// (signature, class name, library) of the most recent occurrence.
-    pub latest: Vec<(String, String, Option<String>)>,
 }
 
 /// The package columns a filter can name (never text from a request in SQL).

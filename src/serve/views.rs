@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use super::blobs::{package_key, picture_key, Object};
 use super::cache::Groups;
-use super::groups::{bitmap_groups, from_stats, leak_groups, LeakGroup};
+use super::groups::{bitmap_groups, leak_groups, LeakGroup};
 use super::jobs::{is_hex, load};
 use super::pages::{self, Menus, PackageLeak};
 use super::store::{Column, Filter};
@@ -67,8 +67,10 @@ async fn grouped(app: &App, f: &Filter) -> Result<Arc<Groups>, Failure> {
     if let Some(g) = app.groups.get(f, generation) {
         return Ok(g);
     }
-    let stats = app.store.group_stats(f).await.map_err(db)?;
-    let (ours, library) = from_stats(stats)
+    // One pass over the leak rows, grouped here: six aggregating queries, each a pass of
+    // its own, took five times as long on 10,000 packages.
+    let rows = app.store.leaks(f, None).await.map_err(db)?;
+    let (ours, library) = leak_groups(&rows)
         .into_iter()
         .partition(|g| g.library_leak.is_none());
     let menus = Menus {
