@@ -98,7 +98,8 @@ impl Counts {
     #[inline]
     fn get(&self, node: Node) -> u64 {
         match self.small[node as usize] {
-            u8::MAX => self.big[&node],
+            // Exactly 255 has no entry: the map takes the count from the 256th on.
+            u8::MAX => self.big.get(&node).copied().unwrap_or(u8::MAX as u64),
             c => c as u64,
         }
     }
@@ -644,6 +645,30 @@ mod tests {
                 prop_assert_eq!(r, expect(*w), "node {}", w);
             }
         }
+    }
+
+    #[test]
+    fn counts_are_exact_around_a_byte() {
+        let mut c = Counts::new(4);
+        for (node, n) in [(0, 254u64), (1, 255), (2, 256), (3, 1000)] {
+            for _ in 0..n {
+                c.add(node);
+            }
+        }
+        assert_eq!(
+            (0..4).map(|n| c.get(n)).collect::<Vec<_>>(),
+            vec![254, 255, 256, 1000]
+        );
+    }
+
+    #[test]
+    fn an_object_referenced_exactly_255_times_has_its_dominator() {
+        // 255 objects, each a root, all referencing object 255: the super-root dominates it.
+        let mut succ: Vec<Vec<u32>> = (0..255).map(|_| vec![255, 256]).collect();
+        succ.push(vec![256]);
+        succ.push(Vec::new());
+        let roots: Vec<u32> = (0..255).collect();
+        assert_eq!(dominators(&succ, &roots)[255], Some(NONE));
     }
 
     #[test]
