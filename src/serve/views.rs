@@ -188,18 +188,24 @@ fn parse_id(s: &str) -> Result<i64, Failure> {
     s.parse().map_err(|_| missing("no such package"))
 }
 
+/// The package a path names, or "not found".
+async fn package_named(app: &App, id: &str) -> Result<(i64, super::store::PackageRow), Failure> {
+    let id = parse_id(id)?;
+    let p = app
+        .store
+        .package(id)
+        .await
+        .map_err(db)?
+        .ok_or_else(|| missing("no such package"))?;
+    Ok((id, p))
+}
+
 pub async fn package_page(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
 ) -> Result<Html<String>, Response> {
     let page = async {
-        let id = parse_id(&id)?;
-        let p = app
-            .store
-            .package(id)
-            .await
-            .map_err(db)?
-            .ok_or_else(|| missing("no such package"))?;
+        let (id, p) = package_named(&app, &id).await?;
         let leaks = app
             .store
             .leaks_of(id)
@@ -230,13 +236,7 @@ pub async fn package_api(
     if !app.access.may_read(&headers) {
         return Ok(unauthorized());
     }
-    let id = parse_id(&id)?;
-    let p = app
-        .store
-        .package(id)
-        .await
-        .map_err(db)?
-        .ok_or_else(|| missing("no such package"))?;
+    let (id, p) = package_named(&app, &id).await?;
     let analysis = load(&app, id).await;
     Ok(Json(json!({
         "package": p,
@@ -347,13 +347,7 @@ pub async fn download(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
 ) -> Result<Response, Failure> {
-    let id = parse_id(&id)?;
-    let p = app
-        .store
-        .package(id)
-        .await
-        .map_err(db)?
-        .ok_or_else(|| missing("no such package"))?;
+    let (_, p) = package_named(&app, &id).await?;
     send_file(&app, &package_key(&p.md5), "application/zip", Some(p.name)).await
 }
 
