@@ -74,6 +74,15 @@ async fn cli(args: Vec<String>, token: Option<String>) -> Output {
     .unwrap()
 }
 
+/// `hprof-shrink upload ZIP` to the server's multipart endpoint, with `token` if any.
+async fn upload(srv: &Srv, zip: &Path, token: Option<String>) -> Output {
+    cli(
+        args(&["upload", s(zip), "--url", &srv.url("/api/packages")]),
+        token,
+    )
+    .await
+}
+
 fn args(v: &[&str]) -> Vec<String> {
     v.iter().map(|s| s.to_string()).collect()
 }
@@ -254,11 +263,7 @@ async fn upload_post_and_put_are_stored_verbatim_analyzed_and_grouped() {
     );
     let srv = start(&dir.path().join("data"), Opts::default()).await;
 
-    let o = cli(
-        args(&["upload", s(&a), "--url", &srv.url("/api/packages")]),
-        None,
-    )
-    .await;
+    let o = upload(&srv, &a, None).await;
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains(": 201 "), "{}", stderr(&o));
     let o = cli(
@@ -529,11 +534,7 @@ async fn over_the_size_limit_is_413_and_nothing_is_stored() {
         assert_eq!(r.status(), 413);
     }
     // And the CLI reports it as a failure, not retried.
-    let o = cli(
-        args(&["upload", s(&a), "--url", &srv.url("/api/packages")]),
-        None,
-    )
-    .await;
+    let o = upload(&srv, &a, None).await;
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("413"), "{}", stderr(&o));
     nothing_stored(&srv).await;
@@ -562,22 +563,14 @@ async fn tokens_guard_uploads_and_reads_and_are_never_logged() {
     .await;
     // No token, the wrong one, the read one: 401 and nothing stored.
     for token in [None, Some("nope".to_string()), Some(rd.to_string())] {
-        let o = cli(
-            args(&["upload", s(&a), "--url", &srv.url("/api/packages")]),
-            token,
-        )
-        .await;
+        let o = upload(&srv, &a, token).await;
         assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
         assert!(stderr(&o).contains("401"), "{}", stderr(&o));
     }
     let r = put(&srv, "a.zip", bytes.clone(), md5_of(&bytes)).await;
     assert_eq!(r.status(), 401);
     assert_eq!(names(&srv.data.join("packages")), Vec::<String>::new());
-    let o = cli(
-        args(&["upload", s(&a), "--url", &srv.url("/api/packages")]),
-        Some(up.to_string()),
-    )
-    .await;
+    let o = upload(&srv, &a, Some(up.to_string())).await;
     assert!(o.status.success(), "{}", stderr(&o));
 
     // Reading: the read token (bearer, or a browser's Basic password); not the upload one.
@@ -634,11 +627,7 @@ async fn hostile_values_are_escaped_on_every_page() {
         ],
     );
     let srv = start(&dir.path().join("data"), Opts::default()).await;
-    let o = cli(
-        args(&["upload", s(&a), "--url", &srv.url("/api/packages")]),
-        None,
-    )
-    .await;
+    let o = upload(&srv, &a, None).await;
     assert!(o.status.success(), "{}", stderr(&o));
     settled(&srv.base, 1, None).await;
     let sig = get_json(&srv.url("/api/leaks"), None).await["appLeaks"][0]["signature"]
