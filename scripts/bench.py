@@ -21,8 +21,9 @@ input size against the targets: (b) <= 2 (a'), (c) <= 0.5 (d), (c) <= 0.75 (h), 
 <= gzip -6 size, peak anonymous memory <= 64 MiB on the 1 GB dumps.
 (b) syncs its output (DESIGN: renamed into place only when complete and synced), cp does
 not; so it is also shown against (a"). And (m) md5sum FILE gives this machine's MD5 rate:
-the dedup must hash every Bitmap buffer whose length collides (the report's
-hashed_bytes), which at that rate on all cores is a floor under (b) shown beside it.
+the dedup hashes the Bitmap buffers it cannot settle by comparing bytes (the report's
+hashed_bytes: groups of more than 8 distinct contents of one length and the same end
+bytes), which at that rate on all cores is a floor under (b) shown beside it.
 Every timed run starts alike: the previous run's output removed and the disk synced
 (untimed), so no run pays for the writeback of the one before.
 With --baseline EXE, (b) and (c) are also timed with another build (say the release

@@ -361,8 +361,8 @@ fn group(g: &Grouping<'_>, what: Grouped, warnings: &mut Vec<String>) -> Result<
     if let Some(p) = control.progress {
         p(crate::control::Progress {
             stage: Stage::Dedup,
-            done: groups.hashed_bytes,
-            total: groups.hashed_bytes,
+            done: groups.compared_bytes + groups.hashed_bytes,
+            total: groups.compared_bytes + groups.hashed_bytes,
         });
     }
     Ok(groups)
@@ -755,6 +755,7 @@ fn build_report(run: Finished<'_>) -> Report {
             merged: bitmaps_merged.0,
             merged_bytes: bitmaps_merged.1,
             repointed: stats.bitmaps_repointed,
+            compared_bytes: a.buffers.compared_bytes,
             hashed: a.buffers.hashed,
             hashed_bytes: a.buffers.hashed_bytes,
         },

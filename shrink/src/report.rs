@@ -112,7 +112,9 @@ pub struct BitmapsReport {
     pub merged_bytes: u64,
     /// Bitmap instances whose mBuffer now names the kept copy.
     pub repointed: u64,
-    /// Buffers hashed (those whose length equals another's).
+    /// Bytes compared byte for byte: buffers whose length and end bytes equal another's.
+    pub compared_bytes: u64,
+    /// Buffers hashed: those of a length with more distinct contents than are compared.
     pub hashed: u64,
     /// Their bytes: what MD5 ran over.
     pub hashed_bytes: u64,
