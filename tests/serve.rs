@@ -719,6 +719,19 @@ async fn on_sqlite_only_the_current_lease_holder_records_a_job() {
     store.close().await;
 }
 
+/// The groups kept up to date change by change: see
+/// `incremental_groups_equal_a_fold_from_scratch`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_sqlite_the_groups_folded_change_by_change_equal_a_fold_from_scratch() {
+    let dir = tempfile::tempdir().unwrap();
+    let zip = package(dir.path(), "a.zip", &[]);
+    let store = hprof_shrink::serve::store::Store::open(&dir.path().join("meta.sqlite"))
+        .await
+        .unwrap();
+    serve_common::incremental_groups_equal_a_fold_from_scratch(&store, &store, &zip).await;
+    store.close().await;
+}
+
 // ---------------------------------------------------------------- the real binary
 
 fn free_port() -> u16 {
