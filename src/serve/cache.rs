@@ -80,8 +80,8 @@ impl Cache {
         if let Some(g) = shown_since(&entry, now) {
             return Ok(g);
         }
-        // Taken out while it changes: if reading fails half way, the next request starts
-        // over rather than build on half a fold.
+        // Taken out while it changes: if reading fails or the request is dropped half way,
+        // the next request starts over rather than build on half a fold.
         let (since, mut acc) = fold
             .take()
             .map_or((None, Fold::default()), |(v, a)| (Some(v), a));
@@ -93,13 +93,13 @@ impl Cache {
             .groups()
             .into_iter()
             .partition(|g| g.library_leak.is_none());
+        *fold = Some((version, acc));
         let groups = Arc::new(Groups {
             app,
             library,
             menus: menus(store).await?,
             jobs: store.job_counts().await?,
         });
-        *fold = Some((version, acc));
         *entry.shown.lock().unwrap_or_else(|e| e.into_inner()) =
             Some((version.generation, groups.clone()));
         Ok(groups)
