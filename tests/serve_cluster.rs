@@ -720,6 +720,25 @@ async fn on_postgres_only_the_current_lease_holder_records_a_job() {
     other.close().await;
 }
 
+/// The groups kept up to date change by change equal a fold from scratch, the changes
+/// made by another process (another pool) and, at the end, by both at once: see
+/// `incremental_groups_equal_a_fold_from_scratch`. On PostgreSQL serial ids may commit out
+/// of order; the generation stamps may not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_postgres_the_groups_folded_change_by_change_equal_a_fold_from_scratch() {
+    let Some(pg_bin) = pg_bin() else { return };
+    let pg = tokio::task::spawn_blocking(move || Pg::start(pg_bin))
+        .await
+        .unwrap();
+    let store = Store::connect(&pg.url()).await.unwrap();
+    let other = Store::connect(&pg.url()).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let zip = scenario_packages(dir.path()).remove(0);
+    serve_common::incremental_groups_equal_a_fold_from_scratch(&store, &other, &zip).await;
+    store.close().await;
+    other.close().await;
+}
+
 /// Environment variables a case sets.
 type Env = Vec<(&'static str, String)>;
 

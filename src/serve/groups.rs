@@ -1,11 +1,11 @@
 //! Leaks grouped by signature across packages, and duplicate bitmaps by buffer hash: what
 //! the pages and `GET /api/leaks` show. Pure: rows in, groups out.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde::Serialize;
 
-use super::store::{BitmapRow, LeakRow};
+use super::store::{BitmapRow, Leak, LeakRow};
 
 /// One bug seen on many devices: every leak with this signature.
 #[derive(Debug, Clone, Serialize)]
@@ -51,14 +51,38 @@ impl Distribution {
             max: v[v.len() - 1],
         }
     }
+
+    /// The same of `n` values given as value → how many times.
+    fn of_counts(counts: &BTreeMap<i64, u64>, n: u64) -> Distribution {
+        let (Some((&min, _)), Some((&max, _))) =
+            (counts.first_key_value(), counts.last_key_value())
+        else {
+            return Distribution::default();
+        };
+        // The value at 1-based position `rank` in sorted order.
+        let at = |rank: u64| {
+            let mut seen = 0;
+            for (&v, &k) in counts {
+                seen += k;
+                if seen >= rank {
+                    return v;
+                }
+            }
+            max
+        };
+        let rank = |p: u64| (n * p).div_ceil(100).max(1);
+        Distribution {
+            min,
+            p50: at(rank(50)),
+            p90: at(rank(90)),
+            max,
+        }
+    }
 }
 
-fn spread(values: &[&str]) -> Vec<(String, u64)> {
-    let mut m: BTreeMap<&str, u64> = BTreeMap::new();
-    for v in values {
-        *m.entry(v).or_default() += 1;
-    }
-    let mut v: Vec<(String, u64)> = m.into_iter().map(|(k, n)| (k.to_string(), n)).collect();
+/// The spread of one value: (value, occurrences), most frequent first.
+fn spread(counts: &BTreeMap<String, u64>) -> Vec<(String, u64)> {
+    let mut v: Vec<(String, u64)> = counts.iter().map(|(k, n)| (k.clone(), *n)).collect();
     sort_spread(&mut v);
     v
 }
@@ -78,49 +102,134 @@ fn sort_groups(groups: &mut [LeakGroup]) {
     });
 }
 
+/// Counts one more `value`, allocating only for a value not seen yet.
+fn count(m: &mut BTreeMap<String, u64>, value: &str) {
+    match m.get_mut(value) {
+        Some(n) => *n += 1,
+        None => {
+            m.insert(value.to_string(), 1);
+        }
+    }
+}
+
+/// Everything a group is made from, kept so that more leaks can be added to it later.
+#[derive(Debug, Clone)]
+struct Acc {
+    occurrences: u64,
+    packages: HashSet<i64>,
+    first_seen_ms: i64,
+    last_seen_ms: i64,
+    /// (received, package, leak id) of the most recent occurrence, whose class and
+    /// library the group shows.
+    latest: (i64, i64, i64),
+    class_name: String,
+    library: Option<String>,
+    sdk: BTreeMap<String, u64>,
+    manufacturer: BTreeMap<String, u64>,
+    app_version: BTreeMap<String, u64>,
+    /// Retained size → occurrences: the percentiles need every value.
+    retained: BTreeMap<i64, u64>,
+    /// The group as last made; `None` once a leak was added since.
+    made: Option<LeakGroup>,
+}
+
+impl Acc {
+    fn new(l: &Leak<'_>) -> Acc {
+        Acc {
+            occurrences: 0,
+            packages: HashSet::new(),
+            first_seen_ms: l.received_ms,
+            last_seen_ms: l.received_ms,
+            latest: (i64::MIN, i64::MIN, i64::MIN),
+            class_name: String::new(),
+            library: None,
+            sdk: BTreeMap::new(),
+            manufacturer: BTreeMap::new(),
+            app_version: BTreeMap::new(),
+            retained: BTreeMap::new(),
+            made: None,
+        }
+    }
+
+    fn add(&mut self, l: &Leak<'_>) {
+        self.occurrences += 1;
+        self.packages.insert(l.package_id);
+        self.first_seen_ms = self.first_seen_ms.min(l.received_ms);
+        self.last_seen_ms = self.last_seen_ms.max(l.received_ms);
+        let key = (l.received_ms, l.package_id, l.leak_id);
+        if key > self.latest {
+            self.latest = key;
+            l.class_name.clone_into(&mut self.class_name);
+            self.library = l.library.map(str::to_string);
+        }
+        count(&mut self.sdk, l.sdk);
+        count(&mut self.manufacturer, l.manufacturer);
+        count(&mut self.app_version, l.app_version);
+        *self.retained.entry(l.retained_bytes).or_default() += 1;
+        self.made = None;
+    }
+
+    fn group(&mut self, signature: &str) -> &LeakGroup {
+        self.made.get_or_insert_with(|| LeakGroup {
+            signature: signature.to_string(),
+            class_name: self.class_name.clone(),
+            library_leak: self.library.clone(),
+            occurrences: self.occurrences,
+            packages: self.packages.len() as u64,
+            first_seen_ms: self.first_seen_ms,
+            last_seen_ms: self.last_seen_ms,
+            sdk_versions: spread(&self.sdk),
+            manufacturers: spread(&self.manufacturer),
+            app_versions: spread(&self.app_version),
+            retained_bytes: Distribution::of_counts(&self.retained, self.occurrences),
+        })
+    }
+}
+
+/// The groups of every leak added so far. Adding leaks later gives the same groups as
+/// adding them all at once (in any order): the cache folds in only the leaks recorded
+/// since its last look, and remakes only the groups they touch.
+#[derive(Debug, Clone, Default)]
+pub struct Fold {
+    by_sig: HashMap<String, Acc>,
+}
+
+impl Fold {
+    pub fn add(&mut self, l: &Leak<'_>) {
+        match self.by_sig.get_mut(l.signature) {
+            Some(acc) => acc.add(l),
+            None => {
+                let mut acc = Acc::new(l);
+                acc.add(l);
+                self.by_sig.insert(l.signature.to_string(), acc);
+            }
+        }
+    }
+
+    /// Forgets every leak added.
+    pub fn clear(&mut self) {
+        self.by_sig.clear();
+    }
+
+    /// The groups, most occurrences first (ties: most recent first, then by signature).
+    pub fn groups(&mut self) -> Vec<LeakGroup> {
+        let mut groups: Vec<LeakGroup> = self
+            .by_sig
+            .iter_mut()
+            .map(|(sig, acc)| acc.group(sig).clone())
+            .collect();
+        sort_groups(&mut groups);
+        groups
+    }
+}
+
 /// Groups leak rows by signature, most occurrences first (ties: most recent first).
 pub fn leak_groups(rows: &[LeakRow]) -> Vec<LeakGroup> {
-    let mut by_sig: BTreeMap<&str, Vec<&LeakRow>> = BTreeMap::new();
+    let mut fold = Fold::default();
     for r in rows {
-        by_sig.entry(&r.signature).or_default().push(r);
+        fold.add(&r.leak());
     }
-    let mut groups: Vec<LeakGroup> = by_sig
-        .into_iter()
-        .map(|(sig, rs)| {
-            // The last of the maxima: rows come in leak order, so within one package the
-            // leak recorded last.
-            let latest = rs
-                .iter()
-                .max_by_key(|r| (r.received_ms, r.package_id))
-                .expect("a group has a row");
-            let mut packages: Vec<i64> = rs.iter().map(|r| r.package_id).collect();
-            packages.sort_unstable();
-            packages.dedup();
-            LeakGroup {
-                signature: sig.to_string(),
-                class_name: latest.class_name.clone(),
-                library_leak: latest.library.clone(),
-                occurrences: rs.len() as u64,
-                packages: packages.len() as u64,
-                first_seen_ms: rs.iter().map(|r| r.received_ms).min().unwrap_or(0),
-                last_seen_ms: rs.iter().map(|r| r.received_ms).max().unwrap_or(0),
-                sdk_versions: spread(&rs.iter().map(|r| r.sdk.as_str()).collect::<Vec<_>>()),
-                manufacturers: spread(
-                    &rs.iter()
-                        .map(|r| r.manufacturer.as_str())
-                        .collect::<Vec<_>>(),
-                ),
-                app_versions: spread(
-                    &rs.iter()
-                        .map(|r| r.app_version.as_str())
-                        .collect::<Vec<_>>(),
-                ),
-                retained_bytes: Distribution::of(rs.iter().map(|r| r.retained_bytes).collect()),
-            }
-        })
-        .collect();
-    sort_groups(&mut groups);
-    groups
+    fold.groups()
 }
 
 /// One buffer duplicated, across every package it was found in.
@@ -180,6 +289,7 @@ mod tests {
 
     fn row(pkg: i64, ms: i64, sig: &str, sdk: &str, maker: &str, retained: i64) -> LeakRow {
         LeakRow {
+            leak_id: pkg * 10 + retained,
             package_id: pkg,
             package_name: format!("p{pkg}.zip"),
             received_ms: ms,
@@ -231,6 +341,69 @@ mod tests {
         let d = Distribution::of((1..=10).collect());
         assert_eq!((d.min, d.p50, d.p90, d.max), (1, 5, 9, 10));
         assert_eq!(Distribution::of(vec![]), Distribution::default());
+    }
+
+    #[test]
+    fn percentiles_of_counts_are_those_of_the_values() {
+        let mut rng = fastrand::Rng::with_seed(7);
+        for n in 1..60 {
+            let v: Vec<i64> = (0..n).map(|_| rng.i64(0..20)).collect();
+            let mut counts = BTreeMap::new();
+            for x in &v {
+                *counts.entry(*x).or_default() += 1;
+            }
+            assert_eq!(
+                Distribution::of_counts(&counts, n as u64),
+                Distribution::of(v.clone()),
+                "{v:?}"
+            );
+        }
+        assert_eq!(
+            Distribution::of_counts(&BTreeMap::new(), 0),
+            Distribution::default()
+        );
+    }
+
+    /// The cache's use: leaks added in several parts, the groups taken between the
+    /// parts, give the groups of all of them added at once, in any order.
+    #[test]
+    fn a_fold_in_parts_equals_one_of_everything() {
+        let mut rng = fastrand::Rng::with_seed(11);
+        let sdks = ["24", "25", "26"];
+        let makers = ["google", "samsung"];
+        let rows: Vec<LeakRow> = (0..300)
+            .map(|i| {
+                let pkg = i / 3;
+                let mut r = row(
+                    pkg,
+                    1000 + rng.i64(0..50),
+                    ["a", "b", "c", "d"][rng.usize(0..4)],
+                    sdks[rng.usize(0..3)],
+                    makers[rng.usize(0..2)],
+                    rng.i64(1..100),
+                );
+                r.leak_id = i;
+                r.class_name = format!("C{i}");
+                if rng.bool() {
+                    r.library = Some(format!("lib {i}"));
+                }
+                r
+            })
+            .collect();
+        let all = serde_json::to_value(leak_groups(&rows)).unwrap();
+        let mut shuffled = rows.clone();
+        rng.shuffle(&mut shuffled);
+        assert_eq!(serde_json::to_value(leak_groups(&shuffled)).unwrap(), all);
+        let mut fold = Fold::default();
+        for part in rows.chunks(37) {
+            for r in part {
+                fold.add(&r.leak());
+            }
+            fold.groups();
+        }
+        assert_eq!(serde_json::to_value(fold.groups()).unwrap(), all);
+        fold.clear();
+        assert!(fold.groups().is_empty());
     }
 
     #[test]

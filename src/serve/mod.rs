@@ -316,6 +316,20 @@ pub async fn start(config: Config) -> Result<Running, ServeError> {
                 .await
         })
     });
+    if server.is_some() {
+        // The unfiltered groups made from every row now, not while the first reader waits
+        // (about 75 ms with 10,000 packages); after that only changes are folded in. A
+        // failure here leaves it to that reader.
+        let app = app.clone();
+        tokio::spawn(async move {
+            if let Ok(now) = app.store.generation().await {
+                let _ = app
+                    .groups
+                    .get(&app.store, &store::Filter::default(), now)
+                    .await;
+            }
+        });
+    }
     Ok(Running {
         addr,
         stop,

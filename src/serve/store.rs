@@ -40,6 +40,11 @@ const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
         "leases",
         include_str!("migrations/sqlite/0002_leases.sql"),
     ),
+    (
+        3,
+        "stamps",
+        include_str!("migrations/sqlite/0003_stamps.sql"),
+    ),
 ];
 
 const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
@@ -48,6 +53,11 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
         2,
         "leases",
         include_str!("migrations/postgres/0002_leases.sql"),
+    ),
+    (
+        3,
+        "stamps",
+        include_str!("migrations/postgres/0003_stamps.sql"),
     ),
 ];
 
@@ -125,6 +135,7 @@ pub struct Claim {
 /// One leak of one package, with what the grouping needs of its package.
 #[derive(Debug, Clone)]
 pub struct LeakRow {
+    pub leak_id: i64,
     pub package_id: i64,
     pub package_name: String,
     pub received_ms: i64,
@@ -135,6 +146,54 @@ pub struct LeakRow {
     pub class_name: String,
     pub library: Option<String>,
     pub retained_bytes: i64,
+}
+
+impl LeakRow {
+    pub fn leak(&self) -> Leak<'_> {
+        Leak {
+            leak_id: self.leak_id,
+            package_id: self.package_id,
+            received_ms: self.received_ms,
+            sdk: &self.sdk,
+            manufacturer: &self.manufacturer,
+            app_version: &self.app_version,
+            signature: &self.signature,
+            class_name: &self.class_name,
+            library: self.library.as_deref(),
+            retained_bytes: self.retained_bytes,
+        }
+    }
+}
+
+/// What the grouping takes of one leak, borrowed from wherever it is (a [`LeakRow`], or
+/// a database row as it is read: 10,000 packages' leaks need no string of their own).
+#[derive(Debug, Clone, Copy)]
+pub struct Leak<'a> {
+    pub leak_id: i64,
+    pub package_id: i64,
+    pub received_ms: i64,
+    pub sdk: &'a str,
+    pub manufacturer: &'a str,
+    pub app_version: &'a str,
+    pub signature: &'a str,
+    pub class_name: &'a str,
+    pub library: Option<&'a str>,
+    pub retained_bytes: i64,
+}
+
+/// Where the leak rows read for the groups go.
+pub trait LeakSink {
+    /// What was added so far no longer counts: every row follows.
+    fn restart(&mut self);
+    fn add(&mut self, l: &Leak<'_>);
+}
+
+/// The state of the leak rows: the generation (bumped by every change), and how many
+/// changes removed rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Version {
+    pub generation: i64,
+    pub removals: i64,
 }
 
 #[derive(Debug, Clone)]
@@ -227,6 +286,26 @@ macro_rules! package_row {
 }
 
 const BUMP_GENERATION: &str = "UPDATE generation SET n = n + 1 WHERE id = 1";
+
+/// The bump of a transaction that records leaks: the new generation is their stamp. The
+/// row stays locked until the commit, so such transactions commit in stamp order and a
+/// snapshot that reads generation n sees every row stamped up to n, and none after.
+const BUMP_GENERATION_FOR_LEAKS: &str =
+    "UPDATE generation SET n = n + 1, removals = removals + $1 WHERE id = 1 RETURNING n";
+
+/// The leak columns the grouping reads ([`Leak`]), of the packages a filter admits.
+const GROUPED_LEAKS: &str = "SELECT l.id, l.package_id, p.received_ms, p.sdk, \
+     p.manufacturer, p.app_version, l.signature, l.class_name, l.library, l.retained_bytes \
+     FROM leaks l JOIN packages p ON p.id = l.package_id \
+     WHERE ($1 IS NULL OR p.sdk = $1) AND ($2 IS NULL OR p.manufacturer = $2) \
+     AND ($3 IS NULL OR p.app_version = $3)";
+
+/// The same, only those recorded after generation $4 (by its index).
+const GROUPED_LEAKS_SINCE: &str = "SELECT l.id, l.package_id, p.received_ms, p.sdk, \
+     p.manufacturer, p.app_version, l.signature, l.class_name, l.library, l.retained_bytes \
+     FROM leaks l JOIN packages p ON p.id = l.package_id \
+     WHERE l.generation > $4 AND ($1 IS NULL OR p.sdk = $1) \
+     AND ($2 IS NULL OR p.manufacturer = $2) AND ($3 IS NULL OR p.app_version = $3)";
 
 /// Jobs whose lease ran out after their last allowed attempt: failed, not retaken.
 const FAIL_EXPIRED: &str = "UPDATE jobs SET state = 'failed', lease_owner = NULL, \
@@ -529,18 +608,23 @@ impl Store {
                 tx.rollback().await?;
                 return Ok(false);
             }
-            sqlx::query("DELETE FROM leaks WHERE package_id = $1")
+            let removed = sqlx::query("DELETE FROM leaks WHERE package_id = $1")
                 .bind(id)
                 .execute(&mut *tx)
-                .await?;
+                .await?
+                .rows_affected();
             sqlx::query("DELETE FROM bitmaps WHERE package_id = $1")
                 .bind(id)
                 .execute(&mut *tx)
                 .await?;
+            let stamp: i64 = sqlx::query_scalar(BUMP_GENERATION_FOR_LEAKS)
+                .bind(i64::from(removed > 0))
+                .fetch_one(&mut *tx)
+                .await?;
             for l in &a.leaks {
                 sqlx::query(
                     "INSERT INTO leaks (package_id, signature, class_name, library, \
-                     retained_bytes, trace) VALUES ($1, $2, $3, $4, $5, $6)",
+                     retained_bytes, trace, generation) VALUES ($1, $2, $3, $4, $5, $6, $7)",
                 )
                 .bind(id)
                 .bind(&l.signature)
@@ -548,6 +632,7 @@ impl Store {
                 .bind(l.library_leak.as_ref().map(|k| k.description.clone()))
                 .bind(l.retained_bytes as i64)
                 .bind(serde_json::to_string(&l.trace).unwrap_or_default())
+                .bind(stamp)
                 .execute(&mut *tx)
                 .await?;
             }
@@ -569,7 +654,6 @@ impl Store {
                 .execute(&mut *tx)
                 .await?;
             }
-            sqlx::query(BUMP_GENERATION).execute(&mut *tx).await?;
             tx.commit().await?;
             Ok(true)
         })
@@ -604,6 +688,74 @@ impl Store {
             .await)
     }
 
+    /// Sends `sink` the leak rows the filter admits that were recorded after `since`, or,
+    /// when there is no `since` or rows were removed after it, every row (after a
+    /// [`LeakSink::restart`]); all read in one snapshot with the version it returns, so
+    /// that the rows are exactly those of that version. Also returns whether every row
+    /// was sent.
+    pub async fn leaks_since(
+        &self,
+        f: &Filter,
+        since: Option<Version>,
+        sink: &mut (dyn LeakSink + Send),
+    ) -> DbResult<(Version, bool)> {
+        on!(self, pool => {
+            let mut tx = pool.begin().await?;
+            if self.is_shared() {
+                // PostgreSQL reads each statement in a snapshot of its own otherwise; SQLite
+                // keeps the first read's for the whole transaction.
+                sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            let r = sqlx::query("SELECT n, removals FROM generation WHERE id = 1")
+                .fetch_one(&mut *tx)
+                .await?;
+            let now = Version {
+                generation: r.try_get(0)?,
+                removals: r.try_get(1)?,
+            };
+            let (sql, full) = match since {
+                Some(s) if s == now => {
+                    tx.commit().await?;
+                    return Ok((now, false));
+                }
+                Some(s) if s.removals == now.removals && s.generation < now.generation => {
+                    (GROUPED_LEAKS_SINCE, false)
+                }
+                _ => {
+                    sink.restart();
+                    (GROUPED_LEAKS, true)
+                }
+            };
+            let mut q = sqlx::query(sql)
+                .bind(&f.sdk)
+                .bind(&f.manufacturer)
+                .bind(&f.app_version);
+            if !full {
+                // Only where it is named: PostgreSQL refuses a parameter too many.
+                q = q.bind(since.map_or(0, |s| s.generation));
+            }
+            let rows = q.fetch_all(&mut *tx).await?;
+            tx.commit().await?;
+            for r in &rows {
+                sink.add(&Leak {
+                    leak_id: r.try_get(0)?,
+                    package_id: r.try_get(1)?,
+                    received_ms: r.try_get(2)?,
+                    sdk: r.try_get(3)?,
+                    manufacturer: r.try_get(4)?,
+                    app_version: r.try_get(5)?,
+                    signature: r.try_get(6)?,
+                    class_name: r.try_get(7)?,
+                    library: r.try_get(8)?,
+                    retained_bytes: r.try_get(9)?,
+                });
+            }
+            Ok((now, full))
+        })
+    }
+
     /// Jobs by state: (state, count).
     pub async fn job_counts(&self) -> DbResult<Vec<(String, i64)>> {
         on!(self, pool => {
@@ -621,7 +773,7 @@ impl Store {
         on!(self, pool => {
             let rows = sqlx::query(
                 "SELECT l.package_id, p.name, p.received_ms, p.sdk, p.manufacturer, \
-                 p.app_version, l.signature, l.class_name, l.library, l.retained_bytes \
+                 p.app_version, l.signature, l.class_name, l.library, l.retained_bytes, l.id \
                  FROM leaks l JOIN packages p ON p.id = l.package_id \
                  WHERE ($1 IS NULL OR p.sdk = $1) AND ($2 IS NULL OR p.manufacturer = $2) \
                  AND ($3 IS NULL OR p.app_version = $3) AND ($4 IS NULL OR l.signature = $4) \
@@ -646,6 +798,7 @@ impl Store {
                         class_name: r.try_get(7)?,
                         library: r.try_get(8)?,
                         retained_bytes: r.try_get(9)?,
+                        leak_id: r.try_get(10)?,
                     })
                 })
                 .collect()

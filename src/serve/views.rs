@@ -14,8 +14,8 @@ use super::blobs::{package_key, picture_key, Object};
 use super::cache::Groups;
 use super::groups::{bitmap_groups, leak_groups, LeakGroup};
 use super::jobs::{is_hex, load};
-use super::pages::{self, Menus, PackageLeak};
-use super::store::{Column, Filter};
+use super::pages::{self, PackageLeak};
+use super::store::Filter;
 use super::App;
 use crate::analyze::model::Trace;
 
@@ -61,32 +61,10 @@ pub async fn require_read(State(app): State<Arc<App>>, req: Request, next: Next)
     }
 }
 
-/// App leaks and library leaks, each grouped; from the cache while nothing changed.
+/// App leaks and library leaks, each grouped; from the cache, brought up to date.
 async fn grouped(app: &App, f: &Filter) -> Result<Arc<Groups>, Failure> {
     let generation = app.store.generation().await.map_err(db)?;
-    if let Some(g) = app.groups.get(f, generation) {
-        return Ok(g);
-    }
-    // One pass over the leak rows, grouped here: six aggregating queries, each a pass of
-    // its own, took five times as long on 10,000 packages.
-    let rows = app.store.leaks(f, None).await.map_err(db)?;
-    let (ours, library) = leak_groups(&rows)
-        .into_iter()
-        .partition(|g| g.library_leak.is_none());
-    let menus = Menus {
-        sdk: app.store.distinct(Column::Sdk).await.map_err(db)?,
-        manufacturer: app.store.distinct(Column::Manufacturer).await.map_err(db)?,
-        app_version: app.store.distinct(Column::AppVersion).await.map_err(db)?,
-    };
-    let jobs = app.store.job_counts().await.map_err(db)?;
-    let g = Arc::new(Groups {
-        app: ours,
-        library,
-        menus,
-        jobs,
-    });
-    app.groups.put(f, generation, g.clone());
-    Ok(g)
+    app.groups.get(&app.store, f, generation).await.map_err(db)
 }
 
 pub async fn groups_page(

@@ -6,7 +6,9 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
-use hprof_shrink::serve::store::{NewPackage, Store};
+use hprof_shrink::serve::cache::Cache;
+use hprof_shrink::serve::groups::{leak_groups, LeakGroup};
+use hprof_shrink::serve::store::{Filter, NewPackage, Store};
 
 /// `base` with an `extra.info` of its own: the same entries raw-copied, so a distinct
 /// package (MD5) for the price of a copy.
@@ -89,4 +91,263 @@ pub async fn only_the_current_lease_holder_records(store: &Store, other: &Store,
         store.leaks_of(id).await.unwrap().len(),
         analysis.leaks.len()
     );
+}
+
+/// One package recorded through `via` and analyzed: leaks of `sigs` (a `lib:` prefix makes
+/// a library leak), each retaining `retained` bytes plus its position.
+pub async fn record(
+    via: &Store,
+    base: &hprof_shrink::analyze::Analysis,
+    md5: &str,
+    (sdk, maker, version): (&str, &str, &str),
+    sigs: &[&str],
+    retained: u64,
+) -> i64 {
+    let id = queue(via, md5, (sdk, maker, version)).await;
+    let (claim, _) = via.claim(Duration::from_secs(60)).await.unwrap();
+    let claim = claim.expect("the package just queued");
+    assert_eq!(claim.id, id);
+    assert!(via
+        .finish(&claim, &analysis_of(base, sigs, retained), &[])
+        .await
+        .unwrap());
+    id
+}
+
+/// A package recorded through `via` and queued, not analyzed.
+pub async fn queue(via: &Store, md5: &str, (sdk, maker, version): (&str, &str, &str)) -> i64 {
+    let manifest = [
+        ("sdkVersion".to_string(), sdk.to_string()),
+        ("manufacturer".to_string(), maker.to_string()),
+    ];
+    let extra = [("appVersion".to_string(), version.to_string())];
+    via.insert_package(&NewPackage {
+        md5,
+        name: "p.zip",
+        bytes: 1,
+        manifest: &manifest,
+        extra: &extra,
+    })
+    .await
+    .unwrap()
+    .unwrap()
+}
+
+/// `base` with one leak per signature of `sigs`.
+pub fn analysis_of(
+    base: &hprof_shrink::analyze::Analysis,
+    sigs: &[&str],
+    retained: u64,
+) -> hprof_shrink::analyze::Analysis {
+    let mut a = base.clone();
+    let template = a.leaks[0].clone();
+    a.leaks = sigs
+        .iter()
+        .enumerate()
+        .map(|(k, sig)| {
+            let mut l = template.clone();
+            match sig.strip_prefix("lib:") {
+                Some(s) => {
+                    l.signature = s.to_string();
+                    l.library_leak = Some(hprof_shrink::analyze::model::LibraryLeak {
+                        pattern: "a.B#c".into(),
+                        description: format!("known leak {s}"),
+                    });
+                }
+                None => {
+                    l.signature = sig.to_string();
+                    l.library_leak = None;
+                }
+            }
+            l.class_name = format!("com.example.C{retained}");
+            l.retained_bytes = retained + k as u64;
+            l
+        })
+        .collect();
+    a
+}
+
+/// The filters the incremental test compares: none, each column, two at once, and one
+/// that admits nothing.
+fn filters() -> Vec<Filter> {
+    let f = |sdk: Option<&str>, maker: Option<&str>, version: Option<&str>| Filter {
+        sdk: sdk.map(String::from),
+        manufacturer: maker.map(String::from),
+        app_version: version.map(String::from),
+    };
+    vec![
+        f(None, None, None),
+        f(Some("25"), None, None),
+        f(None, Some("google"), None),
+        f(None, None, Some("1.1")),
+        f(Some("26"), Some("samsung"), None),
+        f(Some("99"), None, None),
+    ]
+}
+
+/// For every filter, `cache` (brought up to date from the rows recorded since its last
+/// look) shows what grouping every row from scratch shows.
+async fn same_as_from_scratch(cache: &Cache, store: &Store, step: &str) {
+    for f in filters() {
+        let now = store.generation().await.unwrap();
+        let kept = cache.get(store, &f, now).await.unwrap();
+        let fresh = Cache::default().get(store, &f, now).await.unwrap();
+        let (app, library): (Vec<_>, Vec<_>) = leak_groups(&store.leaks(&f, None).await.unwrap())
+            .into_iter()
+            .partition(|g| g.library_leak.is_none());
+        let json = |a: &[LeakGroup], l: &[LeakGroup]| serde_json::json!([a, l]);
+        let expected = json(&app, &library);
+        assert_eq!(json(&kept.app, &kept.library), expected, "{step}, {f:?}");
+        assert_eq!(json(&fresh.app, &fresh.library), expected, "{step}, {f:?}");
+        assert_eq!(kept.jobs, store.job_counts().await.unwrap(), "{step}");
+        assert_eq!(kept.menus.sdk, fresh.menus.sdk, "{step}");
+        assert_eq!(kept.menus.manufacturer, fresh.menus.manufacturer, "{step}");
+        assert_eq!(kept.menus.app_version, fresh.menus.app_version, "{step}");
+    }
+}
+
+/// The cached groups, brought up to date by folding in the leak rows each change recorded,
+/// equal a fold of every row from scratch after each of: new packages (new groups, new
+/// leaks in existing groups, library leaks), a failed job, a package only queued, an
+/// analysis recorded again over an earlier one (rows removed: the cache starts over), and
+/// analyses recorded concurrently by both processes while the cache is read. The changes
+/// are made through `other` (on PostgreSQL, another process's pool), the cache reads
+/// through `store`.
+pub async fn incremental_groups_equal_a_fold_from_scratch(
+    store: &Store,
+    other: &Store,
+    zip: &Path,
+) {
+    let base = hprof_shrink::analyze::analyze_path(
+        zip,
+        &hprof_shrink::analyze::Options::default(),
+        &hprof_shrink_core::Control::default(),
+    )
+    .unwrap()
+    .analysis;
+    let cache = Cache::default();
+    let n = filters().len() as u64;
+    same_as_from_scratch(&cache, store, "empty").await;
+    assert_eq!(cache.full_folds(), n);
+
+    let g = ("25", "google", "1.0");
+    let s = ("26", "samsung", "1.1");
+    record(other, &base, &format!("{:032x}", 1), g, &["a", "b"], 100).await;
+    record(
+        other,
+        &base,
+        &format!("{:032x}", 2),
+        s,
+        &["a", "lib:k"],
+        300,
+    )
+    .await;
+    same_as_from_scratch(&cache, store, "first packages").await;
+    record(
+        other,
+        &base,
+        &format!("{:032x}", 3),
+        s,
+        &["a", "a", "c"],
+        200,
+    )
+    .await;
+    let twice = record(other, &base, &format!("{:032x}", 4), g, &["b", "lib:k"], 50).await;
+    same_as_from_scratch(&cache, store, "leaks in existing groups").await;
+
+    // A failed job: no leaks, the queue's counts change.
+    let failing = queue(other, &format!("{:032x}", 5), ("25", "samsung", "1.1")).await;
+    let (claim, _) = other.claim(Duration::from_secs(60)).await.unwrap();
+    let claim = claim.unwrap();
+    assert_eq!(claim.id, failing);
+    assert!(other.fail(&claim, "broken").await.unwrap());
+    same_as_from_scratch(&cache, store, "a failed job").await;
+    // Only queued: a new menu value, no leaks.
+    queue(other, &format!("{:032x}", 6), ("30", "fairphone", "2.0")).await;
+    same_as_from_scratch(&cache, store, "a queued package").await;
+    assert_eq!(
+        cache.full_folds(),
+        n,
+        "nothing removed: only new rows folded in"
+    );
+
+    // Package 4 analyzed again (as an interrupted run's successor would): its rows are
+    // replaced, and the cache must not keep counting the old ones. The queue takes it
+    // first, then package 6.
+    requeue(other, twice).await;
+    for (sigs, bytes) in [(&["c"][..], 10), (&["a", "d"][..], 70)] {
+        let (claim, _) = other.claim(Duration::from_secs(60)).await.unwrap();
+        let claim = claim.unwrap();
+        assert!(other
+            .finish(&claim, &analysis_of(&base, sigs, bytes), &[])
+            .await
+            .unwrap());
+    }
+    same_as_from_scratch(&cache, store, "an analysis recorded again").await;
+    assert_eq!(
+        cache.full_folds(),
+        2 * n,
+        "rows removed: every filter started over"
+    );
+    let kept = cache
+        .get(store, &Filter::default(), store.generation().await.unwrap())
+        .await
+        .unwrap();
+    assert!(
+        kept.library.iter().all(|g| g.occurrences == 1),
+        "package 4's library leak is gone: {:?}",
+        kept.library
+    );
+
+    // Both processes record analyses at once while the cache is read again and again.
+    let mut writers = Vec::new();
+    for (k, via) in [store.clone(), other.clone()].into_iter().enumerate() {
+        let base = base.clone();
+        writers.push(tokio::spawn(async move {
+            for i in 0..10 {
+                let md5 = format!("{:032x}", 100 + 10 * k + i);
+                let meta = if i % 2 == 0 { g } else { s };
+                let sigs: &[&str] = if i % 3 == 0 { &["a", "e"] } else { &["lib:k"] };
+                let id = queue(&via, &md5, meta).await;
+                // Whichever job this process gets: the other may have taken this one.
+                let (claim, _) = via.claim(Duration::from_secs(60)).await.unwrap();
+                if let Some(claim) = claim {
+                    let a = analysis_of(&base, sigs, 1000 + id as u64);
+                    assert!(via.finish(&claim, &a, &[]).await.unwrap());
+                }
+            }
+        }));
+    }
+    while writers.iter().any(|w| !w.is_finished()) {
+        for f in filters() {
+            cache
+                .get(store, &f, store.generation().await.unwrap())
+                .await
+                .unwrap();
+        }
+    }
+    for w in writers {
+        w.await.unwrap();
+    }
+    same_as_from_scratch(&cache, store, "concurrent analyses").await;
+    assert_eq!(cache.full_folds(), 2 * n);
+}
+
+/// Puts a done job back in the queue, as if its analysis were to be recorded again.
+async fn requeue(store: &Store, id: i64) {
+    const SQL: &str =
+        "UPDATE jobs SET state = 'received', lease_owner = NULL WHERE package_id = $1";
+    let done = match store {
+        Store::Sqlite(pool) => sqlx::query(SQL)
+            .bind(id)
+            .execute(pool)
+            .await
+            .map(|r| r.rows_affected()),
+        Store::Postgres(pool) => sqlx::query(SQL)
+            .bind(id)
+            .execute(pool)
+            .await
+            .map(|r| r.rows_affected()),
+    };
+    assert_eq!(done.unwrap(), 1);
 }
