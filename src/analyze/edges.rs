@@ -161,22 +161,10 @@ pub struct Rows {
 
 impl Rows {
     /// Calls `f(node, its references)` for every node, in order.
-    pub fn for_each<E>(&self, f: impl FnMut(Node, &[Node]) -> Result<(), E>) -> Result<(), E> {
-        self.run(0, &self.counts, 0, &self.big, f)
-    }
-
-    /// `f` for the nodes from `first` whose counts are `counts`, their references from
-    /// `at` on and their long counts the first of `big`.
-    fn run<E>(
-        &self,
-        first: usize,
-        counts: &[u8],
-        mut at: usize,
-        big: &[u64],
-        mut f: impl FnMut(Node, &[Node]) -> Result<(), E>,
-    ) -> Result<(), E> {
-        let mut big = big.iter();
-        for (node, &c) in (first..).zip(counts) {
+    pub fn for_each<E>(&self, mut f: impl FnMut(Node, &[Node]) -> Result<(), E>) -> Result<(), E> {
+        let mut at = 0usize;
+        let mut big = self.big.iter();
+        for (node, &c) in self.counts.iter().enumerate() {
             let d = if c == u8::MAX {
                 big.next().map_or(0, |&d| d as usize)
             } else {
@@ -212,11 +200,20 @@ impl Rows {
         starts
             .into_par_iter()
             .enumerate()
-            .try_for_each(|(r, (at, big))| {
+            .try_for_each(|(r, (mut at, big))| {
                 let first = r * RUN;
                 let counts = &self.counts[first..(first + RUN).min(self.counts.len())];
-                let big = &self.big[big.min(self.big.len())..];
-                self.run(first, counts, at, big, &f)
+                let mut big = self.big[big.min(self.big.len())..].iter();
+                for (node, &c) in (first..).zip(counts) {
+                    let d = if c == u8::MAX {
+                        big.next().map_or(0, |&d| d as usize)
+                    } else {
+                        c as usize
+                    };
+                    f(node as Node, &self.targets[at..at + d])?;
+                    at += d;
+                }
+                Ok(())
             })
     }
 }
