@@ -13,8 +13,6 @@
 //! largest predecessor numbered below it: in a depth-first tree every such predecessor is
 //! an ancestor). Retained sizes are summed only for the objects asked about.
 
-use std::sync::atomic::{AtomicU32, Ordering};
-
 use hprof_shrink_core::Control;
 
 use super::edges::Edges;
@@ -240,21 +238,17 @@ fn search(
     }
     drop(indeg);
     ends.accumulate();
-    // Every reference into a numbered node, written below its list's end from all
-    // threads: the order within a list is not fixed, and semi-NCA needs none (it takes
-    // the largest and the smallest of what a list holds).
-    let list: Vec<AtomicU32> = (0..total).map(|_| AtomicU32::new(0)).collect();
-    let ends = ends.into_shared();
-    let put = |target: usize, from: Pre| {
+    let mut list = vec![0 as Pre; total as usize];
+    let mut put = |ends: &mut Offsets, target: usize, from: Pre| {
         let at = ends.decrement(target + 1);
-        list[at as usize].store(from, Ordering::Relaxed);
+        list[at as usize] = from;
     };
     for &r in roots {
-        put(pre[r as usize] as usize, 0);
+        put(&mut ends, pre[r as usize] as usize, 0);
     }
-    rows.par_for_each(|u, refs| {
+    rows.for_each(|u, refs| {
         let u = u as usize;
-        if u.is_multiple_of(1 << 16) {
+        if u.is_multiple_of(1 << 20) {
             check(u)?;
         }
         if !is_vertex(&pre, &leaf, u) {
@@ -263,14 +257,12 @@ fn search(
         let k = pre[u];
         for &t in refs {
             if t as usize != u && !leaf.get(t as usize) {
-                put(pre[t as usize] as usize, k);
+                put(&mut ends, pre[t as usize] as usize, k);
             }
         }
         Ok(())
     })?;
     drop(rows);
-    let list: Vec<Pre> = list.into_iter().map(AtomicU32::into_inner).collect();
-    let mut ends = ends.into_offsets();
     ends.shift_append(total);
     let starts = ends;
     Ok(Search {
@@ -438,24 +430,16 @@ impl Dominators {
             }
         }
         // Each number's dominator becomes its nearest marked dominator, in place: parents
-        // come before children in preorder. `deep` marks the numbers that go into a
-        // marked one other than the super-root: only those need `near` (read at random)
-        // below, and they are few.
-        let mut deep = Bits::new(idom.len());
+        // come before children in preorder.
         for k in 1..idom.len() {
             let d = idom[k];
             if !marked.get(d as usize) {
                 idom[k] = idom[d as usize];
             }
-            if idom[k] != 0 || marked.get(k) {
-                deep.set(k);
-            }
         }
         let near = idom;
         let into = |k: Pre| {
-            if !deep.get(k as usize) {
-                0
-            } else if marked.get(k as usize) {
+            if marked.get(k as usize) {
                 k
             } else {
                 near[k as usize]

@@ -175,47 +175,6 @@ impl Rows {
         }
         Ok(())
     }
-
-    /// Calls `f(node, its references)` for every node, on every thread, in runs of nodes
-    /// in no fixed order.
-    pub fn par_for_each<E: Send>(
-        &self,
-        f: impl Fn(Node, &[Node]) -> Result<(), E> + Sync,
-    ) -> Result<(), E> {
-        const RUN: usize = 1 << 16;
-        // Where each run's references, and its long counts, start.
-        let mut starts = Vec::with_capacity(self.counts.len().div_ceil(RUN));
-        let (mut at, mut big) = (0usize, 0usize);
-        for run in self.counts.chunks(RUN) {
-            starts.push((at, big));
-            for &c in run {
-                if c == u8::MAX {
-                    at += self.big.get(big).map_or(0, |&d| d as usize);
-                    big += 1;
-                } else {
-                    at += c as usize;
-                }
-            }
-        }
-        starts
-            .into_par_iter()
-            .enumerate()
-            .try_for_each(|(r, (mut at, big))| {
-                let first = r * RUN;
-                let counts = &self.counts[first..(first + RUN).min(self.counts.len())];
-                let mut big = self.big[big.min(self.big.len())..].iter();
-                for (node, &c) in (first..).zip(counts) {
-                    let d = if c == u8::MAX {
-                        big.next().map_or(0, |&d| d as usize)
-                    } else {
-                        c as usize
-                    };
-                    f(node as Node, &self.targets[at..at + d])?;
-                    at += d;
-                }
-                Ok(())
-            })
-    }
 }
 
 #[cfg(test)]
@@ -241,34 +200,6 @@ mod tests {
                 Ok::<(), ()>(())
             })
             .unwrap();
-        assert_eq!(seen, lists);
-    }
-
-    #[test]
-    fn rows_in_parallel_give_the_same_lists() {
-        // Enough nodes for several runs, with long lists in more than one.
-        let lists: Vec<Vec<Node>> = (0..200_000u32)
-            .map(|i| match i % 50_000 {
-                7 => (0..300).collect(),
-                8 => (0..255).collect(),
-                _ => (0..i % 5).map(|k| i + k).collect(),
-            })
-            .collect();
-        let edges = Edges::from_lists(&lists);
-        let seen = std::sync::Mutex::new(vec![None; lists.len()]);
-        edges
-            .into_rows()
-            .par_for_each(|node, refs| {
-                seen.lock().unwrap()[node as usize] = Some(refs.to_vec());
-                Ok::<(), ()>(())
-            })
-            .unwrap();
-        let seen: Vec<Vec<Node>> = seen
-            .into_inner()
-            .unwrap()
-            .into_iter()
-            .map(Option::unwrap)
-            .collect();
         assert_eq!(seen, lists);
     }
 }

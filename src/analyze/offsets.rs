@@ -2,8 +2,6 @@
 //! too big and most pay half: where each object's run of numbers starts in one long
 //! array, or where each object's record starts in the dump.
 
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-
 #[derive(Debug)]
 pub enum Offsets {
     Narrow(Vec<u32>),
@@ -86,6 +84,21 @@ impl Offsets {
         }
     }
 
+    /// Lowers entry `i` by one and returns the new value.
+    #[inline]
+    pub fn decrement(&mut self, i: usize) -> u64 {
+        match self {
+            Offsets::Narrow(v) => {
+                v[i] -= 1;
+                v[i] as u64
+            }
+            Offsets::Wide(v) => {
+                v[i] -= 1;
+                v[i]
+            }
+        }
+    }
+
     /// The run of entry `i`: from its offset to the next one's.
     #[inline]
     pub fn run(&self, i: usize) -> std::ops::Range<usize> {
@@ -124,47 +137,10 @@ impl Offsets {
         }
     }
 
-    /// The same values, to be lowered from several threads at once
-    /// ([`Shared::decrement`]); [`Shared::into_offsets`] gives them back. No copy: an atomic
-    /// has its integer's size.
-    pub fn into_shared(self) -> Shared {
-        match self {
-            Offsets::Narrow(v) => Shared::Narrow(v.into_iter().map(AtomicU32::new).collect()),
-            Offsets::Wide(v) => Shared::Wide(v.into_iter().map(AtomicU64::new).collect()),
-        }
-    }
-
     pub fn bytes(&self) -> u64 {
         match self {
             Offsets::Narrow(v) => v.capacity() as u64 * 4,
             Offsets::Wide(v) => v.capacity() as u64 * 8,
-        }
-    }
-}
-
-/// Offsets lowered from several threads: see [`Offsets::into_shared`].
-pub enum Shared {
-    Narrow(Vec<AtomicU32>),
-    Wide(Vec<AtomicU64>),
-}
-
-impl Shared {
-    /// Lowers entry `i` by one and returns the new value. Each call gets a value of its
-    /// own, whatever the threads; their order is not fixed.
-    #[inline]
-    pub fn decrement(&self, i: usize) -> u64 {
-        match self {
-            Shared::Narrow(v) => v[i].fetch_sub(1, Ordering::Relaxed) as u64 - 1,
-            Shared::Wide(v) => v[i].fetch_sub(1, Ordering::Relaxed) - 1,
-        }
-    }
-
-    pub fn into_offsets(self) -> Offsets {
-        match self {
-            Shared::Narrow(v) => {
-                Offsets::Narrow(v.into_iter().map(AtomicU32::into_inner).collect())
-            }
-            Shared::Wide(v) => Offsets::Wide(v.into_iter().map(AtomicU64::into_inner).collect()),
         }
     }
 }
@@ -183,29 +159,9 @@ mod tests {
             o.set(3, 7);
             assert_eq!(o.run(1), 3..7);
             assert_eq!(o.run(2), 7..7);
-            o.set(2, 6);
+            assert_eq!(o.decrement(2), 6);
             o.shift_append(9);
             assert_eq!((o.run(0), o.run(1), o.run(2)), (3..6, 6..7, 7..9));
-        }
-    }
-
-    #[test]
-    fn shared_decrements_from_threads_hand_out_each_value_once() {
-        for max in [1000u64, 1 << 40] {
-            let mut o = Offsets::zeros(2, max);
-            o.set(1, 1000);
-            let shared = o.into_shared();
-            let mut got: Vec<u64> = std::thread::scope(|s| {
-                let hs: Vec<_> = (0..4)
-                    .map(|_| s.spawn(|| (0..250).map(|_| shared.decrement(1)).collect::<Vec<_>>()))
-                    .collect();
-                hs.into_iter().flat_map(|h| h.join().unwrap()).collect()
-            });
-            got.sort_unstable();
-            assert_eq!(got, (0..1000).collect::<Vec<_>>());
-            let back = shared.into_offsets();
-            assert_eq!(matches!(back, Offsets::Narrow(_)), max < 1 << 32);
-            assert_eq!((back.get(0), back.get(1)), (0, 0));
         }
     }
 }
