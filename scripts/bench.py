@@ -39,7 +39,9 @@ the dump (object-heavy) and <= 0.1 x (array-heavy). --analyze-only skips (a')-(i
 --shrink-only skips (p) and (q); --sizes 1000 measures only the ~1 GB dumps.
 The figures go to target/bench/bench.json.
 --serve-only measures only how fast `serve` takes uploads, one server against two on one
-PostgreSQL (scripts/bench_serve.py says how; figures in target/bench/bench-serve.json).
+PostgreSQL, and the embedded default taking the ~200 MB dumps' packages, with and
+without analysis beside it (scripts/bench_serve.py says how; figures in
+target/bench/bench-serve.json).
 """
 
 import argparse
@@ -180,7 +182,10 @@ def main():
     if args.serve_only:
         import bench_serve
         sh(["cargo", "build", "--release", "--quiet", "--bin", "hprof-shrink"], cwd=ROOT)
-        bench_serve.run(str(ROOT / "target/release/hprof-shrink"))
+        cache = Path(args.cache)
+        cache.mkdir(parents=True, exist_ok=True)
+        bench_serve.run(str(ROOT / "target/release/hprof-shrink"),
+                        generate=lambda shape, mb: generate(cache, shape, mb))
         return
 
     cache = Path(args.cache)

@@ -5,7 +5,8 @@
 # dumps only), --runs N (best of N, default 3), --baseline EXE (also time another build and
 # print new/base), --analyze-only (only the analysis rows), --shrink-only (no analysis rows),
 # --sizes 200,1000 (which dumps), --serve-only (only serve's ingest: one server against two
-# on one PostgreSQL, a core each; PostgreSQL from scripts/setup-postgres.sh). Also times
+# on one PostgreSQL, a core each, PostgreSQL from scripts/setup-postgres.sh; then the embedded
+# default taking the 200 MB dumps' packages, with and without analysis). Also times
 # libdeflate-gzip and pigz (installed from Debian when missing and root). Prints the table
 # and the targets; writes target/bench/bench.json.
 set -euo pipefail

@@ -15,6 +15,15 @@ beforehand), into a fresh database; uploads per second, MB/s, and the CPU second
 server spent per wall second (1.0 = its core saturated: the bottleneck is the server's
 CPU, the MD5 and `verify` of each body) next to PostgreSQL's.
 Target: (s2) >= 1.6 x (s1).
+
+Then the embedded default (SQLite and a package directory, one server on both cores) taking
+the bench's own packages: the zips of the ~200 MB array- and object-heavy dumps, made by
+hprof-shrink as (c) makes them (each with an extra.info of its own, so all are distinct),
+PUT by 4 clients:
+  (e0)  receiving only (--workers 0): package bytes received, hashed, verified and stored
+        per second. Target: >= 200 MB/s.
+  (e1)  the same with one analysis worker: the upload rate while analyses run beside it,
+        how long until every package is analyzed, and the analysis rate.
 """
 
 import base64
@@ -114,7 +123,7 @@ def variants(exe, work, n):
         return list(pool.map(make, range(n)))
 
 
-def put_all(ports, bodies):
+def put_all(ports, bodies, clients=CLIENTS):
     """PUTs every body, CLIENTS at a time, alternating over the ports; returns seconds.
     The MD5s are computed before the clock starts: the client shares the cores with the
     servers and should take as little of them as it can."""
@@ -141,7 +150,7 @@ def put_all(ports, bodies):
                 errors.append(f"{r.status} for package {i}")
 
     t0 = time.monotonic()
-    threads = [threading.Thread(target=client) for _ in range(CLIENTS)]
+    threads = [threading.Thread(target=client) for _ in range(clients)]
     for t in threads:
         t.start()
     for t in threads:
@@ -214,7 +223,100 @@ def row(exe, pg, name, cores, bodies, work):
     }
 
 
-def run(exe, n=150):
+def bench_packages(exe, dump, work, n):
+    """n distinct packages of `dump`, as (c) makes them, each with an extra.info of its own."""
+    bodies = []
+    for k in range(n):
+        out = work / "e.zip"
+        subprocess.run([exe, str(dump), str(out), "-q", "--force", "--extra", f"bench={k}"], check=True)
+        bodies.append(out.read_bytes())
+        out.unlink()
+    return bodies
+
+
+def analyzed(port, n):
+    """How many of the n packages are done or failed (GET /api/packages)."""
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    c.request("GET", "/api/packages")
+    r = c.getresponse()
+    body = json.loads(r.read())
+    c.close()
+    return sum(1 for p in body["packages"] if p.get("state") in ("done", "failed"))
+
+
+def embedded_row(exe, name, bodies, work, workers):
+    """One server, both cores, SQLite and a directory; PUTs the bodies (4 clients) and,
+    with workers, waits until every package is analyzed."""
+    data = work / name
+    port = free_port()
+    log = work / f"{name}.log"
+    cmd = [exe, "serve", "--data", str(data), "--listen", f"127.0.0.1:{port}",
+           "--workers", str(workers), "--public-read"]
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=open(log, "w"))
+    try:
+        wait_listening(port, p, log)
+        cpu0 = cpu_seconds([p.pid])
+        load0 = os.getloadavg()[0]
+        t0 = time.monotonic()
+        took = put_all([port], bodies, clients=4)
+        cpu = cpu_seconds([p.pid]) - cpu0
+        all_done = None
+        if workers:
+            deadline = time.monotonic() + 600
+            while analyzed(port, len(bodies)) < len(bodies):
+                if time.monotonic() > deadline:
+                    raise SystemExit(f"bench serve: {name}: not all analyzed within 10 minutes")
+                time.sleep(0.05)
+            all_done = time.monotonic() - t0
+    finally:
+        p.terminate()
+        p.wait()
+        shutil.rmtree(data, ignore_errors=True)
+    total = sum(len(b) for b in bodies)
+    return {
+        "row": name,
+        "workers": workers,
+        "uploads": len(bodies),
+        "mb": total / 1e6,
+        "seconds": took,
+        "mb_per_s": total / 1e6 / took,
+        "server_cpu_per_wall_s": cpu / took,
+        "all_analyzed_s": all_done,
+        "analyzed_mb_per_s": total / 1e6 / all_done if all_done else None,
+        "load_before": load0,
+    }
+
+
+def embedded(exe, generate, n):
+    """The (e) rows for the array- and object-heavy ~200 MB bench dumps; `generate(shape,
+    mb)` gives a dump's path (bench.py's cache)."""
+    work = Path(tempfile.mkdtemp(prefix="bench-serve-e-"))
+    rows = []
+    try:
+        for shape in ["array", "object"]:
+            dump = generate(shape, 200)
+            bodies = bench_packages(exe, dump, work, n)
+            for name, workers in [("e0", 0), ("e1", 1)]:
+                r = embedded_row(exe, f"{name}-{shape}", bodies, work, workers)
+                r["dump"] = dump.name
+                rows.append(r)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"\nserve ingest, embedded (SQLite + directory, one server on both cores): {n} distinct packages of "
+          "each ~200 MB bench dump, as (c) makes them, PUT by 4 clients; cpu/s = the server's CPU seconds "
+          "per wall second while receiving")
+    print(f"{'row':4} {'dump':18} {'MB each':>8} {'MB/s':>7} {'cpu/s':>6} {'all analyzed':>13} {'analyzed MB/s':>14} {'load':>5}")
+    for r in rows:
+        done = f"{r['all_analyzed_s']:12.2f}s" if r["all_analyzed_s"] else f"{'-':>13}"
+        rate = f"{r['analyzed_mb_per_s']:14.1f}" if r["analyzed_mb_per_s"] else f"{'-':>14}"
+        print(f"{r['row'][:2]:4} {r['dump']:18} {r['mb'] / r['uploads']:8.1f} {r['mb_per_s']:7.1f} "
+              f"{r['server_cpu_per_wall_s']:6.2f} {done} {rate} {r['load_before']:5.1f}")
+    ok = all(r["mb_per_s"] >= 200 for r in rows if r["workers"] == 0)
+    print(f"  {'PASS' if ok else 'FAIL'}  (e0) >= 200 MB/s received, checked and stored")
+    return rows, ok
+
+
+def run(exe, n=150, generate=None):
     setup = subprocess.run(["bash", str(ROOT / "scripts/setup-postgres.sh")], capture_output=True, text=True)
     if setup.returncode != 0:
         raise SystemExit(f"bench serve: no PostgreSQL: {setup.stderr.strip()}")
@@ -248,7 +350,9 @@ def run(exe, n=150):
     print(f"  (s2)/(s1) = {ratio:.2f}; uploads per server CPU second: (s1) {per_cpu[0]:.0f}, (s2) {per_cpu[1]:.0f}")
     ok = ratio >= 1.6
     print(f"  {'PASS' if ok else 'FAIL'}  (s2) >= 1.6 x (s1): two servers, one core each")
+    e_rows, e_ok = embedded(exe, generate, 12) if generate else ([], None)
     dest = ROOT / "target/bench/bench-serve.json"
     dest.parent.mkdir(parents=True, exist_ok=True)
-    dest.write_text(json.dumps({"rows": rows, "s2_over_s1": ratio, "pass": ok}, indent=2) + "\n")
+    dest.write_text(json.dumps({"rows": rows, "s2_over_s1": ratio, "pass": ok,
+                                "embedded": e_rows, "embedded_pass": e_ok}, indent=2) + "\n")
     print(f"\nfigures: {dest}")
