@@ -113,6 +113,16 @@ impl Default for Opts {
     }
 }
 
+impl Opts {
+    /// No analysis workers: packages wait in the queue.
+    fn receive_only() -> Opts {
+        Opts {
+            workers: 0,
+            ..Opts::default()
+        }
+    }
+}
+
 async fn start(data: &Path, o: Opts) -> Srv {
     let log = Arc::new(Mutex::new(Vec::new()));
     let sink = log.clone();
@@ -659,14 +669,7 @@ async fn a_failing_package_fails_alone_and_queued_work_survives_a_restart() {
     let b = package(dir.path(), "b.zip", &["--extra", "appVersion=2"]);
     let data = dir.path().join("data");
     // Receive only: both wait in the queue.
-    let srv = start(
-        &data,
-        Opts {
-            workers: 0,
-            ..Opts::default()
-        },
-    )
-    .await;
+    let srv = start(&data, Opts::receive_only()).await;
     for zip in [&a, &b] {
         let o = cli(
             args(&["upload", s(zip), "--url", &srv.url("/api/packages")]),
@@ -707,14 +710,20 @@ async fn a_failing_package_fails_alone_and_queued_work_survives_a_restart() {
     srv.stop().await;
 }
 
+/// An embedded database in `dir`, and a package to record in it.
+async fn sqlite_store(dir: &Path) -> (hprof_shrink::serve::store::Store, PathBuf) {
+    let zip = package(dir, "a.zip", &[]);
+    let store = hprof_shrink::serve::store::Store::open(&dir.join("meta.sqlite"))
+        .await
+        .unwrap();
+    (store, zip)
+}
+
 /// The lease on the embedded database: see `only_the_current_lease_holder_records`.
 #[tokio::test]
 async fn on_sqlite_only_the_current_lease_holder_records_a_job() {
     let dir = tempfile::tempdir().unwrap();
-    let zip = package(dir.path(), "a.zip", &[]);
-    let store = hprof_shrink::serve::store::Store::open(&dir.path().join("meta.sqlite"))
-        .await
-        .unwrap();
+    let (store, zip) = sqlite_store(dir.path()).await;
     serve_common::only_the_current_lease_holder_records(&store, &store, &zip).await;
     store.close().await;
 }
@@ -724,10 +733,7 @@ async fn on_sqlite_only_the_current_lease_holder_records_a_job() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn on_sqlite_the_groups_folded_change_by_change_equal_a_fold_from_scratch() {
     let dir = tempfile::tempdir().unwrap();
-    let zip = package(dir.path(), "a.zip", &[]);
-    let store = hprof_shrink::serve::store::Store::open(&dir.path().join("meta.sqlite"))
-        .await
-        .unwrap();
+    let (store, zip) = sqlite_store(dir.path()).await;
     serve_common::incremental_groups_equal_a_fold_from_scratch(&store, &store, &zip).await;
     store.close().await;
 }
@@ -1298,14 +1304,7 @@ async fn bench_groups_page_with_10000_packages() {
     phases(&store).await;
     // No workers: the packages recorded below are analyzed by this test, as another
     // process would.
-    let srv = start(
-        &data,
-        Opts {
-            workers: 0,
-            ..Opts::default()
-        },
-    )
-    .await;
+    let srv = start(&data, Opts::receive_only()).await;
     let http = client();
     let page = || async {
         let t = Instant::now();

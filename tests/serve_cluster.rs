@@ -20,7 +20,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use hprof_shrink::serve::store::{NewPackage, Store};
+use hprof_shrink::serve::store::Store;
 use reqwest::{multipart, Client};
 use serde_json::Value;
 use support::moto::{python, Moto, BUCKET};
@@ -665,33 +665,31 @@ async fn two_servers_two_workers_on_postgres_and_s3_lose_nothing_when_killed() {
     );
 }
 
-/// The lease, at the level of the database: a job whose lease ran out is taken by another
-/// claimer, and the first claimer, back from the dead, can no longer record it.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn on_postgres_only_the_current_lease_holder_records_a_job() {
-    let Some(pg_bin) = pg_bin() else { return };
+/// A throwaway PostgreSQL and two pools on it, as two processes would have (the second
+/// migrating again: a no-op); `None` when there is no PostgreSQL (the test then skips).
+async fn two_pools() -> Option<(Pg, Store, Store)> {
+    let pg_bin = pg_bin()?;
     let pg = tokio::task::spawn_blocking(move || Pg::start(pg_bin))
         .await
         .unwrap();
     let store = Store::connect(&pg.url()).await.unwrap();
-    // A second process's view: migrating again is a no-op.
     let other = Store::connect(&pg.url()).await.unwrap();
+    Some((pg, store, other))
+}
+
+/// The lease, at the level of the database: a job whose lease ran out is taken by another
+/// claimer, and the first claimer, back from the dead, can no longer record it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_postgres_only_the_current_lease_holder_records_a_job() {
+    let Some((_pg, store, other)) = two_pools().await else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let zip = scenario_packages(dir.path()).remove(0);
     serve_common::only_the_current_lease_holder_records(&store, &other, &zip).await;
     // Concurrent claims of a queue of 20 take 20 different jobs.
     for i in 0..20 {
-        store
-            .insert_package(&NewPackage {
-                md5: &format!("{i:032x}"),
-                name: "p.zip",
-                bytes: 1,
-                manifest: &[],
-                extra: &[],
-            })
-            .await
-            .unwrap()
-            .unwrap();
+        serve_common::queue_bare(&store, &format!("{i:032x}")).await;
     }
     let mut claimers = Vec::new();
     for k in 0..4 {
@@ -726,12 +724,9 @@ async fn on_postgres_only_the_current_lease_holder_records_a_job() {
 /// of order; the generation stamps may not.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn on_postgres_the_groups_folded_change_by_change_equal_a_fold_from_scratch() {
-    let Some(pg_bin) = pg_bin() else { return };
-    let pg = tokio::task::spawn_blocking(move || Pg::start(pg_bin))
-        .await
-        .unwrap();
-    let store = Store::connect(&pg.url()).await.unwrap();
-    let other = Store::connect(&pg.url()).await.unwrap();
+    let Some((_pg, store, other)) = two_pools().await else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let zip = scenario_packages(dir.path()).remove(0);
     serve_common::incremental_groups_equal_a_fold_from_scratch(&store, &other, &zip).await;

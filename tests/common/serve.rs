@@ -43,18 +43,8 @@ pub async fn only_the_current_lease_holder_records(store: &Store, other: &Store,
     )
     .unwrap()
     .analysis;
-    let id = store
-        .insert_package(&NewPackage {
-            // Not of the form the callers use for their own packages.
-            md5: &"e".repeat(32),
-            name: "p.zip",
-            bytes: 1,
-            manifest: &[],
-            extra: &[],
-        })
-        .await
-        .unwrap()
-        .unwrap();
+    // Not of the form the callers use for their own packages.
+    let id = queue_bare(store, &"e".repeat(32)).await;
     let g0 = store.generation().await.unwrap();
     let (first, _) = store.claim(Duration::from_millis(300)).await.unwrap();
     let first = first.unwrap();
@@ -127,6 +117,20 @@ pub async fn queue(via: &Store, md5: &str, (sdk, maker, version): (&str, &str, &
         bytes: 1,
         manifest: &manifest,
         extra: &extra,
+    })
+    .await
+    .unwrap()
+    .unwrap()
+}
+
+/// A package recorded through `via` and queued, with no manifest at all.
+pub async fn queue_bare(via: &Store, md5: &str) -> i64 {
+    via.insert_package(&NewPackage {
+        md5,
+        name: "p.zip",
+        bytes: 1,
+        manifest: &[],
+        extra: &[],
     })
     .await
     .unwrap()
