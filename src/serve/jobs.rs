@@ -105,14 +105,19 @@ async fn run_one(app: &App, c: &Claim) {
             return;
         }
     };
-    let done = tokio::task::spawn_blocking(move || {
-        let options = Options {
-            pictures: true,
-            ..Options::default()
-        };
-        let r = analyze::analyze_path(local.path(), &options, &Control::default());
-        drop(local);
-        r
+    let done = tokio::task::spawn_blocking({
+        let pool = app.analysis.clone();
+        move || {
+            let options = Options {
+                pictures: true,
+                ..Options::default()
+            };
+            // On the analysis threads, serial steps included: below the receiving.
+            let r =
+                pool.install(|| analyze::analyze_path(local.path(), &options, &Control::default()));
+            drop(local);
+            r
+        }
     })
     .await;
     let result = match done {

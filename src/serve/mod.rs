@@ -16,6 +16,7 @@
 //! processes (each with a data directory of its own) share the database and the bucket.
 
 pub mod auth;
+pub mod background;
 pub mod blobs;
 pub mod cache;
 pub mod groups;
@@ -114,6 +115,8 @@ pub struct App {
     pub wake: Notify,
     /// The leak groups per filter, until the database's generation changes.
     pub groups: cache::Cache,
+    /// Where analyses run: threads below the receiving's priority ([`background`]).
+    pub analysis: Arc<rayon::ThreadPool>,
     pub analysis_delay: Duration,
     pub answer_delay: Duration,
     pub log: Log,
@@ -297,6 +300,10 @@ pub async fn start(config: Config) -> Result<Running, ServeError> {
         max_bytes: config.max_bytes,
         wake: Notify::new(),
         groups: cache::Cache::default(),
+        analysis: Arc::new(background::pool().map_err(|source| ServeError::Io {
+            what: "the analysis threads".into(),
+            source,
+        })?),
         analysis_delay: config.analysis_delay,
         answer_delay: config.answer_delay,
         log: config.log,
