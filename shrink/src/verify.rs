@@ -330,14 +330,11 @@ fn unpack(zip: &PackageReader, name: &str, dir: &Path) -> Result<File> {
     // fault.
     #[cfg(unix)]
     if let Some(d) = zip.map_deflated(name).map_err(package_violation)? {
-        use std::os::unix::fs::FileExt;
         let threads = crate::pipeline::ShrinkOptions::default().threads();
-        let put = |at: u64, bytes: &[u8]| tmp.write_all_at(bytes, at);
-        match crate::package::inflate::inflate_blocks(d.data.bytes(), d.size, threads, put) {
-            Ok(Some(crc)) if crc == d.crc => return Ok(tmp),
-            Ok(_) => tmp.set_len(0).map_err(written)?,
-            Err(e) => return Err(written(e)),
+        if crate::package::inflate::inflate_to_file(&d, &tmp, threads).map_err(written)? {
+            return Ok(tmp);
         }
+        tmp.set_len(0).map_err(written)?;
     }
     tmp.write_all(&head).map_err(written)?;
     let mut buf = vec![0u8; 1 << 16];

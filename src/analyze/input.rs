@@ -131,14 +131,18 @@ fn open_package(path: &Path) -> Result<Input, AnalyzeError> {
     let label = path.join(&entry);
     let bytes = match pkg.map_stored(&entry).map_err(pkg_err)? {
         Some(mapped) => Bytes::Entry(mapped),
-        None => match pkg.map_deflated(&entry).map_err(pkg_err)? {
-            Some(d) => match inflate_mapped(&d, &label)? {
+        None => {
+            let blocks = match pkg.map_deflated(&entry).map_err(pkg_err)? {
+                Some(d) => inflate_mapped(&d, &label)?,
+                None => None,
+            };
+            match blocks {
                 Some(bytes) => bytes,
-                // Not what the directory says: the stream reader names the fault.
+                // Not hprof-shrink's blocks, or not what the directory says: read as one
+                // stream, whose reader names the fault.
                 None => inflate(pkg.stream(&entry).map_err(pkg_err)?, &label)?,
-            },
-            None => inflate(pkg.stream(&entry).map_err(pkg_err)?, &label)?,
-        },
+            }
+        }
     };
     Ok(Input {
         bytes,
@@ -157,21 +161,13 @@ fn inflate_mapped(
     d: &hprof_shrink_core::package::DeflatedEntry,
     label: &Path,
 ) -> Result<Option<Bytes>, AnalyzeError> {
-    use std::os::unix::fs::FileExt;
     let tmp = |source| AnalyzeError::Io {
         path: std::env::temp_dir(),
         source,
     };
     let file = tempfile::tempfile().map_err(tmp)?;
     let threads = rayon::current_num_threads();
-    let crc = hprof_shrink_core::package::inflate::inflate_blocks(
-        d.data.bytes(),
-        d.size,
-        threads,
-        |at, bytes| file.write_all_at(bytes, at),
-    )
-    .map_err(tmp)?;
-    if crc != Some(d.crc) {
+    if !hprof_shrink_core::package::inflate::inflate_to_file(d, &file, threads).map_err(tmp)? {
         return Ok(None);
     }
     Ok(Some(Bytes::File(MappedFile::from_file(

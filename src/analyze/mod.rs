@@ -400,9 +400,7 @@ impl Sizer {
             }
             run => {
                 if let Some((k, n, bytes)) = run.replace((key, 1, size)) {
-                    let e = self.histogram.entry(k).or_default();
-                    e.0 += n;
-                    e.1 += bytes;
+                    tally(&mut self.histogram, k, n, bytes);
                 }
             }
         }
@@ -411,9 +409,7 @@ impl Sizer {
 
     fn finish(mut self) -> Histogram {
         if let Some((k, n, bytes)) = self.run.take() {
-            let e = self.histogram.entry(k).or_default();
-            e.0 += n;
-            e.1 += bytes;
+            tally(&mut self.histogram, k, n, bytes);
         }
         self.histogram
     }
@@ -430,10 +426,15 @@ impl Sizer {
 
 fn merge_histograms(into: &mut Histogram, from: Histogram) {
     for (k, (n, bytes)) in from {
-        let e = into.entry(k).or_default();
-        e.0 += n;
-        e.1 += bytes;
+        tally(into, k, n, bytes);
     }
+}
+
+/// Adds `n` objects of `bytes` in all to class `key`.
+fn tally(h: &mut Histogram, key: (u8, u64), n: u64, bytes: u64) {
+    let e = h.entry(key).or_default();
+    e.0 += n;
+    e.1 += bytes;
 }
 
 /// The known-leak entry of the first library reference on `node`'s path.

@@ -129,6 +129,24 @@ pub fn inflate_blocks(
     Ok(Some(all.finalize()))
 }
 
+/// Inflates the deflated entry `d` into `file`, each block written at its place, on up to
+/// `threads` threads: `true` when it came out as the zip directory declares (size and
+/// CRC-32), `false` when it is not made of such blocks or came out otherwise (what was
+/// written is then to be thrown away, and the entry read as one stream, whose reader names
+/// the fault). An error is the file's.
+#[cfg(unix)]
+pub fn inflate_to_file(
+    d: &super::DeflatedEntry,
+    file: &std::fs::File,
+    threads: usize,
+) -> io::Result<bool> {
+    use std::os::unix::fs::FileExt;
+    let crc = inflate_blocks(d.data.bytes(), d.size, threads, |at, bytes| {
+        file.write_all_at(bytes, at)
+    })?;
+    Ok(crc == Some(d.crc))
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::deflate::ParallelDeflate;
