@@ -174,6 +174,14 @@ def wait_listening(port, proc, log):
     raise SystemExit("bench serve: serve did not listen within 60 s")
 
 
+def stop_servers(procs, data):
+    """Stops the servers and removes their data directory."""
+    for p in procs:
+        p.terminate()
+        p.wait()
+    shutil.rmtree(data, ignore_errors=True)
+
+
 def row(exe, pg, name, cores, bodies, work):
     """Starts one server per entry of `cores` (a CPU list for taskset, or None), uploads
     `bodies`, stops them. Returns the row's figures."""
@@ -201,10 +209,7 @@ def row(exe, pg, name, cores, bodies, work):
     cpu = cpu_seconds([p.pid for p in procs]) - cpu0
     pg_cpu = cpu_seconds(postgres_pids(pg.data)) - pg0
     client_cpu = cpu_seconds([os.getpid()]) - me0
-    for p in procs:
-        p.terminate()
-        p.wait()
-    shutil.rmtree(data, ignore_errors=True)
+    stop_servers(procs, data)
     total = sum(len(b) for b in bodies)
     return {
         "row": name,
@@ -269,9 +274,7 @@ def embedded_row(exe, name, bodies, work, workers):
                 time.sleep(0.05)
             all_done = time.monotonic() - t0
     finally:
-        p.terminate()
-        p.wait()
-        shutil.rmtree(data, ignore_errors=True)
+        stop_servers([p], data)
     total = sum(len(b) for b in bodies)
     return {
         "row": name,
