@@ -124,7 +124,7 @@ def variants(exe, work, n):
 
 
 def put_all(ports, bodies, clients=CLIENTS):
-    """PUTs every body, CLIENTS at a time, alternating over the ports; returns seconds.
+    """PUTs every body, `clients` at a time, alternating over the ports; returns seconds.
     The MD5s are computed before the clock starts: the client shares the cores with the
     servers and should take as little of them as it can."""
     jobs = [(i, body, base64.b64encode(hashlib.md5(body).digest()).decode())
@@ -239,8 +239,8 @@ def bench_packages(exe, dump, work, n):
     return bodies
 
 
-def analyzed(port, n):
-    """How many of the n packages are done or failed (GET /api/packages)."""
+def analyzed(port):
+    """How many packages are done or failed (GET /api/packages)."""
     c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     c.request("GET", "/api/packages")
     r = c.getresponse()
@@ -268,7 +268,7 @@ def embedded_row(exe, name, bodies, work, workers):
         all_done = None
         if workers:
             deadline = time.monotonic() + 600
-            while analyzed(port, len(bodies)) < len(bodies):
+            while analyzed(port) < len(bodies):
                 if time.monotonic() > deadline:
                     raise SystemExit(f"bench serve: {name}: not all analyzed within 10 minutes")
                 time.sleep(0.05)

@@ -671,11 +671,7 @@ async fn a_failing_package_fails_alone_and_queued_work_survives_a_restart() {
     // Receive only: both wait in the queue.
     let srv = start(&data, Opts::receive_only()).await;
     for zip in [&a, &b] {
-        let o = cli(
-            args(&["upload", s(zip), "--url", &srv.url("/api/packages")]),
-            None,
-        )
-        .await;
+        let o = upload(&srv, zip, None).await;
         assert!(o.status.success(), "{}", stderr(&o));
     }
     let v = get_json(&srv.url("/api/packages/1"), None).await;
@@ -1147,11 +1143,7 @@ async fn chromium_shows_the_groups_a_group_its_trace_and_a_bitmap() {
     );
     let srv = start(&dir.path().join("data"), Opts::default()).await;
     for zip in [&a, &b] {
-        let o = cli(
-            args(&["upload", s(zip), "--url", &srv.url("/api/packages")]),
-            None,
-        )
-        .await;
+        let o = upload(&srv, zip, None).await;
         assert!(o.status.success(), "{}", stderr(&o));
     }
     settled(&srv.base, 1, None).await;

@@ -28,9 +28,9 @@ fn lower() {
     }
 }
 
-/// The calling thread's niceness (Linux), for the test below and the log.
-#[cfg(target_os = "linux")]
-pub fn niceness() -> i32 {
+/// The calling thread's niceness (Linux).
+#[cfg(all(test, target_os = "linux"))]
+fn niceness() -> i32 {
     // SAFETY: plain system calls on the calling thread's own id.
     unsafe { libc::getpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t) }
 }

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 
 use super::groups::{Fold, LeakGroup};
 use super::pages::Menus;
-use super::store::{Column, DbResult, Filter, Leak, LeakSink, Store, Version};
+use super::store::{Column, DbResult, Filter, Store, Version};
 
 /// What the groups page and API show for one filter.
 pub struct Groups {
@@ -34,15 +34,6 @@ struct Entry {
     /// Taken by the one request that brings the entry up to date; the others wait for it
     /// rather than fold the same rows again.
     fold: tokio::sync::Mutex<Option<(Version, Fold)>>,
-}
-
-impl LeakSink for Fold {
-    fn restart(&mut self) {
-        self.clear();
-    }
-    fn add(&mut self, l: &Leak<'_>) {
-        Fold::add(self, l);
-    }
 }
 
 #[derive(Default)]

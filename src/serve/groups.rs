@@ -38,6 +38,8 @@ pub struct Distribution {
 }
 
 impl Distribution {
+    /// From the values themselves: the tests' oracle for [`Distribution::of_counts`].
+    #[cfg(test)]
     pub fn of(mut v: Vec<i64>) -> Distribution {
         if v.is_empty() {
             return Distribution::default();

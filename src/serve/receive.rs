@@ -146,7 +146,7 @@ impl Sink {
     }
 }
 
-fn hex(md5: &[u8; 16]) -> String {
+pub(super) fn hex(md5: &[u8; 16]) -> String {
     md5.iter().map(|b| format!("{b:02x}")).collect()
 }
 

@@ -20,6 +20,7 @@ use sqlx::sqlite::{
 };
 use sqlx::Row;
 
+use super::groups::Fold;
 use crate::analyze::Analysis;
 
 /// A job interrupted this many times (its worker died, or lost its lease, while analyzing
@@ -149,6 +150,23 @@ pub struct LeakRow {
 }
 
 impl LeakRow {
+    /// `l`, owned, in the package named `package_name`.
+    fn of(l: &Leak<'_>, package_name: String) -> LeakRow {
+        LeakRow {
+            leak_id: l.leak_id,
+            package_id: l.package_id,
+            package_name,
+            received_ms: l.received_ms,
+            sdk: l.sdk.to_string(),
+            manufacturer: l.manufacturer.to_string(),
+            app_version: l.app_version.to_string(),
+            signature: l.signature.to_string(),
+            class_name: l.class_name.to_string(),
+            library: l.library.map(str::to_string),
+            retained_bytes: l.retained_bytes,
+        }
+    }
+
     pub fn leak(&self) -> Leak<'_> {
         Leak {
             leak_id: self.leak_id,
@@ -179,13 +197,6 @@ pub struct Leak<'a> {
     pub class_name: &'a str,
     pub library: Option<&'a str>,
     pub retained_bytes: i64,
-}
-
-/// Where the leak rows read for the groups go.
-pub trait LeakSink {
-    /// What was added so far no longer counts: every row follows.
-    fn restart(&mut self);
-    fn add(&mut self, l: &Leak<'_>);
 }
 
 /// The state of the leak rows: the generation (bumped by every change), and how many
@@ -293,19 +304,45 @@ const BUMP_GENERATION: &str = "UPDATE generation SET n = n + 1 WHERE id = 1";
 const BUMP_GENERATION_FOR_LEAKS: &str =
     "UPDATE generation SET n = n + 1, removals = removals + $1 WHERE id = 1 RETURNING n";
 
-/// The leak columns the grouping reads ([`Leak`]), of the packages a filter admits.
-const GROUPED_LEAKS: &str = "SELECT l.id, l.package_id, p.received_ms, p.sdk, \
-     p.manufacturer, p.app_version, l.signature, l.class_name, l.library, l.retained_bytes \
-     FROM leaks l JOIN packages p ON p.id = l.package_id \
-     WHERE ($1 IS NULL OR p.sdk = $1) AND ($2 IS NULL OR p.manufacturer = $2) \
-     AND ($3 IS NULL OR p.app_version = $3)";
+/// `SELECT` of the leak columns the grouping reads, in [`Leak`]'s order (decoded by
+/// `leak_row!`), then `$extra` columns, of the packages a filter admits ($1-$3).
+macro_rules! grouped_leaks {
+    ($extra:literal) => {
+        concat!(
+            "SELECT l.id, l.package_id, p.received_ms, p.sdk, p.manufacturer, p.app_version, \
+             l.signature, l.class_name, l.library, l.retained_bytes",
+            $extra,
+            " FROM leaks l JOIN packages p ON p.id = l.package_id \
+             WHERE ($1 IS NULL OR p.sdk = $1) AND ($2 IS NULL OR p.manufacturer = $2) \
+             AND ($3 IS NULL OR p.app_version = $3)"
+        )
+    };
+}
+
+/// A [`Leak`] borrowed from a row of `grouped_leaks!`.
+macro_rules! leak_row {
+    ($r:expr) => {{
+        let r = $r;
+        Leak {
+            leak_id: r.try_get(0)?,
+            package_id: r.try_get(1)?,
+            received_ms: r.try_get(2)?,
+            sdk: r.try_get(3)?,
+            manufacturer: r.try_get(4)?,
+            app_version: r.try_get(5)?,
+            signature: r.try_get(6)?,
+            class_name: r.try_get(7)?,
+            library: r.try_get(8)?,
+            retained_bytes: r.try_get(9)?,
+        }
+    }};
+}
+
+/// The leak columns the grouping reads, of the packages a filter admits.
+const GROUPED_LEAKS: &str = grouped_leaks!("");
 
 /// The same, only those recorded after generation $4 (by its index).
-const GROUPED_LEAKS_SINCE: &str = "SELECT l.id, l.package_id, p.received_ms, p.sdk, \
-     p.manufacturer, p.app_version, l.signature, l.class_name, l.library, l.retained_bytes \
-     FROM leaks l JOIN packages p ON p.id = l.package_id \
-     WHERE l.generation > $4 AND ($1 IS NULL OR p.sdk = $1) \
-     AND ($2 IS NULL OR p.manufacturer = $2) AND ($3 IS NULL OR p.app_version = $3)";
+const GROUPED_LEAKS_SINCE: &str = concat!(grouped_leaks!(""), " AND l.generation > $4");
 
 /// Jobs whose lease ran out after their last allowed attempt: failed, not retaken.
 const FAIL_EXPIRED: &str = "UPDATE jobs SET state = 'failed', lease_owner = NULL, \
@@ -690,14 +727,14 @@ impl Store {
 
     /// Sends `sink` the leak rows the filter admits that were recorded after `since`, or,
     /// when there is no `since` or rows were removed after it, every row (after a
-    /// [`LeakSink::restart`]); all read in one snapshot with the version it returns, so
+    /// [`Fold::clear`]); all read in one snapshot with the version it returns, so
     /// that the rows are exactly those of that version. Also returns whether every row
     /// was sent.
     pub async fn leaks_since(
         &self,
         f: &Filter,
         since: Option<Version>,
-        sink: &mut (dyn LeakSink + Send),
+        sink: &mut Fold,
     ) -> DbResult<(Version, bool)> {
         on!(self, pool => {
             let mut tx = pool.begin().await?;
@@ -724,7 +761,7 @@ impl Store {
                     (GROUPED_LEAKS_SINCE, false)
                 }
                 _ => {
-                    sink.restart();
+                    sink.clear();
                     (GROUPED_LEAKS, true)
                 }
             };
@@ -739,18 +776,7 @@ impl Store {
             let rows = q.fetch_all(&mut *tx).await?;
             tx.commit().await?;
             for r in &rows {
-                sink.add(&Leak {
-                    leak_id: r.try_get(0)?,
-                    package_id: r.try_get(1)?,
-                    received_ms: r.try_get(2)?,
-                    sdk: r.try_get(3)?,
-                    manufacturer: r.try_get(4)?,
-                    app_version: r.try_get(5)?,
-                    signature: r.try_get(6)?,
-                    class_name: r.try_get(7)?,
-                    library: r.try_get(8)?,
-                    retained_bytes: r.try_get(9)?,
-                });
+                sink.add(&leak_row!(r));
             }
             Ok((now, full))
         })
@@ -771,14 +797,10 @@ impl Store {
     /// Every leak of the packages the filter admits, with their package's facts.
     pub async fn leaks(&self, f: &Filter, signature: Option<&str>) -> DbResult<Vec<LeakRow>> {
         on!(self, pool => {
-            let rows = sqlx::query(
-                "SELECT l.package_id, p.name, p.received_ms, p.sdk, p.manufacturer, \
-                 p.app_version, l.signature, l.class_name, l.library, l.retained_bytes, l.id \
-                 FROM leaks l JOIN packages p ON p.id = l.package_id \
-                 WHERE ($1 IS NULL OR p.sdk = $1) AND ($2 IS NULL OR p.manufacturer = $2) \
-                 AND ($3 IS NULL OR p.app_version = $3) AND ($4 IS NULL OR l.signature = $4) \
-                 ORDER BY l.package_id, l.id",
-            )
+            let rows = sqlx::query(concat!(
+                grouped_leaks!(", p.name"),
+                " AND ($4 IS NULL OR l.signature = $4) ORDER BY l.package_id, l.id"
+            ))
             .bind(&f.sdk)
             .bind(&f.manufacturer)
             .bind(&f.app_version)
@@ -786,21 +808,7 @@ impl Store {
             .fetch_all(pool)
             .await?;
             rows.iter()
-                .map(|r| {
-                    Ok(LeakRow {
-                        package_id: r.try_get(0)?,
-                        package_name: r.try_get(1)?,
-                        received_ms: r.try_get(2)?,
-                        sdk: r.try_get(3)?,
-                        manufacturer: r.try_get(4)?,
-                        app_version: r.try_get(5)?,
-                        signature: r.try_get(6)?,
-                        class_name: r.try_get(7)?,
-                        library: r.try_get(8)?,
-                        retained_bytes: r.try_get(9)?,
-                        leak_id: r.try_get(10)?,
-                    })
-                })
+                .map(|r| Ok(LeakRow::of(&leak_row!(r), r.try_get(10)?)))
                 .collect()
         })
     }
