@@ -1238,12 +1238,44 @@ async fn chromium_shows_the_groups_a_group_its_trace_and_a_bitmap() {
 
 // ---------------------------------------------------------------- bench (not a timed test)
 
+/// One package recorded and analyzed in `store`: `analysis` with every leak's signature
+/// made from `sig`.
+async fn record_with_signature(
+    store: &hprof_shrink::serve::store::Store,
+    analysis: &hprof_shrink::analyze::Analysis,
+    md5: &str,
+    manifest: &[(String, String)],
+    extra: &[(String, String)],
+    sig: u32,
+) {
+    use hprof_shrink::serve::store::NewPackage;
+    let id = store
+        .insert_package(&NewPackage {
+            md5,
+            name: "p.zip",
+            bytes: 1000,
+            manifest,
+            extra,
+        })
+        .await
+        .unwrap()
+        .unwrap();
+    let mut a = analysis.clone();
+    for l in &mut a.leaks {
+        l.signature = format!("{sig:040x}");
+    }
+    let (claim, _) = store.claim(Duration::from_secs(60)).await.unwrap();
+    let claim = claim.expect("the package just queued");
+    assert_eq!(claim.id, id);
+    assert!(store.finish(&claim, &a, &[]).await.unwrap());
+}
+
 /// The leak-groups page with 10,000 packages recorded: latency figures, printed (the
 /// target, p99 ≤ 50 ms, is the bench's, on a release build). Run with `--ignored`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "a benchmark: run with --ignored --nocapture"]
 async fn bench_groups_page_with_10000_packages() {
-    use hprof_shrink::serve::store::{NewPackage, Store};
+    use hprof_shrink::serve::store::Store;
     let dir = tempfile::tempdir().unwrap();
     let zip = package(dir.path(), "a.zip", &[]);
     // HPROF_SHRINK_BENCH_DATA keeps the data directory, for a release `serve` to be
@@ -1269,25 +1301,7 @@ async fn bench_groups_page_with_10000_packages() {
         ];
         let extra = vec![("appVersion".to_string(), format!("1.{}", i % 7))];
         let md5 = format!("{i:032x}");
-        let id = store
-            .insert_package(&NewPackage {
-                md5: &md5,
-                name: "p.zip",
-                bytes: 1000,
-                manifest: &manifest,
-                extra: &extra,
-            })
-            .await
-            .unwrap()
-            .unwrap();
-        let mut a = analysis.clone();
-        for l in &mut a.leaks {
-            l.signature = format!("{:040x}", i % 200);
-        }
-        let (claim, _) = store.claim(Duration::from_secs(60)).await.unwrap();
-        let claim = claim.expect("the package just queued");
-        assert_eq!(claim.id, id);
-        assert!(store.finish(&claim, &a, &[]).await.unwrap());
+        record_with_signature(&store, &analysis, &md5, &manifest, &extra, i % 200).await;
     }
     println!(
         "10,000 packages recorded in {:.1} s",
@@ -1317,24 +1331,8 @@ async fn bench_groups_page_with_10000_packages() {
     let run = hprof_shrink::serve::store::now_ms();
     for i in 0..100u32 {
         let md5 = format!("{run:016x}{i:016x}");
-        let id = store
-            .insert_package(&NewPackage {
-                md5: &md5,
-                name: "p.zip",
-                bytes: 1000,
-                manifest: &[("sdkVersion".to_string(), "25".to_string())],
-                extra: &[],
-            })
-            .await
-            .unwrap()
-            .unwrap();
-        let mut a = analysis.clone();
-        for l in &mut a.leaks {
-            l.signature = format!("{:040x}", i % 200);
-        }
-        let (claim, _) = store.claim(Duration::from_secs(60)).await.unwrap();
-        assert_eq!(claim.as_ref().map(|c| c.id), Some(id));
-        assert!(store.finish(&claim.unwrap(), &a, &[]).await.unwrap());
+        let sdk = [("sdkVersion".to_string(), "25".to_string())];
+        record_with_signature(&store, &analysis, &md5, &sdk, &[], i % 200).await;
         changed.push(page().await);
     }
     store.close().await;
