@@ -34,8 +34,8 @@ beside cat and md5sum of the same file:
   (p)  hprof-shrink analyze FILE --format json   leak finding, paths, dominators, bitmaps
   (q)  hprof-shrink analyze OUT.zip ...          the same from the package (inflated first)
 with the ratios (p)/(a), (p)/(m), seconds per GB, and peak anonymous memory per input
-byte, per object and per reference, against the targets: (p) <= 2 s per GB, peak <= 0.5 x
-the dump (object-heavy) and <= 0.1 x (array-heavy). --analyze-only skips (a')-(i);
+byte, per object and per reference, against the targets: (p) and (q) <= 2 s per GB of the
+dump, peak <= 0.5 x the dump (object-heavy) and <= 0.1 x (array-heavy). --analyze-only skips (a')-(i);
 --shrink-only skips (p) and (q); --sizes 1000 measures only the ~1 GB dumps.
 The figures go to target/bench/bench.json.
 --serve-only measures only how fast `serve` takes uploads, one server against two on one
@@ -359,6 +359,8 @@ def analysis_rows(args, exe, dump, package, out, r):
         args.runs, [exe, "analyze", str(package), "--format", "json", "-o", str(f_out)], outputs=[f_out])
     f_out.unlink(missing_ok=True)
     r["p_per_gb"] = r["p_analyze"] / (r["bytes"] / 1e9)
+    # Per GB of the dump the package was made from: the target counts the inflating too.
+    r["q_per_gb"] = r["q_analyze"] / (r["bytes"] / 1e9)
     r["p_over_cat"] = r["p_analyze"] / r["a_cat"]
     r["p_over_md5"] = r["p_analyze"] / r["m_md5sum"]
     r["p_peak_over_input"] = r["p_peak_anon"] / r["bytes"]
@@ -367,19 +369,20 @@ def analysis_rows(args, exe, dump, package, out, r):
 def print_analysis(rows):
     print(f"\nanalysis: (p) analyze the dump, (q) analyze its package; peak anonymous memory")
     print(f"{'dump':18} {'MB':>6} {'(a)cat':>7} {'(m)md5':>7} {'(p)':>7} {'s/GB':>6} {'p/a':>6} {'p/m':>6} "
-          f"{'(q)pkg':>7} {'peak(p)':>9} {'peak/in':>8} {'B/obj':>6} {'objects':>11} {'refs':>11} {'leaks':>5} {'bmp':>4}")
+          f"{'(q)pkg':>7} {'s/GB':>6} {'peak(p)':>9} {'peak/in':>8} {'B/obj':>6} {'objects':>11} {'refs':>11} {'leaks':>5} {'bmp':>4}")
     for r in rows:
         print(f"{r['dump']:18} {r['bytes']/1e6:6.0f} {r['a_cat']:6.2f}s {r['m_md5sum']:6.2f}s {r['p_analyze']:6.2f}s "
               f"{r['p_per_gb']:6.2f} {r['p_over_cat']:6.1f} {r['p_over_md5']:6.2f} {r['q_analyze']:6.2f}s "
-              f"{r['p_peak_anon']/MIB:7.1f}Mi {r['p_peak_over_input']:8.2f} {r['p_peak_anon']/max(r['objects'],1):6.1f} "
+              f"{r['q_per_gb']:6.2f} {r['p_peak_anon']/MIB:7.1f}Mi {r['p_peak_over_input']:8.2f} {r['p_peak_anon']/max(r['objects'],1):6.1f} "
               f"{r['objects']:11,} {r['edges']:11,} {r['leaks']:5} {r['bitmap_groups']:4}")
     big = [r for r in rows if r["bytes"] > 500e6] or rows
     checks = [
         ("(p) <= 2 s per GB on the largest dumps", all(r["p_per_gb"] <= 2 for r in big)),
+        ("(q) <= 2 s per GB of dump on their packages", all(r["q_per_gb"] <= 2 for r in big)),
         ("analysis peak <= 0.5 x the object-heavy dumps",
-         all(r["p_peak_over_input"] <= 0.5 for r in big if r["shape"] == "object")),
+         all(r["p_peak_over_input"] <= 0.5 for r in rows if r["shape"] == "object")),
         ("analysis peak <= 0.1 x the array-heavy dumps",
-         all(r["p_peak_over_input"] <= 0.1 for r in big if r["shape"] == "array")),
+         all(r["p_peak_over_input"] <= 0.1 for r in rows if r["shape"] == "array")),
     ]
     for name, ok in checks:
         print(f"  {'PASS' if ok else 'FAIL'}  {name}")

@@ -18,19 +18,29 @@ pub struct Edges {
     library: Vec<(u64, u16)>,
 }
 
-/// One run of nodes' references.
-struct Chunk {
+/// One run of nodes' references, and what the caller's visit made of those nodes.
+struct Chunk<S> {
     degrees: Vec<u32>,
     targets: Vec<Node>,
     library: Vec<(u64, u16)>,
+    seen: S,
 }
 
 impl Edges {
-    pub fn build(g: &Graph<'_, '_>) -> Edges {
+    /// Every object's references, and `visit(state, node, class key, shallow size)` (see
+    /// [`Graph::sized`]) called on every node in the same pass, from the same look at its
+    /// record: each run of nodes has a state from `init`, and the runs' states are joined
+    /// in node order by `merge`.
+    pub fn build<S: Send>(
+        g: &Graph<'_, '_>,
+        init: impl Fn() -> S + Sync,
+        visit: impl Fn(&mut S, Node, (u8, u64), u64) + Sync,
+        merge: impl Fn(S, S) -> S,
+    ) -> (Edges, S) {
         let n = g.ix.len();
         let threads = rayon::current_num_threads().max(1);
         let per = (n / (threads * 16)).max(1 << 14);
-        let chunks: Vec<Chunk> = (0..n.div_ceil(per))
+        let chunks: Vec<Chunk<S>> = (0..n.div_ceil(per))
             .into_par_iter()
             .map(|c| {
                 let range = c * per..((c + 1) * per).min(n);
@@ -38,16 +48,18 @@ impl Edges {
                     degrees: Vec::with_capacity(range.len()),
                     targets: Vec::with_capacity(range.len() * 2),
                     library: Vec::new(),
+                    seen: init(),
                 };
                 for node in range {
                     let before = chunk.targets.len();
-                    g.for_each_ref(node as Node, |t, lib| {
+                    let (key, size) = g.for_each_ref(node as Node, |t, lib| {
                         if let Some(e) = lib {
                             chunk.library.push((chunk.targets.len() as u64, e));
                         }
                         chunk.targets.push(t);
                     });
                     chunk.degrees.push((chunk.targets.len() - before) as u32);
+                    visit(&mut chunk.seen, node as Node, key, size);
                 }
                 chunk
             })
@@ -56,6 +68,7 @@ impl Edges {
         let mut starts = Offsets::zeros(n + 1, total as u64);
         let mut targets = Vec::with_capacity(total);
         let mut library = Vec::new();
+        let mut seen = init();
         let mut node = 0usize;
         let mut at = 0u64;
         for chunk in chunks {
@@ -67,12 +80,16 @@ impl Edges {
             }
             library.extend(chunk.library.into_iter().map(|(p, e)| (base + p, e)));
             targets.extend_from_slice(&chunk.targets);
+            seen = merge(seen, chunk.seen);
         }
-        Edges {
-            starts,
-            targets,
-            library,
-        }
+        (
+            Edges {
+                starts,
+                targets,
+                library,
+            },
+            seen,
+        )
     }
 
     /// The references out of `node`.
@@ -106,28 +123,6 @@ impl Edges {
         self.targets.len() as u64
     }
 
-    /// The same references for a walk in node order only: a byte per object for its
-    /// count instead of a 4- or 8-byte offset, for the step that holds most beside them.
-    pub fn into_rows(self) -> Rows {
-        let n = self.starts.len().saturating_sub(1);
-        let mut counts = Vec::with_capacity(n);
-        let mut big = Vec::new();
-        for node in 0..n {
-            let d = self.starts.run(node).len();
-            if d >= u8::MAX as usize {
-                big.push(d as u64);
-                counts.push(u8::MAX);
-            } else {
-                counts.push(d as u8);
-            }
-        }
-        Rows {
-            counts,
-            big,
-            targets: self.targets,
-        }
-    }
-
     /// Edges from successor lists (tests).
     #[cfg(test)]
     pub fn from_lists(lists: &[Vec<Node>]) -> Edges {
@@ -148,58 +143,5 @@ impl Edges {
     /// Bytes held.
     pub fn memory(&self) -> u64 {
         self.starts.bytes() + (self.targets.capacity() * 4 + self.library.capacity() * 16) as u64
-    }
-}
-
-/// References in node order: see [`Edges::into_rows`].
-pub struct Rows {
-    /// Each node's reference count; `u8::MAX` says the count is the next of `big`.
-    counts: Vec<u8>,
-    big: Vec<u64>,
-    targets: Vec<Node>,
-}
-
-impl Rows {
-    /// Calls `f(node, its references)` for every node, in order.
-    pub fn for_each<E>(&self, mut f: impl FnMut(Node, &[Node]) -> Result<(), E>) -> Result<(), E> {
-        let mut at = 0usize;
-        let mut big = self.big.iter();
-        for (node, &c) in self.counts.iter().enumerate() {
-            let d = if c == u8::MAX {
-                big.next().map_or(0, |&d| d as usize)
-            } else {
-                c as usize
-            };
-            f(node as Node, &self.targets[at..at + d])?;
-            at += d;
-        }
-        Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn rows_give_every_list_in_order_long_ones_too() {
-        let lists: Vec<Vec<Node>> = vec![
-            vec![1, 2],
-            vec![],
-            (0..300).collect(),
-            vec![7],
-            (0..255).collect(),
-        ];
-        let edges = Edges::from_lists(&lists);
-        let mut seen: Vec<Vec<Node>> = Vec::new();
-        edges
-            .into_rows()
-            .for_each(|node, refs| {
-                assert_eq!(node as usize, seen.len());
-                seen.push(refs.to_vec());
-                Ok::<(), ()>(())
-            })
-            .unwrap();
-        assert_eq!(seen, lists);
     }
 }

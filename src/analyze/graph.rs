@@ -27,6 +27,8 @@ struct ClassRefs {
     /// Bytes of field data an instance must have.
     size: u64,
     fields: Vec<RefField>,
+    /// The class's instance size, as its class dump gives it.
+    instance_size: u64,
 }
 
 /// What a reference is, for naming it in a trace.
@@ -185,6 +187,11 @@ impl<'i, 'a> Graph<'i, 'a> {
         ClassRefs {
             size: layout.size,
             fields,
+            instance_size: self
+                .ix
+                .classes
+                .get(class_id)
+                .map_or(0, |c| c.instance_size as u64),
         }
     }
 
@@ -330,9 +337,14 @@ impl<'i, 'a> Graph<'i, 'a> {
 
     /// The strong references out of `node`, to objects the dump holds: `(target, library
     /// entry)`. A reference to an id the dump lacks (null, or an array a shrink dropped)
-    /// is no reference.
+    /// is no reference. Returns what [`Graph::sized`] would, from the same look at the
+    /// record.
     #[inline]
-    pub fn for_each_ref(&self, node: Node, mut f: impl FnMut(Node, Option<u16>)) {
+    pub fn for_each_ref(
+        &self,
+        node: Node,
+        mut f: impl FnMut(Node, Option<u16>),
+    ) -> ((u8, u64), u64) {
         let raw = self.ix.raw(node);
         let n = self.ix.id_size as usize;
         match raw[0] {
@@ -340,11 +352,13 @@ impl<'i, 'a> Graph<'i, 'a> {
                 let class = id_at(raw, 5 + n, n);
                 let len = u4_at(raw, 5 + 2 * n) as usize;
                 let data = &raw[9 + 2 * n..9 + 2 * n + len];
-                if let Some(refs) = self.refs.get(&class) {
+                let refs = self.refs.get(&class);
+                let sized = ((raw[0], class), refs.map_or(0, |r| r.instance_size));
+                if let Some(refs) = refs {
                     // An instance shorter than its class's layout holds no reference we
                     // can trust.
                     if refs.size as usize > data.len() {
-                        return;
+                        return sized;
                     }
                     for r in &refs.fields {
                         let id = id_at(data, r.at as usize, n);
@@ -355,6 +369,7 @@ impl<'i, 'a> Graph<'i, 'a> {
                         }
                     }
                 }
+                return sized;
             }
             tags::OBJECT_ARRAY_DUMP => {
                 let count = u4_at(raw, 5 + n) as usize;
@@ -386,6 +401,9 @@ impl<'i, 'a> Graph<'i, 'a> {
             }
             _ => {}
         }
+        self.sized_raw(raw, |class| {
+            self.refs.get(&class).map_or(0, |r| r.instance_size)
+        })
     }
 
     /// The first reference from `from` to `to`, named.
@@ -458,20 +476,20 @@ impl<'i, 'a> Graph<'i, 'a> {
     /// [`Graph::sized`] for a walk over many objects: `last` keeps the last class's
     /// instance size, since neighbours are mostly of one class.
     pub fn sized_with(&self, node: Node, last: &mut Option<(u64, u64)>) -> ((u8, u64), u64) {
-        let raw = self.ix.raw(node);
-        let n = self.ix.id_size as u64;
-        let mut instance_size = |class: u64| match *last {
+        self.sized_raw(self.ix.raw(node), |class| match *last {
             Some((c, size)) if c == class => size,
             _ => {
-                let size = self
-                    .ix
-                    .classes
-                    .get(class)
-                    .map_or(0, |c| c.instance_size as u64);
+                let size = self.refs.get(&class).map_or(0, |r| r.instance_size);
                 *last = Some((class, size));
                 size
             }
-        };
+        })
+    }
+
+    /// The class key and shallow size of the object record `raw`, given how to find a
+    /// class's instance size.
+    fn sized_raw(&self, raw: &[u8], mut instance_size: impl FnMut(u64) -> u64) -> ((u8, u64), u64) {
+        let n = self.ix.id_size as u64;
         match raw[0] {
             tags::INSTANCE_DUMP => {
                 let class = id_at(raw, 5 + n as usize, n as usize);
@@ -625,41 +643,22 @@ mod tests {
     }
 }
 
-impl Graph<'_, '_> {
-    /// Every instance whose class is in `classes`, in id order: one parallel look at each
-    /// object's class id in the mapping.
-    pub fn instances_of(&self, classes: &rustc_hash::FxHashSet<u64>) -> Instances {
-        use rayon::prelude::*;
-        if classes.is_empty() {
-            return Instances::default();
-        }
-        let n = self.ix.id_size as usize;
-        let nodes: Vec<(u64, Node)> = (0..self.ix.len() as Node)
-            .into_par_iter()
-            .filter_map(|node| {
-                let raw = self.ix.raw(node);
-                if raw[0] != tags::INSTANCE_DUMP {
-                    return None;
-                }
-                let class = id_at(raw, 5 + n, n);
-                classes.contains(&class).then_some((class, node))
-            })
-            .collect();
-        let mut by_class: FxHashMap<u64, Vec<Node>> = FxHashMap::default();
-        for (class, node) in nodes {
-            by_class.entry(class).or_default().push(node);
-        }
-        Instances { by_class }
-    }
-}
-
-/// Instances of some classes, found in one scan.
+/// Instances of some classes, found in the pass that reads every object.
 #[derive(Default)]
 pub struct Instances {
     by_class: FxHashMap<u64, Vec<Node>>,
 }
 
 impl Instances {
+    /// Instances from (class, node) pairs in node order.
+    pub fn from_pairs(pairs: impl IntoIterator<Item = (u64, Node)>) -> Instances {
+        let mut by_class: FxHashMap<u64, Vec<Node>> = FxHashMap::default();
+        for (class, node) in pairs {
+            by_class.entry(class).or_default().push(node);
+        }
+        Instances { by_class }
+    }
+
     /// The instances of any of `classes`, in id order.
     pub fn of(&self, classes: &[u64]) -> Vec<Node> {
         let mut out: Vec<Node> = classes

@@ -30,7 +30,7 @@ mod trace;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use hprof_shrink_core::hprof::{Hprof, Tick};
+use hprof_shrink_core::hprof::{tags, Hprof, Tick};
 use hprof_shrink_core::{Control, Stage};
 
 pub use error::AnalyzeError;
@@ -39,7 +39,7 @@ pub use library::LibraryTable;
 pub use mapping::Mapping;
 pub use model::*;
 
-use graph::Graph;
+use graph::{Graph, Instances};
 use index::Index;
 use reach::Reach;
 
@@ -171,9 +171,25 @@ fn analyze_input(
     let library = LibraryTable::builtin();
     let g = Graph::new(&ix, options.mapping.as_ref(), &library, sdk, manufacturer);
 
+    // The instances every finder looks at, and the shallow sizes of all objects by class,
+    // are taken in the pass that reads every object for its references.
+    let rules = status::Rules::new(&g);
+    let wanted: rustc_hash::FxHashSet<u64> = leaks::destroyed_info_classes(&g)
+        .into_iter()
+        .chain(leaks::keyed_reference_classes(&g))
+        .chain(leaks::activity_classes(&g, &rules))
+        .chain(g.class_named("android.graphics.Bitmap"))
+        .collect();
     let t = Instant::now();
-    let edges = edges::Edges::build(&g);
+    let (edges, seen) = edges::Edges::build(
+        &g,
+        Seen::default,
+        |seen, node, key, size| seen.add(&wanted, node, key, size),
+        Seen::merge,
+    );
+    let (all_objects, instances) = (seen.sizer.finish(), Instances::from_pairs(seen.instances));
     timings.edges = t.elapsed();
+    give_back_freed_memory();
     timings.edge_bytes = edges.memory();
     timings.note_memory("references");
     control.check()?;
@@ -183,7 +199,6 @@ fn analyze_input(
     timings.note_memory("paths");
 
     let t = Instant::now();
-    let rules = status::Rules::new(&g);
     let key = if options.ignore_package_key {
         options.key.clone()
     } else {
@@ -197,12 +212,6 @@ fn analyze_input(
             })
             .filter(|k| !k.is_empty())
     };
-    // One scan for the instances every finder looks at.
-    let mut wanted: Vec<u64> = leaks::destroyed_info_classes(&g);
-    wanted.extend(leaks::keyed_reference_classes(&g));
-    wanted.extend(leaks::activity_classes(&g, &rules));
-    wanted.extend(g.class_named("android.graphics.Bitmap"));
-    let instances = g.instances_of(&wanted.into_iter().collect());
     let found = match &key {
         Some(k) => leaks::by_key(&g, &reach, &instances, k),
         None => leaks::watched_and_destroyed(&g, &reach, &rules, &instances),
@@ -273,13 +282,32 @@ fn analyze_input(
     timings.note_memory("dominators");
     let (reachable_objects, reachable_edges) = (doms.reachable, doms.edges);
     // Retained sizes, and the shallow bytes of the reachable objects by class.
-    let (retained, all, by_class) = doms.retained(
+    let total =
+        all_objects
+            .values()
+            .fold(dominators::Retained::default(), |t, &(objects, bytes)| {
+                dominators::Retained {
+                    bytes: t.bytes + bytes,
+                    objects: t.objects + objects,
+                }
+            });
+    let (retained, all, gone) = doms.retained(
         &leak_nodes,
+        total,
+        |node| g.shallow_size(node),
         Sizer::default,
         |sizer, node| sizer.add(&g, node),
         Sizer::merge,
     );
-    let by_class = by_class.finish();
+    // The reachable by class: all objects but the unreachable.
+    let mut by_class = all_objects;
+    for (key, (objects, bytes)) in gone.finish() {
+        if let Some(e) = by_class.get_mut(&key) {
+            e.0 -= objects.min(e.0);
+            e.1 -= bytes.min(e.1);
+        }
+    }
+    by_class.retain(|_, (objects, _)| *objects > 0);
     for (leak, r) in leaks_out.iter_mut().zip(retained) {
         (leak.retained_bytes, leak.retained_objects) = (r.bytes, r.objects);
     }
@@ -378,6 +406,17 @@ fn analyze_input(
     })
 }
 
+/// Hands the memory the references' pass freed on its worker threads back to the system:
+/// glibc keeps what its per-thread heaps free below a block still in use, and the analysis
+/// would carry those megabytes to its peak.
+fn give_back_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free pages of malloc's own heaps to the system.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 type Histogram = rustc_hash::FxHashMap<(u8, u64), (u64, u64)>;
 
 /// Shallow sizes on one thread, counted by class: a run of one class is added up before it
@@ -393,6 +432,11 @@ struct Sizer {
 impl Sizer {
     fn add(&mut self, g: &Graph<'_, '_>, node: index::Node) -> u64 {
         let (key, size) = g.sized_with(node, &mut self.last_class);
+        self.add_sized(key, size);
+        size
+    }
+
+    fn add_sized(&mut self, key: (u8, u64), size: u64) {
         match &mut self.run {
             Some((k, n, bytes)) if *k == key => {
                 *n += 1;
@@ -404,7 +448,6 @@ impl Sizer {
                 }
             }
         }
-        size
     }
 
     fn finish(mut self) -> Histogram {
@@ -420,6 +463,51 @@ impl Sizer {
         Sizer {
             histogram: h,
             ..Sizer::default()
+        }
+    }
+}
+
+/// What the references' pass takes from each object: its shallow size by class, and the
+/// instances of the classes the finders look at (class, node), in node order.
+#[derive(Default)]
+struct Seen {
+    sizer: Sizer,
+    instances: Vec<(u64, index::Node)>,
+    /// The last instance class asked about, and whether it is wanted.
+    last: Option<(u64, bool)>,
+}
+
+impl Seen {
+    fn add(
+        &mut self,
+        wanted: &rustc_hash::FxHashSet<u64>,
+        node: index::Node,
+        key: (u8, u64),
+        size: u64,
+    ) {
+        self.sizer.add_sized(key, size);
+        if key.0 == tags::INSTANCE_DUMP {
+            // Neighbours are mostly of one class: ask the set once a run.
+            let want = match self.last {
+                Some((class, want)) if class == key.1 => want,
+                _ => {
+                    let want = wanted.contains(&key.1);
+                    self.last = Some((key.1, want));
+                    want
+                }
+            };
+            if want {
+                self.instances.push((key.1, node));
+            }
+        }
+    }
+
+    fn merge(mut a: Seen, b: Seen) -> Seen {
+        a.instances.extend(b.instances);
+        Seen {
+            sizer: Sizer::merge(a.sizer, b.sizer),
+            instances: a.instances,
+            last: None,
         }
     }
 }

@@ -84,56 +84,12 @@ impl Offsets {
         }
     }
 
-    /// Lowers entry `i` by one and returns the new value.
-    #[inline]
-    pub fn decrement(&mut self, i: usize) -> u64 {
-        match self {
-            Offsets::Narrow(v) => {
-                v[i] -= 1;
-                v[i] as u64
-            }
-            Offsets::Wide(v) => {
-                v[i] -= 1;
-                v[i]
-            }
-        }
-    }
-
     /// The run of entry `i`: from its offset to the next one's.
     #[inline]
     pub fn run(&self, i: usize) -> std::ops::Range<usize> {
         match self {
             Offsets::Narrow(v) => v[i] as usize..v[i + 1] as usize,
             Offsets::Wide(v) => v[i] as usize..v[i + 1] as usize,
-        }
-    }
-
-    /// Turns counts into running totals: entry `i` becomes the sum of entries up to it.
-    pub fn accumulate(&mut self) {
-        fn sums<T: Copy + std::ops::AddAssign>(v: &mut [T]) {
-            for i in 1..v.len() {
-                let before = v[i - 1];
-                v[i] += before;
-            }
-        }
-        match self {
-            Offsets::Narrow(v) => sums(v),
-            Offsets::Wide(v) => sums(v),
-        }
-    }
-
-    /// Drops the first entry and appends `last`: turns "end of each run, shifted by one"
-    /// into "start of each run, then the end".
-    pub fn shift_append(&mut self, last: u64) {
-        match self {
-            Offsets::Narrow(v) => {
-                v.remove(0);
-                v.push(last as u32);
-            }
-            Offsets::Wide(v) => {
-                v.remove(0);
-                v.push(last);
-            }
         }
     }
 
@@ -159,9 +115,8 @@ mod tests {
             o.set(3, 7);
             assert_eq!(o.run(1), 3..7);
             assert_eq!(o.run(2), 7..7);
-            assert_eq!(o.decrement(2), 6);
-            o.shift_append(9);
-            assert_eq!((o.run(0), o.run(1), o.run(2)), (3..6, 6..7, 7..9));
+            o.set(3, 1 << 20);
+            assert_eq!((o.run(0), o.run(2)), (0..3, 7..1 << 20));
         }
     }
 }
