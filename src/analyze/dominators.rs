@@ -19,6 +19,7 @@ use hprof_shrink_core::Control;
 use super::edges::Edges;
 use super::error::AnalyzeError;
 use super::index::{Node, NONE};
+use super::spare::Spare;
 use rayon::slice::ParallelSliceMut;
 
 /// A preorder number: 0 is the super-root; objects count from 1.
@@ -99,6 +100,8 @@ struct Search {
     /// Every other reference between numbers, as (to, from), sorted: most objects are
     /// referenced by their tree parent alone, and need nothing here.
     others: Vec<(Pre, Pre)>,
+    /// The arrays of the references, for semi-NCA's.
+    spare: Spare,
     /// Objects without references of their own (mostly primitive arrays): left out of the
     /// numbering. A leaf's immediate dominator is the common dominator of the objects
     /// that reference it, worked out after the rest; `pre` holds the first of those.
@@ -117,10 +120,11 @@ fn search(
     nodes: usize,
     roots: &[Node],
     edges: Edges,
+    mut spare: Spare,
     check: &(dyn Fn(usize) -> Result<(), AnalyzeError> + Sync),
 ) -> Result<Search, AnalyzeError> {
     let is_leaf = |t: Node| edges.of(t).is_empty();
-    let mut pre = vec![NONE; nodes];
+    let mut pre = spare.take(nodes, NONE);
     // Leaves seen (a GC root is never taken for one: the super-root numbers it).
     let mut leaf = Bits::new(nodes);
     let mut root = Bits::new(nodes);
@@ -132,7 +136,7 @@ fn search(
     let mut others: Vec<(Pre, Pre)> = Vec::new();
     let mut followed = 0u64;
     // Reserved, not touched: only the numbers given take memory.
-    let mut parent: Vec<Pre> = Vec::with_capacity(nodes + 1);
+    let mut parent: Vec<Pre> = spare.with_capacity(nodes + 1);
     parent.push(0);
     // (node, the number of the object that reached it): visiting an entry pushes all of
     // the node's children not numbered yet, and an entry already numbered when popped is
@@ -173,7 +177,7 @@ fn search(
     }
     drop(stack);
     drop(root);
-    drop(edges);
+    edges.into_spare(&mut spare);
     check(parent.len())?;
     others.par_sort_unstable();
     Ok(Search {
@@ -181,6 +185,7 @@ fn search(
         leaf,
         parent,
         others,
+        spare,
         leaves,
         more,
         followed,
@@ -190,12 +195,13 @@ fn search(
 /// Semi-NCA over a depth-first tree: the immediate dominator of every number, given each
 /// number's tree parent and the other references between numbers as (to, from), sorted.
 /// The first reference into each number is overwritten with its semidominator once read.
-fn semi_nca(parent: &[Pre], others: &mut [(Pre, Pre)]) -> Vec<Pre> {
+fn semi_nca(parent: &[Pre], others: &mut [(Pre, Pre)], spare: &mut Spare) -> Vec<Pre> {
     let n = parent.len();
-    let mut label: Vec<Pre> = (0..n as Pre).collect();
+    let mut label = spare.with_capacity(n);
+    label.extend(0..n as Pre);
     // The forest of numbers already processed (those above `w`), each linked to its tree
     // parent when processed, with paths compressed as they are walked.
-    let mut anc: Vec<Pre> = vec![0; n];
+    let mut anc = spare.take(n, 0);
     let mut path: Vec<Pre> = Vec::new();
     // `others[..end]` holds the references into numbers up to `w`.
     let mut end = others.len();
@@ -274,10 +280,11 @@ impl Dominators {
         edges: Edges,
         nodes: usize,
         roots: &[Node],
+        spare: Spare,
         control: &Control<'_>,
     ) -> Result<Dominators, AnalyzeError> {
         let check = |_: usize| control.check().map_err(|_| AnalyzeError::Cancelled);
-        let found = search(nodes, roots, edges, &check)?;
+        let found = search(nodes, roots, edges, spare, &check)?;
         control.check()?;
         Ok(Dominators::from_search(found))
     }
@@ -289,6 +296,7 @@ impl Dominators {
             leaf,
             parent,
             mut others,
+            mut spare,
             leaves,
             more,
             followed,
@@ -297,8 +305,8 @@ impl Dominators {
         let peak_bytes = pre.len() as u64 * 4 // pre
             + numbered as u64 * 4 * 3 // parent, label, anc
             + others.len() as u64 * 8;
-        let idom = semi_nca(&parent, &mut others);
-        drop((parent, others));
+        let idom = semi_nca(&parent, &mut others, &mut spare);
+        drop((parent, others, spare));
         for (t, p) in more {
             pre[t as usize] = intersect(&idom, pre[t as usize], p);
         }
@@ -453,7 +461,14 @@ mod tests {
     use proptest::prelude::*;
 
     fn compute(succ: &[Vec<u32>], roots: &[u32]) -> Dominators {
-        let found = search(succ.len(), roots, Edges::from_lists(succ), &|_| Ok(())).unwrap();
+        let found = search(
+            succ.len(),
+            roots,
+            Edges::from_lists(succ),
+            Spare::default(),
+            &|_| Ok(()),
+        )
+        .unwrap();
         Dominators::from_search(found)
     }
 

@@ -8,6 +8,7 @@ use rayon::prelude::*;
 use super::graph::Graph;
 use super::index::Node;
 use super::offsets::Offsets;
+use super::spare::Spare;
 
 pub struct Edges {
     /// Node → where its references start in `targets` (one more at the end).
@@ -137,6 +138,14 @@ impl Edges {
             starts,
             targets: lists.concat(),
             library: Vec::new(),
+        }
+    }
+
+    /// Ends the references, keeping their arrays for the next step.
+    pub fn into_spare(self, spare: &mut Spare) {
+        spare.give(self.targets);
+        if let Offsets::Narrow(starts) = self.starts {
+            spare.give(starts);
         }
     }
 

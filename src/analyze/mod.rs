@@ -24,6 +24,7 @@ pub mod model;
 mod offsets;
 mod reach;
 pub mod render;
+mod spare;
 mod status;
 mod trace;
 
@@ -269,7 +270,9 @@ fn analyze_input(
         r.sort_unstable_by_key(|&n| ix.offset(n));
         r
     };
-    drop(reach);
+    // Its arrays go to the next step rather than back to the system.
+    let mut spare = spare::Spare::default();
+    reach.into_spare(&mut spare);
     // Nothing below looks an id up: the lookup table goes too, and the graph is made again
     // on what remains (its tables are per class: cheap).
     drop(rules);
@@ -277,7 +280,7 @@ fn analyze_input(
     ix.release_lookup();
     let g = Graph::new(&ix, options.mapping.as_ref(), &library, sdk, manufacturer);
     let t = Instant::now();
-    let doms = dominators::Dominators::compute(edges, ix.len(), &roots, control)?;
+    let doms = dominators::Dominators::compute(edges, ix.len(), &roots, spare, control)?;
     timings.dominator_bytes = doms.peak_bytes;
     timings.note_memory("dominators");
     let (reachable_objects, reachable_edges) = (doms.reachable, doms.edges);

@@ -12,6 +12,7 @@ use super::error::AnalyzeError;
 use super::graph::Graph;
 use super::index::{Node, RootRecord, NONE};
 use super::library::LibraryMatch;
+use super::spare::Spare;
 
 /// The parent of a root object.
 const ROOT: Node = NONE - 1;
@@ -213,6 +214,11 @@ impl Reach {
     }
 
     /// Whether a node has a path from a root that makes paths.
+    /// Ends the search, keeping its largest array for the next step.
+    pub fn into_spare(self, spare: &mut Spare) {
+        spare.give(self.parent);
+    }
+
     pub fn on_path(&self, node: Node) -> bool {
         matches!(self.state[node as usize], PATH | LIBRARY)
     }
