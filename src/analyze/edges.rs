@@ -1,7 +1,7 @@
 //! Every object's strong references as node numbers, in one array: built once, on all
-//! threads (each reference's id looked up in the index once), so that the path search,
-//! the depth-first search and the predecessor lists that follow walk plain numbers.
-//! 4 bytes a reference and 8 an object.
+//! threads (each reference's id looked up in the index once), so that the path search
+//! and the depth-first search that follow walk plain numbers. 4 bytes a reference and 8
+//! an object.
 
 use rayon::prelude::*;
 
