@@ -30,6 +30,37 @@ const WRITE_CHUNK: usize = 1 << 20;
 const MAX_FIELD: usize = 64 * 1024;
 /// What a multipart request may carry besides the file: boundaries, headers, text fields.
 const MULTIPART_SLACK: u64 = 1 << 20;
+/// How much of a refused body is still read, and for how long, so that its client gets
+/// the answer (see [`drain_later`]).
+const DRAIN_BYTES: u64 = 32 << 20;
+const DRAIN_TIME: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Reads and throws away what is left of a body refused as too large, up to
+/// [`DRAIN_BYTES`] or [`DRAIN_TIME`], while the answer goes out. A connection closed with
+/// unread bytes is reset by the kernel, and a client still sending would see a broken
+/// pipe instead of the 413 (web servers do the same, as a lingering close).
+fn drain_later<F>(drain: impl FnOnce(u64) -> F)
+where
+    F: std::future::Future<Output = ()> + Send + 'static,
+{
+    let f = drain(DRAIN_BYTES);
+    tokio::spawn(async move {
+        let _ = tokio::time::timeout(DRAIN_TIME, f).await;
+    });
+}
+
+/// Reads up to `left` bytes of `stream`, throwing them away.
+async fn discard<S, E>(mut stream: S, mut left: u64)
+where
+    S: futures_util::Stream<Item = Result<Bytes, E>> + Unpin,
+{
+    while let Some(Ok(chunk)) = stream.next().await {
+        left = left.saturating_sub(chunk.len() as u64);
+        if left == 0 {
+            break;
+        }
+    }
+}
 
 /// Why a package was not taken: the status and a sentence for the client.
 #[derive(Debug)]
@@ -328,14 +359,20 @@ pub async fn put(
         ));
     }
     let claimed = parse_content_md5(&headers)?;
+    let mut stream = body.into_data_stream();
     if content_length(&headers).is_some_and(|n| n > app.max_bytes) {
+        drain_later(|left| discard(stream, left));
         return Err(too_large(app.max_bytes));
     }
     let mut sink = Sink::new(&app)?;
-    let mut stream = body.into_data_stream();
     while let Some(chunk) = stream.next().await {
         let chunk = chunk.map_err(|e| Refusal::bad(format!("the body was cut off: {e}")))?;
-        sink.push(&chunk).await?;
+        if let Err(e) = sink.push(&chunk).await {
+            if e.0 == StatusCode::PAYLOAD_TOO_LARGE {
+                drain_later(|left| discard(stream, left));
+            }
+            return Err(e);
+        }
     }
     let (tmp, md5, len) = sink.finish().await?;
     accept(&app, tmp, md5, len, claimed, &clean_name(&name)).await
@@ -354,6 +391,7 @@ pub async fn post(
     }
     let mut mp = multipart.map_err(|e| Refusal::bad(e.body_text()))?;
     if content_length(&headers).is_some_and(|n| n > app.max_bytes + MULTIPART_SLACK) {
+        drain_later(|left| discard_parts(mp, left));
         return Err(too_large(app.max_bytes));
     }
     let mut claimed: Option<[u8; 16]> = None;
@@ -367,7 +405,13 @@ pub async fn post(
                 let name = clean_name(field.file_name().unwrap_or("package.zip"));
                 let mut sink = Sink::new(&app)?;
                 while let Some(chunk) = field.chunk().await.map_err(bad_part)? {
-                    sink.push(&chunk).await?;
+                    if let Err(e) = sink.push(&chunk).await {
+                        if e.0 == StatusCode::PAYLOAD_TOO_LARGE {
+                            drop(field);
+                            drain_later(|left| discard_parts(mp, left));
+                        }
+                        return Err(e);
+                    }
                 }
                 let (tmp, md5, len) = sink.finish().await?;
                 file = Some((tmp, md5, len, name));
@@ -393,6 +437,18 @@ pub async fn post(
     let (tmp, md5, len, name) = file.ok_or_else(|| Refusal::bad("no file part"))?;
     let claimed = claimed.ok_or_else(|| Refusal::bad("no md5 field (hex MD5 of the file)"))?;
     accept(&app, tmp, md5, len, claimed, &name).await
+}
+
+/// Reads up to `left` bytes of what is left of a multipart body, throwing them away.
+async fn discard_parts(mut mp: Multipart, mut left: u64) {
+    while let Ok(Some(mut field)) = mp.next_field().await {
+        while let Ok(Some(chunk)) = field.chunk().await {
+            left = left.saturating_sub(chunk.len() as u64);
+            if left == 0 {
+                return;
+            }
+        }
+    }
 }
 
 /// A text field, or None past [`MAX_FIELD`].
