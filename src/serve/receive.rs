@@ -35,10 +35,11 @@ const MULTIPART_SLACK: u64 = 1 << 20;
 const DRAIN_BYTES: u64 = 32 << 20;
 const DRAIN_TIME: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// Reads and throws away what is left of a body refused as too large, up to
-/// [`DRAIN_BYTES`] or [`DRAIN_TIME`], while the answer goes out. A connection closed with
-/// unread bytes is reset by the kernel, and a client still sending would see a broken
-/// pipe instead of the 413 (web servers do the same, as a lingering close).
+/// Reads and throws away what is left of a body refused before it was stored (no token,
+/// too large, a bad header), up to [`DRAIN_BYTES`] or [`DRAIN_TIME`], while the answer
+/// goes out. A connection closed with unread bytes is reset by the kernel, and a client
+/// still sending would see a broken pipe instead of the answer (web servers do the same,
+/// as a lingering close).
 fn drain_later<F>(drain: impl FnOnce(u64) -> F)
 where
     F: std::future::Future<Output = ()> + Send + 'static,
@@ -346,24 +347,14 @@ pub async fn put(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, Refusal> {
-    if !app.access.may_upload(&headers) {
-        return Err(Refusal(
-            StatusCode::UNAUTHORIZED,
-            "an upload token is needed".into(),
-        ));
-    }
-    if !name.ends_with(".zip") {
-        return Err(Refusal(
-            StatusCode::NOT_FOUND,
-            "PUT a package to /api/packages/NAME.zip".into(),
-        ));
-    }
-    let claimed = parse_content_md5(&headers)?;
     let mut stream = body.into_data_stream();
-    if content_length(&headers).is_some_and(|n| n > app.max_bytes) {
-        drain_later(|left| discard(stream, left));
-        return Err(too_large(app.max_bytes));
-    }
+    let claimed = match put_allowed(&app, &name, &headers) {
+        Ok(claimed) => claimed,
+        Err(e) => {
+            drain_later(|left| discard(stream, left));
+            return Err(e);
+        }
+    };
     let mut sink = Sink::new(&app)?;
     while let Some(chunk) = stream.next().await {
         let chunk = chunk.map_err(|e| Refusal::bad(format!("the body was cut off: {e}")))?;
@@ -378,22 +369,53 @@ pub async fn put(
     accept(&app, tmp, md5, len, claimed, &clean_name(&name)).await
 }
 
-pub async fn post(
-    State(app): State<Arc<App>>,
-    headers: HeaderMap,
-    multipart: Result<Multipart, axum::extract::multipart::MultipartRejection>,
-) -> Result<Response, Refusal> {
-    if !app.access.may_upload(&headers) {
+/// What a PUT must pass before its body is read: the token, the path, the Content-MD5
+/// (returned) and the announced length.
+fn put_allowed(app: &App, name: &str, headers: &HeaderMap) -> Result<[u8; 16], Refusal> {
+    if !app.access.may_upload(headers) {
         return Err(Refusal(
             StatusCode::UNAUTHORIZED,
             "an upload token is needed".into(),
         ));
     }
-    let mut mp = multipart.map_err(|e| Refusal::bad(e.body_text()))?;
-    if content_length(&headers).is_some_and(|n| n > app.max_bytes + MULTIPART_SLACK) {
-        drain_later(|left| discard_parts(mp, left));
+    if !name.ends_with(".zip") {
+        return Err(Refusal(
+            StatusCode::NOT_FOUND,
+            "PUT a package to /api/packages/NAME.zip".into(),
+        ));
+    }
+    let claimed = parse_content_md5(headers)?;
+    if content_length(headers).is_some_and(|n| n > app.max_bytes) {
         return Err(too_large(app.max_bytes));
     }
+    Ok(claimed)
+}
+
+pub async fn post(
+    State(app): State<Arc<App>>,
+    headers: HeaderMap,
+    multipart: Result<Multipart, axum::extract::multipart::MultipartRejection>,
+) -> Result<Response, Refusal> {
+    let refused = if !app.access.may_upload(&headers) {
+        Some(Refusal(
+            StatusCode::UNAUTHORIZED,
+            "an upload token is needed".into(),
+        ))
+    } else if content_length(&headers).is_some_and(|n| n > app.max_bytes + MULTIPART_SLACK) {
+        Some(too_large(app.max_bytes))
+    } else {
+        None
+    };
+    let mut mp = match (multipart, refused) {
+        (Ok(mp), None) => mp,
+        (Err(e), None) => return Err(Refusal::bad(e.body_text())),
+        (Err(_), Some(e)) => return Err(e),
+        (Ok(mp), Some(e)) => {
+            drain_later(|left| discard_parts(mp, left));
+            return Err(e);
+        }
+    };
+
     let mut claimed: Option<[u8; 16]> = None;
     let mut file: Option<(TempPath, [u8; 16], u64, String)> = None;
     let bad_part = |e: axum::extract::multipart::MultipartError| {
