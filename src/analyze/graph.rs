@@ -347,19 +347,18 @@ impl<'i, 'a> Graph<'i, 'a> {
     ) -> ((u8, u64), u64) {
         let raw = self.ix.raw(node);
         let n = self.ix.id_size as usize;
+        // An instance's class, once looked up here, is not looked up again for its size.
+        let mut known: Option<(u64, u64)> = None;
         match raw[0] {
             tags::INSTANCE_DUMP => {
                 let class = id_at(raw, 5 + n, n);
                 let len = u4_at(raw, 5 + 2 * n) as usize;
                 let data = &raw[9 + 2 * n..9 + 2 * n + len];
                 let refs = self.refs.get(&class);
-                let sized = ((raw[0], class), refs.map_or(0, |r| r.instance_size));
-                if let Some(refs) = refs {
-                    // An instance shorter than its class's layout holds no reference we
-                    // can trust.
-                    if refs.size as usize > data.len() {
-                        return sized;
-                    }
+                known = Some((class, refs.map_or(0, |r| r.instance_size)));
+                // An instance shorter than its class's layout holds no reference we can
+                // trust.
+                if let Some(refs) = refs.filter(|r| r.size as usize <= data.len()) {
                     for r in &refs.fields {
                         let id = id_at(data, r.at as usize, n);
                         if id != 0 {
@@ -369,7 +368,6 @@ impl<'i, 'a> Graph<'i, 'a> {
                         }
                     }
                 }
-                return sized;
             }
             tags::OBJECT_ARRAY_DUMP => {
                 let count = u4_at(raw, 5 + n) as usize;
@@ -401,9 +399,15 @@ impl<'i, 'a> Graph<'i, 'a> {
             }
             _ => {}
         }
-        self.sized_raw(raw, |class| {
-            self.refs.get(&class).map_or(0, |r| r.instance_size)
+        self.sized_raw(raw, |class| match known {
+            Some((c, size)) if c == class => size,
+            _ => self.instance_size(class),
         })
+    }
+
+    /// A class's instance size, as its class dump gives it.
+    fn instance_size(&self, class: u64) -> u64 {
+        self.refs.get(&class).map_or(0, |r| r.instance_size)
     }
 
     /// The first reference from `from` to `to`, named.
@@ -479,7 +483,7 @@ impl<'i, 'a> Graph<'i, 'a> {
         self.sized_raw(self.ix.raw(node), |class| match *last {
             Some((c, size)) if c == class => size,
             _ => {
-                let size = self.refs.get(&class).map_or(0, |r| r.instance_size);
+                let size = self.instance_size(class);
                 *last = Some((class, size));
                 size
             }

@@ -213,12 +213,12 @@ impl Reach {
         Ok(())
     }
 
-    /// Whether a node has a path from a root that makes paths.
     /// Ends the search, keeping its largest array for the next step.
     pub fn into_spare(self, spare: &mut Spare) {
         spare.give(self.parent);
     }
 
+    /// Whether a node has a path from a root that makes paths.
     pub fn on_path(&self, node: Node) -> bool {
         matches!(self.state[node as usize], PATH | LIBRARY)
     }

@@ -42,7 +42,8 @@ const DRAIN_TIME: std::time::Duration = std::time::Duration::from_secs(10);
 /// as a lingering close).
 fn drain_later<F>(drain: impl FnOnce(u64) -> F)
 where
-    F: std::future::Future<Output = ()> + Send + 'static,
+    F: std::future::Future + Send + 'static,
+    F::Output: Send,
 {
     let f = drain(DRAIN_BYTES);
     tokio::spawn(async move {
@@ -50,8 +51,8 @@ where
     });
 }
 
-/// Reads up to `left` bytes of `stream`, throwing them away.
-async fn discard<S, E>(mut stream: S, mut left: u64)
+/// Reads up to `left` bytes of `stream`, throwing them away; what is left of `left`.
+async fn discard<S, E>(mut stream: S, mut left: u64) -> u64
 where
     S: futures_util::Stream<Item = Result<Bytes, E>> + Unpin,
 {
@@ -61,6 +62,7 @@ where
             break;
         }
     }
+    left
 }
 
 /// Why a package was not taken: the status and a sentence for the client.
@@ -463,12 +465,10 @@ pub async fn post(
 
 /// Reads up to `left` bytes of what is left of a multipart body, throwing them away.
 async fn discard_parts(mut mp: Multipart, mut left: u64) {
-    while let Ok(Some(mut field)) = mp.next_field().await {
-        while let Ok(Some(chunk)) = field.chunk().await {
-            left = left.saturating_sub(chunk.len() as u64);
-            if left == 0 {
-                return;
-            }
+    while let Ok(Some(field)) = mp.next_field().await {
+        left = discard(field, left).await;
+        if left == 0 {
+            return;
         }
     }
 }
