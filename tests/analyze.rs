@@ -370,3 +370,36 @@ fn damaged_dumps_are_one_line_errors_never_a_panic() {
         }
     }
 }
+
+#[test]
+fn a_class_whose_superclass_is_missing_still_has_its_instances_sized() {
+    use hprof_fixtures::{ArtBuilder, Heap, Options as Art, Ty, Val};
+    // Two classes of the same fields, one whose superclass is not in the dump (as in a
+    // dump cut short): no layout to follow references with, but the same instance size.
+    let mut b = ArtBuilder::new(Art::default());
+    let object = b.declare_class("java.lang.Object", 0, &[], &[]);
+    let whole = b.declare_class("com.example.Whole", object, &[("x", Ty::Int)], &[]);
+    let orphan = b.declare_class("com.example.Orphan", 0xdead_0000, &[("x", Ty::Int)], &[]);
+    for class in [object, whole, orphan] {
+        b.dump_class(class, Heap::App);
+    }
+    for class in [whole, orphan] {
+        let id = b.instance(class, Heap::App, &[("x", Val::Int(7))]);
+        b.root_jni_global(id, id + 1);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("orphan.hprof");
+    std::fs::write(&path, b.finish()).unwrap();
+    let a = analyze(&path, None);
+    let bytes_of = |name: &str| {
+        a.dump
+            .top_classes
+            .iter()
+            .find(|c| c.class_name == name)
+            .map(|c| (c.instances, c.shallow_bytes))
+    };
+    let whole = bytes_of("com.example.Whole").expect("Whole in the top classes");
+    assert_eq!(whole.0, 1);
+    assert!(whole.1 > 0);
+    assert_eq!(bytes_of("com.example.Orphan"), Some(whole));
+}

@@ -330,17 +330,17 @@ impl Dominators {
     }
 
     /// What each of `wanted` retains (itself and everything it dominates), and what all
-    /// reachable objects come to, given what `total` all objects in the dump come to.
+    /// reachable objects come to, given the shallow bytes of all objects in the dump.
     /// Only the objects the sums need are looked at: `size(node)` gives the shallow size
     /// of one retained by a wanted object; `gone(state, node)` that of one not reachable
     /// (each thread keeps a `state` from `init`, joined by `merge`: the caller's tally of
     /// what the dump holds beyond the reachable). The rest are counted, not sized: most
-    /// objects go into the super-root's sum, which is `total` less the others.
+    /// objects go into the super-root's sum, whose bytes are `total_bytes` less the others'.
     /// Consumes the dominator tree: the sums need no array of their own.
     pub fn retained<S: Send>(
         self,
         wanted: &[Node],
-        total: Retained,
+        total_bytes: u64,
         size: impl Fn(Node) -> u64 + Sync,
         init: impl Fn() -> S + Sync + Send,
         gone: impl Fn(&mut S, Node) -> u64 + Sync,
@@ -383,14 +383,8 @@ impl Dominators {
             }
         };
         let slot = |k: Pre| if k == 0 { 0 } else { slots[&k] };
-        // What the runs find: the sums by slot, and what the unreachable come to.
-        let empty = || {
-            (
-                vec![Retained::default(); slots.len()],
-                Retained::default(),
-                init(),
-            )
-        };
+        // What the runs find: the sums by slot, and the bytes of the unreachable.
+        let empty = || (vec![Retained::default(); slots.len()], 0u64, init());
         const RUN: usize = 1 << 16;
         let (mut sums, unreachable, state) = (0..pre.len().div_ceil(RUN))
             .into_par_iter()
@@ -400,8 +394,7 @@ impl Dominators {
                 let run = &pre[first..((c + 1) * RUN).min(pre.len())];
                 for (u, &p) in (first..).zip(run) {
                     if p == NONE {
-                        unreachable.bytes += gone(&mut state, u as Node);
-                        unreachable.objects += 1;
+                        unreachable += gone(&mut state, u as Node);
                         continue;
                     }
                     // A numbered object goes into itself when marked, else into its
@@ -415,20 +408,17 @@ impl Dominators {
                 }
                 (sums, unreachable, state)
             })
-            .reduce(empty, |(mut a, mut ua, sa), (b, ub, sb)| {
+            .reduce(empty, |(mut a, ua, sa), (b, ub, sb)| {
                 for (x, y) in a.iter_mut().zip(b) {
                     x.bytes += y.bytes;
                     x.objects += y.objects;
                 }
-                ua.bytes += ub.bytes;
-                ua.objects += ub.objects;
-                (a, ua, merge(sa, sb))
+                (a, ua + ub, merge(sa, sb))
             });
         // The super-root's own: all the reachable but what went into the wanted ones.
         let wanted_bytes: u64 = sums[1..].iter().map(|r| r.bytes).sum();
-        sums[0].bytes = total
-            .bytes
-            .saturating_sub(unreachable.bytes)
+        sums[0].bytes = total_bytes
+            .saturating_sub(unreachable)
             .saturating_sub(wanted_bytes);
         // Marked numbers into their nearest marked dominators, children first.
         let mut order: Vec<Pre> = slots.keys().copied().filter(|&k| k != 0).collect();
@@ -588,7 +578,7 @@ mod tests {
             let sized = std::sync::atomic::AtomicUsize::new(0);
             let (of, all, gone) = compute(&succ, &roots).retained(
                 &wanted,
-                Retained { bytes: (1..=20).sum(), objects: 20 },
+                (1..=20).sum(),
                 |v| {
                     sized.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     v as u64 + 1

@@ -159,8 +159,18 @@ impl<'i, 'a> Graph<'i, 'a> {
         sdk: Option<i64>,
         manufacturer: Option<&str>,
     ) -> ClassRefs {
+        let instance_size = self
+            .ix
+            .classes
+            .get(class_id)
+            .map_or(0, |c| c.instance_size as u64);
+        // A class whose layout cannot be made (a superclass missing from a cut dump) has
+        // no references to follow, but its instances still have their size.
         let Ok(layout) = self.ix.classes.layout(self.ix.data, class_id) else {
-            return ClassRefs::default();
+            return ClassRefs {
+                instance_size,
+                ..ClassRefs::default()
+            };
         };
         let mut fields = Vec::new();
         for f in &layout.fields {
@@ -187,11 +197,7 @@ impl<'i, 'a> Graph<'i, 'a> {
         ClassRefs {
             size: layout.size,
             fields,
-            instance_size: self
-                .ix
-                .classes
-                .get(class_id)
-                .map_or(0, |c| c.instance_size as u64),
+            instance_size,
         }
     }
 

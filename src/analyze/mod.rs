@@ -285,18 +285,10 @@ fn analyze_input(
     timings.note_memory("dominators");
     let (reachable_objects, reachable_edges) = (doms.reachable, doms.edges);
     // Retained sizes, and the shallow bytes of the reachable objects by class.
-    let total =
-        all_objects
-            .values()
-            .fold(dominators::Retained::default(), |t, &(objects, bytes)| {
-                dominators::Retained {
-                    bytes: t.bytes + bytes,
-                    objects: t.objects + objects,
-                }
-            });
+    let total_bytes = all_objects.values().map(|&(_, bytes)| bytes).sum();
     let (retained, all, gone) = doms.retained(
         &leak_nodes,
-        total,
+        total_bytes,
         |node| g.shallow_size(node),
         Sizer::default,
         |sizer, node| sizer.add(&g, node),
@@ -306,8 +298,8 @@ fn analyze_input(
     let mut by_class = all_objects;
     for (key, (objects, bytes)) in gone.finish() {
         if let Some(e) = by_class.get_mut(&key) {
-            e.0 -= objects.min(e.0);
-            e.1 -= bytes.min(e.1);
+            e.0 = e.0.saturating_sub(objects);
+            e.1 = e.1.saturating_sub(bytes);
         }
     }
     by_class.retain(|_, (objects, _)| *objects > 0);

@@ -53,11 +53,18 @@ fn key(f: &Filter) -> Key {
 
 impl Cache {
     fn entry(&self, f: &Filter) -> Arc<Entry> {
+        let key = key(f);
         let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
-        if entries.len() >= MAX_ENTRIES && !entries.contains_key(&key(f)) {
+        if entries.len() >= MAX_ENTRIES && !entries.contains_key(&key) {
             entries.clear();
         }
-        entries.entry(key(f)).or_default().clone()
+        entries.entry(key).or_default().clone()
+    }
+
+    /// The groups for `f` as of the database's generation now.
+    pub async fn current(&self, store: &Store, f: &Filter) -> DbResult<Arc<Groups>> {
+        let now = store.generation().await?;
+        self.get(store, f, now).await
     }
 
     /// The groups for `f` as of generation `now` or later.

@@ -136,12 +136,13 @@ struct Acc {
 }
 
 impl Acc {
-    fn new(l: &Leak<'_>) -> Acc {
+    /// Nothing added yet: the first leak added sets every bound.
+    fn empty() -> Acc {
         Acc {
             occurrences: 0,
             packages: HashSet::new(),
-            first_seen_ms: l.received_ms,
-            last_seen_ms: l.received_ms,
+            first_seen_ms: i64::MAX,
+            last_seen_ms: i64::MIN,
             latest: (i64::MIN, i64::MIN, i64::MIN),
             class_name: String::new(),
             library: None,
@@ -201,7 +202,7 @@ impl Fold {
         match self.by_sig.get_mut(l.signature) {
             Some(acc) => acc.add(l),
             None => {
-                let mut acc = Acc::new(l);
+                let mut acc = Acc::empty();
                 acc.add(l);
                 self.by_sig.insert(l.signature.to_string(), acc);
             }

@@ -113,7 +113,8 @@ pub struct App {
     pub max_bytes: u64,
     /// Wakes idle workers when a package is queued.
     pub wake: Notify,
-    /// The leak groups per filter, until the database's generation changes.
+    /// The leak groups per filter, each brought up to date with the rows recorded since
+    /// it was made ([`cache`]).
     pub groups: cache::Cache,
     /// Where analyses run: threads below the receiving's priority ([`background`]).
     pub analysis: Arc<rayon::ThreadPool>,
@@ -329,12 +330,10 @@ pub async fn start(config: Config) -> Result<Running, ServeError> {
         // failure here leaves it to that reader.
         let app = app.clone();
         tokio::spawn(async move {
-            if let Ok(now) = app.store.generation().await {
-                let _ = app
-                    .groups
-                    .get(&app.store, &store::Filter::default(), now)
-                    .await;
-            }
+            let _ = app
+                .groups
+                .current(&app.store, &store::Filter::default())
+                .await;
         });
     }
     Ok(Running {

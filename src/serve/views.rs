@@ -63,8 +63,7 @@ pub async fn require_read(State(app): State<Arc<App>>, req: Request, next: Next)
 
 /// App leaks and library leaks, each grouped; from the cache, brought up to date.
 async fn grouped(app: &App, f: &Filter) -> Result<Arc<Groups>, Failure> {
-    let generation = app.store.generation().await.map_err(db)?;
-    app.groups.get(&app.store, f, generation).await.map_err(db)
+    app.groups.current(&app.store, f).await.map_err(db)
 }
 
 pub async fn groups_page(

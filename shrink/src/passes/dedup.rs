@@ -25,7 +25,7 @@ pub struct Candidate {
 }
 
 #[derive(Debug, Default, Clone)]
-/// Buffers grouped by content (same length, same MD5, equal bytes).
+/// Buffers grouped by content (same length, equal bytes).
 pub struct Groups {
     /// Every candidate id → the id of the buffer kept for its content (itself if kept).
     pub canonical: FxHashMap<u64, u64>,
@@ -112,10 +112,9 @@ fn in_parallel<T: Send + Default>(
 }
 
 /// What comparing a group's members in file order found for one member.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Seen {
     /// New content, kept.
-    #[default]
     Kept,
     /// The same bytes as the kept member at this index of the group.
     Copy(usize),
