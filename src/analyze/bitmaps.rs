@@ -4,15 +4,15 @@
 //! from `Bitmap.dumpData` (API 34+ dumps made with `-b`, encoded images matched to each
 //! Bitmap by its native pointer).
 
+use super::map::Map;
 use md5::{Digest, Md5};
-use rustc_hash::FxHashMap;
 
 use super::graph::{Graph, Instances};
 use super::index::Node;
 use super::model::{BitmapGroup, BitmapInstance};
 use super::reach::Reach;
 use super::status::Rules;
-use super::trace::trace;
+use super::trace::{trace, ThreadRoots};
 
 /// ART's heap ids: objects of the zygote and boot image heaps belong to the system.
 const HEAP_ZYGOTE: u32 = b'Z' as u32;
@@ -32,6 +32,7 @@ pub fn duplicates(
     g: &Graph<'_, '_>,
     reach: &Reach,
     rules: &Rules,
+    thread_roots: &ThreadRoots,
     instances: &Instances,
     min_bytes: u64,
     want_pictures: bool,
@@ -83,38 +84,37 @@ pub fn duplicates(
         });
     }
     // Only buffers that share their length can be duplicates. Those are grouped by a
-    // fast hash (on all threads), each group split by the bytes themselves, and only a
-    // copy that has a duplicate gets the MD5 the result names it by.
-    let mut by_len: FxHashMap<usize, u32> = FxHashMap::default();
+    // fast hash (on all threads, seeded at random so that a dump cannot make its buffers
+    // collide), each group split by the bytes themselves (sorted, so that however many
+    // contents share a hash, each buffer takes a few comparisons), and only a copy that
+    // has a duplicate gets the MD5 the result names it by.
+    let mut by_len: Map<usize, u32> = Map::default();
     for f in &found {
         *by_len.entry(f.bytes.len()).or_default() += 1;
     }
+    let seed = foldhash::fast::RandomState::default();
     let hashed: Vec<((usize, u64), usize)> = (0..found.len())
         .into_par_iter()
         .filter(|&i| by_len[&found[i].bytes.len()] > 1)
         .map(|i| {
-            let mut h = rustc_hash::FxHasher::default();
-            std::hash::Hasher::write(&mut h, found[i].bytes);
-            ((found[i].bytes.len(), std::hash::Hasher::finish(&h)), i)
+            let hash = std::hash::BuildHasher::hash_one(&seed, found[i].bytes);
+            ((found[i].bytes.len(), hash), i)
         })
         .collect();
-    let mut by_hash: FxHashMap<(usize, u64), Vec<usize>> = FxHashMap::default();
+    let mut by_hash: Map<(usize, u64), Vec<usize>> = Map::default();
     for (key, i) in hashed {
         by_hash.entry(key).or_default().push(i);
     }
     let mut classes: Vec<Vec<usize>> = Vec::new();
-    for (_, members) in by_hash {
-        let mut split: Vec<Vec<usize>> = Vec::new();
-        for i in members {
-            match split
-                .iter_mut()
-                .find(|c| found[c[0]].bytes == found[i].bytes)
-            {
-                Some(c) => c.push(i),
-                None => split.push(vec![i]),
-            }
-        }
-        classes.extend(split.into_iter().filter(|c| c.len() > 1));
+    for (_, mut members) in by_hash {
+        // Equal buffers side by side, each run in the order found.
+        members.sort_by(|&a, &b| found[a].bytes.cmp(found[b].bytes).then(a.cmp(&b)));
+        classes.extend(
+            members
+                .chunk_by(|&a, &b| found[a].bytes == found[b].bytes)
+                .filter(|run| run.len() > 1)
+                .map(<[usize]>::to_vec),
+        );
     }
     let digests: Vec<[u8; 16]> = classes
         .par_iter()
@@ -135,7 +135,7 @@ pub fn duplicates(
                 .iter()
                 .map(|&i| BitmapInstance {
                     object_id: g.ix.id(found[i].node),
-                    trace: trace(g, reach, rules, found[i].node, None),
+                    trace: trace(g, reach, rules, thread_roots, found[i].node, None),
                 })
                 .collect();
             instances.sort_by_key(|i| i.object_id);
@@ -159,10 +159,18 @@ pub fn duplicates(
             });
         }
     }
+    // Ties broken by the first instance too: two contents could share an MD5, and the
+    // groups come out of a hash map in no set order.
     groups.sort_by(|a, b| {
         b.wasted_bytes
             .cmp(&a.wasted_bytes)
             .then(a.hash.cmp(&b.hash))
+            .then(
+                a.instances
+                    .first()
+                    .map(|i| i.object_id)
+                    .cmp(&b.instances.first().map(|i| i.object_id)),
+            )
     });
     to_draw.sort();
     to_draw.dedup_by(|a, b| a.0 == b.0);
@@ -178,8 +186,8 @@ pub fn duplicates(
 }
 
 /// `Bitmap.dumpData`: native pointer → encoded image bytes.
-fn dump_data_buffers<'a>(g: &Graph<'_, 'a>, bitmap: u64) -> FxHashMap<i64, &'a [u8]> {
-    let mut out = FxHashMap::default();
+fn dump_data_buffers<'a>(g: &Graph<'_, 'a>, bitmap: u64) -> Map<i64, &'a [u8]> {
+    let mut out = Map::default();
     let Some(data) = g
         .statics(bitmap)
         .into_iter()

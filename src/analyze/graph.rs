@@ -3,9 +3,9 @@
 //! back from the mapping; per class, the byte offsets of its reference fields are worked
 //! out once.
 
+use super::map::{Map, Set};
 use hprof_shrink_core::hprof::heap::{parse_sub_record, Sub};
 use hprof_shrink_core::hprof::{tags, BasicType, Value};
-use rustc_hash::FxHashMap;
 
 use super::index::{Index, Node};
 use super::library::{LibraryMatch, LibraryTable};
@@ -14,21 +14,96 @@ use super::mapping::Mapping;
 /// One reference field of a class's instances.
 #[derive(Debug, Clone, Copy)]
 pub struct RefField {
-    /// Byte offset in the instance's field data.
-    pub at: u32,
+    /// Where the field is, in bytes back from the end of the instance's layout: the same
+    /// in every subclass (a subclass's own fields come first), so that a class shares its
+    /// superclass's list rather than copying it.
+    from_end: u32,
     pub name_id: u64,
     pub declared_by: u64,
     /// A known framework leak goes through this field: visit it last.
     pub library: Option<u16>,
 }
 
-#[derive(Debug, Default)]
+/// A run of reference fields in [`Graph::ref_fields`], followed by another run (the
+/// superclass's) or none.
+#[derive(Debug, Clone, Copy)]
+struct Run {
+    start: u32,
+    end: u32,
+    next: u32,
+    /// Fields in this run and the ones after it.
+    total: u32,
+}
+
+/// No run: a class without reference fields.
+const NO_RUN: u32 = u32::MAX;
+
+/// A hierarchy's reference fields are copied into one run while they are this few (one
+/// loop over them for each instance); past that a class's own run links to its
+/// superclass's, so that a deep hierarchy costs its fields once, not once per subclass.
+const FLAT_FIELDS: u32 = 64;
+
+/// Why a class's instances cannot be read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Broken {
+    /// A superclass (this one) is not in the dump.
+    MissingSuperclass(u64),
+    /// The class is on or below a superclass cycle.
+    SuperclassCycle,
+    /// Its fields come to more bytes than an instance record can hold.
+    TooLarge,
+    /// No CLASS_DUMP for the class.
+    NoClassDump,
+    /// The instance holds fewer bytes than its class's fields need.
+    ShortInstance,
+}
+
+impl Broken {
+    /// Why, in words.
+    pub fn describe(self) -> String {
+        match self {
+            Broken::MissingSuperclass(id) => format!("superclass {id:#x} is not in the dump"),
+            Broken::SuperclassCycle => "its superclasses form a cycle".into(),
+            Broken::TooLarge => "its fields need more bytes than an instance can have".into(),
+            Broken::NoClassDump => "the class is not in the dump".into(),
+            Broken::ShortInstance => "instances shorter than their class's fields".into(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
 struct ClassRefs {
-    /// Bytes of field data an instance must have.
+    /// Bytes of field data an instance must have: its own fields, then its ancestors'.
     size: u64,
-    fields: Vec<RefField>,
+    /// The first run of its reference fields (`NO_RUN`: none).
+    run: u32,
     /// The class's instance size, as its class dump gives it.
     instance_size: u64,
+    /// The nearest class of its hierarchy (itself first) that declares instance fields:
+    /// where reading an instance's values starts.
+    fielded: Option<u64>,
+    /// Why its instances cannot be read, if they cannot.
+    broken: Option<Broken>,
+    /// Its place in a walk over the class tree, and the end of its subclasses' places
+    /// (`u32::MAX` for a class on or below a superclass cycle, in no tree).
+    enter: u32,
+    leave: u32,
+}
+
+impl ClassRefs {
+    /// A class whose instances cannot be read: no references to follow, but its instances
+    /// keep their size.
+    fn broken(instance_size: u64, why: Broken) -> ClassRefs {
+        ClassRefs {
+            size: 0,
+            run: NO_RUN,
+            instance_size,
+            fielded: None,
+            broken: Some(why),
+            enter: u32::MAX,
+            leave: u32::MAX,
+        }
+    }
 }
 
 /// What a reference is, for naming it in a trace.
@@ -41,14 +116,28 @@ pub enum RefName {
 
 pub struct Graph<'i, 'a> {
     pub ix: &'i Index<'a>,
-    names: FxHashMap<u64, String>,
-    refs: FxHashMap<u64, ClassRefs>,
+    /// What is known of each class, worked out once and shared by the graphs made again
+    /// on the same index (see [`Graph::classes`]).
+    t: std::sync::Arc<Tables>,
     mapping: Option<&'i Mapping>,
-    /// Static fields that are known framework leaks: (class id, field name id) → entry.
-    library_statics: FxHashMap<(u64, u64), u16>,
     pub library: &'i LibraryTable,
+}
+
+/// A graph's per-class tables, kept while its index changes (see [`Graph::classes`]).
+pub struct Classes(std::sync::Arc<Tables>);
+
+/// The graph's per-class tables: nothing in them looks an object id up.
+#[derive(Default)]
+struct Tables {
+    names: Map<u64, String>,
+    refs: Map<u64, ClassRefs>,
+    /// Every class's reference fields, in runs (see [`Run`]).
+    ref_fields: Vec<RefField>,
+    runs: Vec<Run>,
+    /// Static fields that are known framework leaks: (class id, field name id) → entry.
+    library_statics: Map<(u64, u64), u16>,
     /// Class ids whose instances are java.lang.ref.Reference (weak, soft, phantom, …).
-    references: rustc_hash::FxHashSet<u64>,
+    references: Set<u64>,
     /// Instance sizes ahat adds to shallow sizes: `java.lang.Class`'s (to every class
     /// object) and each primitive array class's (by element type code).
     class_instance_size: u64,
@@ -82,6 +171,9 @@ pub fn java_name(raw: &str) -> String {
 }
 
 impl<'i, 'a> Graph<'i, 'a> {
+    /// The graph's tables, built once per class: names, each class's reference fields
+    /// (from its superclass's, each class visited once), its place in the class tree, the
+    /// known leaks among its fields. Linear in the classes and their fields.
     pub fn new(
         ix: &'i Index<'a>,
         mapping: Option<&'i Mapping>,
@@ -89,7 +181,7 @@ impl<'i, 'a> Graph<'i, 'a> {
         sdk: Option<i64>,
         manufacturer: Option<&str>,
     ) -> Graph<'i, 'a> {
-        let mut names = FxHashMap::default();
+        let mut names = Map::default();
         for class in ix.classes.classes() {
             let raw = ix
                 .classes
@@ -105,32 +197,36 @@ impl<'i, 'a> Graph<'i, 'a> {
         }
         let mut g = Graph {
             ix,
-            names,
-            refs: FxHashMap::default(),
+            t: std::sync::Arc::new(Tables {
+                names,
+                ..Tables::default()
+            }),
             mapping,
-            library_statics: FxHashMap::default(),
             library,
-            references: Default::default(),
-            class_instance_size: 0,
-            primitive_array_size: [0; 12],
         };
         let size_of = |g: &Graph<'_, '_>, name: &str| {
             g.class_named(name)
                 .and_then(|c| ix.classes.get(c))
                 .map_or(0, |c| c.instance_size as u64)
         };
-        g.class_instance_size = size_of(&g, "java.lang.Class");
+        let size = size_of(&g, "java.lang.Class");
+        g.tm().class_instance_size = size;
         for ty in BasicType::PRIMITIVES {
-            g.primitive_array_size[ty.code() as usize] = size_of(&g, &format!("{}[]", ty.name()));
+            let size = size_of(&g, &format!("{}[]", ty.name()));
+            g.tm().primitive_array_size[ty.code() as usize] = size;
         }
         let reference = g.class_named("java.lang.ref.Reference");
-        let ids: Vec<u64> = ix.classes.classes().map(|c| c.class_id).collect();
-        for class_id in ids {
-            let refs = g.class_refs(class_id, reference, sdk, manufacturer);
-            g.refs.insert(class_id, refs);
+        // In id order, so that the tables come out the same on every run.
+        let mut ids: Vec<u64> = ix.classes.classes().map(|c| c.class_id).collect();
+        ids.sort_unstable();
+        for &class_id in &ids {
+            g.build_refs(class_id, reference, sdk, manufacturer);
+        }
+        g.place_in_tree(&ids);
+        for &class_id in &ids {
             if let Some(r) = reference {
                 if g.is_subclass(class_id, r) {
-                    g.references.insert(class_id);
+                    g.tm().references.insert(class_id);
                 }
             }
             if let Some(class) = ix.classes.get(class_id) {
@@ -140,11 +236,11 @@ impl<'i, 'a> Graph<'i, 'a> {
                     }
                     let field = g.field_name(class_id, f.name_id);
                     if let Some(e) = library.find(
-                        LibraryMatch::Static(&g.names[&class_id], &field),
+                        LibraryMatch::Static(&g.t.names[&class_id], &field),
                         sdk,
                         manufacturer,
                     ) {
-                        g.library_statics.insert((class_id, f.name_id), e);
+                        g.tm().library_statics.insert((class_id, f.name_id), e);
                     }
                 }
             }
@@ -152,58 +248,248 @@ impl<'i, 'a> Graph<'i, 'a> {
         g
     }
 
-    fn class_refs(
-        &self,
+    /// The per-class tables, to make the graph again with [`Graph::with_classes`] on an
+    /// index whose lookup table has gone since.
+    pub fn classes(&self) -> Classes {
+        Classes(self.t.clone())
+    }
+
+    /// The graph over `ix` with tables made before: nothing is worked out again.
+    pub fn with_classes(
+        ix: &'i Index<'a>,
+        classes: Classes,
+        mapping: Option<&'i Mapping>,
+        library: &'i LibraryTable,
+    ) -> Graph<'i, 'a> {
+        Graph {
+            ix,
+            t: classes.0,
+            mapping,
+            library,
+        }
+    }
+
+    /// The tables while they are being built (before any other graph shares them).
+    fn tm(&mut self) -> &mut Tables {
+        std::sync::Arc::get_mut(&mut self.t)
+            .expect("a graph's tables are built before they are shared")
+    }
+
+    /// Builds the entry of `class_id` and of every superclass not built yet, top down:
+    /// each from its superclass's. The walk up stops at a class already built, the top of
+    /// the hierarchy, a superclass missing from the dump, or a class already on the walk
+    /// (a cycle), so every class is walked once.
+    fn build_refs(
+        &mut self,
         class_id: u64,
         reference: Option<u64>,
         sdk: Option<i64>,
         manufacturer: Option<&str>,
-    ) -> ClassRefs {
-        let instance_size = self
-            .ix
-            .classes
-            .get(class_id)
-            .map_or(0, |c| c.instance_size as u64);
-        // A class whose layout cannot be made (a superclass missing from a cut dump) has
-        // no references to follow, but its instances still have their size.
-        let Ok(layout) = self.ix.classes.layout(self.ix.data, class_id) else {
-            return ClassRefs {
-                instance_size,
-                ..ClassRefs::default()
+    ) {
+        if self.t.refs.contains_key(&class_id) {
+            return;
+        }
+        let mut walk: Vec<u64> = Vec::new();
+        let mut on_walk: Set<u64> = Default::default();
+        let mut id = class_id;
+        // What the top of the walk stands on: nothing, a built class, or a fault.
+        let mut base: Result<Option<u64>, Broken> = Ok(None);
+        while id != 0 {
+            if self.t.refs.contains_key(&id) {
+                base = Ok(Some(id));
+                break;
+            }
+            if self.ix.classes.get(id).is_none() {
+                base = Err(if walk.is_empty() {
+                    Broken::NoClassDump
+                } else {
+                    Broken::MissingSuperclass(id)
+                });
+                break;
+            }
+            if !on_walk.insert(id) {
+                base = Err(Broken::SuperclassCycle);
+                break;
+            }
+            walk.push(id);
+            id = self.ix.classes.get(id).map_or(0, |c| c.super_id);
+        }
+        if walk.is_empty() {
+            return;
+        }
+        for &c in walk.iter().rev() {
+            let info = *self.ix.classes.get(c).expect("walked classes are dumped");
+            let instance_size = info.instance_size as u64;
+            let up = match base {
+                Err(why) => Err(why),
+                Ok(None) => Ok(None),
+                Ok(Some(s)) => match self.t.refs[&s].broken {
+                    Some(why) => Err(why),
+                    None => Ok(Some(self.t.refs[&s])),
+                },
             };
+            let entry = match up {
+                Err(why) => ClassRefs::broken(instance_size, why),
+                Ok(up) => self.class_entry(&info, up, reference, sdk, manufacturer),
+            };
+            self.tm().refs.insert(c, entry);
+            base = Ok(Some(c));
+        }
+    }
+
+    /// A class's entry from its superclass's (`None` at the top of the hierarchy).
+    fn class_entry(
+        &mut self,
+        info: &hprof_shrink_core::hprof::ClassInfo,
+        up: Option<ClassRefs>,
+        reference: Option<u64>,
+        sdk: Option<i64>,
+        manufacturer: Option<&str>,
+    ) -> ClassRefs {
+        let class_id = info.class_id;
+        let id_size = self.ix.id_size;
+        let up_size = up.map_or(0, |u| u.size);
+        let up_run = up.map_or(NO_RUN, |u| u.run);
+        let own: Vec<(u64, BasicType, u64)> = {
+            let mut at = 0u64;
+            self.ix
+                .classes
+                .own_fields(self.ix.data, info)
+                .map(|f| {
+                    let here = at;
+                    at += f.ty.size(id_size) as u64;
+                    (f.name_id, f.ty, here)
+                })
+                .collect()
         };
-        let mut fields = Vec::new();
-        for f in &layout.fields {
-            if f.ty != BasicType::Object {
+        let own_size: u64 = own.iter().map(|f| f.1.size(id_size) as u64).sum();
+        let size = own_size + up_size;
+        if size > u32::MAX as u64 {
+            return ClassRefs::broken(info.instance_size as u64, Broken::TooLarge);
+        }
+        let start = self.t.ref_fields.len();
+        for &(name_id, ty, at) in &own {
+            if ty != BasicType::Object {
                 continue;
             }
-            let name = self.field_name(f.declared_by, f.name_id);
+            let name = self.field_name(class_id, name_id);
             // The referent of a java.lang.ref.Reference is not a strong reference.
-            if Some(f.declared_by) == reference && name == "referent" {
+            if Some(class_id) == reference && name == "referent" {
                 continue;
             }
             let library = self.library.find(
-                LibraryMatch::Field(&self.names[&f.declared_by], &name),
+                LibraryMatch::Field(self.class_name(class_id), &name),
                 sdk,
                 manufacturer,
             );
-            fields.push(RefField {
-                at: f.offset as u32,
-                name_id: f.name_id,
-                declared_by: f.declared_by,
+            self.tm().ref_fields.push(RefField {
+                from_end: (size - at) as u32,
+                name_id,
+                declared_by: class_id,
                 library,
             });
         }
+        let mine = (self.t.ref_fields.len() - start) as u32;
+        let after = if up_run == NO_RUN {
+            0
+        } else {
+            self.t.runs[up_run as usize].total
+        };
+        let run = if mine == 0 {
+            up_run
+        } else {
+            let total = mine.saturating_add(after);
+            let next = if total <= FLAT_FIELDS {
+                // Few: the superclass's fields copied after the class's own, one run.
+                let mut r = up_run;
+                while r != NO_RUN {
+                    let Run {
+                        start, end, next, ..
+                    } = self.t.runs[r as usize];
+                    self.tm()
+                        .ref_fields
+                        .extend_from_within(start as usize..end as usize);
+                    r = next;
+                }
+                NO_RUN
+            } else {
+                up_run
+            };
+            let end = self.t.ref_fields.len() as u32;
+            self.tm().runs.push(Run {
+                start: start as u32,
+                end,
+                next,
+                total,
+            });
+            (self.t.runs.len() - 1) as u32
+        };
         ClassRefs {
-            size: layout.size,
-            fields,
-            instance_size,
+            size,
+            run,
+            instance_size: info.instance_size as u64,
+            fielded: if own.is_empty() {
+                up.and_then(|u| u.fielded)
+            } else {
+                Some(class_id)
+            },
+            broken: None,
+            enter: u32::MAX,
+            leave: u32::MAX,
         }
+    }
+
+    /// Numbers the classes in a depth-first walk over the class tree (each class under
+    /// its superclass), so that a class descends from another when its number falls in
+    /// the other's range. Classes on or below a superclass cycle are in no tree.
+    fn place_in_tree(&mut self, ids: &[u64]) {
+        let mut children: Map<u64, Vec<u64>> = Map::default();
+        let mut tops: Vec<u64> = Vec::new();
+        for &c in ids {
+            let Some(entry) = self.t.refs.get(&c) else {
+                continue;
+            };
+            if entry.broken == Some(Broken::SuperclassCycle) {
+                continue;
+            }
+            let up = self.ix.classes.get(c).map_or(0, |i| i.super_id);
+            if up != 0 && self.t.refs.contains_key(&up) {
+                children.entry(up).or_default().push(c);
+            } else {
+                tops.push(c);
+            }
+        }
+        let mut next = 0u32;
+        // (class, whether its subclasses are done).
+        let mut stack: Vec<(u64, bool)> = tops.iter().rev().map(|&c| (c, false)).collect();
+        while let Some((c, done)) = stack.pop() {
+            let entry = self
+                .tm()
+                .refs
+                .get_mut(&c)
+                .expect("placed classes have entries");
+            if done {
+                entry.leave = next;
+                continue;
+            }
+            entry.enter = next;
+            next += 1;
+            stack.push((c, true));
+            if let Some(kids) = children.get(&c) {
+                stack.extend(kids.iter().rev().map(|&k| (k, false)));
+            }
+        }
+    }
+
+    /// The class's name, if the dump has its class.
+    pub fn known_class_name(&self, class_id: u64) -> Option<&str> {
+        self.t.names.get(&class_id).map(String::as_str)
     }
 
     /// The class's name, dotted, deobfuscated when a mapping is given.
     pub fn class_name(&self, class_id: u64) -> &str {
-        self.names
+        self.t
+            .names
             .get(&class_id)
             .map(String::as_str)
             .unwrap_or("<unknown class>")
@@ -235,6 +521,7 @@ impl<'i, 'a> Graph<'i, 'a> {
     /// The first class with this (deobfuscated) name.
     pub fn class_named(&self, name: &str) -> Option<u64> {
         let mut ids: Vec<u64> = self
+            .t
             .names
             .iter()
             .filter(|(_, n)| n.as_str() == name)
@@ -247,6 +534,7 @@ impl<'i, 'a> Graph<'i, 'a> {
     /// Classes whose name satisfies `f`.
     pub fn classes_where(&self, f: impl Fn(&str) -> bool) -> Vec<u64> {
         let mut ids: Vec<u64> = self
+            .t
             .names
             .iter()
             .filter(|(_, n)| f(n))
@@ -256,23 +544,20 @@ impl<'i, 'a> Graph<'i, 'a> {
         ids
     }
 
-    /// Whether `class_id` is `ancestor` or descends from it.
+    /// Whether `class_id` is `ancestor` or descends from it: one comparison of their places
+    /// in the class tree.
     pub fn is_subclass(&self, class_id: u64, ancestor: u64) -> bool {
-        let mut id = class_id;
-        for _ in 0..=self.ix.classes.len() {
-            if id == ancestor {
-                return true;
-            }
-            match self.ix.classes.get(id) {
-                Some(c) if c.super_id != 0 => id = c.super_id,
-                _ => return false,
-            }
+        if class_id == ancestor {
+            return true;
         }
-        false
+        match (self.t.refs.get(&class_id), self.t.refs.get(&ancestor)) {
+            (Some(c), Some(a)) => a.enter < c.enter && c.enter < a.leave,
+            _ => false,
+        }
     }
 
     pub fn is_reference_class(&self, class_id: u64) -> bool {
-        self.references.contains(&class_id)
+        self.t.references.contains(&class_id)
     }
 
     /// The class of an instance or array node (for a class object: the class itself).
@@ -344,32 +629,53 @@ impl<'i, 'a> Graph<'i, 'a> {
     /// The strong references out of `node`, to objects the dump holds: `(target, library
     /// entry)`. A reference to an id the dump lacks (null, or an array a shrink dropped)
     /// is no reference. Returns what [`Graph::sized`] would, from the same look at the
-    /// record.
+    /// record, and why the node's references could not be read, when they could not (an
+    /// instance of a class whose layout is broken, or that is shorter than its layout).
     #[inline]
     pub fn for_each_ref(
         &self,
         node: Node,
         mut f: impl FnMut(Node, Option<u16>),
-    ) -> ((u8, u64), u64) {
+    ) -> ((u8, u64), u64, Option<Broken>) {
         let raw = self.ix.raw(node);
         let n = self.ix.id_size as usize;
         // An instance's class, once looked up here, is not looked up again for its size.
         let mut known: Option<(u64, u64)> = None;
+        let mut unread = None;
         match raw[0] {
             tags::INSTANCE_DUMP => {
                 let class = id_at(raw, 5 + n, n);
                 let len = u4_at(raw, 5 + 2 * n) as usize;
                 let data = &raw[9 + 2 * n..9 + 2 * n + len];
-                let refs = self.refs.get(&class);
-                known = Some((class, refs.map_or(0, |r| r.instance_size)));
-                // An instance shorter than its class's layout holds no reference we can
-                // trust.
-                if let Some(refs) = refs.filter(|r| r.size as usize <= data.len()) {
-                    for r in &refs.fields {
-                        let id = id_at(data, r.at as usize, n);
-                        if id != 0 {
-                            if let Some(t) = self.ix.node(id) {
-                                f(t, r.library);
+                match self.t.refs.get(&class) {
+                    None => unread = Some(Broken::NoClassDump),
+                    Some(refs) => {
+                        known = Some((class, refs.instance_size));
+                        if refs.broken.is_some() {
+                            unread = refs.broken;
+                        } else if refs.size as usize > data.len() {
+                            // An instance shorter than its class's layout holds no
+                            // reference we can trust.
+                            unread = Some(Broken::ShortInstance);
+                        } else {
+                            let end = refs.size as usize;
+                            let mut run = refs.run;
+                            while run != NO_RUN {
+                                let Run {
+                                    start,
+                                    end: stop,
+                                    next,
+                                    ..
+                                } = self.t.runs[run as usize];
+                                for r in &self.t.ref_fields[start as usize..stop as usize] {
+                                    let id = id_at(data, end - r.from_end as usize, n);
+                                    if id != 0 {
+                                        if let Some(t) = self.ix.node(id) {
+                                            f(t, r.library);
+                                        }
+                                    }
+                                }
+                                run = next;
                             }
                         }
                     }
@@ -394,7 +700,10 @@ impl<'i, 'a> Graph<'i, 'a> {
                         if let Value::Object(id) = s.value {
                             if id != 0 {
                                 if let Some(t) = self.ix.node(id) {
-                                    f(t, self.library_statics.get(&(class_id, s.name_id)).copied());
+                                    f(
+                                        t,
+                                        self.t.library_statics.get(&(class_id, s.name_id)).copied(),
+                                    );
                                 }
                             }
                         }
@@ -405,15 +714,42 @@ impl<'i, 'a> Graph<'i, 'a> {
             }
             _ => {}
         }
-        self.sized_raw(raw, |class| match known {
+        let (key, size) = self.sized_raw(raw, |class| match known {
             Some((c, size)) if c == class => size,
             _ => self.instance_size(class),
+        });
+        (key, size, unread)
+    }
+
+    /// The reference fields of a class's instances that can be read, with where each is
+    /// in an instance's data (from the start).
+    fn ref_fields_of(&self, refs: &ClassRefs) -> impl Iterator<Item = (usize, &RefField)> + '_ {
+        let end = refs.size as usize;
+        let mut run = if refs.broken.is_some() {
+            NO_RUN
+        } else {
+            refs.run
+        };
+        let mut here: &[RefField] = &[];
+        std::iter::from_fn(move || loop {
+            if let Some((r, rest)) = here.split_first() {
+                here = rest;
+                return Some((end - r.from_end as usize, r));
+            }
+            if run == NO_RUN {
+                return None;
+            }
+            let Run {
+                start, end, next, ..
+            } = self.t.runs[run as usize];
+            here = &self.t.ref_fields[start as usize..end as usize];
+            run = next;
         })
     }
 
     /// A class's instance size, as its class dump gives it.
     fn instance_size(&self, class: u64) -> u64 {
-        self.refs.get(&class).map_or(0, |r| r.instance_size)
+        self.t.refs.get(&class).map_or(0, |r| r.instance_size)
     }
 
     /// The first reference from `from` to `to`, named.
@@ -426,13 +762,10 @@ impl<'i, 'a> Graph<'i, 'a> {
                 let class = id_at(raw, 5 + n, n);
                 let len = u4_at(raw, 5 + 2 * n) as usize;
                 let data = &raw[9 + 2 * n..9 + 2 * n + len];
-                let refs = self.refs.get(&class)?;
-                refs.fields
-                    .iter()
-                    .find(|r| {
-                        (r.at as usize + n) <= data.len() && id_at(data, r.at as usize, n) == target
-                    })
-                    .map(|r| RefName::Field {
+                let refs = self.t.refs.get(&class)?;
+                self.ref_fields_of(refs)
+                    .find(|&(at, _)| at + n <= data.len() && id_at(data, at, n) == target)
+                    .map(|(_, r)| RefName::Field {
                         declared_by: r.declared_by,
                         name_id: r.name_id,
                     })
@@ -515,6 +848,7 @@ impl<'i, 'a> Graph<'i, 'a> {
                 let code = raw.get(9 + n as usize).copied().unwrap_or(0);
                 let ty = BasicType::from_u8(code);
                 let class_size = self
+                    .t
                     .primitive_array_size
                     .get(code as usize)
                     .copied()
@@ -533,14 +867,16 @@ impl<'i, 'a> Graph<'i, 'a> {
                         .map(|s| s.ty.size(n as u8) as u64)
                         .sum()
                 });
-                ((tags::CLASS_DUMP, 0), self.class_instance_size + size)
+                ((tags::CLASS_DUMP, 0), self.t.class_instance_size + size)
             }
             t => ((t, 0), 0),
         }
     }
 
     /// An instance's field values by name (nearest class first), for the leak finders and
-    /// the status rules. `None` for anything not an instance.
+    /// the status rules. `None` for anything not an instance, or an instance whose fields
+    /// cannot be read. Reads only the classes of the hierarchy that declare fields: the
+    /// cost is the instance's own size, however deep its class.
     pub fn fields(&self, node: Node) -> Option<Vec<(String, Value)>> {
         let raw = self.ix.raw(node);
         if raw[0] != tags::INSTANCE_DUMP {
@@ -550,14 +886,24 @@ impl<'i, 'a> Graph<'i, 'a> {
         let Sub::Instance(inst) = sub else {
             return None;
         };
-        let layout = self.ix.classes.layout(self.ix.data, inst.class_id).ok()?;
-        layout.check(&inst, self.ix.offset(node)).ok()?;
-        Some(
-            layout
-                .values(inst.data)
-                .map(|(f, v)| (self.field_name(f.declared_by, f.name_id), v))
-                .collect(),
-        )
+        let refs = self.t.refs.get(&inst.class_id)?;
+        if refs.broken.is_some() || inst.data.len() as u64 != refs.size {
+            return None;
+        }
+        let id_size = self.ix.id_size;
+        let mut out = Vec::new();
+        let mut at = 0usize;
+        let mut class = refs.fielded;
+        while let Some(c) = class {
+            let info = self.ix.classes.get(c)?;
+            for f in self.ix.classes.own_fields(self.ix.data, info) {
+                let value = Value::read(f.ty, &inst.data[at..], id_size);
+                at += f.ty.size(id_size) as usize;
+                out.push((self.field_name(c, f.name_id), value));
+            }
+            class = self.t.refs.get(&info.super_id).and_then(|r| r.fielded);
+        }
+        Some(out)
     }
 
     /// One field of an instance, by name (the nearest class's, if two share it).
@@ -656,13 +1002,13 @@ mod tests {
 /// Instances of some classes, found in the pass that reads every object.
 #[derive(Default)]
 pub struct Instances {
-    by_class: FxHashMap<u64, Vec<Node>>,
+    by_class: Map<u64, Vec<Node>>,
 }
 
 impl Instances {
     /// Instances from (class, node) pairs in node order.
     pub fn from_pairs(pairs: impl IntoIterator<Item = (u64, Node)>) -> Instances {
-        let mut by_class: FxHashMap<u64, Vec<Node>> = FxHashMap::default();
+        let mut by_class: Map<u64, Vec<Node>> = Map::default();
         for (class, node) in pairs {
             by_class.entry(class).or_default().push(node);
         }

@@ -3,7 +3,7 @@
 //! LeakCanary's way: every KeyedWeakReference still holding its object after being
 //! flagged retained, and every destroyed Activity that is still strongly reachable.
 
-use rustc_hash::FxHashSet;
+use super::map::Set;
 
 use super::graph::{Graph, Instances};
 use super::index::Node;
@@ -44,6 +44,7 @@ pub fn by_key(g: &Graph<'_, '_>, reach: &Reach, instances: &Instances, key: &str
         return found;
     }
     let mut matched = false;
+    let mut taken = Set::default();
     for info in instances.of(&classes) {
         let Some(k) = g
             .field(info, "mKey")
@@ -66,11 +67,14 @@ pub fn by_key(g: &Graph<'_, '_>, reach: &Reach, instances: &Instances, key: &str
             .and_then(|id| g.ix.node(id));
         match activity {
             // Two watchers of one Activity under one key are one leak.
-            Some(node) if found.suspects.iter().any(|s| s.node == node) => {}
-            Some(node) if reach.on_path(node) => found.suspects.push(Suspect {
-                node,
-                reason: format!("DestroyedActivityInfo#mKey is the key {key}"),
-            }),
+            Some(node) if taken.contains(&node) => {}
+            Some(node) if reach.on_path(node) => {
+                taken.insert(node);
+                found.suspects.push(Suspect {
+                    node,
+                    reason: format!("DestroyedActivityInfo#mKey is the key {key}"),
+                })
+            }
             Some(_) => found.notes.push(format!(
                 "no leak: the Activity of key {key} is still in the dump but nothing holds it strongly; it would have been collected"
             )),
@@ -126,7 +130,7 @@ pub fn watched_and_destroyed(
         keys: Vec::new(),
         notes: Vec::new(),
     };
-    let mut seen = FxHashSet::default();
+    let mut seen = Set::default();
     for r in instances.of(&keyed_reference_classes(g)) {
         let Some(fields) = g.fields(r) else { continue };
         let get = |name: &str| fields.iter().find(|(n, _)| n == name).map(|(_, v)| *v);

@@ -19,6 +19,7 @@ mod index;
 pub mod input;
 mod leaks;
 pub mod library;
+mod map;
 pub mod mapping;
 pub mod model;
 mod offsets;
@@ -42,6 +43,7 @@ pub use model::*;
 
 use graph::{Graph, Instances};
 use index::Index;
+use map::{Map, Set};
 use reach::Reach;
 
 /// Buffers smaller than this are not reported as duplicates (Matrix's default).
@@ -59,6 +61,8 @@ pub struct Options {
     pub ignore_package_key: bool,
     /// Make pictures of the duplicated bitmaps (for the HTML and Matrix outputs).
     pub pictures: bool,
+    /// Which heap dump of a file holding several to analyze, from 1; `None`: the last.
+    pub dump: Option<usize>,
 }
 
 impl Default for Options {
@@ -69,6 +73,7 @@ impl Default for Options {
             mapping: None,
             ignore_package_key: false,
             pictures: true,
+            dump: None,
         }
     }
 }
@@ -84,20 +89,47 @@ pub struct Outcome {
 /// Where the time and memory went, for `--verbose` and the benchmark.
 #[derive(Debug, Clone, Default)]
 pub struct Timings {
-    pub open: Duration,
-    pub index: Duration,
-    /// Building the reference arrays.
-    pub edges: Duration,
-    pub edge_bytes: u64,
-    pub paths: Duration,
-    pub dominators: Duration,
-    pub findings: Duration,
-    /// Bytes the dominator computation held.
-    pub dominator_bytes: u64,
+    /// Every step of the analysis, in order: what it is, how long it took, and the
+    /// process's anonymous memory after it (Linux; `None` elsewhere).
+    pub steps: Vec<StepTime>,
     /// Bytes of the id index.
     pub index_bytes: u64,
-    /// Anonymous memory of the process after each step (Linux; empty elsewhere).
-    pub memory: Vec<(&'static str, u64)>,
+    /// Bytes of the reference arrays.
+    pub edge_bytes: u64,
+    /// Bytes the dominator computation held.
+    pub dominator_bytes: u64,
+    /// Steps it walked up its trees beyond one pass over the graph (see
+    /// `docs/analyze.md`): a measure of its work, O((n + m) log n) at most.
+    pub dominator_steps: u64,
+}
+
+/// One step of an analysis and what it took.
+#[derive(Debug, Clone)]
+pub struct StepTime {
+    pub name: &'static str,
+    pub took: Duration,
+    pub memory: Option<u64>,
+}
+
+impl Timings {
+    /// How long the step `name` took (zero if there was none).
+    pub fn of(&self, name: &str) -> Duration {
+        self.steps
+            .iter()
+            .filter(|s| s.name == name)
+            .map(|s| s.took)
+            .sum()
+    }
+
+    /// Records a step that began at `since` and ends now.
+    fn step(&mut self, name: &'static str, since: Instant) -> Instant {
+        self.steps.push(StepTime {
+            name,
+            took: since.elapsed(),
+            memory: anonymous_memory(),
+        });
+        Instant::now()
+    }
 }
 
 /// Analyzes the dump or package at `path`. `control` may cancel it; its progress
@@ -107,20 +139,11 @@ pub fn analyze_path(
     options: &Options,
     control: &Control<'_>,
 ) -> Result<Outcome, AnalyzeError> {
-    let t0 = Instant::now();
+    let mut timings = Timings::default();
+    let t = Instant::now();
     let input = input::open(path)?;
-    let open = t0.elapsed();
-    let mut out = analyze_input(&input, path, options, control)?;
-    out.timings.open = open;
-    Ok(out)
-}
-
-impl Timings {
-    fn note_memory(&mut self, step: &'static str) {
-        if let Some(bytes) = anonymous_memory() {
-            self.memory.push((step, bytes));
-        }
-    }
+    timings.step("open", t);
+    analyze_input(&input, path, options, control, timings)
 }
 
 /// The process's anonymous resident memory now (RssAnon), where /proc tells it: the
@@ -145,25 +168,53 @@ impl Tick for Ticks<'_> {
     }
 }
 
+/// At most this many classes are named in the note on unreadable references.
+const UNREAD_NAMED: usize = 10;
+
 fn analyze_input(
     input: &input::Input,
     path: &Path,
     options: &Options,
     control: &Control<'_>,
+    mut timings: Timings,
 ) -> Result<Outcome, AnalyzeError> {
-    let mut timings = Timings::default();
     let data = input.bytes.bytes();
     let hprof = Hprof::new(data)?;
+    let mut notes = Vec::new();
     let t = Instant::now();
+    // A file can hold several heap dumps one after another; one is analyzed, the last
+    // unless asked, as Eclipse MAT asks which to open.
+    let dumps = hprof.heap_dumps()?;
+    let chosen = match options.dump {
+        Some(k) if k == 0 || k > dumps.len().max(1) => {
+            return Err(AnalyzeError::NoSuchDump {
+                asked: k,
+                found: dumps.len(),
+            })
+        }
+        Some(k) => k,
+        None => dumps.len().max(1),
+    };
+    if dumps.len() > 1 {
+        notes.push(format!(
+            "the file holds {} heap dumps, one after another; this is dump {chosen}{} (--dump N analyzes another)",
+            dumps.len(),
+            if options.dump.is_none() {
+                ", the last"
+            } else {
+                ""
+            }
+        ));
+    }
+    let t = timings.step("heap dumps", t);
     let done = std::sync::atomic::AtomicU64::new(0);
     let total = data.len() as u64;
     let threads = rayon::current_num_threads();
-    let mut ix = Index::build(&hprof, threads, |start| {
+    let mut ix = Index::build(&hprof, threads, dumps.get(chosen - 1).cloned(), |start| {
         Ticks(control.shared_ticker(Stage::Read, total, &done, start))
     })?;
-    timings.index = t.elapsed();
     timings.index_bytes = ix.memory();
-    timings.note_memory("index");
+    let t = timings.step("index", t);
 
     let sdk = input
         .manifest_value("sdkVersion")
@@ -171,35 +222,34 @@ fn analyze_input(
     let manufacturer = input.manifest_value("manufacturer");
     let library = LibraryTable::builtin();
     let g = Graph::new(&ix, options.mapping.as_ref(), &library, sdk, manufacturer);
+    let t = timings.step("classes", t);
+    control.check()?;
 
     // The instances every finder looks at, and the shallow sizes of all objects by class,
     // are taken in the pass that reads every object for its references.
     let rules = status::Rules::new(&g);
-    let wanted: rustc_hash::FxHashSet<u64> = leaks::destroyed_info_classes(&g)
+    let wanted: Set<u64> = leaks::destroyed_info_classes(&g)
         .into_iter()
         .chain(leaks::keyed_reference_classes(&g))
         .chain(leaks::activity_classes(&g, &rules))
         .chain(g.class_named("android.graphics.Bitmap"))
         .collect();
-    let t = Instant::now();
+    let t = timings.step("finder classes", t);
     let (edges, seen) = edges::Edges::build(
         &g,
         Seen::default,
-        |seen, node, key, size| seen.add(&wanted, node, key, size),
+        |seen, node, key, size, unread| seen.add(&wanted, node, key, size, unread),
         Seen::merge,
     );
     let (all_objects, instances) = (seen.sizer.finish(), Instances::from_pairs(seen.instances));
-    timings.edges = t.elapsed();
+    let unread = seen.unread;
     give_back_freed_memory();
     timings.edge_bytes = edges.memory();
-    timings.note_memory("references");
+    let t = timings.step("references", t);
     control.check()?;
-    let t = Instant::now();
     let reach = Reach::compute(&g, &edges, sdk, manufacturer, control)?;
-    timings.paths = t.elapsed();
-    timings.note_memory("paths");
+    let t = timings.step("paths", t);
 
-    let t = Instant::now();
     let key = if options.ignore_package_key {
         options.key.clone()
     } else {
@@ -217,11 +267,14 @@ fn analyze_input(
         Some(k) => leaks::by_key(&g, &reach, &instances, k),
         None => leaks::watched_and_destroyed(&g, &reach, &rules, &instances),
     };
-    let mut notes = found.notes;
+    notes.extend(found.notes);
+    let t = timings.step("leaks", t);
     let mut leaks_out = Vec::new();
     let mut leak_nodes = Vec::new();
+    let thread_roots = trace::ThreadRoots::new(&g);
     for s in found.suspects {
-        let Some(trace) = trace::trace(&g, &reach, &rules, s.node, Some(&s.reason)) else {
+        let Some(trace) = trace::trace(&g, &reach, &rules, &thread_roots, s.node, Some(&s.reason))
+        else {
             continue;
         };
         let library_leak = reach
@@ -247,10 +300,12 @@ fn analyze_input(
             trace,
         });
     }
+    let t = timings.step("traces", t);
     let (duplicate_bitmaps, pictures) = bitmaps::duplicates(
         &g,
         &reach,
         &rules,
+        &thread_roots,
         &instances,
         options.min_bitmap_bytes,
         options.pictures,
@@ -262,7 +317,10 @@ fn analyze_input(
                 .into(),
         );
     }
-    timings.findings = t.elapsed();
+    if let Some(note) = unread_note(&g, &unread, leaks_out.is_empty()) {
+        notes.push(note);
+    }
+    let t = timings.step("bitmaps", t);
 
     // The paths are made; their memory goes before the dominators take theirs.
     let roots: Vec<index::Node> = {
@@ -274,15 +332,17 @@ fn analyze_input(
     let mut spare = spare::Spare::default();
     reach.into_spare(&mut spare);
     // Nothing below looks an id up: the lookup table goes too, and the graph is made again
-    // on what remains (its tables are per class: cheap).
+    // on what remains, with the same per-class tables.
+    drop(thread_roots);
     drop(rules);
+    let classes = g.classes();
     drop(g);
     ix.release_lookup();
-    let g = Graph::new(&ix, options.mapping.as_ref(), &library, sdk, manufacturer);
-    let t = Instant::now();
+    let g = Graph::with_classes(&ix, classes, options.mapping.as_ref(), &library);
     let doms = dominators::Dominators::compute(edges, ix.len(), &roots, spare, control)?;
     timings.dominator_bytes = doms.peak_bytes;
-    timings.note_memory("dominators");
+    timings.dominator_steps = doms.steps;
+    let t = timings.step("dominators", t);
     let (reachable_objects, reachable_edges) = (doms.reachable, doms.edges);
     // Retained sizes, and the shallow bytes of the reachable objects by class.
     let total_bytes = all_objects.values().map(|&(_, bytes)| bytes).sum();
@@ -306,8 +366,7 @@ fn analyze_input(
     for (leak, r) in leaks_out.iter_mut().zip(retained) {
         (leak.retained_bytes, leak.retained_objects) = (r.bytes, r.objects);
     }
-    timings.dominators = t.elapsed();
-    timings.note_memory("retained sizes");
+    let t = timings.step("retained sizes", t);
     control.check()?;
     leaks_out.sort_by(|a, b| {
         b.retained_bytes
@@ -334,7 +393,7 @@ fn analyze_input(
     let mut heaps: Vec<HeapSummary> = Vec::new();
     if !ix.heaps.is_empty() {
         // Counted by heap, named once at the end.
-        let mut per: rustc_hash::FxHashMap<(u32, u64), u64> = Default::default();
+        let mut per: Map<(u32, u64), u64> = Default::default();
         for node in ix.nodes() {
             *per.entry(ix.heap_of(ix.offset(node))).or_default() += 1;
         }
@@ -367,6 +426,8 @@ fn analyze_input(
         reachable_edges,
         heaps,
         top_classes: top,
+        heap_dumps: dumps.len() as u64,
+        heap_dump: if dumps.is_empty() { 0 } else { chosen as u64 },
     };
     let analysis = Analysis {
         schema: SCHEMA_VERSION,
@@ -391,14 +452,59 @@ fn analyze_input(
         duplicate_bitmaps,
         notes,
     };
+    let t = timings.step("summary", t);
     if let input::Bytes::File(m) = &input.bytes {
         m.check_intact()?;
     }
+    timings.step("check", t);
     Ok(Outcome {
         analysis,
         pictures,
         timings,
     })
+}
+
+/// What the reader must know when some objects' references could not be read: which
+/// classes (the first few by the objects they hold), how many objects, and that a path
+/// through them is missing from the graph, so "no leak" may be wrong.
+fn unread_note(g: &Graph<'_, '_>, unread: &Unread, no_leak: bool) -> Option<String> {
+    if unread.is_empty() {
+        return None;
+    }
+    let objects: u64 = unread.values().sum();
+    let mut classes: Vec<(&(u64, graph::Broken), &u64)> = unread.iter().collect();
+    classes.sort_by(|a, b| b.1.cmp(a.1).then(a.0 .0.cmp(&b.0 .0)));
+    let named: Vec<String> = classes
+        .iter()
+        .take(UNREAD_NAMED)
+        .map(|((class, why), n)| {
+            format!(
+                "{} ({}; {n} object{})",
+                g.known_class_name(*class)
+                    .map_or_else(|| format!("class {class:#x}"), str::to_string),
+                why.describe(),
+                if **n == 1 { "" } else { "s" }
+            )
+        })
+        .collect();
+    let more = classes.len().saturating_sub(UNREAD_NAMED);
+    Some(format!(
+        "the references of {objects} object{} of {} class{} could not be read: {}{}. What only they hold counts as unreachable{}",
+        if objects == 1 { "" } else { "s" },
+        classes.len(),
+        if classes.len() == 1 { "" } else { "es" },
+        named.join(", "),
+        match more {
+            0 => String::new(),
+            1 => ", and 1 more class".into(),
+            n => format!(", and {n} more classes"),
+        },
+        if no_leak {
+            ", so \"no leak\" may be wrong: a leak held through them is not seen"
+        } else {
+            ": a leak held only through them is not seen"
+        },
+    ))
 }
 
 /// Hands the memory the references' pass freed on its worker threads back to the system:
@@ -412,7 +518,7 @@ fn give_back_freed_memory() {
     }
 }
 
-type Histogram = rustc_hash::FxHashMap<(u8, u64), (u64, u64)>;
+type Histogram = Map<(u8, u64), (u64, u64)>;
 
 /// Shallow sizes on one thread, counted by class: a run of one class is added up before it
 /// goes into the map, since neighbours are mostly of one class.
@@ -462,25 +568,34 @@ impl Sizer {
     }
 }
 
-/// What the references' pass takes from each object: its shallow size by class, and the
-/// instances of the classes the finders look at (class, node), in node order.
+/// Objects whose references could not be read, by (class, why).
+type Unread = Map<(u64, graph::Broken), u64>;
+
+/// What the references' pass takes from each object: its shallow size by class, the
+/// instances of the classes the finders look at (class, node), in node order, and the
+/// objects whose references could not be read.
 #[derive(Default)]
 struct Seen {
     sizer: Sizer,
     instances: Vec<(u64, index::Node)>,
     /// The last instance class asked about, and whether it is wanted.
     last: Option<(u64, bool)>,
+    unread: Unread,
 }
 
 impl Seen {
     fn add(
         &mut self,
-        wanted: &rustc_hash::FxHashSet<u64>,
+        wanted: &Set<u64>,
         node: index::Node,
         key: (u8, u64),
         size: u64,
+        unread: Option<graph::Broken>,
     ) {
         self.sizer.add_sized(key, size);
+        if let Some(why) = unread {
+            *self.unread.entry((key.1, why)).or_default() += 1;
+        }
         if key.0 == tags::INSTANCE_DUMP {
             // Neighbours are mostly of one class: ask the set once a run.
             let want = match self.last {
@@ -499,10 +614,14 @@ impl Seen {
 
     fn merge(mut a: Seen, b: Seen) -> Seen {
         a.instances.extend(b.instances);
+        for (k, n) in b.unread {
+            *a.unread.entry(k).or_default() += n;
+        }
         Seen {
             sizer: Sizer::merge(a.sizer, b.sizer),
             instances: a.instances,
             last: None,
+            unread: a.unread,
         }
     }
 }

@@ -65,6 +65,12 @@ pub struct DumpSummary {
     pub heaps: Vec<HeapSummary>,
     /// Classes by the shallow bytes of their reachable instances, largest first.
     pub top_classes: Vec<ClassSummary>,
+    /// Heap dumps in the file (the old `-agentlib:hprof` wrote several into one).
+    #[serde(default)]
+    pub heap_dumps: u64,
+    /// The one analyzed, from 1 (0: the file holds none).
+    #[serde(default)]
+    pub heap_dump: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -3,9 +3,9 @@
 //! else reaches an object. The path tree (each object's parent on its path) is what leak
 //! traces are made of. Five bytes an object: its parent and how it was reached.
 
+use super::map::Map;
 use hprof_shrink_core::hprof::tags;
 use hprof_shrink_core::Control;
-use rustc_hash::FxHashMap;
 
 use super::edges::Edges;
 use super::error::AnalyzeError;
@@ -40,7 +40,7 @@ pub struct Reach {
     queue: std::collections::VecDeque<Node>,
     reached: u64,
     /// The GC root that puts each root object first on its path.
-    pub roots: FxHashMap<Node, RootRecord>,
+    pub roots: Map<Node, RootRecord>,
 }
 
 /// Roots that make a path, best first (Matrix's choice of root types): when an object is
@@ -101,7 +101,7 @@ impl Reach {
             phase: PATH,
             queue: Default::default(),
             reached: 0,
-            roots: FxHashMap::default(),
+            roots: Map::default(),
         };
         // Each root object once, with its best root type.
         let rank = |tag: u8| {
@@ -249,8 +249,8 @@ impl Reach {
 }
 
 /// Thread serial → thread name, from each thread object's `name` field.
-pub fn thread_names(g: &Graph<'_, '_>) -> FxHashMap<u32, String> {
-    let mut out = FxHashMap::default();
+pub fn thread_names(g: &Graph<'_, '_>) -> Map<u32, String> {
+    let mut out = Map::default();
     for (serial, id) in &g.ix.threads {
         if let Some(name) = thread_name(g, *id) {
             out.insert(*serial, name);

@@ -7,9 +7,24 @@ use sha1::{Digest, Sha1};
 
 use super::graph::{Graph, RefName};
 use super::index::Node;
+use super::map::Set;
 use super::model::{Reference, Step, Trace};
 use super::reach::{root_name, Reach};
 use super::status::{Leaking, Rules, Verdict};
+
+/// The thread objects of the dump's threads, looked up once for every trace.
+pub struct ThreadRoots(Set<Node>);
+
+impl ThreadRoots {
+    pub fn new(g: &Graph<'_, '_>) -> ThreadRoots {
+        ThreadRoots(
+            g.ix.threads
+                .values()
+                .filter_map(|&t| g.ix.node(t))
+                .collect(),
+        )
+    }
+}
 
 /// The trace to `node`, with `leak_reason` as the last object's status. `None` when the
 /// node has no path.
@@ -17,6 +32,7 @@ pub fn trace(
     g: &Graph<'_, '_>,
     reach: &Reach,
     rules: &Rules,
+    thread_roots: &ThreadRoots,
     node: Node,
     leak_reason: Option<&str>,
 ) -> Option<Trace> {
@@ -53,14 +69,9 @@ pub fn trace(
     nodes.push(*path.last()?);
     refs.push(None);
 
-    let thread_roots: Vec<Node> =
-        g.ix.threads
-            .values()
-            .filter_map(|&t| g.ix.node(t))
-            .collect();
     let mut verdicts: Vec<Verdict> = nodes
         .iter()
-        .map(|&n| rules.verdict(g, n, thread_roots.contains(&n)))
+        .map(|&n| rules.verdict(g, n, thread_roots.0.contains(&n)))
         .collect();
     if let (Some(reason), Some(last)) = (leak_reason, verdicts.last_mut()) {
         last.leaking = Leaking::Yes;
