@@ -483,6 +483,21 @@ impl Dominators {
         }
     }
 
+    /// Numbers given, the super-root's included.
+    pub fn numbered(&self) -> usize {
+        self.idom.len()
+    }
+
+    /// Number → the number of its immediate dominator (0 for the super-root itself).
+    pub fn idoms(&self) -> &[Pre] {
+        &self.idom
+    }
+
+    /// Nodes in the dump, reachable or not.
+    pub fn nodes(&self) -> usize {
+        self.pre.len()
+    }
+
     /// What each of `wanted` retains (itself and everything it dominates), and what all
     /// reachable objects come to, given the shallow bytes of all objects in the dump.
     /// Only the objects the sums need are looked at: `size(node)` gives the shallow size

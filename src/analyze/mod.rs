@@ -11,6 +11,7 @@
 //! 5. [`render`] writes text, JSON, Matrix's `result.json` or one HTML page.
 
 pub mod bitmaps;
+mod census;
 mod dominators;
 mod edges;
 pub mod error;
@@ -22,12 +23,15 @@ pub mod library;
 mod map;
 pub mod mapping;
 pub mod model;
+mod native_size;
 mod offsets;
 mod reach;
 pub mod render;
 mod spare;
 mod status;
+mod subtrees;
 mod trace;
+pub mod triage;
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -63,6 +67,9 @@ pub struct Options {
     pub pictures: bool,
     /// Which heap dump of a file holding several to analyze, from 1; `None`: the last.
     pub dump: Option<usize>,
+    /// The screen (width, height in pixels) large Bitmaps are measured against when the
+    /// heap holds no DisplayMetrics.
+    pub screen: Option<(u64, u64)>,
 }
 
 impl Default for Options {
@@ -74,6 +81,7 @@ impl Default for Options {
             ignore_package_key: false,
             pictures: true,
             dump: None,
+            screen: None,
         }
     }
 }
@@ -228,11 +236,16 @@ fn analyze_input(
     // The instances every finder looks at, and the shallow sizes of all objects by class,
     // are taken in the pass that reads every object for its references.
     let rules = status::Rules::new(&g);
+    let activities = leaks::activity_classes(&g, &rules);
+    let cleaners = native_size::cleaner_classes(&g);
+    let census_classes = census::Classes::new(&g);
     let wanted: Set<u64> = leaks::destroyed_info_classes(&g)
         .into_iter()
         .chain(leaks::keyed_reference_classes(&g))
-        .chain(leaks::activity_classes(&g, &rules))
+        .chain(activities.iter().copied())
         .chain(g.class_named("android.graphics.Bitmap"))
+        .chain(cleaners.iter().copied())
+        .chain(census_classes.all())
         .collect();
     let t = timings.step("finder classes", t);
     let (edges, seen) = edges::Edges::build(
@@ -296,6 +309,7 @@ fn analyze_input(
             library_leak,
             signature: trace::signature(&trace),
             retained_bytes: 0,
+            retained_native_bytes: 0,
             retained_objects: 0,
             trace,
         });
@@ -309,6 +323,19 @@ fn analyze_input(
         &instances,
         options.min_bitmap_bytes,
         options.pictures,
+    );
+    let native = native_size::registered(&g, &instances, &cleaners);
+    let threads = triage::thread_nodes(&g);
+    let census = census::take(
+        &g,
+        &reach,
+        &rules,
+        &threads,
+        &instances,
+        &activities,
+        &census_classes,
+        &native,
+        options.screen,
     );
     drop(instances);
     if input.shrunk {
@@ -328,9 +355,8 @@ fn analyze_input(
         r.sort_unstable_by_key(|&n| ix.offset(n));
         r
     };
-    // Its arrays go to the next step rather than back to the system.
-    let mut spare = spare::Spare::default();
-    reach.into_spare(&mut spare);
+    // The paths stay for the triage's objects, known once the dominators are.
+    let spare = spare::Spare::default();
     // Nothing below looks an id up: the lookup table goes too, and the graph is made again
     // on what remains, with the same per-class tables.
     drop(thread_roots);
@@ -343,6 +369,15 @@ fn analyze_input(
     timings.dominator_bytes = doms.peak_bytes;
     timings.dominator_steps = doms.steps;
     let t = timings.step("dominators", t);
+    let trees = subtrees::Subtrees::compute(&g, &doms, &native, triage::LIST_CAP);
+    let t = timings.step("subtrees", t);
+    let leak_native: Vec<u64> = leak_nodes
+        .iter()
+        .map(|&n| trees.of_node(&g, &doms, n, &native).1)
+        .collect();
+    let triage = triage::assemble(&g, &reach, &threads, &doms, &trees, &native, census);
+    drop((trees, reach));
+    let t = timings.step("triage", t);
     let (reachable_objects, reachable_edges) = (doms.reachable, doms.edges);
     // Retained sizes, and the shallow bytes of the reachable objects by class.
     let total_bytes = all_objects.values().map(|&(_, bytes)| bytes).sum();
@@ -363,14 +398,15 @@ fn analyze_input(
         }
     }
     by_class.retain(|_, (objects, _)| *objects > 0);
-    for (leak, r) in leaks_out.iter_mut().zip(retained) {
+    for ((leak, r), native) in leaks_out.iter_mut().zip(retained).zip(leak_native) {
         (leak.retained_bytes, leak.retained_objects) = (r.bytes, r.objects);
+        leak.retained_native_bytes = native;
     }
     let t = timings.step("retained sizes", t);
     control.check()?;
     leaks_out.sort_by(|a, b| {
-        b.retained_bytes
-            .cmp(&a.retained_bytes)
+        (b.retained_bytes + b.retained_native_bytes)
+            .cmp(&(a.retained_bytes + a.retained_native_bytes))
             .then(a.object_id.cmp(&b.object_id))
     });
 
@@ -423,6 +459,7 @@ fn analyze_input(
         gc_roots: ix.roots.len() as u64,
         reachable_objects,
         reachable_bytes: all.bytes,
+        reachable_native_bytes: triage.heap_native_bytes,
         reachable_edges,
         heaps,
         top_classes: top,
@@ -450,6 +487,7 @@ fn analyze_input(
         keys_found: found.keys,
         leaks: leaks_out,
         duplicate_bitmaps,
+        triage: Some(triage),
         notes,
     };
     let t = timings.step("summary", t);

@@ -23,6 +23,9 @@ pub struct Analysis {
     pub keys_found: Vec<String>,
     pub leaks: Vec<Leak>,
     pub duplicate_bitmaps: Vec<BitmapGroup>,
+    /// What the dump holds, for a reader without a leak to look at (docs/analyze.md).
+    #[serde(default)]
+    pub triage: Option<super::triage::Triage>,
     /// What the reader should know: a shrunk dump's dropped arrays, a key not found, …
     pub notes: Vec<String>,
 }
@@ -59,6 +62,9 @@ pub struct DumpSummary {
     pub reachable_objects: u64,
     /// Their shallow bytes (the retained size of all GC roots together).
     pub reachable_bytes: u64,
+    /// The registered native bytes they own (Android 7+: NativeAllocationRegistry).
+    #[serde(default)]
+    pub reachable_native_bytes: u64,
     /// Strong references between reachable objects.
     pub reachable_edges: u64,
     /// The heaps the dump names (ART: app, zygote, image), with their objects.
@@ -100,7 +106,11 @@ pub struct Leak {
     /// SHA-1 (hex) of the suspect references' `className + referenceName`, in order: the
     /// same bug gives the same signature on every device and dump.
     pub signature: String,
+    /// Java bytes retained: the shallow sizes of its dominator subtree.
     pub retained_bytes: u64,
+    /// Registered native bytes retained (Android 7+: NativeAllocationRegistry), apart.
+    #[serde(default)]
+    pub retained_native_bytes: u64,
     pub retained_objects: u64,
     pub trace: Trace,
 }

@@ -223,6 +223,11 @@ impl Reach {
         matches!(self.state[node as usize], PATH | LIBRARY)
     }
 
+    /// Whether a node is strongly reachable from any root.
+    pub fn reached(&self, node: Node) -> bool {
+        !matches!(self.state[node as usize], UNSEEN | PENDING)
+    }
+
     pub fn reachable(&self) -> u64 {
         self.reached
     }

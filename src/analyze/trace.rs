@@ -142,7 +142,7 @@ fn simple(class: &str) -> &str {
     class.rsplit('.').next().unwrap_or(class)
 }
 
-fn name_reference(g: &Graph<'_, '_>, r: Option<RefName>) -> Reference {
+pub(crate) fn name_reference(g: &Graph<'_, '_>, r: Option<RefName>) -> Reference {
     match r {
         Some(RefName::Static { class, name_id }) => Reference {
             kind: "static".into(),

@@ -5,7 +5,7 @@
 use base64::Engine;
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 
-use super::{grouped, human, reference_text, retaining};
+use super::{grouped, human, reference_text, retaining_with_native};
 use crate::analyze::model::{Analysis, Trace};
 
 const STYLE: &str = "
@@ -50,13 +50,15 @@ pub fn render(a: &Analysis, pictures: &[(String, Vec<u8>)]) -> String {
                     @for (k, v) in &a.input.manifest { tr { th { (k) } td { (v) } } }
                     @for (k, v) in &a.input.extra { tr { th { (k) } td { (v) } } }
                 }
+                @if let (true, Some(t)) = (a.leaks.is_empty(), &a.triage) { (super::triage::html(t)) }
                 h2 { (a.leaks.len()) " leak" @if a.leaks.len() != 1 { "s" } }
                 @if let Some(k) = &a.key { p { "Key: " code { (k) } } }
                 @for (i, leak) in a.leaks.iter().enumerate() {
                     h3 { "Leak " (i + 1) ": " (leak.class_name)
                         @if leak.library_leak.is_some() { " (library leak)" } }
                     p {
-                        "Retaining " b { (retaining(leak.retained_bytes, leak.retained_objects)) } ". "
+                        "Retaining " b { (retaining_with_native(leak.retained_bytes, leak.retained_native_bytes, leak.retained_objects)) }
+                        ". "
                         span.sig { "signature " (leak.signature) }
                     }
                     @if let Some(lib) = &leak.library_leak {
@@ -88,6 +90,7 @@ pub fn render(a: &Analysis, pictures: &[(String, Vec<u8>)]) -> String {
                         }
                     }
                 }
+                @if let (false, Some(t)) = (a.leaks.is_empty(), &a.triage) { (super::triage::html(t)) }
                 h2 { "Largest classes" }
                 table {
                     tr { th { "class" } th { "instances" } th { "shallow bytes" } }

@@ -5,6 +5,7 @@
 pub mod html;
 pub mod matrix;
 pub mod text;
+pub mod triage;
 
 use super::model::Analysis;
 
@@ -58,11 +59,28 @@ pub fn reference_text(class_name: &str, r: &super::model::Reference) -> String {
 
 /// `16.0 kB (16,017 bytes) in 2 objects`, `17 bytes in 1 object`.
 pub fn retaining(bytes: u64, objects: u64) -> String {
-    let size = if bytes < 1000 {
+    retaining_with_native(bytes, 0, objects)
+}
+
+/// `16.0 kB (16,017 bytes) + 20.1 MB native in 2 objects`: registered native bytes apart.
+pub fn retaining_with_native(bytes: u64, native: u64, objects: u64) -> String {
+    let mut size = if bytes < 1000 {
         human(bytes)
     } else {
         format!("{} ({} bytes)", human(bytes), grouped(bytes))
     };
+    if native > 0 {
+        size = format!("{size} + {} native", human(native));
+    }
     let plural = if objects == 1 { "" } else { "s" };
     format!("{size} in {} object{plural}", grouped(objects))
+}
+
+/// `5.8 kB + 20.1 MB native`; the Java bytes alone when there are no native ones.
+pub fn with_native(bytes: u64, native: u64) -> String {
+    if native == 0 {
+        human(bytes)
+    } else {
+        format!("{} + {} native", human(bytes), human(native))
+    }
 }

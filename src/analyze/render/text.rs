@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use super::{grouped, human, reference_text, retaining};
+use super::{grouped, human, reference_text, retaining_with_native, with_native};
 use crate::analyze::model::{Analysis, Trace};
 
 pub fn render(a: &Analysis) -> String {
@@ -41,6 +41,10 @@ pub fn render(a: &Analysis) -> String {
     match a.leaks.len() {
         0 => {
             let _ = writeln!(o, "No leak found.");
+            if let Some(t) = &a.triage {
+                let _ = writeln!(o);
+                super::triage::text(&mut o, t);
+            }
         }
         n => {
             let _ = writeln!(o, "{n} leak{} found.", if n == 1 { "" } else { "s" });
@@ -64,7 +68,11 @@ pub fn render(a: &Analysis) -> String {
         let _ = writeln!(
             o,
             "Retaining {}",
-            retaining(leak.retained_bytes, leak.retained_objects)
+            retaining_with_native(
+                leak.retained_bytes,
+                leak.retained_native_bytes,
+                leak.retained_objects
+            )
         );
         if let Some(lib) = &leak.library_leak {
             let _ = writeln!(
@@ -76,7 +84,11 @@ pub fn render(a: &Analysis) -> String {
         write_trace(
             &mut o,
             &leak.trace,
-            Some((leak.retained_bytes, leak.retained_objects)),
+            Some((
+                leak.retained_bytes,
+                leak.retained_native_bytes,
+                leak.retained_objects,
+            )),
         );
     }
     let _ = writeln!(o);
@@ -117,10 +129,14 @@ pub fn render(a: &Analysis) -> String {
             }
         }
     }
+    if let (false, Some(t)) = (a.leaks.is_empty(), &a.triage) {
+        let _ = writeln!(o);
+        super::triage::text(&mut o, t);
+    }
     o
 }
 
-fn write_trace(o: &mut String, t: &Trace, retained: Option<(u64, u64)>) {
+fn write_trace(o: &mut String, t: &Trace, retained: Option<(u64, u64, u64)>) {
     let _ = writeln!(o, "┬───");
     let _ = writeln!(o, "│ GC Root: {}", t.root);
     let _ = writeln!(o, "│");
@@ -142,11 +158,11 @@ fn write_trace(o: &mut String, t: &Trace, retained: Option<(u64, u64)>) {
             let _ = writeln!(o, "{bar}    {l}");
         }
         if i == last {
-            if let Some((bytes, objects)) = retained {
+            if let Some((bytes, native, objects)) = retained {
                 let _ = writeln!(
                     o,
                     "{bar}    Retaining {} in {} objects",
-                    human(bytes),
+                    with_native(bytes, native),
                     grouped(objects)
                 );
             }
