@@ -178,6 +178,16 @@ fn triage_names_the_cache_that_fills_an_out_of_memory_heap_first() {
         t.top_retainers.len() as u64 + t.top_retainers_left_out
     );
     assert!(jt["topRetainers"][0]["accumulation"]["path"]["steps"].is_array());
+    // Duplicate Strings: each group has copies, wastes what its copies beyond the first
+    // take, and the groups come by waste.
+    for d in &t.duplicate_strings {
+        assert!(d.count >= 2, "{d:?}");
+        assert_eq!(d.wasted_bytes, d.bytes_each * (d.count - 1), "{d:?}");
+    }
+    assert!(t
+        .duplicate_strings
+        .windows(2)
+        .all(|w| w[0].wasted_bytes >= w[1].wasted_bytes));
     // The largest primitive arrays are the cache's values, with their holders.
     let arrays = &t.largest_primitive_arrays;
     assert_eq!(arrays.len(), 10);

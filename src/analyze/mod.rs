@@ -29,6 +29,7 @@ mod reach;
 pub mod render;
 mod spare;
 mod status;
+mod strings;
 mod subtrees;
 mod trace;
 pub mod triage;
@@ -239,6 +240,7 @@ fn analyze_input(
     let activities = leaks::activity_classes(&g, &rules);
     let cleaners = native_size::cleaner_classes(&g);
     let census_classes = census::Classes::new(&g);
+    let string_class = g.class_named("java.lang.String");
     let wanted: Set<u64> = leaks::destroyed_info_classes(&g)
         .into_iter()
         .chain(leaks::keyed_reference_classes(&g))
@@ -246,6 +248,7 @@ fn analyze_input(
         .chain(g.class_named("android.graphics.Bitmap"))
         .chain(cleaners.iter().copied())
         .chain(census_classes.all())
+        .chain(string_class)
         .collect();
     let t = timings.step("finder classes", t);
     let (edges, seen) = edges::Edges::build(
@@ -324,9 +327,10 @@ fn analyze_input(
         options.min_bitmap_bytes,
         options.pictures,
     );
+    let t = timings.step("bitmaps", t);
     let native = native_size::registered(&g, &instances, &cleaners);
     let threads = triage::thread_nodes(&g);
-    let census = census::take(
+    let mut census = census::take(
         &g,
         &reach,
         &rules,
@@ -336,6 +340,12 @@ fn analyze_input(
         &census_classes,
         &native,
         options.screen,
+    );
+    (census.duplicate_strings, census.duplicate_strings_left_out) = strings::duplicates(
+        &g,
+        &edges,
+        &reach,
+        &string_class.map_or_else(Vec::new, |c| instances.of(&[c])),
     );
     drop(instances);
     if input.shrunk {
@@ -347,7 +357,7 @@ fn analyze_input(
     if let Some(note) = unread_note(&g, &unread, leaks_out.is_empty()) {
         notes.push(note);
     }
-    let t = timings.step("bitmaps", t);
+    let t = timings.step("census", t);
 
     // The paths are made; their memory goes before the dominators take theirs.
     let roots: Vec<index::Node> = {
