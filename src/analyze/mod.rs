@@ -11,7 +11,7 @@
 //! 5. [`render`] writes text, JSON, Matrix's `result.json` or one HTML page.
 
 pub mod bitmaps;
-mod census;
+mod counts;
 mod dominators;
 mod edges;
 pub mod error;
@@ -239,7 +239,7 @@ fn analyze_input(
     let rules = status::Rules::new(&g);
     let activities = leaks::activity_classes(&g, &rules);
     let cleaners = native_size::cleaner_classes(&g);
-    let census_classes = census::Classes::new(&g);
+    let counted_classes = counts::Classes::new(&g);
     let string_class = g.class_named("java.lang.String");
     let wanted: Set<u64> = leaks::destroyed_info_classes(&g)
         .into_iter()
@@ -247,7 +247,7 @@ fn analyze_input(
         .chain(activities.iter().copied())
         .chain(g.class_named("android.graphics.Bitmap"))
         .chain(cleaners.iter().copied())
-        .chain(census_classes.all())
+        .chain(counted_classes.all())
         .chain(string_class)
         .collect();
     let t = timings.step("finder classes", t);
@@ -330,18 +330,21 @@ fn analyze_input(
     let t = timings.step("bitmaps", t);
     let native = native_size::registered(&g, &instances, &cleaners);
     let threads = triage::thread_nodes(&g);
-    let mut census = census::take(
+    let mut counted = counts::take(
         &g,
         &reach,
         &rules,
         &threads,
         &instances,
         &activities,
-        &census_classes,
+        &counted_classes,
         &native,
         options.screen,
     );
-    (census.duplicate_strings, census.duplicate_strings_left_out) = strings::duplicates(
+    (
+        counted.duplicate_strings,
+        counted.duplicate_strings_left_out,
+    ) = strings::duplicates(
         &g,
         &edges,
         &reach,
@@ -357,7 +360,7 @@ fn analyze_input(
     if let Some(note) = unread_note(&g, &unread, leaks_out.is_empty()) {
         notes.push(note);
     }
-    let t = timings.step("census", t);
+    let t = timings.step("counts", t);
 
     // The paths are made; their memory goes before the dominators take theirs.
     let roots: Vec<index::Node> = {
@@ -385,7 +388,7 @@ fn analyze_input(
         .iter()
         .map(|&n| trees.of_node(&g, &doms, n, &native).1)
         .collect();
-    let triage = triage::assemble(&g, &reach, &threads, &doms, &trees, &native, census);
+    let triage = triage::assemble(&g, &reach, &threads, &doms, &trees, &native, counted);
     drop((trees, reach));
     let t = timings.step("triage", t);
     let (reachable_objects, reachable_edges) = (doms.reachable, doms.edges);

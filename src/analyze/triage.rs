@@ -45,7 +45,7 @@ pub struct Triage {
     /// Threads by name, names that differ only in their digits together.
     pub threads: Vec<ThreadGroup>,
     pub threads_left_out: u64,
-    pub bitmaps: BitmapCensus,
+    pub bitmaps: BitmapCounts,
     pub duplicate_strings: Vec<DuplicateString>,
     pub duplicate_strings_left_out: u64,
 }
@@ -121,7 +121,7 @@ pub struct ThreadGroup {
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct BitmapCensus {
+pub struct BitmapCounts {
     /// Strongly reachable Bitmaps of the app (not the zygote's or boot image's).
     pub count: u64,
     /// Pixels on the Java heap (`mBuffer`, API < 26).
@@ -242,11 +242,11 @@ pub fn path(g: &Graph<'_, '_>, reach: &Reach, threads: &ThreadNodes, node: Node)
 /// The parts of the triage made before the dominators (they need the id lookup and
 /// the paths' statuses' classes): counts, threads, Bitmaps, duplicate Strings.
 #[derive(Default)]
-pub struct Census {
+pub struct Counted {
     pub counts: Counts,
     pub threads: Vec<ThreadGroup>,
     pub threads_left_out: u64,
-    pub bitmaps: BitmapCensus,
+    pub bitmaps: BitmapCounts,
     pub duplicate_strings: Vec<DuplicateString>,
     pub duplicate_strings_left_out: u64,
 }
@@ -303,7 +303,7 @@ fn object(
     }
 }
 
-/// The dominator tree's parts of the triage, with the census made earlier.
+/// The dominator tree's parts of the triage, with the counts made earlier.
 #[allow(clippy::too_many_arguments)]
 pub fn assemble(
     g: &Graph<'_, '_>,
@@ -312,7 +312,7 @@ pub fn assemble(
     doms: &Dominators,
     trees: &Subtrees,
     native: &Map<Node, u64>,
-    census: Census,
+    counted: Counted,
 ) -> Triage {
     let (heap_total, heap_native) = trees.reachable();
     let threshold = SUSPECT_SHARE * heap_total as f64;
@@ -385,12 +385,12 @@ pub fn assemble(
         largest_primitive_arrays: prims,
         largest_object_arrays_left_out: left(g.ix.counts.object_arrays, objs.len()),
         largest_object_arrays: objs,
-        counts: census.counts,
-        threads: census.threads,
-        threads_left_out: census.threads_left_out,
-        bitmaps: census.bitmaps,
-        duplicate_strings: census.duplicate_strings,
-        duplicate_strings_left_out: census.duplicate_strings_left_out,
+        counts: counted.counts,
+        threads: counted.threads,
+        threads_left_out: counted.threads_left_out,
+        bitmaps: counted.bitmaps,
+        duplicate_strings: counted.duplicate_strings,
+        duplicate_strings_left_out: counted.duplicate_strings_left_out,
     }
 }
 

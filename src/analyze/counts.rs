@@ -10,7 +10,7 @@ use super::map::Map;
 use super::reach::{thread_name, Reach};
 use super::status::Rules;
 use super::triage::{
-    path, thread_groups, BitmapCensus, BitmapInfo, Census, Counts, Screen, ThreadNodes, LIST_CAP,
+    path, thread_groups, BitmapCounts, BitmapInfo, Counted, Counts, Screen, ThreadNodes, LIST_CAP,
 };
 
 /// ART's heap ids: objects of the zygote and boot image heaps belong to the system.
@@ -29,7 +29,7 @@ const WINDOW: &str = "android.view.Window";
 const BITMAP: &str = "android.graphics.Bitmap";
 const DISPLAY_METRICS: &str = "android.util.DisplayMetrics";
 
-/// The classes whose instances the census reads, found in the references' pass.
+/// The classes whose instances the counts read, found in the references' pass.
 pub struct Classes {
     pub fragments: Vec<u64>,
     pub windows: Vec<u64>,
@@ -78,7 +78,7 @@ pub fn take(
     classes: &Classes,
     native: &Map<Node, u64>,
     screen: Option<(u64, u64)>,
-) -> Census {
+) -> Counted {
     let reached = |nodes: Vec<Node>| -> Vec<Node> {
         nodes.into_iter().filter(|&n| reach.reached(n)).collect()
     };
@@ -94,7 +94,7 @@ pub fn take(
     });
     let (thread_list, threads_left_out) = thread_groups(names);
     let bitmaps = bitmaps(g, reach, threads, instances, classes, native, screen);
-    Census {
+    Counted {
         counts: Counts {
             activities: acts.len() as u64,
             destroyed_activities: destroyed,
@@ -106,7 +106,7 @@ pub fn take(
         threads: thread_list,
         threads_left_out,
         bitmaps,
-        ..Census::default()
+        ..Counted::default()
     }
 }
 
@@ -166,7 +166,7 @@ fn bitmaps(
     classes: &Classes,
     native: &Map<Node, u64>,
     screen: Option<(u64, u64)>,
-) -> BitmapCensus {
+) -> BitmapCounts {
     let found = screen_in_heap(g, instances, classes);
     let (screen, threshold, rule) = match (found, screen) {
         (Some((w, h)), _) => (
@@ -190,11 +190,11 @@ fn bitmaps(
         (None, None) => (None, KOOM_LARGE_PIXELS, "koom"),
     };
     let mut all: Vec<(u64, BitmapInfo, Node)> = Vec::new();
-    let mut census = BitmapCensus {
+    let mut out = BitmapCounts {
         screen,
         large_threshold_pixels: threshold,
         large_rule: rule.into(),
-        ..BitmapCensus::default()
+        ..BitmapCounts::default()
     };
     for node in instances.of(&classes.bitmaps) {
         if !reach.reached(node) {
@@ -227,12 +227,12 @@ fn bitmaps(
             "unknown"
         };
         let large = threshold > 0 && pixels > threshold;
-        census.count += 1;
-        census.java_bytes += java_bytes;
-        census.native_bytes += native_bytes;
+        out.count += 1;
+        out.java_bytes += java_bytes;
+        out.native_bytes += native_bytes;
         if large {
-            census.large_count += 1;
-            census.large_bytes += java_bytes + native_bytes;
+            out.large_count += 1;
+            out.large_bytes += java_bytes + native_bytes;
         }
         all.push((
             java_bytes + native_bytes,
@@ -251,8 +251,8 @@ fn bitmaps(
         ));
     }
     all.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.object_id.cmp(&b.1.object_id)));
-    census.largest_left_out = all.len().saturating_sub(LIST_CAP) as u64;
-    census.largest = all
+    out.largest_left_out = all.len().saturating_sub(LIST_CAP) as u64;
+    out.largest = all
         .into_iter()
         .take(LIST_CAP)
         .map(|(_, mut info, node)| {
@@ -260,5 +260,5 @@ fn bitmaps(
             info
         })
         .collect();
-    census
+    out
 }
