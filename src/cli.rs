@@ -90,7 +90,8 @@ pub enum Command {
     /// Uploads packages to a server, or everything waiting in an outbox directory.
     #[command(long_about = UPLOAD_ABOUT, after_help = UPLOAD_AFTER)]
     Upload(UploadArgs),
-    /// Prints a completion script for a shell (see the README's Install section).
+    /// Prints a completion script for a shell (how to install it: see its --help).
+    #[command(after_help = crate::commands::docs::COMPLETIONS_AFTER)]
     Completions(CompletionsArgs),
     /// Writes man pages (hprof-shrink.1 and one per subcommand) into a directory; what
     /// scripts/man.sh runs.
@@ -153,7 +154,7 @@ pub struct BatchArgs {
     #[arg(long, value_name = "DIR")]
     pub out_dir: PathBuf,
 
-    /// Files in parallel [default: one per core; at most 256].
+    /// Files in parallel (0: one per core; at most 256).
     #[arg(short = 'j', long = "jobs", default_value_t = 0, value_name = "N", value_parser = parse_threads)]
     pub jobs: usize,
 
@@ -234,7 +235,7 @@ pub struct ShrinkArgs {
     pub hprof_out: Option<PathBuf>,
 
     /// Replace OUT.zip or the --hprof-out file when it exists (without it, an existing
-    /// output is an error and is left alone).
+    /// output is an error and is left alone). A heap dump at OUT.zip is never replaced.
     #[arg(short, long)]
     pub force: bool,
 
@@ -259,10 +260,10 @@ pub struct ShrinkArgs {
     pub extra: Vec<(String, String)>,
 
     /// Name of the hprof entry in the zip [default: INPUT-STEM_shrink.hprof].
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", value_parser = parse_entry_name)]
     pub hprof_entry: Option<String>,
 
-    /// Write the report as JSON to this file (schema in the README).
+    /// Write the report as JSON to this file (schema in docs/usage.md).
     #[arg(long, value_name = "FILE.json")]
     pub report: Option<PathBuf>,
 
@@ -497,8 +498,8 @@ pub struct ShrinkMode {
     #[arg(long, value_parser = dropped_parser(), default_value = "remove")]
     pub dropped: DroppedMode,
 
-    /// Deflate level of the zip: 0 stores, 1 is fastest, 6 the default, 9 the smallest
-    /// (about 10% smaller than 6, and some 15 times slower).
+    /// Deflate level of the zip: 0 stores, 1 is fastest, 9 the smallest (about 10% smaller
+    /// than 6, and some 15 times slower).
     #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(0..=9))]
     pub level: u32,
 
@@ -506,6 +507,12 @@ pub struct ShrinkMode {
     /// filled) up to its last complete record; extra.info then says truncated=true.
     #[arg(long)]
     pub salvage: bool,
+}
+
+/// `--hprof-entry`: the core's rule for the name, checked as clap checks any value.
+fn parse_entry_name(s: &str) -> Result<String, String> {
+    hprof_shrink_core::package::manifest::check_entry_name(s)?;
+    Ok(s.to_string())
 }
 
 fn parse_key_value(s: &str) -> Result<(String, String), String> {
@@ -567,6 +574,7 @@ pub struct AnalyzeArgs {
     #[arg(long, conflicts_with = "key")]
     pub all_leaks: bool,
 
+    /// What to write (see Outputs below).
     #[arg(long, value_enum, default_value_t = AnalyzeFormat::Text)]
     pub format: AnalyzeFormat,
 
