@@ -378,6 +378,29 @@ fn text_and_html_show_control_and_bidi_characters_escaped() {
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     let name = v["leaks"][0]["className"].as_str().unwrap();
     assert!(name.starts_with("com.evil.\\u{1b}[2J"), "{name}");
+
+    // The other commands that print names from a dump or a package: inspect, verify.
+    let o = run(&["inspect", s(&path), "--top", "100"]);
+    assert_eq!(o.status.code(), Some(0));
+    let text = stdout(&o);
+    assert!(!text.contains(ACTING), "{text:?}");
+    assert!(text.contains("com.evil.\\u{1b}[2J"), "{text}");
+    let package = dir.path().join("evil.zip");
+    let o = run(&[
+        s(&path),
+        s(&package),
+        "--manufacturer",
+        "Evil\u{1b}[2J\u{202e}",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", common::stderr(&o));
+    let o = run(&["verify", s(&package)]);
+    let text = stdout(&o) + &common::stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{text}");
+    assert!(!text.contains(ACTING), "{text:?}");
+    assert!(
+        text.contains("manufacturer=Evil\\u{1b}[2J\\u{202e}"),
+        "{text}"
+    );
 }
 
 /// Runs `hprof-shrink` with `args`, killing it if it has not ended within `secs`.
