@@ -540,8 +540,15 @@ pub struct InspectArgs {
 const ANALYZE_AFTER: &str = "\
 Leaking objects: with a key (--key, or the package's leakedActivityKey), Matrix's way: the \
 DestroyedActivityInfo whose mKey is the key and the Activity it weakly references. Without \
-one, LeakCanary's way: every retained KeyedWeakReference's object and every destroyed \
-Activity that is still strongly reachable.
+one (or with the placeholder key `unknown` a package gets when no key was known), \
+LeakCanary's way: every retained KeyedWeakReference's object and every destroyed Activity \
+that is still strongly reachable.
+
+Limits: a trace longer than 60 steps keeps its first 30 and last 30 and says how many it \
+left out (its signature is still the whole path's); at most 50 leaks, 50 duplicate-bitmap \
+groups with 2 paths each, 50 keys, 20 notes; names from the dump cut to 256 bytes. Control \
+and format (bidi) characters in names are shown escaped, as \\u{1b}. Every analysis stays \
+under 32 MiB of JSON (docs/analyze.md).
 
 Outputs: text (a leak trace per leak, then duplicate bitmaps) or json (the schema in \
 docs/analyze.md) on stdout unless -o; html writes one self-contained page (default \
@@ -586,8 +593,8 @@ pub struct AnalyzeArgs {
     #[arg(long, value_name = "N", default_value_t = 5000)]
     pub min_bitmap_bytes: u64,
 
-    /// An R8/ProGuard mapping.txt: class and field names are shown deobfuscated, and
-    /// signatures are computed on them.
+    /// An R8/ProGuard mapping.txt (a regular file of at most 1 GiB): class and field
+    /// names are shown deobfuscated, and signatures are computed on them.
     #[arg(long, value_name = "FILE")]
     pub mapping: Option<PathBuf>,
 
@@ -613,4 +620,25 @@ pub struct VerifyArgs {
     /// Print the result as JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use hprof_shrink::analyze::limits::*;
+    use hprof_shrink::analyze::mapping::MAX_MAPPING_BYTES;
+
+    /// The help states the limits as numbers; they must be the ones in force.
+    #[test]
+    fn analyze_help_states_the_limits_in_force() {
+        let help = super::ANALYZE_AFTER;
+        for want in [
+            format!("longer than {MAX_TRACE_STEPS} steps keeps its first {TRACE_HEAD_STEPS} and last {TRACE_TAIL_STEPS}"),
+            format!("at most {MAX_LEAKS} leaks, {MAX_BITMAP_GROUPS} duplicate-bitmap groups with {MAX_BITMAP_INSTANCES} paths each, {MAX_KEYS_FOUND} keys, {MAX_NOTES} notes"),
+            format!("cut to {MAX_NAME_BYTES} bytes"),
+            format!("under {} MiB of JSON", MAX_ANALYSIS_BYTES >> 20),
+        ] {
+            assert!(help.contains(&want), "{want:?} not in the help");
+        }
+        assert_eq!(MAX_MAPPING_BYTES, 1 << 30, "the --mapping help says 1 GiB");
+    }
 }

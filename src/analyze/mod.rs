@@ -9,6 +9,9 @@
 //! 4. [`leaks`] finds the leaking objects, [`trace`] explains each one (statuses from
 //!    [`status`], known leaks from [`library`]), [`bitmaps`] groups duplicate buffers;
 //! 5. [`render`] writes text, JSON, Matrix's `result.json` or one HTML page.
+//!
+//! What an analysis keeps is bounded whatever the dump ([`limits`]), and every name it
+//! takes from the dump is escaped and cut ([`shown`]).
 
 pub mod bitmaps;
 mod dominators;
@@ -19,11 +22,13 @@ mod index;
 pub mod input;
 mod leaks;
 pub mod library;
+pub mod limits;
 pub mod mapping;
 pub mod model;
 mod offsets;
 mod reach;
 pub mod render;
+pub mod shown;
 mod spare;
 mod status;
 mod trace;
@@ -200,28 +205,25 @@ fn analyze_input(
     timings.note_memory("paths");
 
     let t = Instant::now();
-    let key = if options.ignore_package_key {
-        options.key.clone()
-    } else {
-        options
-            .key
-            .clone()
-            .or_else(|| {
-                input
-                    .manifest_value("leakedActivityKey")
-                    .map(str::to_string)
-            })
-            .filter(|k| !k.is_empty())
-    };
-    let found = match &key {
+    let (key, key_note) = leak_key(options, input);
+    let mut found = match &key {
         Some(k) => leaks::by_key(&g, &reach, &instances, k),
         None => leaks::watched_and_destroyed(&g, &reach, &rules, &instances),
     };
-    let mut notes = found.notes;
+    let mut notes: Vec<String> = key_note.into_iter().collect();
+    notes.append(&mut found.notes);
+    if found.more > 0 {
+        notes.push(format!(
+            "{} leaking objects found: the first {} found are traced and listed",
+            found.suspects.len() as u64 + found.more,
+            limits::MAX_LEAKS
+        ));
+    }
     let mut leaks_out = Vec::new();
     let mut leak_nodes = Vec::new();
     for s in found.suspects {
-        let Some(trace) = trace::trace(&g, &reach, &rules, s.node, Some(&s.reason)) else {
+        let Some((trace, signature)) = trace::leak_trace(&g, &reach, &rules, s.node, &s.reason)
+        else {
             continue;
         };
         let library_leak = reach
@@ -238,16 +240,20 @@ fn analyze_input(
         leak_nodes.push(s.node);
         leaks_out.push(Leak {
             object_id: ix.id(s.node),
-            class_name: g.node_class_name(s.node),
+            class_name: shown::clipped(&g.node_class_name(s.node), limits::MAX_NAME_BYTES),
             reason: s.reason,
             library_leak,
-            signature: trace::signature(&trace),
+            signature,
             retained_bytes: 0,
             retained_objects: 0,
             trace,
         });
     }
-    let (duplicate_bitmaps, pictures) = bitmaps::duplicates(
+    let bitmaps::Duplicates {
+        groups: duplicate_bitmaps,
+        omitted: omitted_duplicate_bitmaps,
+        pictures,
+    } = bitmaps::duplicates(
         &g,
         &reach,
         &rules,
@@ -329,7 +335,10 @@ fn analyze_input(
             .cmp(&a.shallow_bytes)
             .then(a.class_name.cmp(&b.class_name))
     });
-    top.truncate(20);
+    let omitted_top_classes = limits::keep_first(&mut top, limits::MAX_TOP_CLASSES);
+    for c in &mut top {
+        c.class_name = shown::clipped(&c.class_name, limits::MAX_NAME_BYTES);
+    }
 
     let mut heaps: Vec<HeapSummary> = Vec::new();
     if !ix.heaps.is_empty() {
@@ -348,9 +357,13 @@ fn analyze_input(
         }
         heaps = named
             .into_iter()
-            .map(|(name, objects)| HeapSummary { name, objects })
+            .map(|(name, objects)| HeapSummary {
+                name: shown::clipped(&name, limits::MAX_NAME_BYTES),
+                objects,
+            })
             .collect();
     }
+    let omitted_heaps = limits::keep_first(&mut heaps, limits::MAX_HEAPS);
 
     let dump = DumpSummary {
         format: ix.format.clone(),
@@ -366,8 +379,11 @@ fn analyze_input(
         reachable_bytes: all.bytes,
         reachable_edges,
         heaps,
+        omitted_heaps,
         top_classes: top,
+        omitted_top_classes,
     };
+    let omitted_notes = limits::keep_first(&mut notes, limits::MAX_NOTES);
     let analysis = Analysis {
         schema: SCHEMA_VERSION,
         tool: format!("hprof-shrink {}", env!("CARGO_PKG_VERSION")),
@@ -385,11 +401,15 @@ fn analyze_input(
             "leakcanary"
         }
         .into(),
-        key,
+        key: key.map(|k| shown::clipped(&k, limits::MAX_NAME_BYTES)),
         keys_found: found.keys,
+        omitted_keys_found: found.more_keys,
         leaks: leaks_out,
+        omitted_leaks: found.more,
         duplicate_bitmaps,
+        omitted_duplicate_bitmaps,
         notes,
+        omitted_notes,
     };
     if let input::Bytes::File(m) = &input.bytes {
         m.check_intact()?;
@@ -399,6 +419,28 @@ fn analyze_input(
         pictures,
         timings,
     })
+}
+
+/// The key to look for, and a note when the package's key is the placeholder its writer
+/// puts when it knew none: `--key`; else, unless `--all-leaks`, the package's
+/// `leakedActivityKey`. No key, or the placeholder, finds leaks LeakCanary's way.
+fn leak_key(options: &Options, input: &input::Input) -> (Option<String>, Option<String>) {
+    if options.ignore_package_key {
+        return (options.key.clone(), None);
+    }
+    if let Some(k) = &options.key {
+        return (Some(k.clone()).filter(|k| !k.is_empty()), None);
+    }
+    match input.manifest_value("leakedActivityKey") {
+        Some(k) if k == hprof_shrink_core::package::manifest::PLACEHOLDER_KEY => (
+            None,
+            Some(format!(
+                "the package's leakedActivityKey is the placeholder {k:?} (no key was known when it was made): every leaking object is looked for, as with --all-leaks"
+            )),
+        ),
+        Some(k) if !k.is_empty() => (Some(k.to_string()), None),
+        _ => (None, None),
+    }
 }
 
 /// Hands the memory the references' pass freed on its worker threads back to the system:

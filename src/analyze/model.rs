@@ -1,5 +1,10 @@
 //! What an analysis finds, as data: the JSON output is this, serialized (schema in
 //! docs/analyze.md); the text, Matrix and HTML renderings and `serve` read it.
+//!
+//! Every list is capped ([`super::limits`]) and counts what it left out in an `omitted…`
+//! field beside it (0 when nothing was; absent in analyses stored before these fields
+//! existed, hence `serde(default)`). Every string from the dump is escaped and cut
+//! ([`super::shown::clipped`]).
 
 use serde::{Deserialize, Serialize};
 
@@ -19,12 +24,23 @@ pub struct Analysis {
     pub finder: String,
     /// The key looked for (from `--key` or the package's `leakedActivityKey`).
     pub key: Option<String>,
-    /// Keys of the DestroyedActivityInfo objects in the dump, when a key was looked for.
+    /// Keys of the DestroyedActivityInfo objects in the dump, when a key was looked for;
+    /// the first [`MAX_KEYS_FOUND`](super::limits::MAX_KEYS_FOUND) in order.
     pub keys_found: Vec<String>,
+    #[serde(default)]
+    pub omitted_keys_found: u64,
+    /// The first [`MAX_LEAKS`](super::limits::MAX_LEAKS) found, by retained size.
     pub leaks: Vec<Leak>,
+    #[serde(default)]
+    pub omitted_leaks: u64,
+    /// The [`MAX_BITMAP_GROUPS`](super::limits::MAX_BITMAP_GROUPS) that waste the most.
     pub duplicate_bitmaps: Vec<BitmapGroup>,
+    #[serde(default)]
+    pub omitted_duplicate_bitmaps: u64,
     /// What the reader should know: a shrunk dump's dropped arrays, a key not found, …
     pub notes: Vec<String>,
+    #[serde(default)]
+    pub omitted_notes: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -63,8 +79,13 @@ pub struct DumpSummary {
     pub reachable_edges: u64,
     /// The heaps the dump names (ART: app, zygote, image), with their objects.
     pub heaps: Vec<HeapSummary>,
+    #[serde(default)]
+    pub omitted_heaps: u64,
     /// Classes by the shallow bytes of their reachable instances, largest first.
     pub top_classes: Vec<ClassSummary>,
+    /// The classes with reachable instances not in `top_classes`.
+    #[serde(default)]
+    pub omitted_top_classes: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -113,8 +134,39 @@ pub struct LibraryLeak {
 pub struct Trace {
     /// The GC root's type, as HPROF names it in words (`sticky class`, `java frame`, …).
     pub root: String,
-    /// The objects from the root to the object, each with the reference to the next.
+    /// The objects from the root to the object, each with the reference to the next. A
+    /// path longer than [`MAX_TRACE_STEPS`](super::limits::MAX_TRACE_STEPS) keeps its
+    /// first and last steps only.
     pub steps: Vec<Step>,
+    /// Steps of the path left out, between `steps[omitted_after - 1]` and
+    /// `steps[omitted_after]`; 0 when the trace is whole.
+    #[serde(default)]
+    pub omitted_steps: u64,
+    /// Where the left-out steps were: after this many of `steps`; `None` when whole.
+    #[serde(default)]
+    pub omitted_after: Option<u64>,
+}
+
+impl Trace {
+    /// The steps as shown, with the place of the left-out ones: `None` in the list stands
+    /// for the `omitted_steps` steps.
+    pub fn shown_steps(&self) -> Vec<Option<&Step>> {
+        let gap = self
+            .omitted_after
+            .filter(|_| self.omitted_steps > 0)
+            .map(|a| (a as usize).min(self.steps.len()));
+        let mut out: Vec<Option<&Step>> = Vec::with_capacity(self.steps.len() + 1);
+        for (i, s) in self.steps.iter().enumerate() {
+            if gap == Some(i) {
+                out.push(None);
+            }
+            out.push(Some(s));
+        }
+        if gap == Some(self.steps.len()) {
+            out.push(None);
+        }
+        out
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -165,7 +217,11 @@ pub struct BitmapGroup {
     /// The picture's file name under `buffer_contents/` (Matrix output), when one can be
     /// made.
     pub image: Option<String>,
+    /// The first [`MAX_BITMAP_INSTANCES`](super::limits::MAX_BITMAP_INSTANCES) by id.
     pub instances: Vec<BitmapInstance>,
+    /// The group's instances not listed (`count` has them all).
+    #[serde(default)]
+    pub omitted_instances: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -94,7 +94,12 @@ impl Rules {
         };
         let sub = |c: Option<u64>| c.is_some_and(|c| g.is_subclass(class, c));
         if sub(self.thread) {
-            let labels = super::reach::thread_name(g, g.ix.id(node))
+            // The start of the name only: every thread on a path is looked at, and many
+            // may share one long name.
+            let labels = g
+                .field(node, "name")
+                .and_then(|v| v.as_object())
+                .and_then(|id| super::leaks::shown_string(g, id))
                 .map(|n| vec![format!("Thread name: '{n}'")])
                 .unwrap_or_default();
             return if is_thread_root {

@@ -7,7 +7,7 @@ use super::groups::{BitmapGroup, LeakGroup};
 use super::store::{Filter, LeakRow, PackageRow};
 use crate::analyze::model::Trace;
 use crate::analyze::render::html::trace;
-use crate::analyze::render::human;
+use crate::analyze::render::{human, shown};
 
 const STYLE: &str = "
 body{font:14px/1.45 system-ui,sans-serif;margin:1.5em auto;max-width:80em;padding:0 1em;color:#222}
@@ -84,7 +84,7 @@ fn group_table(groups: &[LeakGroup]) -> Markup {
                     td.n { (g.occurrences) }
                     td.n { (g.packages) }
                     td {
-                        a href={ "/groups/" (g.signature) } { (g.class_name) }
+                        a href={ "/groups/" (g.signature) } { (shown(&g.class_name)) }
                         br; span.sig { (g.signature) }
                         @if let Some(lib) = &g.library_leak { br; small { (lib) } }
                     }
@@ -180,7 +180,7 @@ pub fn group(g: &LeakGroup, t: Option<&Trace>, occurrences: &[LeakRow]) -> Strin
             }
         }
     };
-    page(&format!("Leak group: {}", g.class_name), body)
+    page(&format!("Leak group: {}", shown(&g.class_name)), body)
 }
 
 pub struct PackageLeak {
@@ -217,7 +217,7 @@ pub fn package(p: &PackageRow, leaks: &[PackageLeak], bitmaps: &[BitmapGroup]) -
         table {
             @for l in leaks {
                 tr {
-                    td { a href={ "/groups/" (l.signature) } { (l.class_name) } }
+                    td { a href={ "/groups/" (l.signature) } { (shown(&l.class_name)) } }
                     td.n { (bytes(l.retained_bytes)) }
                     td { @if let Some(lib) = &l.library { "library leak: " (lib) } }
                 }
