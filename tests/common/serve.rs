@@ -364,6 +364,23 @@ pub async fn incremental_groups_equal_a_fold_from_scratch(
     assert_eq!(kept.menus.sdk.values, ["25", "26", "30"]);
     assert_eq!(kept.menus.sdk.left_out, 0);
 
+    // One group's page: its summary folded from every occurrence, the most recent listed.
+    let every = store.leaks(&Filter::default(), Some("a")).await.unwrap();
+    let mut fold = hprof_shrink::serve::groups::Fold::default();
+    store.fold_signature("a", &mut fold).await.unwrap();
+    assert_eq!(
+        serde_json::to_value(fold.groups()).unwrap(),
+        serde_json::to_value(leak_groups(&every)).unwrap()
+    );
+    let latest = store.occurrences("a", 3).await.unwrap();
+    let ids = |rows: &[hprof_shrink::serve::store::LeakRow]| -> Vec<i64> {
+        rows.iter().map(|r| r.leak_id).collect()
+    };
+    let mut expected = ids(&every[every.len() - 3..]);
+    expected.reverse();
+    assert_eq!(ids(&latest), expected, "newest first");
+    assert_eq!(latest[0].package_name, "p.zip");
+
     // The duplicate-bitmap groups the database sums equal those grouped from every row;
     // cut to the most wasteful, with their packages counted.
     let mut expected = bitmap_groups(&store.bitmaps(None).await.unwrap());
