@@ -1021,6 +1021,210 @@ async fn load_200_uploads_from_8_clients_each_stored_once_and_analyzed() {
     srv.stop().await;
 }
 
+// ---------------------------------------------------------------- hostile metadata
+
+/// Bytes of the files directly in `dir` whose names start with `prefix`, or of everything
+/// under `dir` when `prefix` is empty.
+fn bytes_under(dir: &Path, prefix: &str) -> u64 {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    rd.flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(prefix))
+        .map(|e| {
+            let m = e.metadata().unwrap();
+            if m.is_dir() {
+                bytes_under(&e.path(), "")
+            } else {
+                m.len()
+            }
+        })
+        .sum()
+}
+
+/// Issue 29 (metadata amplification): 200 small uploads, each with a 60 kB manufacturer
+/// and a 1 MiB app version of its own (characters that HTML and JSON escape), made an
+/// 880 MB database, a 4 GB front page and gigabytes of server memory (today's binary, by
+/// hand). Here 100 such uploads: each value is cut where it is recorded (and says so),
+/// every page and answer is bounded, the database grows by a bounded amount per upload,
+/// and filters keep bounded entries (none for a value nothing matches).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_metadata_is_cut_where_it_is_recorded_and_every_answer_is_bounded() {
+    const N: usize = 100;
+    let dir = tempfile::tempdir().unwrap();
+    let base = std::fs::read(package(dir.path(), "base.zip", &[])).unwrap();
+    let info = serve_common::result_info(&base);
+    let bodies: Arc<Vec<Vec<u8>>> = Arc::new(
+        (0..N)
+            .map(|i| {
+                let info: String = info
+                    .lines()
+                    .map(|l| match l.strip_prefix("manufacturer=") {
+                        Some(_) => format!("manufacturer=m{i}-{}\n", "<\"&".repeat(20_000)),
+                        None => format!("{l}\n"),
+                    })
+                    .collect();
+                let extra = format!("appVersion={i}-{}\n", "\"".repeat(1_040_000));
+                serve_common::variant_with(&base, Some(&info), &extra)
+            })
+            .collect(),
+    );
+    let srv = start(&dir.path().join("data"), Opts::default()).await;
+    // The database file alone, its WAL written back first (the WAL's size says when the
+    // last checkpoint ran, not what is kept).
+    let db = |srv: &Srv| {
+        let path = srv.data.join("meta.sqlite");
+        async move {
+            let store = hprof_shrink::serve::store::Store::open(&path)
+                .await
+                .unwrap();
+            let hprof_shrink::serve::store::Store::Sqlite(pool) = &store else {
+                unreachable!()
+            };
+            sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
+                .execute(pool)
+                .await
+                .unwrap();
+            store.close().await;
+            std::fs::metadata(&path).unwrap().len()
+        }
+    };
+    let besides_packages =
+        |srv: &Srv| bytes_under(&srv.data, "") - bytes_under(&srv.data.join("packages"), "");
+    let (db0, data0) = (db(&srv).await, besides_packages(&srv));
+    let mut clients = Vec::new();
+    for c in 0..8 {
+        let (bodies, base) = (bodies.clone(), srv.base.clone());
+        clients.push(tokio::spawn(async move {
+            let http = client();
+            for (i, body) in bodies.iter().enumerate().skip(c).step_by(8) {
+                let r = http
+                    .put(format!("{base}/api/packages/h{i}.zip"))
+                    .header("content-md5", b64(&md5_of(body)))
+                    .body(body.clone())
+                    .send()
+                    .await
+                    .unwrap();
+                assert_eq!(r.status(), 201);
+            }
+        }));
+    }
+    for c in clients {
+        c.await.unwrap();
+    }
+    for id in 1..=N as i64 {
+        assert_eq!(
+            settled(&srv.base, id, None).await["package"]["state"],
+            "done"
+        );
+    }
+    let (db_growth, data_growth) = (db(&srv).await - db0, besides_packages(&srv) - data0);
+    println!(
+        "{N} hostile uploads: database +{db_growth} bytes ({} per upload), data besides \
+         the packages +{data_growth} ({} per upload)",
+        db_growth / N as u64,
+        data_growth / N as u64
+    );
+    assert!(db_growth / (N as u64) < 48 << 10, "{db_growth}");
+    assert!(data_growth / (N as u64) < 256 << 10, "{data_growth}");
+
+    // Cut where recorded, and said so.
+    let one = get_json(&srv.url("/api/packages/1"), None).await;
+    let p = &one["package"];
+    for col in ["manufacturer", "appVersion"] {
+        let v = p[col].as_str().unwrap();
+        assert!(v.len() <= 64 && v.ends_with('…'), "{col}: {v}");
+    }
+    let cut_at = |props: &str| p[format!("{props}Cut")]["cut"].as_array().unwrap().len();
+    assert_eq!((cut_at("manifest"), cut_at("extra")), (1, 1), "{p}");
+    for props in ["manifest", "extra"] {
+        let text = p[props].to_string();
+        assert!(text.len() < 20 << 10, "{props}: {} bytes", text.len());
+    }
+    let extra = &one["analysis"]["input"]["extra"][0][1];
+    assert!(
+        extra.as_str().unwrap().len() <= 4096,
+        "the stored analysis is cut too"
+    );
+    let (_, page) = get_text(&srv.url("/packages/1")).await;
+    assert!(page.contains("Cut to this server's limits"), "{page}");
+
+    // Every page and answer bounded.
+    let leaks = get_json(&srv.url("/api/leaks"), None).await;
+    let g = &leaks["appLeaks"][0];
+    assert_eq!(g["occurrences"], N);
+    assert_eq!(g["manufacturers"].as_array().unwrap().len(), 10);
+    assert_eq!(g["manufacturersLeftOut"], N - 10);
+    let sig = g["signature"].as_str().unwrap().to_string();
+    let mut sizes = Vec::new();
+    for path in [
+        "/".to_string(),
+        "/api/leaks".into(),
+        "/packages".into(),
+        "/api/packages".into(),
+        format!("/groups/{sig}"),
+        format!("/api/leaks/{sig}"),
+        "/packages/1".into(),
+        "/api/packages/1".into(),
+        "/packages/1/analysis".into(),
+        "/bitmaps".into(),
+        "/api/bitmaps".into(),
+    ] {
+        let (st, body) = get_text(&srv.url(&path)).await;
+        assert_eq!(st, 200, "{path}");
+        sizes.push((path, body.len()));
+    }
+    println!("answer sizes: {sizes:?}");
+    for (path, len) in &sizes {
+        assert!(*len < 1 << 20, "{path}: {len} bytes");
+    }
+    let front = sizes[0].1;
+    assert!(front < 256 << 10, "the front page: {front} bytes");
+    let (_, page) = get_text(&srv.url("/")).await;
+    assert!(
+        page.contains("(50 more: ?manufacturer=VALUE)"),
+        "the menu says how many more"
+    );
+
+    // Filters: each one kept costs little, one that matches nothing costs no entry.
+    let list = get_json(&srv.url("/api/packages?limit=40"), None).await;
+    let makers: Vec<String> = list["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["manufacturer"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(makers.len(), 40);
+    let http = client();
+    for m in &makers {
+        let url = reqwest::Url::parse_with_params(&srv.url("/"), [("manufacturer", m)]).unwrap();
+        let r = http.get(url).send().await.unwrap();
+        assert_eq!(r.status(), 200);
+        let page = r.text().await.unwrap();
+        assert!(page.contains("App leaks (1 groups)"), "{m}");
+        assert!(page.len() < 256 << 10);
+    }
+    let kept = srv.running.cache_usage();
+    for i in 0..100 {
+        let value = format!("nothing-{i}-{}", "x".repeat(5000));
+        let url =
+            reqwest::Url::parse_with_params(&srv.url("/api/leaks"), [("manufacturer", value)])
+                .unwrap();
+        let r = http.get(url).send().await.unwrap();
+        assert_eq!(r.status(), 200);
+    }
+    let after = srv.running.cache_usage();
+    println!("groups cache: {after:?}");
+    assert_eq!(
+        after.entries, kept.entries,
+        "no entry for a value nothing has"
+    );
+    assert_eq!(after.entries, 40);
+    assert!(after.bytes / after.entries < 64 << 10, "{after:?}");
+    assert!(after.bytes <= hprof_shrink::serve::limits::CACHE_BYTES);
+    srv.stop().await;
+}
+
 // ---------------------------------------------------------------- a real browser
 
 /// chromedriver: from scripts/setup-chromium.sh (HPROF_SHRINK_CHROMEDRIVER) or the PATH.
@@ -1375,8 +1579,10 @@ async fn bench_groups_page_with_10000_packages() {
 /// Where the time of groups made from scratch goes, each phase timed apart (median of
 /// 20 in a row): reading the rows, grouping, the menus, the queue, the page, the JSON.
 async fn phases(store: &hprof_shrink::serve::store::Store) {
+    use hprof_shrink::serve::cache::Groups;
     use hprof_shrink::serve::groups::{leak_groups, Fold};
-    use hprof_shrink::serve::pages::{self, Menus};
+    use hprof_shrink::serve::limits;
+    use hprof_shrink::serve::pages::{self, Menu, Menus};
     use hprof_shrink::serve::store::{Column, Filter};
     async fn median<T, F: std::future::Future<Output = T>>(
         what: &str,
@@ -1410,33 +1616,46 @@ async fn phases(store: &hprof_shrink::serve::store::Store) {
         },
     )
     .await;
-    let (app, lib): (Vec<_>, Vec<_>) = median("the groups made from the fold", || async {
-        fold.clone().groups()
+    let top = median("the groups made from the fold", || async {
+        fold.clone().top()
     })
-    .await
-    .into_iter()
-    .partition(|g| g.library_leak.is_none());
+    .await;
     assert_eq!(
         serde_json::to_value(leak_groups(&rows)).unwrap(),
         serde_json::to_value(fold.groups()).unwrap()
     );
-    let menus = median("the menus (3 DISTINCT)", || async {
+    let menu = |c| async move {
+        let (values, seen) = store.menu(c, limits::MENU as i64).await.unwrap();
+        Menu {
+            left_out: seen - values.len() as u64,
+            values,
+        }
+    };
+    let menus = median("the menus (3 GROUP BY)", || async {
         Menus {
-            sdk: store.distinct(Column::Sdk).await.unwrap(),
-            manufacturer: store.distinct(Column::Manufacturer).await.unwrap(),
-            app_version: store.distinct(Column::AppVersion).await.unwrap(),
+            sdk: menu(Column::Sdk).await,
+            manufacturer: menu(Column::Manufacturer).await,
+            app_version: menu(Column::AppVersion).await,
         }
     })
     .await;
     let jobs = median("the job counts", || store.job_counts())
         .await
         .unwrap();
-    let html = median("the page", || async {
-        pages::leak_groups(&app, &lib, &f, &menus, &jobs)
-    })
-    .await;
+    let groups = Groups {
+        app: top.app,
+        app_left_out: top.app_left_out,
+        library: top.library,
+        library_left_out: top.library_left_out,
+        menus: Arc::new(menus),
+        jobs,
+    };
+    let html = median("the page", || async { pages::leak_groups(&groups, &f) }).await;
     let json = median("the JSON", || async {
-        serde_json::to_string(&serde_json::json!({ "appLeaks": app, "libraryLeaks": lib })).unwrap()
+        serde_json::to_string(
+            &serde_json::json!({ "appLeaks": groups.app, "libraryLeaks": groups.library }),
+        )
+        .unwrap()
     })
     .await;
     println!(

@@ -23,6 +23,13 @@ package sent twice is one record. Packages are analyzed in the background; leaks
 grouped by signature across packages, with the SDK versions, manufacturers and app versions \
 (extra.info appVersion) they were seen on. Pages under /, JSON under /api/.
 
+What a package carries is cut where it is recorded (each result.info and extra.info value \
+to 4 KiB, each key to 128 bytes, 64 pairs and 16 KiB per file; SDK, manufacturer and app \
+version to 64 bytes; cuts end in '…' and the package's JSON lists them) while the package \
+itself is kept as sent; every page and answer lists a bounded number of items and says how \
+many more there are; the leak groups kept per filter share a 64 MiB budget. See \
+docs/serve.md, \"Limits\".
+
 Tokens are never given on the command line: the upload token comes from \
 HPROF_SHRINK_UPLOAD_TOKEN or --upload-token-file (clients send it as `Authorization: \
 Bearer`, which `upload` does with HPROF_SHRINK_TOKEN), the read token from \
@@ -166,4 +173,28 @@ pub fn run(a: ServeArgs) -> Result<(), HostError> {
     };
     serve::run(config)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use hprof_shrink::serve::limits;
+
+    /// The help states the limits the server applies.
+    #[test]
+    fn the_help_states_the_limits() {
+        let about = super::ABOUT.replace('\n', " ");
+        for stated in [
+            format!("value to {} KiB", limits::VALUE_BYTES >> 10),
+            format!("key to {} bytes", limits::KEY_BYTES),
+            format!(
+                "{} pairs and {} KiB per file",
+                limits::PAIRS,
+                limits::PROPS_BYTES >> 10
+            ),
+            format!("version to {} bytes", limits::COLUMN_BYTES),
+            format!("share a {} MiB budget", limits::CACHE_BYTES >> 20),
+        ] {
+            assert!(about.contains(&stated), "{stated}");
+        }
+    }
 }

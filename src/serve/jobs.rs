@@ -154,7 +154,8 @@ async fn failed(app: &App, c: &Claim, msg: String) {
 /// of that is stored). Returns the number of leaks, or None when the lease was lost and
 /// nothing was recorded.
 async fn save(app: &App, c: &Claim, outcome: analyze::Outcome) -> Result<Option<usize>, String> {
-    let analysis = outcome.analysis;
+    let mut analysis = outcome.analysis;
+    super::limits::cap_analysis(&mut analysis);
     let mut pictured = Vec::new();
     let store_err = |e: std::io::Error| format!("cannot store the analysis: {e}");
     for g in &analysis.duplicate_bitmaps {
@@ -195,5 +196,8 @@ pub fn is_hex(s: &str) -> bool {
 /// The stored analysis of a package, if it was analyzed.
 pub async fn load(app: &App, id: i64) -> Option<Analysis> {
     let bytes = app.blobs.get_bytes(&analysis_key(id)).await.ok()??;
-    serde_json::from_slice(&bytes).ok()
+    let mut a: Analysis = serde_json::from_slice(&bytes).ok()?;
+    // Stored before the caps, perhaps.
+    super::limits::cap_analysis(&mut a);
+    Some(a)
 }

@@ -6,7 +6,9 @@
 //! - [`store`]: the metadata in SQLite or PostgreSQL (sqlx), with the analysis queue;
 //! - [`blobs`]: packages, analyses and pictures in a directory or an S3 bucket ([`s3`]);
 //! - [`jobs`]: the workers that claim queued packages under a lease and analyze them;
-//! - [`groups`]: leaks by signature, bitmaps by buffer hash;
+//! - [`groups`]: leaks by signature, bitmaps by buffer hash; [`cache`]: the groups kept
+//!   per filter, change by change, within a memory budget;
+//! - [`limits`]: how much is kept and shown of what packages carry;
 //! - [`views`] and [`pages`]: what readers get, as JSON and HTML;
 //! - [`auth`]: the upload and read tokens.
 //!
@@ -21,6 +23,7 @@ pub mod blobs;
 pub mod cache;
 pub mod groups;
 pub mod jobs;
+pub mod limits;
 pub mod pages;
 pub mod receive;
 pub mod s3;
@@ -163,6 +166,11 @@ impl Running {
             let _ = w.await;
         }
         self.app.store.close().await;
+    }
+
+    /// What the groups cache holds now (estimated).
+    pub fn cache_usage(&self) -> cache::Usage {
+        self.app.groups.usage()
     }
 
     /// Resolves when the server stops on its own (it does not, unless it fails).

@@ -12,10 +12,11 @@ use serde_json::{json, Value};
 
 use super::blobs::{package_key, picture_key, Object};
 use super::cache::Groups;
-use super::groups::{bitmap_groups, leak_groups, LeakGroup};
+use super::groups::{bitmap_groups, Fold, LeakGroup};
 use super::jobs::{is_hex, load};
+use super::limits;
 use super::pages::{self, PackageLeak};
-use super::store::Filter;
+use super::store::{Filter, LeakRow, Package};
 use super::App;
 use crate::analyze::model::Trace;
 
@@ -72,13 +73,7 @@ pub async fn groups_page(
 ) -> Result<Html<String>, Failure> {
     let f = f.normalized();
     let groups = grouped(&app, &f).await?;
-    Ok(Html(pages::leak_groups(
-        &groups.app,
-        &groups.library,
-        &f,
-        &groups.menus,
-        &groups.jobs,
-    )))
+    Ok(Html(pages::leak_groups(&groups, &f)))
 }
 
 pub async fn leaks_api(
@@ -86,25 +81,35 @@ pub async fn leaks_api(
     Query(f): Query<Filter>,
 ) -> Result<Json<Value>, Failure> {
     let groups = grouped(&app, &f.normalized()).await?;
-    Ok(Json(
-        json!({ "appLeaks": groups.app, "libraryLeaks": groups.library }),
-    ))
+    Ok(Json(json!({
+        "appLeaks": groups.app,
+        "appLeaksLeftOut": groups.app_left_out,
+        "libraryLeaks": groups.library,
+        "libraryLeaksLeftOut": groups.library_left_out,
+    })))
 }
 
-/// One group: its summary, the most recent trace, every occurrence.
+/// One group: its summary (of every occurrence), the most recent trace, the most recent
+/// [`limits::OCCURRENCES`] occurrences.
 async fn group_of(
     app: &App,
     signature: &str,
-) -> Result<(LeakGroup, Option<Trace>, Vec<super::store::LeakRow>), Failure> {
-    let rows = app
-        .store
-        .leaks(&Filter::default(), Some(signature))
+) -> Result<(LeakGroup, Option<Trace>, Vec<LeakRow>), Failure> {
+    let mut fold = Fold::default();
+    app.store
+        .fold_signature(signature, &mut fold)
         .await
         .map_err(db)?;
-    let g = leak_groups(&rows)
+    let g = fold
+        .groups()
         .into_iter()
         .next()
         .ok_or_else(|| missing("no leak has this signature"))?;
+    let rows = app
+        .store
+        .occurrences(signature, limits::OCCURRENCES as i64)
+        .await
+        .map_err(db)?;
     let trace = app
         .store
         .latest_trace(signature)
@@ -149,16 +154,20 @@ pub async fn group_api(
                 "packageId": o.package_id,
                 "packageName": o.package_name,
                 "receivedMs": o.received_ms,
-                "sdk": o.sdk,
-                "manufacturer": o.manufacturer,
-                "appVersion": o.app_version,
+                "sdk": limits::column(&o.sdk),
+                "manufacturer": limits::column(&o.manufacturer),
+                "appVersion": limits::column(&o.app_version),
                 "retainedBytes": o.retained_bytes,
             })
         })
         .collect();
-    Ok(Json(
-        json!({ "group": g, "trace": t, "occurrences": occurrences }),
-    ))
+    let left_out = g.occurrences.saturating_sub(rows.len() as u64);
+    Ok(Json(json!({
+        "group": g,
+        "trace": t,
+        "occurrences": occurrences,
+        "occurrencesLeftOut": left_out,
+    })))
 }
 
 fn parse_id(s: &str) -> Result<i64, Failure> {
@@ -166,7 +175,7 @@ fn parse_id(s: &str) -> Result<i64, Failure> {
 }
 
 /// The package a path names, or "not found".
-async fn package_named(app: &App, id: &str) -> Result<(i64, super::store::PackageRow), Failure> {
+async fn package_named(app: &App, id: &str) -> Result<(i64, Package), Failure> {
     let id = parse_id(id)?;
     let p = app
         .store
@@ -234,14 +243,22 @@ pub async fn packages_api(
 ) -> Result<Json<Value>, Failure> {
     let list = app
         .store
-        .packages(l.limit.unwrap_or(1000).clamp(1, 100_000))
+        .packages(
+            l.limit
+                .unwrap_or(limits::PACKAGES_API)
+                .clamp(1, limits::PACKAGES_API),
+        )
         .await
         .map_err(db)?;
     Ok(Json(json!({ "packages": list })))
 }
 
 pub async fn packages_page(State(app): State<Arc<App>>) -> Result<Html<String>, Failure> {
-    let list = app.store.packages(500).await.map_err(db)?;
+    let list = app
+        .store
+        .packages(limits::PACKAGES_PAGE)
+        .await
+        .map_err(db)?;
     Ok(Html(pages::packages(&list)))
 }
 
@@ -325,7 +342,13 @@ pub async fn download(
     Path(id): Path<String>,
 ) -> Result<Response, Failure> {
     let (_, p) = package_named(&app, &id).await?;
-    send_file(&app, &package_key(&p.md5), "application/zip", Some(p.name)).await
+    send_file(
+        &app,
+        &package_key(&p.row.md5),
+        "application/zip",
+        Some(p.row.name),
+    )
+    .await
 }
 
 pub async fn picture(
@@ -340,12 +363,25 @@ pub async fn picture(
     send_file(&app, &picture_key(hash), "image/png", None).await
 }
 
+/// The most wasteful duplicate-bitmap groups, and how many more there are.
+async fn top_bitmaps(app: &App) -> Result<(Vec<super::groups::BitmapGroup>, u64), Failure> {
+    let (groups, all) = app
+        .store
+        .bitmap_groups(limits::BITMAP_GROUPS as i64, limits::BITMAP_PACKAGES as i64)
+        .await
+        .map_err(db)?;
+    let left_out = all.saturating_sub(groups.len() as u64);
+    Ok((groups, left_out))
+}
+
 pub async fn bitmaps_page(State(app): State<Arc<App>>) -> Result<Html<String>, Failure> {
-    let groups = bitmap_groups(&app.store.bitmaps(None).await.map_err(db)?);
-    Ok(Html(pages::bitmaps(&groups)))
+    let (groups, left_out) = top_bitmaps(&app).await?;
+    Ok(Html(pages::bitmaps(&groups, left_out)))
 }
 
 pub async fn bitmaps_api(State(app): State<Arc<App>>) -> Result<Json<Value>, Failure> {
-    let groups = bitmap_groups(&app.store.bitmaps(None).await.map_err(db)?);
-    Ok(Json(json!({ "bitmaps": groups })))
+    let (groups, left_out) = top_bitmaps(&app).await?;
+    Ok(Json(
+        json!({ "bitmaps": groups, "bitmapsLeftOut": left_out }),
+    ))
 }
