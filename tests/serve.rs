@@ -921,16 +921,19 @@ async fn reaches(srv: &Srv, id: i64, state: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_analysis_past_its_memory_budget_fails_its_job_and_the_server_keeps_receiving() {
     let dir = tempfile::tempdir().unwrap();
-    // A million objects: the analysis needs about 50 MB; 24 MiB are allowed, plenty for
-    // the fixture's (under 16).
-    let big = zip_package(dir.path(), "big.zip", &chain_dump(1_000_000));
+    // Three million objects: the analysis needs about 100 MiB; 32 MiB are allowed, plenty
+    // for the fixture's (under 12). Each thread's stack (2 MiB, one thread per core)
+    // counts too, on both sides.
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
+    let memory = (32 << 20) + cores * (2 << 20);
+    let big = zip_package(dir.path(), "big.zip", &chain_dump(3_000_000));
     let small = package(dir.path(), "small.zip", &[]);
     let srv = start(
         &dir.path().join("data"),
         Opts {
             workers: 1,
             budget: Budget {
-                analysis_memory: 24 << 20,
+                analysis_memory: memory,
                 ..budget()
             },
             ..Opts::default()
@@ -948,7 +951,11 @@ async fn an_analysis_past_its_memory_budget_fails_its_job_and_the_server_keeps_r
     assert_eq!(v["package"]["attempts"], 1, "{v}");
     assert_eq!(
         v["package"]["error"],
-        "the analysis needed more memory than its budget of 24 MiB (--analysis-memory)",
+        format!(
+            "the analysis needed more memory than its budget of {} MiB (--analysis-memory)",
+            memory >> 20
+        )
+        .as_str(),
         "{v}"
     );
     let v = settled(&srv.base, 2, None).await;
