@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use base64::Engine;
 use common::{bin, fixture, s, stderr};
-use hprof_shrink::serve::{self, Access, Config, Running, Secret};
+use hprof_shrink::serve::{self, Access, Budget, Config, Running, Secret};
 use md5::{Digest, Md5};
 use reqwest::{multipart, Client, StatusCode};
 use serde_json::Value;
@@ -98,6 +98,13 @@ struct Opts {
     access: Access,
     max_bytes: u64,
     workers: usize,
+    budget: Budget,
+    analysis_delay: Duration,
+}
+
+/// The server's defaults, its analyses run by the binary under test.
+fn budget() -> Budget {
+    Budget::new(PathBuf::from(common::BIN))
 }
 
 impl Default for Opts {
@@ -109,6 +116,8 @@ impl Default for Opts {
             },
             max_bytes: serve::DEFAULT_MAX_BYTES,
             workers: 2,
+            budget: budget(),
+            analysis_delay: Duration::ZERO,
         }
     }
 }
@@ -124,6 +133,10 @@ impl Opts {
 }
 
 async fn start(data: &Path, o: Opts) -> Srv {
+    try_start(data, o).await.expect("serve starts")
+}
+
+async fn try_start(data: &Path, o: Opts) -> Result<Srv, serve::ServeError> {
     let log = Arc::new(Mutex::new(Vec::new()));
     let sink = log.clone();
     let running = serve::start(Config {
@@ -135,18 +148,18 @@ async fn start(data: &Path, o: Opts) -> Srv {
         access: o.access,
         max_bytes: o.max_bytes,
         workers: o.workers,
-        analysis_delay: Duration::ZERO,
+        analysis_delay: o.analysis_delay,
         answer_delay: Duration::ZERO,
+        budget: o.budget,
         log: Arc::new(move |m: &str| sink.lock().unwrap().push(m.to_string())),
     })
-    .await
-    .expect("serve starts");
-    Srv {
+    .await?;
+    Ok(Srv {
         base: format!("http://{}", running.addr.expect("a listener")),
         running,
         data: data.to_path_buf(),
         log,
-    }
+    })
 }
 
 impl Srv {
@@ -749,6 +762,695 @@ async fn on_sqlite_the_groups_folded_change_by_change_equal_a_fold_from_scratch(
     store.close().await;
 }
 
+// ---------------------------------------------------------------- budgets, disk, nothing lost
+
+/// The server's log so far, one line per message.
+fn logged(srv: &Srv) -> String {
+    srv.log.lock().unwrap().join("\n")
+}
+
+/// A dump of `n` objects in one chain from a JNI global root (ids of 4 bytes, 21 bytes per
+/// object), written raw: what the analysis's memory grows with, in few bytes of package.
+fn chain_dump(n: u32) -> Vec<u8> {
+    let mut out = b"JAVA PROFILE 1.0.3\0".to_vec();
+    let u4 = |v: &mut Vec<u8>, x: u32| v.extend_from_slice(&x.to_be_bytes());
+    u4(&mut out, 4);
+    u4(&mut out, 0);
+    u4(&mut out, 0);
+    let record = |out: &mut Vec<u8>, tag: u8, body: &[u8]| {
+        out.push(tag);
+        out.extend_from_slice(&0u32.to_be_bytes());
+        out.extend_from_slice(&(body.len() as u32).to_be_bytes());
+        out.extend_from_slice(body);
+    };
+    for (id, s) in [
+        (1u32, "java.lang.Object"),
+        (2, "com.example.Node"),
+        (3, "next"),
+    ] {
+        let mut b = id.to_be_bytes().to_vec();
+        b.extend_from_slice(s.as_bytes());
+        record(&mut out, 0x01, &b);
+    }
+    let (object, node, base) = (0x1000u32, 0x2000u32, 0x1000_0000u32);
+    for (serial, class, name) in [(1u32, object, 1u32), (2, node, 2)] {
+        let mut b = Vec::new();
+        for x in [serial, class, 0, name] {
+            u4(&mut b, x);
+        }
+        record(&mut out, 0x02, &b);
+    }
+    let mut seg = Vec::new();
+    for (class, sup, size, fields) in [
+        (object, 0u32, 0u32, &[][..]),
+        (node, object, 4, &[3u32][..]),
+    ] {
+        seg.push(0x20);
+        for x in [class, 0, sup, 0, 0, 0, 0, 0, size] {
+            u4(&mut seg, x);
+        }
+        seg.extend_from_slice(&[0, 0, 0, 0]);
+        seg.extend_from_slice(&(fields.len() as u16).to_be_bytes());
+        for f in fields {
+            u4(&mut seg, *f);
+            seg.push(2);
+        }
+    }
+    seg.push(0x01);
+    u4(&mut seg, base);
+    u4(&mut seg, 1);
+    record(&mut out, 0x1c, &seg);
+    let mut chunk = Vec::new();
+    for i in 0..n {
+        let next = if i + 1 < n { base + (i + 1) * 16 } else { 0 };
+        chunk.push(0x21);
+        for x in [base + i * 16, 0, node, 4, next] {
+            u4(&mut chunk, x);
+        }
+        if chunk.len() > 1 << 20 {
+            record(&mut out, 0x1c, &std::mem::take(&mut chunk));
+        }
+    }
+    record(&mut out, 0x1c, &chunk);
+    record(&mut out, 0x2c, &[]);
+    out
+}
+
+/// A package (result.info, then `hprof` deflated) at `dir/name`.
+fn zip_package(dir: &Path, name: &str, hprof: &[u8]) -> PathBuf {
+    let path = dir.join(name);
+    let mut w = zip::ZipWriter::new(std::fs::File::create(&path).unwrap());
+    let opts = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated)
+        .large_file(hprof.len() > u32::MAX as usize);
+    w.start_file("result.info", opts).unwrap();
+    w.write_all(b"# t\nsdkVersion=26\nmanufacturer=m\nhprofEntry=d.hprof\nleakedActivityKey=k\n")
+        .unwrap();
+    w.start_file("d.hprof", opts).unwrap();
+    w.write_all(hprof).unwrap();
+    w.finish().unwrap();
+    path
+}
+
+/// The processes analyzing for the server on `data` (`__analyze-job` children of this
+/// process, working under `data`: tests run side by side in this process).
+fn analysis_children(data: &Path) -> Vec<i32> {
+    analysis_processes(data, Some(std::process::id()))
+}
+
+/// The processes analyzing under `data`, children of `parent` or of anyone.
+fn analysis_processes(data: &Path, parent: Option<u32>) -> Vec<i32> {
+    let me = parent.map(|p| p.to_string());
+    let data = data.to_string_lossy().into_owned();
+    let mut found = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let (Ok(stat), Ok(cmd)) = (
+            std::fs::read_to_string(e.path().join("stat")),
+            std::fs::read(e.path().join("cmdline")),
+        ) else {
+            continue;
+        };
+        let ppid = stat_field(&stat, 4);
+        let cmd = String::from_utf8_lossy(&cmd);
+        if (me.is_none() || ppid == me) && cmd.contains("__analyze-job") && cmd.contains(&data) {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// Field `n` (1-based, as proc(5) numbers them) of a /proc/PID/stat line.
+fn stat_field(stat: &str, n: usize) -> Option<String> {
+    // The command name (field 2) is in parentheses and may hold spaces.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    rest.split(' ').nth(n - 3).map(str::to_string)
+}
+
+/// The one analysis process of the server on `data`, once there is one.
+async fn analysis_child(data: &Path) -> i32 {
+    let t0 = Instant::now();
+    loop {
+        if let [pid] = analysis_children(data)[..] {
+            return pid;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "no analysis process"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// Waits until package `id` is in `state`.
+async fn reaches(srv: &Srv, id: i64, state: &str) {
+    let t0 = Instant::now();
+    while get_json(&srv.url(&format!("/api/packages/{id}")), None).await["package"]["state"]
+        != state
+    {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "package {id} never {state}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_analysis_past_its_memory_budget_fails_its_job_and_the_server_keeps_receiving() {
+    let dir = tempfile::tempdir().unwrap();
+    // Three million objects: the analysis needs about 100 MiB; 32 MiB are allowed, plenty
+    // for the fixture's (under 12). Each thread's stack (2 MiB, one thread per core)
+    // counts too, on both sides.
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
+    let memory = (32 << 20) + cores * (2 << 20);
+    let big = zip_package(dir.path(), "big.zip", &chain_dump(3_000_000));
+    let small = package(dir.path(), "small.zip", &[]);
+    let srv = start(
+        &dir.path().join("data"),
+        Opts {
+            workers: 1,
+            budget: Budget {
+                analysis_memory: memory,
+                ..budget()
+            },
+            ..Opts::default()
+        },
+    )
+    .await;
+    let o = upload(&srv, &big, None).await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    reaches(&srv, 1, "analyzing").await;
+    // Taken while the big one is analyzed, and analyzed after it.
+    let o = upload(&srv, &small, None).await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = settled(&srv.base, 1, None).await;
+    assert_eq!(v["package"]["state"], "failed", "{v}");
+    assert_eq!(v["package"]["attempts"], 1, "{v}");
+    assert_eq!(
+        v["package"]["error"],
+        format!(
+            "the analysis needed more memory than its budget of {} MiB (--analysis-memory)",
+            memory >> 20
+        )
+        .as_str(),
+        "{v}"
+    );
+    let v = settled(&srv.base, 2, None).await;
+    assert_eq!(v["package"]["state"], "done", "{v}");
+    assert!(analysis_children(&srv.data).is_empty());
+    srv.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_analysis_past_its_time_budget_is_stopped_and_fails_its_job() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = package(dir.path(), "a.zip", &["--extra", "appVersion=1"]);
+    let b = package(dir.path(), "b.zip", &["--extra", "appVersion=2"]);
+    // Each analysis first waits 20 s, in its process: far past the half second allowed.
+    let srv = start(
+        &dir.path().join("data"),
+        Opts {
+            workers: 1,
+            analysis_delay: Duration::from_secs(20),
+            budget: Budget {
+                analysis_time: Duration::from_millis(500),
+                ..budget()
+            },
+            ..Opts::default()
+        },
+    )
+    .await;
+    let t0 = Instant::now();
+    let o = upload(&srv, &a, None).await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    reaches(&srv, 1, "analyzing").await;
+    let o = upload(&srv, &b, None).await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = settled(&srv.base, 1, None).await;
+    assert!(
+        t0.elapsed() < Duration::from_secs(15),
+        "not stopped in time: {:?} {v} {}",
+        t0.elapsed(),
+        logged(&srv)
+    );
+    assert_eq!(v["package"]["state"], "failed", "{v}");
+    assert_eq!(
+        v["package"]["error"],
+        "the analysis took longer than its budget of 0.5 s (--analysis-seconds) and was stopped",
+        "{v}"
+    );
+    let v = settled(&srv.base, 2, None).await;
+    assert_eq!(v["package"]["state"], "failed", "{v}");
+    // Killed, not left running.
+    assert!(analysis_children(&srv.data).is_empty());
+    srv.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crashed_analysis_fails_one_attempt_and_the_job_is_tried_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = package(dir.path(), "a.zip", &["--extra", "appVersion=1"]);
+    let b = package(dir.path(), "b.zip", &["--extra", "appVersion=2"]);
+    let srv = start(
+        &dir.path().join("data"),
+        Opts {
+            workers: 1,
+            analysis_delay: Duration::from_millis(1500),
+            budget: Budget {
+                analysis_memory: 256 << 20,
+                backoff: Duration::from_millis(200),
+                ..budget()
+            },
+            ..Opts::default()
+        },
+    )
+    .await;
+    let o = upload(&srv, &a, None).await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    let pid = analysis_child(&srv.data).await;
+    // At the lowest priority, with its memory limit, and none of the server's
+    // environment.
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    assert_eq!(stat_field(&stat, 19).as_deref(), Some("19"), "{stat}");
+    let limits = std::fs::read_to_string(format!("/proc/{pid}/limits")).unwrap();
+    let data = limits
+        .lines()
+        .find(|l| l.starts_with("Max data size"))
+        .unwrap();
+    assert!(data.contains(&(256u64 << 20).to_string()), "{data}");
+    let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap();
+    for var in environ.split(|&b| b == 0).filter(|v| !v.is_empty()) {
+        let name = String::from_utf8_lossy(var.split(|&b| b == b'=').next().unwrap()).into_owned();
+        assert!(
+            [
+                "PATH",
+                "LD_LIBRARY_PATH",
+                "LANG",
+                "LC_ALL",
+                "TZ",
+                "RUST_BACKTRACE"
+            ]
+            .contains(&name.as_str()),
+            "{name}"
+        );
+    }
+    // Killed, as the system's OOM killer would; then, on its second attempt, aborted, as
+    // a fault in the analyzer would. (Not SIGSEGV: sent from outside, Rust's handler for
+    // stack overflows lets the first one pass.)
+    // SAFETY: signals to our own children.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGKILL) }, 0);
+    let t0 = Instant::now();
+    let second = loop {
+        match analysis_children(&srv.data)[..] {
+            [p] if p != pid => break p,
+            _ => {}
+        }
+        assert!(t0.elapsed() < Duration::from_secs(30), "no second attempt");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    assert_eq!(unsafe { libc::kill(second, libc::SIGABRT) }, 0);
+    // The server takes uploads all along.
+    let o = upload(&srv, &b, None).await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = settled(&srv.base, 1, None).await;
+    assert_eq!(v["package"]["state"], "done", "{v}");
+    assert_eq!(v["package"]["attempts"], 3, "{v}");
+    let log = logged(&srv);
+    for line in [
+        "analysis of package 1 failed (attempt 1): the analysis process crashed (signal 9 SIGKILL: killed by the system, perhaps out of memory); tried again in 0.2 s",
+        "analysis of package 1 failed (attempt 2): the analysis process crashed (signal 6 SIGABRT); tried again in 0.8 s",
+    ] {
+        assert!(log.contains(line), "{line}\n{log}");
+    }
+    let v = settled(&srv.base, 2, None).await;
+    assert_eq!(v["package"]["state"], "done", "{v}");
+    srv.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_passing_fault_is_tried_again_after_a_backoff_and_failed_jobs_can_be_requeued() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = package(dir.path(), "a.zip", &["--extra", "appVersion=1"]);
+    let b = package(dir.path(), "b.zip", &["--extra", "appVersion=2"]);
+    let data = dir.path().join("data");
+    let access = || Access {
+        upload: Secret::new("up"),
+        public_read: true,
+        ..Access::default()
+    };
+    // No analyzer where the server looks for it (an upgrade under way): every attempt
+    // fails as a machine's fault would, not the package's.
+    let srv = start(
+        &data,
+        Opts {
+            workers: 1,
+            access: access(),
+            budget: Budget {
+                analyzer: dir.path().join("missing"),
+                backoff: Duration::from_millis(100),
+                ..budget()
+            },
+            ..Opts::default()
+        },
+    )
+    .await;
+    for zip in [&a, &b] {
+        let o = upload(&srv, zip, Some("up".into())).await;
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    for id in [1, 2] {
+        let v = settled(&srv.base, id, None).await;
+        assert_eq!(v["package"]["state"], "failed", "{v}");
+        assert_eq!(v["package"]["attempts"], 3, "{v}");
+        let e = v["package"]["error"].as_str().unwrap();
+        assert!(e.starts_with("cannot start the analysis process"), "{e}");
+        assert!(e.ends_with("(attempt 3 of 3: failed for good)"), "{e}");
+    }
+    let log = logged(&srv);
+    assert!(
+        log.contains("failed (attempt 1): cannot start the analysis process"),
+        "{log}"
+    );
+    assert!(log.contains("; tried again in 0.1 s"), "{log}");
+    assert!(log.contains("; tried again in 0.4 s"), "{log}");
+    srv.stop().await;
+
+    // Mended: one package requeued through the API, with the upload token.
+    let srv = start(
+        &data,
+        Opts {
+            workers: 1,
+            access: access(),
+            ..Opts::default()
+        },
+    )
+    .await;
+    let requeue = |id: &str, token: Option<&str>| {
+        let mut r = client().post(srv.url(&format!("/api/packages/{id}/requeue")));
+        if let Some(t) = token {
+            r = r.bearer_auth(t);
+        }
+        r.send()
+    };
+    assert_eq!(requeue("1", None).await.unwrap().status(), 401);
+    assert_eq!(requeue("1", Some("read")).await.unwrap().status(), 401);
+    assert_eq!(requeue("9", Some("up")).await.unwrap().status(), 404);
+    assert_eq!(requeue("x", Some("up")).await.unwrap().status(), 404);
+    let r = requeue("1", Some("up")).await.unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(json_of(r).await["state"], "received");
+    let v = settled(&srv.base, 1, None).await;
+    assert_eq!(v["package"]["state"], "done", "{v}");
+    assert_eq!(v["package"]["attempts"], 1, "{v}");
+    assert_eq!(requeue("1", Some("up")).await.unwrap().status(), 409);
+    let v = get_json(&srv.url("/api/packages/2"), None).await;
+    assert_eq!(v["package"]["state"], "failed", "{v}");
+
+    // The rest from the command line, beside the running server (no lock needed).
+    let o = cli(
+        args(&["serve", "--data", s(&data), "--requeue-failed"]),
+        None,
+    )
+    .await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("1 failed job(s) queued again"),
+        "{}",
+        stderr(&o)
+    );
+    let v = settled(&srv.base, 2, None).await;
+    assert_eq!(v["package"]["state"], "done", "{v}");
+    srv.stop().await;
+}
+
+/// Retries on the embedded database: see `retries_wait_out_their_backoff`.
+#[tokio::test]
+async fn on_sqlite_a_retried_job_waits_out_its_backoff_and_a_failed_one_is_requeued() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = hprof_shrink::serve::store::Store::open(&dir.path().join("meta.sqlite"))
+        .await
+        .unwrap();
+    serve_common::retries_wait_out_their_backoff(&store, &store).await;
+    store.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_package_inflating_past_the_limit_is_413_before_it_is_inflated() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = package(dir.path(), "a.zip", &[]);
+    // An HPROF header and 256 MiB of zeros, in a quarter of a megabyte.
+    let mut hprof = b"JAVA PROFILE 1.0.2\0\0\0\0\x04\0\0\0\0\0\0\0\0".to_vec();
+    hprof.resize(256 << 20, 0);
+    let bomb = zip_package(dir.path(), "bomb.zip", &hprof);
+    drop(hprof);
+    let bytes = std::fs::read(&bomb).unwrap();
+    assert!(bytes.len() < 1 << 20);
+    // Packages of up to 1 MiB, inflating to at most 4 MiB: the fixture's 2.4 MB hprof
+    // is taken.
+    let srv = start(
+        &dir.path().join("data"),
+        Opts {
+            max_bytes: 1 << 20,
+            budget: Budget {
+                inflated_ratio: 4,
+                ..budget()
+            },
+            ..Opts::default()
+        },
+    )
+    .await;
+    let t0 = Instant::now();
+    let r = put(&srv, "bomb.zip", bytes.clone(), md5_of(&bytes)).await;
+    assert_eq!(r.status(), 413);
+    let why = r.text().await.unwrap();
+    assert!(
+        why.contains(&format!(
+            "inflates to {} bytes, more than the limit of 4194304",
+            256u64 << 20
+        )),
+        "{why}"
+    );
+    // Refused from what the zip declares: nothing inflated to find out.
+    assert!(t0.elapsed() < Duration::from_secs(5));
+    let o = upload(&srv, &bomb, None).await;
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("413"), "{}", stderr(&o));
+    nothing_stored(&srv).await;
+    let o = upload(&srv, &a, None).await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    srv.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upload_that_would_leave_the_disk_too_full_is_507_and_nothing_is_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = package(dir.path(), "a.zip", &[]);
+    let bytes = std::fs::read(&a).unwrap();
+    let srv = start(
+        &dir.path().join("data"),
+        Opts {
+            budget: Budget {
+                keep_free: u64::MAX / 4,
+                ..budget()
+            },
+            ..Opts::default()
+        },
+    )
+    .await;
+    let r = put(&srv, "a.zip", bytes.clone(), md5_of(&bytes)).await;
+    assert_eq!(r.status(), 507);
+    let r = post(&srv, bytes.clone(), &hex(&md5_of(&bytes))).await;
+    assert_eq!(r.status(), 507);
+    assert!(r.text().await.unwrap().contains("no room"));
+    nothing_stored(&srv).await;
+    srv.stop().await;
+}
+
+#[test]
+fn the_analyzer_inflates_only_where_and_as_far_as_it_is_told() {
+    use hprof_shrink::analyze::{analyze_path_within, AnalyzeError, Options};
+    use hprof_shrink_core::space::Unpack;
+    let dir = tempfile::tempdir().unwrap();
+    let a = package(dir.path(), "a.zip", &[]);
+    let gz = fixture("hotspot-leaks.hprof.gz");
+    let run = |path: &Path, unpack: Unpack| {
+        analyze_path_within(
+            path,
+            &Options::default(),
+            &unpack,
+            &hprof_shrink_core::Control::default(),
+        )
+    };
+    let kind = |r: Result<_, AnalyzeError>| match r {
+        Err(AnalyzeError::Io { source, .. }) => Some(source.kind()),
+        Err(e) => panic!("{e}"),
+        Ok(_) => None,
+    };
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let within = |max: u64, keep_free: u64, dir: &Path| Unpack {
+        max_bytes: Some(max),
+        keep_free,
+        dir: Some(dir.to_path_buf()),
+    };
+    for input in [&a, &gz] {
+        // Past the limit: refused (a package's from what its zip declares, a gzip's
+        // stream cut there).
+        assert_eq!(
+            kind(run(input, within(1000, 0, &tmp))),
+            Some(std::io::ErrorKind::FileTooLarge),
+            "{}",
+            input.display()
+        );
+        // Where it is told: a directory that is not there is not replaced by another.
+        assert_eq!(
+            kind(run(input, within(1 << 30, 0, &dir.path().join("gone")))),
+            Some(std::io::ErrorKind::NotFound)
+        );
+        // Leaving the free space it must.
+        assert_eq!(
+            kind(run(input, within(1 << 30, u64::MAX / 4, &tmp))),
+            Some(std::io::ErrorKind::StorageFull)
+        );
+        assert_eq!(kind(run(input, within(1 << 30, 0, &tmp))), None);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_server_on_the_same_data_is_refused_by_name_and_the_first_loses_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = package(dir.path(), "a.zip", &[]);
+    let data = dir.path().join("data");
+    let first = start(&data, Opts::receive_only()).await;
+    // As if an upload were on its way in.
+    let in_flight = data.join("tmp").join("upload-inflight.part");
+    std::fs::write(&in_flight, b"half a package").unwrap();
+    let e = match try_start(&data, Opts::default()).await {
+        Ok(_) => panic!("a second server started on the same data"),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        e.contains(&format!(
+            "is in use by another hprof-shrink serve (pid {})",
+            std::process::id()
+        )),
+        "{e}"
+    );
+    assert!(
+        in_flight.exists(),
+        "the second server emptied the first's tmp/"
+    );
+    let o = upload(&first, &a, None).await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    // The binary says so in one line.
+    let o = cli(
+        args(&["serve", "--data", s(&data), "--listen", "127.0.0.1:0"]),
+        None,
+    )
+    .await;
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("is in use by another hprof-shrink serve (pid"),
+        "{}",
+        stderr(&o)
+    );
+    first.stop().await;
+    // Free once the first has stopped.
+    let second = start(&data, Opts::receive_only()).await;
+    second.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn meta_sqlite_replaced_or_removed_under_a_running_server_stops_2xx_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = package(dir.path(), "a.zip", &["--extra", "appVersion=1"]);
+    let b = package(dir.path(), "b.zip", &["--extra", "appVersion=2"]);
+    let (a, b) = (std::fs::read(a).unwrap(), std::fs::read(b).unwrap());
+    let data = dir.path().join("data");
+    let srv = start(&data, Opts::receive_only()).await;
+    assert_eq!(
+        put(&srv, "a.zip", a.clone(), md5_of(&a)).await.status(),
+        201
+    );
+    // Replaced by a copy of itself (a restore from backup, a careless cp).
+    let db = data.join("meta.sqlite");
+    std::fs::copy(&db, data.join("copy")).unwrap();
+    std::fs::rename(data.join("copy"), &db).unwrap();
+    for (name, body) in [("b.zip", &b), ("a.zip", &a)] {
+        let r = put(&srv, name, body.clone(), md5_of(body)).await;
+        assert_eq!(r.status(), 503, "{name}");
+        let why = r.text().await.unwrap();
+        assert!(why.contains("meta.sqlite was replaced"), "{why}");
+    }
+    let log = logged(&srv);
+    assert_eq!(log.matches("meta.sqlite was replaced").count(), 1, "{log}");
+    std::fs::remove_file(&db).unwrap();
+    let r = put(&srv, "b.zip", b.clone(), md5_of(&b)).await;
+    assert_eq!(r.status(), 503);
+    srv.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn upload_outbox_moves_a_package_refused_for_good_to_rejected_with_the_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let outbox = dir.path().join("outbox");
+    std::fs::create_dir(&outbox).unwrap();
+    // Taken: a small package; too large for this server (413); not a package (422).
+    let mut c = bin();
+    c.arg(fixture("art-leaks.hprof"))
+        .arg(outbox.join("good.zip"))
+        .arg("-q");
+    assert!(c.output().unwrap().status.success());
+    std::fs::copy(package(dir.path(), "big.zip", &[]), outbox.join("big.zip")).unwrap();
+    // A package whose hprof is cut off: its result.info is read, it does not verify.
+    let mut cut = std::fs::read(fixture("art-api25.hprof")).unwrap();
+    cut.truncate(5000);
+    zip_package(&outbox, "junk.zip", &cut);
+    let srv = start(
+        &dir.path().join("data"),
+        Opts {
+            max_bytes: 200_000,
+            ..Opts::receive_only()
+        },
+    )
+    .await;
+    let url = srv.url("/api/packages");
+    let run = || {
+        cli(
+            args(&["upload", "--outbox", s(&outbox), "--url", &url]),
+            None,
+        )
+    };
+    let o = run().await;
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("2 of 3 zips refused for good by the server, moved to"),
+        "{err}"
+    );
+    let rejected = outbox.join("rejected");
+    assert_eq!(
+        names(&rejected),
+        ["big.zip", "big.zip.txt", "junk.zip", "junk.zip.txt"]
+    );
+    let answer = std::fs::read_to_string(rejected.join("big.zip.txt")).unwrap();
+    assert!(answer.contains("HTTP 413"), "{answer}");
+    let answer = std::fs::read_to_string(rejected.join("junk.zip.txt")).unwrap();
+    assert!(
+        answer.contains("HTTP 422") && answer.contains("not verify"),
+        "{answer}"
+    );
+    assert_eq!(names(&outbox.join("sent")), ["good.zip"]);
+    // Not sent again: the next run has nothing to do.
+    let o = run().await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("nothing to upload"), "{}", stderr(&o));
+    srv.stop().await;
+}
+
 // ---------------------------------------------------------------- the real binary
 
 fn free_port() -> u16 {
@@ -918,7 +1620,8 @@ fn a_job_interrupted_by_a_kill_is_analyzed_after_the_restart() {
     let port = free_port();
     let base = format!("http://127.0.0.1:{port}");
     let log = dir.path().join("serve.log");
-    // The worker takes the job and then waits a minute: killed while "analyzing".
+    // The worker takes the job, its analysis process waits a minute: killed while
+    // "analyzing".
     let srv = spawn_serve(&data, port, &["--analysis-delay-ms", "60000"], &log);
     let o = bin()
         .args(["upload", s(&a), "--url", &format!("{base}/api/packages")])
@@ -930,7 +1633,23 @@ fn a_job_interrupted_by_a_kill_is_analyzed_after_the_restart() {
         assert!(t0.elapsed() < Duration::from_secs(30));
         std::thread::sleep(Duration::from_millis(20));
     }
+    while analysis_processes(&data, None).is_empty() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "no analysis process"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
     srv.kill();
+    // Its analysis process went with it, not left running unowned.
+    let t0 = Instant::now();
+    while !analysis_processes(&data, None).is_empty() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(5),
+            "an analysis outlived its server"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let srv = spawn_serve(&data, port, &[], &log);
     srv.wait_for("taken up again", 1);
     srv.wait_for("analyzed package 1", 1);

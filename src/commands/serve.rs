@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
-use hprof_shrink::serve::{self, Access, Config, Secret};
+use hprof_shrink::serve::{self, budget, Access, Budget, Config, Secret};
 
 use crate::error::HostError;
 use crate::say::say;
@@ -34,6 +34,13 @@ Tokens are never given on the command line: the upload token comes from \
 HPROF_SHRINK_UPLOAD_TOKEN or --upload-token-file (clients send it as `Authorization: \
 Bearer`, which `upload` does with HPROF_SHRINK_TOKEN), the read token from \
 HPROF_SHRINK_READ_TOKEN or --read-token-file (a browser asks for it as a password).
+
+Each package is analyzed in a child process of this program, at the lowest priority, \
+held to --analysis-memory and --analysis-seconds: a package past them fails its job, never \
+the server. A job failed by a passing fault (I/O, the store, the database, a crash) is tried \
+again after --retry-seconds, up to three attempts; --requeue-failed (or POST \
+/api/packages/ID/requeue with the upload token) puts failed jobs back. One server per DIR: \
+a second one on the same DIR is refused.
 
 Beyond one machine: --database postgres://... (or HPROF_SHRINK_DATABASE_URL) for the \
 metadata and --store s3://BUCKET/PREFIX for the packages; then several `serve` processes \
@@ -105,6 +112,39 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N")]
     pub workers: Option<usize>,
 
+    /// The most memory one analysis may allocate, in bytes (its process's data limit:
+    /// heap and thread stacks, not the mapped dump); an analysis that needs more fails
+    /// its job. [default: 4 GiB]
+    #[arg(long, value_name = "BYTES", default_value_t = budget::DEFAULT_ANALYSIS_MEMORY, hide_default_value = true)]
+    pub analysis_memory: u64,
+
+    /// The longest one analysis may run (wall clock); past it its process is killed and
+    /// its job fails.
+    #[arg(long, value_name = "SECONDS", default_value_t = budget::DEFAULT_ANALYSIS_TIME.as_secs_f64())]
+    pub analysis_seconds: f64,
+
+    /// A package's hprof may inflate to at most this many times --max-bytes; a package
+    /// whose hprof inflates to more is refused with 413 before it is inflated.
+    #[arg(long, value_name = "N", default_value_t = budget::DEFAULT_INFLATED_RATIO)]
+    pub max_inflated_ratio: u64,
+
+    /// Bytes to keep free on the data disk: an upload that would leave less is refused
+    /// with 507 (Insufficient Storage), an analysis that would is put off. [default: 1 GiB]
+    #[arg(long, value_name = "BYTES", default_value_t = budget::DEFAULT_KEEP_FREE, hide_default_value = true)]
+    pub keep_free: u64,
+
+    /// A job failed by a passing fault (I/O, the store, the database, a crashed analysis)
+    /// is tried again after this long, four times longer after its second attempt; after
+    /// its third it is failed (see --requeue-failed).
+    #[arg(long, value_name = "SECONDS", default_value_t = budget::DEFAULT_BACKOFF.as_secs_f64())]
+    pub retry_seconds: f64,
+
+    /// Put every failed job back in the queue (all its attempts ahead of it) and exit; a
+    /// server running on the same database takes them up. One package:
+    /// POST /api/packages/ID/requeue with the upload token.
+    #[arg(long)]
+    pub requeue_failed: bool,
+
     /// Each analysis waits this long after taking its package; for tests.
     #[arg(long, hide = true, default_value_t = 0, value_name = "MS")]
     pub analysis_delay_ms: u64,
@@ -152,11 +192,45 @@ pub fn run(a: ServeArgs) -> Result<(), HostError> {
             "serve --worker needs a shared database: --database postgres://... or {DATABASE_ENV}"
         )));
     }
+    if a.requeue_failed {
+        let n = serve::requeue_failed(&a.data, database.as_deref())?;
+        say!("hprof-shrink: {n} failed job(s) queued again");
+        return Ok(());
+    }
     if !(a.lease_seconds.is_finite() && (0.3..=86_400.0).contains(&a.lease_seconds)) {
         return Err(HostError::Usage(
             "--lease-seconds must be between 0.3 and 86400".into(),
         ));
     }
+    for (flag, v) in [
+        ("--analysis-seconds", a.analysis_seconds),
+        ("--retry-seconds", a.retry_seconds),
+    ] {
+        if !(v.is_finite() && (0.001..=86_400.0).contains(&v)) {
+            return Err(HostError::Usage(format!(
+                "{flag} must be between 0.001 and 86400"
+            )));
+        }
+    }
+    if a.max_inflated_ratio == 0 {
+        return Err(HostError::Usage(
+            "--max-inflated-ratio must be at least 1".into(),
+        ));
+    }
+    // The analyses run in this very program, as `__analyze-job`.
+    let analyzer = std::env::current_exe().map_err(|e| {
+        HostError::Usage(format!(
+            "cannot tell where this program is, to run analyses: {e}"
+        ))
+    })?;
+    let budget = Budget {
+        analysis_memory: a.analysis_memory,
+        analysis_time: Duration::from_secs_f64(a.analysis_seconds),
+        inflated_ratio: a.max_inflated_ratio,
+        keep_free: a.keep_free,
+        backoff: Duration::from_secs_f64(a.retry_seconds),
+        ..Budget::new(analyzer)
+    };
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let config = Config {
         data: a.data,
@@ -169,10 +243,24 @@ pub fn run(a: ServeArgs) -> Result<(), HostError> {
         workers: a.workers.unwrap_or((cores / 2).max(1)),
         analysis_delay: Duration::from_millis(a.analysis_delay_ms),
         answer_delay: Duration::from_millis(a.answer_delay_ms),
+        budget,
         log: Arc::new(|m: &str| say!("hprof-shrink: {m}")),
     };
     serve::run(config)?;
     Ok(())
+}
+
+/// `hprof-shrink __analyze-job DIR`: the child process a server analyzes one package in
+/// (see `hprof_shrink::serve::background`). Not for people.
+#[derive(Debug, Args)]
+pub struct AnalyzeJobArgs {
+    /// The job's directory: job.json in, the analysis out.
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+}
+
+pub fn analyze_job(a: AnalyzeJobArgs) -> std::process::ExitCode {
+    std::process::ExitCode::from(serve::background::run_job(&a.dir))
 }
 
 #[cfg(test)]

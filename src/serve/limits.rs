@@ -195,14 +195,17 @@ impl Props {
 
 /// An analysis as `serve` stores and shows it: its `result.info` and `extra.info` cut as
 /// the package's row is (the package's answer says what was cut; this one has no place
-/// for it).
-pub fn cap_analysis(a: &mut crate::analyze::Analysis) {
+/// for it). True when something was cut.
+pub fn cap_analysis(a: &mut crate::analyze::Analysis) -> bool {
+    let mut cut = false;
     for props in [&mut a.input.manifest, &mut a.input.extra] {
         let capped = Props::capped(props);
         if capped.cut.is_some() {
             *props = capped.pairs;
+            cut = true;
         }
     }
+    cut
 }
 
 /// A column value (SDK, manufacturer, app version) as recorded and shown.

@@ -112,7 +112,13 @@ struct Sink {
     buf: Vec<u8>,
     len: u64,
     max: u64,
+    /// Bytes to keep free on the data disk; the room is looked at every [`ROOM_EVERY`].
+    keep_free: u64,
+    next_room: u64,
 }
+
+/// How often a body on its way in looks at the free space again.
+const ROOM_EVERY: u64 = 64 << 20;
 
 impl Sink {
     fn new(app: &App) -> Result<Sink, Refusal> {
@@ -129,6 +135,8 @@ impl Sink {
             buf: Vec::with_capacity(WRITE_CHUNK),
             len: 0,
             max: app.max_bytes,
+            keep_free: app.budget.keep_free,
+            next_room: 0,
         })
     }
 
@@ -149,6 +157,11 @@ impl Sink {
             return Err(Refusal::internal("the temporary file was lost"));
         };
         let buf = std::mem::replace(&mut self.buf, Vec::with_capacity(WRITE_CHUNK));
+        if self.len >= self.next_room {
+            // The rest of a body of this size, at most, must fit (a statvfs: no write).
+            room(&file, ROOM_EVERY.min(self.max), self.keep_free)?;
+            self.next_room = self.len.saturating_add(ROOM_EVERY);
+        }
         let (file, hasher, r) = tokio::task::spawn_blocking(move || {
             hasher.update(&buf);
             let r = file.write_all(&buf);
@@ -252,9 +265,27 @@ fn taken(id: i64, md5: &str, bytes: u64, first: Option<i64>) -> Response {
     r
 }
 
+/// [`take`], answered 2xx only while the database is still the file the server opened: a
+/// record made in a file removed or replaced under the server would be lost at the next
+/// start, so the client is told to try again (503) rather than that its package is kept.
+async fn accept(
+    app: &App,
+    tmp: TempPath,
+    md5: [u8; 16],
+    len: u64,
+    claimed: [u8; 16],
+    name: &str,
+) -> Result<Response, Refusal> {
+    let unavailable = |why| Refusal(StatusCode::SERVICE_UNAVAILABLE, why);
+    app.database_intact().map_err(unavailable)?;
+    let taken = take(app, tmp, md5, len, claimed, name).await?;
+    app.database_intact().map_err(unavailable)?;
+    Ok(taken)
+}
+
 /// Checks the MD5, verifies, renames into place and records. The temporary file is gone
 /// whatever the outcome.
-async fn accept(
+async fn take(
     app: &App,
     tmp: TempPath,
     md5: [u8; 16],
@@ -277,13 +308,14 @@ async fn accept(
             return Ok(taken(first, &md5_hex, len, Some(first)));
         }
     }
+    let unpack = app.unpack();
     let (tmp, verified) = tokio::task::spawn_blocking(move || {
-        let v = verify(&tmp);
+        let v = verify(&tmp, &unpack);
         (tmp, v)
     })
     .await
     .map_err(|e| Refusal::internal(e.to_string()))?;
-    let verified = verified.map_err(|e| Refusal(StatusCode::UNPROCESSABLE_ENTITY, e))?;
+    let verified = verified?;
     // Stored before it is recorded: a record always has its package. A process killed in
     // between leaves an object without a record, which the client's retry (it got no
     // answer) records; the same bytes land on the same key.
@@ -328,19 +360,65 @@ fn db(e: sqlx::Error) -> Refusal {
     )
 }
 
-/// A zip whose `verify` passes; the error is the reason, for a 422.
-fn verify(path: &std::path::Path) -> Result<hprof_shrink_core::verify::Verified, String> {
+/// A zip whose `verify` passes, its hprof inflated under `tmp/` within the server's
+/// bounds; refused with 422 and the reason, 413 when it inflates past the limit, 507 when
+/// the disk has no room for it.
+fn verify(
+    path: &std::path::Path,
+    unpack: &hprof_shrink_core::space::Unpack,
+) -> Result<hprof_shrink_core::verify::Verified, Refusal> {
     let mut magic = [0u8; 4];
     let n = std::fs::File::open(path)
         .and_then(|mut f| f.read(&mut magic))
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| Refusal::internal(e.to_string()))?;
     if n < 4 || &magic != b"PK\x03\x04" {
-        return Err(
+        return Err(Refusal(
+            StatusCode::UNPROCESSABLE_ENTITY,
             "not a package: a package is a zip (result.info, the hprof, extra.info)".into(),
-        );
+        ));
     }
-    hprof_shrink_core::verify::verify_path(path, None, None, &Control::default())
-        .map_err(|e| format!("the package does not verify: {e}"))
+    hprof_shrink_core::verify::verify_path_within(path, None, None, unpack, &Control::default())
+        .map_err(|e| match &e {
+            hprof_shrink_core::Error::Io(f)
+                if f.source.kind() == std::io::ErrorKind::FileTooLarge =>
+            {
+                Refusal(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    format!(
+                        "the package's hprof inflates past this server's limit: {}",
+                        f.source
+                    ),
+                )
+            }
+            hprof_shrink_core::Error::Io(f)
+                if f.source.kind() == std::io::ErrorKind::StorageFull =>
+            {
+                no_room()
+            }
+            _ => Refusal(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                format!("the package does not verify: {e}"),
+            ),
+        })
+}
+
+/// The data disk would be left with less than the server keeps free.
+fn no_room() -> Refusal {
+    Refusal(
+        StatusCode::INSUFFICIENT_STORAGE,
+        "the server has no room for the package now: try again later".into(),
+    )
+}
+
+/// Whether `more` bytes still fit beside `file`, leaving `keep_free`.
+fn room(file: &std::fs::File, more: u64, keep_free: u64) -> Result<(), Refusal> {
+    let unpack = hprof_shrink_core::space::Unpack {
+        keep_free,
+        ..Default::default()
+    };
+    unpack
+        .admit("the package", more, file)
+        .map_err(|_| no_room())
 }
 
 pub async fn put(

@@ -24,9 +24,9 @@ use super::groups::{BitmapGroup, Fold};
 use super::limits::{self, Cut, Props};
 use crate::analyze::Analysis;
 
-/// A job interrupted this many times (its worker died, or lost its lease, while analyzing
-/// it) is failed instead of taken up again: a package that kills workers must not do so
-/// forever.
+/// A job is tried at most this many times, whatever ended its attempts (its worker died or
+/// lost its lease, a passing fault, a crashed analysis); then it is failed instead of
+/// taken up again: a package that kills workers must not do so forever.
 pub const MAX_ATTEMPTS: i64 = 3;
 
 pub type DbResult<T> = Result<T, sqlx::Error>;
@@ -47,6 +47,11 @@ const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
         "stamps",
         include_str!("migrations/sqlite/0003_stamps.sql"),
     ),
+    (
+        4,
+        "retries",
+        include_str!("migrations/sqlite/0004_retries.sql"),
+    ),
 ];
 
 const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
@@ -60,6 +65,11 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
         3,
         "stamps",
         include_str!("migrations/postgres/0003_stamps.sql"),
+    ),
+    (
+        4,
+        "retries",
+        include_str!("migrations/postgres/0004_retries.sql"),
     ),
 ];
 
@@ -371,11 +381,12 @@ const FAIL_EXPIRED: &str = "UPDATE jobs SET state = 'failed', lease_owner = NULL
      ' times (its worker stopped or lost its lease)' \
      WHERE state = 'analyzing' AND lease_until < $1 AND attempts >= $2";
 
-/// The oldest job that is queued, or whose lease ran out. SQLite serializes writers, so
-/// one UPDATE is enough there.
+/// The oldest job that is queued (and not waiting out a backoff), or whose lease ran out.
+/// SQLite serializes writers, so one UPDATE is enough there.
 const CLAIM_SQLITE: &str = "UPDATE jobs SET state = 'analyzing', attempts = attempts + 1, \
      lease_owner = $2, lease_until = $3, updated_ms = $1 \
-     WHERE package_id = (SELECT package_id FROM jobs WHERE state = 'received' \
+     WHERE package_id = (SELECT package_id FROM jobs WHERE (state = 'received' \
+     AND not_before <= $1) \
      OR (state = 'analyzing' AND lease_until < $1) ORDER BY package_id LIMIT 1) \
      RETURNING package_id, attempts";
 
@@ -383,7 +394,8 @@ const CLAIM_SQLITE: &str = "UPDATE jobs SET state = 'analyzing', attempts = atte
 /// hold are skipped rather than waited for, so concurrent claims take different jobs.
 const CLAIM_POSTGRES: &str = "UPDATE jobs SET state = 'analyzing', attempts = attempts + 1, \
      lease_owner = $2, lease_until = $3, updated_ms = $1 \
-     WHERE package_id = (SELECT package_id FROM jobs WHERE state = 'received' \
+     WHERE package_id = (SELECT package_id FROM jobs WHERE (state = 'received' \
+     AND not_before <= $1) \
      OR (state = 'analyzing' AND lease_until < $1) ORDER BY package_id LIMIT 1 \
      FOR UPDATE SKIP LOCKED) \
      RETURNING package_id, attempts";
@@ -396,6 +408,17 @@ const FINISH_JOB: &str = "UPDATE jobs SET state = 'done', error = NULL, lease_ow
 
 const FAIL_JOB: &str = "UPDATE jobs SET state = 'failed', error = $1, lease_owner = NULL, \
      updated_ms = $2 WHERE package_id = $3 AND lease_owner = $4 AND state = 'analyzing'";
+
+/// Back to the queue after a passing fault, not to be claimed before $2.
+const RETRY_JOB: &str = "UPDATE jobs SET state = 'received', error = $1, not_before = $2, \
+     lease_owner = NULL, updated_ms = $3 \
+     WHERE package_id = $4 AND lease_owner = $5 AND state = 'analyzing'";
+
+/// Failed jobs back to the queue, with every attempt ahead of them again ($2: one package,
+/// or NULL for every failed one).
+const REQUEUE_FAILED: &str = "UPDATE jobs SET state = 'received', error = NULL, attempts = 0, \
+     not_before = 0, lease_owner = NULL, updated_ms = $1 \
+     WHERE state = 'failed' AND ($2 IS NULL OR package_id = $2)";
 
 const RENEW: &str = "UPDATE jobs SET lease_until = $1 \
      WHERE package_id = $2 AND lease_owner = $3 AND state = 'analyzing'";
@@ -749,6 +772,49 @@ impl Store {
             }
             tx.commit().await?;
             Ok(held)
+        })
+    }
+
+    /// Puts a job whose attempt failed by a passing fault back in the queue, with `error`
+    /// as its last failure, not to be claimed before `not_before` (ms since the epoch), if
+    /// `c` still holds its lease.
+    pub async fn retry(&self, c: &Claim, error: &str, not_before: i64) -> DbResult<bool> {
+        on!(self, pool => {
+            let mut tx = pool.begin().await?;
+            let held = sqlx::query(RETRY_JOB)
+                .bind(error)
+                .bind(not_before)
+                .bind(now_ms())
+                .bind(c.id)
+                .bind(&c.token)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected()
+                == 1;
+            if held {
+                sqlx::query(BUMP_GENERATION).execute(&mut *tx).await?;
+            }
+            tx.commit().await?;
+            Ok(held)
+        })
+    }
+
+    /// Puts failed jobs back in the queue with all their attempts ahead of them: package
+    /// `id`'s, or every failed one. Returns how many.
+    pub async fn requeue_failed(&self, id: Option<i64>) -> DbResult<u64> {
+        on!(self, pool => {
+            let mut tx = pool.begin().await?;
+            let n = sqlx::query(REQUEUE_FAILED)
+                .bind(now_ms())
+                .bind(id)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+            if n > 0 {
+                sqlx::query(BUMP_GENERATION).execute(&mut *tx).await?;
+            }
+            tx.commit().await?;
+            Ok(n)
         })
     }
 

@@ -422,3 +422,53 @@ async fn requeue(store: &Store, id: i64) {
     };
     assert_eq!(done.unwrap(), 1);
 }
+
+/// Retries on one database seen by two processes (`store` and `other`): a job put back
+/// after a passing fault is not claimed before its time, then is, as its next attempt;
+/// a late retry by a claim that lost its lease records nothing; a failed job requeued has
+/// all its attempts ahead of it again, and only failed jobs are requeued.
+pub async fn retries_wait_out_their_backoff(store: &Store, other: &Store) {
+    // Not of the form the callers use for their own packages.
+    let id = queue_bare(store, &"f".repeat(32)).await;
+    let (c1, _) = store.claim(Duration::from_secs(60)).await.unwrap();
+    let c1 = c1.unwrap();
+    assert_eq!((c1.id, c1.attempt), (id, 1));
+    let g0 = other.generation().await.unwrap();
+    let at = hprof_shrink::serve::store::now_ms() + 600;
+    assert!(store.retry(&c1, "the disk was full", at).await.unwrap());
+    assert!(
+        other.generation().await.unwrap() > g0,
+        "a retry is a change"
+    );
+    let p = other.package(id).await.unwrap().unwrap().row;
+    assert_eq!(p.state, "received");
+    assert_eq!(p.error.as_deref(), Some("the disk was full"));
+    // Waiting out its backoff: nobody takes it yet.
+    assert!(other
+        .claim(Duration::from_secs(60))
+        .await
+        .unwrap()
+        .0
+        .is_none());
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    let (c2, _) = other.claim(Duration::from_secs(60)).await.unwrap();
+    let c2 = c2.unwrap();
+    assert_eq!((c2.id, c2.attempt), (id, 2));
+    // The first claim is no longer the job's.
+    assert!(!store.retry(&c1, "late", 0).await.unwrap());
+    assert_eq!(
+        store.requeue_failed(Some(id)).await.unwrap(),
+        0,
+        "not failed"
+    );
+    assert!(other.fail(&c2, "failed for good").await.unwrap());
+    assert_eq!(store.requeue_failed(Some(id + 1)).await.unwrap(), 0);
+    assert_eq!(store.requeue_failed(Some(id)).await.unwrap(), 1);
+    let p = other.package(id).await.unwrap().unwrap().row;
+    assert_eq!(
+        (p.state.as_str(), p.attempts, p.error.as_deref()),
+        ("received", 0, None)
+    );
+    let (c3, _) = other.claim(Duration::from_secs(60)).await.unwrap();
+    assert_eq!(c3.map(|c| (c.id, c.attempt)), Some((id, 1)));
+}
