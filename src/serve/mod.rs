@@ -8,7 +8,9 @@
 //! - [`jobs`]: the workers that claim queued packages under a lease and analyze them;
 //! - [`groups`]: leaks by signature, bitmaps by buffer hash;
 //! - [`views`] and [`pages`]: what readers get, as JSON and HTML;
-//! - [`auth`]: the upload and read tokens.
+//! - [`auth`]: the upload and read tokens, and the names a request without one may use;
+//! - [`conn`], [`body`] and [`limits`]: the accept loop, each connection's timeouts and the
+//!   caps on connections and uploads; [`fault`]: failures of the server's own as 503/507.
 //!
 //! The data directory: `meta.sqlite` (and its WAL), `packages/<md5>.zip`,
 //! `analyses/<id>.json`, `pictures/<hash>.png`, `tmp/` for bodies on their way in. With
@@ -18,9 +20,13 @@
 pub mod auth;
 pub mod background;
 pub mod blobs;
+pub mod body;
 pub mod cache;
+pub mod conn;
+pub mod fault;
 pub mod groups;
 pub mod jobs;
+pub mod limits;
 pub mod pages;
 pub mod receive;
 pub mod s3;
@@ -38,6 +44,7 @@ use axum::Router;
 use tokio::sync::{watch, Notify};
 
 pub use auth::{Access, Secret};
+pub use limits::Limits;
 use blobs::Blobs;
 use store::Store;
 
@@ -60,6 +67,9 @@ impl Dirs {
         Dirs {
             root: root.to_path_buf(),
         }
+    }
+    pub fn root(&self) -> &Path {
+        &self.root
     }
     pub fn db(&self) -> PathBuf {
         self.root.join("meta.sqlite")
@@ -101,6 +111,8 @@ pub struct Config {
     /// use it to kill the server in between).
     pub answer_delay: Duration,
     pub log: Log,
+    /// Connections, timeouts and uploads at once ([`limits`]).
+    pub limits: Limits,
 }
 
 /// What every handler shares.
@@ -121,6 +133,10 @@ pub struct App {
     pub analysis_delay: Duration,
     pub answer_delay: Duration,
     pub log: Log,
+    /// Connections, timeouts and uploads at once, as fitted to the descriptor limit.
+    pub limits: Limits,
+    /// A place per upload being received ([`Limits::max_uploads`]).
+    pub uploads: Arc<tokio::sync::Semaphore>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -202,9 +218,11 @@ pub fn router(app: Arc<App>) -> Router {
             "/api/packages/{name}",
             axum::routing::put(receive::put).get(views::package_api),
         );
+    let log = app.log.clone();
     reads
         .merge(uploads)
         .layer(DefaultBodyLimit::disable())
+        .layer(axum::middleware::from_fn_with_state(log, fault::log_answers))
         .with_state(app)
 }
 
@@ -292,6 +310,14 @@ pub async fn start(config: Config) -> Result<Running, ServeError> {
             what: "the listening address".into(),
             source,
         })?;
+    let mut limits = config.limits;
+    if listener.is_some() {
+        match limits.fit_to_fd_limit(config.workers) {
+            Ok(Some(note)) => (config.log)(&note),
+            Ok(None) => {}
+            Err(e) => return Err(ServeError::Config(e)),
+        }
+    }
     let app = Arc::new(App {
         store,
         blobs,
@@ -308,21 +334,16 @@ pub async fn start(config: Config) -> Result<Running, ServeError> {
         analysis_delay: config.analysis_delay,
         answer_delay: config.answer_delay,
         log: config.log,
+        uploads: Arc::new(tokio::sync::Semaphore::new(limits.max_uploads.max(1))),
+        limits,
     });
     let (stop, stopped) = watch::channel(false);
     let workers = (0..config.workers)
         .map(|_| tokio::spawn(jobs::worker(app.clone(), stopped.clone())))
         .collect();
     let server = listener.map(|listener| {
-        let mut stopped_srv = stopped.clone();
         let routes = router(app.clone());
-        tokio::spawn(async move {
-            axum::serve(listener, routes)
-                .with_graceful_shutdown(async move {
-                    let _ = stopped_srv.wait_for(|s| *s).await;
-                })
-                .await
-        })
+        tokio::spawn(conn::serve(listener, app.clone(), routes, stopped.clone()))
     });
     if server.is_some() {
         // The unfiltered groups made from every row now, not while the first reader waits
