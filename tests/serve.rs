@@ -708,7 +708,10 @@ async fn dribble(srv: &Srv) -> tokio::net::tcp::OwnedReadHalf {
     use tokio::io::AsyncWriteExt;
     let (r, mut w) = raw(srv).await.into_split();
     tokio::spawn(async move {
-        if w.write_all(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n").await.is_err() {
+        if w.write_all(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+            .await
+            .is_err()
+        {
             return;
         }
         loop {
@@ -918,6 +921,7 @@ async fn connections_without_a_token_are_capped_apart_and_the_total_too() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn new_clients_get_in_past_connections_that_never_send() {
+    use tokio::io::AsyncWriteExt;
     let dir = tempfile::tempdir().unwrap();
     let srv = start(
         &dir.path().join("data"),
@@ -951,6 +955,23 @@ async fn new_clients_get_in_past_connections_that_never_send() {
     let v = get_json(&srv.url("/api/packages"), None).await;
     assert!(v["packages"].is_array());
     drop(silent);
+    // When every one of them is in a request (here uploads whose bodies come slowly), a
+    // newcomer is told to come back.
+    let mut busy = Vec::new();
+    for _ in 0..3 {
+        let mut c = raw(&srv).await;
+        c.write_all(b"PUT /api/packages/a.zip HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-MD5: 1B2M2Y8AsgTpgAmY7PhCfg==\r\nContent-Length: 100000\r\n\r\nPK")
+            .await
+            .unwrap();
+        busy.push(c);
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let mut c = raw(&srv).await;
+    let (status, headers, body) = read_answer(&mut c).await.expect("an answer");
+    assert_eq!(status, 503, "{body}");
+    assert!(headers.contains(&("retry-after".into(), "5".into())));
+    assert!(closed_within(&mut c, Duration::from_secs(10)).await);
+    drop(busy);
     srv.stop().await;
 }
 
@@ -1066,7 +1087,10 @@ async fn uploads_at_once_are_capped_with_503_and_retry_after() {
             break;
         }
         assert_eq!(r.status(), 503);
-        assert!(t0.elapsed() < Duration::from_secs(30), "the place was not given back");
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "the place was not given back"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     srv.stop().await;
@@ -1138,8 +1162,8 @@ async fn multipart_text_fields_and_part_headers_are_bounded_and_md5_is_given_onc
     assert_eq!(r.status(), 413);
     assert!(r.text().await.unwrap().contains("manufacturer"));
     // A part header that never ends.
-    let mut endless = format!("--{b}\r\nContent-Disposition: form-data; name=\"x\"\r\nX-Pad: ")
-        .into_bytes();
+    let mut endless =
+        format!("--{b}\r\nContent-Disposition: form-data; name=\"x\"\r\nX-Pad: ").into_bytes();
     endless.resize(4 << 20, b'p');
     let r = post_form(&srv, b, endless).await;
     assert_eq!(r.status(), 413);
@@ -1283,7 +1307,9 @@ async fn requests_without_a_token_must_name_this_server() {
         r.send()
     };
     // A page of evil.example whose name was made to resolve to 127.0.0.1 sends this.
-    let r = get(&open, format!("evil.example:{port}"), None).await.unwrap();
+    let r = get(&open, format!("evil.example:{port}"), None)
+        .await
+        .unwrap();
     assert_eq!(r.status(), 421);
     assert!(r.text().await.unwrap().contains("--public-host"));
     for host in [
@@ -1319,7 +1345,9 @@ async fn requests_without_a_token_must_name_this_server() {
         },
     )
     .await;
-    let r = get(&guarded, "heaps.internal".into(), Some(rd)).await.unwrap();
+    let r = get(&guarded, "heaps.internal".into(), Some(rd))
+        .await
+        .unwrap();
     assert_eq!(r.status(), 200);
     let r = get(&guarded, "heaps.internal".into(), None).await.unwrap();
     assert_eq!(r.status(), 421);
@@ -1334,7 +1362,10 @@ async fn the_package_lists_are_paged_with_before() {
     let srv = start(&dir.path().join("data"), Opts::receive_only()).await;
     for z in &zips {
         let b = std::fs::read(z).unwrap();
-        assert_eq!(put(&srv, "v.zip", b.clone(), md5_of(&b)).await.status(), 201);
+        assert_eq!(
+            put(&srv, "v.zip", b.clone(), md5_of(&b)).await.status(),
+            201
+        );
     }
     let ids = |v: &Value| -> Vec<i64> {
         v["packages"]
@@ -1358,7 +1389,10 @@ async fn the_package_lists_are_paged_with_before() {
     // The page links to the next page, and that page back to the newest.
     let (st, page) = get_text(&srv.url("/packages?limit=2")).await;
     assert_eq!(st, 200);
-    assert!(page.contains("href=\"/packages?before=4&amp;limit=2\""), "{page}");
+    assert!(
+        page.contains("href=\"/packages?before=4&amp;limit=2\""),
+        "{page}"
+    );
     assert!(!page.contains("newest"), "{page}");
     let (_, page) = get_text(&srv.url("/packages?before=4&limit=2")).await;
     assert!(page.contains("href=\"/packages/3\"") && page.contains("href=\"/packages/2\""));
@@ -1709,7 +1743,9 @@ fn with_few_file_descriptors_connections_that_never_send_do_not_stop_the_server(
     let t0 = Instant::now();
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
-        let _ = tx.send(blocking_json(&format!("http://127.0.0.1:{port}/api/packages")));
+        let _ = tx.send(blocking_json(&format!(
+            "http://127.0.0.1:{port}/api/packages"
+        )));
     });
     let v = rx
         .recv_timeout(Duration::from_secs(60))
@@ -1720,7 +1756,10 @@ fn with_few_file_descriptors_connections_that_never_send_do_not_stop_the_server(
     let cpu0 = cpu_time(pid);
     std::thread::sleep(Duration::from_secs(3));
     let spent = cpu_time(pid) - cpu0;
-    assert!(spent < Duration::from_millis(1500), "{spent:?} of CPU in 3 s");
+    assert!(
+        spent < Duration::from_millis(1500),
+        "{spent:?} of CPU in 3 s"
+    );
     drop(silent);
     let v = blocking_json(&format!("http://127.0.0.1:{port}/api/packages"));
     assert!(v["packages"].is_array(), "{v}");
@@ -2148,7 +2187,12 @@ async fn bench_groups_page_with_10000_packages() {
     let store = Store::open(&data.join("meta.sqlite")).await.unwrap();
     let t0 = Instant::now();
     // A kept data directory is used again as it is (recording takes minutes).
-    let recorded = store.packages(1, i64::MAX).await.unwrap().first().map_or(0, |p| p.id) as u32;
+    let recorded = store
+        .packages(1, i64::MAX)
+        .await
+        .unwrap()
+        .first()
+        .map_or(0, |p| p.id) as u32;
     for i in recorded..10_000u32 {
         let manifest = vec![
             ("sdkVersion".to_string(), (24 + i % 11).to_string()),

@@ -119,13 +119,14 @@ pub struct LimitArgs {
     #[arg(long, value_name = "N", default_value_t = limits::DEFAULT_MAX_CONNECTIONS, help_heading = "Limits")]
     pub max_connections: usize,
 
-    /// Connections that have presented no valid token yet; a new one past it closes the one
-    /// idle longest (or slowest with its headers), else is answered 503.
+    /// Connections that have presented no valid token yet (at most 7/8 of
+    /// --max-connections); a new one past it closes the one idle longest (or slowest with
+    /// its headers), else is answered 503.
     #[arg(long, value_name = "N", default_value_t = limits::DEFAULT_MAX_UNAUTHENTICATED, help_heading = "Limits")]
     pub max_unauthenticated_connections: usize,
 
-    /// Uploads received and verified at once (each holds at most about 1.2 MiB of memory
-    /// while its client is slow); past it, 503 with Retry-After.
+    /// Uploads received and verified at once (one whose client is slow holds about 1.2 MiB
+    /// of memory, 2.2 MiB for a multipart POST); past it, 503 with Retry-After.
     #[arg(long, value_name = "N", default_value_t = limits::DEFAULT_MAX_UPLOADS, help_heading = "Limits")]
     pub max_uploads: usize,
 
@@ -171,7 +172,10 @@ impl LimitArgs {
     fn limits(&self) -> Result<Limits, HostError> {
         for (flag, n) in [
             ("max-connections", self.max_connections),
-            ("max-unauthenticated-connections", self.max_unauthenticated_connections),
+            (
+                "max-unauthenticated-connections",
+                self.max_unauthenticated_connections,
+            ),
             ("max-uploads", self.max_uploads),
         ] {
             if n == 0 {
@@ -196,7 +200,9 @@ impl LimitArgs {
             .map(|h| {
                 let name = serve::auth::host_name(h.trim());
                 if name.is_empty() || name.contains(['/', ' ', '@']) {
-                    Err(HostError::Usage(format!("--public-host {h:?} is not a host name")))
+                    Err(HostError::Usage(format!(
+                        "--public-host {h:?} is not a host name"
+                    )))
                 } else {
                     Ok(name)
                 }

@@ -39,12 +39,7 @@ impl fmt::Debug for Secret {
 /// `Err(())`: an Authorization header that is neither.
 fn credential(headers: &HeaderMap) -> Option<Result<String, ()>> {
     let v = headers.get(header::AUTHORIZATION)?;
-    Some(
-        v.to_str()
-            .ok()
-            .and_then(parse_credential)
-            .ok_or(()),
-    )
+    Some(v.to_str().ok().and_then(parse_credential).ok_or(()))
 }
 
 fn parse_credential(v: &str) -> Option<String> {
@@ -172,7 +167,7 @@ impl Access {
         let allowed = name.parse::<std::net::IpAddr>().is_ok()
             || name == "localhost"
             || name.ends_with(".localhost")
-            || self.public_hosts.iter().any(|h| *h == name);
+            || self.public_hosts.contains(&name);
         if allowed {
             Ok(())
         } else {
@@ -241,7 +236,10 @@ mod tests {
         assert_eq!(a.upload_check(&with_auth("Token up")), Err(Denied::Wrong));
         assert_eq!(a.read_check(&HeaderMap::new()), Err(Denied::Missing));
         assert_eq!(a.read_check(&with_auth("Bearer up")), Err(Denied::Wrong));
-        assert_eq!(a.presented_token(&with_auth("Bearer up")), Presented::Upload);
+        assert_eq!(
+            a.presented_token(&with_auth("Bearer up")),
+            Presented::Upload
+        );
         assert_eq!(a.presented_token(&with_auth("Bearer rd")), Presented::Read);
         assert_eq!(a.presented_token(&with_auth("Bearer x")), Presented::Wrong);
         assert_eq!(a.presented_token(&HeaderMap::new()), Presented::None);

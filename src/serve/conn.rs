@@ -364,13 +364,7 @@ pub async fn serve(
                 if backoff.reset() {
                     (shared.app.log)("accepting connections again");
                 }
-                tokio::spawn(admit(
-                    shared.clone(),
-                    stream,
-                    peer,
-                    permit,
-                    stop.clone(),
-                ));
+                tokio::spawn(admit(shared.clone(), stream, peer, permit, stop.clone()));
             }
             Err(e) => {
                 if let Some(wait) = backoff.after(&e) {

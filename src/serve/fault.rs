@@ -121,16 +121,16 @@ fn db_kind(e: &sqlx::Error) -> Kind {
             match code.parse::<i64>() {
                 // SQLite: its extended code, whose low byte is the primary one.
                 Ok(n) => match n & 0xff {
-                    13 => Kind::Full,       // SQLITE_FULL
-                    5 | 6 => Kind::Busy,    // SQLITE_BUSY, SQLITE_LOCKED
-                    7 => Kind::Busy,        // SQLITE_NOMEM
+                    13 => Kind::Full,                           // SQLITE_FULL
+                    5 | 6 => Kind::Busy,                        // SQLITE_BUSY, SQLITE_LOCKED
+                    7 => Kind::Busy,                            // SQLITE_NOMEM
                     8 | 10 | 11 | 14 | 26 => Kind::Unavailable, // READONLY, IOERR, CORRUPT, CANTOPEN, NOTADB
                     _ => Kind::Internal,
                 },
                 // PostgreSQL: SQLSTATE.
                 Err(_) => match code.as_str() {
-                    "53100" => Kind::Full, // disk_full
-                    c if c.starts_with("53") => Kind::Busy, // insufficient resources
+                    "53100" => Kind::Full,                               // disk_full
+                    c if c.starts_with("53") => Kind::Busy,              // insufficient resources
                     "40001" | "40P01" | "55P03" | "57014" => Kind::Busy, // serialization, deadlock, lock, cancelled
                     c if c.starts_with("08") || c.starts_with("57P") || c == "25006" => {
                         Kind::Unavailable // connection, shutdown, read-only
@@ -184,20 +184,41 @@ mod tests {
 
     #[test]
     fn full_disks_are_507_busy_and_broken_things_503_with_a_retry_after() {
-        let full = Fault::io("the server's disk", &io::Error::from_raw_os_error(libc::ENOSPC));
+        let full = Fault::io(
+            "the server's disk",
+            &io::Error::from_raw_os_error(libc::ENOSPC),
+        );
         assert_eq!(full.status(), StatusCode::INSUFFICIENT_STORAGE);
         assert_eq!(full.retry_after(), Some(60));
-        let limit = Fault::io("the server's disk", &io::Error::from_raw_os_error(libc::EFBIG));
+        let limit = Fault::io(
+            "the server's disk",
+            &io::Error::from_raw_os_error(libc::EFBIG),
+        );
         assert_eq!(limit.kind, Kind::Full);
-        let fds = Fault::io("the server's disk", &io::Error::from_raw_os_error(libc::EMFILE));
-        assert_eq!((fds.status(), fds.retry_after()), (StatusCode::SERVICE_UNAVAILABLE, Some(5)));
-        let eio = Fault::io("the package store", &io::Error::from_raw_os_error(libc::EIO));
-        assert_eq!((eio.status(), eio.retry_after()), (StatusCode::SERVICE_UNAVAILABLE, Some(30)));
+        let fds = Fault::io(
+            "the server's disk",
+            &io::Error::from_raw_os_error(libc::EMFILE),
+        );
+        assert_eq!(
+            (fds.status(), fds.retry_after()),
+            (StatusCode::SERVICE_UNAVAILABLE, Some(5))
+        );
+        let eio = Fault::io(
+            "the package store",
+            &io::Error::from_raw_os_error(libc::EIO),
+        );
+        assert_eq!(
+            (eio.status(), eio.retry_after()),
+            (StatusCode::SERVICE_UNAVAILABLE, Some(30))
+        );
         assert_eq!(Fault::db(&sqlx::Error::PoolTimedOut).kind, Kind::Busy);
         assert_eq!(Fault::db(&sqlx::Error::PoolClosed).kind, Kind::Unavailable);
         let e = Fault::io(
             "the server's disk",
-            &io::Error::new(io::ErrorKind::StorageFull, "/srv/heaps/tmp/upload-1.part: full"),
+            &io::Error::new(
+                io::ErrorKind::StorageFull,
+                "/srv/heaps/tmp/upload-1.part: full",
+            ),
         );
         assert!(!e.message().contains("/srv"), "{}", e.message());
         assert!(e.detail.contains("/srv"));

@@ -125,6 +125,8 @@ impl Limits {
 /// Raises the soft `RLIMIT_NOFILE` to `wanted` (at most the hard limit); the soft limit
 /// then, or None where there is none to read.
 #[cfg(unix)]
+// rlim_t is u64 here, not on every unix.
+#[allow(clippy::unnecessary_cast)]
 fn raise_fd_limit(wanted: u64) -> Option<u64> {
     let mut lim = libc::rlimit {
         rlim_cur: 0,
@@ -158,4 +160,43 @@ fn raise_fd_limit(wanted: u64) -> Option<u64> {
 #[cfg(not(unix))]
 fn raise_fd_limit(_wanted: u64) -> Option<u64> {
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unauthenticated_connections_stay_below_the_total() {
+        let l = |total, unauth| Limits {
+            max_connections: total,
+            max_unauthenticated: unauth,
+            ..Limits::default()
+        };
+        assert_eq!(l(512, 128).unauthenticated_cap(), 128);
+        assert_eq!(l(64, 128).unauthenticated_cap(), 56);
+        assert_eq!(l(6, 2).unauthenticated_cap(), 2);
+        assert_eq!(l(4, 4).unauthenticated_cap(), 3);
+        assert_eq!(l(1, 1).unauthenticated_cap(), 1);
+    }
+
+    #[test]
+    fn the_caps_fit_the_descriptor_limit() {
+        // Whatever this process's limit, the caps come out within it, or the start is
+        // refused with the reason.
+        let mut l = Limits {
+            max_connections: 10_000_000,
+            ..Limits::default()
+        };
+        match l.fit_to_fd_limit(2) {
+            Ok(note) => {
+                assert!(l.max_connections >= MIN_CONNECTIONS);
+                assert!(l.max_unauthenticated < l.max_connections);
+                if l.max_connections < 10_000_000 {
+                    assert!(note.unwrap().contains("ulimit -n"));
+                }
+            }
+            Err(e) => assert!(e.contains("ulimit -n"), "{e}"),
+        }
+    }
 }

@@ -44,8 +44,8 @@ use axum::Router;
 use tokio::sync::{watch, Notify};
 
 pub use auth::{Access, Secret};
-pub use limits::Limits;
 use blobs::Blobs;
+pub use limits::Limits;
 use store::Store;
 
 /// The largest package taken by default.
@@ -222,7 +222,10 @@ pub fn router(app: Arc<App>) -> Router {
     reads
         .merge(uploads)
         .layer(DefaultBodyLimit::disable())
-        .layer(axum::middleware::from_fn_with_state(log, fault::log_answers))
+        .layer(axum::middleware::from_fn_with_state(
+            log,
+            fault::log_answers,
+        ))
         .with_state(app)
 }
 

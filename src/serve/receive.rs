@@ -186,8 +186,8 @@ fn too_large(max: u64) -> Refusal {
 
 /// A body on its way to a temporary file: written in large pieces off the async threads,
 /// hashed as it goes, cut off past the limit. Its buffer grows with what came (up to
-/// [`WRITE_CHUNK`]) and is used again: a stalled upload holds what it sent since the last
-/// write, at most 1 MiB.
+/// [`WRITE_CHUNK`] and the chunk that fills it) and is used again: a stalled upload holds
+/// what it sent since the last write, under 1 MiB.
 struct Sink {
     file: Option<std::fs::File>,
     path: TempPath,
@@ -224,6 +224,14 @@ impl Sink {
         self.len += chunk.len() as u64;
         if self.len > self.max {
             return Err(too_large(self.max));
+        }
+        let want = self.buf.len() + chunk.len();
+        if want > self.buf.capacity() {
+            // Doubling, but never past one write's worth and the chunk that ends it.
+            let cap = want
+                .max(2 * self.buf.capacity())
+                .min(WRITE_CHUNK + chunk.len());
+            self.buf.reserve_exact(cap - self.buf.len());
         }
         self.buf.extend_from_slice(chunk);
         if self.buf.len() >= WRITE_CHUNK {
@@ -374,10 +382,9 @@ async fn accept(
     .await
     .map_err(|e| Refusal::internal(e.to_string()))?;
     let verified = verified.map_err(|e| match e {
-        Unverified::Bad(why) => Refusal::new(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            scrub(app, &tmp, &why),
-        ),
+        Unverified::Bad(why) => {
+            Refusal::new(StatusCode::UNPROCESSABLE_ENTITY, scrub(app, &tmp, &why))
+        }
         Unverified::Fault(f) => Refusal::fault(f),
     })?;
     // Stored before it is recorded: a record always has its package. A process killed in
@@ -422,7 +429,11 @@ fn db(e: sqlx::Error) -> Refusal {
 /// file is "the package", the data and temporary directories are left out.
 fn scrub(app: &App, tmp: &std::path::Path, msg: &str) -> String {
     let mut out = msg.replace(&*tmp.to_string_lossy(), "the package");
-    let dirs: [PathBuf; 3] = [app.dirs.tmp(), app.dirs.root().to_path_buf(), std::env::temp_dir()];
+    let dirs: [PathBuf; 3] = [
+        app.dirs.tmp(),
+        app.dirs.root().to_path_buf(),
+        std::env::temp_dir(),
+    ];
     for d in dirs {
         let d = d.to_string_lossy();
         if d.len() > 1 {
@@ -553,8 +564,8 @@ impl Budget {
         let budget = self.clone();
         Body::from_stream(body.into_data_stream().map(move |chunk| {
             let chunk = chunk?;
-            let read = budget.read.fetch_add(chunk.len() as u64, Ordering::Relaxed)
-                + chunk.len() as u64;
+            let read =
+                budget.read.fetch_add(chunk.len() as u64, Ordering::Relaxed) + chunk.len() as u64;
             if read > budget.taken.load(Ordering::Relaxed) + MULTIPART_SLACK
                 && !budget.draining.load(Ordering::Relaxed)
             {

@@ -10,8 +10,8 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::Json;
 use serde_json::{json, Value};
 
-use super::blobs::{package_key, picture_key, Object};
 use super::auth::Denied;
+use super::blobs::{package_key, picture_key, Object};
 use super::cache::Groups;
 use super::fault::Fault;
 use super::groups::{bitmap_groups, leak_groups, LeakGroup};
@@ -279,7 +279,12 @@ pub async fn packages_page(
 ) -> Result<Html<String>, Failure> {
     let (list, next) = page_of(&app, &p, PAGE, PAGE).await?;
     let limit = p.limit.map(|l| l.clamp(1, PAGE));
-    Ok(Html(pages::packages(&list, p.before.is_some(), next, limit)))
+    Ok(Html(pages::packages(
+        &list,
+        p.before.is_some(),
+        next,
+        limit,
+    )))
 }
 
 /// The analysis of one package as the self-contained page `analyze --html` writes.
