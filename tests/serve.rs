@@ -1257,6 +1257,16 @@ async fn refusals_are_logged_with_their_reason_and_answers_name_no_server_path()
             assert!(!text.contains(path), "{path} in {text}");
         }
     }
+    // Damaged on the way.
+    let r = client()
+        .put(srv.url("/api/packages/a.zip"))
+        .bearer_auth(up)
+        .header("content-md5", b64(&md5_of(b"other bytes")))
+        .body(bytes.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
     // Too large.
     let big = vec![0u8; 2 << 20];
     let r = client()
@@ -1274,6 +1284,7 @@ async fn refusals_are_logged_with_their_reason_and_answers_name_no_server_path()
         ": 401 an upload token is needed",
         ": 401 the upload token is wrong",
         ": 422 the package does not verify",
+        ": 400 MD5 mismatch",
         ": 413 the package is larger",
     ] {
         assert!(log.contains(want), "{want:?} not in the log:\n{log}");

@@ -239,6 +239,13 @@ pub fn run(a: ServeArgs) -> Result<(), HostError> {
             a.listen
         );
     }
+    if !a.worker
+        && access.public_read
+        && !a.listen.ip().is_loopback()
+        && access.public_hosts.is_empty()
+    {
+        say!("hprof-shrink: note: --public-read answers requests without a token under an IP address or localhost only; give --public-host NAME for each DNS name readers use");
+    }
     if !a.worker && access.read.is_none() && !access.public_read {
         say!("hprof-shrink: warning: no read token ({READ_TOKEN_ENV} or --read-token-file) and no --public-read: nobody can read the pages");
     }

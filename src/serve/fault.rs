@@ -181,6 +181,54 @@ pub async fn log_answers(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode};
+    use sqlx::{ConnectOptions, Connection, Executor};
+
+    /// SQLite's own errors, as sqlx reports them: a full database is 507, a busy one 503
+    /// soon, a read-only one 503 later.
+    #[tokio::test]
+    async fn sqlite_errors_are_classified_by_their_code() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.sqlite");
+        let opts = SqliteConnectOptions::new()
+            .filename(&path)
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal);
+        let mut a = opts.connect().await.unwrap();
+        a.execute("CREATE TABLE t (v BLOB)").await.unwrap();
+        // Full: the database may not grow past its pages.
+        a.execute("PRAGMA max_page_count = 3").await.unwrap();
+        let e = a
+            .execute("INSERT INTO t VALUES (zeroblob(100000))")
+            .await
+            .unwrap_err();
+        assert_eq!(Fault::db(&e).kind, Kind::Full, "{e}");
+        a.execute("PRAGMA max_page_count = 1000000").await.unwrap();
+        // Busy: another connection holds the write lock, and this one does not wait.
+        let mut b = opts
+            .clone()
+            .busy_timeout(std::time::Duration::ZERO)
+            .connect()
+            .await
+            .unwrap();
+        a.execute("BEGIN IMMEDIATE").await.unwrap();
+        let e = b.execute("INSERT INTO t VALUES (1)").await.unwrap_err();
+        let f = Fault::db(&e);
+        assert_eq!((f.kind, f.retry_after()), (Kind::Busy, Some(5)), "{e}");
+        a.execute("ROLLBACK").await.unwrap();
+        // Read-only.
+        let mut ro = opts.clone().read_only(true).connect().await.unwrap();
+        let e = ro.execute("INSERT INTO t VALUES (1)").await.unwrap_err();
+        let f = Fault::db(&e);
+        assert_eq!(
+            (f.status(), f.retry_after()),
+            (StatusCode::SERVICE_UNAVAILABLE, Some(30)),
+            "{e}"
+        );
+        for c in [a, b, ro] {
+            c.close().await.unwrap();
+        }
+    }
 
     #[test]
     fn full_disks_are_507_busy_and_broken_things_503_with_a_retry_after() {
