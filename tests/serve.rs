@@ -1451,10 +1451,24 @@ async fn a_failing_package_fails_alone_and_queued_work_survives_a_restart() {
     let va = settled(&srv.base, 1, None).await;
     let vb = settled(&srv.base, 2, None).await;
     assert_eq!(va["package"]["state"], "failed", "{va}");
-    assert!(!va["package"]["error"].as_str().unwrap().is_empty());
+    let error = va["package"]["error"].as_str().unwrap();
+    assert!(!error.is_empty());
+    // Why, without the server's paths.
+    assert!(!error.contains(s(&data)), "{error}");
+    let listed = get_json(&srv.url("/api/packages"), None).await;
+    assert!(!listed.to_string().contains(s(&data)), "{listed}");
     assert_eq!(vb["package"]["state"], "done", "{vb}");
     let (_, page) = get_text(&srv.url("/packages/1")).await;
     assert!(page.contains("failed"));
+    assert!(!page.contains(s(&data)), "{page}");
+    // The analysis names the package, not the server's file.
+    assert!(
+        !vb.to_string().contains(s(&data)),
+        "{}",
+        vb["analysis"]["input"]
+    );
+    let (_, page) = get_text(&srv.url("/packages/2/analysis")).await;
+    assert!(!page.contains(s(&data)));
     srv.stop().await;
 }
 

@@ -5,6 +5,7 @@
 //! log only.
 
 use std::io;
+use std::path::{Path, PathBuf};
 
 use axum::extract::Request;
 use axum::http::{header, HeaderValue, StatusCode};
@@ -149,6 +150,29 @@ fn db_kind(e: &sqlx::Error) -> Kind {
         | sqlx::Error::Configuration(_) => Kind::Unavailable,
         _ => Kind::Internal,
     }
+}
+
+/// `msg` without the server's paths, for an answer: each of `named` (a file and what to
+/// call it) first, then the data directory, its `tmp/`, the package directory and the
+/// system's temporary directory, each shown as `[server]`.
+pub fn scrub(app: &super::App, msg: &str, named: &[(&Path, &str)]) -> String {
+    let mut out = msg.to_string();
+    for (path, name) in named {
+        out = out.replace(&*path.to_string_lossy(), name);
+    }
+    let mut dirs: Vec<PathBuf> = vec![app.dirs.tmp(), app.dirs.root().to_path_buf()];
+    if let super::blobs::Blobs::Dir(root) = &app.blobs {
+        dirs.push(root.clone());
+    }
+    dirs.push(std::env::temp_dir());
+    for d in dirs {
+        let d = d.to_string_lossy();
+        // Never "/" or "": that would take every slash with it.
+        if d.len() > 1 {
+            out = out.replace(&*d, "[server]");
+        }
+    }
+    out
 }
 
 /// Why a request was refused or failed, kept with its answer for the log (never sent).

@@ -9,7 +9,6 @@
 //! [`Limits::max_uploads`]: super::limits::Limits::max_uploads
 
 use std::io::{Read, Write};
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -30,7 +29,7 @@ use tokio::sync::OwnedSemaphorePermit;
 use super::auth::Denied;
 use super::blobs::package_key;
 use super::body::stalled_in;
-use super::fault::{Fault, Why};
+use super::fault::{scrub, Fault, Why};
 use super::limits::BUSY_RETRY_AFTER;
 use super::store::NewPackage;
 use super::App;
@@ -382,9 +381,10 @@ async fn accept(
     .await
     .map_err(|e| Refusal::internal(e.to_string()))?;
     let verified = verified.map_err(|e| match e {
-        Unverified::Bad(why) => {
-            Refusal::new(StatusCode::UNPROCESSABLE_ENTITY, scrub(app, &tmp, &why))
-        }
+        Unverified::Bad(why) => Refusal::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            scrub(app, &why, &[(&tmp, "the package")]),
+        ),
         Unverified::Fault(f) => Refusal::fault(f),
     })?;
     // Stored before it is recorded: a record always has its package. A process killed in
@@ -423,24 +423,6 @@ fn store_failed(e: std::io::Error) -> Refusal {
 
 fn db(e: sqlx::Error) -> Refusal {
     Refusal::fault(Fault::db(&e))
-}
-
-/// A message about an upload without the server's paths in it: the upload's temporary
-/// file is "the package", the data and temporary directories are left out.
-fn scrub(app: &App, tmp: &std::path::Path, msg: &str) -> String {
-    let mut out = msg.replace(&*tmp.to_string_lossy(), "the package");
-    let dirs: [PathBuf; 3] = [
-        app.dirs.tmp(),
-        app.dirs.root().to_path_buf(),
-        std::env::temp_dir(),
-    ];
-    for d in dirs {
-        let d = d.to_string_lossy();
-        if d.len() > 1 {
-            out = out.replace(&*d, "[server]");
-        }
-    }
-    out
 }
 
 /// Why a package did not verify: its own fault (422), or the server's.

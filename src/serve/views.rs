@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 use super::auth::Denied;
 use super::blobs::{package_key, picture_key, Object};
 use super::cache::Groups;
-use super::fault::Fault;
+use super::fault::{scrub, Fault};
 use super::groups::{bitmap_groups, leak_groups, LeakGroup};
 use super::jobs::{is_hex, load};
 use super::pages::{self, PackageLeak};
@@ -183,7 +183,20 @@ async fn package_named(app: &App, id: &str) -> Result<(i64, super::store::Packag
         .await
         .map_err(db)?
         .ok_or_else(|| missing("no such package"))?;
-    Ok((id, p))
+    Ok((id, shown(app, p)))
+}
+
+/// A package row as answers show it: why its analysis failed, without the server's paths
+/// (the analyzer names the file it read).
+fn shown(app: &App, mut p: super::store::PackageRow) -> super::store::PackageRow {
+    if let Some(e) = &p.error {
+        let stored = match &app.blobs {
+            super::blobs::Blobs::Dir(root) => root.join(package_key(&p.md5)),
+            super::blobs::Blobs::S3(_) => std::path::PathBuf::new(),
+        };
+        p.error = Some(scrub(app, e, &[(&stored, "the package")]));
+    }
+    p
 }
 
 pub async fn package_page(
@@ -223,7 +236,7 @@ pub async fn package_api(
         return Ok(unauthorized(why));
     }
     let (id, p) = package_named(&app, &id).await?;
-    let analysis = load(&app, id).await;
+    let analysis = analysis_of(&app, id, &p.name).await;
     Ok(Json(json!({
         "package": p,
         "download": format!("/packages/{id}/download"),
@@ -253,7 +266,14 @@ async fn page_of(
 ) -> Result<(Vec<super::store::PackageRow>, Option<i64>), Failure> {
     let limit = p.limit.unwrap_or(default).clamp(1, max);
     let before = p.before.unwrap_or(i64::MAX);
-    let mut list = app.store.packages(limit + 1, before).await.map_err(db)?;
+    let mut list: Vec<_> = app
+        .store
+        .packages(limit + 1, before)
+        .await
+        .map_err(db)?
+        .into_iter()
+        .map(|p| shown(app, p))
+        .collect();
     let next = if list.len() as i64 > limit {
         list.truncate(limit as usize);
         list.last().map(|p| p.id)
@@ -287,13 +307,21 @@ pub async fn packages_page(
     )))
 }
 
+/// A package's analysis as answers show it: its input named by the package's name, not by
+/// the file the worker read (a path of the server).
+async fn analysis_of(app: &App, id: i64, name: &str) -> Option<crate::analyze::Analysis> {
+    let mut a = load(app, id).await?;
+    a.input.path = name.to_string();
+    Some(a)
+}
+
 /// The analysis of one package as the self-contained page `analyze --html` writes.
 pub async fn analysis_page(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
 ) -> Result<Html<String>, Failure> {
-    let id = parse_id(&id)?;
-    let a = load(&app, id)
+    let (id, p) = package_named(&app, &id).await?;
+    let a = analysis_of(&app, id, &p.name)
         .await
         .ok_or_else(|| missing("this package has no analysis (yet)"))?;
     let mut pictures: Vec<(String, Vec<u8>)> = Vec::new();
