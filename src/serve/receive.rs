@@ -29,8 +29,8 @@ use tokio::sync::OwnedSemaphorePermit;
 use super::auth::Denied;
 use super::blobs::package_key;
 use super::body::stalled_in;
-use super::fault::{scrub, Fault, Why};
 use super::conn_limits::BUSY_RETRY_AFTER;
+use super::fault::{scrub, Fault, Why};
 use super::store::NewPackage;
 use super::App;
 
@@ -373,12 +373,13 @@ async fn accept(
     claimed: [u8; 16],
     name: &str,
 ) -> Result<Response, Refusal> {
-    // The database file is gone: nothing recorded now would outlive a restart (503).
-    let unavailable = |why: String| {
+    // The database file is gone: nothing recorded now would outlive a restart (503). Why
+    // is logged once, when first seen ([`App::database_intact`]), not with every refusal.
+    let unavailable = |_why: String| {
         Refusal::fault(Fault {
             kind: super::fault::Kind::Unavailable,
             what: "the database",
-            detail: why,
+            detail: "its file is not the one this server opened".into(),
         })
     };
     app.database_intact().map_err(unavailable)?;
