@@ -1069,6 +1069,7 @@ scenario_tests! {
     fragment_support => "fragment-support",
     fragment_androidx_destroyed => "fragment-androidx-destroyed",
     fragment_androidx_initialized => "fragment-androidx-initialized",
+    fragments_unwatched => "fragments-unwatched",
     message_queue_quitting => "message-queue-quitting",
     view_root_impl => "view-root-impl",
     main_thread_local => "main-thread-local",
