@@ -300,7 +300,10 @@ fn every_list_is_capped_and_a_hostile_dump_stays_under_the_bound() {
             }
             for label in &s.labels {
                 assert!(label.len() <= MAX_TEXT_BYTES + 20, "{} bytes", label.len());
-                assert!(!label.contains(['\u{1b}', '\r', '\n', '\u{202e}']), "{label}");
+                assert!(
+                    !label.contains(['\u{1b}', '\r', '\n', '\u{202e}']),
+                    "{label}"
+                );
             }
             assert!(s.labels.len() <= MAX_STEP_LABELS);
             let bytes: usize = s.labels.iter().map(String::len).sum();

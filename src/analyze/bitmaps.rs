@@ -9,10 +9,10 @@ use rustc_hash::FxHashMap;
 
 use super::graph::{Graph, Instances};
 use super::index::Node;
+use super::inspect::Inspectors;
 use super::limits::{MAX_BITMAP_GROUPS, MAX_BITMAP_INSTANCES};
 use super::model::{BitmapGroup, BitmapInstance};
 use super::reach::Reach;
-use super::inspect::Inspectors;
 use super::trace::trace;
 
 /// ART's heap ids: objects of the zygote and boot image heaps belong to the system.

@@ -178,7 +178,10 @@ pub struct Candidate {
 }
 
 /// The classes whose instances [`candidates`] reads: for the references' pass to collect.
-pub fn wanted(ins_kinds: &super::inspect::kinds::Kinds, heap: &super::inspect::heap::Heap<'_>) -> Vec<u64> {
+pub fn wanted(
+    ins_kinds: &super::inspect::kinds::Kinds,
+    heap: &super::inspect::heap::Heap<'_>,
+) -> Vec<u64> {
     let mask = Finder::ALL.iter().fold(0, |m, f| m | f.kinds());
     let mut out = ins_kinds.classes_with(mask);
     out.extend(ins_kinds.component_classes());

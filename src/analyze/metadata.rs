@@ -42,11 +42,19 @@ pub fn read(ix: &Index<'_>) -> HeapMetadata {
         .and_then(|t| field(t, "android.app.ActivityThread", "mBoundApplication"));
     let info = bound.and_then(|b| field(b, "android.app.ActivityThread$AppBindData", "appInfo"));
     let text = |node: Option<_>, class, name| {
-        string(node.and_then(|n| heap.field(n, class, name)).and_then(|v| v.as_object()))
+        string(
+            node.and_then(|n| heap.field(n, class, name))
+                .and_then(|v| v.as_object()),
+        )
     };
-    let process_name = text(info, "android.content.pm.ApplicationInfo", "processName").or_else(
-        || text(bound, "android.app.ActivityThread$AppBindData", "processName"),
-    );
+    let process_name =
+        text(info, "android.content.pm.ApplicationInfo", "processName").or_else(|| {
+            text(
+                bound,
+                "android.app.ActivityThread$AppBindData",
+                "processName",
+            )
+        });
     let package_name = text(info, "android.content.pm.PackageItemInfo", "packageName");
 
     let leakcanary_version = static_string("leakcanary.internal.InternalLeakCanary", "version")

@@ -236,34 +236,32 @@ fn analyze_input(
     timings.note_memory("paths");
 
     let t = Instant::now();
-    // (node, finders, Matrix's reason) of each leak to trace, and the unreachable ones.
-    type Traced = (index::Node, finders::Finders, Option<String>);
-    let (to_trace, unreachable_nodes, more_leaks, more_unreachable, keys_found, more_keys): (
-        Vec<Traced>,
-        Vec<(index::Node, finders::Finders)>,
-        u64,
-        u64,
-        Vec<String>,
-        u64,
-    ) = match &key {
+    let Found {
+        to_trace,
+        unreachable_nodes,
+        more_leaks,
+        more_unreachable,
+        keys_found,
+        more_keys,
+    } = match &key {
         Some(k) => {
             let mut found = leaks::by_key(&g, &reach, &instances, k);
             notes.append(&mut found.notes);
             let matrix = finders::Finders::default().with(finders::Finder::MatrixKey);
             let more_unreachable =
                 limits::keep_first(&mut found.unreachable, limits::MAX_UNREACHABLE);
-            (
-                found
+            Found {
+                to_trace: found
                     .suspects
                     .into_iter()
                     .map(|s| (s.node, matrix, Some(s.reason)))
                     .collect(),
-                found.unreachable.into_iter().map(|n| (n, matrix)).collect(),
-                found.more,
+                unreachable_nodes: found.unreachable.into_iter().map(|n| (n, matrix)).collect(),
+                more_leaks: found.more,
                 more_unreachable,
-                found.keys,
-                found.more_keys,
-            )
+                keys_found: found.keys,
+                more_keys: found.more_keys,
+            }
         }
         None => {
             let settled = finders::settle(&candidates, &reach);
@@ -273,22 +271,22 @@ fn analyze_input(
                     settled.behind
                 ));
             }
-            (
-                settled
+            Found {
+                to_trace: settled
                     .traced
                     .iter()
                     .map(|c| (c.node, c.finders, None))
                     .collect(),
-                settled
+                unreachable_nodes: settled
                     .unreachable
                     .iter()
                     .map(|c| (c.node, c.finders))
                     .collect(),
-                settled.more,
-                settled.more_unreachable,
-                Vec::new(),
-                0,
-            )
+                more_leaks: settled.more,
+                more_unreachable: settled.more_unreachable,
+                keys_found: Vec::new(),
+                more_keys: 0,
+            }
         }
     };
     drop(candidates);
@@ -704,4 +702,16 @@ fn heap_name(id: u32) -> &'static str {
         0x49 => "image",
         _ => "default",
     }
+}
+
+/// The leaking objects to trace and those found without a strong path, with what the
+/// caps left out.
+struct Found {
+    /// (node, finders, Matrix's reason) of each leak to trace.
+    to_trace: Vec<(index::Node, finders::Finders, Option<String>)>,
+    unreachable_nodes: Vec<(index::Node, finders::Finders)>,
+    more_leaks: u64,
+    more_unreachable: u64,
+    keys_found: Vec<String>,
+    more_keys: u64,
 }

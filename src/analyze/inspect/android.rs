@@ -50,11 +50,7 @@ pub fn alive_services(ins: &Inspectors<'_>) -> Checked<FxHashSet<u64>> {
         .node(array)
         .and_then(|n| ins.heap.elements(n))
         .ok_or(Missing::null("android.util.ArrayMap", "mArray"))?;
-    Ok(elements
-        .skip(1)
-        .step_by(2)
-        .filter(|&id| id != 0)
-        .collect())
+    Ok(elements.skip(1).step_by(2).filter(|&id| id != 0).collect())
 }
 
 /// SERVICE: held by ActivityThread (running) or not (destroyed).
@@ -103,7 +99,10 @@ pub fn context_field(ins: &Inspectors<'_>, o: &Inst, r: &mut Report) -> Checked 
         if !value.kinds.is(Kind::Context) {
             continue;
         }
-        let field = clipped(&heap.names.field_name(f.declared_by, f.name_id), MAX_NAME_BYTES);
+        let field = clipped(
+            &heap.names.field_name(f.declared_by, f.name_id),
+            MAX_NAME_BYTES,
+        );
         let class = ins.class_name(&value);
         labels.push(match ins.unwrap_context(&value)? {
             Unwrapped::None => format!("{field} instance of {class}"),
@@ -286,8 +285,7 @@ pub fn message_queue(ins: &Inspectors<'_>, o: &Inst, r: &mut Report) -> Checked 
     }
     if let Some(head) = ins.req_inst_or_null(o, QUEUE, "mMessages")? {
         if let Some(handler) = ins.req_inst_or_null(&head, "android.os.Message", "target")? {
-            if let Some(looper) = ins.req_inst_or_null(&handler, "android.os.Handler", "mLooper")?
-            {
+            if let Some(looper) = ins.req_inst_or_null(&handler, "android.os.Handler", "mLooper")? {
                 let thread = ins.req_inst(&looper, "android.os.Looper", "mThread")?;
                 let name = ins.req_ref(&thread, "java.lang.Thread", "name")?;
                 let name = ins.heap.string(name, MAX_NAME_BYTES);
@@ -361,8 +359,13 @@ pub fn message(ins: &Inspectors<'_>, o: &Inst, r: &mut Report) -> Checked {
     let target = ins.req_ref(o, M, "target")?;
     r.label(format!("Message.what = {what}"));
     r.label(match ins.watched.heap_dump_uptime {
-        Some(h) if when - h > 0 => format!("Message.when = {when} ({} ms after heap dump)", when - h),
-        Some(h) => format!("Message.when = {when} ({} ms before heap dump)", (when - h).abs()),
+        Some(h) if when - h > 0 => {
+            format!("Message.when = {when} ({} ms after heap dump)", when - h)
+        }
+        Some(h) => format!(
+            "Message.when = {when} ({} ms before heap dump)",
+            (when - h).abs()
+        ),
         None => format!("Message.when = {when}"),
     });
     let text = |id: u64| clipped(&ins.heap.object_text(id), MAX_NAME_BYTES);

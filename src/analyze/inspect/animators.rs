@@ -23,7 +23,10 @@ pub fn animator(ins: &Inspectors<'_>, o: &Inst, r: &mut Report) -> Checked {
             .node(id)
             .map(|n| ins.heap.object_class_name(n))
             .unwrap_or_default();
-        r.label(format!("mListeners[{i}] = {}", clipped(&class, MAX_NAME_BYTES)));
+        r.label(format!(
+            "mListeners[{i}] = {}",
+            clipped(&class, MAX_NAME_BYTES)
+        ));
     }
     Ok(())
 }
@@ -35,7 +38,10 @@ fn array_list(ins: &Inspectors<'_>, list: &Inst) -> Vec<(usize, u64)> {
     if ins.heap.class_name(list.class) != LIST {
         return Vec::new();
     }
-    let size = ins.opt(list, LIST, "size").and_then(|v| v.as_i64()).unwrap_or(0);
+    let size = ins
+        .opt(list, LIST, "size")
+        .and_then(|v| v.as_i64())
+        .unwrap_or(0);
     let array = ins
         .opt(list, LIST, "elementData")
         .or_else(|| ins.opt(list, LIST, "array"))
@@ -70,7 +76,10 @@ pub fn object_animator(ins: &Inspectors<'_>, o: &Inst, r: &mut Report) -> Checke
     match ins.req_inst_or_null(o, OA, "mProperty")? {
         None => labels.push("mProperty = null".into()),
         Some(p) => {
-            labels.push(format!("mProperty.mName = {}", text(ins.req_ref(&p, PROPERTY, "mName")?)));
+            labels.push(format!(
+                "mProperty.mName = {}",
+                text(ins.req_ref(&p, PROPERTY, "mName")?)
+            ));
             let ty = ins.req_ref(&p, PROPERTY, "mType")?;
             let ty = ins
                 .heap
@@ -81,7 +90,12 @@ pub fn object_animator(ins: &Inspectors<'_>, o: &Inst, r: &mut Report) -> Checke
             labels.push(format!("mProperty.mType = {ty}"));
         }
     }
-    for field in ["mInitialized", "mStarted", "mRunning", "mAnimationEndRequested"] {
+    for field in [
+        "mInitialized",
+        "mStarted",
+        "mRunning",
+        "mAnimationEndRequested",
+    ] {
         labels.push(format!("{field} = {}", ins.req_bool(o, VA, field)?));
     }
     for field in ["mDuration", "mStartDelay"] {

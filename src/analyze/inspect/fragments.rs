@@ -121,7 +121,10 @@ pub fn androidx(ins: &Inspectors<'_>, o: &Inst, r: &mut Report) -> Checked {
         Status::Alive(why) => r.no(why),
         Status::Unknown(label) => r.label(label.into()),
     }
-    if let Some(tag) = ins.string_field(o, ANDROIDX, "mTag").filter(|t| !t.is_empty()) {
+    if let Some(tag) = ins
+        .string_field(o, ANDROIDX, "mTag")
+        .filter(|t| !t.is_empty())
+    {
         r.label(format!("Fragment.mTag = {tag}"));
     }
     Ok(())

@@ -162,7 +162,12 @@ impl<'h> Heap<'h> {
 
     /// The field `declared_by.field` of an instance: `None` when the instance has no such
     /// field (or is no instance, or its data is short).
-    pub fn field(&self, node: Node, declared_by: &'static str, field: &'static str) -> Option<Value> {
+    pub fn field(
+        &self,
+        node: Node,
+        declared_by: &'static str,
+        field: &'static str,
+    ) -> Option<Value> {
         let (class, data) = self.instance_data(node)?;
         let slot = self.slot(class, declared_by, field)?;
         let at = slot.at as usize;
@@ -231,11 +236,7 @@ impl<'h> Heap<'h> {
             }
         }
         let take = units.min(max_units);
-        let head = javastring::decode(
-            ty,
-            &bytes[start * unit..(start + take) * unit],
-            coder,
-        )?;
+        let head = javastring::decode(ty, &bytes[start * unit..(start + take) * unit], coder)?;
         Some((head, units))
     }
 

@@ -87,12 +87,21 @@ pub const NAMES: [(Kind, &str); 34] = [
     (Kind::Message, "android.os.Message"),
     (Kind::Toast, "android.widget.Toast"),
     (Kind::Recomposer, "androidx.compose.runtime.Recomposer"),
-    (Kind::CompositionImpl, "androidx.compose.runtime.CompositionImpl"),
+    (
+        Kind::CompositionImpl,
+        "androidx.compose.runtime.CompositionImpl",
+    ),
     (Kind::Animator, "android.animation.Animator"),
     (Kind::ObjectAnimator, "android.animation.ObjectAnimator"),
-    (Kind::LifecycleRegistry, "androidx.lifecycle.LifecycleRegistry"),
+    (
+        Kind::LifecycleRegistry,
+        "androidx.lifecycle.LifecycleRegistry",
+    ),
     (Kind::Binder, "android.os.Binder"),
-    (Kind::DecorContext, "com.android.internal.policy.DecorContext"),
+    (
+        Kind::DecorContext,
+        "com.android.internal.policy.DecorContext",
+    ),
 ];
 
 impl Kind {

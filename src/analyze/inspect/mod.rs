@@ -64,7 +64,11 @@ impl Report {
         }
     }
     fn mark(&self) -> (usize, usize, usize) {
-        (self.labels.len(), self.leaking.len(), self.not_leaking.len())
+        (
+            self.labels.len(),
+            self.leaking.len(),
+            self.not_leaking.len(),
+        )
     }
     fn reset(&mut self, mark: (usize, usize, usize)) {
         self.labels.truncate(mark.0);
@@ -473,7 +477,12 @@ impl<'h> Inspectors<'h> {
     }
 
     /// A reference field Shark requires: its object id (0 for null).
-    pub fn req_ref(&self, o: &Inst, declared_by: &'static str, field: &'static str) -> Checked<u64> {
+    pub fn req_ref(
+        &self,
+        o: &Inst,
+        declared_by: &'static str,
+        field: &'static str,
+    ) -> Checked<u64> {
         self.req(o, declared_by, field)?
             .as_object()
             .ok_or(Missing::field(declared_by, field))
@@ -500,19 +509,34 @@ impl<'h> Inspectors<'h> {
         Ok(self.inst_id(self.req_ref(o, declared_by, field)?))
     }
 
-    pub fn opt_bool(&self, o: &Inst, declared_by: &'static str, field: &'static str) -> Option<bool> {
+    pub fn opt_bool(
+        &self,
+        o: &Inst,
+        declared_by: &'static str,
+        field: &'static str,
+    ) -> Option<bool> {
         match self.opt(o, declared_by, field)? {
             Value::Boolean(b) => Some(b),
             _ => None,
         }
     }
 
-    pub fn req_bool(&self, o: &Inst, declared_by: &'static str, field: &'static str) -> Checked<bool> {
+    pub fn req_bool(
+        &self,
+        o: &Inst,
+        declared_by: &'static str,
+        field: &'static str,
+    ) -> Checked<bool> {
         self.opt_bool(o, declared_by, field)
             .ok_or(Missing::field(declared_by, field))
     }
 
-    pub fn req_int(&self, o: &Inst, declared_by: &'static str, field: &'static str) -> Checked<i64> {
+    pub fn req_int(
+        &self,
+        o: &Inst,
+        declared_by: &'static str,
+        field: &'static str,
+    ) -> Checked<i64> {
         match self.req(o, declared_by, field)? {
             v @ (Value::Int(_) | Value::Long(_) | Value::Short(_) | Value::Byte(_)) => {
                 Ok(v.as_i64().unwrap_or_default())
@@ -522,7 +546,12 @@ impl<'h> Inspectors<'h> {
     }
 
     /// A String field's text as shown (`None` for null or not a String).
-    pub fn string_field(&self, o: &Inst, declared_by: &'static str, field: &'static str) -> Option<String> {
+    pub fn string_field(
+        &self,
+        o: &Inst,
+        declared_by: &'static str,
+        field: &'static str,
+    ) -> Option<String> {
         let id = self.opt(o, declared_by, field)?.as_object()?;
         self.heap.string(id, MAX_NAME_BYTES)
     }
@@ -559,7 +588,10 @@ mod tests {
         for (i, (k, _)) in NAMES.iter().enumerate() {
             assert_eq!(*k as usize, i, "{k:?}");
         }
-        assert_eq!(Kind::DecorContext.name(), "com.android.internal.policy.DecorContext");
+        assert_eq!(
+            Kind::DecorContext.name(),
+            "com.android.internal.policy.DecorContext"
+        );
     }
 
     #[test]

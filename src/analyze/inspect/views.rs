@@ -126,7 +126,9 @@ pub fn editor(ins: &Inspectors<'_>, o: &Inst, r: &mut Report) -> Checked {
 }
 
 fn text_view(ins: &Inspectors<'_>, o: &Inst) -> Option<Inst> {
-    let id = ins.opt(o, "android.widget.Editor", "mTextView")?.as_object()?;
+    let id = ins
+        .opt(o, "android.widget.Editor", "mTextView")?
+        .as_object()?;
     ins.inst_id(id)
 }
 
@@ -229,9 +231,9 @@ pub fn toast(ins: &Inspectors<'_>, o: &Inst, r: &mut Report) -> Checked {
         (true, false) => r.yes(
             "This toast is done showing (Toast.mTN.mWM != null && Toast.mTN.mView == null)".into(),
         ),
-        (true, true) => r.no(
-            "This toast is showing (Toast.mTN.mWM != null && Toast.mTN.mView != null)".into(),
-        ),
+        (true, true) => {
+            r.no("This toast is showing (Toast.mTN.mWM != null && Toast.mTN.mView != null)".into())
+        }
         _ => {}
     }
     Ok(())

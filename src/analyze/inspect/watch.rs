@@ -24,13 +24,11 @@ pub struct Watch {
     pub watch_duration_ms: Option<i64>,
     /// -1 while the object is watched but not yet retained.
     pub retained_duration_ms: Option<i64>,
-}
-
-impl Watch {
-    /// Shark's `isRetained`: the retained time is unknown or set.
-    pub fn retained(&self) -> bool {
-        self.retained_duration_ms != Some(-1)
-    }
+    /// Retained: `retainedUptimeMillis` is missing (LeakCanary 1.x, early 2.0 alphas) or
+    /// set (not -1). Shark reads the field only when the class has its static
+    /// `heapDumpUptimeMillis`, and counts every reference retained without it; the field
+    /// says -1 all the same.
+    pub retained: bool,
 }
 
 /// Every KeyedWeakReference of the dump, by the object it watches.
@@ -88,12 +86,13 @@ impl Watched {
                     .or_else(|| text("name"))
                     .flatten()
                     .unwrap_or_else(|| "Unknown (legacy)".into());
-                let long = |field: &'static str| heap.field(r, name, field).and_then(|v| v.as_i64());
+                let long =
+                    |field: &'static str| heap.field(r, name, field).and_then(|v| v.as_i64());
+                let retained_at = long("retainedUptimeMillis");
                 let (watch, retained) = match heap_dump_uptime {
                     Some(h) => {
                         let watch = long("watchUptimeMillis").map(|w| h - w);
-                        let retained = long("retainedUptimeMillis")
-                            .map(|t| if t == -1 { -1 } else { h - t });
+                        let retained = retained_at.map(|t| if t == -1 { -1 } else { h - t });
                         if watch.is_none() || retained.is_none() {
                             missing_times += 1;
                         }
@@ -106,8 +105,9 @@ impl Watched {
                     description,
                     watch_duration_ms: watch,
                     retained_duration_ms: retained,
+                    retained: retained_at != Some(-1),
                 };
-                let retained = watch.retained();
+                let retained = watch.retained;
                 match referent.filter(|&id| id != 0) {
                     None => {
                         if retained {
@@ -121,7 +121,8 @@ impl Watched {
                                 not_retained += 1;
                             }
                             let next = w.order.len();
-                            let (at, list) = w.by_referent.entry(node).or_insert((next, Vec::new()));
+                            let (at, list) =
+                                w.by_referent.entry(node).or_insert((next, Vec::new()));
                             if *at == next {
                                 w.order.push((node, retained));
                             } else if retained {
@@ -163,7 +164,9 @@ impl Watched {
 
     /// The references watching `node`, in the order found.
     pub fn of(&self, node: Node) -> &[Watch] {
-        self.by_referent.get(&node).map_or(&[], |(_, l)| l.as_slice())
+        self.by_referent
+            .get(&node)
+            .map_or(&[], |(_, l)| l.as_slice())
     }
 
     /// The watched objects LeakCanary's finder takes as leaking: some reference to them is
