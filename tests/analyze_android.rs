@@ -168,7 +168,7 @@ struct Agreement {
     /// Traces whose path is Shark's, compared step by step.
     whole: usize,
     /// Traces whose path is not Shark's (collections as one step, field order, locals
-    /// last: the path search, issue 30 item 5), compared on the leaking object only.
+    /// last: the path search, issue 30 item 5), compared on the objects both paths hold.
     leaking_object_only: usize,
 }
 
@@ -210,8 +210,23 @@ fn compare(ctx: &str, a: &Analysis, shark: &Json) -> Agreement {
                 assert_eq!(ours.signature, signature, "{ctx}: {class}'s signature");
                 ours.trace.steps.iter().zip(steps.iter().copied()).collect()
             } else {
+                // The objects both paths hold (a class met once on each) are compared
+                // all the same: an object's own reasons and labels do not depend on the
+                // path, and the steps in between are UNKNOWN on both sides.
                 agreement.leaking_object_only += 1;
-                vec![(ours.trace.steps.last().unwrap(), *steps.last().unwrap())]
+                let once = |classes: &[(String, String)], c: &str| {
+                    classes.iter().filter(|(k, _)| k == c).count() == 1
+                };
+                let ours_path = our_path(ours);
+                ours.trace
+                    .steps
+                    .iter()
+                    .filter(|o| once(&ours_path, &o.class_name) && once(&path, &o.class_name))
+                    .map(|o| {
+                        let i = path.iter().position(|(k, _)| *k == o.class_name).unwrap();
+                        (o, steps[i])
+                    })
+                    .collect()
             };
             for (o, s) in pairs {
                 let what = format!("{ctx}: {class}'s trace, {}", o.class_name);

@@ -1076,6 +1076,7 @@ scenario_tests! {
     application_singleton => "application-singleton",
     compose_disposed => "compose-disposed",
     new_activities => "new-activities",
+    inspector_labels => "inspector-labels",
     library_imm_next_served_view => "library-imm-next-served-view",
     library_imm_sdk34 => "library-imm-sdk34",
     sdk_edge_inside => "sdk-edge-inside",
