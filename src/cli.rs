@@ -42,7 +42,9 @@ verification, a zip not uploaded), 2 bad usage.";
 const UPLOAD_ABOUT: &str = "\
 Uploads packages to a server: the zips given, or every finished zip waiting in an outbox \
 directory (oldest first). A zip leaves the outbox (moved to DIR/sent/, or deleted with \
---delete-after-upload) only after the server answers 2xx; failures stay for the next run.
+--delete-after-upload) only after the server answers 2xx; failures stay for the next run, \
+except a zip the server refuses for good (413, 422): that one moves to DIR/rejected/, with \
+the server's answer beside it (NAME.zip.txt), and the run exits 1.
 
 Connection errors, timeouts, 408, 429 and 5xx are retried with exponential backoff and \
 jitter, never sooner than a Retry-After; any other answer fails at once. Every attempt sends \
@@ -90,7 +92,8 @@ pub enum Command {
     /// Uploads packages to a server, or everything waiting in an outbox directory.
     #[command(long_about = UPLOAD_ABOUT, after_help = UPLOAD_AFTER)]
     Upload(UploadArgs),
-    /// Prints a completion script for a shell (see the README's Install section).
+    /// Prints a completion script for a shell (how to install it: see its --help).
+    #[command(after_help = crate::commands::docs::COMPLETIONS_AFTER)]
     Completions(CompletionsArgs),
     /// Writes man pages (hprof-shrink.1 and one per subcommand) into a directory; what
     /// scripts/man.sh runs.
@@ -100,6 +103,10 @@ pub enum Command {
     /// devices and shows them in a browser and as JSON.
     #[command(long_about = crate::commands::serve::ABOUT, after_help = crate::commands::serve::AFTER)]
     Serve(crate::commands::serve::ServeArgs),
+    /// Analyzes one package for `serve`, in a process of its own held to the server's
+    /// budget.
+    #[command(name = "__analyze-job", hide = true)]
+    AnalyzeJob(crate::commands::serve::AnalyzeJobArgs),
 }
 
 #[derive(Debug, Args)]
@@ -153,7 +160,7 @@ pub struct BatchArgs {
     #[arg(long, value_name = "DIR")]
     pub out_dir: PathBuf,
 
-    /// Files in parallel [default: one per core; at most 256].
+    /// Files in parallel (0: one per core; at most 256).
     #[arg(short = 'j', long = "jobs", default_value_t = 0, value_name = "N", value_parser = parse_threads)]
     pub jobs: usize,
 
@@ -234,7 +241,7 @@ pub struct ShrinkArgs {
     pub hprof_out: Option<PathBuf>,
 
     /// Replace OUT.zip or the --hprof-out file when it exists (without it, an existing
-    /// output is an error and is left alone).
+    /// output is an error and is left alone). A heap dump at OUT.zip is never replaced.
     #[arg(short, long)]
     pub force: bool,
 
@@ -259,10 +266,10 @@ pub struct ShrinkArgs {
     pub extra: Vec<(String, String)>,
 
     /// Name of the hprof entry in the zip [default: INPUT-STEM_shrink.hprof].
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", value_parser = parse_entry_name)]
     pub hprof_entry: Option<String>,
 
-    /// Write the report as JSON to this file (schema in the README).
+    /// Write the report as JSON to this file (schema in docs/usage.md).
     #[arg(long, value_name = "FILE.json")]
     pub report: Option<PathBuf>,
 
@@ -316,7 +323,7 @@ pub struct UploadArgs {
     pub url: Url,
 
     /// Upload every finished zip in this directory, oldest first; each one the server
-    /// takes moves to DIR/sent/.
+    /// takes moves to DIR/sent/, each one it refuses for good (413, 422) to DIR/rejected/.
     #[arg(long, value_name = "DIR")]
     pub outbox: Option<PathBuf>,
 
@@ -505,8 +512,8 @@ pub struct ShrinkMode {
     #[arg(long, value_parser = dropped_parser(), default_value = "remove")]
     pub dropped: DroppedMode,
 
-    /// Deflate level of the zip: 0 stores, 1 is fastest, 6 the default, 9 the smallest
-    /// (about 10% smaller than 6, and some 15 times slower).
+    /// Deflate level of the zip: 0 stores, 1 is fastest, 9 the smallest (about 10% smaller
+    /// than 6, and some 15 times slower).
     #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(0..=9))]
     pub level: u32,
 
@@ -514,6 +521,12 @@ pub struct ShrinkMode {
     /// filled) up to its last complete record; extra.info then says truncated=true.
     #[arg(long)]
     pub salvage: bool,
+}
+
+/// `--hprof-entry`: the core's rule for the name, checked as clap checks any value.
+fn parse_entry_name(s: &str) -> Result<String, String> {
+    hprof_shrink_core::package::manifest::check_entry_name(s)?;
+    Ok(s.to_string())
 }
 
 fn parse_key_value(s: &str) -> Result<(String, String), String> {
@@ -541,8 +554,15 @@ pub struct InspectArgs {
 const ANALYZE_AFTER: &str = "\
 Leaking objects: with a key (--key, or the package's leakedActivityKey), Matrix's way: the \
 DestroyedActivityInfo whose mKey is the key and the Activity it weakly references. Without \
-one, LeakCanary's way: every retained KeyedWeakReference's object and every destroyed \
-Activity that is still strongly reachable.
+one (or with the placeholder key `unknown` a package gets when no key was known), \
+LeakCanary's way: every retained KeyedWeakReference's object and every destroyed Activity \
+that is still strongly reachable.
+
+Limits: a trace longer than 60 steps keeps its first 30 and last 30 and says how many it \
+left out (its signature is still the whole path's); at most 50 leaks, 50 duplicate-bitmap \
+groups with 2 paths each, 50 keys, 20 notes; names from the dump cut to 256 bytes. Control \
+and format (bidi) characters in names are shown escaped, as \\u{1b}. Every analysis stays \
+under 32 MiB of JSON (docs/analyze.md).
 
 Outputs: text (a leak trace per leak, then duplicate bitmaps) or json (the schema in \
 docs/analyze.md) on stdout unless -o; html writes one self-contained page (default \
@@ -586,6 +606,7 @@ pub struct AnalyzeArgs {
     #[arg(long, conflicts_with = "key")]
     pub all_leaks: bool,
 
+    /// What to write (see Outputs below).
     #[arg(long, value_enum, default_value_t = AnalyzeFormat::Text)]
     pub format: AnalyzeFormat,
 
@@ -597,8 +618,8 @@ pub struct AnalyzeArgs {
     #[arg(long, value_name = "N", default_value_t = 5000)]
     pub min_bitmap_bytes: u64,
 
-    /// An R8/ProGuard mapping.txt: class and field names are shown deobfuscated, and
-    /// signatures are computed on them.
+    /// An R8/ProGuard mapping.txt (a regular file of at most 1 GiB): class and field
+    /// names are shown deobfuscated, and signatures are computed on them.
     #[arg(long, value_name = "FILE")]
     pub mapping: Option<PathBuf>,
 
@@ -630,4 +651,25 @@ pub struct VerifyArgs {
     /// Print the result as JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use hprof_shrink::analyze::limits::*;
+    use hprof_shrink::analyze::mapping::MAX_MAPPING_BYTES;
+
+    /// The help states the limits as numbers; they must be the ones in force.
+    #[test]
+    fn analyze_help_states_the_limits_in_force() {
+        let help = super::ANALYZE_AFTER;
+        for want in [
+            format!("longer than {MAX_TRACE_STEPS} steps keeps its first {TRACE_HEAD_STEPS} and last {TRACE_TAIL_STEPS}"),
+            format!("at most {MAX_LEAKS} leaks, {MAX_BITMAP_GROUPS} duplicate-bitmap groups with {MAX_BITMAP_INSTANCES} paths each, {MAX_KEYS_FOUND} keys, {MAX_NOTES} notes"),
+            format!("cut to {MAX_NAME_BYTES} bytes"),
+            format!("under {} MiB of JSON", MAX_ANALYSIS_BYTES >> 20),
+        ] {
+            assert!(help.contains(&want), "{want:?} not in the help");
+        }
+        assert_eq!(MAX_MAPPING_BYTES, 1 << 30, "the --mapping help says 1 GiB");
+    }
 }

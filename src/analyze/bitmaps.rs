@@ -9,10 +9,11 @@ use md5::{Digest, Md5};
 
 use super::graph::{Graph, Instances};
 use super::index::Node;
+use super::inspect::Inspectors;
+use super::limits::{MAX_BITMAP_GROUPS, MAX_BITMAP_INSTANCES};
 use super::model::{BitmapGroup, BitmapInstance};
 use super::reach::Reach;
-use super::status::Rules;
-use super::trace::{trace, ThreadRoots};
+use super::trace::trace;
 
 /// ART's heap ids: objects of the zygote and boot image heaps belong to the system.
 const HEAP_ZYGOTE: u32 = b'Z' as u32;
@@ -27,19 +28,30 @@ struct Found<'a> {
     from_dump_data: bool,
 }
 
-/// The groups, largest waste first, and each group's picture (file name, bytes).
+/// What [`duplicates`] finds.
+#[derive(Default)]
+pub struct Duplicates {
+    /// The groups, largest waste first: the first [`MAX_BITMAP_GROUPS`], each with the
+    /// paths of its first [`MAX_BITMAP_INSTANCES`] by id.
+    pub groups: Vec<BitmapGroup>,
+    /// Groups left out.
+    pub omitted: u64,
+    /// Each kept group's picture: (file name, bytes).
+    pub pictures: Vec<(String, Vec<u8>)>,
+}
+
+/// The duplicate-bitmap groups.
 pub fn duplicates(
     g: &Graph<'_, '_>,
     reach: &Reach,
-    rules: &Rules,
-    thread_roots: &ThreadRoots,
+    ins: &Inspectors<'_>,
     instances: &Instances,
     min_bytes: u64,
     want_pictures: bool,
-) -> (Vec<BitmapGroup>, Vec<(String, Vec<u8>)>) {
+) -> Duplicates {
     use rayon::prelude::*;
     let Some(bitmap) = g.class_named("android.graphics.Bitmap") else {
-        return (Vec::new(), Vec::new());
+        return Duplicates::default();
     };
     let dump_data = dump_data_buffers(g, bitmap);
     let mut found = Vec::new();
@@ -120,58 +132,62 @@ pub fn duplicates(
         .par_iter()
         .map(|c| Md5::digest(found[c[0]].bytes).into())
         .collect();
+    // The groups that waste the most are kept; only theirs are traced and drawn.
+    let mut order: Vec<(u64, String, Vec<usize>)> = classes
+        .into_iter()
+        .zip(digests)
+        .map(|(class, hash)| {
+            let wasted = found[class[0]].bytes.len() as u64 * (class.len() as u64 - 1);
+            let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
+            (wasted, hex, class)
+        })
+        .collect();
+    // Ties (two contents of one MD5) broken by the first copy found: the groups come out of
+    // a seeded hash map in no set order.
+    order.sort_by(|a, b| {
+        b.0.cmp(&a.0)
+            .then_with(|| a.1.cmp(&b.1))
+            .then_with(|| a.2[0].cmp(&b.2[0]))
+    });
+    let omitted = super::limits::keep_first(&mut order, MAX_BITMAP_GROUPS);
     let mut groups = Vec::new();
     let mut to_draw: Vec<(String, usize)> = Vec::new();
-    for (class, hash) in classes.into_iter().zip(digests) {
-        {
-            let first = &found[class[0]];
-            let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
-            let (format, ext) = describe(first);
-            let image = ext.map(|ext| format!("{hex}.{ext}"));
-            if let Some(name) = &image {
-                to_draw.push((name.clone(), class[0]));
-            }
-            let mut instances: Vec<BitmapInstance> = class
-                .iter()
-                .map(|&i| BitmapInstance {
-                    object_id: g.ix.id(found[i].node),
-                    trace: trace(g, reach, rules, thread_roots, found[i].node, None),
-                })
-                .collect();
-            instances.sort_by_key(|i| i.object_id);
-            let len = first.bytes.len() as u64;
-            groups.push(BitmapGroup {
-                hash: hex,
-                width: first.width,
-                height: first.height,
-                buffer_bytes: len,
-                count: class.len() as u64,
-                wasted_bytes: len * (class.len() as u64 - 1),
-                source: if first.from_dump_data {
-                    "dumpData"
-                } else {
-                    "mBuffer"
-                }
-                .into(),
-                format,
-                image,
-                instances,
-            });
+    for (wasted, hex, mut class) in order {
+        let first = &found[class[0]];
+        let (format, ext) = describe(first);
+        let image = ext.map(|ext| format!("{hex}.{ext}"));
+        if let Some(name) = &image {
+            to_draw.push((name.clone(), class[0]));
         }
+        let count = class.len() as u64;
+        class.sort_by_key(|&i| g.ix.id(found[i].node));
+        let omitted_instances = super::limits::keep_first(&mut class, MAX_BITMAP_INSTANCES);
+        let instances: Vec<BitmapInstance> = class
+            .iter()
+            .map(|&i| BitmapInstance {
+                object_id: g.ix.id(found[i].node),
+                trace: trace(g, reach, ins, found[i].node),
+            })
+            .collect();
+        groups.push(BitmapGroup {
+            hash: hex,
+            width: first.width,
+            height: first.height,
+            buffer_bytes: first.bytes.len() as u64,
+            count,
+            wasted_bytes: wasted,
+            source: if first.from_dump_data {
+                "dumpData"
+            } else {
+                "mBuffer"
+            }
+            .into(),
+            format,
+            image,
+            instances,
+            omitted_instances,
+        });
     }
-    // Ties broken by the first instance too: two contents could share an MD5, and the
-    // groups come out of a hash map in no set order.
-    groups.sort_by(|a, b| {
-        b.wasted_bytes
-            .cmp(&a.wasted_bytes)
-            .then(a.hash.cmp(&b.hash))
-            .then(
-                a.instances
-                    .first()
-                    .map(|i| i.object_id)
-                    .cmp(&b.instances.first().map(|i| i.object_id)),
-            )
-    });
     to_draw.sort();
     to_draw.dedup_by(|a, b| a.0 == b.0);
     let pictures = if want_pictures {
@@ -182,7 +198,11 @@ pub fn duplicates(
     } else {
         Vec::new()
     };
-    (groups, pictures)
+    Duplicates {
+        groups,
+        omitted,
+        pictures,
+    }
 }
 
 /// `Bitmap.dumpData`: native pointer → encoded image bytes.

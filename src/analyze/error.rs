@@ -35,6 +35,9 @@ pub enum AnalyzeError {
         what: String,
     },
 
+    #[error("{path}: the mapping file is {bytes} bytes, over the limit of {max}")]
+    MappingTooLarge { path: PathBuf, bytes: u64, max: u64 },
+
     #[error("the dump holds {0} objects; the analyzer numbers at most 4,294,967,294")]
     TooManyObjects(u64),
 

@@ -836,7 +836,14 @@ impl<'i, 'a> Graph<'i, 'a> {
         match raw[0] {
             tags::INSTANCE_DUMP => {
                 let class = id_at(raw, 5 + n as usize, n as usize);
-                ((raw[0], class), instance_size(class))
+                // A class dump that gives no size (or no class dump at all): the instance's
+                // own field bytes, rather than nothing. ART and HotSpot give every class
+                // with fields a size, so their sizes stay ahat's.
+                let size = match instance_size(class) {
+                    0 => u4_at(raw, 5 + 2 * n as usize) as u64,
+                    size => size,
+                };
+                ((raw[0], class), size)
             }
             tags::OBJECT_ARRAY_DUMP => {
                 let count = u4_at(raw, 5 + n as usize) as u64;

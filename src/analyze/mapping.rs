@@ -6,9 +6,16 @@
 //! starts a comment.
 
 use std::collections::HashMap;
+use std::io::Read;
 use std::path::Path;
 
+use hprof_shrink_core::hprof::open_regular;
+
 use super::error::AnalyzeError;
+
+/// The largest mapping file read (the mapping of a very large app is a few hundred MB);
+/// its tables take about as much memory again.
+pub const MAX_MAPPING_BYTES: u64 = 1 << 30;
 
 #[derive(Debug, Default, Clone)]
 pub struct Mapping {
@@ -19,11 +26,34 @@ pub struct Mapping {
 }
 
 impl Mapping {
+    /// Reads a mapping file: a regular file (a FIFO or a device is refused before
+    /// anything is read, as every input is), of at most [`MAX_MAPPING_BYTES`].
     pub fn read(path: &Path) -> Result<Mapping, AnalyzeError> {
-        let text = std::fs::read_to_string(path).map_err(|source| AnalyzeError::Io {
+        let io = |source| AnalyzeError::Io {
             path: path.to_path_buf(),
             source,
-        })?;
+        };
+        let file = open_regular(path).map_err(io)?;
+        let len = file.metadata().map_err(io)?.len();
+        if len > MAX_MAPPING_BYTES {
+            return Err(AnalyzeError::MappingTooLarge {
+                path: path.to_path_buf(),
+                bytes: len,
+                max: MAX_MAPPING_BYTES,
+            });
+        }
+        // The file may grow while it is read: the cap holds all the same.
+        let mut text = String::with_capacity(len as usize);
+        file.take(MAX_MAPPING_BYTES + 1)
+            .read_to_string(&mut text)
+            .map_err(io)?;
+        if text.len() as u64 > MAX_MAPPING_BYTES {
+            return Err(AnalyzeError::MappingTooLarge {
+                path: path.to_path_buf(),
+                bytes: text.len() as u64,
+                max: MAX_MAPPING_BYTES,
+            });
+        }
         Mapping::parse(&text).map_err(|(line, what)| AnalyzeError::Mapping {
             path: path.to_path_buf(),
             line,

@@ -9,30 +9,38 @@
 //! 4. [`leaks`] finds the leaking objects, [`trace`] explains each one (statuses from
 //!    [`status`], known leaks from [`library`]), [`bitmaps`] groups duplicate buffers;
 //! 5. [`render`] writes text, JSON, Matrix's `result.json` or one HTML page.
+//!
+//! What an analysis keeps is bounded whatever the dump ([`limits`]), and every name it
+//! takes from the dump is escaped and cut ([`shown`]).
 
 pub mod bitmaps;
 mod dominators;
 mod edges;
 pub mod error;
+mod finders;
 mod graph;
 mod index;
 pub mod input;
+mod inspect;
 mod leaks;
 pub mod library;
+pub mod limits;
 mod map;
 pub mod mapping;
+mod metadata;
 pub mod model;
 mod offsets;
 mod reach;
 pub mod render;
+pub mod shown;
 mod spare;
-mod status;
 mod trace;
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use hprof_shrink_core::hprof::{tags, Hprof, Tick};
+use hprof_shrink_core::space::Unpack;
 use hprof_shrink_core::{Control, Stage};
 
 pub use error::AnalyzeError;
@@ -139,9 +147,20 @@ pub fn analyze_path(
     options: &Options,
     control: &Control<'_>,
 ) -> Result<Outcome, AnalyzeError> {
+    analyze_path_within(path, options, &Unpack::default(), control)
+}
+
+/// [`analyze_path`], inflating the dump within `unpack`'s bounds (see [`input::open_within`]):
+/// what `serve` runs, so that a package cannot fill its disk.
+pub fn analyze_path_within(
+    path: &Path,
+    options: &Options,
+    unpack: &Unpack,
+    control: &Control<'_>,
+) -> Result<Outcome, AnalyzeError> {
     let mut timings = Timings::default();
     let t = Instant::now();
-    let input = input::open(path)?;
+    let input = input::open_within(path, unpack)?;
     timings.step("open", t);
     analyze_input(&input, path, options, control, timings)
 }
@@ -216,10 +235,14 @@ fn analyze_input(
     timings.index_bytes = ix.memory();
     let t = timings.step("index", t);
 
-    let sdk = input
-        .manifest_value("sdkVersion")
-        .and_then(|s| s.trim().parse::<i64>().ok());
-    let manufacturer = input.manifest_value("manufacturer");
+    // The device, from the heap and the package; the known leaks depend on it.
+    let metadata = metadata::read(&ix);
+    let (sdk, manufacturer, device_notes) = metadata::device(
+        input.manifest_value("sdkVersion"),
+        input.manifest_value("manufacturer"),
+        &metadata,
+    );
+    let manufacturer = manufacturer.as_deref();
     let library = LibraryTable::builtin();
     let g = Graph::new(&ix, options.mapping.as_ref(), &library, sdk, manufacturer);
     let t = timings.step("classes", t);
@@ -227,11 +250,11 @@ fn analyze_input(
 
     // The instances every finder looks at, and the shallow sizes of all objects by class,
     // are taken in the pass that reads every object for its references.
-    let rules = status::Rules::new(&g);
+    let heap = inspect::heap::Heap::new(g.ix, &g);
+    let kinds = inspect::kinds::Kinds::new(&heap);
     let wanted: Set<u64> = leaks::destroyed_info_classes(&g)
         .into_iter()
-        .chain(leaks::keyed_reference_classes(&g))
-        .chain(leaks::activity_classes(&g, &rules))
+        .chain(finders::wanted(&kinds, &heap))
         .chain(g.class_named("android.graphics.Bitmap"))
         .collect();
     let t = timings.step("finder classes", t);
@@ -247,39 +270,95 @@ fn analyze_input(
     timings.edge_bytes = edges.memory();
     let t = timings.step("references", t);
     control.check()?;
+
+    let (key, key_note) = leak_key(options, input);
+    let watched = inspect::watch::Watched::read(&heap, &instances);
+    notes.extend(key_note);
+    notes.extend(device_notes);
+    notes.extend(watched.notes.iter().cloned());
+    let ins = inspect::Inspectors::new(heap, kinds, watched);
+    // Without a key, the leaking objects are known before the paths are searched.
+    let candidates = match &key {
+        Some(_) => Vec::new(),
+        None => finders::candidates(&ins, &instances),
+    };
+    let t = timings.step("finders", t);
     let reach = Reach::compute(&g, &edges, sdk, manufacturer, control)?;
     let t = timings.step("paths", t);
 
-    let key = if options.ignore_package_key {
-        options.key.clone()
-    } else {
-        options
-            .key
-            .clone()
-            .or_else(|| {
-                input
-                    .manifest_value("leakedActivityKey")
-                    .map(str::to_string)
-            })
-            .filter(|k| !k.is_empty())
+    let Found {
+        to_trace,
+        unreachable_nodes,
+        more_leaks,
+        more_unreachable,
+        keys_found,
+        more_keys,
+    } = match &key {
+        Some(k) => {
+            let mut found = leaks::by_key(&g, &reach, &instances, k);
+            notes.append(&mut found.notes);
+            let matrix = finders::Finders::default().with(finders::Finder::MatrixKey);
+            let more_unreachable =
+                limits::keep_first(&mut found.unreachable, limits::MAX_UNREACHABLE);
+            Found {
+                to_trace: found
+                    .suspects
+                    .into_iter()
+                    .map(|s| (s.node, matrix, Some(s.reason)))
+                    .collect(),
+                unreachable_nodes: found.unreachable.into_iter().map(|n| (n, matrix)).collect(),
+                more_leaks: found.more,
+                more_unreachable,
+                keys_found: found.keys,
+                more_keys: found.more_keys,
+            }
+        }
+        None => {
+            let settled = finders::settle(&candidates, &reach);
+            if settled.behind > 0 {
+                notes.push(format!(
+                    "leaking objects reached only through another leaking object, whose trace covers them: {}",
+                    settled.behind
+                ));
+            }
+            Found {
+                to_trace: settled
+                    .traced
+                    .iter()
+                    .map(|c| (c.node, c.finders, None))
+                    .collect(),
+                unreachable_nodes: settled
+                    .unreachable
+                    .iter()
+                    .map(|c| (c.node, c.finders))
+                    .collect(),
+                more_leaks: settled.more,
+                more_unreachable: settled.more_unreachable,
+                keys_found: Vec::new(),
+                more_keys: 0,
+            }
+        }
     };
-    let found = match &key {
-        Some(k) => leaks::by_key(&g, &reach, &instances, k),
-        None => leaks::watched_and_destroyed(&g, &reach, &rules, &instances),
-    };
-    notes.extend(found.notes);
+    drop(candidates);
+    if more_leaks > 0 {
+        notes.push(format!(
+            "{} leaking objects found: the first {} found are traced and listed",
+            to_trace.len() as u64 + more_leaks,
+            limits::MAX_LEAKS
+        ));
+    }
     let t = timings.step("leaks", t);
     let mut leaks_out = Vec::new();
     let mut leak_nodes = Vec::new();
-    let thread_roots = trace::ThreadRoots::new(&g);
-    for s in found.suspects {
-        let Some(trace) = trace::trace(&g, &reach, &rules, &thread_roots, s.node, Some(&s.reason))
+    for (node, found_by, watcher) in to_trace {
+        let Some((trace, signature)) =
+            trace::leak_trace(&g, &reach, &ins, node, watcher.as_deref())
         else {
             continue;
         };
         let library_leak = reach
-            .through_library(s.node)
-            .then(|| library_entry_on(&g, &reach, s.node, sdk, manufacturer))
+            .through_library(node)
+            .then(|| library_entry_on(&g, &reach, node, sdk, manufacturer))
             .flatten()
             .map(|e| {
                 let entry = library.get(e);
@@ -288,29 +367,57 @@ fn analyze_input(
                     description: entry.description.clone(),
                 }
             });
-        leak_nodes.push(s.node);
+        leak_nodes.push(node);
+        let reason = trace
+            .steps
+            .last()
+            .and_then(|s| s.leaking_reason.clone())
+            .unwrap_or_default();
         leaks_out.push(Leak {
-            object_id: ix.id(s.node),
-            class_name: g.node_class_name(s.node),
-            reason: s.reason,
+            object_id: ix.id(node),
+            class_name: shown::clipped(&g.node_class_name(node), limits::MAX_NAME_BYTES),
+            reason,
+            finders: found_by.names(),
             library_leak,
-            signature: trace::signature(&trace),
+            signature,
             retained_bytes: 0,
             retained_objects: 0,
             trace,
         });
     }
     let t = timings.step("traces", t);
-    let (duplicate_bitmaps, pictures) = bitmaps::duplicates(
+    let unreachable: Vec<UnreachableObject> = unreachable_nodes
+        .into_iter()
+        .map(|(node, found_by)| {
+            let report = ins.inspect(node, true);
+            let reason = inspect::resolve::unreachable_object(&report);
+            let (labels, omitted_labels) = trace::shown_labels(report.labels);
+            UnreachableObject {
+                object_id: ix.id(node),
+                class_name: shown::clipped(&g.node_class_name(node), limits::MAX_NAME_BYTES),
+                kind: g.node_kind(node).into(),
+                finders: found_by.names(),
+                leaking_reason: shown::clipped(&reason, limits::MAX_TEXT_BYTES),
+                labels,
+                omitted_labels,
+            }
+        })
+        .collect();
+    let t = timings.step("unreachable", t);
+    let bitmaps::Duplicates {
+        groups: duplicate_bitmaps,
+        omitted: omitted_duplicate_bitmaps,
+        pictures,
+    } = bitmaps::duplicates(
         &g,
         &reach,
-        &rules,
-        &thread_roots,
+        &ins,
         &instances,
         options.min_bitmap_bytes,
         options.pictures,
     );
     drop(instances);
+    notes.extend(ins.take_notes());
     if input.shrunk {
         notes.push(
             "the dump was shrunk: references to dropped primitive arrays read as null, and retained sizes leave out their bytes"
@@ -333,8 +440,7 @@ fn analyze_input(
     reach.into_spare(&mut spare);
     // Nothing below looks an id up: the lookup table goes too, and the graph is made again
     // on what remains, with the same per-class tables.
-    drop(thread_roots);
-    drop(rules);
+    drop(ins);
     let classes = g.classes();
     drop(g);
     ix.release_lookup();
@@ -345,7 +451,7 @@ fn analyze_input(
     let t = timings.step("dominators", t);
     let (reachable_objects, reachable_edges) = (doms.reachable, doms.edges);
     // Retained sizes, and the shallow bytes of the reachable objects by class.
-    let total_bytes = all_objects.values().map(|&(_, bytes)| bytes).sum();
+    let total_bytes: u64 = all_objects.values().map(|&(_, bytes)| bytes).sum();
     let (retained, all, gone) = doms.retained(
         &leak_nodes,
         total_bytes,
@@ -388,7 +494,10 @@ fn analyze_input(
             .cmp(&a.shallow_bytes)
             .then(a.class_name.cmp(&b.class_name))
     });
-    top.truncate(20);
+    let omitted_top_classes = limits::keep_first(&mut top, limits::MAX_TOP_CLASSES);
+    for c in &mut top {
+        c.class_name = shown::clipped(&c.class_name, limits::MAX_NAME_BYTES);
+    }
 
     let mut heaps: Vec<HeapSummary> = Vec::new();
     if !ix.heaps.is_empty() {
@@ -407,9 +516,13 @@ fn analyze_input(
         }
         heaps = named
             .into_iter()
-            .map(|(name, objects)| HeapSummary { name, objects })
+            .map(|(name, objects)| HeapSummary {
+                name: shown::clipped(&name, limits::MAX_NAME_BYTES),
+                objects,
+            })
             .collect();
     }
+    let omitted_heaps = limits::keep_first(&mut heaps, limits::MAX_HEAPS);
 
     let dump = DumpSummary {
         format: ix.format.clone(),
@@ -421,14 +534,19 @@ fn analyze_input(
         primitive_arrays: ix.counts.primitive_arrays,
         classes: ix.counts.classes,
         gc_roots: ix.roots.len() as u64,
+        threads: metadata::thread_count(&ix),
+        heap_bytes: total_bytes,
         reachable_objects,
         reachable_bytes: all.bytes,
         reachable_edges,
         heaps,
+        omitted_heaps,
         top_classes: top,
+        omitted_top_classes,
         heap_dumps: dumps.len() as u64,
         heap_dump: if dumps.is_empty() { 0 } else { chosen as u64 },
     };
+    let omitted_notes = limits::keep_first(&mut notes, limits::MAX_NOTES);
     let analysis = Analysis {
         schema: SCHEMA_VERSION,
         tool: format!("hprof-shrink {}", env!("CARGO_PKG_VERSION")),
@@ -440,17 +558,24 @@ fn analyze_input(
             shrunk: input.shrunk,
         },
         dump,
+        metadata,
         finder: if key.is_some() {
             "matrix-key"
         } else {
             "leakcanary"
         }
         .into(),
-        key,
-        keys_found: found.keys,
+        key: key.map(|k| shown::clipped(&k, limits::MAX_NAME_BYTES)),
+        keys_found,
+        omitted_keys_found: more_keys,
         leaks: leaks_out,
+        omitted_leaks: more_leaks,
+        unreachable,
+        omitted_unreachable: more_unreachable,
         duplicate_bitmaps,
+        omitted_duplicate_bitmaps,
         notes,
+        omitted_notes,
     };
     let t = timings.step("summary", t);
     if let input::Bytes::File(m) = &input.bytes {
@@ -480,8 +605,10 @@ fn unread_note(g: &Graph<'_, '_>, unread: &Unread, no_leak: bool) -> Option<Stri
         .map(|((class, why), n)| {
             format!(
                 "{} ({}; {n} object{})",
-                g.known_class_name(*class)
-                    .map_or_else(|| format!("class {class:#x}"), str::to_string),
+                g.known_class_name(*class).map_or_else(
+                    || format!("class {class:#x}"),
+                    |name| shown::clipped(name, limits::MAX_NAME_BYTES)
+                ),
                 why.describe(),
                 if **n == 1 { "" } else { "s" }
             )
@@ -505,6 +632,28 @@ fn unread_note(g: &Graph<'_, '_>, unread: &Unread, no_leak: bool) -> Option<Stri
             ": a leak held only through them is not seen"
         },
     ))
+}
+
+/// The key to look for, and a note when the package's key is the placeholder its writer
+/// puts when it knew none: `--key`; else, unless `--all-leaks`, the package's
+/// `leakedActivityKey`. No key, or the placeholder, finds leaks LeakCanary's way.
+fn leak_key(options: &Options, input: &input::Input) -> (Option<String>, Option<String>) {
+    if options.ignore_package_key {
+        return (options.key.clone(), None);
+    }
+    if let Some(k) = &options.key {
+        return (Some(k.clone()).filter(|k| !k.is_empty()), None);
+    }
+    match input.manifest_value("leakedActivityKey") {
+        Some(k) if k == hprof_shrink_core::package::manifest::PLACEHOLDER_KEY => (
+            None,
+            Some(format!(
+                "the package's leakedActivityKey is the placeholder {k:?} (no key was known when it was made): every leaking object is looked for, as with --all-leaks"
+            )),
+        ),
+        Some(k) if !k.is_empty() => (Some(k.to_string()), None),
+        _ => (None, None),
+    }
 }
 
 /// Hands the memory the references' pass freed on its worker threads back to the system:
@@ -671,4 +820,16 @@ fn heap_name(id: u32) -> &'static str {
         0x49 => "image",
         _ => "default",
     }
+}
+
+/// The leaking objects to trace and those found without a strong path, with what the
+/// caps left out.
+struct Found {
+    /// (node, finders, Matrix's reason) of each leak to trace.
+    to_trace: Vec<(index::Node, finders::Finders, Option<String>)>,
+    unreachable_nodes: Vec<(index::Node, finders::Finders)>,
+    more_leaks: u64,
+    more_unreachable: u64,
+    keys_found: Vec<String>,
+    more_keys: u64,
 }

@@ -1,5 +1,10 @@
 //! What an analysis finds, as data: the JSON output is this, serialized (schema in
 //! docs/analyze.md); the text, Matrix and HTML renderings and `serve` read it.
+//!
+//! Every list is capped ([`super::limits`]) and counts what it left out in an `omitted…`
+//! field beside it (0 when nothing was; absent in analyses stored before these fields
+//! existed, hence `serde(default)`). Every string from the dump is escaped and cut
+//! ([`super::shown::clipped`]).
 
 use serde::{Deserialize, Serialize};
 
@@ -14,17 +19,76 @@ pub struct Analysis {
     pub tool: String,
     pub input: InputSummary,
     pub dump: DumpSummary,
+    /// What the heap says about the device and the app (`android.os.Build`,
+    /// `ActivityThread`, LeakCanary's classes).
+    #[serde(default)]
+    pub metadata: HeapMetadata,
     /// How leaking objects were found: `matrix-key` (the DestroyedActivityInfo whose mKey
-    /// is the key) or `leakcanary` (KeyedWeakReferences and destroyed Activities).
+    /// is the key) or `leakcanary` (LeakCanary's KeyedWeakReferences and the finders of
+    /// its inspectors).
     pub finder: String,
     /// The key looked for (from `--key` or the package's `leakedActivityKey`).
     pub key: Option<String>,
-    /// Keys of the DestroyedActivityInfo objects in the dump, when a key was looked for.
+    /// Keys of the DestroyedActivityInfo objects in the dump, when a key was looked for;
+    /// the first [`MAX_KEYS_FOUND`](super::limits::MAX_KEYS_FOUND) in order.
     pub keys_found: Vec<String>,
+    #[serde(default)]
+    pub omitted_keys_found: u64,
+    /// The first [`MAX_LEAKS`](super::limits::MAX_LEAKS) found, by retained size.
     pub leaks: Vec<Leak>,
+    #[serde(default)]
+    pub omitted_leaks: u64,
+    /// Leaking objects found without a strong path from a GC root (a watched object held
+    /// only weakly, garbage the dump kept): the first
+    /// [`MAX_UNREACHABLE`](super::limits::MAX_UNREACHABLE).
+    #[serde(default)]
+    pub unreachable: Vec<UnreachableObject>,
+    #[serde(default)]
+    pub omitted_unreachable: u64,
+    /// The [`MAX_BITMAP_GROUPS`](super::limits::MAX_BITMAP_GROUPS) that waste the most.
     pub duplicate_bitmaps: Vec<BitmapGroup>,
+    #[serde(default)]
+    pub omitted_duplicate_bitmaps: u64,
     /// What the reader should know: a shrunk dump's dropped arrays, a key not found, …
     pub notes: Vec<String>,
+    #[serde(default)]
+    pub omitted_notes: u64,
+}
+
+/// What the heap says about the device and the app; `None` where it does not say.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct HeapMetadata {
+    /// `android.os.Build.VERSION.SDK_INT`.
+    pub sdk_int: Option<i64>,
+    /// `android.os.Build.MANUFACTURER`.
+    pub manufacturer: Option<String>,
+    /// `android.os.Build.ID`.
+    pub build_id: Option<String>,
+    /// The app's process (`ActivityThread`'s bound application's `ApplicationInfo`).
+    pub process_name: Option<String>,
+    /// The app's package (the same `ApplicationInfo`).
+    pub package_name: Option<String>,
+    /// `leakcanary.internal.InternalLeakCanary.version`; `1.x` when only LeakCanary 1's
+    /// classes are in the dump.
+    pub leakcanary_version: Option<String>,
+}
+
+/// A leaking object without a strong path from a GC root.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UnreachableObject {
+    pub object_id: u64,
+    pub class_name: String,
+    /// `instance`, `class` or `array`.
+    pub kind: String,
+    /// The rules that found it (`KEYED_WEAK_REFERENCE`, `ACTIVITY`, …, `MATRIX_KEY`).
+    pub finders: Vec<String>,
+    /// Why it is leaking (its status is always YES).
+    pub leaking_reason: String,
+    pub labels: Vec<String>,
+    #[serde(default)]
+    pub omitted_labels: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -55,6 +119,13 @@ pub struct DumpSummary {
     pub primitive_arrays: u64,
     pub classes: u64,
     pub gc_roots: u64,
+    /// Threads (distinct objects of thread-object roots, as LeakCanary counts them).
+    #[serde(default)]
+    pub threads: u64,
+    /// The shallow bytes of every object in the dump, reachable or not (the sizes of
+    /// `topClasses`).
+    #[serde(default)]
+    pub heap_bytes: u64,
     /// Objects strongly reachable from the GC roots.
     pub reachable_objects: u64,
     /// Their shallow bytes (the retained size of all GC roots together).
@@ -63,6 +134,8 @@ pub struct DumpSummary {
     pub reachable_edges: u64,
     /// The heaps the dump names (ART: app, zygote, image), with their objects.
     pub heaps: Vec<HeapSummary>,
+    #[serde(default)]
+    pub omitted_heaps: u64,
     /// Classes by the shallow bytes of their reachable instances, largest first.
     pub top_classes: Vec<ClassSummary>,
     /// Heap dumps in the file (the old `-agentlib:hprof` wrote several into one).
@@ -71,6 +144,9 @@ pub struct DumpSummary {
     /// The one analyzed, from 1 (0: the file holds none).
     #[serde(default)]
     pub heap_dump: u64,
+    /// The classes with reachable instances not in `top_classes`.
+    #[serde(default)]
+    pub omitted_top_classes: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -93,8 +169,12 @@ pub struct ClassSummary {
 pub struct Leak {
     pub object_id: u64,
     pub class_name: String,
-    /// Why the object is taken to be leaking.
+    /// Why the object is leaking: its trace's last step's reason.
     pub reason: String,
+    /// The rules that found it, in LeakCanary's order: `KEYED_WEAK_REFERENCE`,
+    /// `ACTIVITY`, `VIEW`, … or `MATRIX_KEY`.
+    #[serde(default)]
+    pub finders: Vec<String>,
     /// The known framework leak the only path goes through, if any.
     pub library_leak: Option<LibraryLeak>,
     /// SHA-1 (hex) of the suspect references' `className + referenceName`, in order: the
@@ -119,8 +199,39 @@ pub struct LibraryLeak {
 pub struct Trace {
     /// The GC root's type, as HPROF names it in words (`sticky class`, `java frame`, …).
     pub root: String,
-    /// The objects from the root to the object, each with the reference to the next.
+    /// The objects from the root to the object, each with the reference to the next. A
+    /// path longer than [`MAX_TRACE_STEPS`](super::limits::MAX_TRACE_STEPS) keeps its
+    /// first and last steps only.
     pub steps: Vec<Step>,
+    /// Steps of the path left out, between `steps[omitted_after - 1]` and
+    /// `steps[omitted_after]`; 0 when the trace is whole.
+    #[serde(default)]
+    pub omitted_steps: u64,
+    /// Where the left-out steps were: after this many of `steps`; `None` when whole.
+    #[serde(default)]
+    pub omitted_after: Option<u64>,
+}
+
+impl Trace {
+    /// The steps as shown, with the place of the left-out ones: `None` in the list stands
+    /// for the `omitted_steps` steps.
+    pub fn shown_steps(&self) -> Vec<Option<&Step>> {
+        let gap = self
+            .omitted_after
+            .filter(|_| self.omitted_steps > 0)
+            .map(|a| (a as usize).min(self.steps.len()));
+        let mut out: Vec<Option<&Step>> = Vec::with_capacity(self.steps.len() + 1);
+        for (i, s) in self.steps.iter().enumerate() {
+            if gap == Some(i) {
+                out.push(None);
+            }
+            out.push(Some(s));
+        }
+        if gap == Some(self.steps.len()) {
+            out.push(None);
+        }
+        out
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -134,8 +245,12 @@ pub struct Step {
     pub leaking: String,
     /// Why, when known.
     pub leaking_reason: Option<String>,
-    /// Facts about the object worth showing (a thread's name, a View's id, …).
+    /// Facts about the object worth showing (a thread's name, a View's attach state, the
+    /// contexts its fields hold, …): the first
+    /// [`MAX_STEP_LABELS`](super::limits::MAX_STEP_LABELS).
     pub labels: Vec<String>,
+    #[serde(default)]
+    pub omitted_labels: u64,
     /// The reference from this object to the next step; none on the last.
     pub reference: Option<Reference>,
 }
@@ -171,7 +286,11 @@ pub struct BitmapGroup {
     /// The picture's file name under `buffer_contents/` (Matrix output), when one can be
     /// made.
     pub image: Option<String>,
+    /// The first [`MAX_BITMAP_INSTANCES`](super::limits::MAX_BITMAP_INSTANCES) by id.
     pub instances: Vec<BitmapInstance>,
+    /// The group's instances not listed (`count` has them all).
+    #[serde(default)]
+    pub omitted_instances: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -594,13 +594,14 @@ pub fn run(args: &BatchArgs) -> Result<u8, HostError> {
     let own_dirs: Vec<PathBuf> = std::iter::once(args.out_dir.clone())
         .chain(args.outbox.iter().cloned())
         .collect();
-    let mut found = discover(&args.inputs, &own_dirs).map_err(HostError::Inputs)?;
+    // A bad K/N is bad usage, said before anything about the inputs.
     let shard = args
         .shard
         .as_deref()
         .map(parse_shard)
         .transpose()
-        .map_err(HostError::Inputs)?;
+        .map_err(|e| HostError::Usage(format!("--shard {e}")))?;
+    let mut found = discover(&args.inputs, &own_dirs).map_err(HostError::Inputs)?;
     // The report must not replace an input (nor, below, a package).
     if let Some(report) = &args.report {
         let clash = found

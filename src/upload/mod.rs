@@ -19,5 +19,8 @@ pub use client::{
     TOKEN_ENV,
 };
 pub use error::UploadError;
-pub use outbox::{AfterUpload, DrainReport, Drained, Incoming, Outbox, Recovered, Sent, SENT_DIR};
+pub use outbox::{
+    AfterUpload, DrainReport, Drained, Incoming, Outbox, Recovered, Rejected, Sent, REJECTED_DIR,
+    SENT_DIR,
+};
 pub use retry::RetryPolicy;

@@ -8,13 +8,17 @@ use serde_json::{json, Value};
 
 use crate::analyze::model::{Analysis, Trace};
 
-/// Matrix's reference chain: one `Class field` string per reference, then the object.
+/// Matrix's reference chain: one `Class field` string per reference, then the object; the
+/// steps a long trace leaves out stand as one string, `… N steps left out …`.
 fn chain(t: &Trace) -> Vec<String> {
-    t.steps
-        .iter()
-        .map(|s| match &s.reference {
-            Some(r) => format!("{} {}", s.class_name, r.name),
-            None => s.class_name.clone(),
+    t.shown_steps()
+        .into_iter()
+        .map(|s| match s {
+            Some(s) => match &s.reference {
+                Some(r) => format!("{} {}", s.class_name, r.name),
+                None => s.class_name.clone(),
+            },
+            None => super::omitted_steps_text(t.omitted_steps),
         })
         .collect()
 }

@@ -7,6 +7,7 @@ pub mod matrix;
 pub mod text;
 
 use super::model::Analysis;
+pub use super::shown::shown;
 
 /// The analysis as pretty JSON (the schema is docs/analyze.md's).
 pub fn json(analysis: &Analysis) -> String {
@@ -38,31 +39,61 @@ pub fn human(bytes: u64) -> String {
         u += 1;
     }
     if u == 0 {
-        format!("{bytes} bytes")
+        counted(bytes, "byte")
     } else {
         format!("{v:.1} {}", UNITS[u])
     }
 }
 
+/// `1 object`, `2 objects`, `12,345 objects`: a count and what it counts, in the plural
+/// unless it is one.
+pub fn counted(n: u64, one: &str) -> String {
+    format!("{} {one}{}", grouped(n), if n == 1 { "" } else { "s" })
+}
+
 /// `Holder.sLeaked`, `Object[].[3]`, `<Java Local>`: a reference as a trace shows it.
+/// Shown (see [`shown`]).
 pub fn reference_text(class_name: &str, r: &super::model::Reference) -> String {
     let owner = r.declared_by.as_deref().unwrap_or(class_name);
-    let simple = owner.rsplit('.').next().unwrap_or(owner);
+    let simple = shown(owner.rsplit('.').next().unwrap_or(owner));
+    let name = shown(&r.name);
     match r.kind.as_str() {
-        "static" => format!("static {simple}.{}", r.name),
-        "field" => format!("{simple}.{}", r.name),
-        "array" => format!("{simple}{}", r.name),
-        _ => r.name.clone(),
+        "static" => format!("static {simple}.{name}"),
+        "field" => format!("{simple}.{name}"),
+        "array" => format!("{simple}{name}"),
+        _ => name.into_owned(),
     }
 }
 
-/// `16.0 kB (16,017 bytes) in 2 objects`, `17 bytes in 1 object`.
+/// `… 999,940 steps left out …`: what stands for the steps a long trace leaves out.
+pub fn omitted_steps_text(n: u64) -> String {
+    format!("… {} left out …", counted(n, "step"))
+}
+
+/// `16.0 kB (16,017 bytes) in 2 objects`, `17 bytes in 1 object`: what a leak retains, as
+/// every output shows it.
 pub fn retaining(bytes: u64, objects: u64) -> String {
     let size = if bytes < 1000 {
         human(bytes)
     } else {
         format!("{} ({} bytes)", human(bytes), grouped(bytes))
     };
-    let plural = if objects == 1 { "" } else { "s" };
-    format!("{size} in {} object{plural}", grouped(objects))
+    format!("{size} in {}", counted(objects, "object"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_are_plural_unless_one() {
+        assert_eq!(counted(0, "object"), "0 objects");
+        assert_eq!(counted(1, "object"), "1 object");
+        assert_eq!(counted(1234, "leak"), "1,234 leaks");
+        assert_eq!(human(0), "0 bytes");
+        assert_eq!(human(1), "1 byte");
+        assert_eq!(human(999), "999 bytes");
+        assert_eq!(retaining(1, 1), "1 byte in 1 object");
+        assert_eq!(retaining(16017, 2), "16.0 kB (16,017 bytes) in 2 objects");
+    }
 }

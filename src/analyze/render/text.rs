@@ -1,10 +1,12 @@
 //! The text a person reads at a terminal: the dump in one line, each leak as a trace from
 //! its GC root (LeakCanary's layout: each object, its leaking status and why, the
 //! reference to the next, suspect references underlined), then the duplicate bitmaps.
+//! Every string that comes from the dump or the package goes through [`shown`], so that
+//! none can act on the terminal.
 
 use std::fmt::Write;
 
-use super::{grouped, human, reference_text, retaining};
+use super::{counted, grouped, human, omitted_steps_text, reference_text, retaining, shown};
 use crate::analyze::model::{Analysis, Trace};
 
 pub fn render(a: &Analysis) -> String {
@@ -12,38 +14,71 @@ pub fn render(a: &Analysis) -> String {
     let d = &a.dump;
     let _ = writeln!(
         o,
-        "{} ({}{}): {}, {}-byte ids, {} objects, {} GC roots; {} reachable ({})",
-        a.input.path,
-        a.input.kind,
+        "{} ({}{}): {}, {}-byte ids, {}, {}; {} reachable ({})",
+        shown(&a.input.path),
+        shown(&a.input.kind),
         if a.input.shrunk { ", shrunk" } else { "" },
-        d.format,
+        shown(&d.format),
         d.id_size,
-        grouped(d.instances + d.object_arrays + d.primitive_arrays + d.classes),
-        grouped(d.gc_roots),
+        counted(
+            d.instances + d.object_arrays + d.primitive_arrays + d.classes,
+            "object"
+        ),
+        counted(d.gc_roots, "GC root"),
         grouped(d.reachable_objects),
         human(d.reachable_bytes),
     );
+    let _ = writeln!(
+        o,
+        "{} instances, {} object arrays, {} primitive arrays, {} classes ({}); {}",
+        grouped(d.instances),
+        grouped(d.object_arrays),
+        grouped(d.primitive_arrays),
+        grouped(d.classes),
+        human(d.heap_bytes),
+        counted(d.threads, "thread"),
+    );
+    if let Some(device) = device_line(&a.metadata) {
+        let _ = writeln!(o, "{device}");
+    }
     match &a.key {
         Some(k) => {
             let _ = writeln!(
                 o,
-                "Looking for the Activity of key {k} (Matrix's DestroyedActivityInfo)."
+                "Looking for the Activity of key {} (Matrix's DestroyedActivityInfo).",
+                shown(k)
             );
         }
         None => {
-            let _ = writeln!(o, "Looking for retained KeyedWeakReferences and destroyed Activities (LeakCanary's way).");
+            let _ = writeln!(o, "Looking for leaking objects LeakCanary's way: retained KeyedWeakReferences, and what its inspectors' finders flag.");
         }
     }
     for note in &a.notes {
-        let _ = writeln!(o, "Note: {note}");
+        let _ = writeln!(o, "Note: {}", shown(note));
+    }
+    if a.omitted_notes > 0 {
+        let _ = writeln!(
+            o,
+            "Note: {} more not shown.",
+            counted(a.omitted_notes, "note")
+        );
     }
     let _ = writeln!(o);
-    match a.leaks.len() {
-        0 => {
+    let found = a.leaks.len() as u64 + a.omitted_leaks;
+    match (found, a.omitted_leaks) {
+        (0, _) => {
             let _ = writeln!(o, "No leak found.");
         }
-        n => {
-            let _ = writeln!(o, "{n} leak{} found.", if n == 1 { "" } else { "s" });
+        (n, 0) => {
+            let _ = writeln!(o, "{} found.", counted(n, "leak"));
+        }
+        (n, _) => {
+            let _ = writeln!(
+                o,
+                "{} found; {} listed.",
+                counted(n, "leak"),
+                grouped(a.leaks.len() as u64)
+            );
         }
     }
     for (i, leak) in a.leaks.iter().enumerate() {
@@ -52,7 +87,7 @@ pub fn render(a: &Analysis) -> String {
             o,
             "Leak {}: {} ({:#x}){}",
             i + 1,
-            leak.class_name,
+            shown(&leak.class_name),
             leak.object_id,
             if leak.library_leak.is_some() {
                 " — library leak"
@@ -60,7 +95,10 @@ pub fn render(a: &Analysis) -> String {
                 ""
             }
         );
-        let _ = writeln!(o, "Signature: {}", leak.signature);
+        let _ = writeln!(o, "Signature: {}", shown(&leak.signature));
+        if !leak.finders.is_empty() {
+            let _ = writeln!(o, "Found by: {}", shown(&leak.finders.join(", ")));
+        }
         let _ = writeln!(
             o,
             "Retaining {}",
@@ -70,7 +108,8 @@ pub fn render(a: &Analysis) -> String {
             let _ = writeln!(
                 o,
                 "Known framework leak {}: {}",
-                lib.pattern, lib.description
+                shown(&lib.pattern),
+                shown(&lib.description)
             );
         }
         write_trace(
@@ -79,21 +118,57 @@ pub fn render(a: &Analysis) -> String {
             Some((leak.retained_bytes, leak.retained_objects)),
         );
     }
+    let unreachable = a.unreachable.len() as u64 + a.omitted_unreachable;
+    if unreachable > 0 {
+        let _ = writeln!(o);
+        let _ = writeln!(
+            o,
+            "{} (leaking, but no strong path from a GC root){}:",
+            counted(unreachable, "unreachable object"),
+            if a.omitted_unreachable > 0 {
+                format!("; {} listed", grouped(a.unreachable.len() as u64))
+            } else {
+                String::new()
+            }
+        );
+        for u in &a.unreachable {
+            let _ = writeln!(o);
+            let _ = writeln!(
+                o,
+                "{} {} ({:#x})",
+                shown(&u.class_name),
+                shown(&u.kind),
+                u.object_id
+            );
+            let _ = writeln!(o, "    Leaking: YES ({})", shown(&u.leaking_reason));
+            for l in &u.labels {
+                let _ = writeln!(o, "    {}", shown(l));
+            }
+            if u.omitted_labels > 0 {
+                let _ = writeln!(o, "    … {}", counted(u.omitted_labels, "more label"));
+            }
+            let _ = writeln!(o, "    Found by: {}", shown(&u.finders.join(", ")));
+        }
+    }
     let _ = writeln!(o);
-    if a.duplicate_bitmaps.is_empty() {
+    let groups = a.duplicate_bitmaps.len() as u64 + a.omitted_duplicate_bitmaps;
+    if groups == 0 {
         let _ = writeln!(o, "No duplicate bitmaps.");
     } else {
         let wasted: u64 = a.duplicate_bitmaps.iter().map(|g| g.wasted_bytes).sum();
         let _ = writeln!(
             o,
-            "{} group{} of duplicate bitmaps, {} wasted:",
-            a.duplicate_bitmaps.len(),
-            if a.duplicate_bitmaps.len() == 1 {
-                ""
+            "{} of duplicate bitmaps, {} wasted{}:",
+            counted(groups, "group"),
+            human(wasted),
+            if a.omitted_duplicate_bitmaps > 0 {
+                format!(
+                    " by the {} listed (those that waste the most)",
+                    grouped(a.duplicate_bitmaps.len() as u64)
+                )
             } else {
-                "s"
-            },
-            human(wasted)
+                String::new()
+            }
         );
         for g in &a.duplicate_bitmaps {
             let _ = writeln!(
@@ -102,10 +177,10 @@ pub fn render(a: &Analysis) -> String {
                 g.count,
                 g.width,
                 g.height,
-                g.format,
+                shown(&g.format),
                 human(g.buffer_bytes),
                 human(g.wasted_bytes),
-                g.hash
+                shown(&g.hash)
             );
             for inst in &g.instances {
                 let path = inst
@@ -115,6 +190,13 @@ pub fn render(a: &Analysis) -> String {
                     .unwrap_or_else(|| "no path".into());
                 let _ = writeln!(o, "    {:#x}: {path}", inst.object_id);
             }
+            if g.omitted_instances > 0 {
+                let _ = writeln!(
+                    o,
+                    "    … and {} more",
+                    counted(g.omitted_instances, "instance")
+                );
+            }
         }
     }
     o
@@ -122,32 +204,40 @@ pub fn render(a: &Analysis) -> String {
 
 fn write_trace(o: &mut String, t: &Trace, retained: Option<(u64, u64)>) {
     let _ = writeln!(o, "┬───");
-    let _ = writeln!(o, "│ GC Root: {}", t.root);
+    let _ = writeln!(o, "│ GC Root: {}", shown(&t.root));
     let _ = writeln!(o, "│");
-    let last = t.steps.len().saturating_sub(1);
-    for (i, s) in t.steps.iter().enumerate() {
+    let shown_steps = t.shown_steps();
+    let last = shown_steps.len().saturating_sub(1);
+    for (i, s) in shown_steps.into_iter().enumerate() {
+        let Some(s) = s else {
+            let _ = writeln!(o, "┆  {}", omitted_steps_text(t.omitted_steps));
+            continue;
+        };
         let (head, bar) = if i == last {
             ("╰→", " ")
         } else {
             ("├─", "│")
         };
-        let _ = writeln!(o, "{head} {} {}", s.class_name, s.kind);
+        let _ = writeln!(o, "{head} {} {}", shown(&s.class_name), shown(&s.kind));
         let why = s
             .leaking_reason
             .as_ref()
-            .map(|r| format!(" ({r})"))
+            .map(|r| format!(" ({})", shown(r)))
             .unwrap_or_default();
-        let _ = writeln!(o, "{bar}    Leaking: {}{why}", s.leaking);
+        let _ = writeln!(o, "{bar}    Leaking: {}{why}", shown(&s.leaking));
         for l in &s.labels {
-            let _ = writeln!(o, "{bar}    {l}");
+            let _ = writeln!(o, "{bar}    {}", shown(l));
+        }
+        if s.omitted_labels > 0 {
+            let _ = writeln!(o, "{bar}    … {}", counted(s.omitted_labels, "more label"));
         }
         if i == last {
             if let Some((bytes, objects)) = retained {
                 let _ = writeln!(
                     o,
-                    "{bar}    Retaining {} in {} objects",
+                    "{bar}    Retaining {} in {}",
                     human(bytes),
-                    grouped(objects)
+                    counted(objects, "object")
                 );
             }
         }
@@ -156,24 +246,55 @@ fn write_trace(o: &mut String, t: &Trace, retained: Option<(u64, u64)>) {
             let _ = writeln!(o, "{bar}    ↓ {text}");
             if r.suspect {
                 // Underline the name, as LeakCanary does.
-                let pad = text.chars().count() - r.name.chars().count();
-                let _ = writeln!(
-                    o,
-                    "{bar}      {}{}",
-                    " ".repeat(pad),
-                    "~".repeat(r.name.chars().count())
-                );
+                let name = shown(&r.name).chars().count();
+                let pad = text.chars().count().saturating_sub(name);
+                let _ = writeln!(o, "{bar}      {}{}", " ".repeat(pad), "~".repeat(name));
             }
         }
     }
 }
 
+/// `Android SDK 30, Google (build RQ3A.211001.001); process com.example.app, package
+/// com.example.app; LeakCanary 2.14`: what the heap says of the device, when it says
+/// anything.
+pub fn device_line(m: &crate::analyze::model::HeapMetadata) -> Option<String> {
+    let mut device = Vec::new();
+    if let Some(sdk) = m.sdk_int {
+        device.push(format!("SDK {sdk}"));
+    }
+    if let Some(maker) = &m.manufacturer {
+        device.push(shown(maker).into_owned());
+    }
+    if let Some(id) = &m.build_id {
+        device.push(format!("build {}", shown(id)));
+    }
+    let mut parts = Vec::new();
+    if !device.is_empty() {
+        parts.push(format!("Android {}", device.join(", ")));
+    }
+    if let Some(p) = &m.process_name {
+        parts.push(format!("process {}", shown(p)));
+    }
+    if let Some(p) = &m.package_name {
+        parts.push(format!("package {}", shown(p)));
+    }
+    if let Some(v) = &m.leakcanary_version {
+        parts.push(format!("LeakCanary {}", shown(v)));
+    }
+    (!parts.is_empty()).then(|| format!("Heap: {}.", parts.join("; ")))
+}
+
 /// `Holder.sBitmaps → Object[].[2] → Bitmap`: a path on one line.
 fn short_path(t: &Trace) -> String {
-    let mut parts = vec![format!("[{}]", t.root)];
-    for s in &t.steps {
-        if let Some(r) = &s.reference {
-            parts.push(reference_text(&s.class_name, r));
+    let mut parts = vec![format!("[{}]", shown(&t.root))];
+    for s in t.shown_steps() {
+        match s {
+            Some(s) => {
+                if let Some(r) = &s.reference {
+                    parts.push(reference_text(&s.class_name, r));
+                }
+            }
+            None => parts.push(omitted_steps_text(t.omitted_steps)),
         }
     }
     parts.join(" → ")
