@@ -2,7 +2,7 @@
 //! (`hprof-shrink-core`), for other host tools (a batch job, tests) to call. Nothing here
 //! is linked into a phone.
 
-pub mod analyze;
+pub use hprof_shrink_analyze as analyze;
 pub mod progress;
 pub mod serve;
 pub mod upload;

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use crate::analyze::model::{Analysis, Trace};
+use crate::model::{Analysis, Trace};
 
 /// Matrix's reference chain: one `Class field` string per reference, then the object; the
 /// steps a long trace leaves out stand as one string, `… N steps left out …`.

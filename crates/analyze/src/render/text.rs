@@ -7,7 +7,7 @@
 use std::fmt::Write;
 
 use super::{counted, grouped, human, omitted_steps_text, reference_text, retaining, shown};
-use crate::analyze::model::{Analysis, Trace};
+use crate::model::{Analysis, Trace};
 
 pub fn render(a: &Analysis) -> String {
     let mut o = String::new();

@@ -8,8 +8,8 @@ use base64::Engine;
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 
 use super::{counted, grouped, human, omitted_steps_text, reference_text, retaining, shown};
-use crate::analyze::limits::MAX_BITMAP_GROUPS;
-use crate::analyze::model::{Analysis, Trace};
+use crate::limits::MAX_BITMAP_GROUPS;
+use crate::model::{Analysis, Trace};
 
 const STYLE: &str = "
 body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:70em;padding:0 1em;color:#222}
