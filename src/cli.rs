@@ -446,7 +446,9 @@ impl UploadOpts {
         cfg.cancel = Some(crate::signals::flag());
         cfg.insecure = self.insecure;
         cfg.ca_certs = self.cacert.clone();
-        cfg.progress = !quiet;
+        if !quiet {
+            cfg.meter = Some(Arc::new(hprof_shrink::progress::UploadBars));
+        }
         cfg.verbose = self.verbose;
         if !quiet || self.verbose {
             cfg.log = Some(Arc::new(|m: &str| say!("hprof-shrink: {m}")));

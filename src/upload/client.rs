@@ -12,26 +12,23 @@ use std::fmt;
 use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Once};
-use std::task::{Context, Poll};
+use std::sync::Arc;
+use std::task::Poll;
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
-use indicatif::ProgressBar;
 use reqwest::header::{
     HeaderName, HeaderValue, AUTHORIZATION, CONTENT_TYPE, COOKIE, ETAG, LOCATION,
     PROXY_AUTHORIZATION, RETRY_AFTER,
 };
 use reqwest::{multipart, Body, Client, Response, Url};
-use tokio::io::{AsyncRead, ReadBuf};
 
 use super::error::UploadError;
+use super::http::{install_crypto_provider, FileBody};
+use super::meter::{Meter, Transfer};
 use super::package::{self, Digested};
 use super::redact;
 use super::retry::{self, Clock, GiveUp, RetryPolicy, Step, SystemClock};
-use crate::progress::{self, Label};
 
 /// The environment variable holding the bearer token.
 pub const TOKEN_ENV: &str = "HPROF_SHRINK_TOKEN";
@@ -44,7 +41,7 @@ pub const EXCERPT_CHARS: usize = 200;
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
 pub const MIN_RATE: u64 = 256 * 1024;
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-/// Bodies smaller than this get no progress bar.
+/// Bodies smaller than this are not reported to the [`Meter`].
 const PROGRESS_MIN: u64 = 1024 * 1024;
 
 /// How the zip is sent.
@@ -105,8 +102,9 @@ pub struct UploadConfig {
     pub insecure: bool,
     /// PEM files of extra trusted CA certificates.
     pub ca_certs: Vec<PathBuf>,
-    /// A progress bar on stderr for large bodies, when stderr is a terminal.
-    pub progress: bool,
+    /// Where the bytes of bodies of 1 MiB or more are reported (a progress bar); `None`:
+    /// nowhere.
+    pub meter: Option<Arc<dyn Meter>>,
     /// Log each request and response line (never header values).
     pub verbose: bool,
     pub log: Option<Log>,
@@ -131,7 +129,7 @@ impl UploadConfig {
             retry: RetryPolicy::default(),
             insecure: false,
             ca_certs: Vec::new(),
-            progress: false,
+            meter: None,
             verbose: false,
             log: None,
             headers_follow_redirects: false,
@@ -154,7 +152,7 @@ impl fmt::Debug for UploadConfig {
             .field("retry", &self.retry)
             .field("insecure", &self.insecure)
             .field("ca_certs", &self.ca_certs)
-            .field("progress", &self.progress)
+            .field("meter", &self.meter.is_some())
             .field("verbose", &self.verbose)
             .finish_non_exhaustive()
     }
@@ -205,7 +203,7 @@ struct Job<'a> {
     digest: Digested,
     fields: Vec<(String, String)>,
     timeout: Duration,
-    bar: Option<ProgressBar>,
+    transfer: Option<Arc<dyn Transfer>>,
     /// Whether the last failed attempt failed on the network (not with an HTTP status).
     last_unreachable: std::cell::Cell<bool>,
 }
@@ -366,20 +364,20 @@ impl Uploader {
         out
     }
 
-    /// Logs a line, with the job's progress bar (if any) out of the way.
-    fn log(&self, bar: Option<&ProgressBar>, msg: &str) {
+    /// Logs a line, with the job's progress display (if any) out of the way.
+    fn log(&self, transfer: Option<&Arc<dyn Transfer>>, msg: &str) {
         if let Some(log) = &self.cfg.log {
             let line = redact::scrub(msg, &self.secrets());
-            match bar {
-                Some(bar) => bar.suspend(|| log(&line)),
+            match transfer {
+                Some(t) => t.suspend(&mut || log(&line)),
                 None => log(&line),
             }
         }
     }
 
-    fn verbose(&self, bar: Option<&ProgressBar>, msg: impl FnOnce() -> String) {
+    fn verbose(&self, transfer: Option<&Arc<dyn Transfer>>, msg: impl FnOnce() -> String) {
         if self.cfg.verbose {
-            self.log(bar, &msg());
+            self.log(transfer, &msg());
         }
     }
 
@@ -439,14 +437,10 @@ impl Uploader {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| "upload.zip".into());
-        let bar = progress::bar(
-            self.cfg.progress && digest.len >= PROGRESS_MIN,
-            digest.len,
-            Label::Clipped,
-        );
-        if let Some(bar) = &bar {
-            bar.set_message(format!("upload {name}"));
-        }
+        let transfer = match &self.cfg.meter {
+            Some(m) if digest.len >= PROGRESS_MIN => m.start(&name, digest.len),
+            _ => None,
+        };
         let job = Job {
             path,
             name,
@@ -456,7 +450,7 @@ impl Uploader {
                 .unwrap_or_else(|| default_timeout(digest.len)),
             digest,
             fields,
-            bar,
+            transfer,
             last_unreachable: std::cell::Cell::new(false),
         };
         let result = retry::run(
@@ -465,7 +459,7 @@ impl Uploader {
             &mut fastrand::f64,
             &mut |error: &String, n, wait| {
                 self.log(
-                    job.bar.as_ref(),
+                    job.transfer.as_ref(),
                     &format!(
                         "{}: attempt {n} failed: {error}; retrying in {:.1} s",
                         job.name,
@@ -475,8 +469,8 @@ impl Uploader {
             },
             &mut |n| self.attempt(&job, n),
         );
-        if let Some(bar) = &job.bar {
-            bar.finish_and_clear();
+        if let Some(t) = &job.transfer {
+            t.finish();
         }
         if result.is_err() && self.cancelled() {
             return Err(cancelled());
@@ -567,17 +561,16 @@ impl Uploader {
                 }
                 Err(e) => return Step::Fatal(format!("reopening: {e}")),
             }
-            if let Some(bar) = &job.bar {
-                bar.set_position(0);
+            if let Some(t) = &job.transfer {
+                t.restart();
             }
-            let body = FileBody {
-                file: tokio::fs::File::from_std(file),
-                left: job.digest.len,
-                buf: vec![0; 64 * 1024].into_boxed_slice(),
-                bar: job.bar.clone(),
-            };
+            let body = FileBody::reported(
+                tokio::fs::File::from_std(file),
+                job.digest.len,
+                job.transfer.clone(),
+            );
             let req = self.request(job, &url, trusted, body);
-            self.verbose(job.bar.as_ref(), || {
+            self.verbose(job.transfer.as_ref(), || {
                 let mut names: Vec<String> = self
                     .headers
                     .iter()
@@ -610,7 +603,7 @@ impl Uploader {
                 Err(e) => return self.network_error(e, job),
             };
             let status = resp.status();
-            self.verbose(job.bar.as_ref(), || {
+            self.verbose(job.transfer.as_ref(), || {
                 format!(
                     "{}: {} from {} in {:.2} s",
                     job.name,
@@ -639,7 +632,7 @@ impl Uploader {
             if matches!(status.as_u16(), 301 | 302 | 307 | 308) {
                 match self.redirect_target(&resp, &url) {
                     Ok(next) => {
-                        self.verbose(job.bar.as_ref(), || {
+                        self.verbose(job.transfer.as_ref(), || {
                             format!(
                                 "{}: {status}: following to {}{}",
                                 job.name,
@@ -899,80 +892,6 @@ fn etag_mismatch(resp: &Response, md5_hex: &str) -> Option<String> {
     let etag = etag.strip_prefix("W/").unwrap_or(etag).trim_matches('"');
     let is_md5 = etag.len() == 32 && etag.bytes().all(|b| b.is_ascii_hexdigit());
     (is_md5 && !etag.eq_ignore_ascii_case(md5_hex)).then(|| etag.to_string())
-}
-
-/// rustls's ring provider, chosen once per process: reqwest is built without a default
-/// one, and even plain HTTP needs one set.
-pub(crate) fn install_crypto_provider() {
-    static PROVIDER: Once = Once::new();
-    PROVIDER.call_once(|| {
-        // Fails only when the process already chose a provider, which is then used.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    });
-}
-
-/// The file as a request body of exactly the size that was hashed, read as it is sent
-/// (never whole in memory), moving the progress bar.
-pub(crate) struct FileBody {
-    file: tokio::fs::File,
-    left: u64,
-    buf: Box<[u8]>,
-    bar: Option<ProgressBar>,
-}
-
-impl FileBody {
-    /// `len` bytes of `file` from where it stands, without a progress bar.
-    pub(crate) fn new(file: tokio::fs::File, len: u64) -> FileBody {
-        FileBody {
-            file,
-            left: len,
-            buf: vec![0; 64 * 1024].into_boxed_slice(),
-            bar: None,
-        }
-    }
-}
-
-impl http_body::Body for FileBody {
-    type Data = Bytes;
-    type Error = io::Error;
-
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<http_body::Frame<Bytes>, io::Error>>> {
-        let this = self.get_mut();
-        if this.left == 0 {
-            return Poll::Ready(None);
-        }
-        let want = this
-            .buf
-            .len()
-            .min(usize::try_from(this.left).unwrap_or(usize::MAX));
-        let mut rb = ReadBuf::new(&mut this.buf[..want]);
-        match Pin::new(&mut this.file).poll_read(cx, &mut rb) {
-            Poll::Pending => Poll::Pending,
-            Poll::Ready(Err(e)) => Poll::Ready(Some(Err(e))),
-            Poll::Ready(Ok(())) if rb.filled().is_empty() => Poll::Ready(Some(Err(
-                io::Error::new(io::ErrorKind::UnexpectedEof, "the file got shorter"),
-            ))),
-            Poll::Ready(Ok(())) => {
-                let data = Bytes::copy_from_slice(rb.filled());
-                this.left -= data.len() as u64;
-                if let Some(bar) = &this.bar {
-                    bar.inc(data.len() as u64);
-                }
-                Poll::Ready(Some(Ok(http_body::Frame::data(data))))
-            }
-        }
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.left == 0
-    }
-
-    fn size_hint(&self) -> http_body::SizeHint {
-        http_body::SizeHint::with_exact(self.left)
-    }
 }
 
 /// How often a running attempt or a retry wait looks at the cancellation flag.

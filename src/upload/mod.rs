@@ -5,10 +5,14 @@
 //!   streamed from the file, with timeouts, redirects and retries;
 //! - [`retry`]: when to try again and how long to wait (pure);
 //! - [`outbox`]: the directory of zips waiting, with per-zip locks;
-//! - [`redact`]: keeping tokens and signatures out of what is printed.
+//! - [`redact`]: keeping tokens and signatures out of what is printed;
+//! - [`http`]: the TLS provider and the streamed file body, shared with the server's S3 store;
+//! - [`meter`]: where the bytes sent are reported (the caller's progress bar).
 
 pub mod client;
 pub mod error;
+pub mod http;
+pub mod meter;
 pub mod outbox;
 pub mod package;
 pub mod redact;
@@ -19,5 +23,6 @@ pub use client::{
     TOKEN_ENV,
 };
 pub use error::UploadError;
+pub use meter::{Meter, Transfer};
 pub use outbox::{AfterUpload, DrainReport, Drained, Incoming, Outbox, Recovered, Sent, SENT_DIR};
 pub use retry::RetryPolicy;
