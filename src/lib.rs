@@ -5,4 +5,4 @@
 pub use hprof_shrink_analyze as analyze;
 pub mod progress;
 pub mod serve;
-pub mod upload;
+pub use hprof_shrink_upload as upload;
