@@ -4,5 +4,5 @@
 
 pub use hprof_shrink_analyze as analyze;
 pub mod progress;
-pub mod serve;
+pub use hprof_shrink_serve as serve;
 pub use hprof_shrink_upload as upload;

@@ -5,9 +5,9 @@ use maud::{html, Markup, PreEscaped, DOCTYPE};
 
 use super::groups::{BitmapGroup, LeakGroup};
 use super::store::{Filter, LeakRow, PackageRow};
-use crate::analyze::model::Trace;
-use crate::analyze::render::html::trace;
-use crate::analyze::render::{human, shown};
+use hprof_shrink_analyze::model::Trace;
+use hprof_shrink_analyze::render::html::trace;
+use hprof_shrink_analyze::render::{human, shown};
 
 const STYLE: &str = "
 body{font:14px/1.45 system-ui,sans-serif;margin:1.5em auto;max-width:80em;padding:0 1em;color:#222}

@@ -21,7 +21,7 @@ use sqlx::sqlite::{
 use sqlx::Row;
 
 use super::groups::Fold;
-use crate::analyze::Analysis;
+use hprof_shrink_analyze::Analysis;
 
 /// A job interrupted this many times (its worker died, or lost its lease, while analyzing
 /// it) is failed instead of taken up again: a package that kills workers must not do so

@@ -152,7 +152,7 @@ impl Bucket {
             Some(token) => Credentials::new_with_token(key_id, secret, token),
             None => Credentials::new(key_id, secret),
         };
-        crate::upload::http::install_crypto_provider();
+        hprof_shrink_upload::http::install_crypto_provider();
         let http = Client::builder()
             .connect_timeout(Duration::from_secs(10))
             .redirect(reqwest::redirect::Policy::none())
@@ -258,7 +258,7 @@ impl Bucket {
         len: u64,
     ) -> io::Result<()> {
         let f = tokio::fs::File::open(file).await?;
-        let body = reqwest::Body::wrap(crate::upload::http::FileBody::new(f, len));
+        let body = reqwest::Body::wrap(hprof_shrink_upload::http::FileBody::new(f, len));
         self.put(key, body, md5, len).await
     }
 

@@ -14,7 +14,7 @@ use tokio::sync::watch;
 use super::blobs::{analysis_key, package_key, picture_key};
 use super::store::Claim;
 use super::App;
-use crate::analyze::{self, Analysis, Options};
+use hprof_shrink_analyze::{self as analyze, Analysis, Options};
 
 /// How often an idle worker looks at the queue even without being woken (another process
 /// sharing the database may have queued work, or a lease may have run out).

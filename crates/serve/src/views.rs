@@ -17,7 +17,7 @@ use super::jobs::{is_hex, load};
 use super::pages::{self, PackageLeak};
 use super::store::Filter;
 use super::App;
-use crate::analyze::model::Trace;
+use hprof_shrink_analyze::model::Trace;
 
 /// A failed read: status and message, as JSON for `/api/` and as a page elsewhere.
 pub struct Failure(StatusCode, String);
@@ -267,7 +267,7 @@ pub async fn analysis_page(
         }
     }
     let html =
-        tokio::task::spawn_blocking(move || crate::analyze::render::html::render(&a, &pictures))
+        tokio::task::spawn_blocking(move || hprof_shrink_analyze::render::html::render(&a, &pictures))
             .await
             .map_err(|e| Failure(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
     Ok(Html(html))

@@ -129,7 +129,7 @@ async fn menus(store: &Store) -> DbResult<Menus> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::serve::store::NewPackage;
+    use crate::store::NewPackage;
 
     #[tokio::test]
     async fn an_entry_is_served_until_the_next_change() {
