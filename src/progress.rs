@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use hprof_shrink_core::{Progress, Stage};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::upload::{Meter, Transfer};
+use hprof_shrink_upload::{Meter, Transfer};
 
 /// How a bar's message sits before the bar.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

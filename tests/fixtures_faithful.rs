@@ -8,7 +8,7 @@
 mod common;
 
 use common::fixture;
-use hprof_shrink::analyze::java_name;
+use hprof_shrink_analyze::java_name;
 use hprof_shrink_core::hprof::{tags, BasicType, Event, Events, Hprof, Sub, Value};
 use md5::{Digest, Md5};
 use serde_json::Value as Json;

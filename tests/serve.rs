@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use base64::Engine;
 use common::{bin, fixture, s, stderr};
-use hprof_shrink::serve::{self, Access, Config, Running, Secret};
+use hprof_shrink_serve::{self as serve, Access, Config, Running, Secret};
 use md5::{Digest, Md5};
 use reqwest::{multipart, Client, StatusCode};
 use serde_json::Value;
@@ -722,9 +722,9 @@ async fn a_failing_package_fails_alone_and_queued_work_survives_a_restart() {
 }
 
 /// An embedded database in `dir`, and a package to record in it.
-async fn sqlite_store(dir: &Path) -> (hprof_shrink::serve::store::Store, PathBuf) {
+async fn sqlite_store(dir: &Path) -> (hprof_shrink_serve::store::Store, PathBuf) {
     let zip = package(dir, "a.zip", &[]);
-    let store = hprof_shrink::serve::store::Store::open(&dir.join("meta.sqlite"))
+    let store = hprof_shrink_serve::store::Store::open(&dir.join("meta.sqlite"))
         .await
         .unwrap();
     (store, zip)
@@ -1256,14 +1256,14 @@ async fn chromium_shows_the_groups_a_group_its_trace_and_a_bitmap() {
 /// One package recorded and analyzed in `store`: `analysis` with every leak's signature
 /// made from `sig`.
 async fn record_with_signature(
-    store: &hprof_shrink::serve::store::Store,
-    analysis: &hprof_shrink::analyze::Analysis,
+    store: &hprof_shrink_serve::store::Store,
+    analysis: &hprof_shrink_analyze::Analysis,
     md5: &str,
     manifest: &[(String, String)],
     extra: &[(String, String)],
     sig: u32,
 ) {
-    use hprof_shrink::serve::store::NewPackage;
+    use hprof_shrink_serve::store::NewPackage;
     let id = store
         .insert_package(&NewPackage {
             md5,
@@ -1290,16 +1290,16 @@ async fn record_with_signature(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "a benchmark: run with --ignored --nocapture"]
 async fn bench_groups_page_with_10000_packages() {
-    use hprof_shrink::serve::store::Store;
+    use hprof_shrink_serve::store::Store;
     let dir = tempfile::tempdir().unwrap();
     let zip = package(dir.path(), "a.zip", &[]);
     // HPROF_SHRINK_BENCH_DATA keeps the data directory, for a release `serve` to be
     // measured on.
     let data = std::env::var_os("HPROF_SHRINK_BENCH_DATA")
         .map_or_else(|| dir.path().join("data"), PathBuf::from);
-    let analysis = hprof_shrink::analyze::analyze_path(
+    let analysis = hprof_shrink_analyze::analyze_path(
         &zip,
-        &hprof_shrink::analyze::Options::default(),
+        &hprof_shrink_analyze::Options::default(),
         &hprof_shrink_core::Control::default(),
     )
     .unwrap()
@@ -1343,7 +1343,7 @@ async fn bench_groups_page_with_10000_packages() {
     // Every load right after a change: one more package recorded and analyzed.
     let mut changed = Vec::new();
     // Distinct from an earlier run's, in a kept data directory.
-    let run = hprof_shrink::serve::store::now_ms();
+    let run = hprof_shrink_serve::store::now_ms();
     for i in 0..100u32 {
         let md5 = format!("{run:016x}{i:016x}");
         let sdk = [("sdkVersion".to_string(), "25".to_string())];
@@ -1374,10 +1374,10 @@ async fn bench_groups_page_with_10000_packages() {
 
 /// Where the time of groups made from scratch goes, each phase timed apart (median of
 /// 20 in a row): reading the rows, grouping, the menus, the queue, the page, the JSON.
-async fn phases(store: &hprof_shrink::serve::store::Store) {
-    use hprof_shrink::serve::groups::{leak_groups, Fold};
-    use hprof_shrink::serve::pages::{self, Menus};
-    use hprof_shrink::serve::store::{Column, Filter};
+async fn phases(store: &hprof_shrink_serve::store::Store) {
+    use hprof_shrink_serve::groups::{leak_groups, Fold};
+    use hprof_shrink_serve::pages::{self, Menus};
+    use hprof_shrink_serve::store::{Column, Filter};
     async fn median<T, F: std::future::Future<Output = T>>(
         what: &str,
         mut run: impl FnMut() -> F,

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
-use hprof_shrink::serve::{self, Access, Config, Secret};
+use hprof_shrink_serve::{self as serve, Access, Config, Secret};
 
 use crate::error::HostError;
 use crate::say::say;

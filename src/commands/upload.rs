@@ -3,10 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
-use hprof_shrink::upload::{
+use hprof_shrink_upload::{
     AfterUpload, Drained, Outbox, Recovered, UploadError, UploadOutcome, Uploader, SENT_DIR,
 };
-use reqwest::Url;
+use hprof_shrink_upload::Url;
 
 use crate::cli::{self, UploadArgs, UploadOpts};
 use crate::error::HostError;

@@ -6,9 +6,9 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
-use hprof_shrink::serve::cache::Cache;
-use hprof_shrink::serve::groups::{leak_groups, LeakGroup};
-use hprof_shrink::serve::store::{Filter, NewPackage, Store};
+use hprof_shrink_serve::cache::Cache;
+use hprof_shrink_serve::groups::{leak_groups, LeakGroup};
+use hprof_shrink_serve::store::{Filter, NewPackage, Store};
 
 /// `base` with an `extra.info` of its own: the same entries raw-copied, so a distinct
 /// package (MD5) for the price of a copy.
@@ -36,9 +36,9 @@ pub fn variant(base: &[u8], extra: &str) -> Vec<u8> {
 /// taken again, and its first claimer can then neither renew, record nor fail it; the
 /// analysis of `zip` is recorded once, and a second finish records nothing.
 pub async fn only_the_current_lease_holder_records(store: &Store, other: &Store, zip: &Path) {
-    let analysis = hprof_shrink::analyze::analyze_path(
+    let analysis = hprof_shrink_analyze::analyze_path(
         zip,
-        &hprof_shrink::analyze::Options::default(),
+        &hprof_shrink_analyze::Options::default(),
         &hprof_shrink_core::Control::default(),
     )
     .unwrap()
@@ -87,7 +87,7 @@ pub async fn only_the_current_lease_holder_records(store: &Store, other: &Store,
 /// a library leak), each retaining `retained` bytes plus its position.
 pub async fn record(
     via: &Store,
-    base: &hprof_shrink::analyze::Analysis,
+    base: &hprof_shrink_analyze::Analysis,
     md5: &str,
     (sdk, maker, version): (&str, &str, &str),
     sigs: &[&str],
@@ -139,10 +139,10 @@ pub async fn queue_bare(via: &Store, md5: &str) -> i64 {
 
 /// `base` with one leak per signature of `sigs`.
 pub fn analysis_of(
-    base: &hprof_shrink::analyze::Analysis,
+    base: &hprof_shrink_analyze::Analysis,
     sigs: &[&str],
     retained: u64,
-) -> hprof_shrink::analyze::Analysis {
+) -> hprof_shrink_analyze::Analysis {
     let mut a = base.clone();
     let template = a.leaks[0].clone();
     a.leaks = sigs
@@ -153,7 +153,7 @@ pub fn analysis_of(
             match sig.strip_prefix("lib:") {
                 Some(s) => {
                     l.signature = s.to_string();
-                    l.library_leak = Some(hprof_shrink::analyze::model::LibraryLeak {
+                    l.library_leak = Some(hprof_shrink_analyze::model::LibraryLeak {
                         pattern: "a.B#c".into(),
                         description: format!("known leak {s}"),
                     });
@@ -222,9 +222,9 @@ pub async fn incremental_groups_equal_a_fold_from_scratch(
     other: &Store,
     zip: &Path,
 ) {
-    let base = hprof_shrink::analyze::analyze_path(
+    let base = hprof_shrink_analyze::analyze_path(
         zip,
-        &hprof_shrink::analyze::Options::default(),
+        &hprof_shrink_analyze::Options::default(),
         &hprof_shrink_core::Control::default(),
     )
     .unwrap()
