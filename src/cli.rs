@@ -42,7 +42,9 @@ verification, a zip not uploaded), 2 bad usage.";
 const UPLOAD_ABOUT: &str = "\
 Uploads packages to a server: the zips given, or every finished zip waiting in an outbox \
 directory (oldest first). A zip leaves the outbox (moved to DIR/sent/, or deleted with \
---delete-after-upload) only after the server answers 2xx; failures stay for the next run.
+--delete-after-upload) only after the server answers 2xx; failures stay for the next run, \
+except a zip the server refuses for good (413, 422): that one moves to DIR/rejected/, with \
+the server's answer beside it (NAME.zip.txt), and the run exits 1.
 
 Connection errors, timeouts, 408, 429 and 5xx are retried with exponential backoff and \
 jitter, never sooner than a Retry-After; any other answer fails at once. Every attempt sends \
@@ -101,6 +103,10 @@ pub enum Command {
     /// devices and shows them in a browser and as JSON.
     #[command(long_about = crate::commands::serve::ABOUT, after_help = crate::commands::serve::AFTER)]
     Serve(crate::commands::serve::ServeArgs),
+    /// Analyzes one package for `serve`, in a process of its own held to the server's
+    /// budget.
+    #[command(name = "__analyze-job", hide = true)]
+    AnalyzeJob(crate::commands::serve::AnalyzeJobArgs),
 }
 
 #[derive(Debug, Args)]
@@ -317,7 +323,7 @@ pub struct UploadArgs {
     pub url: Url,
 
     /// Upload every finished zip in this directory, oldest first; each one the server
-    /// takes moves to DIR/sent/.
+    /// takes moves to DIR/sent/, each one it refuses for good (413, 422) to DIR/rejected/.
     #[arg(long, value_name = "DIR")]
     pub outbox: Option<PathBuf>,
 

@@ -100,6 +100,21 @@ pub enum HostError {
         total: usize,
     },
 
+    /// Zips of an outbox that the server refused for good (413, 422) were moved to its
+    /// `rejected/` directory, each with the server's answer beside it; `left` names those
+    /// still waiting for the next run, if any.
+    #[error(
+        "{} of {total} zips refused for good by the server, moved to {} with its answers: {}{}",
+        names.len(), rejected.display(), names.join(", "),
+        if left.is_empty() { String::new() } else { format!("; {} left for the next run: {}", left.len(), left.join(", ")) }
+    )]
+    RefusedForGood {
+        rejected: PathBuf,
+        names: Vec<String>,
+        left: Vec<String>,
+        total: usize,
+    },
+
     /// The outbox directory could not be read or written.
     #[error("outbox {}: {source}", dir.display())]
     Outbox {

@@ -59,6 +59,7 @@ fn main() -> ExitCode {
         Some(Command::Completions(a)) => commands::docs::completions(a).map(|()| ExitCode::SUCCESS),
         Some(Command::Manpages(a)) => commands::docs::manpages(a).map(|()| ExitCode::SUCCESS),
         Some(Command::Serve(a)) => commands::serve::run(a).map(|()| ExitCode::SUCCESS),
+        Some(Command::AnalyzeJob(a)) => Ok(commands::serve::analyze_job(a)),
         None => commands::shrink::run(cli.shrink).map(|()| ExitCode::SUCCESS),
     };
     match result {

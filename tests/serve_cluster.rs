@@ -718,6 +718,18 @@ async fn on_postgres_only_the_current_lease_holder_records_a_job() {
     other.close().await;
 }
 
+/// Retries with a backoff and requeued failures, on PostgreSQL (its migration of
+/// `not_before` included): see `retries_wait_out_their_backoff`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_postgres_a_retried_job_waits_out_its_backoff_and_a_failed_one_is_requeued() {
+    let Some((_pg, store, other)) = two_pools().await else {
+        return;
+    };
+    serve_common::retries_wait_out_their_backoff(&store, &other).await;
+    store.close().await;
+    other.close().await;
+}
+
 /// The groups kept up to date change by change equal a fold from scratch, the changes
 /// made by another process (another pool) and, at the end, by both at once: see
 /// `incremental_groups_equal_a_fold_from_scratch`. On PostgreSQL serial ids may commit out

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
-use hprof_shrink_serve::{self as serve, Access, Config, Secret};
+use hprof_shrink_serve::{self as serve, budget, conn_limits, Access, Budget, Config, Limits, Secret};
 
 use crate::error::HostError;
 use crate::say::say;
@@ -23,10 +23,24 @@ package sent twice is one record. Packages are analyzed in the background; leaks
 grouped by signature across packages, with the SDK versions, manufacturers and app versions \
 (extra.info appVersion) they were seen on. Pages under /, JSON under /api/.
 
+What a package carries is cut where it is recorded (each result.info and extra.info value \
+to 4 KiB, each key to 128 bytes, 64 pairs and 16 KiB per file; SDK, manufacturer and app \
+version to 64 bytes; cuts end in '…' and the package's JSON lists them) while the package \
+itself is kept as sent; every page and answer lists a bounded number of items and says how \
+many more there are; the leak groups kept per filter share a 64 MiB budget. See \
+docs/serve.md, \"Limits\".
+
 Tokens are never given on the command line: the upload token comes from \
 HPROF_SHRINK_UPLOAD_TOKEN or --upload-token-file (clients send it as `Authorization: \
 Bearer`, which `upload` does with HPROF_SHRINK_TOKEN), the read token from \
 HPROF_SHRINK_READ_TOKEN or --read-token-file (a browser asks for it as a password).
+
+Each package is analyzed in a child process of this program, at the lowest priority, \
+held to --analysis-memory and --analysis-seconds: a package past them fails its job, never \
+the server. A job failed by a passing fault (I/O, the store, the database, a crash) is tried \
+again after --retry-seconds, up to three attempts; --requeue-failed (or POST \
+/api/packages/ID/requeue with the upload token) puts failed jobs back. One server per DIR: \
+a second one on the same DIR is refused.
 
 Beyond one machine: --database postgres://... (or HPROF_SHRINK_DATABASE_URL) for the \
 metadata and --store s3://BUCKET/PREFIX for the packages; then several `serve` processes \
@@ -98,6 +112,39 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N")]
     pub workers: Option<usize>,
 
+    /// The most memory one analysis may allocate, in bytes (its process's data limit:
+    /// heap and thread stacks, not the mapped dump); an analysis that needs more fails
+    /// its job. [default: 4 GiB]
+    #[arg(long, value_name = "BYTES", default_value_t = budget::DEFAULT_ANALYSIS_MEMORY, hide_default_value = true)]
+    pub analysis_memory: u64,
+
+    /// The longest one analysis may run (wall clock); past it its process is killed and
+    /// its job fails.
+    #[arg(long, value_name = "SECONDS", default_value_t = budget::DEFAULT_ANALYSIS_TIME.as_secs_f64())]
+    pub analysis_seconds: f64,
+
+    /// A package's hprof may inflate to at most this many times --max-bytes; a package
+    /// whose hprof inflates to more is refused with 413 before it is inflated.
+    #[arg(long, value_name = "N", default_value_t = budget::DEFAULT_INFLATED_RATIO)]
+    pub max_inflated_ratio: u64,
+
+    /// Bytes to keep free on the data disk: an upload that would leave less is refused
+    /// with 507 (Insufficient Storage), an analysis that would is put off. [default: 1 GiB]
+    #[arg(long, value_name = "BYTES", default_value_t = budget::DEFAULT_KEEP_FREE, hide_default_value = true)]
+    pub keep_free: u64,
+
+    /// A job failed by a passing fault (I/O, the store, the database, a crashed analysis)
+    /// is tried again after this long, four times longer after its second attempt; after
+    /// its third it is failed (see --requeue-failed).
+    #[arg(long, value_name = "SECONDS", default_value_t = budget::DEFAULT_BACKOFF.as_secs_f64())]
+    pub retry_seconds: f64,
+
+    /// Put every failed job back in the queue (all its attempts ahead of it) and exit; a
+    /// server running on the same database takes them up. One package:
+    /// POST /api/packages/ID/requeue with the upload token.
+    #[arg(long)]
+    pub requeue_failed: bool,
+
     /// Each analysis waits this long after taking its package; for tests.
     #[arg(long, hide = true, default_value_t = 0, value_name = "MS")]
     pub analysis_delay_ms: u64,
@@ -106,6 +153,109 @@ pub struct ServeArgs {
     /// tests.
     #[arg(long, hide = true, default_value_t = 0, value_name = "MS")]
     pub answer_delay_ms: u64,
+
+    #[command(flatten)]
+    pub limits: LimitArgs,
+}
+
+/// Connections, timeouts, uploads at once, and the names answered without a token.
+#[derive(Debug, Args)]
+pub struct LimitArgs {
+    /// Connections open at once; past it new ones wait in the kernel's listen queue. Lowered
+    /// (with a warning) to what the file descriptor limit allows.
+    #[arg(long, value_name = "N", default_value_t = conn_limits::DEFAULT_MAX_CONNECTIONS, help_heading = "Limits")]
+    pub max_connections: usize,
+
+    /// Connections that have presented no valid token yet (at most 7/8 of
+    /// --max-connections); a new one past it closes the one idle longest (or slowest with
+    /// its headers), else is answered 503.
+    #[arg(long, value_name = "N", default_value_t = conn_limits::DEFAULT_MAX_UNAUTHENTICATED, help_heading = "Limits")]
+    pub max_unauthenticated_connections: usize,
+
+    /// Uploads received and verified at once (one whose client is slow holds about 1.2 MiB
+    /// of memory, 2.2 MiB for a multipart POST); past it, 503 with Retry-After.
+    #[arg(long, value_name = "N", default_value_t = conn_limits::DEFAULT_MAX_UPLOADS, help_heading = "Limits")]
+    pub max_uploads: usize,
+
+    /// Seconds from a request's first byte to the end of its headers; past it the
+    /// connection is closed.
+    #[arg(long, value_name = "SECONDS", default_value_t = conn_limits::DEFAULT_HEADER_TIMEOUT.as_secs_f64(), help_heading = "Limits")]
+    pub header_timeout: f64,
+
+    /// Seconds a connection may stay open with no request (keep-alive, or before the
+    /// first one).
+    #[arg(long, value_name = "SECONDS", default_value_t = conn_limits::DEFAULT_IDLE_TIMEOUT.as_secs_f64(), help_heading = "Limits")]
+    pub idle_timeout: f64,
+
+    /// A request body must bring --body-min-bytes in every this many seconds of waiting for
+    /// it (else 408 and the connection closed); an answer the client does not read for this
+    /// long is dropped.
+    #[arg(long, value_name = "SECONDS", default_value_t = conn_limits::DEFAULT_BODY_TIMEOUT.as_secs_f64(), help_heading = "Limits")]
+    pub body_timeout: f64,
+
+    /// See --body-timeout.
+    #[arg(long, value_name = "BYTES", default_value_t = conn_limits::DEFAULT_BODY_MIN_BYTES, help_heading = "Limits")]
+    pub body_min_bytes: u64,
+
+    /// A name (besides IP addresses and localhost) under which requests without a token are
+    /// answered, e.g. with --public-read; others get 421, so that no web page can read the
+    /// server through DNS rebinding. Repeat it or give a comma list.
+    #[arg(long, value_name = "NAME", value_delimiter = ',')]
+    pub public_host: Vec<String>,
+}
+
+/// A number of seconds a flag gives, within reason.
+fn seconds(flag: &str, v: f64) -> Result<Duration, HostError> {
+    if v.is_finite() && (0.05..=86_400.0).contains(&v) {
+        Ok(Duration::from_secs_f64(v))
+    } else {
+        Err(HostError::Usage(format!(
+            "--{flag} must be between 0.05 and 86400 seconds"
+        )))
+    }
+}
+
+impl LimitArgs {
+    fn limits(&self) -> Result<Limits, HostError> {
+        for (flag, n) in [
+            ("max-connections", self.max_connections),
+            (
+                "max-unauthenticated-connections",
+                self.max_unauthenticated_connections,
+            ),
+            ("max-uploads", self.max_uploads),
+        ] {
+            if n == 0 {
+                return Err(HostError::Usage(format!("--{flag} must be at least 1")));
+            }
+        }
+        Ok(Limits {
+            max_connections: self.max_connections,
+            max_unauthenticated: self.max_unauthenticated_connections,
+            max_uploads: self.max_uploads,
+            header_timeout: seconds("header-timeout", self.header_timeout)?,
+            idle_timeout: seconds("idle-timeout", self.idle_timeout)?,
+            body_timeout: seconds("body-timeout", self.body_timeout)?,
+            body_min_bytes: self.body_min_bytes,
+        })
+    }
+
+    /// The --public-host names as compared: lowercase, no port or final dot.
+    fn hosts(&self) -> Result<Vec<String>, HostError> {
+        self.public_host
+            .iter()
+            .map(|h| {
+                let name = serve::auth::host_name(h.trim());
+                if name.is_empty() || name.contains(['/', ' ', '@']) {
+                    Err(HostError::Usage(format!(
+                        "--public-host {h:?} is not a host name"
+                    )))
+                } else {
+                    Ok(name)
+                }
+            })
+            .collect()
+    }
 }
 
 /// A token from its file, or else from the environment.
@@ -127,12 +277,21 @@ pub fn run(a: ServeArgs) -> Result<(), HostError> {
         upload: token(a.upload_token_file.as_ref(), UPLOAD_TOKEN_ENV)?,
         read: token(a.read_token_file.as_ref(), READ_TOKEN_ENV)?,
         public_read: a.public_read,
+        public_hosts: a.limits.hosts()?,
     };
+    let limits = a.limits.limits()?;
     if !a.worker && access.upload.is_none() {
         say!(
             "hprof-shrink: warning: no upload token ({UPLOAD_TOKEN_ENV} or --upload-token-file): anyone who reaches {} can upload",
             a.listen
         );
+    }
+    if !a.worker
+        && access.public_read
+        && !a.listen.ip().is_loopback()
+        && access.public_hosts.is_empty()
+    {
+        say!("hprof-shrink: note: --public-read answers requests without a token under an IP address or localhost only; give --public-host NAME for each DNS name readers use");
     }
     if !a.worker && access.read.is_none() && !access.public_read {
         say!("hprof-shrink: warning: no read token ({READ_TOKEN_ENV} or --read-token-file) and no --public-read: nobody can read the pages");
@@ -145,11 +304,45 @@ pub fn run(a: ServeArgs) -> Result<(), HostError> {
             "serve --worker needs a shared database: --database postgres://... or {DATABASE_ENV}"
         )));
     }
+    if a.requeue_failed {
+        let n = serve::requeue_failed(&a.data, database.as_deref())?;
+        say!("hprof-shrink: {n} failed job(s) queued again");
+        return Ok(());
+    }
     if !(a.lease_seconds.is_finite() && (0.3..=86_400.0).contains(&a.lease_seconds)) {
         return Err(HostError::Usage(
             "--lease-seconds must be between 0.3 and 86400".into(),
         ));
     }
+    for (flag, v) in [
+        ("--analysis-seconds", a.analysis_seconds),
+        ("--retry-seconds", a.retry_seconds),
+    ] {
+        if !(v.is_finite() && (0.001..=86_400.0).contains(&v)) {
+            return Err(HostError::Usage(format!(
+                "{flag} must be between 0.001 and 86400"
+            )));
+        }
+    }
+    if a.max_inflated_ratio == 0 {
+        return Err(HostError::Usage(
+            "--max-inflated-ratio must be at least 1".into(),
+        ));
+    }
+    // The analyses run in this very program, as `__analyze-job`.
+    let analyzer = std::env::current_exe().map_err(|e| {
+        HostError::Usage(format!(
+            "cannot tell where this program is, to run analyses: {e}"
+        ))
+    })?;
+    let budget = Budget {
+        analysis_memory: a.analysis_memory,
+        analysis_time: Duration::from_secs_f64(a.analysis_seconds),
+        inflated_ratio: a.max_inflated_ratio,
+        keep_free: a.keep_free,
+        backoff: Duration::from_secs_f64(a.retry_seconds),
+        ..Budget::new(analyzer)
+    };
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let config = Config {
         data: a.data,
@@ -162,8 +355,47 @@ pub fn run(a: ServeArgs) -> Result<(), HostError> {
         workers: a.workers.unwrap_or((cores / 2).max(1)),
         analysis_delay: Duration::from_millis(a.analysis_delay_ms),
         answer_delay: Duration::from_millis(a.answer_delay_ms),
+        budget,
         log: Arc::new(|m: &str| say!("hprof-shrink: {m}")),
+        limits,
     };
     serve::run(config)?;
     Ok(())
+}
+
+/// `hprof-shrink __analyze-job DIR`: the child process a server analyzes one package in
+/// (see `hprof_shrink_serve::background`). Not for people.
+#[derive(Debug, Args)]
+pub struct AnalyzeJobArgs {
+    /// The job's directory: job.json in, the analysis out.
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+}
+
+pub fn analyze_job(a: AnalyzeJobArgs) -> std::process::ExitCode {
+    std::process::ExitCode::from(serve::background::run_job(&a.dir))
+}
+
+#[cfg(test)]
+mod tests {
+    use hprof_shrink_serve::limits;
+
+    /// The help states the limits the server applies.
+    #[test]
+    fn the_help_states_the_limits() {
+        let about = super::ABOUT.replace('\n', " ");
+        for stated in [
+            format!("value to {} KiB", limits::VALUE_BYTES >> 10),
+            format!("key to {} bytes", limits::KEY_BYTES),
+            format!(
+                "{} pairs and {} KiB per file",
+                limits::PAIRS,
+                limits::PROPS_BYTES >> 10
+            ),
+            format!("version to {} bytes", limits::COLUMN_BYTES),
+            format!("share a {} MiB budget", limits::CACHE_BYTES >> 20),
+        ] {
+            assert!(about.contains(&stated), "{stated}");
+        }
+    }
 }

@@ -4,7 +4,8 @@
 use std::path::{Path, PathBuf};
 
 use hprof_shrink_upload::{
-    AfterUpload, Drained, Outbox, Recovered, UploadError, UploadOutcome, Uploader, SENT_DIR,
+    AfterUpload, Drained, Outbox, Recovered, UploadError, UploadOutcome, Uploader, REJECTED_DIR,
+    SENT_DIR,
 };
 use hprof_shrink_upload::Url;
 
@@ -122,6 +123,12 @@ pub fn drain(
     let report = outbox
         .drain_with(up, after, &mut |d| match d {
             Drained::Sent(s) => uploaded(&s.outcome, s.moved_to.as_deref(), quiet),
+            Drained::Rejected(r) => say!(
+                "hprof-shrink: error: {}; refused for good: moved to {}, the server's answer in {}",
+                r.error,
+                r.moved_to.display(),
+                r.answer.display()
+            ),
             Drained::Failed(e) => say!("hprof-shrink: error: {e}"),
             Drained::Busy(p) => say!(
                 "hprof-shrink: {}: being uploaded by another run; skipped",
@@ -139,7 +146,12 @@ pub fn drain(
             report.untried.len()
         );
     }
-    if report.failed.is_empty() && report.untried.is_empty() {
+    let total = report.failed.len()
+        + report.sent.len()
+        + report.busy.len()
+        + report.untried.len()
+        + report.rejected.len();
+    if report.failed.is_empty() && report.untried.is_empty() && report.rejected.is_empty() {
         if !quiet && report.sent.is_empty() && report.busy.is_empty() {
             say!(
                 "hprof-shrink: outbox {}: nothing to upload",
@@ -164,9 +176,25 @@ pub fn drain(
                 .map(|p| format!("{} (not tried)", p.display())),
         )
         .collect();
+    if !report.rejected.is_empty() {
+        return Err(HostError::RefusedForGood {
+            rejected: outbox.dir().join(REJECTED_DIR),
+            names: report
+                .rejected
+                .iter()
+                .map(|r| {
+                    r.moved_to
+                        .file_name()
+                        .map_or(String::new(), |n| n.to_string_lossy().into_owned())
+                })
+                .collect(),
+            left: failed,
+            total,
+        });
+    }
     Err(HostError::LeftInOutbox {
         outbox: outbox.dir().to_path_buf(),
-        total: report.failed.len() + report.sent.len() + report.busy.len() + report.untried.len(),
+        total,
         failed,
     })
 }

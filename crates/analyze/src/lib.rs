@@ -37,6 +37,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use hprof_shrink_core::hprof::{tags, Hprof, Tick};
+use hprof_shrink_core::space::Unpack;
 use hprof_shrink_core::{Control, Stage};
 
 pub use error::AnalyzeError;
@@ -112,8 +113,19 @@ pub fn analyze_path(
     options: &Options,
     control: &Control<'_>,
 ) -> Result<Outcome, AnalyzeError> {
+    analyze_path_within(path, options, &Unpack::default(), control)
+}
+
+/// [`analyze_path`], inflating the dump within `unpack`'s bounds (see [`input::open_within`]):
+/// what `serve` runs, so that a package cannot fill its disk.
+pub fn analyze_path_within(
+    path: &Path,
+    options: &Options,
+    unpack: &Unpack,
+    control: &Control<'_>,
+) -> Result<Outcome, AnalyzeError> {
     let t0 = Instant::now();
-    let input = input::open(path)?;
+    let input = input::open_within(path, unpack)?;
     let open = t0.elapsed();
     let mut out = analyze_input(&input, path, options, control)?;
     out.timings.open = open;

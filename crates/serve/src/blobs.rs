@@ -185,8 +185,14 @@ impl Blobs {
     }
 
     /// The package at `key` as a local file, copied into `tmp_dir` if it is not one
-    /// already; None if there is no such object.
-    pub async fn local(&self, key: &str, tmp_dir: &Path) -> io::Result<Option<Local>> {
+    /// already (only if it leaves `keep_free` bytes free there); None if there is no such
+    /// object.
+    pub async fn local(
+        &self,
+        key: &str,
+        tmp_dir: &Path,
+        keep_free: u64,
+    ) -> io::Result<Option<Local>> {
         match self {
             Blobs::Dir(root) => {
                 let p = Self::file(root, key);
@@ -201,6 +207,11 @@ impl Blobs {
                     .suffix(".zip")
                     .tempfile_in(tmp_dir)?
                     .into_parts();
+                let room = hprof_shrink_core::space::Unpack {
+                    keep_free,
+                    ..Default::default()
+                };
+                room.admit(key, r.content_length().unwrap_or(0), &file)?;
                 let mut file = tokio::fs::File::from_std(file);
                 use tokio::io::AsyncWriteExt;
                 while let Some(c) = r.chunk().await.map_err(io::Error::other)? {

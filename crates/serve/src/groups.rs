@@ -1,10 +1,12 @@
 //! Leaks grouped by signature across packages, and duplicate bitmaps by buffer hash: what
-//! the pages and `GET /api/leaks` show. Pure: rows in, groups out.
+//! the pages and `GET /api/leaks` show. Pure: rows in, groups out. What a group shows is
+//! bounded ([`limits`]): its spreads list the most frequent values, its names are cut.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde::Serialize;
 
+use super::limits;
 use super::store::{BitmapRow, Leak, LeakRow};
 
 /// One bug seen on many devices: every leak with this signature.
@@ -21,11 +23,45 @@ pub struct LeakGroup {
     pub packages: u64,
     pub first_seen_ms: i64,
     pub last_seen_ms: i64,
-    /// (value, occurrences), most frequent first.
+    /// (value, occurrences), most frequent first: the first [`limits::SPREAD`].
     pub sdk_versions: Vec<(String, u64)>,
+    /// Distinct values not listed in `sdk_versions`.
+    pub sdk_versions_left_out: u64,
     pub manufacturers: Vec<(String, u64)>,
+    pub manufacturers_left_out: u64,
     pub app_versions: Vec<(String, u64)>,
+    pub app_versions_left_out: u64,
     pub retained_bytes: Distribution,
+}
+
+/// Bytes a structure of the groups holds besides its strings (allocation headers, map
+/// nodes, hash slots), as the cache's budget counts them: estimates, not measures.
+mod cost {
+    /// An accumulator with its signature's slot in the fold's map.
+    pub const ACC: usize = 400;
+    /// A made group besides its strings and spreads.
+    pub const GROUP: usize = 200;
+    /// One package id in a group's set.
+    pub const PACKAGE: usize = 16;
+    /// One (value, count) of a spread map or list, besides the value's bytes.
+    pub const VALUE: usize = 64;
+    /// One retained size of a group's counts.
+    pub const RETAINED: usize = 48;
+}
+
+impl LeakGroup {
+    /// Roughly what this group holds in memory, in bytes.
+    pub fn bytes(&self) -> usize {
+        let spread =
+            |v: &[(String, u64)]| -> usize { v.iter().map(|(s, _)| s.len() + cost::VALUE).sum() };
+        cost::GROUP
+            + self.signature.len()
+            + self.class_name.len()
+            + self.library_leak.as_ref().map_or(0, String::len)
+            + spread(&self.sdk_versions)
+            + spread(&self.manufacturers)
+            + spread(&self.app_versions)
+    }
 }
 
 /// Nearest-rank percentiles of the retained sizes.
@@ -82,16 +118,21 @@ impl Distribution {
     }
 }
 
-/// The spread of one value: (value, occurrences), most frequent first.
-fn spread(counts: &BTreeMap<String, u64>) -> Vec<(String, u64)> {
-    let mut v: Vec<(String, u64)> = counts.iter().map(|(k, n)| (k.clone(), *n)).collect();
-    sort_spread(&mut v);
-    v
-}
-
-/// Most frequent first; ties by value, so the order is stable.
-fn sort_spread(v: &mut [(String, u64)]) {
-    v.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+/// The spread of one value: the first [`limits::SPREAD`] (value, occurrences), most
+/// frequent first (ties by value, so the order is stable), and how many were left out.
+fn spread(counts: &BTreeMap<String, u64>) -> (Vec<(String, u64)>, u64) {
+    let mut v: Vec<(&String, u64)> = counts.iter().map(|(k, n)| (k, *n)).collect();
+    let order = |a: &(&String, u64), b: &(&String, u64)| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0));
+    if v.len() > limits::SPREAD {
+        v.select_nth_unstable_by(limits::SPREAD, order);
+        v.truncate(limits::SPREAD);
+    }
+    v.sort_by(order);
+    let left_out = counts.len() - v.len();
+    (
+        v.into_iter().map(|(k, n)| (k.clone(), n)).collect(),
+        left_out as u64,
+    )
 }
 
 /// Most occurrences first, then the most recently seen, then by signature.
@@ -104,12 +145,19 @@ fn sort_groups(groups: &mut [LeakGroup]) {
     });
 }
 
-/// Counts one more `value`, allocating only for a value not seen yet.
-fn count(m: &mut BTreeMap<String, u64>, value: &str) {
-    match m.get_mut(value) {
-        Some(n) => *n += 1,
+/// Counts one more `value` (cut as the lists show it: rows recorded before the caps may
+/// hold more), allocating only for a value not seen yet. Returns the bytes added.
+fn count(m: &mut BTreeMap<String, u64>, value: &str) -> usize {
+    let value = limits::column(value);
+    match m.get_mut(value.as_ref()) {
+        Some(n) => {
+            *n += 1;
+            0
+        }
         None => {
-            m.insert(value.to_string(), 1);
+            let bytes = value.len() + cost::VALUE;
+            m.insert(value.into_owned(), 1);
+            bytes
         }
     }
 }
@@ -133,6 +181,8 @@ struct Acc {
     retained: BTreeMap<i64, u64>,
     /// The group as last made; `None` once a leak was added since.
     made: Option<LeakGroup>,
+    /// What this holds, estimated ([`cost`]): kept up to date as leaks are added.
+    bytes: usize,
 }
 
 impl Acc {
@@ -151,41 +201,77 @@ impl Acc {
             app_version: BTreeMap::new(),
             retained: BTreeMap::new(),
             made: None,
+            bytes: cost::ACC,
         }
     }
 
     fn add(&mut self, l: &Leak<'_>) {
         self.occurrences += 1;
-        self.packages.insert(l.package_id);
+        if self.packages.insert(l.package_id) {
+            self.bytes += cost::PACKAGE;
+        }
         self.first_seen_ms = self.first_seen_ms.min(l.received_ms);
         self.last_seen_ms = self.last_seen_ms.max(l.received_ms);
         let key = (l.received_ms, l.package_id, l.leak_id);
         if key > self.latest {
             self.latest = key;
-            l.class_name.clone_into(&mut self.class_name);
-            self.library = l.library.map(str::to_string);
+            let names = self.class_name.len() + self.library.as_ref().map_or(0, String::len);
+            limits::cut(l.class_name, limits::NAME_BYTES)
+                .as_ref()
+                .clone_into(&mut self.class_name);
+            self.library = l
+                .library
+                .map(|d| limits::cut(d, limits::NAME_BYTES).into_owned());
+            self.bytes = self.bytes - names
+                + self.class_name.len()
+                + self.library.as_ref().map_or(0, String::len);
         }
-        count(&mut self.sdk, l.sdk);
-        count(&mut self.manufacturer, l.manufacturer);
-        count(&mut self.app_version, l.app_version);
-        *self.retained.entry(l.retained_bytes).or_default() += 1;
-        self.made = None;
+        self.bytes += count(&mut self.sdk, l.sdk);
+        self.bytes += count(&mut self.manufacturer, l.manufacturer);
+        self.bytes += count(&mut self.app_version, l.app_version);
+        let n = self.retained.entry(l.retained_bytes).or_default();
+        if *n == 0 {
+            self.bytes += cost::RETAINED;
+        }
+        *n += 1;
+        if let Some(made) = self.made.take() {
+            self.bytes -= made.bytes();
+        }
     }
 
     fn group(&mut self, signature: &str) -> &LeakGroup {
-        self.made.get_or_insert_with(|| LeakGroup {
-            signature: signature.to_string(),
-            class_name: self.class_name.clone(),
-            library_leak: self.library.clone(),
-            occurrences: self.occurrences,
-            packages: self.packages.len() as u64,
-            first_seen_ms: self.first_seen_ms,
-            last_seen_ms: self.last_seen_ms,
-            sdk_versions: spread(&self.sdk),
-            manufacturers: spread(&self.manufacturer),
-            app_versions: spread(&self.app_version),
-            retained_bytes: Distribution::of_counts(&self.retained, self.occurrences),
-        })
+        if self.made.is_none() {
+            let (sdk_versions, sdk_versions_left_out) = spread(&self.sdk);
+            let (manufacturers, manufacturers_left_out) = spread(&self.manufacturer);
+            let (app_versions, app_versions_left_out) = spread(&self.app_version);
+            let made = LeakGroup {
+                signature: signature.to_string(),
+                class_name: self.class_name.clone(),
+                library_leak: self.library.clone(),
+                occurrences: self.occurrences,
+                packages: self.packages.len() as u64,
+                first_seen_ms: self.first_seen_ms,
+                last_seen_ms: self.last_seen_ms,
+                sdk_versions,
+                sdk_versions_left_out,
+                manufacturers,
+                manufacturers_left_out,
+                app_versions,
+                app_versions_left_out,
+                retained_bytes: Distribution::of_counts(&self.retained, self.occurrences),
+            };
+            self.bytes += made.bytes();
+            self.made = Some(made);
+        }
+        self.made.as_ref().expect("made above")
+    }
+
+    /// The order of the groups: most occurrences first, then the most recently seen.
+    fn rank(&self) -> (std::cmp::Reverse<u64>, std::cmp::Reverse<i64>) {
+        (
+            std::cmp::Reverse(self.occurrences),
+            std::cmp::Reverse(self.last_seen_ms),
+        )
     }
 }
 
@@ -195,15 +281,43 @@ impl Acc {
 #[derive(Debug, Clone, Default)]
 pub struct Fold {
     by_sig: HashMap<String, Acc>,
+    /// The sum of the accumulators' bytes and their signatures'.
+    bytes: usize,
+}
+
+/// The groups of a fold as the pages show them: the first [`limits::GROUPS`] of each kind.
+#[derive(Debug, Clone, Default)]
+pub struct Top {
+    pub app: Vec<LeakGroup>,
+    pub app_left_out: u64,
+    pub library: Vec<LeakGroup>,
+    pub library_left_out: u64,
+}
+
+impl Top {
+    /// Roughly what the groups hold in memory, in bytes.
+    pub fn bytes(&self) -> usize {
+        self.app
+            .iter()
+            .chain(&self.library)
+            .map(LeakGroup::bytes)
+            .sum()
+    }
 }
 
 impl Fold {
     pub fn add(&mut self, l: &Leak<'_>) {
         match self.by_sig.get_mut(l.signature) {
-            Some(acc) => acc.add(l),
+            Some(acc) => {
+                let before = acc.bytes;
+                acc.add(l);
+                // The accumulator may hold less now (its made group dropped).
+                self.bytes = self.bytes + acc.bytes - before;
+            }
             None => {
                 let mut acc = Acc::empty();
                 acc.add(l);
+                self.bytes += acc.bytes + l.signature.len();
                 self.by_sig.insert(l.signature.to_string(), acc);
             }
         }
@@ -212,17 +326,69 @@ impl Fold {
     /// Forgets every leak added.
     pub fn clear(&mut self) {
         self.by_sig.clear();
+        self.bytes = 0;
     }
 
-    /// The groups, most occurrences first (ties: most recent first, then by signature).
+    /// Roughly what this holds in memory, in bytes (the groups as last made included).
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// Every group, most occurrences first (ties: most recent first, then by signature).
     pub fn groups(&mut self) -> Vec<LeakGroup> {
-        let mut groups: Vec<LeakGroup> = self
-            .by_sig
-            .iter_mut()
-            .map(|(sig, acc)| acc.group(sig).clone())
-            .collect();
+        let mut groups = Vec::with_capacity(self.by_sig.len());
+        for (sig, acc) in &mut self.by_sig {
+            let before = acc.bytes;
+            groups.push(acc.group(sig).clone());
+            self.bytes += acc.bytes - before;
+        }
         sort_groups(&mut groups);
         groups
+    }
+
+    /// The first [`limits::GROUPS`] app leak groups and library leak groups, in the order
+    /// of [`Fold::groups`]; only those are made.
+    pub fn top(&mut self) -> Top {
+        let mut app = Vec::new();
+        let mut library = Vec::new();
+        for (sig, acc) in &mut self.by_sig {
+            if acc.library.is_none() {
+                app.push((sig, acc));
+            } else {
+                library.push((sig, acc));
+            }
+        }
+        let mut made = 0;
+        let mut first = |mut v: Vec<(&String, &mut Acc)>| -> (Vec<LeakGroup>, u64) {
+            let order = |a: &(&String, &mut Acc), b: &(&String, &mut Acc)| {
+                a.1.rank().cmp(&b.1.rank()).then_with(|| a.0.cmp(b.0))
+            };
+            let left_out = v.len().saturating_sub(limits::GROUPS);
+            if left_out > 0 {
+                v.select_nth_unstable_by(limits::GROUPS, order);
+                v.truncate(limits::GROUPS);
+            }
+            v.sort_by(order);
+            let groups = v
+                .into_iter()
+                .map(|(sig, acc)| {
+                    let before = acc.bytes;
+                    let g = acc.group(sig).clone();
+                    made += acc.bytes - before;
+                    g
+                })
+                .collect();
+            (groups, left_out as u64)
+        };
+        let (app, app_left_out) = first(app);
+        let (library, library_left_out) = first(library);
+        self.bytes += made;
+        Top {
+            app,
+            app_left_out,
+            library,
+            library_left_out,
+        }
     }
 }
 
@@ -244,8 +410,11 @@ pub struct BitmapGroup {
     pub height: i64,
     pub format: String,
     pub buffer_bytes: i64,
-    /// Packages holding duplicates of this buffer.
+    /// Packages holding duplicates of this buffer (the first
+    /// [`limits::BITMAP_PACKAGES`] by id).
     pub packages: Vec<i64>,
+    /// Packages holding them not listed in `packages`.
+    pub packages_left_out: u64,
     /// Copies in all those packages together.
     pub copies: i64,
     pub wasted_bytes: i64,
@@ -264,6 +433,7 @@ pub fn bitmap_groups(rows: &[BitmapRow]) -> Vec<BitmapGroup> {
             format: r.format.clone(),
             buffer_bytes: r.buffer_bytes,
             packages: Vec::new(),
+            packages_left_out: 0,
             copies: 0,
             wasted_bytes: 0,
             picture: None,
@@ -407,6 +577,92 @@ mod tests {
         assert_eq!(serde_json::to_value(fold.groups()).unwrap(), all);
         fold.clear();
         assert!(fold.groups().is_empty());
+    }
+
+    /// What a page shows of a fold is bounded: spreads list the most frequent values,
+    /// names are cut, the groups are the most frequent; what was left out is counted.
+    #[test]
+    fn spreads_names_and_groups_are_bounded() {
+        let mut fold = Fold::default();
+        let long = "x".repeat(10_000);
+        for i in 0..300i64 {
+            let sig = format!("s{}", i % (limits::GROUPS as i64 + 5));
+            let mut r = row(
+                i,
+                i,
+                &sig,
+                &format!("{}", 20 + i % 3),
+                &format!("m{i}{long}"),
+                i,
+            );
+            r.class_name = long.clone();
+            fold.add(&r.leak());
+        }
+        let top = fold.top();
+        assert_eq!(top.app.len(), limits::GROUPS);
+        assert_eq!(top.app_left_out, 5);
+        let g = &top.app[0];
+        assert!(g.class_name.len() <= limits::NAME_BYTES);
+        assert_eq!(g.occurrences, 2);
+        assert_eq!(g.manufacturers.len(), 2);
+        assert!(g
+            .manufacturers
+            .iter()
+            .all(|(m, _)| m.len() <= limits::COLUMN_BYTES));
+
+        let mut one = Fold::default();
+        for i in 0..100i64 {
+            one.add(&row(i, i, "a", &format!("{}", i % 25), "acme", i).leak());
+        }
+        let g = &one.top().app[0];
+        assert_eq!(g.sdk_versions.len(), limits::SPREAD);
+        assert_eq!(g.sdk_versions_left_out, 25 - limits::SPREAD as u64);
+        // Most frequent first, ties by value: each value 4 times.
+        assert_eq!(g.sdk_versions[0], ("0".to_string(), 4));
+        assert_eq!(g.sdk_versions[1], ("1".to_string(), 4));
+        assert_eq!(g.manufacturers, [("acme".to_string(), 100)]);
+    }
+
+    /// The estimate a fold keeps as leaks are added equals that of the same leaks added at
+    /// once, and grows with what it holds.
+    #[test]
+    fn a_folds_bytes_are_kept_as_it_changes() {
+        let rows: Vec<LeakRow> = (0..200)
+            .map(|i| {
+                row(
+                    i / 2,
+                    i,
+                    ["a", "b", "c"][i as usize % 3],
+                    &format!("{}", i % 7),
+                    "m",
+                    i,
+                )
+            })
+            .collect();
+        let mut parts = Fold::default();
+        for part in rows.chunks(23) {
+            for r in part {
+                parts.add(&r.leak());
+            }
+            parts.top();
+        }
+        let mut whole = Fold::default();
+        for r in &rows {
+            whole.add(&r.leak());
+        }
+        whole.top();
+        assert_eq!(parts.bytes(), whole.bytes());
+        let small = whole.bytes();
+        for i in 0..1000 {
+            whole.add(&row(1000 + i, i, "a", "25", &format!("maker {i}"), i).leak());
+        }
+        assert!(
+            whole.bytes() > small + 1000 * 64,
+            "{} {small}",
+            whole.bytes()
+        );
+        whole.clear();
+        assert_eq!(whole.bytes(), 0);
     }
 
     #[test]

@@ -1,6 +1,10 @@
 //! Analysis in the background: workers claim queued packages from the database one at a
-//! time, under a lease they renew while they work. A failure (an error or a panic in the
-//! analyzer) fails that job alone. A worker that dies (or stalls past its lease) loses
+//! time, under a lease they renew while they work, and analyze each in a child process
+//! held to the server's budget ([`background`]). A failure fails that job alone: the
+//! package's own (it does not analyze, or needs more than its budget) at once; a passing
+//! fault (I/O, the store, the database, a crashed analysis) puts it back in the queue to
+//! be tried again after a backoff, and fails it only after its last allowed attempt
+//! ([`super::store::MAX_ATTEMPTS`]). A worker that dies (or stalls past its lease) loses
 //! nothing: the lease runs out and another worker, in this process or another, takes the
 //! job up again; the first one, should it come back, can no longer record a result (see
 //! [`super::store::Store::finish`]).
@@ -8,13 +12,18 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use hprof_shrink_core::Control;
+use axum::extract::{Path, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde_json::json;
 use tokio::sync::watch;
 
+use super::background::{self, Analyzed, Failure, Job};
 use super::blobs::{analysis_key, package_key, picture_key};
 use super::store::Claim;
 use super::App;
-use hprof_shrink_analyze::{self as analyze, Analysis, Options};
+use hprof_shrink_analyze::Analysis;
 
 /// How often an idle worker looks at the queue even without being woken (another process
 /// sharing the database may have queued work, or a lease may have run out).
@@ -81,9 +90,6 @@ async fn run_leased(app: &Arc<App>, c: &Claim) {
             }
         })
     };
-    if !app.analysis_delay.is_zero() {
-        tokio::time::sleep(app.analysis_delay).await;
-    }
     run_one(app, c).await;
     renewer.abort();
 }
@@ -91,42 +97,7 @@ async fn run_leased(app: &Arc<App>, c: &Claim) {
 async fn run_one(app: &App, c: &Claim) {
     let id = c.id;
     let t0 = std::time::Instant::now();
-    let local = match app.blobs.local(&package_key(&c.md5), &app.dirs.tmp()).await {
-        Ok(Some(l)) => l,
-        Ok(None) => {
-            return failed(app, c, "the stored package is missing".into()).await;
-        }
-        Err(e) => {
-            // The store is unreachable, not the package bad: the lease runs out and the
-            // job is tried again (up to MAX_ATTEMPTS).
-            (app.log)(&format!(
-                "analysis of package {id}: reading the package: {e}"
-            ));
-            return;
-        }
-    };
-    let done = tokio::task::spawn_blocking({
-        let pool = app.analysis.clone();
-        move || {
-            let options = Options {
-                pictures: true,
-                ..Options::default()
-            };
-            // On the analysis threads, serial steps included: below the receiving.
-            let r =
-                pool.install(|| analyze::analyze_path(local.path(), &options, &Control::default()));
-            drop(local);
-            r
-        }
-    })
-    .await;
-    let result = match done {
-        Ok(Ok(outcome)) => save(app, c, outcome).await,
-        Ok(Err(e)) => Err(e.to_string()),
-        // A panic in the analyzer: this package's failure, nobody else's.
-        Err(e) => Err(format!("the analysis crashed: {e}")),
-    };
-    match result {
+    match analyze_one(app, c).await {
         Ok(Some(leaks)) => (app.log)(&format!(
             "analyzed package {id}: {leaks} leak(s) in {} ms",
             t0.elapsed().as_millis()
@@ -134,7 +105,69 @@ async fn run_one(app: &App, c: &Claim) {
         Ok(None) => (app.log)(&format!(
             "analysis of package {id} not recorded: its lease was lost (another worker took it)"
         )),
-        Err(msg) => failed(app, c, msg).await,
+        Err(Failure::Package(msg)) => failed(app, c, msg).await,
+        Err(Failure::Passing(msg)) => retry(app, c, msg).await,
+    }
+}
+
+/// Analyzes a claimed package in a child process (see [`background`]) and records the
+/// result. The number of leaks; None when the lease was lost and nothing was recorded.
+async fn analyze_one(app: &App, c: &Claim) -> Result<Option<usize>, Failure> {
+    let passing = |what: &str, e: std::io::Error| Failure::Passing(format!("{what}: {e}"));
+    let tmp = app.dirs.work();
+    let local = match app
+        .blobs
+        .local(&package_key(&c.md5), &tmp, app.budget.keep_free)
+        .await
+    {
+        Ok(Some(l)) => l,
+        Ok(None) => return Err(Failure::Package("the stored package is missing".into())),
+        // The store is unreachable or the disk full, not the package bad.
+        Err(e) => return Err(passing("reading the package", e)),
+    };
+    let work = tempfile::Builder::new()
+        .prefix("analysis-")
+        .tempdir_in(&tmp)
+        .map_err(|e| passing("cannot make the analysis's directory", e))?;
+    let job = Job {
+        package: local.path().to_path_buf(),
+        tmp: tmp.clone(),
+        max_inflated: app.budget.max_inflated(app.max_bytes),
+        keep_free: app.budget.keep_free,
+        delay_ms: app.analysis_delay.as_millis() as u64,
+    };
+    let analyzed = background::analyze(&app.budget, &job, work.path()).await;
+    drop(local);
+    save(app, c, analyzed?).await
+}
+
+/// A job whose attempt failed by a passing fault goes back to the queue, to be tried
+/// again after a backoff; after its last allowed attempt it is failed.
+async fn retry(app: &App, c: &Claim, msg: String) {
+    if c.attempt >= super::store::MAX_ATTEMPTS {
+        let msg = format!(
+            "{msg} (attempt {} of {}: failed for good)",
+            c.attempt,
+            super::store::MAX_ATTEMPTS
+        );
+        return failed(app, c, msg).await;
+    }
+    let wait = app.budget.backoff_after(c.attempt);
+    (app.log)(&format!(
+        "analysis of package {} failed (attempt {}): {msg}; tried again in {} s",
+        c.id,
+        c.attempt,
+        wait.as_secs_f64()
+    ));
+    let not_before = super::store::now_ms().saturating_add(wait.as_millis() as i64);
+    match app.store.retry(c, &msg, not_before).await {
+        Ok(true) => {}
+        Ok(false) => (app.log)(&format!(
+            "failure of package {} not recorded: its lease was lost",
+            c.id
+        )),
+        // Its lease runs out and the job is taken up again all the same.
+        Err(e) => (app.log)(&format!("analysis queue: {e}")),
     }
 }
 
@@ -152,21 +185,24 @@ async fn failed(app: &App, c: &Claim, msg: String) {
 
 /// Stores the analysis and its pictures, then records it (the job is done only when all
 /// of that is stored). Returns the number of leaks, or None when the lease was lost and
-/// nothing was recorded.
-async fn save(app: &App, c: &Claim, outcome: analyze::Outcome) -> Result<Option<usize>, String> {
-    let analysis = outcome.analysis;
+/// nothing was recorded. Failing to store or record is a passing fault.
+async fn save(app: &App, c: &Claim, mut done: Analyzed) -> Result<Option<usize>, Failure> {
+    let store_err = |e: std::io::Error| Failure::Passing(format!("cannot store the analysis: {e}"));
+    // What is stored is what is recorded: the package's values cut as its row's are.
+    if super::limits::cap_analysis(&mut done.analysis) {
+        done.json = hprof_shrink_analyze::render::json(&done.analysis).into_bytes();
+    }
     let mut pictured = Vec::new();
-    let store_err = |e: std::io::Error| format!("cannot store the analysis: {e}");
-    for g in &analysis.duplicate_bitmaps {
+    for g in &done.analysis.duplicate_bitmaps {
         let Some(image) = &g.image else { continue };
-        let Some((_, png)) = outcome.pictures.iter().find(|(n, _)| n == image) else {
-            continue;
-        };
         if !is_hex(&g.hash) {
             continue;
         }
+        let Some(png) = done.picture(image).map_err(store_err)? else {
+            continue;
+        };
         app.blobs
-            .put_bytes(&picture_key(&g.hash), png.clone())
+            .put_bytes(&picture_key(&g.hash), png)
             .await
             .map_err(store_err)?;
         pictured.push(g.hash.clone());
@@ -174,18 +210,15 @@ async fn save(app: &App, c: &Claim, outcome: analyze::Outcome) -> Result<Option<
     // Deterministic: a worker that lost its lease writes the same bytes here as the one
     // that holds it.
     app.blobs
-        .put_bytes(
-            &analysis_key(c.id),
-            analyze::render::json(&analysis).into_bytes(),
-        )
+        .put_bytes(&analysis_key(c.id), std::mem::take(&mut done.json))
         .await
         .map_err(store_err)?;
     let recorded = app
         .store
-        .finish(c, &analysis, &pictured)
+        .finish(c, &done.analysis, &pictured)
         .await
-        .map_err(|e| format!("cannot record the analysis: {e}"))?;
-    Ok(recorded.then_some(analysis.leaks.len()))
+        .map_err(|e| Failure::Passing(format!("cannot record the analysis: {e}")))?;
+    Ok(recorded.then_some(done.analysis.leaks.len()))
 }
 
 pub fn is_hex(s: &str) -> bool {
@@ -195,5 +228,67 @@ pub fn is_hex(s: &str) -> bool {
 /// The stored analysis of a package, if it was analyzed.
 pub async fn load(app: &App, id: i64) -> Option<Analysis> {
     let bytes = app.blobs.get_bytes(&analysis_key(id)).await.ok()??;
-    serde_json::from_slice(&bytes).ok()
+    let mut a: Analysis = serde_json::from_slice(&bytes).ok()?;
+    // Stored before the caps, perhaps.
+    super::limits::cap_analysis(&mut a);
+    Some(a)
+}
+
+/// `POST /api/packages/{id}/requeue`, with the upload token: a failed package's job back
+/// in the queue, with all its attempts ahead of it (after the fault that failed it is
+/// mended). 200 `{"id", "state": "received"}`; 409 when the package is not failed.
+pub async fn requeue(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    let answer = |status: StatusCode, body: serde_json::Value| (status, Json(body)).into_response();
+    if !app.access.may_upload(&headers) {
+        let mut r = answer(
+            StatusCode::UNAUTHORIZED,
+            json!({ "error": "an upload token is needed" }),
+        );
+        r.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            HeaderValue::from_static("Bearer realm=\"hprof-shrink upload\""),
+        );
+        return r;
+    }
+    let unavailable = |e: sqlx::Error| {
+        answer(
+            StatusCode::SERVICE_UNAVAILABLE,
+            json!({ "error": format!("the database failed: {e}") }),
+        )
+    };
+    let Some(id) = id.parse::<i64>().ok().filter(|&n| n > 0) else {
+        return answer(StatusCode::NOT_FOUND, json!({ "error": "no such package" }));
+    };
+    let state = match app.store.package(id).await {
+        Ok(Some(p)) => p.row.state,
+        Ok(None) => {
+            return answer(
+                StatusCode::NOT_FOUND,
+                json!({ "error": format!("no package {id}") }),
+            )
+        }
+        Err(e) => return unavailable(e),
+    };
+    let not_failed = |state: &str| {
+        answer(
+            StatusCode::CONFLICT,
+            json!({ "error": format!("package {id} is not failed: it is {state}") }),
+        )
+    };
+    if state != "failed" {
+        return not_failed(&state);
+    }
+    match app.store.requeue_failed(Some(id)).await {
+        Ok(0) => not_failed("no longer failed"),
+        Ok(_) => {
+            (app.log)(&format!("package {id} queued again (requeued by a client)"));
+            app.wake.notify_waiters();
+            answer(StatusCode::OK, json!({ "id": id, "state": "received" }))
+        }
+        Err(e) => unavailable(e),
+    }
 }

@@ -5,22 +5,36 @@
 //!   recorded;
 //! - [`store`]: the metadata in SQLite or PostgreSQL (sqlx), with the analysis queue;
 //! - [`blobs`]: packages, analyses and pictures in a directory or an S3 bucket ([`s3`]);
-//! - [`jobs`]: the workers that claim queued packages under a lease and analyze them;
-//! - [`groups`]: leaks by signature, bitmaps by buffer hash;
+//! - [`jobs`]: the workers that claim queued packages under a lease and analyze them,
+//!   each in a child process held to the server's [`Budget`] ([`background`]);
+//! - [`guard`]: the data directory's lock, and the database file's identity;
+//! - [`groups`]: leaks by signature, bitmaps by buffer hash; [`cache`]: the groups kept
+//!   per filter, change by change, within a memory budget;
+//! - [`limits`]: how much is kept and shown of what packages carry;
 //! - [`views`] and [`pages`]: what readers get, as JSON and HTML;
-//! - [`auth`]: the upload and read tokens.
+//! - [`auth`]: the upload and read tokens, and the names a request without one may use;
+//! - [`conn`], [`body`] and [`conn_limits`]: the accept loop, each connection's timeouts and the
+//!   caps on connections and uploads; [`fault`]: failures of the server's own as 503/507.
 //!
 //! The data directory: `meta.sqlite` (and its WAL), `packages/<md5>.zip`,
-//! `analyses/<id>.json`, `pictures/<hash>.png`, `tmp/` for bodies on their way in. With
-//! `--database postgres://…` and `--store s3://…` only `tmp/` is used, and several
+//! `analyses/<id>.json`, `pictures/<hash>.png`, `tmp/` for bodies on their way in,
+//! `work/` for analyses under way, `serve.lock` (held while a server runs). With
+//! `--database postgres://…` and `--store s3://…` only `tmp/` and `work/` are used, and several
 //! processes (each with a data directory of its own) share the database and the bucket.
 
 pub mod auth;
 pub mod background;
 pub mod blobs;
+pub mod body;
+pub mod budget;
 pub mod cache;
+pub mod conn;
+pub mod conn_limits;
+pub mod fault;
 pub mod groups;
+pub mod guard;
 pub mod jobs;
+pub mod limits;
 pub mod pages;
 pub mod receive;
 pub mod s3;
@@ -39,6 +53,8 @@ use tokio::sync::{watch, Notify};
 
 pub use auth::{Access, Secret};
 use blobs::Blobs;
+pub use budget::Budget;
+pub use conn_limits::Limits;
 use store::Store;
 
 /// The largest package taken by default.
@@ -61,18 +77,35 @@ impl Dirs {
             root: root.to_path_buf(),
         }
     }
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
     pub fn db(&self) -> PathBuf {
         self.root.join("meta.sqlite")
     }
+    /// Bodies on their way in.
     pub fn tmp(&self) -> PathBuf {
         self.root.join("tmp")
     }
+    /// Analyses under way: each one's directory, its inflated hprof, a package copied
+    /// down from a bucket.
+    pub fn work(&self) -> PathBuf {
+        self.root.join("work")
+    }
 
     fn create(&self) -> std::io::Result<()> {
-        std::fs::create_dir_all(self.tmp())?;
-        // Bodies a killed server was receiving: never answered, so nobody counts on them.
-        for e in std::fs::read_dir(self.tmp())? {
-            let _ = std::fs::remove_file(e?.path());
+        // Bodies a killed server was receiving (never answered, so nobody counts on them),
+        // and what its analyses left.
+        for dir in [self.tmp(), self.work()] {
+            std::fs::create_dir_all(&dir)?;
+            for e in std::fs::read_dir(&dir)? {
+                let e = e?;
+                if e.file_type().is_ok_and(|t| t.is_dir()) {
+                    let _ = std::fs::remove_dir_all(e.path());
+                } else {
+                    let _ = std::fs::remove_file(e.path());
+                }
+            }
         }
         Ok(())
     }
@@ -94,13 +127,18 @@ pub struct Config {
     pub max_bytes: u64,
     /// Analysis workers; 0 receives only (another process analyzes).
     pub workers: usize,
-    /// Each worker waits this long after taking a job (tests use it to kill the server
-    /// mid-analysis).
+    /// Each analysis process waits this long before analyzing (tests use it to kill the
+    /// server, or the analysis, mid-job); it counts against the time budget.
     pub analysis_delay: Duration,
     /// Each new package waits this long between being recorded and being answered (tests
     /// use it to kill the server in between).
     pub answer_delay: Duration,
+    /// What a package may cost: the analysis's memory and time, the inflated size, the
+    /// free disk; and the backoff between attempts.
+    pub budget: Budget,
     pub log: Log,
+    /// Connections, timeouts and uploads at once ([`conn_limits`]).
+    pub limits: Limits,
 }
 
 /// What every handler shares.
@@ -116,11 +154,38 @@ pub struct App {
     /// The leak groups per filter, each brought up to date with the rows recorded since
     /// it was made ([`cache`]).
     pub groups: cache::Cache,
-    /// Where analyses run: threads below the receiving's priority ([`background`]).
-    pub analysis: Arc<rayon::ThreadPool>,
     pub analysis_delay: Duration,
     pub answer_delay: Duration,
+    pub budget: Budget,
+    /// `meta.sqlite` as opened (the embedded database only).
+    pub db_file: Option<guard::Identity>,
     pub log: Log,
+    /// Connections, timeouts and uploads at once, as fitted to the descriptor limit.
+    pub limits: Limits,
+    /// A place per upload being received ([`Limits::max_uploads`]).
+    pub uploads: Arc<tokio::sync::Semaphore>,
+}
+
+impl App {
+    /// Whether what is recorded now will still be there at the next start: false once
+    /// the embedded database's file was removed or replaced under the server (said once
+    /// in the log). Checked before an upload is answered 2xx.
+    pub fn database_intact(&self) -> Result<(), String> {
+        let Some(id) = &self.db_file else {
+            return Ok(());
+        };
+        id.check().map_err(|(why, first)| {
+            if first {
+                (self.log)(&why);
+            }
+            why
+        })
+    }
+
+    /// The bounds of inflating a package's hprof under `tmp/`.
+    pub fn unpack(&self) -> hprof_shrink_core::space::Unpack {
+        self.budget.unpack(self.max_bytes, &self.dirs.tmp())
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -149,6 +214,8 @@ pub struct Running {
     server: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
     workers: Vec<tokio::task::JoinHandle<()>>,
     app: Arc<App>,
+    /// Released when the server is dropped.
+    _lock: guard::DataLock,
 }
 
 impl Running {
@@ -163,6 +230,11 @@ impl Running {
             let _ = w.await;
         }
         self.app.store.close().await;
+    }
+
+    /// What the groups cache holds now (estimated).
+    pub fn cache_usage(&self) -> cache::Usage {
+        self.app.groups.usage()
     }
 
     /// Resolves when the server stops on its own (it does not, unless it fails).
@@ -201,10 +273,16 @@ pub fn router(app: Arc<App>) -> Router {
         .route(
             "/api/packages/{name}",
             axum::routing::put(receive::put).get(views::package_api),
-        );
+        )
+        .route("/api/packages/{id}/requeue", post(jobs::requeue));
+    let log = app.log.clone();
     reads
         .merge(uploads)
         .layer(DefaultBodyLimit::disable())
+        .layer(axum::middleware::from_fn_with_state(
+            log,
+            fault::log_answers,
+        ))
         .with_state(app)
 }
 
@@ -255,11 +333,29 @@ async fn open_blobs(data: &Path, url: Option<&str>) -> Result<Blobs, ServeError>
 /// worker, and serves on the current runtime until [`Running::stop`].
 pub async fn start(config: Config) -> Result<Running, ServeError> {
     let dirs = Dirs::new(&config.data);
+    std::fs::create_dir_all(&config.data).map_err(|source| ServeError::Io {
+        what: format!("the data directory {}", config.data.display()),
+        source,
+    })?;
+    // Before anything in it is touched: emptying tmp/ would lose another server's
+    // uploads in flight.
+    let lock = guard::DataLock::take(&config.data)?;
     dirs.create().map_err(|source| ServeError::Io {
         what: format!("the data directory {}", config.data.display()),
         source,
     })?;
     let store = open_store(&dirs, config.database.as_deref()).await?;
+    let db_file = match &store {
+        Store::Sqlite(_) => {
+            Some(
+                guard::Identity::of(&dirs.db()).map_err(|source| ServeError::Io {
+                    what: dirs.db().display().to_string(),
+                    source,
+                })?,
+            )
+        }
+        Store::Postgres(_) => None,
+    };
     let blobs = open_blobs(&config.data, config.store.as_deref()).await?;
     if !store.is_shared() {
         // One process owns an embedded database: whatever it left `analyzing` was
@@ -292,6 +388,14 @@ pub async fn start(config: Config) -> Result<Running, ServeError> {
             what: "the listening address".into(),
             source,
         })?;
+    let mut limits = config.limits;
+    if listener.is_some() {
+        match limits.fit_to_fd_limit(config.workers) {
+            Ok(Some(note)) => (config.log)(&note),
+            Ok(None) => {}
+            Err(e) => return Err(ServeError::Config(e)),
+        }
+    }
     let app = Arc::new(App {
         store,
         blobs,
@@ -301,28 +405,21 @@ pub async fn start(config: Config) -> Result<Running, ServeError> {
         max_bytes: config.max_bytes,
         wake: Notify::new(),
         groups: cache::Cache::default(),
-        analysis: Arc::new(background::pool().map_err(|source| ServeError::Io {
-            what: "the analysis threads".into(),
-            source,
-        })?),
         analysis_delay: config.analysis_delay,
         answer_delay: config.answer_delay,
+        budget: config.budget,
+        db_file,
         log: config.log,
+        uploads: Arc::new(tokio::sync::Semaphore::new(limits.max_uploads.max(1))),
+        limits,
     });
     let (stop, stopped) = watch::channel(false);
     let workers = (0..config.workers)
         .map(|_| tokio::spawn(jobs::worker(app.clone(), stopped.clone())))
         .collect();
     let server = listener.map(|listener| {
-        let mut stopped_srv = stopped.clone();
         let routes = router(app.clone());
-        tokio::spawn(async move {
-            axum::serve(listener, routes)
-                .with_graceful_shutdown(async move {
-                    let _ = stopped_srv.wait_for(|s| *s).await;
-                })
-                .await
-        })
+        tokio::spawn(conn::serve(listener, app.clone(), routes, stopped.clone()))
     });
     if server.is_some() {
         // The unfiltered groups made from every row now, not while the first reader waits
@@ -342,6 +439,40 @@ pub async fn start(config: Config) -> Result<Running, ServeError> {
         server,
         workers,
         app,
+        _lock: lock,
+    })
+}
+
+/// `hprof-shrink serve --requeue-failed`: puts every failed job of the database (the
+/// embedded one in `data`, or `database`) back in the queue, with all its attempts ahead
+/// of it, and returns how many. A server running on that database takes them up at its
+/// next look at the queue; the data directory's lock is not needed.
+pub fn requeue_failed(data: &Path, database: Option<&str>) -> Result<u64, ServeError> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|source| ServeError::Io {
+            what: "the async runtime".into(),
+            source,
+        })?;
+    rt.block_on(async {
+        let dirs = Dirs::new(data);
+        if database.is_none() && !dirs.db().exists() {
+            return Err(ServeError::Config(format!(
+                "{} has no database: nothing to requeue",
+                data.display()
+            )));
+        }
+        let store = open_store(&dirs, database).await?;
+        let n = store
+            .requeue_failed(None)
+            .await
+            .map_err(|source| ServeError::Db {
+                what: store.describe().into(),
+                source,
+            });
+        store.close().await;
+        n
     })
 }
 

@@ -1,10 +1,13 @@
 //! The pages, compiled in with maud (every value escaped by construction): the leak groups,
-//! one group, one package, the duplicate-bitmap gallery.
+//! one group, one package, the duplicate-bitmap gallery. Each shows lists already cut to
+//! [`limits`], with the count of what was left out.
 
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 
+use super::cache::Groups;
 use super::groups::{BitmapGroup, LeakGroup};
-use super::store::{Filter, LeakRow, PackageRow};
+use super::limits::{self, Cut};
+use super::store::{Filter, LeakRow, Package, PackageRow};
 use hprof_shrink_analyze::model::Trace;
 use hprof_shrink_analyze::render::html::trace;
 use hprof_shrink_analyze::render::{human, shown};
@@ -21,7 +24,7 @@ td.n{text-align:right;font-variant-numeric:tabular-nums}
 .spread span{display:inline-block;background:#eef;border-radius:3px;padding:0 .4em;margin:0 .3em .2em 0}
 .gallery{display:flex;flex-wrap:wrap;gap:1.2em}.bitmap{border:1px solid #ddd;padding:.8em;max-width:22em}
 .bitmap img{max-width:20em;max-height:20em;image-rendering:pixelated;background:repeating-conic-gradient(#eee 0 25%,#fff 0 50%) 0/16px 16px}
-.failed{color:#b00020}.note{background:#fff8e1;padding:.4em .8em}
+.failed{color:#b00020}.note{background:#fff8e1;padding:.4em .8em}.more{color:#777}
 ";
 
 fn page(title: &str, body: Markup) -> String {
@@ -57,14 +60,28 @@ pub fn when(ms: i64) -> String {
     )
 }
 
-fn spread(v: &[(String, u64)]) -> Markup {
+fn spread(v: &[(String, u64)], left_out: u64) -> Markup {
     html! {
         span.spread {
             @for (value, n) in v {
                 span { @if value.is_empty() { "?" } @else { (value) } " ×" (n) }
             }
+            @if left_out > 0 { span.more { "+" (left_out) " more" } }
         }
     }
+}
+
+/// "N more not shown", when some were left out.
+fn more(left_out: u64, what: &str) -> Markup {
+    html! {
+        @if left_out > 0 { p.more { (left_out) " more " (what) " not shown." } }
+    }
+}
+
+/// A value from a row, cut as the lists show it (rows recorded before the caps may hold
+/// more).
+fn column(v: &str) -> std::borrow::Cow<'_, str> {
+    limits::column(v)
 }
 
 fn bytes(n: i64) -> String {
@@ -88,9 +105,9 @@ fn group_table(groups: &[LeakGroup]) -> Markup {
                         br; span.sig { (g.signature) }
                         @if let Some(lib) = &g.library_leak { br; small { (lib) } }
                     }
-                    td { (spread(&g.sdk_versions)) }
-                    td { (spread(&g.manufacturers)) }
-                    td { (spread(&g.app_versions)) }
+                    td { (spread(&g.sdk_versions, g.sdk_versions_left_out)) }
+                    td { (spread(&g.manufacturers, g.manufacturers_left_out)) }
+                    td { (spread(&g.app_versions, g.app_versions_left_out)) }
                     td.n { (bytes(g.retained_bytes.p50)) " / " (bytes(g.retained_bytes.max)) }
                     td { (when(g.first_seen_ms)) }
                     td { (when(g.last_seen_ms)) }
@@ -100,14 +117,23 @@ fn group_table(groups: &[LeakGroup]) -> Markup {
     }
 }
 
-fn select(name: &str, label: &str, values: &[String], chosen: &Option<String>) -> Markup {
+fn select(name: &str, label: &str, menu: &Menu, chosen: &Option<String>) -> Markup {
+    // A value chosen by URL that the menu does not list is offered too, if it could be a
+    // recorded value at all (a longer one cannot).
+    let extra = chosen
+        .as_deref()
+        .filter(|c| c.len() <= limits::COLUMN_BYTES && !menu.values.iter().any(|v| v == c));
     html! {
         label {
             (label) " "
             select name=(name) {
                 option value="" { "all" }
-                @for v in values {
+                @for v in &menu.values {
                     option value=(v) selected[chosen.as_deref() == Some(v.as_str())] { (v) }
+                }
+                @if let Some(c) = extra { option value=(c) selected { (c) } }
+                @if menu.left_out > 0 {
+                    option disabled { "(" (menu.left_out) " more: ?" (name) "=VALUE)" }
                 }
             }
         }
@@ -115,19 +141,23 @@ fn select(name: &str, label: &str, values: &[String], chosen: &Option<String>) -
     }
 }
 
-pub struct Menus {
-    pub sdk: Vec<String>,
-    pub manufacturer: Vec<String>,
-    pub app_version: Vec<String>,
+/// One filter menu: the values seen on the most packages ([`limits::MENU`]), in order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Menu {
+    pub values: Vec<String>,
+    /// Distinct values not listed.
+    pub left_out: u64,
 }
 
-pub fn leak_groups(
-    app: &[LeakGroup],
-    library: &[LeakGroup],
-    filter: &Filter,
-    menus: &Menus,
-    jobs: &[(String, i64)],
-) -> String {
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Menus {
+    pub sdk: Menu,
+    pub manufacturer: Menu,
+    pub app_version: Menu,
+}
+
+pub fn leak_groups(g: &Groups, filter: &Filter) -> String {
+    let (app, library, menus) = (&g.app, &g.library, &g.menus);
     let body = html! {
         form method="get" action="/" {
             (select("sdk", "SDK", &menus.sdk, &filter.sdk))
@@ -137,18 +167,21 @@ pub fn leak_groups(
         }
         p {
             "Analysis queue: "
-            @for (state, n) in jobs { (state) " " (n) "; " }
+            @for (state, n) in &g.jobs { (state) " " (n) "; " }
         }
-        h2 { "App leaks (" (app.len()) " groups)" }
+        h2 { "App leaks (" (app.len() as u64 + g.app_left_out) " groups)" }
         @if app.is_empty() { p { "None yet." } } @else { (group_table(app)) }
-        h2 { "Library leaks (" (library.len()) " groups)" }
+        (more(g.app_left_out, "groups (the least frequent)"))
+        h2 { "Library leaks (" (library.len() as u64 + g.library_left_out) " groups)" }
         p { "Leaks whose only path runs through a known framework leak: not the app's bug." }
         @if library.is_empty() { p { "None." } } @else { (group_table(library)) }
+        (more(g.library_left_out, "groups (the least frequent)"))
     };
     page("Leak groups", body)
 }
 
 pub fn group(g: &LeakGroup, t: Option<&Trace>, occurrences: &[LeakRow]) -> String {
+    let left_out = g.occurrences.saturating_sub(occurrences.len() as u64);
     let body = html! {
         p.sig { "signature " (g.signature) }
         @if let Some(lib) = &g.library_leak { p.note { "Library leak: " (lib) } }
@@ -156,9 +189,9 @@ pub fn group(g: &LeakGroup, t: Option<&Trace>, occurrences: &[LeakRow]) -> Strin
             tr { th { "occurrences" } td { (g.occurrences) " in " (g.packages) " packages" } }
             tr { th { "first seen" } td { (when(g.first_seen_ms)) } }
             tr { th { "last seen" } td { (when(g.last_seen_ms)) } }
-            tr { th { "SDK" } td { (spread(&g.sdk_versions)) } }
-            tr { th { "manufacturer" } td { (spread(&g.manufacturers)) } }
-            tr { th { "app version" } td { (spread(&g.app_versions)) } }
+            tr { th { "SDK" } td { (spread(&g.sdk_versions, g.sdk_versions_left_out)) } }
+            tr { th { "manufacturer" } td { (spread(&g.manufacturers, g.manufacturers_left_out)) } }
+            tr { th { "app version" } td { (spread(&g.app_versions, g.app_versions_left_out)) } }
             tr { th { "retained" } td {
                 "min " (bytes(g.retained_bytes.min)) ", median " (bytes(g.retained_bytes.p50))
                 ", p90 " (bytes(g.retained_bytes.p90)) ", max " (bytes(g.retained_bytes.max))
@@ -166,19 +199,20 @@ pub fn group(g: &LeakGroup, t: Option<&Trace>, occurrences: &[LeakRow]) -> Strin
         }
         h2 { "Leak trace (most recent occurrence)" }
         @if let Some(t) = t { (trace(t)) } @else { p { "No trace stored." } }
-        h2 { "Occurrences" }
+        h2 { "Occurrences" @if left_out > 0 { " (the " (occurrences.len()) " most recent)" } }
         table {
             tr { th { "package" } th { "received" } th { "SDK" } th { "manufacturer" } th { "app version" } th { "retained" } th { "" } }
             @for o in occurrences {
                 tr {
                     td { a href={ "/packages/" (o.package_id) } { (o.package_name) } }
                     td { (when(o.received_ms)) }
-                    td { (o.sdk) } td { (o.manufacturer) } td { (o.app_version) }
+                    td { (column(&o.sdk)) } td { (column(&o.manufacturer)) } td { (column(&o.app_version)) }
                     td.n { (bytes(o.retained_bytes)) }
                     td { a href={ "/packages/" (o.package_id) "/analysis" } { "analysis" } }
                 }
             }
         }
+        (more(left_out, "occurrences (older)"))
     };
     page(&format!("Leak group: {}", shown(&g.class_name)), body)
 }
@@ -190,7 +224,23 @@ pub struct PackageLeak {
     pub retained_bytes: i64,
 }
 
-pub fn package(p: &PackageRow, leaks: &[PackageLeak], bitmaps: &[BitmapGroup]) -> String {
+/// A `result.info` or `extra.info` as recorded, with what was cut.
+fn props(pairs: &[(String, String)], cut: Option<&Cut>) -> Markup {
+    html! {
+        @if let Some(c) = cut {
+            p.note {
+                "Cut to this server's limits"
+                @if !c.cut.is_empty() { ": " (c.cut.len()) " shortened (ending in " (limits::MARK) ")" }
+                @if c.left_out > 0 { "; " (c.left_out) " more not recorded" }
+                ". The package holds them whole."
+            }
+        }
+        table { @for (k, v) in pairs { tr { th { (k) } td { (v) } } } }
+    }
+}
+
+pub fn package(pkg: &Package, leaks: &[PackageLeak], bitmaps: &[BitmapGroup]) -> String {
+    let p = &pkg.row;
     let body = html! {
         p {
             a href={ "/packages/" (p.id) "/download" } { "Download the package" } " · "
@@ -208,10 +258,10 @@ pub fn package(p: &PackageRow, leaks: &[PackageLeak], bitmaps: &[BitmapGroup]) -
             } }
         }
         h2 { "result.info" }
-        table { @for (k, v) in &p.manifest { tr { th { (k) } td { (v) } } } }
+        (props(&pkg.manifest, pkg.manifest_cut.as_ref()))
         h2 { "extra.info" }
-        @if p.extra.is_empty() { p { "None." } }
-        table { @for (k, v) in &p.extra { tr { th { (k) } td { (v) } } } }
+        @if pkg.extra.is_empty() { p { "None." } }
+        (props(&pkg.extra, pkg.extra_cut.as_ref()))
         h2 { "Leaks" }
         @if leaks.is_empty() { p { "None found." } }
         table {
@@ -224,13 +274,28 @@ pub fn package(p: &PackageRow, leaks: &[PackageLeak], bitmaps: &[BitmapGroup]) -
             }
         }
         h2 { "Duplicate bitmaps" }
-        (gallery(bitmaps))
+        (gallery(bitmaps, 0))
     };
     page(&format!("Package {}", p.id), body)
 }
 
-pub fn packages(list: &[PackageRow]) -> String {
+/// One page of the package list, newest first; `paged`: not the first page; `next`: the
+/// id the next (older) page starts below; `limit`: the page's size when one was asked for.
+pub fn packages(list: &[PackageRow], paged: bool, next: Option<i64>, limit: Option<i64>) -> String {
+    let limit = limit.map(|l| format!("&limit={l}")).unwrap_or_default();
+    let newest = match limit.strip_prefix('&') {
+        Some(l) => format!("/packages?{l}"),
+        None => "/packages".to_string(),
+    };
+    let links = html! {
+        p.pages {
+            @if paged { a href=(newest) { "← newest" } " " }
+            @if let Some(id) = next { a href={ "/packages?before=" (id) (limit) } { "older →" } }
+        }
+    };
     let body = html! {
+        @if list.is_empty() { p { "None." } }
+        (links)
         table {
             tr { th { "id" } th { "name" } th { "received" } th { "SDK" } th { "manufacturer" } th { "app version" } th { "analysis" } }
             @for p in list {
@@ -243,11 +308,12 @@ pub fn packages(list: &[PackageRow]) -> String {
                 }
             }
         }
+        (links)
     };
     page("Packages", body)
 }
 
-fn gallery(groups: &[BitmapGroup]) -> Markup {
+fn gallery(groups: &[BitmapGroup], left_out: u64) -> Markup {
     html! {
         @if groups.is_empty() { p { "None." } }
         div.gallery {
@@ -258,19 +324,21 @@ fn gallery(groups: &[BitmapGroup]) -> Markup {
                     } @else { p { "(no picture)" } }
                     p {
                         (g.width) "×" (g.height) " " (g.format) ", " (bytes(g.buffer_bytes)) br;
-                        (g.copies) " copies in " (g.packages.len()) " package(s), "
+                        (g.copies) " copies in " (g.packages.len() as u64 + g.packages_left_out) " package(s), "
                         (bytes(g.wasted_bytes)) " wasted" br;
                         span.sig { (g.hash) } br;
                         @for id in &g.packages { a href={ "/packages/" (id) } { "#" (id) } " " }
+                        @if g.packages_left_out > 0 { span.more { "+" (g.packages_left_out) " more" } }
                     }
                 }
             }
         }
+        (more(left_out, "groups (the least wasteful)"))
     }
 }
 
-pub fn bitmaps(groups: &[BitmapGroup]) -> String {
-    page("Duplicate bitmaps", gallery(groups))
+pub fn bitmaps(groups: &[BitmapGroup], left_out: u64) -> String {
+    page("Duplicate bitmaps", gallery(groups, left_out))
 }
 
 pub fn not_found(what: &str) -> String {

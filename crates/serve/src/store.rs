@@ -20,12 +20,13 @@ use sqlx::sqlite::{
 };
 use sqlx::Row;
 
-use super::groups::Fold;
+use super::groups::{BitmapGroup, Fold};
+use super::limits::{self, Cut, Props};
 use hprof_shrink_analyze::Analysis;
 
-/// A job interrupted this many times (its worker died, or lost its lease, while analyzing
-/// it) is failed instead of taken up again: a package that kills workers must not do so
-/// forever.
+/// A job is tried at most this many times, whatever ended its attempts (its worker died or
+/// lost its lease, a passing fault, a crashed analysis); then it is failed instead of
+/// taken up again: a package that kills workers must not do so forever.
 pub const MAX_ATTEMPTS: i64 = 3;
 
 pub type DbResult<T> = Result<T, sqlx::Error>;
@@ -46,6 +47,11 @@ const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
         "stamps",
         include_str!("migrations/sqlite/0003_stamps.sql"),
     ),
+    (
+        4,
+        "retries",
+        include_str!("migrations/sqlite/0004_retries.sql"),
+    ),
 ];
 
 const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
@@ -59,6 +65,11 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
         3,
         "stamps",
         include_str!("migrations/postgres/0003_stamps.sql"),
+    ),
+    (
+        4,
+        "retries",
+        include_str!("migrations/postgres/0004_retries.sql"),
     ),
 ];
 
@@ -92,7 +103,8 @@ pub fn now_ms() -> i64 {
         .map_or(0, |d| d.as_millis() as i64)
 }
 
-/// A package as recorded.
+/// A package as the lists show it: without its `result.info` and `extra.info` (see
+/// [`Package`]), each column within [`limits`].
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PackageRow {
@@ -104,8 +116,6 @@ pub struct PackageRow {
     pub sdk: String,
     pub manufacturer: String,
     pub app_version: String,
-    pub manifest: Vec<(String, String)>,
-    pub extra: Vec<(String, String)>,
     pub state: String,
     pub error: Option<String>,
     pub attempts: i64,
@@ -113,7 +123,20 @@ pub struct PackageRow {
     pub analyses: i64,
 }
 
-/// What is recorded of a new package.
+/// One package with its `result.info` and `extra.info` as recorded (cut to
+/// [`limits`]; `manifestCut` and `extraCut` say what was cut).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Package {
+    #[serde(flatten)]
+    pub row: PackageRow,
+    pub manifest: Vec<(String, String)>,
+    pub manifest_cut: Option<Cut>,
+    pub extra: Vec<(String, String)>,
+    pub extra_cut: Option<Cut>,
+}
+
+/// What is recorded of a new package: its properties whole, cut where they are recorded.
 pub struct NewPackage<'a> {
     pub md5: &'a str,
     pub name: &'a str,
@@ -269,30 +292,38 @@ macro_rules! on {
     };
 }
 
-/// A [`PackageRow`] from a row of [`package_sql`], whichever engine's row it is.
+/// A [`PackageRow`] from a row of [`package_sql`], whichever engine's row it is. The
+/// columns are cut as they are read too: rows recorded before the caps may hold more.
 macro_rules! package_row {
     ($r:expr) => {{
         let r = $r;
-        let props = |col: &str| -> DbResult<Vec<(String, String)>> {
+        let column = |col: &str| -> DbResult<String> {
             let text: String = r.try_get(col)?;
-            serde_json::from_str(&text).map_err(|e| sqlx::Error::Decode(Box::new(e)))
+            Ok(limits::column(&text).into_owned())
         };
+        let error: Option<String> = r.try_get("error")?;
         Ok::<_, sqlx::Error>(PackageRow {
             id: r.try_get("id")?,
             md5: r.try_get("md5")?,
             name: r.try_get("name")?,
             bytes: r.try_get("bytes")?,
             received_ms: r.try_get("received_ms")?,
-            sdk: r.try_get("sdk")?,
-            manufacturer: r.try_get("manufacturer")?,
-            app_version: r.try_get("app_version")?,
-            manifest: props("manifest")?,
-            extra: props("extra")?,
+            sdk: column("sdk")?,
+            manufacturer: column("manufacturer")?,
+            app_version: column("app_version")?,
             state: r.try_get("state")?,
-            error: r.try_get("error")?,
+            error: error.map(|e| limits::cut(&e, limits::ERROR_BYTES).into_owned()),
             attempts: r.try_get("attempts")?,
             analyses: r.try_get("analyses")?,
         })
+    }};
+}
+
+/// The recorded properties in column `col` of a row of [`package_sql::ONE`].
+macro_rules! props {
+    ($r:expr, $col:literal) => {{
+        let text: String = $r.try_get($col)?;
+        Props::from_json(&text).map_err(|e| sqlx::Error::Decode(Box::new(e)))?
     }};
 }
 
@@ -350,11 +381,12 @@ const FAIL_EXPIRED: &str = "UPDATE jobs SET state = 'failed', lease_owner = NULL
      ' times (its worker stopped or lost its lease)' \
      WHERE state = 'analyzing' AND lease_until < $1 AND attempts >= $2";
 
-/// The oldest job that is queued, or whose lease ran out. SQLite serializes writers, so
-/// one UPDATE is enough there.
+/// The oldest job that is queued (and not waiting out a backoff), or whose lease ran out.
+/// SQLite serializes writers, so one UPDATE is enough there.
 const CLAIM_SQLITE: &str = "UPDATE jobs SET state = 'analyzing', attempts = attempts + 1, \
      lease_owner = $2, lease_until = $3, updated_ms = $1 \
-     WHERE package_id = (SELECT package_id FROM jobs WHERE state = 'received' \
+     WHERE package_id = (SELECT package_id FROM jobs WHERE (state = 'received' \
+     AND not_before <= $1) \
      OR (state = 'analyzing' AND lease_until < $1) ORDER BY package_id LIMIT 1) \
      RETURNING package_id, attempts";
 
@@ -362,7 +394,8 @@ const CLAIM_SQLITE: &str = "UPDATE jobs SET state = 'analyzing', attempts = atte
 /// hold are skipped rather than waited for, so concurrent claims take different jobs.
 const CLAIM_POSTGRES: &str = "UPDATE jobs SET state = 'analyzing', attempts = attempts + 1, \
      lease_owner = $2, lease_until = $3, updated_ms = $1 \
-     WHERE package_id = (SELECT package_id FROM jobs WHERE state = 'received' \
+     WHERE package_id = (SELECT package_id FROM jobs WHERE (state = 'received' \
+     AND not_before <= $1) \
      OR (state = 'analyzing' AND lease_until < $1) ORDER BY package_id LIMIT 1 \
      FOR UPDATE SKIP LOCKED) \
      RETURNING package_id, attempts";
@@ -375,6 +408,17 @@ const FINISH_JOB: &str = "UPDATE jobs SET state = 'done', error = NULL, lease_ow
 
 const FAIL_JOB: &str = "UPDATE jobs SET state = 'failed', error = $1, lease_owner = NULL, \
      updated_ms = $2 WHERE package_id = $3 AND lease_owner = $4 AND state = 'analyzing'";
+
+/// Back to the queue after a passing fault, not to be claimed before $2.
+const RETRY_JOB: &str = "UPDATE jobs SET state = 'received', error = $1, not_before = $2, \
+     lease_owner = NULL, updated_ms = $3 \
+     WHERE package_id = $4 AND lease_owner = $5 AND state = 'analyzing'";
+
+/// Failed jobs back to the queue, with every attempt ahead of them again ($2: one package,
+/// or NULL for every failed one).
+const REQUEUE_FAILED: &str = "UPDATE jobs SET state = 'received', error = NULL, attempts = 0, \
+     not_before = 0, lease_owner = NULL, updated_ms = $1 \
+     WHERE state = 'failed' AND ($2 IS NULL OR package_id = $2)";
 
 const RENEW: &str = "UPDATE jobs SET lease_until = $1 \
      WHERE package_id = $2 AND lease_owner = $3 AND state = 'analyzing'";
@@ -466,6 +510,11 @@ impl Store {
     /// same content was recorded first, as `id`.
     pub async fn insert_package(&self, p: &NewPackage<'_>) -> DbResult<Result<i64, i64>> {
         let now = now_ms();
+        // Cut here, whoever records: a phone chooses these values.
+        let (manifest, extra) = (Props::capped(p.manifest), Props::capped(p.extra));
+        let column = |props: &[(String, String)], keys: &[&str]| {
+            limits::column(&prop(props, keys)).into_owned()
+        };
         let id: Option<i64> = on!(self, pool => {
             let mut tx = pool.begin().await?;
             let id: Option<i64> = sqlx::query_scalar(
@@ -477,11 +526,11 @@ impl Store {
             .bind(p.name)
             .bind(p.bytes as i64)
             .bind(now)
-            .bind(prop(p.manifest, &["sdkVersion"]))
-            .bind(prop(p.manifest, &["manufacturer"]))
-            .bind(prop(p.extra, APP_VERSION_KEYS))
-            .bind(serde_json::to_string(p.manifest).unwrap_or_default())
-            .bind(serde_json::to_string(p.extra).unwrap_or_default())
+            .bind(column(p.manifest, &["sdkVersion"]))
+            .bind(column(p.manifest, &["manufacturer"]))
+            .bind(column(p.extra, APP_VERSION_KEYS))
+            .bind(manifest.to_json())
+            .bind(extra.to_json())
             .fetch_optional(&mut *tx)
             .await?;
             match id {
@@ -510,19 +559,29 @@ impl Store {
         }
     }
 
-    pub async fn package(&self, id: i64) -> DbResult<Option<PackageRow>> {
+    pub async fn package(&self, id: i64) -> DbResult<Option<Package>> {
         const SQL: &str = package_sql::ONE;
         on!(self, pool => {
-            let row = sqlx::query(SQL).bind(id).fetch_optional(pool).await?;
-            row.as_ref().map(|r| package_row!(r)).transpose()
+            let Some(r) = sqlx::query(SQL).bind(id).fetch_optional(pool).await? else {
+                return Ok(None);
+            };
+            let (manifest, extra) = (props!(r, "manifest"), props!(r, "extra"));
+            Ok(Some(Package {
+                row: package_row!(&r)?,
+                manifest: manifest.pairs,
+                manifest_cut: manifest.cut,
+                extra: extra.pairs,
+                extra_cut: extra.cut,
+            }))
         })
     }
 
-    /// The most recent packages first.
-    pub async fn packages(&self, limit: i64) -> DbResult<Vec<PackageRow>> {
+    /// The most recent packages first, without their properties, at most `limit` of them,
+    /// each with an id below `before` (a page of the list; `i64::MAX` for the first).
+    pub async fn packages(&self, limit: i64, before: i64) -> DbResult<Vec<PackageRow>> {
         const SQL: &str = package_sql::RECENT;
         on!(self, pool => {
-            let rows = sqlx::query(SQL).bind(limit).fetch_all(pool).await?;
+            let rows = sqlx::query(SQL).bind(limit).bind(before).fetch_all(pool).await?;
             rows.iter().map(|r| package_row!(r)).collect()
         })
     }
@@ -717,6 +776,49 @@ impl Store {
         })
     }
 
+    /// Puts a job whose attempt failed by a passing fault back in the queue, with `error`
+    /// as its last failure, not to be claimed before `not_before` (ms since the epoch), if
+    /// `c` still holds its lease.
+    pub async fn retry(&self, c: &Claim, error: &str, not_before: i64) -> DbResult<bool> {
+        on!(self, pool => {
+            let mut tx = pool.begin().await?;
+            let held = sqlx::query(RETRY_JOB)
+                .bind(error)
+                .bind(not_before)
+                .bind(now_ms())
+                .bind(c.id)
+                .bind(&c.token)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected()
+                == 1;
+            if held {
+                sqlx::query(BUMP_GENERATION).execute(&mut *tx).await?;
+            }
+            tx.commit().await?;
+            Ok(held)
+        })
+    }
+
+    /// Puts failed jobs back in the queue with all their attempts ahead of them: package
+    /// `id`'s, or every failed one. Returns how many.
+    pub async fn requeue_failed(&self, id: Option<i64>) -> DbResult<u64> {
+        on!(self, pool => {
+            let mut tx = pool.begin().await?;
+            let n = sqlx::query(REQUEUE_FAILED)
+                .bind(now_ms())
+                .bind(id)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+            if n > 0 {
+                sqlx::query(BUMP_GENERATION).execute(&mut *tx).await?;
+            }
+            tx.commit().await?;
+            Ok(n)
+        })
+    }
+
     /// The number that changes with every change the leak-groups page shows, in every
     /// process sharing the database.
     pub async fn generation(&self) -> DbResult<i64> {
@@ -866,16 +968,149 @@ impl Store {
         })
     }
 
-    /// The values seen of a package column, for the filter menus.
-    pub async fn distinct(&self, column: Column) -> DbResult<Vec<String>> {
+    /// A filter menu: the `limit` values of a package column seen on the most packages
+    /// (ties by value), in the order of their values, and how many distinct values there
+    /// are in all.
+    pub async fn menu(&self, column: Column, limit: i64) -> DbResult<(Vec<String>, u64)> {
+        // COUNT(*) OVER (): the groups before LIMIT, in the same scan of the index.
+        macro_rules! menu_sql {
+            ($col:literal) => {
+                concat!(
+                    "SELECT ",
+                    $col,
+                    ", COUNT(*) AS n, COUNT(*) OVER () AS values_seen \
+                     FROM packages GROUP BY ",
+                    $col,
+                    " ORDER BY n DESC, ",
+                    $col,
+                    " LIMIT $1"
+                )
+            };
+        }
         let sql = match column {
-            Column::Sdk => "SELECT DISTINCT sdk FROM packages ORDER BY sdk",
-            Column::Manufacturer => {
-                "SELECT DISTINCT manufacturer FROM packages ORDER BY manufacturer"
-            }
-            Column::AppVersion => "SELECT DISTINCT app_version FROM packages ORDER BY app_version",
+            Column::Sdk => menu_sql!("sdk"),
+            Column::Manufacturer => menu_sql!("manufacturer"),
+            Column::AppVersion => menu_sql!("app_version"),
         };
-        on!(self, pool => sqlx::query_scalar(sql).fetch_all(pool).await)
+        let (mut values, seen) = on!(self, pool => {
+            let rows = sqlx::query(sql).bind(limit).fetch_all(pool).await?;
+            let mut seen = 0i64;
+            let mut values = Vec::with_capacity(rows.len());
+            for r in &rows {
+                let v: String = r.try_get(0)?;
+                values.push(v);
+                seen = r.try_get(2)?;
+            }
+            (values, seen)
+        });
+        values.sort_unstable();
+        Ok((values, seen.max(0) as u64))
+    }
+
+    /// Whether any package has the values the filter names: a filter that admits none is
+    /// answered without being kept (see [`super::cache`]). One lookup per named column,
+    /// by its index.
+    pub async fn admits_any(&self, f: &Filter) -> DbResult<bool> {
+        on!(self, pool => {
+            let row = sqlx::query(
+                "SELECT 1 FROM packages WHERE ($1 IS NULL OR sdk = $1) \
+                 AND ($2 IS NULL OR manufacturer = $2) AND ($3 IS NULL OR app_version = $3) LIMIT 1",
+            )
+            .bind(&f.sdk)
+            .bind(&f.manufacturer)
+            .bind(&f.app_version)
+            .fetch_optional(pool)
+            .await?;
+            Ok(row.is_some())
+        })
+    }
+
+    /// Sends `sink` every leak with this signature (the group's summary).
+    pub async fn fold_signature(&self, signature: &str, sink: &mut Fold) -> DbResult<()> {
+        on!(self, pool => {
+            let rows = sqlx::query(concat!(grouped_leaks!(""), " AND l.signature = $4"))
+                .bind(None::<String>)
+                .bind(None::<String>)
+                .bind(None::<String>)
+                .bind(signature)
+                .fetch_all(pool)
+                .await?;
+            for r in &rows {
+                sink.add(&leak_row!(r));
+            }
+            Ok(())
+        })
+    }
+
+    /// The `limit` most recent leaks with this signature, with their package's facts.
+    pub async fn occurrences(&self, signature: &str, limit: i64) -> DbResult<Vec<LeakRow>> {
+        on!(self, pool => {
+            let rows = sqlx::query(concat!(
+                grouped_leaks!(", p.name"),
+                " AND l.signature = $4 ORDER BY l.package_id DESC, l.id DESC LIMIT $5"
+            ))
+            .bind(None::<String>)
+            .bind(None::<String>)
+            .bind(None::<String>)
+            .bind(signature)
+            .bind(limit)
+            .fetch_all(pool)
+            .await?;
+            rows.iter()
+                .map(|r| Ok(LeakRow::of(&leak_row!(r), r.try_get(10)?)))
+                .collect()
+        })
+    }
+
+    /// The `limit` duplicate-bitmap groups (by buffer hash, across packages) that waste the
+    /// most, each with at most `packages` of its package ids; and how many groups there
+    /// are in all. Summed by the database: a page never reads every bitmap row.
+    pub async fn bitmap_groups(
+        &self,
+        limit: i64,
+        packages: i64,
+    ) -> DbResult<(Vec<BitmapGroup>, u64)> {
+        // Width, height and format of the group's first row; CASTs so that both engines
+        // answer BIGINT (PostgreSQL's SUM is NUMERIC).
+        const TOP: &str = "SELECT f.hash, f.width, f.height, f.format, f.buffer_bytes, \
+             g.packages, g.copies, g.wasted, g.pictured, g.groups FROM ( \
+             SELECT hash, MIN(id) AS first, COUNT(DISTINCT package_id) AS packages, \
+             CAST(SUM(copies) AS BIGINT) AS copies, CAST(SUM(wasted_bytes) AS BIGINT) AS wasted, \
+             CAST(MAX(CASE WHEN has_picture THEN 1 ELSE 0 END) AS BIGINT) AS pictured, \
+             COUNT(*) OVER () AS groups \
+             FROM bitmaps GROUP BY hash ORDER BY wasted DESC, hash LIMIT $1) g \
+             JOIN bitmaps f ON f.id = g.first ORDER BY g.wasted DESC, f.hash";
+        const PACKAGES: &str = "SELECT DISTINCT package_id FROM bitmaps WHERE hash = $1 \
+             ORDER BY package_id LIMIT $2";
+        on!(self, pool => {
+            let rows = sqlx::query(TOP).bind(limit).fetch_all(pool).await?;
+            let mut total = 0i64;
+            let mut groups = Vec::with_capacity(rows.len());
+            for r in &rows {
+                let hash: String = r.try_get(0)?;
+                let in_packages: i64 = r.try_get(5)?;
+                let ids: Vec<i64> = sqlx::query_scalar(PACKAGES)
+                    .bind(&hash)
+                    .bind(packages)
+                    .fetch_all(pool)
+                    .await?;
+                let pictured: i64 = r.try_get(8)?;
+                total = r.try_get(9)?;
+                groups.push(BitmapGroup {
+                    picture: (pictured > 0).then(|| format!("/pictures/{hash}.png")),
+                    width: r.try_get(1)?,
+                    height: r.try_get(2)?,
+                    format: r.try_get(3)?,
+                    buffer_bytes: r.try_get(4)?,
+                    packages_left_out: (in_packages - ids.len() as i64).max(0) as u64,
+                    packages: ids,
+                    copies: r.try_get(6)?,
+                    wasted_bytes: r.try_get(7)?,
+                    hash,
+                });
+            }
+            Ok((groups, total.max(0) as u64))
+        })
     }
 }
 
@@ -895,10 +1130,11 @@ mod package_sql {
     pub const ONE: &str = "SELECT p.id, p.md5, p.name, p.bytes, p.received_ms, p.sdk, \
          p.manufacturer, p.app_version, p.manifest, p.extra, j.state, j.error, j.attempts, \
          j.analyses FROM packages p JOIN jobs j ON j.package_id = p.id WHERE p.id = $1";
+    /// Without `manifest` and `extra`: a list carries only the short columns.
     pub const RECENT: &str = "SELECT p.id, p.md5, p.name, p.bytes, p.received_ms, p.sdk, \
-         p.manufacturer, p.app_version, p.manifest, p.extra, j.state, j.error, j.attempts, \
+         p.manufacturer, p.app_version, j.state, j.error, j.attempts, \
          j.analyses FROM packages p JOIN jobs j ON j.package_id = p.id \
-         ORDER BY p.id DESC LIMIT $1";
+         WHERE p.id < $2 ORDER BY p.id DESC LIMIT $1";
 }
 
 /// The package columns a filter can name (never text from a request in SQL).

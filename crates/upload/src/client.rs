@@ -206,6 +206,8 @@ struct Job<'a> {
     transfer: Option<Arc<dyn Transfer>>,
     /// Whether the last failed attempt failed on the network (not with an HTTP status).
     last_unreachable: std::cell::Cell<bool>,
+    /// The HTTP status the last failed attempt was answered with, if it was.
+    last_status: std::cell::Cell<Option<u16>>,
 }
 
 impl Job<'_> {
@@ -413,6 +415,7 @@ impl Uploader {
             return Err(UploadError::Rejected {
                 path: path.to_path_buf(),
                 detail: "not a regular file".into(),
+                status: None,
             });
         }
         let mut file = File::open(path).map_err(io_err)?;
@@ -420,6 +423,7 @@ impl Uploader {
             return Err(UploadError::Rejected {
                 path: path.to_path_buf(),
                 detail: "not a regular file".into(),
+                status: None,
             });
         }
         let digest = package::digest(&mut file).map_err(io_err)?;
@@ -452,6 +456,7 @@ impl Uploader {
             fields,
             transfer,
             last_unreachable: std::cell::Cell::new(false),
+            last_status: std::cell::Cell::new(None),
         };
         let result = retry::run(
             &self.cfg.retry,
@@ -490,6 +495,7 @@ impl Uploader {
                 None => UploadError::Rejected {
                     path,
                     detail: f.error,
+                    status: job.last_status.get(),
                 },
                 Some(GiveUp::Exhausted) => UploadError::Exhausted {
                     path,
@@ -515,6 +521,7 @@ impl Uploader {
 
     fn attempt(&self, job: &Job, n: u32) -> Step<(u16, String), String> {
         job.last_unreachable.set(false);
+        job.last_status.set(None);
         let Some(cancel) = self.cfg.cancel else {
             return self.rt.block_on(self.attempt_async(job, n));
         };
@@ -655,6 +662,7 @@ impl Uploader {
                 .get(RETRY_AFTER)
                 .and_then(|v| v.to_str().ok())
                 .map(str::to_string);
+            job.last_status.set(Some(status.as_u16()));
             let msg = self.http_error(resp, &url).await;
             return if retry::retryable_status(status.as_u16()) {
                 Step::Transient {

@@ -26,9 +26,14 @@ pub enum UploadError {
     NotAPackage { path: PathBuf, reason: String },
 
     /// A failure that another attempt would repeat: a 4xx other than 408/429, an
-    /// untrusted certificate, a refused redirect, the file changing under us.
+    /// untrusted certificate, a refused redirect, the file changing under us. `status`:
+    /// the server's answer, when it was one.
     #[error("{}: {detail}", path.display())]
-    Rejected { path: PathBuf, detail: String },
+    Rejected {
+        path: PathBuf,
+        detail: String,
+        status: Option<u16>,
+    },
 
     /// Every attempt failed with a transient error.
     #[error("{}: gave up after {attempts} attempts; last: {last}", path.display())]
@@ -74,4 +79,18 @@ pub enum UploadError {
         path: PathBuf,
         source: std::io::Error,
     },
+}
+
+impl UploadError {
+    /// The server refused the package for good: it is not a package it takes (422), or
+    /// too large for it (413). Sending the same bytes again would get the same answer.
+    pub fn refused_for_good(&self) -> bool {
+        matches!(
+            self,
+            UploadError::Rejected {
+                status: Some(413 | 422),
+                ..
+            }
+        )
+    }
 }

@@ -24,7 +24,10 @@ pub use client::{
 };
 pub use error::UploadError;
 pub use meter::{Meter, Transfer};
-pub use outbox::{AfterUpload, DrainReport, Drained, Incoming, Outbox, Recovered, Sent, SENT_DIR};
+pub use outbox::{
+    AfterUpload, DrainReport, Drained, Incoming, Outbox, Recovered, Rejected, Sent, REJECTED_DIR,
+    SENT_DIR,
+};
 pub use retry::RetryPolicy;
 /// The URL type of the configuration (reqwest's), so that callers need no reqwest of their own.
 pub use reqwest::Url;

@@ -9,6 +9,9 @@
 //! - A zip leaves the outbox (moved to `sent/`, or deleted) only after a 2xx. A run killed
 //!   between the 2xx and the move leaves it in place and the next run sends the same bytes
 //!   again, with the same MD5: delivery is at least once, and the server can deduplicate.
+//! - A zip the server refuses for good (422: not a package it takes; 413: too large for
+//!   it) is moved to `rejected/`, with the server's answer beside it as `NAME.zip.txt`:
+//!   sending it again would only get the same answer, on every run.
 
 use std::fs::{self, File, TryLockError};
 use std::io;
@@ -22,6 +25,9 @@ use super::error::UploadError;
 
 /// Where uploaded zips are moved, inside the outbox.
 pub const SENT_DIR: &str = "sent";
+
+/// Where zips the server refused for good are moved, inside the outbox.
+pub const REJECTED_DIR: &str = "rejected";
 
 /// Suffix of a zip being written into the outbox, before it is admitted.
 pub const INCOMING_SUFFIX: &str = ".hprof-shrink-incoming";
@@ -41,10 +47,22 @@ pub struct Sent {
     pub moved_to: Option<PathBuf>,
 }
 
+/// A zip the server refused for good, moved out of the outbox.
+#[derive(Debug)]
+pub struct Rejected {
+    /// The server's refusal (its status and answer).
+    pub error: UploadError,
+    /// Where the zip went, and its answer beside it.
+    pub moved_to: PathBuf,
+    pub answer: PathBuf,
+}
+
 /// What became of one zip of the outbox.
 #[derive(Debug)]
 pub enum Drained {
     Sent(Sent),
+    /// Refused for good by the server, and moved to `rejected/`.
+    Rejected(Rejected),
     /// Still in the outbox, for the next run.
     Failed(UploadError),
     /// Locked by another run that is uploading it.
@@ -54,6 +72,7 @@ pub enum Drained {
 #[derive(Debug, Default)]
 pub struct DrainReport {
     pub sent: Vec<Sent>,
+    pub rejected: Vec<Rejected>,
     pub failed: Vec<UploadError>,
     pub busy: Vec<PathBuf>,
     /// Why the drain stopped before the end, if it did; the zips it did not try stay for
@@ -169,6 +188,15 @@ impl Outbox {
                 Err(source) => Drained::Failed(UploadError::Io { path, source }),
                 Ok(Lock::Held(lock)) => {
                     let r = match uploader.upload(&path) {
+                        Err(e) if e.refused_for_good() => match self.reject(&path, &e) {
+                            Ok((moved_to, answer)) => Drained::Rejected(Rejected {
+                                error: e,
+                                moved_to,
+                                answer,
+                            }),
+                            // Not moved: it stays, and is sent again next time.
+                            Err(source) => Drained::Failed(UploadError::Io { path, source }),
+                        },
                         Err(e) => Drained::Failed(e),
                         Ok(outcome) => match self.finish(&path, after) {
                             Ok(moved_to) => Drained::Sent(Sent { outcome, moved_to }),
@@ -190,11 +218,32 @@ impl Outbox {
             }
             match result {
                 Drained::Sent(s) => report.sent.push(s),
+                Drained::Rejected(r) => report.rejected.push(r),
                 Drained::Failed(e) => report.failed.push(e),
                 Drained::Busy(p) => report.busy.push(p),
             }
         }
         Ok(report)
+    }
+
+    /// Moves a zip the server refused for good to `rejected/` (under the first free name)
+    /// and writes the server's answer beside it, as `NAME.zip.txt`. Returns both paths.
+    fn reject(&self, path: &Path, why: &UploadError) -> io::Result<(PathBuf, PathBuf)> {
+        let dir = self.dir.join(REJECTED_DIR);
+        fs::create_dir_all(&dir)?;
+        let target = place(TempPath::try_from_path(path)?, &dir, names_for(path)?)?;
+        let mut answer = target.clone().into_os_string();
+        answer.push(".txt");
+        let answer = PathBuf::from(answer);
+        let text = match why {
+            UploadError::Rejected { detail, .. } => detail.clone(),
+            e => e.to_string(),
+        };
+        // The zip is out of the outbox whatever becomes of its note.
+        let _ = fs::write(&answer, format!("{text}\n"));
+        sync_dir(&dir);
+        sync_dir(&self.dir);
+        Ok((target, answer))
     }
 
     fn finish(&self, path: &Path, after: AfterUpload) -> io::Result<Option<PathBuf>> {
@@ -207,18 +256,7 @@ impl Outbox {
             AfterUpload::MoveToSent => {
                 let sent = self.dir.join(SENT_DIR);
                 fs::create_dir_all(&sent)?;
-                let name = path
-                    .file_name()
-                    .ok_or_else(|| io::Error::other("no file name"))?;
-                let name = Path::new(name);
-                let stem = name.file_stem().unwrap_or_default().to_string_lossy();
-                let ext = name
-                    .extension()
-                    .map(|e| format!(".{}", e.to_string_lossy()))
-                    .unwrap_or_default();
-                let names = std::iter::once(format!("{stem}{ext}"))
-                    .chain((2..=10_000u32).map(|n| format!("{stem}.{n}{ext}")));
-                let target = place(TempPath::try_from_path(path)?, &sent, names)?;
+                let target = place(TempPath::try_from_path(path)?, &sent, names_for(path)?)?;
                 sync_dir(&sent);
                 sync_dir(&self.dir);
                 Ok(Some(target))
@@ -389,6 +427,26 @@ fn same_file(a: &fs::Metadata, b: &fs::Metadata) -> bool {
 #[cfg(not(unix))]
 fn same_file(a: &fs::Metadata, b: &fs::Metadata) -> bool {
     a.len() == b.len() && a.modified().ok() == b.modified().ok()
+}
+
+/// The names a zip may take in `sent/` or `rejected/`: its own, then `NAME.2.zip`,
+/// `NAME.3.zip`...
+fn names_for(path: &Path) -> io::Result<impl Iterator<Item = String>> {
+    let name = path
+        .file_name()
+        .ok_or_else(|| io::Error::other("no file name"))?;
+    let name = Path::new(name);
+    let stem = name
+        .file_stem()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .into_owned();
+    let ext = name
+        .extension()
+        .map(|e| format!(".{}", e.to_string_lossy()))
+        .unwrap_or_default();
+    Ok(std::iter::once(format!("{stem}{ext}"))
+        .chain((2..=10_000u32).map(move |n| format!("{stem}.{n}{ext}"))))
 }
 
 /// Moves `file` to the first of `names` in `dir` that is free, never replacing a file (two
