@@ -7,6 +7,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use axum::body::Body;
+use hprof_shrink_analyze::Analysis;
 use tempfile::TempPath;
 
 use super::s3::Bucket;
@@ -61,6 +62,15 @@ impl Blobs {
             }
         }
         Ok(())
+    }
+
+    /// The stored analysis of package `id`, if it was analyzed (and reads as one), with the
+    /// caps of [`crate::limits`] applied: it may have been stored before them.
+    pub async fn analysis(&self, id: i64) -> Option<Analysis> {
+        let bytes = self.get_bytes(&analysis_key(id)).await.ok()??;
+        let mut a: Analysis = serde_json::from_slice(&bytes).ok()?;
+        crate::limits::cap_analysis(&mut a);
+        Some(a)
     }
 
     /// A directory store's file for `key` (keys are made here, never taken from a request).

@@ -43,7 +43,7 @@ use tokio::time::Instant;
 use super::auth::Presented;
 use super::body::{Held, Paced};
 use super::conn_limits::{Limits, BUSY_RETRY_AFTER, MAX_REFUSALS, REFUSAL_LINGER};
-use super::App;
+use crate::app::App;
 
 /// hyper's read and write buffers per connection: request headers larger than this are
 /// answered 431. (hyper's default is about 400 KiB.)

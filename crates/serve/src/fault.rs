@@ -13,7 +13,7 @@ use axum::middleware::Next;
 use axum::response::Response;
 
 use super::conn::Peer;
-use super::Log;
+use crate::Log;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -155,7 +155,7 @@ fn db_kind(e: &sqlx::Error) -> Kind {
 /// `msg` without the server's paths, for an answer: each of `named` (a file and what to
 /// call it) first, then the data directory, its `tmp/`, the package directory and the
 /// system's temporary directory, each shown as `[server]`.
-pub fn scrub(app: &super::App, msg: &str, named: &[(&Path, &str)]) -> String {
+pub fn scrub(app: &crate::app::App, msg: &str, named: &[(&Path, &str)]) -> String {
     let mut out = msg.to_string();
     for (path, name) in named {
         out = out.replace(&*path.to_string_lossy(), name);

@@ -10,7 +10,7 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::ServeError;
+use crate::error::ServeError;
 
 /// The lock file in the data directory.
 pub const LOCK_FILE: &str = "serve.lock";

@@ -22,8 +22,7 @@ use tokio::sync::watch;
 use super::background::{self, Analyzed, Failure, Job};
 use super::blobs::{analysis_key, package_key, picture_key};
 use super::store::Claim;
-use super::App;
-use hprof_shrink_analyze::Analysis;
+use crate::app::App;
 
 /// How often an idle worker looks at the queue even without being woken (another process
 /// sharing the database may have queued work, or a lease may have run out).
@@ -195,7 +194,7 @@ async fn save(app: &App, c: &Claim, mut done: Analyzed) -> Result<Option<usize>,
     let mut pictured = Vec::new();
     for g in &done.analysis.duplicate_bitmaps {
         let Some(image) = &g.image else { continue };
-        if !is_hex(&g.hash) {
+        if !crate::hex::is_hex(&g.hash) {
             continue;
         }
         let Some(png) = done.picture(image).map_err(store_err)? else {
@@ -219,19 +218,6 @@ async fn save(app: &App, c: &Claim, mut done: Analyzed) -> Result<Option<usize>,
         .await
         .map_err(|e| Failure::Passing(format!("cannot record the analysis: {e}")))?;
     Ok(recorded.then_some(done.analysis.leaks.len()))
-}
-
-pub fn is_hex(s: &str) -> bool {
-    !s.is_empty() && s.len() <= 128 && s.bytes().all(|b| b.is_ascii_hexdigit())
-}
-
-/// The stored analysis of a package, if it was analyzed.
-pub async fn load(app: &App, id: i64) -> Option<Analysis> {
-    let bytes = app.blobs.get_bytes(&analysis_key(id)).await.ok()??;
-    let mut a: Analysis = serde_json::from_slice(&bytes).ok()?;
-    // Stored before the caps, perhaps.
-    super::limits::cap_analysis(&mut a);
-    Some(a)
 }
 
 /// `POST /api/packages/{id}/requeue`, with the upload token: a failed package's job back

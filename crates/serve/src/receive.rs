@@ -32,7 +32,7 @@ use super::body::stalled_in;
 use super::fault::{scrub, Fault, Why};
 use super::conn_limits::BUSY_RETRY_AFTER;
 use super::store::NewPackage;
-use super::App;
+use crate::app::App;
 
 /// Bytes gathered before one write to the temporary file (and one hop to a blocking thread).
 const WRITE_CHUNK: usize = 1 << 20;
@@ -290,22 +290,6 @@ impl Sink {
     }
 }
 
-pub(super) fn hex(md5: &[u8; 16]) -> String {
-    md5.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn parse_hex_md5(s: &str) -> Option<[u8; 16]> {
-    let s = s.trim();
-    if s.len() != 32 || !s.is_ascii() {
-        return None;
-    }
-    let mut out = [0u8; 16];
-    for (i, o) in out.iter_mut().enumerate() {
-        *o = u8::from_str_radix(&s[2 * i..2 * i + 2], 16).ok()?;
-    }
-    Some(out)
-}
-
 fn parse_content_md5(headers: &HeaderMap) -> Result<[u8; 16], Refusal> {
     let v = headers
         .get("content-md5")
@@ -397,11 +381,11 @@ async fn take(
     claimed: [u8; 16],
     name: &str,
 ) -> Result<Response, Refusal> {
-    let md5_hex = hex(&md5);
+    let md5_hex = hex::encode(md5);
     if md5 != claimed {
         return Err(Refusal::bad(format!(
             "MD5 mismatch: the body's MD5 is {md5_hex}, the request said {}: the bytes were damaged on the way",
-            hex(&claimed)
+            hex::encode(claimed)
         )));
     }
     // The same bytes were verified and recorded before. Unless their file is gone (a lost
@@ -722,7 +706,7 @@ async fn read_parts(app: &App, mp: &mut Multipart, budget: &Budget) -> Result<Pa
                         return Err(Refusal::bad("the md5 field is given more than once"));
                     }
                     claimed = Some(
-                        parse_hex_md5(&value)
+                        crate::hex::parse_md5(&value)
                             .ok_or_else(|| Refusal::bad("the md5 field is not 32 hex digits"))?,
                     );
                 }
@@ -768,11 +752,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn md5_forms() {
-        let m = parse_hex_md5("9e107d9d372bb6826bd81d3542a419d6").unwrap();
-        assert_eq!(hex(&m), "9e107d9d372bb6826bd81d3542a419d6");
-        assert!(parse_hex_md5("9e107d9d372bb6826bd81d3542a419").is_none());
-        assert!(parse_hex_md5("zz107d9d372bb6826bd81d3542a419d6").is_none());
+    fn content_md5_is_base64_of_16_bytes() {
+        let m = crate::hex::parse_md5("9e107d9d372bb6826bd81d3542a419d6").unwrap();
         let mut h = HeaderMap::new();
         h.insert("content-md5", "nhB9nTcrtoJr2B01QqQZ1g==".parse().unwrap());
         assert_eq!(parse_content_md5(&h).unwrap(), m);

@@ -297,7 +297,7 @@ impl Bucket {
             .get(ETAG)
             .and_then(|v| v.to_str().ok())
             .map(|v| v.trim_matches('"').to_ascii_lowercase());
-        let want = super::receive::hex(&md5);
+        let want = hex::encode(md5);
         match etag {
             Some(e) if e.len() == 32 && e != want => Err(io::Error::other(format!(
                 "S3 PUT {}/{key}: stored MD5 {e}, sent {want}: damaged on the way",

@@ -15,11 +15,11 @@ use super::blobs::{package_key, picture_key, Object};
 use super::cache::Groups;
 use super::fault::{scrub, Fault};
 use super::groups::{bitmap_groups, Fold, LeakGroup};
-use super::jobs::{is_hex, load};
+use crate::hex::is_hex;
 use super::limits;
 use super::pages::{self, PackageLeak};
 use super::store::{Filter, LeakRow, Package};
-use super::App;
+use crate::app::App;
 use hprof_shrink_analyze::model::Trace;
 
 /// A failed read: status and message, as JSON; a failure of the server's own also carries
@@ -326,7 +326,7 @@ pub async fn packages_page(
 /// A package's analysis as answers show it: its input named by the package's name, not by
 /// the file the worker read (a path of the server).
 async fn analysis_of(app: &App, id: i64, name: &str) -> Option<hprof_shrink_analyze::Analysis> {
-    let mut a = load(app, id).await?;
+    let mut a = app.blobs.analysis(id).await?;
     a.input.path = name.to_string();
     Some(a)
 }

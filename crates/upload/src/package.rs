@@ -19,7 +19,7 @@ pub struct Digested {
 impl Digested {
     /// Lower-case hex, as the multipart `md5` field carries it.
     pub fn md5_hex(&self) -> String {
-        self.md5.iter().map(|b| format!("{b:02x}")).collect()
+        hex::encode(self.md5)
     }
 
     /// Base64, as the `Content-MD5` header carries it.
