@@ -3207,11 +3207,11 @@ async fn bench_groups_page_with_10000_packages() {
 /// Where the time of groups made from scratch goes, each phase timed apart (median of
 /// 20 in a row): reading the rows, grouping, the menus, the queue, the page, the JSON.
 async fn phases(store: &hprof_shrink_serve::store::Store) {
-    use hprof_shrink_serve::cache::Groups;
+    use hprof_shrink_serve::cache::Shown;
     use hprof_shrink_serve::groups::{leak_groups, Fold};
     use hprof_shrink_serve::limits;
-    use hprof_shrink_serve::pages::{self, Menu, Menus};
-    use hprof_shrink_serve::store::{Column, Filter};
+    use hprof_shrink_serve::pages;
+    use hprof_shrink_serve::store::{Column, Filter, Menu, Menus};
     async fn median<T, F: std::future::Future<Output = T>>(
         what: &str,
         mut run: impl FnMut() -> F,
@@ -3270,7 +3270,7 @@ async fn phases(store: &hprof_shrink_serve::store::Store) {
     let jobs = median("the job counts", || store.job_counts())
         .await
         .unwrap();
-    let groups = Groups {
+    let groups = Shown {
         app: top.app,
         app_left_out: top.app_left_out,
         library: top.library,

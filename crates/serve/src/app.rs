@@ -12,7 +12,8 @@ use crate::blobs::Blobs;
 use crate::budget::Budget;
 use crate::conn_limits::Limits;
 use crate::store::Store;
-use crate::{cache, guard, Log};
+use crate::{cache, guard};
+use hprof_shrink_upload::Log;
 
 /// Where things live under the data directory.
 #[derive(Debug, Clone)]
@@ -72,7 +73,7 @@ pub struct App {
     pub wake: Notify,
     /// The leak groups per filter, each brought up to date with the rows recorded since
     /// it was made ([`cache`]).
-    pub groups: cache::Cache,
+    pub leak_cache: cache::Cache,
     pub analysis_delay: Duration,
     pub answer_delay: Duration,
     pub budget: Budget,

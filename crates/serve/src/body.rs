@@ -1,6 +1,8 @@
 //! Bodies on their way in and out of a connection: a request body must keep coming
 //! ([`Paced`]), and both hold their connection busy while they last ([`Held`]), so that
-//! its idle and header clocks do not run while a request is in flight.
+//! its idle and header clocks do not run while a request is in flight. What holds the
+//! connection is the caller's guard (`H`, the connection's hold in `conn`), dropped when
+//! the body is done.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -11,7 +13,6 @@ use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 use tokio::time::{Instant, Sleep};
 
-use super::conn::Hold;
 
 /// A request body that brought fewer than `min` bytes in `window` of waiting for it.
 #[derive(Debug, thiserror::Error)]
@@ -47,7 +48,7 @@ pub enum PacedError {
 /// A request body that must bring at least `min` bytes in each `window` of time spent
 /// waiting for it. Only waiting counts: while the handler is busy elsewhere (writing to
 /// disk) the client cannot send and is not blamed for it.
-pub struct Paced<B> {
+pub struct Paced<B, H> {
     inner: B,
     min: u64,
     window: Duration,
@@ -56,11 +57,11 @@ pub struct Paced<B> {
     waited: Duration,
     /// Since when the handler has been waiting, and the moment the window runs out.
     waiting: Option<(Instant, Pin<Box<Sleep>>)>,
-    hold: Option<Hold>,
+    hold: Option<H>,
 }
 
-impl<B: Body> Paced<B> {
-    pub fn new(inner: B, min: u64, window: Duration, hold: Hold) -> Paced<B> {
+impl<B: Body, H> Paced<B, H> {
+    pub fn new(inner: B, min: u64, window: Duration, hold: H) -> Paced<B, H> {
         // An empty body (a GET) holds nothing: the request's answer does.
         let hold = (!inner.is_end_stream()).then_some(hold);
         Paced {
@@ -75,7 +76,7 @@ impl<B: Body> Paced<B> {
     }
 }
 
-impl<B> Body for Paced<B>
+impl<B, H: Unpin> Body for Paced<B, H>
 where
     B: Body<Data = Bytes> + Unpin,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
@@ -141,13 +142,13 @@ where
 }
 
 /// An answer's body that keeps its connection busy until it has been sent (or dropped).
-pub struct Held<B> {
+pub struct Held<B, H> {
     inner: B,
-    hold: Option<Hold>,
+    hold: Option<H>,
 }
 
-impl<B> Held<B> {
-    pub fn new(inner: B, hold: Hold) -> Held<B> {
+impl<B, H> Held<B, H> {
+    pub fn new(inner: B, hold: H) -> Held<B, H> {
         Held {
             inner,
             hold: Some(hold),
@@ -155,7 +156,7 @@ impl<B> Held<B> {
     }
 }
 
-impl<B> Body for Held<B>
+impl<B, H: Unpin> Body for Held<B, H>
 where
     B: Body + Unpin,
 {

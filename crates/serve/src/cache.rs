@@ -18,11 +18,10 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::groups::{Fold, LeakGroup, Top};
 use super::limits;
-use super::pages::{Menu, Menus};
-use super::store::{Column, DbResult, Filter, Store, Version};
+use super::store::{Column, DbResult, Filter, Menu, Menus, Store, Version};
 
 /// What the groups page and API show for one filter.
-pub struct Groups {
+pub struct Shown {
     /// The first [`limits::GROUPS`] app leak groups, and how many more there are.
     pub app: Vec<LeakGroup>,
     pub app_left_out: u64,
@@ -34,9 +33,9 @@ pub struct Groups {
     pub jobs: Vec<(String, i64)>,
 }
 
-impl Groups {
-    fn new(top: Top, menus: Arc<Menus>, jobs: Vec<(String, i64)>) -> Groups {
-        Groups {
+impl Shown {
+    fn new(top: Top, menus: Arc<Menus>, jobs: Vec<(String, i64)>) -> Shown {
+        Shown {
             app: top.app,
             app_left_out: top.app_left_out,
             library: top.library,
@@ -60,7 +59,7 @@ fn key_bytes(k: &Key) -> usize {
 #[derive(Default)]
 struct Entry {
     /// (generation, groups): read by every request.
-    shown: Mutex<Option<(i64, Arc<Groups>)>>,
+    shown: Mutex<Option<(i64, Arc<Shown>)>>,
     /// Taken by the one request that brings the entry up to date; the others wait for it
     /// rather than fold the same rows again.
     fold: tokio::sync::Mutex<Option<(Version, Fold)>>,
@@ -217,13 +216,13 @@ impl Cache {
     }
 
     /// The groups for `f` as of the database's generation now.
-    pub async fn current(&self, store: &Store, f: &Filter) -> DbResult<Arc<Groups>> {
+    pub async fn current(&self, store: &Store, f: &Filter) -> DbResult<Arc<Shown>> {
         let now = store.generation().await?;
         self.get(store, f, now).await
     }
 
     /// The groups for `f` as of generation `now` or later.
-    pub async fn get(&self, store: &Store, f: &Filter, now: i64) -> DbResult<Arc<Groups>> {
+    pub async fn get(&self, store: &Store, f: &Filter, now: i64) -> DbResult<Arc<Shown>> {
         let key = key(f);
         let unfiltered = key == (None, None, None);
         let entry = if unfiltered {
@@ -236,7 +235,7 @@ impl Cache {
                 None if !store.admits_any(f).await? => {
                     let jobs = store.job_counts().await?;
                     let menus = self.menus(store, now).await?;
-                    return Ok(Arc::new(Groups::new(Top::default(), menus, jobs)));
+                    return Ok(Arc::new(Shown::new(Top::default(), menus, jobs)));
                 }
                 None => self.keep(&key),
             }
@@ -261,7 +260,7 @@ impl Cache {
         let top = acc.top();
         let bytes = key_bytes(&key) + acc.bytes() + top.bytes();
         *fold = Some((version, acc));
-        let groups = Arc::new(Groups::new(
+        let groups = Arc::new(Shown::new(
             top,
             self.menus(store, version.generation).await?,
             store.job_counts().await?,
@@ -299,7 +298,7 @@ impl Cache {
 }
 
 /// The entry's groups if made under generation `now` or a later one.
-fn shown_since(entry: &Entry, now: i64) -> Option<Arc<Groups>> {
+fn shown_since(entry: &Entry, now: i64) -> Option<Arc<Shown>> {
     let shown = lock(&entry.shown);
     shown
         .as_ref()

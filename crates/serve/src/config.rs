@@ -7,7 +7,7 @@ use std::time::Duration;
 use crate::auth::Access;
 use crate::budget::Budget;
 use crate::conn_limits::Limits;
-use crate::Log;
+use hprof_shrink_upload::Log;
 
 /// The largest package taken by default.
 pub const DEFAULT_MAX_BYTES: u64 = 1 << 30;

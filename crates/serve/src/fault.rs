@@ -13,7 +13,7 @@ use axum::middleware::Next;
 use axum::response::Response;
 
 use super::conn::Peer;
-use crate::Log;
+use hprof_shrink_upload::Log;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {

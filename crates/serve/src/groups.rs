@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use serde::Serialize;
 
 use super::limits;
-use super::store::{BitmapRow, Leak, LeakRow};
+use super::rows::{BitmapRow, LeakRef, LeakRow};
 
 /// One bug seen on many devices: every leak with this signature.
 #[derive(Debug, Clone, Serialize)]
@@ -205,7 +205,7 @@ impl Acc {
         }
     }
 
-    fn add(&mut self, l: &Leak<'_>) {
+    fn add(&mut self, l: &LeakRef<'_>) {
         self.occurrences += 1;
         if self.packages.insert(l.package_id) {
             self.bytes += cost::PACKAGE;
@@ -306,7 +306,7 @@ impl Top {
 }
 
 impl Fold {
-    pub fn add(&mut self, l: &Leak<'_>) {
+    pub fn add(&mut self, l: &LeakRef<'_>) {
         match self.by_sig.get_mut(l.signature) {
             Some(acc) => {
                 let before = acc.bytes;
@@ -404,7 +404,7 @@ pub fn leak_groups(rows: &[LeakRow]) -> Vec<LeakGroup> {
 /// One buffer duplicated, across every package it was found in.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct BitmapGroup {
+pub struct DuplicateBuffer {
     pub hash: String,
     pub width: i64,
     pub height: i64,
@@ -423,10 +423,10 @@ pub struct BitmapGroup {
 }
 
 /// Groups by buffer hash, most wasted bytes first.
-pub fn bitmap_groups(rows: &[BitmapRow]) -> Vec<BitmapGroup> {
-    let mut by_hash: BTreeMap<&str, BitmapGroup> = BTreeMap::new();
+pub fn bitmap_groups(rows: &[BitmapRow]) -> Vec<DuplicateBuffer> {
+    let mut by_hash: BTreeMap<&str, DuplicateBuffer> = BTreeMap::new();
     for r in rows {
-        let g = by_hash.entry(&r.hash).or_insert_with(|| BitmapGroup {
+        let g = by_hash.entry(&r.hash).or_insert_with(|| DuplicateBuffer {
             hash: r.hash.clone(),
             width: r.width,
             height: r.height,
@@ -447,7 +447,7 @@ pub fn bitmap_groups(rows: &[BitmapRow]) -> Vec<BitmapGroup> {
             g.picture = Some(format!("/pictures/{}.png", r.hash));
         }
     }
-    let mut v: Vec<BitmapGroup> = by_hash.into_values().collect();
+    let mut v: Vec<DuplicateBuffer> = by_hash.into_values().collect();
     v.sort_by(|a, b| {
         b.wasted_bytes
             .cmp(&a.wasted_bytes)

@@ -41,6 +41,7 @@ pub mod jobs;
 pub mod limits;
 pub mod pages;
 pub mod receive;
+mod rows;
 pub mod s3;
 mod server;
 pub mod store;

@@ -4,10 +4,10 @@
 
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 
-use super::cache::Groups;
-use super::groups::{BitmapGroup, LeakGroup};
+use super::cache::Shown;
+use super::groups::{DuplicateBuffer, LeakGroup};
 use super::limits::{self, Cut};
-use super::store::{Filter, LeakRow, Package, PackageRow};
+use super::store::{Filter, LeakRow, Menu, Package, PackageRow};
 use hprof_shrink_analyze::model::Trace;
 use hprof_shrink_analyze::render::html::trace;
 use hprof_shrink_analyze::render::{human, shown};
@@ -141,22 +141,8 @@ fn select(name: &str, label: &str, menu: &Menu, chosen: &Option<String>) -> Mark
     }
 }
 
-/// One filter menu: the values seen on the most packages ([`limits::MENU`]), in order.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Menu {
-    pub values: Vec<String>,
-    /// Distinct values not listed.
-    pub left_out: u64,
-}
 
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Menus {
-    pub sdk: Menu,
-    pub manufacturer: Menu,
-    pub app_version: Menu,
-}
-
-pub fn leak_groups(g: &Groups, filter: &Filter) -> String {
+pub fn leak_groups(g: &Shown, filter: &Filter) -> String {
     let (app, library, menus) = (&g.app, &g.library, &g.menus);
     let body = html! {
         form method="get" action="/" {
@@ -239,7 +225,7 @@ fn props(pairs: &[(String, String)], cut: Option<&Cut>) -> Markup {
     }
 }
 
-pub fn package(pkg: &Package, leaks: &[PackageLeak], bitmaps: &[BitmapGroup]) -> String {
+pub fn package(pkg: &Package, leaks: &[PackageLeak], bitmaps: &[DuplicateBuffer]) -> String {
     let p = &pkg.row;
     let body = html! {
         p {
@@ -313,7 +299,7 @@ pub fn packages(list: &[PackageRow], paged: bool, next: Option<i64>, limit: Opti
     page("Packages", body)
 }
 
-fn gallery(groups: &[BitmapGroup], left_out: u64) -> Markup {
+fn gallery(groups: &[DuplicateBuffer], left_out: u64) -> Markup {
     html! {
         @if groups.is_empty() { p { "None." } }
         div.gallery {
@@ -337,7 +323,7 @@ fn gallery(groups: &[BitmapGroup], left_out: u64) -> Markup {
     }
 }
 
-pub fn bitmaps(groups: &[BitmapGroup], left_out: u64) -> String {
+pub fn bitmaps(groups: &[DuplicateBuffer], left_out: u64) -> String {
     page("Duplicate bitmaps", gallery(groups, left_out))
 }
 

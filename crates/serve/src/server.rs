@@ -45,7 +45,7 @@ impl Running {
 
     /// What the groups cache holds now (estimated).
     pub fn cache_usage(&self) -> cache::Usage {
-        self.app.groups.usage()
+        self.app.leak_cache.usage()
     }
 
     /// Resolves when the server stops on its own (it does not, unless it fails).
@@ -253,7 +253,7 @@ pub async fn start(config: Config) -> Result<Running, ServeError> {
         access: config.access,
         max_bytes: config.max_bytes,
         wake: Notify::new(),
-        groups: cache::Cache::default(),
+        leak_cache: cache::Cache::default(),
         analysis_delay: config.analysis_delay,
         answer_delay: config.answer_delay,
         budget: config.budget,
@@ -277,7 +277,7 @@ pub async fn start(config: Config) -> Result<Running, ServeError> {
         let app = app.clone();
         tokio::spawn(async move {
             let _ = app
-                .groups
+                .leak_cache
                 .current(&app.store, &store::Filter::default())
                 .await;
         });

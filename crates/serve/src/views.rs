@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use super::auth::Denied;
 use super::blobs::{package_key, picture_key, Object};
-use super::cache::Groups;
+use super::cache::Shown;
 use super::fault::{scrub, Fault};
 use super::groups::{bitmap_groups, Fold, LeakGroup};
 use crate::hex::is_hex;
@@ -72,8 +72,8 @@ pub async fn require_read(State(app): State<Arc<App>>, req: Request, next: Next)
 }
 
 /// App leaks and library leaks, each grouped; from the cache, brought up to date.
-async fn grouped(app: &App, f: &Filter) -> Result<Arc<Groups>, Failure> {
-    app.groups.current(&app.store, f).await.map_err(db)
+async fn grouped(app: &App, f: &Filter) -> Result<Arc<Shown>, Failure> {
+    app.leak_cache.current(&app.store, f).await.map_err(db)
 }
 
 pub async fn groups_page(
@@ -428,7 +428,7 @@ pub async fn picture(
 }
 
 /// The most wasteful duplicate-bitmap groups, and how many more there are.
-async fn top_bitmaps(app: &App) -> Result<(Vec<super::groups::BitmapGroup>, u64), Failure> {
+async fn top_bitmaps(app: &App) -> Result<(Vec<super::groups::DuplicateBuffer>, u64), Failure> {
     let (groups, all) = app
         .store
         .bitmap_groups(limits::BITMAP_GROUPS as i64, limits::BITMAP_PACKAGES as i64)
