@@ -7,9 +7,9 @@ use std::time::Duration;
 use crate::say::say;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use hprof_shrink_upload::{self as upload, Method, RetryPolicy, Token, UploadConfig};
 use hprof_shrink_core::{DroppedMode, StripMode};
 use hprof_shrink_upload::Url;
+use hprof_shrink_upload::{self as upload, Method, RetryPolicy, Token, UploadConfig};
 
 const ABOUT: &str =
     "Shrinks Java/Android heap dumps (HPROF) for upload, keeping what leak analysis needs";

@@ -2698,9 +2698,7 @@ async fn hostile_metadata_is_cut_where_it_is_recorded_and_every_answer_is_bounde
     let db = |srv: &Srv| {
         let path = srv.data.join("meta.sqlite");
         async move {
-            let store = hprof_shrink_serve::store::Store::open(&path)
-                .await
-                .unwrap();
+            let store = hprof_shrink_serve::store::Store::open(&path).await.unwrap();
             let hprof_shrink_serve::store::Store::Sqlite(pool) = &store else {
                 unreachable!()
             };

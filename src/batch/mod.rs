@@ -23,10 +23,10 @@ use crate::cli::BatchArgs;
 use crate::commands::upload::{drain, uploaded, uploader};
 use crate::error::{salvage_hint, HostError};
 use crate::json;
+use crate::progress::{self, Label};
 use crate::say::{say, say_raw};
 use crate::summary::n;
 use discover::{discover, shard_of, Input};
-use crate::progress::{self, Label};
 use hprof_shrink_upload::{AfterUpload, Outbox, Uploader};
 use state::{InputId, PackageId, State};
 

@@ -6,7 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
-use hprof_shrink_serve::{self as serve, budget, conn_limits, Access, Budget, Config, Limits, Secret};
+use hprof_shrink_serve::{
+    self as serve, budget, conn_limits, Access, Budget, Config, Limits, Secret,
+};
 
 use crate::error::HostError;
 use crate::say::say;

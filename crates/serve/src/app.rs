@@ -107,4 +107,3 @@ impl App {
         self.budget.unpack(self.max_bytes, &self.dirs.tmp())
     }
 }
-

@@ -13,7 +13,6 @@ use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 use tokio::time::{Instant, Sleep};
 
-
 /// A request body that brought fewer than `min` bytes in `window` of waiting for it.
 #[derive(Debug, thiserror::Error)]
 #[error("the body stalled: fewer than {min} bytes came in {} s", window.as_secs_f64())]

@@ -45,4 +45,3 @@ pub struct Config {
     /// Connections, timeouts and uploads at once ([`conn_limits`](crate::conn_limits)).
     pub limits: Limits,
 }
-

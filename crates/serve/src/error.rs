@@ -17,4 +17,3 @@ pub enum ServeError {
         source: std::io::Error,
     },
 }
-

@@ -8,7 +8,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use axum::extract::Request;
-use axum::http::{header, HeaderValue, StatusCode};
+use axum::http::StatusCode;
 use axum::middleware::Next;
 use axum::response::Response;
 
@@ -88,16 +88,6 @@ impl Fault {
             Kind::Unavailable => format!("{} is unavailable: try again later", self.what),
             Kind::Internal => "an internal error of the server: try again later".into(),
         }
-    }
-
-    /// The answer's headers: `Retry-After`, and the cause for the log.
-    pub fn decorate(&self, r: &mut Response) {
-        if let Some(s) = self.retry_after() {
-            r.headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from(s));
-        }
-        r.extensions_mut()
-            .insert(Why(format!("{}: {}", self.message(), self.detail)));
     }
 }
 

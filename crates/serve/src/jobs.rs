@@ -13,12 +13,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::{Path, State};
-use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::http::{HeaderMap, StatusCode};
 use axum::Json;
 use serde_json::json;
 use tokio::sync::watch;
 
+use super::api_error::{ApiError, Realm};
 use super::background::{self, Analyzed, Failure, Job};
 use super::blobs::{analysis_key, package_key, picture_key};
 use super::store::Claim;
@@ -227,54 +227,47 @@ pub async fn requeue(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
     headers: HeaderMap,
-) -> Response {
-    let answer = |status: StatusCode, body: serde_json::Value| (status, Json(body)).into_response();
+) -> Result<Json<serde_json::Value>, ApiError> {
     if !app.access.may_upload(&headers) {
-        let mut r = answer(
-            StatusCode::UNAUTHORIZED,
-            json!({ "error": "an upload token is needed" }),
-        );
-        r.headers_mut().insert(
-            header::WWW_AUTHENTICATE,
-            HeaderValue::from_static("Bearer realm=\"hprof-shrink upload\""),
-        );
-        return r;
+        return Err(ApiError::unauthorized(
+            "an upload token is needed",
+            Realm::Upload,
+        ));
     }
+    // Said as it always was (these answers are not logged, and name no path).
     let unavailable = |e: sqlx::Error| {
-        answer(
+        ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
-            json!({ "error": format!("the database failed: {e}") }),
+            format!("the database failed: {e}"),
         )
     };
     let Some(id) = id.parse::<i64>().ok().filter(|&n| n > 0) else {
-        return answer(StatusCode::NOT_FOUND, json!({ "error": "no such package" }));
+        return Err(ApiError::not_found("no such package"));
     };
-    let state = match app.store.package(id).await {
-        Ok(Some(p)) => p.row.state,
-        Ok(None) => {
-            return answer(
-                StatusCode::NOT_FOUND,
-                json!({ "error": format!("no package {id}") }),
-            )
-        }
-        Err(e) => return unavailable(e),
+    let state = match app.store.package(id).await.map_err(unavailable)? {
+        Some(p) => p.row.state,
+        None => return Err(ApiError::not_found(format!("no package {id}"))),
     };
     let not_failed = |state: &str| {
-        answer(
+        ApiError::new(
             StatusCode::CONFLICT,
-            json!({ "error": format!("package {id} is not failed: it is {state}") }),
+            format!("package {id} is not failed: it is {state}"),
         )
     };
     if state != "failed" {
-        return not_failed(&state);
+        return Err(not_failed(&state));
     }
-    match app.store.requeue_failed(Some(id)).await {
-        Ok(0) => not_failed("no longer failed"),
-        Ok(_) => {
+    match app
+        .store
+        .requeue_failed(Some(id))
+        .await
+        .map_err(unavailable)?
+    {
+        0 => Err(not_failed("no longer failed")),
+        _ => {
             (app.log)(&format!("package {id} queued again (requeued by a client)"));
             app.wake.notify_waiters();
-            answer(StatusCode::OK, json!({ "id": id, "state": "received" }))
+            Ok(Json(json!({ "id": id, "state": "received" })))
         }
-        Err(e) => unavailable(e),
     }
 }

@@ -141,7 +141,6 @@ fn select(name: &str, label: &str, menu: &Menu, chosen: &Option<String>) -> Mark
     }
 }
 
-
 pub fn leak_groups(g: &Shown, filter: &Filter) -> String {
     let (app, library, menus) = (&g.app, &g.library, &g.menus);
     let body = html! {

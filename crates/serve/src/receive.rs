@@ -26,11 +26,12 @@ use serde_json::json;
 use tempfile::TempPath;
 use tokio::sync::OwnedSemaphorePermit;
 
+use super::api_error::{ApiError, Realm};
 use super::auth::Denied;
 use super::blobs::package_key;
 use super::body::stalled_in;
-use super::fault::{scrub, Fault, Why};
 use super::conn_limits::BUSY_RETRY_AFTER;
+use super::fault::{scrub, Fault};
 use super::store::NewPackage;
 use crate::app::App;
 
@@ -79,105 +80,47 @@ where
     left
 }
 
-/// Why a package was not taken: the status, a sentence for the client, what the log
-/// says (the sentence and, for a failure of the server's own, its cause) and how long to
-/// wait before trying again.
-#[derive(Debug)]
-pub struct Refusal {
-    pub status: StatusCode,
-    pub message: String,
-    detail: Option<String>,
-    retry_after: Option<u32>,
+/// A refused upload: `status` and `message`, said in the log too (every refused upload is).
+fn refused(status: StatusCode, message: impl Into<String>) -> ApiError {
+    ApiError::new(status, message).logged()
 }
 
-impl Refusal {
-    pub fn new(status: StatusCode, message: impl Into<String>) -> Refusal {
-        Refusal {
-            status,
-            message: message.into(),
-            detail: None,
-            retry_after: None,
-        }
-    }
-    fn bad(msg: impl Into<String>) -> Refusal {
-        Refusal::new(StatusCode::BAD_REQUEST, msg)
-    }
-    fn fault(f: Fault) -> Refusal {
-        Refusal {
-            status: f.status(),
-            message: f.message(),
-            detail: Some(f.detail.clone()),
-            retry_after: f.retry_after(),
-        }
-    }
-    fn internal(detail: impl Into<String>) -> Refusal {
-        Refusal::fault(Fault::internal(detail))
-    }
-    fn unauthorized(why: Denied) -> Refusal {
-        Refusal::new(
-            StatusCode::UNAUTHORIZED,
-            match why {
-                Denied::Missing => {
-                    "an upload token is needed: send it as Authorization: Bearer TOKEN"
-                }
-                Denied::Wrong => "the upload token is wrong",
-            },
-        )
-    }
-    /// A body that stopped coming: the client may try again (408 is retried by `upload`).
-    fn stalled(e: impl std::fmt::Display) -> Refusal {
-        Refusal::new(StatusCode::REQUEST_TIMEOUT, e.to_string())
-    }
-    /// Too many uploads at once.
-    fn busy() -> Refusal {
-        Refusal {
-            retry_after: Some(BUSY_RETRY_AFTER),
-            ..Refusal::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "the server is taking as many uploads as it may at once: try again shortly",
-            )
-        }
-    }
-    /// A cut-off or broken body: 408 if it stalled, else 400.
-    fn body(e: &(dyn std::error::Error + 'static)) -> Refusal {
-        match stalled_in(e) {
-            Some(s) => Refusal::stalled(s),
-            None => Refusal::bad(format!("the body was cut off: {e}")),
-        }
+fn bad(msg: impl Into<String>) -> ApiError {
+    refused(StatusCode::BAD_REQUEST, msg)
+}
+
+fn unauthorized(why: Denied) -> ApiError {
+    let msg = match why {
+        Denied::Missing => "an upload token is needed: send it as Authorization: Bearer TOKEN",
+        Denied::Wrong => "the upload token is wrong",
+    };
+    ApiError::unauthorized(msg, Realm::Upload).logged()
+}
+
+/// A body that stopped coming: the client may try again (408 is retried by `upload`).
+fn stalled(e: impl std::fmt::Display) -> ApiError {
+    refused(StatusCode::REQUEST_TIMEOUT, e.to_string())
+}
+
+/// Too many uploads at once.
+fn busy() -> ApiError {
+    refused(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "the server is taking as many uploads as it may at once: try again shortly",
+    )
+    .retry_after(BUSY_RETRY_AFTER)
+}
+
+/// A cut-off or broken body: 408 if it stalled, else 400.
+fn cut_off(e: &(dyn std::error::Error + 'static)) -> ApiError {
+    match stalled_in(e) {
+        Some(s) => stalled(s),
+        None => bad(format!("the body was cut off: {e}")),
     }
 }
 
-impl IntoResponse for Refusal {
-    fn into_response(self) -> Response {
-        let mut r = (self.status, Json(json!({ "error": self.message }))).into_response();
-        let h = r.headers_mut();
-        if self.status == StatusCode::UNAUTHORIZED {
-            h.insert(
-                header::WWW_AUTHENTICATE,
-                HeaderValue::from_static("Bearer realm=\"hprof-shrink upload\""),
-            );
-        }
-        if let Some(s) = self.retry_after {
-            h.insert(header::RETRY_AFTER, HeaderValue::from(s));
-        }
-        if matches!(
-            self.status,
-            StatusCode::PAYLOAD_TOO_LARGE | StatusCode::REQUEST_TIMEOUT
-        ) {
-            // The rest of the body is not read: the client must not reuse the connection.
-            h.insert(header::CONNECTION, HeaderValue::from_static("close"));
-        }
-        let why = match self.detail {
-            Some(d) => format!("{}: {d}", self.message),
-            None => self.message,
-        };
-        r.extensions_mut().insert(Why(why));
-        r
-    }
-}
-
-fn too_large(max: u64) -> Refusal {
-    Refusal::new(
+fn too_large(max: u64) -> ApiError {
+    refused(
         StatusCode::PAYLOAD_TOO_LARGE,
         format!("the package is larger than this server's limit of {max} bytes"),
     )
@@ -202,18 +145,13 @@ struct Sink {
 /// How often a body on its way in looks at the free space again.
 const ROOM_EVERY: u64 = 64 << 20;
 
-/// A failure of the server's disk while taking a body in.
-fn disk(e: &std::io::Error) -> Refusal {
-    Refusal::fault(Fault::io("the server's disk", e))
-}
-
 impl Sink {
-    fn new(app: &App, max: u64) -> Result<Sink, Refusal> {
+    fn new(app: &App, max: u64) -> Result<Sink, ApiError> {
         let (file, path) = tempfile::Builder::new()
             .prefix("upload-")
             .suffix(".part")
             .tempfile_in(app.dirs.tmp())
-            .map_err(|e| disk(&e))?
+            .map_err(|e| ApiError::disk(&e))?
             .into_parts();
         Ok(Sink {
             file: Some(file),
@@ -227,7 +165,7 @@ impl Sink {
         })
     }
 
-    async fn push(&mut self, chunk: &[u8]) -> Result<(), Refusal> {
+    async fn push(&mut self, chunk: &[u8]) -> Result<(), ApiError> {
         self.len += chunk.len() as u64;
         if self.len > self.max {
             return Err(too_large(self.max));
@@ -247,9 +185,9 @@ impl Sink {
         Ok(())
     }
 
-    async fn flush(&mut self) -> Result<(), Refusal> {
+    async fn flush(&mut self) -> Result<(), ApiError> {
         let (Some(mut file), Some(mut hasher)) = (self.file.take(), self.hasher.take()) else {
-            return Err(Refusal::internal("the temporary file was lost"));
+            return Err(ApiError::internal("the temporary file was lost"));
         };
         let mut buf = std::mem::take(&mut self.buf);
         if self.len >= self.next_room {
@@ -263,9 +201,8 @@ impl Sink {
             buf.clear();
             (file, hasher, buf, r)
         })
-        .await
-        .map_err(|e| Refusal::internal(e.to_string()))?;
-        r.map_err(|e| disk(&e))?;
+        .await?;
+        r.map_err(|e| ApiError::disk(&e))?;
         self.file = Some(file);
         self.hasher = Some(hasher);
         self.buf = buf;
@@ -273,13 +210,12 @@ impl Sink {
     }
 
     /// Writes the rest and syncs: the MD5, the length and the file, complete on disk.
-    async fn finish(mut self) -> Result<(TempPath, [u8; 16], u64), Refusal> {
+    async fn finish(mut self) -> Result<(TempPath, [u8; 16], u64), ApiError> {
         self.flush().await?;
         let file = self.file.take().expect("flush put it back");
         tokio::task::spawn_blocking(move || file.sync_all())
-            .await
-            .map_err(|e| Refusal::internal(e.to_string()))?
-            .map_err(|e| disk(&e))?;
+            .await?
+            .map_err(|e| ApiError::disk(&e))?;
         let md5: [u8; 16] = self
             .hasher
             .take()
@@ -290,15 +226,15 @@ impl Sink {
     }
 }
 
-fn parse_content_md5(headers: &HeaderMap) -> Result<[u8; 16], Refusal> {
+fn parse_content_md5(headers: &HeaderMap) -> Result<[u8; 16], ApiError> {
     let v = headers
         .get("content-md5")
-        .ok_or_else(|| Refusal::bad("a PUT needs a Content-MD5 header (base64 of the MD5)"))?;
+        .ok_or_else(|| bad("a PUT needs a Content-MD5 header (base64 of the MD5)"))?;
     base64::engine::general_purpose::STANDARD
         .decode(v.as_bytes())
         .ok()
         .and_then(|b| <[u8; 16]>::try_from(b.as_slice()).ok())
-        .ok_or_else(|| Refusal::bad("Content-MD5 is not the base64 of 16 bytes"))
+        .ok_or_else(|| bad("Content-MD5 is not the base64 of 16 bytes"))
 }
 
 fn content_length(headers: &HeaderMap) -> Option<u64> {
@@ -356,10 +292,10 @@ async fn accept(
     len: u64,
     claimed: [u8; 16],
     name: &str,
-) -> Result<Response, Refusal> {
+) -> Result<Response, ApiError> {
     // The database file is gone: nothing recorded now would outlive a restart (503).
     let unavailable = |why: String| {
-        Refusal::fault(Fault {
+        ApiError::from(Fault {
             kind: super::fault::Kind::Unavailable,
             what: "the database",
             detail: why,
@@ -380,10 +316,10 @@ async fn take(
     len: u64,
     claimed: [u8; 16],
     name: &str,
-) -> Result<Response, Refusal> {
+) -> Result<Response, ApiError> {
     let md5_hex = hex::encode(md5);
     if md5 != claimed {
-        return Err(Refusal::bad(format!(
+        return Err(bad(format!(
             "MD5 mismatch: the body's MD5 is {md5_hex}, the request said {}: the bytes were damaged on the way",
             hex::encode(claimed)
         )));
@@ -391,8 +327,13 @@ async fn take(
     // The same bytes were verified and recorded before. Unless their file is gone (a lost
     // disk, a hand deletion): then this upload stores it again, and is still the duplicate.
     let key = package_key(&md5_hex);
-    if let Some(first) = app.store.package_by_md5(&md5_hex).await.map_err(db)? {
-        if app.blobs.exists(&key).await.map_err(store_failed)? {
+    if let Some(first) = app.store.package_by_md5(&md5_hex).await? {
+        if app
+            .blobs
+            .exists(&key)
+            .await
+            .map_err(|e| ApiError::store(&e))?
+        {
             return Ok(taken(first, &md5_hex, len, Some(first)));
         }
     }
@@ -401,15 +342,14 @@ async fn take(
         let v = verify(&tmp, &unpack);
         (tmp, v)
     })
-    .await
-    .map_err(|e| Refusal::internal(e.to_string()))?;
+    .await?;
     let verified = verified.map_err(|e| match e {
-        Unverified::Bad(why) => Refusal::new(
+        Unverified::Bad(why) => refused(
             StatusCode::UNPROCESSABLE_ENTITY,
             scrub(app, &why, &[(&tmp, "the package")]),
         ),
-        Unverified::TooLarge(why) => Refusal::new(StatusCode::PAYLOAD_TOO_LARGE, why),
-        Unverified::Fault(f) => Refusal::fault(f),
+        Unverified::TooLarge(why) => refused(StatusCode::PAYLOAD_TOO_LARGE, why),
+        Unverified::Fault(f) => ApiError::from(f),
     })?;
     // Stored before it is recorded: a record always has its package. A process killed in
     // between leaves an object without a record, which the client's retry (it got no
@@ -417,7 +357,7 @@ async fn take(
     app.blobs
         .put_file(&key, tmp, md5, len)
         .await
-        .map_err(store_failed)?;
+        .map_err(|e| ApiError::store(&e))?;
     let rec = NewPackage {
         md5: &md5_hex,
         name,
@@ -425,7 +365,7 @@ async fn take(
         manifest: &verified.manifest,
         extra: &verified.extra,
     };
-    let outcome = app.store.insert_package(&rec).await.map_err(db)?;
+    let outcome = app.store.insert_package(&rec).await?;
     match outcome {
         Ok(id) => {
             (app.log)(&format!(
@@ -439,14 +379,6 @@ async fn take(
         }
         Err(first) => Ok(taken(first, &md5_hex, len, Some(first))),
     }
-}
-
-fn store_failed(e: std::io::Error) -> Refusal {
-    Refusal::fault(Fault::io("the package store", &e))
-}
-
-fn db(e: sqlx::Error) -> Refusal {
-    Refusal::fault(Fault::db(&e))
 }
 
 /// Why a package did not verify: its own fault (422), too large inflated (413), or the
@@ -499,22 +431,19 @@ fn verify(
 }
 
 /// Whether `more` bytes still fit beside `file`, leaving `keep_free`: else 507.
-fn room(file: &std::fs::File, more: u64, keep_free: u64) -> Result<(), Refusal> {
+fn room(file: &std::fs::File, more: u64, keep_free: u64) -> Result<(), ApiError> {
     let unpack = hprof_shrink_core::space::Unpack {
         keep_free,
         ..Default::default()
     };
     unpack
         .admit("the package", more, file)
-        .map_err(|e| disk(&e))
+        .map_err(|e| ApiError::disk(&e))
 }
 
 /// Takes one of the upload places, or says the server is busy.
-fn upload_place(app: &Arc<App>) -> Result<OwnedSemaphorePermit, Refusal> {
-    app.uploads
-        .clone()
-        .try_acquire_owned()
-        .map_err(|_| Refusal::busy())
+fn upload_place(app: &Arc<App>) -> Result<OwnedSemaphorePermit, ApiError> {
+    app.uploads.clone().try_acquire_owned().map_err(|_| busy())
 }
 
 pub async fn put(
@@ -522,7 +451,7 @@ pub async fn put(
     Path(name): Path<String>,
     headers: HeaderMap,
     body: Body,
-) -> Result<Response, Refusal> {
+) -> Result<Response, ApiError> {
     let mut stream = body.into_data_stream();
     let allowed = put_allowed(&app, &name, &headers).and_then(|c| Ok((c, upload_place(&app)?)));
     let (claimed, _place) = match allowed {
@@ -534,7 +463,7 @@ pub async fn put(
     };
     let mut sink = Sink::new(&app, app.max_bytes)?;
     while let Some(chunk) = stream.next().await {
-        let chunk = chunk.map_err(|e| Refusal::body(&e))?;
+        let chunk = chunk.map_err(|e| cut_off(&e))?;
         if let Err(e) = sink.push(&chunk).await {
             if e.status == StatusCode::PAYLOAD_TOO_LARGE {
                 drain_later(|left| discard(stream, left));
@@ -548,12 +477,10 @@ pub async fn put(
 
 /// What a PUT must pass before its body is read: the token, the path, the Content-MD5
 /// (returned) and the announced length.
-fn put_allowed(app: &App, name: &str, headers: &HeaderMap) -> Result<[u8; 16], Refusal> {
-    app.access
-        .upload_check(headers)
-        .map_err(Refusal::unauthorized)?;
+fn put_allowed(app: &App, name: &str, headers: &HeaderMap) -> Result<[u8; 16], ApiError> {
+    app.access.upload_check(headers).map_err(unauthorized)?;
     if !name.ends_with(".zip") {
-        return Err(Refusal::new(
+        return Err(refused(
             StatusCode::NOT_FOUND,
             "PUT a package to /api/packages/NAME.zip",
         ));
@@ -605,7 +532,7 @@ impl Budget {
     }
 }
 
-pub async fn post(State(app): State<Arc<App>>, req: Request) -> Result<Response, Refusal> {
+pub async fn post(State(app): State<Arc<App>>, req: Request) -> Result<Response, ApiError> {
     let (parts, body) = req.into_parts();
     let headers = &parts.headers;
     let budget = Arc::new(Budget::default());
@@ -613,7 +540,7 @@ pub async fn post(State(app): State<Arc<App>>, req: Request) -> Result<Response,
     let refused = app
         .access
         .upload_check(headers)
-        .map_err(Refusal::unauthorized)
+        .map_err(unauthorized)
         .and_then(|()| {
             if content_length(headers).is_some_and(|n| n > app.max_bytes + MULTIPART_SLACK) {
                 Err(too_large(app.max_bytes))
@@ -624,7 +551,7 @@ pub async fn post(State(app): State<Arc<App>>, req: Request) -> Result<Response,
     let multipart = Multipart::from_request(Request::from_parts(parts, body), &()).await;
     let (mut mp, _place) = match (multipart, refused) {
         (Ok(mp), Ok(place)) => (mp, place),
-        (Err(e), Ok(_)) => return Err(Refusal::bad(e.body_text())),
+        (Err(e), Ok(_)) => return Err(bad(e.body_text())),
         (Err(_), Err(e)) => return Err(e),
         (Ok(mp), Err(e)) => {
             budget.draining.store(true, Ordering::Relaxed);
@@ -648,13 +575,13 @@ type Parts = (TempPath, [u8; 16], u64, String, [u8; 16]);
 /// The fields of a multipart upload: the file to a temporary file, the md5. Text fields
 /// count against `--max-bytes` with the file, each at most [`MAX_FIELD`] and all at most
 /// [`MAX_FIELDS`].
-async fn read_parts(app: &App, mp: &mut Multipart, budget: &Budget) -> Result<Parts, Refusal> {
+async fn read_parts(app: &App, mp: &mut Multipart, budget: &Budget) -> Result<Parts, ApiError> {
     let mut claimed: Option<[u8; 16]> = None;
     let mut file: Option<(TempPath, [u8; 16], u64, String)> = None;
     let mut text: u64 = 0;
     let bad_part = |e: axum::extract::multipart::MultipartError| {
         if budget.over.load(Ordering::Relaxed) {
-            Refusal::new(
+            refused(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 format!(
                     "the multipart body carries more than its fields ({} bytes of boundaries and part headers at most)",
@@ -662,9 +589,9 @@ async fn read_parts(app: &App, mp: &mut Multipart, budget: &Budget) -> Result<Pa
                 ),
             )
         } else if let Some(s) = stalled_in(&e) {
-            Refusal::stalled(s)
+            stalled(s)
         } else {
-            Refusal::bad(format!("bad multipart body: {}", e.body_text()))
+            bad(format!("bad multipart body: {}", e.body_text()))
         }
     };
     while let Some(mut field) = mp.next_field().await.map_err(bad_part)? {
@@ -679,20 +606,20 @@ async fn read_parts(app: &App, mp: &mut Multipart, budget: &Budget) -> Result<Pa
                 let (tmp, md5, len) = sink.finish().await?;
                 file = Some((tmp, md5, len, name));
             }
-            Some("file") => return Err(Refusal::bad("more than one file part")),
+            Some("file") => return Err(bad("more than one file part")),
             name => {
                 let name: String = name.unwrap_or("").chars().take(64).collect();
                 let is_md5 = name == "md5";
                 let value = read_field(&mut field, budget).await.map_err(bad_part)?;
                 let Some(value) = value else {
-                    return Err(Refusal::new(
+                    return Err(refused(
                         StatusCode::PAYLOAD_TOO_LARGE,
                         format!("the text field {name:?} is longer than {MAX_FIELD} bytes"),
                     ));
                 };
                 text += value.len() as u64;
                 if text > MAX_FIELDS {
-                    return Err(Refusal::new(
+                    return Err(refused(
                         StatusCode::PAYLOAD_TOO_LARGE,
                         format!("the text fields hold more than {MAX_FIELDS} bytes together"),
                     ));
@@ -703,11 +630,11 @@ async fn read_parts(app: &App, mp: &mut Multipart, budget: &Budget) -> Result<Pa
                 }
                 if is_md5 {
                     if claimed.is_some() {
-                        return Err(Refusal::bad("the md5 field is given more than once"));
+                        return Err(bad("the md5 field is given more than once"));
                     }
                     claimed = Some(
                         crate::hex::parse_md5(&value)
-                            .ok_or_else(|| Refusal::bad("the md5 field is not 32 hex digits"))?,
+                            .ok_or_else(|| bad("the md5 field is not 32 hex digits"))?,
                     );
                 }
                 // The result.info fields repeat what the package holds; the package itself
@@ -715,8 +642,8 @@ async fn read_parts(app: &App, mp: &mut Multipart, budget: &Budget) -> Result<Pa
             }
         }
     }
-    let (tmp, md5, len, name) = file.ok_or_else(|| Refusal::bad("no file part"))?;
-    let claimed = claimed.ok_or_else(|| Refusal::bad("no md5 field (hex MD5 of the file)"))?;
+    let (tmp, md5, len, name) = file.ok_or_else(|| bad("no file part"))?;
+    let claimed = claimed.ok_or_else(|| bad("no md5 field (hex MD5 of the file)"))?;
     Ok((tmp, md5, len, name, claimed))
 }
 

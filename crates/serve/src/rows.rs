@@ -192,4 +192,3 @@ pub struct Menus {
     pub manufacturer: Menu,
     pub app_version: Menu,
 }
-

@@ -10,76 +10,46 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::Json;
 use serde_json::{json, Value};
 
+use super::api_error::{ApiError, Realm};
 use super::auth::Denied;
 use super::blobs::{package_key, picture_key, Object};
 use super::cache::Shown;
-use super::fault::{scrub, Fault};
+use super::fault::scrub;
 use super::groups::{bitmap_groups, Fold, LeakGroup};
-use crate::hex::is_hex;
 use super::limits;
 use super::pages::{self, PackageLeak};
 use super::store::{Filter, LeakRow, Package};
 use crate::app::App;
+use crate::hex::is_hex;
 use hprof_shrink_analyze::model::Trace;
 
-/// A failed read: status and message, as JSON; a failure of the server's own also carries
-/// `Retry-After` and its cause for the log ([`Fault`]).
-pub struct Failure(StatusCode, String, Option<Fault>);
-
-impl IntoResponse for Failure {
-    fn into_response(self) -> Response {
-        let mut r = (self.0, Json(json!({ "error": self.1 }))).into_response();
-        if let Some(f) = &self.2 {
-            f.decorate(&mut r);
-        }
-        r
-    }
-}
-
-impl From<Fault> for Failure {
-    fn from(f: Fault) -> Failure {
-        Failure(f.status(), f.message(), Some(f))
-    }
-}
-
-fn db(e: sqlx::Error) -> Failure {
-    Fault::db(&e).into()
-}
-
-fn missing(what: &str) -> Failure {
-    Failure(StatusCode::NOT_FOUND, what.to_string(), None)
-}
-
-fn unauthorized(why: Denied) -> Response {
+fn unauthorized(why: Denied) -> ApiError {
     let msg = match why {
         Denied::Missing => "a read token is needed",
         Denied::Wrong => "the read token is wrong",
     };
-    let mut r = (StatusCode::UNAUTHORIZED, Json(json!({ "error": msg }))).into_response();
-    // A browser asks the person for it (any user name, the token as password).
-    r.headers_mut().insert(
-        header::WWW_AUTHENTICATE,
-        HeaderValue::from_static("Basic realm=\"hprof-shrink\", charset=\"UTF-8\""),
-    );
-    r
+    ApiError::unauthorized(msg, Realm::Read)
 }
 
 pub async fn require_read(State(app): State<Arc<App>>, req: Request, next: Next) -> Response {
     match app.access.read_check(req.headers()) {
         Ok(()) => next.run(req).await,
-        Err(why) => unauthorized(why),
+        Err(why) => unauthorized(why).into_response(),
     }
 }
 
 /// App leaks and library leaks, each grouped; from the cache, brought up to date.
-async fn grouped(app: &App, f: &Filter) -> Result<Arc<Shown>, Failure> {
-    app.leak_cache.current(&app.store, f).await.map_err(db)
+async fn grouped(app: &App, f: &Filter) -> Result<Arc<Shown>, ApiError> {
+    app.leak_cache
+        .current(&app.store, f)
+        .await
+        .map_err(ApiError::from)
 }
 
 pub async fn groups_page(
     State(app): State<Arc<App>>,
     Query(f): Query<Filter>,
-) -> Result<Html<String>, Failure> {
+) -> Result<Html<String>, ApiError> {
     let f = f.normalized();
     let groups = grouped(&app, &f).await?;
     Ok(Html(pages::leak_groups(&groups, &f)))
@@ -88,7 +58,7 @@ pub async fn groups_page(
 pub async fn leaks_api(
     State(app): State<Arc<App>>,
     Query(f): Query<Filter>,
-) -> Result<Json<Value>, Failure> {
+) -> Result<Json<Value>, ApiError> {
     let groups = grouped(&app, &f.normalized()).await?;
     Ok(Json(json!({
         "appLeaks": groups.app,
@@ -103,27 +73,22 @@ pub async fn leaks_api(
 async fn group_of(
     app: &App,
     signature: &str,
-) -> Result<(LeakGroup, Option<Trace>, Vec<LeakRow>), Failure> {
+) -> Result<(LeakGroup, Option<Trace>, Vec<LeakRow>), ApiError> {
     let mut fold = Fold::default();
-    app.store
-        .fold_signature(signature, &mut fold)
-        .await
-        .map_err(db)?;
+    app.store.fold_signature(signature, &mut fold).await?;
     let g = fold
         .groups()
         .into_iter()
         .next()
-        .ok_or_else(|| missing("no leak has this signature"))?;
+        .ok_or_else(|| ApiError::not_found("no leak has this signature"))?;
     let rows = app
         .store
         .occurrences(signature, limits::OCCURRENCES as i64)
-        .await
-        .map_err(db)?;
+        .await?;
     let trace = app
         .store
         .latest_trace(signature)
-        .await
-        .map_err(db)?
+        .await?
         .and_then(|t| serde_json::from_str(&t).ok());
     Ok((g, trace, rows))
 }
@@ -141,11 +106,11 @@ pub async fn group_page(
 /// A page, or the failure as a page: "not found" in words for a person, the rest as is.
 // The shape the page handlers return to axum.
 #[allow(clippy::result_large_err)]
-fn html_or_not_found(page: Result<String, Failure>) -> Result<Html<String>, Response> {
+fn html_or_not_found(page: Result<String, ApiError>) -> Result<Html<String>, Response> {
     match page {
         Ok(html) => Ok(Html(html)),
-        Err(Failure(StatusCode::NOT_FOUND, m, _)) => {
-            Err((StatusCode::NOT_FOUND, Html(pages::not_found(&m))).into_response())
+        Err(e) if e.status == StatusCode::NOT_FOUND => {
+            Err((StatusCode::NOT_FOUND, Html(pages::not_found(&e.message))).into_response())
         }
         Err(f) => Err(f.into_response()),
     }
@@ -154,7 +119,7 @@ fn html_or_not_found(page: Result<String, Failure>) -> Result<Html<String>, Resp
 pub async fn group_api(
     State(app): State<Arc<App>>,
     Path(signature): Path<String>,
-) -> Result<Json<Value>, Failure> {
+) -> Result<Json<Value>, ApiError> {
     let (g, t, rows) = group_of(&app, &signature).await?;
     let occurrences: Vec<Value> = rows
         .iter()
@@ -179,19 +144,19 @@ pub async fn group_api(
     })))
 }
 
-fn parse_id(s: &str) -> Result<i64, Failure> {
-    s.parse().map_err(|_| missing("no such package"))
+fn parse_id(s: &str) -> Result<i64, ApiError> {
+    s.parse()
+        .map_err(|_| ApiError::not_found("no such package"))
 }
 
 /// The package a path names, or "not found".
-async fn package_named(app: &App, id: &str) -> Result<(i64, Package), Failure> {
+async fn package_named(app: &App, id: &str) -> Result<(i64, Package), ApiError> {
     let id = parse_id(id)?;
     let p = app
         .store
         .package(id)
-        .await
-        .map_err(db)?
-        .ok_or_else(|| missing("no such package"))?;
+        .await?
+        .ok_or_else(|| ApiError::not_found("no such package"))?;
     Ok((
         id,
         Package {
@@ -223,8 +188,7 @@ pub async fn package_page(
         let leaks = app
             .store
             .leaks_of(id)
-            .await
-            .map_err(db)?
+            .await?
             .into_iter()
             .map(
                 |(signature, class_name, library, retained_bytes)| PackageLeak {
@@ -235,8 +199,8 @@ pub async fn package_page(
                 },
             )
             .collect::<Vec<_>>();
-        let bitmaps = bitmap_groups(&app.store.bitmaps(Some(id)).await.map_err(db)?);
-        Ok::<_, Failure>(pages::package(&p, &leaks, &bitmaps))
+        let bitmaps = bitmap_groups(&app.store.bitmaps(Some(id)).await?);
+        Ok::<_, ApiError>(pages::package(&p, &leaks, &bitmaps))
     };
     html_or_not_found(page.await)
 }
@@ -246,9 +210,9 @@ pub async fn package_api(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
     headers: HeaderMap,
-) -> Result<Response, Failure> {
+) -> Result<Response, ApiError> {
     if let Err(why) = app.access.read_check(&headers) {
-        return Ok(unauthorized(why));
+        return Err(unauthorized(why));
     }
     let (id, p) = package_named(&app, &id).await?;
     let analysis = analysis_of(&app, id, &p.row.name).await;
@@ -279,14 +243,13 @@ async fn page_of(
     p: &Page,
     default: i64,
     max: i64,
-) -> Result<(Vec<super::store::PackageRow>, Option<i64>), Failure> {
+) -> Result<(Vec<super::store::PackageRow>, Option<i64>), ApiError> {
     let limit = p.limit.unwrap_or(default).clamp(1, max);
     let before = p.before.unwrap_or(i64::MAX);
     let mut list: Vec<_> = app
         .store
         .packages(limit + 1, before)
-        .await
-        .map_err(db)?
+        .await?
         .into_iter()
         .map(|p| shown(app, p))
         .collect();
@@ -302,7 +265,7 @@ async fn page_of(
 pub async fn packages_api(
     State(app): State<Arc<App>>,
     Query(p): Query<Page>,
-) -> Result<Json<Value>, Failure> {
+) -> Result<Json<Value>, ApiError> {
     let (list, next) = page_of(&app, &p, API_PAGE, API_MAX).await?;
     let limit = p.limit.map(|l| format!("&limit={}", l.clamp(1, API_MAX)));
     let next = next.map(|id| format!("/api/packages?before={id}{}", limit.unwrap_or_default()));
@@ -312,7 +275,7 @@ pub async fn packages_api(
 pub async fn packages_page(
     State(app): State<Arc<App>>,
     Query(p): Query<Page>,
-) -> Result<Html<String>, Failure> {
+) -> Result<Html<String>, ApiError> {
     let (list, next) = page_of(&app, &p, PAGE, PAGE).await?;
     let limit = p.limit.map(|l| l.clamp(1, PAGE));
     Ok(Html(pages::packages(
@@ -335,11 +298,11 @@ async fn analysis_of(app: &App, id: i64, name: &str) -> Option<hprof_shrink_anal
 pub async fn analysis_page(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
-) -> Result<Html<String>, Failure> {
+) -> Result<Html<String>, ApiError> {
     let (id, p) = package_named(&app, &id).await?;
     let a = analysis_of(&app, id, &p.row.name)
         .await
-        .ok_or_else(|| missing("this package has no analysis (yet)"))?;
+        .ok_or_else(|| ApiError::not_found("this package has no analysis (yet)"))?;
     let mut pictures: Vec<(String, Vec<u8>)> = Vec::new();
     for g in &a.duplicate_bitmaps {
         let Some(name) = g.image.clone() else {
@@ -352,10 +315,10 @@ pub async fn analysis_page(
             pictures.push((name, bytes));
         }
     }
-    let html =
-        tokio::task::spawn_blocking(move || hprof_shrink_analyze::render::html::render(&a, &pictures))
-            .await
-            .map_err(|e| Failure::from(Fault::internal(e.to_string())))?;
+    let html = tokio::task::spawn_blocking(move || {
+        hprof_shrink_analyze::render::html::render(&a, &pictures)
+    })
+    .await?;
     Ok(Html(html))
 }
 
@@ -365,13 +328,13 @@ async fn send_file(
     key: &str,
     content_type: &'static str,
     attachment: Option<String>,
-) -> Result<Response, Failure> {
+) -> Result<Response, ApiError> {
     let Object { len, body } = app
         .blobs
         .open(key)
         .await
-        .map_err(|e| Failure::from(Fault::io("the package store", &e)))?
-        .ok_or_else(|| missing("the file is gone"))?;
+        .map_err(|e| ApiError::store(&e))?
+        .ok_or_else(|| ApiError::not_found("the file is gone"))?;
     let mut r = Response::new(body);
     let h = r.headers_mut();
     h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
@@ -404,7 +367,7 @@ async fn send_file(
 pub async fn download(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
-) -> Result<Response, Failure> {
+) -> Result<Response, ApiError> {
     let (_, p) = package_named(&app, &id).await?;
     send_file(
         &app,
@@ -418,32 +381,31 @@ pub async fn download(
 pub async fn picture(
     State(app): State<Arc<App>>,
     Path(file): Path<String>,
-) -> Result<Response, Failure> {
+) -> Result<Response, ApiError> {
     // Only `<hex>.png`: nothing in the request reaches the file system otherwise.
     let hash = file
         .strip_suffix(".png")
         .filter(|h| is_hex(h))
-        .ok_or_else(|| missing("no such picture"))?;
+        .ok_or_else(|| ApiError::not_found("no such picture"))?;
     send_file(&app, &picture_key(hash), "image/png", None).await
 }
 
 /// The most wasteful duplicate-bitmap groups, and how many more there are.
-async fn top_bitmaps(app: &App) -> Result<(Vec<super::groups::DuplicateBuffer>, u64), Failure> {
+async fn top_bitmaps(app: &App) -> Result<(Vec<super::groups::DuplicateBuffer>, u64), ApiError> {
     let (groups, all) = app
         .store
         .bitmap_groups(limits::BITMAP_GROUPS as i64, limits::BITMAP_PACKAGES as i64)
-        .await
-        .map_err(db)?;
+        .await?;
     let left_out = all.saturating_sub(groups.len() as u64);
     Ok((groups, left_out))
 }
 
-pub async fn bitmaps_page(State(app): State<Arc<App>>) -> Result<Html<String>, Failure> {
+pub async fn bitmaps_page(State(app): State<Arc<App>>) -> Result<Html<String>, ApiError> {
     let (groups, left_out) = top_bitmaps(&app).await?;
     Ok(Html(pages::bitmaps(&groups, left_out)))
 }
 
-pub async fn bitmaps_api(State(app): State<Arc<App>>) -> Result<Json<Value>, Failure> {
+pub async fn bitmaps_api(State(app): State<Arc<App>>) -> Result<Json<Value>, ApiError> {
     let (groups, left_out) = top_bitmaps(&app).await?;
     Ok(Json(
         json!({ "bitmaps": groups, "bitmapsLeftOut": left_out }),

@@ -28,6 +28,6 @@ pub use outbox::{
     AfterUpload, DrainReport, Drained, Incoming, Outbox, Recovered, Rejected, Sent, REJECTED_DIR,
     SENT_DIR,
 };
-pub use retry::RetryPolicy;
 /// The URL type of the configuration (reqwest's), so that callers need no reqwest of their own.
 pub use reqwest::Url;
+pub use retry::RetryPolicy;
