@@ -11,6 +11,8 @@ pub enum ServeError {
     Db { what: String, source: sqlx::Error },
     #[error("{0}")]
     Config(String),
+    #[error(transparent)]
+    S3(#[from] crate::s3::S3ConfigError),
     #[error("the package store {what}: {source}")]
     Store {
         what: String,

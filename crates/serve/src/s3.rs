@@ -45,32 +45,61 @@ impl std::fmt::Debug for Bucket {
     }
 }
 
+/// Why an S3 package store cannot be set up: its URL or the `AWS_*` environment.
+#[derive(Debug, thiserror::Error)]
+pub enum S3ConfigError {
+    /// Not `s3://…`.
+    #[error("{url}: a package store is s3://BUCKET[/PREFIX]")]
+    NotS3Url { url: String },
+    #[error("{url}: {bucket:?} is not a bucket name (3 to 63 of a-z, 0-9, '-', '.')")]
+    BadBucket { url: String, bucket: String },
+    /// A URL resolves these as a file system would: "../other" would reach another bucket.
+    #[error("{url}: a prefix has no '.' or '..' segment")]
+    DotSegment { url: String },
+    #[error("AWS_ENDPOINT_URL {value:?}: an endpoint is http(s)://HOST[:PORT]")]
+    BadEndpoint { value: String },
+    #[error("{url}: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY must be set for an S3 store")]
+    NoCredentials { url: String },
+    #[error("AWS_REGION {region:?}: {source}")]
+    BadRegion {
+        region: String,
+        source: url::ParseError,
+    },
+    #[error("{url}: no URL for this bucket ({source})")]
+    NoBucketUrl {
+        url: String,
+        source: rusty_s3::BucketError,
+    },
+    #[error("the S3 client: {0}")]
+    Client(reqwest::Error),
+}
+
 /// Splits `s3://BUCKET[/PREFIX]`; the error says what is wrong.
-pub fn parse_url(url: &str) -> Result<(String, String), String> {
+pub fn parse_url(url: &str) -> Result<(String, String), S3ConfigError> {
     let rest = url
         .strip_prefix("s3://")
-        .ok_or_else(|| format!("{url}: a package store is s3://BUCKET[/PREFIX]"))?;
+        .ok_or_else(|| S3ConfigError::NotS3Url { url: url.into() })?;
     let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
     let valid = (3..=63).contains(&bucket.len())
         && bucket
             .bytes()
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.');
     if !valid {
-        return Err(format!(
-            "{url}: {bucket:?} is not a bucket name (3 to 63 of a-z, 0-9, '-', '.')"
-        ));
+        return Err(S3ConfigError::BadBucket {
+            url: url.into(),
+            bucket: bucket.into(),
+        });
     }
     let prefix = prefix.trim_matches('/');
-    // A URL resolves these as a file system would: "../other" would reach another bucket.
     if prefix.split('/').any(|s| s == "." || s == "..") {
-        return Err(format!("{url}: a prefix has no '.' or '..' segment"));
+        return Err(S3ConfigError::DotSegment { url: url.into() });
     }
     Ok((bucket.to_string(), prefix.to_string()))
 }
 
 /// The server of `AWS_ENDPOINT_URL[_S3]`: `http(s)://HOST[:PORT]` and nothing more.
-fn parse_endpoint(e: &str) -> Result<Url, String> {
-    let bad = || format!("AWS_ENDPOINT_URL {e:?}: an endpoint is http(s)://HOST[:PORT]");
+fn parse_endpoint(e: &str) -> Result<Url, S3ConfigError> {
+    let bad = || S3ConfigError::BadEndpoint { value: e.into() };
     let url = Url::parse(e).map_err(|_| bad())?;
     let plain = matches!(url.scheme(), "http" | "https")
         && url.host_str().is_some_and(|h| !h.is_empty())
@@ -113,7 +142,7 @@ fn error_code(body: &str) -> Option<String> {
 impl Bucket {
     /// The bucket of `s3://BUCKET/PREFIX`, with the endpoint and credentials from the
     /// environment. Nothing is sent yet.
-    pub fn from_url(url: &str) -> Result<Bucket, String> {
+    pub fn from_url(url: &str) -> Result<Bucket, S3ConfigError> {
         Bucket::from_url_and_env(url, |name| std::env::var(name).ok())
     }
 
@@ -122,15 +151,13 @@ impl Bucket {
     pub fn from_url_and_env(
         url: &str,
         var: impl Fn(&str) -> Option<String>,
-    ) -> Result<Bucket, String> {
+    ) -> Result<Bucket, S3ConfigError> {
         let env = |name: &str| var(name).filter(|v| !v.trim().is_empty());
         let (bucket, prefix) = parse_url(url)?;
         let key_id = env("AWS_ACCESS_KEY_ID");
         let secret = env("AWS_SECRET_ACCESS_KEY");
         let (Some(key_id), Some(secret)) = (key_id, secret) else {
-            return Err(format!(
-                "{url}: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY must be set for an S3 store"
-            ));
+            return Err(S3ConfigError::NoCredentials { url: url.into() });
         };
         let region = env("AWS_REGION")
             .or_else(|| env("AWS_DEFAULT_REGION"))
@@ -141,13 +168,21 @@ impl Bucket {
         {
             Some(e) => (parse_endpoint(&e)?, UrlStyle::Path),
             None => (
-                Url::parse(&format!("https://s3.{region}.amazonaws.com"))
-                    .map_err(|e| format!("AWS_REGION {region:?}: {e}"))?,
+                Url::parse(&format!("https://s3.{region}.amazonaws.com")).map_err(|source| {
+                    S3ConfigError::BadRegion {
+                        region: region.clone(),
+                        source,
+                    }
+                })?,
                 UrlStyle::VirtualHost,
             ),
         };
-        let bucket = rusty_s3::Bucket::new(endpoint, style, bucket, region)
-            .map_err(|e| format!("{url}: no URL for this bucket ({e})"))?;
+        let bucket = rusty_s3::Bucket::new(endpoint, style, bucket, region).map_err(|source| {
+            S3ConfigError::NoBucketUrl {
+                url: url.into(),
+                source,
+            }
+        })?;
         let creds = match env("AWS_SESSION_TOKEN") {
             Some(token) => Credentials::new_with_token(key_id, secret, token),
             None => Credentials::new(key_id, secret),
@@ -158,7 +193,7 @@ impl Bucket {
             .redirect(reqwest::redirect::Policy::none())
             .user_agent(concat!("hprof-shrink/", env!("CARGO_PKG_VERSION")))
             .build()
-            .map_err(|e| format!("the S3 client: {e}"))?;
+            .map_err(S3ConfigError::Client)?;
         Ok(Bucket {
             http,
             signer: Arc::new(Signer { bucket, creds }),
@@ -341,7 +376,7 @@ mod tests {
         assert!(parse_url("http://heap-dumps").is_err());
         assert!(parse_url("s3://").is_err());
         let e = parse_url("s3://heap-dumps/../other").unwrap_err();
-        assert!(e.contains("'..'"), "{e}");
+        assert!(e.to_string().contains("'..'"), "{e}");
         assert!(parse_url("s3://heap-dumps/a/./b").is_err());
         assert!(parse_url("s3://heap-dumps/a..b/c.d").is_ok());
     }
@@ -362,7 +397,10 @@ mod tests {
             "http://",
         ] {
             let e = parse_endpoint(bad).unwrap_err();
-            assert!(e.contains("http(s)://HOST[:PORT]"), "{bad}: {e}");
+            assert!(
+                e.to_string().contains("http(s)://HOST[:PORT]"),
+                "{bad}: {e}"
+            );
         }
     }
 

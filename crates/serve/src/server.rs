@@ -124,7 +124,7 @@ async fn open_store(dirs: &Dirs, url: Option<&str>) -> Result<Store, ServeError>
 /// The package store: a bucket or the data directory, checked now.
 async fn open_blobs(data: &Path, url: Option<&str>) -> Result<Blobs, ServeError> {
     let blobs = match url {
-        Some(url) => Blobs::S3(s3::Bucket::from_url(url).map_err(ServeError::Config)?),
+        Some(url) => Blobs::S3(s3::Bucket::from_url(url)?),
         None => Blobs::Dir(data.to_path_buf()),
     };
     let what = blobs.describe();
