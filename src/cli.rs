@@ -7,9 +7,9 @@ use std::time::Duration;
 use crate::say::say;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use hprof_shrink::upload::{self, Method, RetryPolicy, Token, UploadConfig};
 use hprof_shrink_core::{DroppedMode, StripMode};
-use reqwest::Url;
+use hprof_shrink_upload::Url;
+use hprof_shrink_upload::{self as upload, Method, RetryPolicy, Token, UploadConfig};
 
 const ABOUT: &str =
     "Shrinks Java/Android heap dumps (HPROF) for upload, keeping what leak analysis needs";
@@ -452,7 +452,9 @@ impl UploadOpts {
         cfg.cancel = Some(crate::signals::flag());
         cfg.insecure = self.insecure;
         cfg.ca_certs = self.cacert.clone();
-        cfg.progress = !quiet;
+        if !quiet {
+            cfg.meter = Some(Arc::new(crate::progress::UploadBars));
+        }
         cfg.verbose = self.verbose;
         if !quiet || self.verbose {
             cfg.log = Some(Arc::new(|m: &str| say!("hprof-shrink: {m}")));
@@ -630,8 +632,8 @@ pub struct VerifyArgs {
 
 #[cfg(test)]
 mod tests {
-    use hprof_shrink::analyze::limits::*;
-    use hprof_shrink::analyze::mapping::MAX_MAPPING_BYTES;
+    use hprof_shrink_analyze::limits::*;
+    use hprof_shrink_analyze::mapping::MAX_MAPPING_BYTES;
 
     /// The help states the limits as numbers; they must be the ones in force.
     #[test]

@@ -9,6 +9,7 @@ mod error;
 #[cfg(test)]
 mod help_audit;
 mod json;
+mod progress;
 mod say;
 mod signals;
 mod sniff;

@@ -12,7 +12,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use hprof_fixtures::scenarios::{Error, Generator, Scenario, SPECS};
-use hprof_shrink::analyze::{analyze_path, Analysis, Leak, Options, Step};
+use hprof_shrink_analyze::{analyze_path, Analysis, Leak, Options, Step};
 use hprof_shrink_core::Control;
 use serde_json::Value as Json;
 
@@ -520,9 +520,9 @@ fn a_watched_object_without_a_strong_path_is_listed_unreachable() {
         "{:?}",
         a.notes
     );
-    let text = hprof_shrink::analyze::render::text::render(&a);
+    let text = hprof_shrink_analyze::render::text::render(&a);
     assert!(text.contains("3 unreachable objects"), "{text}");
-    let html = hprof_shrink::analyze::render::html::render(&a, &[]);
+    let html = hprof_shrink_analyze::render::html::render(&a, &[]);
     assert!(html.contains("ExpiredActivity"));
 }
 

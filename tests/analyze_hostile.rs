@@ -10,12 +10,12 @@ use std::path::Path;
 use common::{failed_with, run, s, stdout};
 use hprof_fixtures::android::{Android, BitmapKind};
 use hprof_fixtures::{Heap, Options as Art, Ty, Val};
-use hprof_shrink::analyze::limits::{
+use hprof_shrink_analyze::limits::{
     MAX_ANALYSIS_BYTES, MAX_BITMAP_GROUPS, MAX_BITMAP_INSTANCES, MAX_KEYS_FOUND, MAX_LEAKS,
     MAX_NAME_BYTES, MAX_STEP_LABELS, MAX_STEP_LABEL_BYTES, MAX_TEXT_BYTES, MAX_TOP_CLASSES,
     MAX_TRACE_STEPS, TRACE_HEAD_STEPS,
 };
-use hprof_shrink::analyze::{analyze_path, render, Analysis, Options};
+use hprof_shrink_analyze::{analyze_path, render, Analysis, Options};
 use hprof_shrink_core::Control;
 use sha1::Digest;
 
@@ -455,7 +455,7 @@ fn a_mapping_that_is_not_a_regular_file_or_too_large_is_refused_before_it_is_rea
     let big = dir.path().join("mapping.txt");
     std::fs::File::create(&big)
         .unwrap()
-        .set_len(hprof_shrink::analyze::mapping::MAX_MAPPING_BYTES + 1)
+        .set_len(hprof_shrink_analyze::mapping::MAX_MAPPING_BYTES + 1)
         .unwrap();
     let o = run_within(&["analyze", s(&dump), "--mapping", s(&big)], 30);
     let err = failed_with(&o, 1, &["mapping.txt", "over the limit of 1073741824"]);

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use hprof_shrink::analyze::{analyze_path, Analysis, Leak, Options};
+use hprof_shrink_analyze::{analyze_path, Analysis, Leak, Options};
 use hprof_shrink_core::Control;
 use serde_json::Value;
 use sha1::Digest;

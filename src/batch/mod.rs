@@ -23,11 +23,11 @@ use crate::cli::BatchArgs;
 use crate::commands::upload::{drain, uploaded, uploader};
 use crate::error::{salvage_hint, HostError};
 use crate::json;
+use crate::progress::{self, Label};
 use crate::say::{say, say_raw};
 use crate::summary::n;
 use discover::{discover, shard_of, Input};
-use hprof_shrink::progress::{self, Label};
-use hprof_shrink::upload::{AfterUpload, Outbox, Uploader};
+use hprof_shrink_upload::{AfterUpload, Outbox, Uploader};
 use state::{InputId, PackageId, State};
 
 /// Exit codes, documented in `--help` and the README.
@@ -551,11 +551,11 @@ fn analyze_beside(out: &Path, made_now: bool, entry: &mut Entry) {
         entry.analysis = Some(target.display().to_string());
         return;
     }
-    let options = hprof_shrink::analyze::Options {
+    let options = hprof_shrink_analyze::Options {
         pictures: false,
         ..Default::default()
     };
-    match hprof_shrink::analyze::analyze_path(out, &options, &Control::default()) {
+    match hprof_shrink_analyze::analyze_path(out, &options, &Control::default()) {
         Ok(outcome) => match crate::json::write(&target, &outcome.analysis) {
             Ok(()) => {
                 entry.analysis = Some(target.display().to_string());

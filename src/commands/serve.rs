@@ -6,7 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
-use hprof_shrink::serve::{self, budget, conn_limits, Access, Budget, Config, Limits, Secret};
+use hprof_shrink_serve::{
+    self as serve, budget, conn_limits, Access, Budget, Config, Limits, Secret,
+};
 
 use crate::error::HostError;
 use crate::say::say;
@@ -364,7 +366,7 @@ pub fn run(a: ServeArgs) -> Result<(), HostError> {
 }
 
 /// `hprof-shrink __analyze-job DIR`: the child process a server analyzes one package in
-/// (see `hprof_shrink::serve::background`). Not for people.
+/// (see `hprof_shrink_serve::background`). Not for people.
 #[derive(Debug, Args)]
 pub struct AnalyzeJobArgs {
     /// The job's directory: job.json in, the analysis out.
@@ -378,7 +380,7 @@ pub fn analyze_job(a: AnalyzeJobArgs) -> std::process::ExitCode {
 
 #[cfg(test)]
 mod tests {
-    use hprof_shrink::serve::limits;
+    use hprof_shrink_serve::limits;
 
     /// The help states the limits the server applies.
     #[test]

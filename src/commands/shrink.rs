@@ -3,11 +3,11 @@
 
 use std::path::{Path, PathBuf};
 
-use hprof_shrink::progress::Bar;
-use hprof_shrink::upload::Outbox;
+use crate::progress::Bar;
 use hprof_shrink_core::output::{check_destination, same_file, PendingFile};
 use hprof_shrink_core::verify::verify_path;
 use hprof_shrink_core::{Control, ManifestValues, Outputs, ShrinkOptions};
+use hprof_shrink_upload::Outbox;
 
 use super::upload::{after_upload, drain, uploaded, uploader};
 use crate::cli::ShrinkArgs;

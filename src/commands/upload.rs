@@ -3,11 +3,11 @@
 
 use std::path::{Path, PathBuf};
 
-use hprof_shrink::upload::{
+use hprof_shrink_upload::Url;
+use hprof_shrink_upload::{
     AfterUpload, Drained, Outbox, Recovered, UploadError, UploadOutcome, Uploader, REJECTED_DIR,
     SENT_DIR,
 };
-use reqwest::Url;
 
 use crate::cli::{self, UploadArgs, UploadOpts};
 use crate::error::HostError;
