@@ -287,7 +287,10 @@ fn every_list_is_capped_and_a_hostile_dump_stays_under_the_bound() {
             let r = s.reference.as_ref();
             for name in [Some(&s.class_name), r.map(|r| &r.name)]
                 .into_iter()
-                .chain([r.and_then(|r| r.declared_by.as_ref())])
+                .chain([
+                    r.and_then(|r| r.declared_by.as_ref()),
+                    r.and_then(|r| r.owning_class.as_ref()),
+                ])
                 .flatten()
             {
                 names += 1;

@@ -14,6 +14,7 @@
 //! takes from the dump is escaped and cut ([`shown`]).
 
 pub mod bitmaps;
+mod device;
 mod dominators;
 mod edges;
 pub mod error;
@@ -27,6 +28,7 @@ pub mod mapping;
 pub mod model;
 mod offsets;
 mod reach;
+mod refs;
 pub mod render;
 pub mod shown;
 mod spare;
@@ -187,17 +189,29 @@ fn analyze_input(
         .and_then(|s| s.trim().parse::<i64>().ok());
     let manufacturer = input.manifest_value("manufacturer");
     let library = LibraryTable::builtin();
-    let g = Graph::new(&ix, options.mapping.as_ref(), &library, sdk, manufacturer);
+    let g = Graph::new(&ix, options.mapping.as_ref());
+    // The known-leak rows that hold for this device, as the path search applies them.
+    let device = device::device(&g, sdk, manufacturer);
+    let path_refs = refs::PathRefs::new(&g, library, &device);
 
-    // The instances every finder looks at, and the shallow sizes of all objects by class,
-    // are taken in the pass that reads every object for its references.
+    // The instances every finder looks at, the instances the path search reads from the
+    // dump, and the shallow sizes of all objects by class, are taken in the pass that
+    // reads every object for its references.
     let rules = status::Rules::new(&g);
-    let wanted: rustc_hash::FxHashSet<u64> = leaks::destroyed_info_classes(&g)
+    let mut wanted: rustc_hash::FxHashMap<u64, u8> = Default::default();
+    for c in leaks::destroyed_info_classes(&g)
         .into_iter()
         .chain(leaks::keyed_reference_classes(&g))
         .chain(leaks::activity_classes(&g, &rules))
         .chain(g.class_named("android.graphics.Bitmap"))
-        .collect();
+    {
+        *wanted.entry(c).or_default() |= WANTED;
+    }
+    for c in g.ix.classes.classes().map(|c| c.class_id) {
+        if path_refs.special_class(c) {
+            *wanted.entry(c).or_default() |= SPECIAL;
+        }
+    }
     let t = Instant::now();
     let (edges, seen) = edges::Edges::build(
         &g,
@@ -205,23 +219,37 @@ fn analyze_input(
         |seen, node, key, size| seen.add(&wanted, node, key, size),
         Seen::merge,
     );
+    let special = seen.special;
     let (all_objects, instances) = (seen.sizer.finish(), Instances::from_pairs(seen.instances));
     timings.edges = t.elapsed();
     give_back_freed_memory();
     timings.edge_bytes = edges.memory();
     timings.note_memory("references");
     control.check()?;
+    // Every leaking object, before the search: a path never goes through one.
+    let (key, key_note) = leak_key(options, input);
+    let find = |keep: leaks::Keep<'_>| match &key {
+        Some(k) => leaks::by_key(&g, keep, &instances, k),
+        None => leaks::watched_and_destroyed(&g, keep, &rules, &instances),
+    };
+    let leaves = find(&|_| true).all;
     let t = Instant::now();
-    let reach = Reach::compute(&g, &edges, sdk, manufacturer, control)?;
+    let reach = Reach::compute(
+        &g,
+        &edges,
+        path_refs,
+        &special,
+        &leaves,
+        limits::MAX_LEAKS,
+        control,
+    )?;
+    drop((special, leaves));
     timings.paths = t.elapsed();
     timings.note_memory("paths");
 
     let t = Instant::now();
-    let (key, key_note) = leak_key(options, input);
-    let mut found = match &key {
-        Some(k) => leaks::by_key(&g, &reach, &instances, k),
-        None => leaks::watched_and_destroyed(&g, &reach, &rules, &instances),
-    };
+    // Then those with a trace of their own.
+    let mut found = find(&|node| reach.has_trace(node));
     let mut notes: Vec<String> = key_note.into_iter().collect();
     notes.append(&mut found.notes);
     if found.more > 0 {
@@ -234,21 +262,17 @@ fn analyze_input(
     let mut leaks_out = Vec::new();
     let mut leak_nodes = Vec::new();
     for s in found.suspects {
-        let Some((trace, signature)) = trace::leak_trace(&g, &reach, &rules, s.node, &s.reason)
+        let Some((mut trace, signature)) = trace::leak_trace(&g, &reach, &rules, s.node, &s.reason)
         else {
             continue;
         };
+        // The leaking objects only this one reaches, and those that reach it too.
+        if let Some(last) = trace.steps.last_mut() {
+            last.labels.extend(reach.related_labels(&g, s.node));
+        }
         let library_leak = reach
-            .through_library(s.node)
-            .then(|| library_entry_on(&g, &reach, s.node, sdk, manufacturer))
-            .flatten()
-            .map(|e| {
-                let entry = library.get(e);
-                LibraryLeak {
-                    pattern: entry.name(),
-                    description: entry.description.clone(),
-                }
-            });
+            .library_on_path(&g, &reach.path(s.node))
+            .map(|e| library_leak(library.get(e)));
         leak_nodes.push(s.node);
         leaks_out.push(Leak {
             object_id: ix.id(s.node),
@@ -284,7 +308,7 @@ fn analyze_input(
 
     // The paths are made; their memory goes before the dominators take theirs.
     let roots: Vec<index::Node> = {
-        let mut r: Vec<index::Node> = reach.roots.keys().copied().collect();
+        let mut r: Vec<index::Node> = reach.gc_roots().to_vec();
         r.sort_unstable_by_key(|&n| ix.offset(n));
         r
     };
@@ -296,7 +320,7 @@ fn analyze_input(
     drop(rules);
     drop(g);
     ix.release_lookup();
-    let g = Graph::new(&ix, options.mapping.as_ref(), &library, sdk, manufacturer);
+    let g = Graph::new(&ix, options.mapping.as_ref());
     let t = Instant::now();
     let doms = dominators::Dominators::compute(edges, ix.len(), &roots, spare, control)?;
     timings.dominator_bytes = doms.peak_bytes;
@@ -516,46 +540,58 @@ impl Sizer {
     }
 }
 
-/// What the references' pass takes from each object: its shallow size by class, and the
-/// instances of the classes the finders look at (class, node), in node order.
+/// A class whose instances the finders look at.
+const WANTED: u8 = 1;
+/// A class whose instances the path search reads from the dump ([`refs`]).
+const SPECIAL: u8 = 2;
+
+/// What the references' pass takes from each object: its shallow size by class, the
+/// instances of the classes the finders look at (class, node) and those the path search
+/// reads, in node order.
 #[derive(Default)]
 struct Seen {
     sizer: Sizer,
     instances: Vec<(u64, index::Node)>,
-    /// The last instance class asked about, and whether it is wanted.
-    last: Option<(u64, bool)>,
+    special: Vec<index::Node>,
+    /// The last instance class asked about, and what it is.
+    last: Option<(u64, u8)>,
 }
 
 impl Seen {
     fn add(
         &mut self,
-        wanted: &rustc_hash::FxHashSet<u64>,
+        wanted: &rustc_hash::FxHashMap<u64, u8>,
         node: index::Node,
         key: (u8, u64),
         size: u64,
     ) {
         self.sizer.add_sized(key, size);
         if key.0 == tags::INSTANCE_DUMP {
-            // Neighbours are mostly of one class: ask the set once a run.
+            // Neighbours are mostly of one class: ask the map once a run.
             let want = match self.last {
                 Some((class, want)) if class == key.1 => want,
                 _ => {
-                    let want = wanted.contains(&key.1);
+                    let want = wanted.get(&key.1).copied().unwrap_or(0);
                     self.last = Some((key.1, want));
                     want
                 }
             };
-            if want {
+            if want & WANTED != 0 {
                 self.instances.push((key.1, node));
+            }
+            if want & SPECIAL != 0 {
+                self.special.push(node);
             }
         }
     }
 
     fn merge(mut a: Seen, b: Seen) -> Seen {
         a.instances.extend(b.instances);
+        a.special.extend(b.special);
         Seen {
             sizer: Sizer::merge(a.sizer, b.sizer),
             instances: a.instances,
+            special: a.special,
             last: None,
         }
     }
@@ -574,29 +610,16 @@ fn tally(h: &mut Histogram, key: (u8, u64), n: u64, bytes: u64) {
     e.1 += bytes;
 }
 
-/// The known-leak entry of the first library reference on `node`'s path.
-fn library_entry_on(
-    g: &Graph<'_, '_>,
-    reach: &Reach,
-    node: index::Node,
-    sdk: Option<i64>,
-    manufacturer: Option<&str>,
-) -> Option<u16> {
-    let path = reach.path(node);
-    for pair in path.windows(2) {
-        if let Some(e) = g.library_between(pair[0], pair[1]) {
-            return Some(e);
-        }
+/// A known leak as the analysis reports it.
+fn library_leak(entry: &library::Entry) -> LibraryLeak {
+    LibraryLeak {
+        pattern: entry.name(),
+        description: entry.description.clone(),
+        id: Some(entry.id.clone()),
+        kind: Some(entry.kind.word().to_string()),
+        leak_pattern: Some(entry.pattern_text()),
+        bug: entry.bug.clone(),
     }
-    // A root in a known leaking thread.
-    let first = *path.first()?;
-    let root = reach.roots.get(&first)?;
-    let name = root
-        .thread_serial
-        .and_then(|s| g.ix.threads.get(&s))
-        .and_then(|&t| reach::thread_name(g, t))?;
-    g.library
-        .find(library::LibraryMatch::Thread(&name), sdk, manufacturer)
 }
 
 fn heap_name(id: u32) -> &'static str {

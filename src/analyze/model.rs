@@ -120,12 +120,27 @@ pub struct Leak {
     pub trace: Trace,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LibraryLeak {
-    /// `class#field` (or `thread name`) of the table entry.
+    /// `class#field`, `native global CLASS` or `thread NAME`: the table row.
     pub pattern: String,
     pub description: String,
+    /// The row's id in `library_leaks.json` (LeakCanary's enum name, suffixed where the
+    /// enum has several patterns).
+    #[serde(default)]
+    pub id: Option<String>,
+    /// `instance`, `static`, `jniGlobal` or `threadLocal`.
+    #[serde(default)]
+    pub kind: Option<String>,
+    /// LeakCanary's text for the pattern (`instance field C#f`, `static field C#f`,
+    /// `native global variable referencing C`, `local variable on thread T`), whose SHA-1
+    /// is LeakCanary's signature for the leak.
+    #[serde(default)]
+    pub leak_pattern: Option<String>,
+    /// Where the bug is tracked, when known.
+    #[serde(default)]
+    pub bug: Option<String>,
 }
 
 /// A path from a GC root to an object.
@@ -186,17 +201,75 @@ pub struct Step {
     pub reference: Option<Reference>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Reference {
-    /// `static`, `field`, `array` or `local`.
+    /// `static`, `field`, `array` (an array element, or an entry of a collection read as
+    /// one step) or `local`.
     pub kind: String,
-    /// The field name, `[index]`, or `<Java Local>`.
+    /// The field name, `[index]` (`[3]`, `["key"]`, `[key()]`, `[element()]` for a
+    /// collection's entry), or `<Java Local>`.
     pub name: String,
     /// The class that declares the field (for `static` and `field`).
     pub declared_by: Option<String>,
     /// Part of the suspect stretch, from the last NO to the first YES.
     pub suspect: bool,
+    /// LeakCanary's reference type: `INSTANCE_FIELD`, `STATIC_FIELD`, `LOCAL` or
+    /// `ARRAY_ENTRY` (absent in analyses made before it existed). `name` is LeakCanary's
+    /// display name.
+    #[serde(default)]
+    pub reference_type: Option<String>,
+    /// The class LeakCanary shows the reference in (its `owningClassName`) where that is
+    /// not `declaredBy`: the array's class for an element, the collection's class for its
+    /// entries (`android.os.MessageQueue` for a queue's messages), the thread's class for
+    /// a local. See [`Reference::owning_class_name`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owning_class: Option<String>,
+    /// The name LeakCanary's signature takes where that is not `name`: `[x]` for any
+    /// array element or collection entry. See [`Reference::generic`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generic_name: Option<String>,
+    /// The known-leak pattern (LeakCanary's text) this reference matched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub library_match: Option<String>,
+    /// For an entry of a collection or queue read as one step: the collection and the
+    /// internal references the step stands for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub collection: Option<CollectionStep>,
+}
+
+impl Reference {
+    /// LeakCanary's `owningClassName`: `owning_class`, else the declaring class.
+    pub fn owning_class_name(&self) -> Option<&str> {
+        self.owning_class.as_deref().or(self.declared_by.as_deref())
+    }
+
+    /// LeakCanary's generic name (what its signature takes): the field name, `[x]` for an
+    /// array element or collection entry, `<Java Local>`.
+    pub fn generic(&self) -> &str {
+        match (&self.generic_name, self.kind.as_str()) {
+            (Some(g), _) => g,
+            (None, "array") => "[x]",
+            (None, _) => &self.name,
+        }
+    }
+}
+
+/// What one step through a collection stands for.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CollectionStep {
+    /// The collection's class.
+    pub class_name: String,
+    /// The layout read: `openjdk`, `harmony` (Android 6 and before) or `android`.
+    pub layout: String,
+    /// The entry's position in reading order: a list's index, a queue's position, a
+    /// map's or set's entry number (bucket by bucket).
+    pub position: u64,
+    /// The fields and array indices from the collection to the entry, a run of one link
+    /// written once with its count: `["elementData", "[2]"]`, `["table", "[5]", "next",
+    /// "value"]`, `["mMessages", "next ×4"]`.
+    pub internal_path: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
