@@ -28,6 +28,8 @@ pub mod mapping;
 pub mod model;
 mod offsets;
 mod reach;
+#[cfg(test)]
+mod reach_tests;
 mod refs;
 pub mod render;
 pub mod shown;

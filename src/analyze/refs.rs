@@ -193,7 +193,7 @@ pub struct Ctx {
 /// Fields of nodes read by the readers, by (declaring class, field name); the map node
 /// class is the dump's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-enum Key {
+enum NodeField {
     LinkedNext,
     LinkedItem,
     MapKey,
@@ -220,7 +220,7 @@ enum Key {
 /// nodes of the chain being walked. Reused from object to object.
 #[derive(Default)]
 pub struct Scratch {
-    slots: FxHashMap<(u64, Key), Option<(u32, BasicType)>>,
+    slots: FxHashMap<(u64, NodeField), Option<(u32, BasicType)>>,
     seen: FxHashSet<u64>,
 }
 
@@ -326,6 +326,9 @@ impl PathRefs {
             .then(|| g.field_slot(class, REFERENCE, "referent"))
             .flatten()
             .filter(|(_, ty)| *ty == BasicType::Object);
+        if marks.is_empty() && referent.is_none() {
+            return None;
+        }
         let mut out: Vec<(String, PathField)> = Vec::new();
         let mut differs = referent.is_some();
         for f in g.ref_fields(class) {
@@ -738,28 +741,28 @@ impl PathRefs {
     }
 
     /// (declaring class, field) of a node field the readers read.
-    fn key_field(&self, key: Key) -> (&str, &'static str) {
+    fn key_field(&self, key: NodeField) -> (&str, &'static str) {
         match key {
-            Key::LinkedNext => ("", "next"),
-            Key::LinkedItem => ("", "item"),
-            Key::MapKey => (self.map_node, "key"),
-            Key::MapValue => (self.map_node, "value"),
-            Key::MapNext => (self.map_node, "next"),
-            Key::MapTable => (HASH_MAP, "table"),
-            Key::ChmKey => ("java.util.concurrent.ConcurrentHashMap$Node", "key"),
-            Key::ChmVal => ("java.util.concurrent.ConcurrentHashMap$Node", "val"),
-            Key::ChmNext => ("java.util.concurrent.ConcurrentHashMap$Node", "next"),
-            Key::SimNext => (SAFE_MAP_ENTRY, "mNext"),
-            Key::SimKey => (SAFE_MAP_ENTRY, "mKey"),
-            Key::SimValue => (SAFE_MAP_ENTRY, "mValue"),
-            Key::MessageNext => (MESSAGE, "next"),
-            Key::RecordNextIdle => (CLIENT_RECORD, "nextIdle"),
-            Key::RecordActivity => (CLIENT_RECORD, "activity"),
-            Key::ActivityDestroyed => (ACTIVITY, "mDestroyed"),
-            Key::Referent => (REFERENCE, "referent"),
-            Key::WhmNext => ("java.util.WeakHashMap$Entry", "next"),
-            Key::WhmValue => ("java.util.WeakHashMap$Entry", "value"),
-            Key::WhmIsNull => ("java.util.WeakHashMap$Entry", "isNull"),
+            NodeField::LinkedNext => ("", "next"),
+            NodeField::LinkedItem => ("", "item"),
+            NodeField::MapKey => (self.map_node, "key"),
+            NodeField::MapValue => (self.map_node, "value"),
+            NodeField::MapNext => (self.map_node, "next"),
+            NodeField::MapTable => (HASH_MAP, "table"),
+            NodeField::ChmKey => ("java.util.concurrent.ConcurrentHashMap$Node", "key"),
+            NodeField::ChmVal => ("java.util.concurrent.ConcurrentHashMap$Node", "val"),
+            NodeField::ChmNext => ("java.util.concurrent.ConcurrentHashMap$Node", "next"),
+            NodeField::SimNext => (SAFE_MAP_ENTRY, "mNext"),
+            NodeField::SimKey => (SAFE_MAP_ENTRY, "mKey"),
+            NodeField::SimValue => (SAFE_MAP_ENTRY, "mValue"),
+            NodeField::MessageNext => (MESSAGE, "next"),
+            NodeField::RecordNextIdle => (CLIENT_RECORD, "nextIdle"),
+            NodeField::RecordActivity => (CLIENT_RECORD, "activity"),
+            NodeField::ActivityDestroyed => (ACTIVITY, "mDestroyed"),
+            NodeField::Referent => (REFERENCE, "referent"),
+            NodeField::WhmNext => ("java.util.WeakHashMap$Entry", "next"),
+            NodeField::WhmValue => ("java.util.WeakHashMap$Entry", "value"),
+            NodeField::WhmIsNull => ("java.util.WeakHashMap$Entry", "isNull"),
         }
     }
 
@@ -769,17 +772,17 @@ impl PathRefs {
         &self,
         g: &Graph<'_, '_>,
         node: Node,
-        key: Key,
+        key: NodeField,
         harmony: bool,
         scratch: &mut Scratch,
     ) -> Option<Value> {
         let (class, data) = g.instance_data(node)?;
         let slot = *scratch.slots.entry((class, key)).or_insert_with(|| {
             let (declared_by, name) = match (key, harmony) {
-                (Key::LinkedNext, false) => ("java.util.LinkedList$Node", "next"),
-                (Key::LinkedItem, false) => ("java.util.LinkedList$Node", "item"),
-                (Key::LinkedNext, true) => ("java.util.LinkedList$Link", "next"),
-                (Key::LinkedItem, true) => ("java.util.LinkedList$Link", "data"),
+                (NodeField::LinkedNext, false) => ("java.util.LinkedList$Node", "next"),
+                (NodeField::LinkedItem, false) => ("java.util.LinkedList$Node", "item"),
+                (NodeField::LinkedNext, true) => ("java.util.LinkedList$Link", "next"),
+                (NodeField::LinkedItem, true) => ("java.util.LinkedList$Link", "data"),
                 _ => self.key_field(key),
             };
             g.field_slot(class, declared_by, name)
@@ -798,7 +801,7 @@ impl PathRefs {
         &self,
         g: &Graph<'_, '_>,
         node: Node,
-        key: Key,
+        key: NodeField,
         harmony: bool,
         scratch: &mut Scratch,
     ) -> u64 {
@@ -820,7 +823,7 @@ impl PathRefs {
         &self,
         g: &Graph<'_, '_>,
         first: Option<Node>,
-        next: Key,
+        next: NodeField,
         harmony: bool,
         scratch: &mut Scratch,
         mut each: impl FnMut(&mut Scratch, Node, u32),
@@ -888,17 +891,24 @@ impl PathRefs {
             }
             Reader::LinkedList { harmony, head } => {
                 let first = self.instance(g, field(head));
-                self.chain(g, first, Key::LinkedNext, harmony, scratch, |s, link, i| {
-                    let item = self.object(g, link, Key::LinkedItem, harmony, s);
-                    if let Some(t) = self.node(g, item) {
-                        f(Emit {
-                            target: t,
-                            low: false,
-                            library: None,
-                            via: entry(Tag::LinkedList { harmony }, Role::Element, i, 0, i, 0),
-                        });
-                    }
-                });
+                self.chain(
+                    g,
+                    first,
+                    NodeField::LinkedNext,
+                    harmony,
+                    scratch,
+                    |s, link, i| {
+                        let item = self.object(g, link, NodeField::LinkedItem, harmony, s);
+                        if let Some(t) = self.node(g, item) {
+                            f(Emit {
+                                target: t,
+                                low: false,
+                                library: None,
+                                via: entry(Tag::LinkedList { harmony }, Role::Element, i, 0, i, 0),
+                            });
+                        }
+                    },
+                );
             }
             Reader::Map { tag, table } => {
                 self.read_map(g, field(table), tag, false, scratch, f);
@@ -907,7 +917,7 @@ impl PathRefs {
                 let Some(map) = self.instance(g, field(map)) else {
                     return;
                 };
-                let table = self.object(g, map, Key::MapTable, false, scratch);
+                let table = self.object(g, map, NodeField::MapTable, false, scratch);
                 self.read_map(g, table, Tag::HashSet { harmony }, true, scratch, f);
             }
             Reader::ArraySet { array } => {
@@ -928,9 +938,9 @@ impl PathRefs {
             }
             Reader::SafeIterableMap { start } => {
                 let first = self.instance(g, field(start));
-                self.chain(g, first, Key::SimNext, false, scratch, |s, e, i| {
-                    let key = self.object(g, e, Key::SimKey, false, s);
-                    let value = self.object(g, e, Key::SimValue, false, s);
+                self.chain(g, first, NodeField::SimNext, false, scratch, |s, e, i| {
+                    let key = self.object(g, e, NodeField::SimKey, false, s);
+                    let value = self.object(g, e, NodeField::SimValue, false, s);
                     let tag = Tag::SafeIterableMap;
                     if let Some(t) = self.node(g, key) {
                         let via = entry(tag, Role::Key, i, 0, i, key);
@@ -954,14 +964,21 @@ impl PathRefs {
             }
             Reader::MessageQueue { messages } => {
                 let first = self.instance(g, field(messages));
-                self.chain(g, first, Key::MessageNext, false, scratch, |_, m, i| {
-                    f(Emit {
-                        target: m,
-                        low: false,
-                        library: None,
-                        via: entry(Tag::MessageQueue, Role::Element, i, 0, i, 0),
-                    });
-                });
+                self.chain(
+                    g,
+                    first,
+                    NodeField::MessageNext,
+                    false,
+                    scratch,
+                    |_, m, i| {
+                        f(Emit {
+                            target: m,
+                            low: false,
+                            library: None,
+                            via: entry(Tag::MessageQueue, Role::Element, i, 0, i, 0),
+                        });
+                    },
+                );
             }
             Reader::ActivityThread { new_activities } => {
                 let head = field(new_activities);
@@ -985,15 +1002,15 @@ impl PathRefs {
                 self.chain(
                     g,
                     Some(node),
-                    Key::RecordNextIdle,
+                    NodeField::RecordNextIdle,
                     false,
                     scratch,
                     |s, r, i| {
-                        let activity = self.object(g, r, Key::RecordActivity, false, s);
+                        let activity = self.object(g, r, NodeField::RecordActivity, false, s);
                         let Some(a) = self.instance(g, activity) else {
                             return;
                         };
-                        if self.value(g, a, Key::ActivityDestroyed, false, s)
+                        if self.value(g, a, NodeField::ActivityDestroyed, false, s)
                             != Some(Value::Boolean(true))
                         {
                             return;
@@ -1014,7 +1031,7 @@ impl PathRefs {
                 if g.class_of(weak) != Some(self.weak_reference) {
                     return;
                 }
-                let referent = self.object(g, weak, Key::Referent, false, scratch);
+                let referent = self.object(g, weak, NodeField::Referent, false, scratch);
                 if let Some(t) = self.node(g, referent) {
                     f(Emit {
                         target: t,
@@ -1032,22 +1049,23 @@ impl PathRefs {
                 let mut position = 0u32;
                 for b in 0..len {
                     let first = self.instance(g, g.array_id(arr, b));
-                    self.chain(g, first, Key::WhmNext, false, scratch, |s, e, k| {
+                    self.chain(g, first, NodeField::WhmNext, false, scratch, |s, e, k| {
                         let null_key = if harmony {
-                            self.value(g, e, Key::WhmIsNull, false, s) == Some(Value::Boolean(true))
+                            self.value(g, e, NodeField::WhmIsNull, false, s)
+                                == Some(Value::Boolean(true))
                         } else {
-                            self.object(g, e, Key::Referent, false, s) == self.null_key
+                            self.object(g, e, NodeField::Referent, false, s) == self.null_key
                         };
                         let key = if null_key {
                             0
                         } else {
-                            let key = self.object(g, e, Key::Referent, false, s);
+                            let key = self.object(g, e, NodeField::Referent, false, s);
                             if key == 0 {
                                 return; // a cleared key
                             }
                             key
                         };
-                        let value = self.object(g, e, Key::WhmValue, false, s);
+                        let value = self.object(g, e, NodeField::WhmValue, false, s);
                         if let Some(t) = self.node(g, value) {
                             let tag = Tag::WeakHashMap { harmony };
                             let via = entry(tag, Role::Value, position, b as u32, k, key);
@@ -1081,8 +1099,8 @@ impl PathRefs {
         };
         let Some(len) = g.array_len(arr) else { return };
         let (key_f, value_f, next_f) = match tag {
-            Tag::ConcurrentHashMap => (Key::ChmKey, Key::ChmVal, Key::ChmNext),
-            _ => (Key::MapKey, Key::MapValue, Key::MapNext),
+            Tag::ConcurrentHashMap => (NodeField::ChmKey, NodeField::ChmVal, NodeField::ChmNext),
+            _ => (NodeField::MapKey, NodeField::MapValue, NodeField::MapNext),
         };
         let mut position = 0u32;
         for b in 0..len {

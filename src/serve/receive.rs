@@ -29,8 +29,8 @@ use tokio::sync::OwnedSemaphorePermit;
 use super::auth::Denied;
 use super::blobs::package_key;
 use super::body::stalled_in;
-use super::fault::{scrub, Fault, Why};
 use super::conn_limits::BUSY_RETRY_AFTER;
+use super::fault::{scrub, Fault, Why};
 use super::store::NewPackage;
 use super::App;
 

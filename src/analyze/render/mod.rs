@@ -51,16 +51,21 @@ pub fn counted(n: u64, one: &str) -> String {
     format!("{} {one}{}", grouped(n), if n == 1 { "" } else { "s" })
 }
 
-/// `Holder.sLeaked`, `Object[].[3]`, `<Java Local>`: a reference as a trace shows it.
-/// Shown (see [`shown`]).
+/// `static Holder.sLeaked`, `Holder.mField`, `Object[3]`, `ArrayList[2]`,
+/// `HashMap["key"]`, `Thread<Java Local>`: a reference as LeakCanary shows it, in its
+/// owning class's simple name (an array's without its `[]`). Shown (see [`shown`]).
 pub fn reference_text(class_name: &str, r: &super::model::Reference) -> String {
-    let owner = r.declared_by.as_deref().unwrap_or(class_name);
-    let simple = shown(owner.rsplit('.').next().unwrap_or(owner));
+    let owner = r.owning_class_name().unwrap_or(class_name);
+    let simple = owner.rsplit('.').next().unwrap_or(owner);
     let name = shown(&r.name);
     match r.kind.as_str() {
-        "static" => format!("static {simple}.{name}"),
-        "field" => format!("{simple}.{name}"),
-        "array" => format!("{simple}{name}"),
+        "static" => format!("static {}.{name}", shown(simple)),
+        "field" => format!("{}.{name}", shown(simple)),
+        "array" => format!(
+            "{}{name}",
+            shown(simple.strip_suffix("[]").unwrap_or(simple))
+        ),
+        "local" if r.owning_class.is_some() => format!("{}{name}", shown(simple)),
         _ => name.into_owned(),
     }
 }

@@ -203,7 +203,7 @@ fn write_trace(o: &mut String, t: &Trace, retained: Option<(u64, u64)>) {
     }
 }
 
-/// `Holder.sBitmaps → Object[].[2] → Bitmap`: a path on one line.
+/// `Holder.sBitmaps → Object[2] → Bitmap`: a path on one line.
 fn short_path(t: &Trace) -> String {
     let mut parts = vec![format!("[{}]", shown(&t.root))];
     for s in t.shown_steps() {
