@@ -562,7 +562,11 @@ groups with 2 paths each, 50 keys, 20 notes; names from the dump cut to 256 byte
 and format (bidi) characters in names are shown escaped, as \\u{1b}. Every analysis stays \
 under 32 MiB of JSON (docs/analyze.md).
 
-Outputs: text (a leak trace per leak, then duplicate bitmaps) or json (the schema in \
+Signatures are LeakCanary's leak fingerprints (signatureVersion 2): a known framework \
+leak's is its pattern's, and leaking objects that share one are one leak with a count.
+
+Outputs: text (LeakCanary's layout: APPLICATION LEAKS, LIBRARY LEAKS, UNREACHABLE \
+OBJECTS, METADATA; then this analysis's own section and the duplicate bitmaps) or json (the schema in \
 docs/analyze.md) on stdout unless -o; html writes one self-contained page (default \
 NAME.html in the current directory); matrix writes Matrix's result.json and \
 buffer_contents/ into a directory (default NAME.matrix/).

@@ -275,15 +275,26 @@ fn analyze_input(
         let library_leak = reach
             .library_on_path(&g, &reach.path(s.node))
             .map(|e| library_leak(library.get(e)));
+        // LeakCanary signs a library leak by its pattern, whatever the path.
+        let leak_signature = library_leak
+            .as_ref()
+            .and_then(|l| l.leak_pattern.as_deref())
+            .map(trace::text_signature)
+            .unwrap_or_else(|| signature.clone());
         leak_nodes.push(s.node);
         leaks_out.push(Leak {
             object_id: ix.id(s.node),
             class_name: shown::clipped(&g.node_class_name(s.node), limits::MAX_NAME_BYTES),
             reason: s.reason,
             library_leak,
-            signature,
+            signature: leak_signature,
+            trace_signature: Some(signature),
             retained_bytes: 0,
             retained_objects: 0,
+            trace_count: 1,
+            object_ids: Vec::new(),
+            total_retained_bytes: 0,
+            total_retained_objects: 0,
             trace,
         });
     }
@@ -358,6 +369,7 @@ fn analyze_input(
             .cmp(&a.retained_bytes)
             .then(a.object_id.cmp(&b.object_id))
     });
+    let leaks_out = one_per_signature(leaks_out);
 
     // Top classes by the shallow bytes of their reachable objects.
     let mut top: Vec<ClassSummary> = by_class
@@ -424,6 +436,7 @@ fn analyze_input(
     let omitted_notes = limits::keep_first(&mut notes, limits::MAX_NOTES);
     let analysis = Analysis {
         schema: SCHEMA_VERSION,
+        signature_version: SIGNATURE_VERSION,
         tool: format!("hprof-shrink {}", env!("CARGO_PKG_VERSION")),
         input: InputSummary {
             path: path.display().to_string(),
@@ -613,6 +626,35 @@ fn tally(h: &mut Histogram, key: (u8, u64), n: u64, bytes: u64) {
 }
 
 /// A known leak as the analysis reports it.
+/// LeakCanary's grouping: the leaks that share a signature are one leak, shown by its
+/// first trace (`leaks` come largest first), with the count and the summed sizes.
+fn one_per_signature(leaks: Vec<Leak>) -> Vec<Leak> {
+    let mut out: Vec<Leak> = Vec::with_capacity(leaks.len());
+    let mut at: rustc_hash::FxHashMap<String, usize> = Default::default();
+    for l in leaks {
+        match at.get(&l.signature) {
+            Some(&i) => {
+                let first = &mut out[i];
+                first.trace_count += 1;
+                first.object_ids.push(l.object_id);
+                first.total_retained_bytes += l.retained_bytes;
+                first.total_retained_objects += l.retained_objects;
+            }
+            None => {
+                at.insert(l.signature.clone(), out.len());
+                out.push(Leak {
+                    trace_count: 1,
+                    object_ids: vec![l.object_id],
+                    total_retained_bytes: l.retained_bytes,
+                    total_retained_objects: l.retained_objects,
+                    ..l
+                });
+            }
+        }
+    }
+    out
+}
+
 fn library_leak(entry: &library::Entry) -> LibraryLeak {
     LibraryLeak {
         pattern: entry.name(),

@@ -9,12 +9,30 @@
 use serde::{Deserialize, Serialize};
 
 /// The version of the JSON schema. Bumped on any change a reader would notice.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// How `Leak::signature` is computed (`signatureVersion`): 2 is LeakCanary's leak
+/// fingerprint (collections read as one step, a library leak signed by its pattern);
+/// 1 (analyses written before the field existed) hashed the path field by field.
+/// Signatures of different versions never compare equal for the same bug.
+pub const SIGNATURE_VERSION: u32 = 2;
+
+fn signature_version_1() -> u32 {
+    1
+}
+
+fn one() -> u64 {
+    1
+}
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Analysis {
     pub schema: u32,
+    /// How the leaks' signatures are computed ([`SIGNATURE_VERSION`]); 1 in analyses
+    /// written before this field existed.
+    #[serde(default = "signature_version_1")]
+    pub signature_version: u32,
     /// `hprof-shrink VERSION`.
     pub tool: String,
     pub input: InputSummary,
@@ -29,7 +47,8 @@ pub struct Analysis {
     pub keys_found: Vec<String>,
     #[serde(default)]
     pub omitted_keys_found: u64,
-    /// The first [`MAX_LEAKS`](super::limits::MAX_LEAKS) found, by retained size.
+    /// One per signature, by retained size, of the first
+    /// [`MAX_LEAKS`](super::limits::MAX_LEAKS) leaking objects found.
     pub leaks: Vec<Leak>,
     #[serde(default)]
     pub omitted_leaks: u64,
@@ -112,11 +131,31 @@ pub struct Leak {
     pub reason: String,
     /// The known framework leak the only path goes through, if any.
     pub library_leak: Option<LibraryLeak>,
-    /// SHA-1 (hex) of the suspect references' `className + referenceName`, in order: the
-    /// same bug gives the same signature on every device and dump.
+    /// LeakCanary's leak fingerprint ([`SIGNATURE_VERSION`]): for a library leak the
+    /// SHA-1 (hex) of its pattern's text, else `trace_signature`. The same bug gives the
+    /// same signature on every device and dump.
     pub signature: String,
+    /// SHA-1 (hex) of the shown trace's suspect references, each its origin object's class
+    /// and the reference's generic name, concatenated (LeakCanary's trace signature).
+    #[serde(default)]
+    pub trace_signature: Option<String>,
+    /// The shown trace's leaking object's retained size (ahat's model).
     pub retained_bytes: u64,
     pub retained_objects: u64,
+    /// Leaking objects with this signature (traces LeakCanary groups as one leak); the
+    /// trace shown is the one retaining the most.
+    #[serde(default = "one")]
+    pub trace_count: u64,
+    /// The leaking objects with this signature, `object_id` first; at most
+    /// [`MAX_LEAKS`](super::limits::MAX_LEAKS).
+    #[serde(default)]
+    pub object_ids: Vec<u64>,
+    /// The sum of their retained sizes (objects several of them retain counted for each,
+    /// as LeakCanary sums them); 0 in analyses written before this field existed.
+    #[serde(default)]
+    pub total_retained_bytes: u64,
+    #[serde(default)]
+    pub total_retained_objects: u64,
     pub trace: Trace,
 }
 

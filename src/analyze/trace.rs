@@ -210,6 +210,12 @@ fn clipped_reference(r: Reference, suspect: bool) -> Reference {
     }
 }
 
+/// SHA-1 (hex) of a text: a library leak's signature is its pattern's
+/// (`instance field C#f`), as LeakCanary signs it.
+pub fn text_signature(text: &str) -> String {
+    hex(&Sha1::digest(text.as_bytes()))
+}
+
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
