@@ -12,7 +12,7 @@ use super::edges::Edges;
 use super::graph::Graph;
 use super::index::{Index, Node};
 use super::reach::Reach;
-use super::{device, input, refs, status, trace, LibraryTable, Ticks};
+use super::{device, input, inspect, refs, trace, LibraryTable, Ticks};
 
 /// Each leaking object `leaking` picks that has a trace: its trace in short (`root: Class.field
 /// > Class[i] > Class`), the labels of its last step, and its known leak's pattern.
@@ -47,12 +47,14 @@ fn traces(
     );
     let leaves: Vec<Node> = ix.nodes().filter(|&n| leaking(&g, n)).collect();
     let reach = Reach::compute(&g, &edges, path_refs, &special, &leaves, 50, &control).unwrap();
-    let rules = status::Rules::new(&g);
+    let heap = inspect::heap::Heap::new(g.ix, &g);
+    let kinds = inspect::kinds::Kinds::new(&heap);
+    let ins = inspect::Inspectors::new(heap, kinds, inspect::watch::Watched::default());
     leaves
         .iter()
         .filter(|&&l| reach.has_trace(l))
         .map(|&l| {
-            let (t, _) = trace::leak_trace(&g, &reach, &rules, l, "test").unwrap();
+            let (t, _) = trace::leak_trace(&g, &reach, &ins, l, Some("test")).unwrap();
             let mut s = format!("{}: ", t.root);
             for (i, step) in t.steps.iter().enumerate() {
                 if i > 0 {

@@ -373,12 +373,13 @@ async fn accept(
     claimed: [u8; 16],
     name: &str,
 ) -> Result<Response, Refusal> {
-    // The database file is gone: nothing recorded now would outlive a restart (503).
-    let unavailable = |why: String| {
+    // The database file is gone: nothing recorded now would outlive a restart (503). Why
+    // is logged once, when first seen ([`App::database_intact`]), not with every refusal.
+    let unavailable = |_why: String| {
         Refusal::fault(Fault {
             kind: super::fault::Kind::Unavailable,
             what: "the database",
-            detail: why,
+            detail: "its file is not the one this server opened".into(),
         })
     };
     app.database_intact().map_err(unavailable)?;

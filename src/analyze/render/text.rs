@@ -15,7 +15,7 @@ use super::{
     counted, grouped, human, omitted_steps_text, reference_parts, retaining, shown,
     size_as_leakcanary,
 };
-use crate::analyze::model::{Analysis, Leak, Step, Trace};
+use crate::analyze::model::{Analysis, HeapMetadata, Leak, Step, Trace, UnreachableObject};
 
 /// LeakCanary's section separator.
 const BAR: &str = "====================================";
@@ -46,13 +46,15 @@ pub fn render(a: &Analysis) -> String {
         let texts: Vec<String> = library.iter().map(|l| leak_text(l)).collect();
         let _ = writeln!(o, "\n{}", texts.join("\n\n"));
     }
-    // This analysis lists no object without a path (a watched object with none is not
-    // a leak here), so the section is there, empty, where LeakCanary has it.
-    let _ = writeln!(o, "{BAR}\n0 UNREACHABLE OBJECTS\n");
+    let _ = writeln!(o, "{BAR}\n{} UNREACHABLE OBJECTS\n", a.unreachable.len());
     let _ = writeln!(
         o,
         "An unreachable object is still in memory but LeakCanary could not find a strong reference path\nfrom GC roots."
     );
+    if !a.unreachable.is_empty() {
+        let texts: Vec<String> = a.unreachable.iter().map(unreachable_text).collect();
+        let _ = writeln!(o, "\n{}", texts.join("\n\n"));
+    }
     let _ = writeln!(o, "{BAR}\nMETADATA\n");
     let _ = writeln!(
         o,
@@ -63,14 +65,15 @@ pub fn render(a: &Analysis) -> String {
     }
     let _ = writeln!(o, "{BAR}");
     ours(&mut o, a);
+    ours_unreachable(&mut o, a);
     let _ = writeln!(o, "{BAR}");
     bitmaps(&mut o, a);
     let _ = writeln!(o, "{BAR}");
     o
 }
 
-/// METADATA's lines, LeakCanary's keys: the device as the package's `result.info` gives
-/// it, the dump's counts, the file and its time.
+/// METADATA's lines, LeakCanary's keys in its order: the device and app as the heap says
+/// (else as the package's `result.info` does), the dump's counts, the file and its time.
 fn metadata(a: &Analysis) -> Vec<(&'static str, String)> {
     let manifest = |key: &str| {
         a.input
@@ -79,21 +82,78 @@ fn metadata(a: &Analysis) -> Vec<(&'static str, String)> {
             .find(|(k, _)| k == key)
             .map(|(_, v)| v.clone())
     };
+    let m = &a.metadata;
     let mut out = Vec::new();
-    if let Some(sdk) = manifest("sdkVersion") {
+    if let Some(sdk) = m
+        .sdk_int
+        .map(|s| s.to_string())
+        .or_else(|| manifest("sdkVersion"))
+    {
         out.push(("Build.VERSION.SDK_INT", sdk));
     }
-    if let Some(maker) = manifest("manufacturer") {
+    if let Some(maker) = m.manufacturer.clone().or_else(|| manifest("manufacturer")) {
         out.push(("Build.MANUFACTURER", maker));
+    }
+    out.push((
+        "LeakCanary version",
+        m.leakcanary_version
+            .clone()
+            .unwrap_or_else(|| "Unknown".into()),
+    ));
+    if let Some(p) = &m.process_name {
+        out.push(("App process name", p.clone()));
     }
     let d = &a.dump;
     out.push(("Class count", d.classes.to_string()));
     out.push(("Instance count", d.instances.to_string()));
     out.push(("Primitive array count", d.primitive_arrays.to_string()));
     out.push(("Object array count", d.object_arrays.to_string()));
+    out.push(("Thread count", d.threads.to_string()));
+    out.push(("Heap total bytes", d.heap_bytes.to_string()));
     out.push(("Heap dump file path", a.input.path.clone()));
     out.push(("Heap dump timestamp", d.timestamp_ms.to_string()));
     out
+}
+
+/// An object without a strong path, as LeakCanary's `LeakTraceObject.toString()` writes
+/// it.
+fn unreachable_text(u: &UnreachableObject) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "{} {}", shown(&u.class_name), shown(&u.kind));
+    let _ = write!(o, "{ZWSP}  Leaking: YES ({})", shown(&u.leaking_reason));
+    for l in &u.labels {
+        let _ = write!(o, "\n{ZWSP}  {}", shown(l));
+    }
+    o
+}
+
+/// `Heap: Android SDK 30, Google, build RQ3A; process com.example.app; LeakCanary 2.14.`:
+/// what the heap says of the device and the app, in one line.
+pub fn device_line(m: &HeapMetadata) -> Option<String> {
+    let mut device = Vec::new();
+    if let Some(sdk) = m.sdk_int {
+        device.push(format!("SDK {sdk}"));
+    }
+    if let Some(maker) = &m.manufacturer {
+        device.push(shown(maker).into_owned());
+    }
+    if let Some(id) = &m.build_id {
+        device.push(format!("build {}", shown(id)));
+    }
+    let mut parts = Vec::new();
+    if !device.is_empty() {
+        parts.push(format!("Android {}", device.join(", ")));
+    }
+    if let Some(p) = &m.process_name {
+        parts.push(format!("process {}", shown(p)));
+    }
+    if let Some(p) = &m.package_name {
+        parts.push(format!("package {}", shown(p)));
+    }
+    if let Some(v) = &m.leakcanary_version {
+        parts.push(format!("LeakCanary {}", shown(v)));
+    }
+    (!parts.is_empty()).then(|| format!("Heap: {}.", parts.join("; ")))
 }
 
 /// One leak as LeakCanary's `Leak.toString()` writes it: a library leak's pattern and
@@ -177,6 +237,9 @@ fn step_lines(o: &mut String, s: &Step, lead: &str, retained: Option<(u64, u64)>
     for l in &s.labels {
         let _ = writeln!(o, "{lead}{}", shown(l));
     }
+    if s.omitted_labels > 0 {
+        let _ = writeln!(o, "{lead}… {}", counted(s.omitted_labels, "more label"));
+    }
     if let Some(r) = &s.reference {
         let (prefix, name) = reference_parts(&s.class_name, r);
         let arrow = format!("    ↓ {prefix}");
@@ -249,8 +312,11 @@ fn ours(o: &mut String, a: &Analysis) {
             );
         }
         None => {
-            let _ = writeln!(o, "Looking for retained KeyedWeakReferences and destroyed Activities (LeakCanary's way).");
+            let _ = writeln!(o, "Looking for leaking objects LeakCanary's way: retained KeyedWeakReferences, and what its inspectors' finders flag.");
         }
+    }
+    if let Some(device) = device_line(&a.metadata) {
+        let _ = writeln!(o, "{device}");
     }
     for note in &a.notes {
         let _ = writeln!(o, "Note: {}", shown(note));
@@ -301,6 +367,9 @@ fn ours(o: &mut String, a: &Analysis) {
             }
         );
         let _ = writeln!(o, "  signature {}", shown(&leak.signature));
+        if !leak.finders.is_empty() {
+            let _ = writeln!(o, "  found by {}", shown(&leak.finders.join(", ")));
+        }
         if let Some(ts) = &leak.trace_signature {
             if *ts != leak.signature {
                 let _ = writeln!(o, "  trace signature {}", shown(ts));
@@ -325,6 +394,34 @@ fn ours(o: &mut String, a: &Analysis) {
                 retaining(leak.total_retained_bytes, leak.total_retained_objects)
             );
         }
+    }
+}
+
+/// The unreachable objects in this analysis's words: how many, and who found each.
+fn ours_unreachable(o: &mut String, a: &Analysis) {
+    let unreachable = a.unreachable.len() as u64 + a.omitted_unreachable;
+    if unreachable == 0 {
+        return;
+    }
+    let _ = writeln!(
+        o,
+        "{} (leaking, but no strong path from a GC root){}:",
+        counted(unreachable, "unreachable object"),
+        if a.omitted_unreachable > 0 {
+            format!("; {} listed", grouped(a.unreachable.len() as u64))
+        } else {
+            String::new()
+        }
+    );
+    for u in &a.unreachable {
+        let _ = writeln!(
+            o,
+            "  {} {} ({:#x}), found by {}",
+            shown(&u.class_name),
+            shown(&u.kind),
+            u.object_id,
+            shown(&u.finders.join(", "))
+        );
     }
 }
 
