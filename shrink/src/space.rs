@@ -95,10 +95,32 @@ impl Unpack {
 }
 
 fn too_large(what: &str, bytes: u64, max: u64) -> std::io::Error {
-    std::io::Error::new(
-        std::io::ErrorKind::FileTooLarge,
-        format!("{what} inflates to {bytes} bytes, more than the limit of {max}"),
-    )
+    past_limit(format!(
+        "{what} inflates to {bytes} bytes, more than the limit of {max}"
+    ))
+}
+
+/// The inner error of a write refused by [`Unpack::max_bytes`]: a package too large for
+/// the bounds, told apart from the file-size limit of the process (also `FileTooLarge`),
+/// which is the machine's condition, not the package's.
+#[derive(Debug)]
+pub struct PastLimit(String);
+
+impl std::fmt::Display for PastLimit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for PastLimit {}
+
+fn past_limit(msg: String) -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::FileTooLarge, PastLimit(msg))
+}
+
+/// Whether `e` is [`Unpack`] refusing to inflate past its limit.
+pub fn is_past_limit(e: &std::io::Error) -> bool {
+    e.get_ref().is_some_and(|inner| inner.is::<PastLimit>())
 }
 
 /// See [`Unpack::bounded`]. A stream that holds more than `max` is cut there: the write
@@ -124,10 +146,10 @@ impl std::io::Write for Bounded<'_> {
         let end = self.written.saturating_add(buf.len() as u64);
         if let Some(max) = self.max {
             if end > max {
-                return Err(std::io::Error::new(
-                    std::io::ErrorKind::FileTooLarge,
-                    format!("{} inflates to more than {max} bytes", self.what),
-                ));
+                return Err(past_limit(format!(
+                    "{} inflates to more than {max} bytes",
+                    self.what
+                )));
             }
         }
         if self.written >= self.next_check {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
-use hprof_shrink::serve::{self, budget, Access, Budget, Config, Secret};
+use hprof_shrink::serve::{self, budget, conn_limits, Access, Budget, Config, Limits, Secret};
 
 use crate::error::HostError;
 use crate::say::say;
@@ -153,6 +153,109 @@ pub struct ServeArgs {
     /// tests.
     #[arg(long, hide = true, default_value_t = 0, value_name = "MS")]
     pub answer_delay_ms: u64,
+
+    #[command(flatten)]
+    pub limits: LimitArgs,
+}
+
+/// Connections, timeouts, uploads at once, and the names answered without a token.
+#[derive(Debug, Args)]
+pub struct LimitArgs {
+    /// Connections open at once; past it new ones wait in the kernel's listen queue. Lowered
+    /// (with a warning) to what the file descriptor limit allows.
+    #[arg(long, value_name = "N", default_value_t = conn_limits::DEFAULT_MAX_CONNECTIONS, help_heading = "Limits")]
+    pub max_connections: usize,
+
+    /// Connections that have presented no valid token yet (at most 7/8 of
+    /// --max-connections); a new one past it closes the one idle longest (or slowest with
+    /// its headers), else is answered 503.
+    #[arg(long, value_name = "N", default_value_t = conn_limits::DEFAULT_MAX_UNAUTHENTICATED, help_heading = "Limits")]
+    pub max_unauthenticated_connections: usize,
+
+    /// Uploads received and verified at once (one whose client is slow holds about 1.2 MiB
+    /// of memory, 2.2 MiB for a multipart POST); past it, 503 with Retry-After.
+    #[arg(long, value_name = "N", default_value_t = conn_limits::DEFAULT_MAX_UPLOADS, help_heading = "Limits")]
+    pub max_uploads: usize,
+
+    /// Seconds from a request's first byte to the end of its headers; past it the
+    /// connection is closed.
+    #[arg(long, value_name = "SECONDS", default_value_t = conn_limits::DEFAULT_HEADER_TIMEOUT.as_secs_f64(), help_heading = "Limits")]
+    pub header_timeout: f64,
+
+    /// Seconds a connection may stay open with no request (keep-alive, or before the
+    /// first one).
+    #[arg(long, value_name = "SECONDS", default_value_t = conn_limits::DEFAULT_IDLE_TIMEOUT.as_secs_f64(), help_heading = "Limits")]
+    pub idle_timeout: f64,
+
+    /// A request body must bring --body-min-bytes in every this many seconds of waiting for
+    /// it (else 408 and the connection closed); an answer the client does not read for this
+    /// long is dropped.
+    #[arg(long, value_name = "SECONDS", default_value_t = conn_limits::DEFAULT_BODY_TIMEOUT.as_secs_f64(), help_heading = "Limits")]
+    pub body_timeout: f64,
+
+    /// See --body-timeout.
+    #[arg(long, value_name = "BYTES", default_value_t = conn_limits::DEFAULT_BODY_MIN_BYTES, help_heading = "Limits")]
+    pub body_min_bytes: u64,
+
+    /// A name (besides IP addresses and localhost) under which requests without a token are
+    /// answered, e.g. with --public-read; others get 421, so that no web page can read the
+    /// server through DNS rebinding. Repeat it or give a comma list.
+    #[arg(long, value_name = "NAME", value_delimiter = ',')]
+    pub public_host: Vec<String>,
+}
+
+/// A number of seconds a flag gives, within reason.
+fn seconds(flag: &str, v: f64) -> Result<Duration, HostError> {
+    if v.is_finite() && (0.05..=86_400.0).contains(&v) {
+        Ok(Duration::from_secs_f64(v))
+    } else {
+        Err(HostError::Usage(format!(
+            "--{flag} must be between 0.05 and 86400 seconds"
+        )))
+    }
+}
+
+impl LimitArgs {
+    fn limits(&self) -> Result<Limits, HostError> {
+        for (flag, n) in [
+            ("max-connections", self.max_connections),
+            (
+                "max-unauthenticated-connections",
+                self.max_unauthenticated_connections,
+            ),
+            ("max-uploads", self.max_uploads),
+        ] {
+            if n == 0 {
+                return Err(HostError::Usage(format!("--{flag} must be at least 1")));
+            }
+        }
+        Ok(Limits {
+            max_connections: self.max_connections,
+            max_unauthenticated: self.max_unauthenticated_connections,
+            max_uploads: self.max_uploads,
+            header_timeout: seconds("header-timeout", self.header_timeout)?,
+            idle_timeout: seconds("idle-timeout", self.idle_timeout)?,
+            body_timeout: seconds("body-timeout", self.body_timeout)?,
+            body_min_bytes: self.body_min_bytes,
+        })
+    }
+
+    /// The --public-host names as compared: lowercase, no port or final dot.
+    fn hosts(&self) -> Result<Vec<String>, HostError> {
+        self.public_host
+            .iter()
+            .map(|h| {
+                let name = serve::auth::host_name(h.trim());
+                if name.is_empty() || name.contains(['/', ' ', '@']) {
+                    Err(HostError::Usage(format!(
+                        "--public-host {h:?} is not a host name"
+                    )))
+                } else {
+                    Ok(name)
+                }
+            })
+            .collect()
+    }
 }
 
 /// A token from its file, or else from the environment.
@@ -174,12 +277,21 @@ pub fn run(a: ServeArgs) -> Result<(), HostError> {
         upload: token(a.upload_token_file.as_ref(), UPLOAD_TOKEN_ENV)?,
         read: token(a.read_token_file.as_ref(), READ_TOKEN_ENV)?,
         public_read: a.public_read,
+        public_hosts: a.limits.hosts()?,
     };
+    let limits = a.limits.limits()?;
     if !a.worker && access.upload.is_none() {
         say!(
             "hprof-shrink: warning: no upload token ({UPLOAD_TOKEN_ENV} or --upload-token-file): anyone who reaches {} can upload",
             a.listen
         );
+    }
+    if !a.worker
+        && access.public_read
+        && !a.listen.ip().is_loopback()
+        && access.public_hosts.is_empty()
+    {
+        say!("hprof-shrink: note: --public-read answers requests without a token under an IP address or localhost only; give --public-host NAME for each DNS name readers use");
     }
     if !a.worker && access.read.is_none() && !access.public_read {
         say!("hprof-shrink: warning: no read token ({READ_TOKEN_ENV} or --read-token-file) and no --public-read: nobody can read the pages");
@@ -245,6 +357,7 @@ pub fn run(a: ServeArgs) -> Result<(), HostError> {
         answer_delay: Duration::from_millis(a.answer_delay_ms),
         budget,
         log: Arc::new(|m: &str| say!("hprof-shrink: {m}")),
+        limits,
     };
     serve::run(config)?;
     Ok(())

@@ -382,7 +382,7 @@ pub fn run_job(dir: &Path) -> u8 {
 /// inflating past its limit is the package's.
 fn is_passing(e: &AnalyzeError) -> bool {
     match e {
-        AnalyzeError::Io { source, .. } => source.kind() != io::ErrorKind::FileTooLarge,
+        AnalyzeError::Io { source, .. } => !hprof_shrink_core::space::is_past_limit(source),
         AnalyzeError::Cancelled => true,
         _ => false,
     }

@@ -4,7 +4,7 @@
 //! hundreds of megabytes. So each value is cut where it is recorded (the package file
 //! itself stays as it was sent), lists carry only the short columns, every list a page or
 //! an answer shows has a stated length with a count of what was left out, and the groups
-//! cache has a memory budget. docs/serve.md ("Limits") states each of these.
+//! cache has a memory budget. docs/serve.md ("What packages carry") states each of these.
 
 use std::borrow::Cow;
 

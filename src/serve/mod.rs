@@ -12,7 +12,9 @@
 //!   per filter, change by change, within a memory budget;
 //! - [`limits`]: how much is kept and shown of what packages carry;
 //! - [`views`] and [`pages`]: what readers get, as JSON and HTML;
-//! - [`auth`]: the upload and read tokens.
+//! - [`auth`]: the upload and read tokens, and the names a request without one may use;
+//! - [`conn`], [`body`] and [`conn_limits`]: the accept loop, each connection's timeouts and the
+//!   caps on connections and uploads; [`fault`]: failures of the server's own as 503/507.
 //!
 //! The data directory: `meta.sqlite` (and its WAL), `packages/<md5>.zip`,
 //! `analyses/<id>.json`, `pictures/<hash>.png`, `tmp/` for bodies on their way in,
@@ -23,8 +25,12 @@
 pub mod auth;
 pub mod background;
 pub mod blobs;
+pub mod body;
 pub mod budget;
 pub mod cache;
+pub mod conn;
+pub mod conn_limits;
+pub mod fault;
 pub mod groups;
 pub mod guard;
 pub mod jobs;
@@ -48,6 +54,7 @@ use tokio::sync::{watch, Notify};
 pub use auth::{Access, Secret};
 use blobs::Blobs;
 pub use budget::Budget;
+pub use conn_limits::Limits;
 use store::Store;
 
 /// The largest package taken by default.
@@ -69,6 +76,9 @@ impl Dirs {
         Dirs {
             root: root.to_path_buf(),
         }
+    }
+    pub fn root(&self) -> &Path {
+        &self.root
     }
     pub fn db(&self) -> PathBuf {
         self.root.join("meta.sqlite")
@@ -127,6 +137,8 @@ pub struct Config {
     /// free disk; and the backoff between attempts.
     pub budget: Budget,
     pub log: Log,
+    /// Connections, timeouts and uploads at once ([`conn_limits`]).
+    pub limits: Limits,
 }
 
 /// What every handler shares.
@@ -148,6 +160,10 @@ pub struct App {
     /// `meta.sqlite` as opened (the embedded database only).
     pub db_file: Option<guard::Identity>,
     pub log: Log,
+    /// Connections, timeouts and uploads at once, as fitted to the descriptor limit.
+    pub limits: Limits,
+    /// A place per upload being received ([`Limits::max_uploads`]).
+    pub uploads: Arc<tokio::sync::Semaphore>,
 }
 
 impl App {
@@ -259,9 +275,14 @@ pub fn router(app: Arc<App>) -> Router {
             axum::routing::put(receive::put).get(views::package_api),
         )
         .route("/api/packages/{id}/requeue", post(jobs::requeue));
+    let log = app.log.clone();
     reads
         .merge(uploads)
         .layer(DefaultBodyLimit::disable())
+        .layer(axum::middleware::from_fn_with_state(
+            log,
+            fault::log_answers,
+        ))
         .with_state(app)
 }
 
@@ -367,6 +388,14 @@ pub async fn start(config: Config) -> Result<Running, ServeError> {
             what: "the listening address".into(),
             source,
         })?;
+    let mut limits = config.limits;
+    if listener.is_some() {
+        match limits.fit_to_fd_limit(config.workers) {
+            Ok(Some(note)) => (config.log)(&note),
+            Ok(None) => {}
+            Err(e) => return Err(ServeError::Config(e)),
+        }
+    }
     let app = Arc::new(App {
         store,
         blobs,
@@ -381,21 +410,16 @@ pub async fn start(config: Config) -> Result<Running, ServeError> {
         budget: config.budget,
         db_file,
         log: config.log,
+        uploads: Arc::new(tokio::sync::Semaphore::new(limits.max_uploads.max(1))),
+        limits,
     });
     let (stop, stopped) = watch::channel(false);
     let workers = (0..config.workers)
         .map(|_| tokio::spawn(jobs::worker(app.clone(), stopped.clone())))
         .collect();
     let server = listener.map(|listener| {
-        let mut stopped_srv = stopped.clone();
         let routes = router(app.clone());
-        tokio::spawn(async move {
-            axum::serve(listener, routes)
-                .with_graceful_shutdown(async move {
-                    let _ = stopped_srv.wait_for(|s| *s).await;
-                })
-                .await
-        })
+        tokio::spawn(conn::serve(listener, app.clone(), routes, stopped.clone()))
     });
     if server.is_some() {
         // The unfiltered groups made from every row now, not while the first reader waits

@@ -279,8 +279,23 @@ pub fn package(pkg: &Package, leaks: &[PackageLeak], bitmaps: &[BitmapGroup]) ->
     page(&format!("Package {}", p.id), body)
 }
 
-pub fn packages(list: &[PackageRow]) -> String {
+/// One page of the package list, newest first; `paged`: not the first page; `next`: the
+/// id the next (older) page starts below; `limit`: the page's size when one was asked for.
+pub fn packages(list: &[PackageRow], paged: bool, next: Option<i64>, limit: Option<i64>) -> String {
+    let limit = limit.map(|l| format!("&limit={l}")).unwrap_or_default();
+    let newest = match limit.strip_prefix('&') {
+        Some(l) => format!("/packages?{l}"),
+        None => "/packages".to_string(),
+    };
+    let links = html! {
+        p.pages {
+            @if paged { a href=(newest) { "← newest" } " " }
+            @if let Some(id) = next { a href={ "/packages?before=" (id) (limit) } { "older →" } }
+        }
+    };
     let body = html! {
+        @if list.is_empty() { p { "None." } }
+        (links)
         table {
             tr { th { "id" } th { "name" } th { "received" } th { "SDK" } th { "manufacturer" } th { "app version" } th { "analysis" } }
             @for p in list {
@@ -293,6 +308,7 @@ pub fn packages(list: &[PackageRow]) -> String {
                 }
             }
         }
+        (links)
     };
     page("Packages", body)
 }

@@ -2,13 +2,18 @@
 //! `PUT /api/packages/{name}.zip` (the raw zip with Content-MD5). The body streams to a
 //! temporary file while its MD5 is computed; the MD5 is checked, the package verified, and
 //! only then is it renamed into place, recorded and answered 2xx. Any refusal leaves
-//! nothing behind: the temporary file goes with it.
+//! nothing behind: the temporary file goes with it. At most [`Limits::max_uploads`]
+//! bodies are taken at once; a failure of the server's own (disk, database, store) is
+//! 503 or 507 with `Retry-After`, never a 4xx.
+//!
+//! [`Limits::max_uploads`]: super::conn_limits::Limits::max_uploads
 
 use std::io::{Read, Write};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use axum::body::Body;
-use axum::extract::{Multipart, Path, State};
+use axum::extract::{FromRequest, Multipart, Path, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -19,16 +24,25 @@ use hprof_shrink_core::Control;
 use md5::{Digest, Md5};
 use serde_json::json;
 use tempfile::TempPath;
+use tokio::sync::OwnedSemaphorePermit;
 
+use super::auth::Denied;
 use super::blobs::package_key;
+use super::body::stalled_in;
+use super::conn_limits::BUSY_RETRY_AFTER;
+use super::fault::{scrub, Fault, Why};
 use super::store::NewPackage;
 use super::App;
 
 /// Bytes gathered before one write to the temporary file (and one hop to a blocking thread).
 const WRITE_CHUNK: usize = 1 << 20;
-/// The most a multipart text field (a `result.info` value, the md5) may hold.
-const MAX_FIELD: usize = 64 * 1024;
-/// What a multipart request may carry besides the file: boundaries, headers, text fields.
+/// The most one multipart text field (a `result.info` value, the md5) may hold.
+pub const MAX_FIELD: usize = 8 * 1024;
+/// The most all of a request's text fields may hold together.
+pub const MAX_FIELDS: u64 = 64 * 1024;
+/// What a multipart request may carry besides its fields' contents (boundaries, part
+/// headers), counting what the parser reads ahead: the body may not run further than
+/// this ahead of the field bytes taken.
 const MULTIPART_SLACK: u64 = 1 << 20;
 /// How much of a refused body is still read, and for how long, so that its client gets
 /// the answer (see [`drain_later`]).
@@ -65,46 +79,114 @@ where
     left
 }
 
-/// Why a package was not taken: the status and a sentence for the client.
+/// Why a package was not taken: the status, a sentence for the client, what the log
+/// says (the sentence and, for a failure of the server's own, its cause) and how long to
+/// wait before trying again.
 #[derive(Debug)]
-pub struct Refusal(pub StatusCode, pub String);
+pub struct Refusal {
+    pub status: StatusCode,
+    pub message: String,
+    detail: Option<String>,
+    retry_after: Option<u32>,
+}
 
 impl Refusal {
-    fn bad(msg: impl Into<String>) -> Refusal {
-        Refusal(StatusCode::BAD_REQUEST, msg.into())
+    pub fn new(status: StatusCode, message: impl Into<String>) -> Refusal {
+        Refusal {
+            status,
+            message: message.into(),
+            detail: None,
+            retry_after: None,
+        }
     }
-    fn internal(msg: impl Into<String>) -> Refusal {
-        Refusal(StatusCode::INTERNAL_SERVER_ERROR, msg.into())
+    fn bad(msg: impl Into<String>) -> Refusal {
+        Refusal::new(StatusCode::BAD_REQUEST, msg)
+    }
+    fn fault(f: Fault) -> Refusal {
+        Refusal {
+            status: f.status(),
+            message: f.message(),
+            detail: Some(f.detail.clone()),
+            retry_after: f.retry_after(),
+        }
+    }
+    fn internal(detail: impl Into<String>) -> Refusal {
+        Refusal::fault(Fault::internal(detail))
+    }
+    fn unauthorized(why: Denied) -> Refusal {
+        Refusal::new(
+            StatusCode::UNAUTHORIZED,
+            match why {
+                Denied::Missing => {
+                    "an upload token is needed: send it as Authorization: Bearer TOKEN"
+                }
+                Denied::Wrong => "the upload token is wrong",
+            },
+        )
+    }
+    /// A body that stopped coming: the client may try again (408 is retried by `upload`).
+    fn stalled(e: impl std::fmt::Display) -> Refusal {
+        Refusal::new(StatusCode::REQUEST_TIMEOUT, e.to_string())
+    }
+    /// Too many uploads at once.
+    fn busy() -> Refusal {
+        Refusal {
+            retry_after: Some(BUSY_RETRY_AFTER),
+            ..Refusal::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the server is taking as many uploads as it may at once: try again shortly",
+            )
+        }
+    }
+    /// A cut-off or broken body: 408 if it stalled, else 400.
+    fn body(e: &(dyn std::error::Error + 'static)) -> Refusal {
+        match stalled_in(e) {
+            Some(s) => Refusal::stalled(s),
+            None => Refusal::bad(format!("the body was cut off: {e}")),
+        }
     }
 }
 
 impl IntoResponse for Refusal {
     fn into_response(self) -> Response {
-        let mut r = (self.0, Json(json!({ "error": self.1 }))).into_response();
-        if self.0 == StatusCode::UNAUTHORIZED {
-            r.headers_mut().insert(
+        let mut r = (self.status, Json(json!({ "error": self.message }))).into_response();
+        let h = r.headers_mut();
+        if self.status == StatusCode::UNAUTHORIZED {
+            h.insert(
                 header::WWW_AUTHENTICATE,
                 HeaderValue::from_static("Bearer realm=\"hprof-shrink upload\""),
             );
         }
-        if self.0 == StatusCode::PAYLOAD_TOO_LARGE {
-            // The rest of the body is not read: the client must not reuse the connection.
-            r.headers_mut()
-                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        if let Some(s) = self.retry_after {
+            h.insert(header::RETRY_AFTER, HeaderValue::from(s));
         }
+        if matches!(
+            self.status,
+            StatusCode::PAYLOAD_TOO_LARGE | StatusCode::REQUEST_TIMEOUT
+        ) {
+            // The rest of the body is not read: the client must not reuse the connection.
+            h.insert(header::CONNECTION, HeaderValue::from_static("close"));
+        }
+        let why = match self.detail {
+            Some(d) => format!("{}: {d}", self.message),
+            None => self.message,
+        };
+        r.extensions_mut().insert(Why(why));
         r
     }
 }
 
 fn too_large(max: u64) -> Refusal {
-    Refusal(
+    Refusal::new(
         StatusCode::PAYLOAD_TOO_LARGE,
         format!("the package is larger than this server's limit of {max} bytes"),
     )
 }
 
 /// A body on its way to a temporary file: written in large pieces off the async threads,
-/// hashed as it goes, cut off past the limit.
+/// hashed as it goes, cut off past the limit. Its buffer grows with what came (up to
+/// [`WRITE_CHUNK`] and the chunk that fills it) and is used again: a stalled upload holds
+/// what it sent since the last write, under 1 MiB.
 struct Sink {
     file: Option<std::fs::File>,
     path: TempPath,
@@ -120,21 +202,26 @@ struct Sink {
 /// How often a body on its way in looks at the free space again.
 const ROOM_EVERY: u64 = 64 << 20;
 
+/// A failure of the server's disk while taking a body in.
+fn disk(e: &std::io::Error) -> Refusal {
+    Refusal::fault(Fault::io("the server's disk", e))
+}
+
 impl Sink {
-    fn new(app: &App) -> Result<Sink, Refusal> {
+    fn new(app: &App, max: u64) -> Result<Sink, Refusal> {
         let (file, path) = tempfile::Builder::new()
             .prefix("upload-")
             .suffix(".part")
             .tempfile_in(app.dirs.tmp())
-            .map_err(|e| Refusal::internal(format!("cannot make a temporary file: {e}")))?
+            .map_err(|e| disk(&e))?
             .into_parts();
         Ok(Sink {
             file: Some(file),
             path,
             hasher: Some(Md5::new()),
-            buf: Vec::with_capacity(WRITE_CHUNK),
+            buf: Vec::new(),
             len: 0,
-            max: app.max_bytes,
+            max,
             keep_free: app.budget.keep_free,
             next_room: 0,
         })
@@ -144,6 +231,14 @@ impl Sink {
         self.len += chunk.len() as u64;
         if self.len > self.max {
             return Err(too_large(self.max));
+        }
+        let want = self.buf.len() + chunk.len();
+        if want > self.buf.capacity() {
+            // Doubling, but never past one write's worth and the chunk that ends it.
+            let cap = want
+                .max(2 * self.buf.capacity())
+                .min(WRITE_CHUNK + chunk.len());
+            self.buf.reserve_exact(cap - self.buf.len());
         }
         self.buf.extend_from_slice(chunk);
         if self.buf.len() >= WRITE_CHUNK {
@@ -156,22 +251,24 @@ impl Sink {
         let (Some(mut file), Some(mut hasher)) = (self.file.take(), self.hasher.take()) else {
             return Err(Refusal::internal("the temporary file was lost"));
         };
-        let buf = std::mem::replace(&mut self.buf, Vec::with_capacity(WRITE_CHUNK));
+        let mut buf = std::mem::take(&mut self.buf);
         if self.len >= self.next_room {
             // The rest of a body of this size, at most, must fit (a statvfs: no write).
             room(&file, ROOM_EVERY.min(self.max), self.keep_free)?;
             self.next_room = self.len.saturating_add(ROOM_EVERY);
         }
-        let (file, hasher, r) = tokio::task::spawn_blocking(move || {
+        let (file, hasher, buf, r) = tokio::task::spawn_blocking(move || {
             hasher.update(&buf);
             let r = file.write_all(&buf);
-            (file, hasher, r)
+            buf.clear();
+            (file, hasher, buf, r)
         })
         .await
         .map_err(|e| Refusal::internal(e.to_string()))?;
-        r.map_err(|e| Refusal::internal(format!("cannot write the package: {e}")))?;
+        r.map_err(|e| disk(&e))?;
         self.file = Some(file);
         self.hasher = Some(hasher);
+        self.buf = buf;
         Ok(())
     }
 
@@ -182,7 +279,7 @@ impl Sink {
         tokio::task::spawn_blocking(move || file.sync_all())
             .await
             .map_err(|e| Refusal::internal(e.to_string()))?
-            .map_err(|e| Refusal::internal(format!("cannot sync the package: {e}")))?;
+            .map_err(|e| disk(&e))?;
         let md5: [u8; 16] = self
             .hasher
             .take()
@@ -276,7 +373,15 @@ async fn accept(
     claimed: [u8; 16],
     name: &str,
 ) -> Result<Response, Refusal> {
-    let unavailable = |why| Refusal(StatusCode::SERVICE_UNAVAILABLE, why);
+    // The database file is gone: nothing recorded now would outlive a restart (503). Why
+    // is logged once, when first seen ([`App::database_intact`]), not with every refusal.
+    let unavailable = |_why: String| {
+        Refusal::fault(Fault {
+            kind: super::fault::Kind::Unavailable,
+            what: "the database",
+            detail: "its file is not the one this server opened".into(),
+        })
+    };
     app.database_intact().map_err(unavailable)?;
     let taken = take(app, tmp, md5, len, claimed, name).await?;
     app.database_intact().map_err(unavailable)?;
@@ -315,7 +420,14 @@ async fn take(
     })
     .await
     .map_err(|e| Refusal::internal(e.to_string()))?;
-    let verified = verified?;
+    let verified = verified.map_err(|e| match e {
+        Unverified::Bad(why) => Refusal::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            scrub(app, &why, &[(&tmp, "the package")]),
+        ),
+        Unverified::TooLarge(why) => Refusal::new(StatusCode::PAYLOAD_TOO_LARGE, why),
+        Unverified::Fault(f) => Refusal::fault(f),
+    })?;
     // Stored before it is recorded: a record always has its package. A process killed in
     // between leaves an object without a record, which the client's retry (it got no
     // answer) records; the same bytes land on the same key.
@@ -347,70 +459,63 @@ async fn take(
 }
 
 fn store_failed(e: std::io::Error) -> Refusal {
-    Refusal(
-        StatusCode::SERVICE_UNAVAILABLE,
-        format!("cannot store the package: {e}"),
-    )
+    Refusal::fault(Fault::io("the package store", &e))
 }
 
 fn db(e: sqlx::Error) -> Refusal {
-    Refusal(
-        StatusCode::SERVICE_UNAVAILABLE,
-        format!("the database failed: {e}"),
-    )
+    Refusal::fault(Fault::db(&e))
+}
+
+/// Why a package did not verify: its own fault (422), too large inflated (413), or the
+/// server's.
+enum Unverified {
+    Bad(String),
+    TooLarge(String),
+    Fault(Fault),
 }
 
 /// A zip whose `verify` passes, its hprof inflated under `tmp/` within the server's
-/// bounds; refused with 422 and the reason, 413 when it inflates past the limit, 507 when
-/// the disk has no room for it.
+/// bounds. A package that is wrong is [`Unverified::Bad`], one that inflates past the
+/// limit [`Unverified::TooLarge`]; a file the server cannot read or unpack to check (a
+/// full disk, no room left to keep free, too many open files) is the server's failure.
 fn verify(
     path: &std::path::Path,
     unpack: &hprof_shrink_core::space::Unpack,
-) -> Result<hprof_shrink_core::verify::Verified, Refusal> {
+) -> Result<hprof_shrink_core::verify::Verified, Unverified> {
+    use hprof_shrink_core::hprof::FormatError;
+    use hprof_shrink_core::space::is_past_limit;
+    use hprof_shrink_core::Error;
+    let disk = |e: &std::io::Error| Unverified::Fault(Fault::io("the server's disk", e));
     let mut magic = [0u8; 4];
     let n = std::fs::File::open(path)
         .and_then(|mut f| f.read(&mut magic))
-        .map_err(|e| Refusal::internal(e.to_string()))?;
+        .map_err(|e| disk(&e))?;
     if n < 4 || &magic != b"PK\x03\x04" {
-        return Err(Refusal(
-            StatusCode::UNPROCESSABLE_ENTITY,
+        return Err(Unverified::Bad(
             "not a package: a package is a zip (result.info, the hprof, extra.info)".into(),
         ));
     }
     hprof_shrink_core::verify::verify_path_within(path, None, None, unpack, &Control::default())
-        .map_err(|e| match &e {
-            hprof_shrink_core::Error::Io(f)
-                if f.source.kind() == std::io::ErrorKind::FileTooLarge =>
-            {
-                Refusal(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    format!(
-                        "the package's hprof inflates past this server's limit: {}",
-                        f.source
-                    ),
-                )
+        .map_err(|e| {
+            let io = match &e {
+                Error::Io(f) | Error::Format(FormatError::Io(f)) => Some(&f.source),
+                Error::Write(e) | Error::Thread(e) => Some(e),
+                _ => None,
+            };
+            match io {
+                Some(io) if is_past_limit(io) => Unverified::TooLarge(format!(
+                    "the package's hprof inflates past this server's limit: {io}"
+                )),
+                Some(io) => Unverified::Fault(Fault {
+                    detail: e.to_string(),
+                    ..Fault::io("the server's disk", io)
+                }),
+                None => Unverified::Bad(format!("the package does not verify: {e}")),
             }
-            hprof_shrink_core::Error::Io(f)
-                if f.source.kind() == std::io::ErrorKind::StorageFull =>
-            {
-                no_room()
-            }
-            _ => Refusal(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                format!("the package does not verify: {e}"),
-            ),
         })
 }
 
-/// The data disk would be left with less than the server keeps free.
-fn no_room() -> Refusal {
-    Refusal(
-        StatusCode::INSUFFICIENT_STORAGE,
-        "the server has no room for the package now: try again later".into(),
-    )
-}
-
-/// Whether `more` bytes still fit beside `file`, leaving `keep_free`.
+/// Whether `more` bytes still fit beside `file`, leaving `keep_free`: else 507.
 fn room(file: &std::fs::File, more: u64, keep_free: u64) -> Result<(), Refusal> {
     let unpack = hprof_shrink_core::space::Unpack {
         keep_free,
@@ -418,7 +523,15 @@ fn room(file: &std::fs::File, more: u64, keep_free: u64) -> Result<(), Refusal> 
     };
     unpack
         .admit("the package", more, file)
-        .map_err(|_| no_room())
+        .map_err(|e| disk(&e))
+}
+
+/// Takes one of the upload places, or says the server is busy.
+fn upload_place(app: &Arc<App>) -> Result<OwnedSemaphorePermit, Refusal> {
+    app.uploads
+        .clone()
+        .try_acquire_owned()
+        .map_err(|_| Refusal::busy())
 }
 
 pub async fn put(
@@ -428,18 +541,19 @@ pub async fn put(
     body: Body,
 ) -> Result<Response, Refusal> {
     let mut stream = body.into_data_stream();
-    let claimed = match put_allowed(&app, &name, &headers) {
-        Ok(claimed) => claimed,
+    let allowed = put_allowed(&app, &name, &headers).and_then(|c| Ok((c, upload_place(&app)?)));
+    let (claimed, _place) = match allowed {
+        Ok(c) => c,
         Err(e) => {
             drain_later(|left| discard(stream, left));
             return Err(e);
         }
     };
-    let mut sink = Sink::new(&app)?;
+    let mut sink = Sink::new(&app, app.max_bytes)?;
     while let Some(chunk) = stream.next().await {
-        let chunk = chunk.map_err(|e| Refusal::bad(format!("the body was cut off: {e}")))?;
+        let chunk = chunk.map_err(|e| Refusal::body(&e))?;
         if let Err(e) = sink.push(&chunk).await {
-            if e.0 == StatusCode::PAYLOAD_TOO_LARGE {
+            if e.status == StatusCode::PAYLOAD_TOO_LARGE {
                 drain_later(|left| discard(stream, left));
             }
             return Err(e);
@@ -452,16 +566,13 @@ pub async fn put(
 /// What a PUT must pass before its body is read: the token, the path, the Content-MD5
 /// (returned) and the announced length.
 fn put_allowed(app: &App, name: &str, headers: &HeaderMap) -> Result<[u8; 16], Refusal> {
-    if !app.access.may_upload(headers) {
-        return Err(Refusal(
-            StatusCode::UNAUTHORIZED,
-            "an upload token is needed".into(),
-        ));
-    }
+    app.access
+        .upload_check(headers)
+        .map_err(Refusal::unauthorized)?;
     if !name.ends_with(".zip") {
-        return Err(Refusal(
+        return Err(Refusal::new(
             StatusCode::NOT_FOUND,
-            "PUT a package to /api/packages/NAME.zip".into(),
+            "PUT a package to /api/packages/NAME.zip",
         ));
     }
     let claimed = parse_content_md5(headers)?;
@@ -471,63 +582,148 @@ fn put_allowed(app: &App, name: &str, headers: &HeaderMap) -> Result<[u8; 16], R
     Ok(claimed)
 }
 
-pub async fn post(
-    State(app): State<Arc<App>>,
-    headers: HeaderMap,
-    multipart: Result<Multipart, axum::extract::multipart::MultipartRejection>,
-) -> Result<Response, Refusal> {
-    let refused = if !app.access.may_upload(&headers) {
-        Some(Refusal(
-            StatusCode::UNAUTHORIZED,
-            "an upload token is needed".into(),
-        ))
-    } else if content_length(&headers).is_some_and(|n| n > app.max_bytes + MULTIPART_SLACK) {
-        Some(too_large(app.max_bytes))
-    } else {
-        None
-    };
-    let mut mp = match (multipart, refused) {
-        (Ok(mp), None) => mp,
-        (Err(e), None) => return Err(Refusal::bad(e.body_text())),
-        (Err(_), Some(e)) => return Err(e),
-        (Ok(mp), Some(e)) => {
+/// How far a multipart body may be read: no further than [`MULTIPART_SLACK`] ahead of the
+/// field bytes the handler has taken (which it bounds itself), so that a part header
+/// without end, or fields read ahead of the handler, cannot grow the parser's buffer.
+#[derive(Default)]
+struct Budget {
+    read: AtomicU64,
+    taken: AtomicU64,
+    /// Past the limit: the body is refused 413.
+    over: AtomicBool,
+    /// Refused, and being read only to be thrown away.
+    draining: AtomicBool,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("the multipart body runs past its fields")]
+struct OverBudget;
+
+impl Budget {
+    fn take(&self, n: usize) {
+        self.taken.fetch_add(n as u64, Ordering::Relaxed);
+    }
+
+    /// `body` read under this budget.
+    fn wrap(self: &Arc<Self>, body: Body) -> Body {
+        let budget = self.clone();
+        Body::from_stream(body.into_data_stream().map(move |chunk| {
+            let chunk = chunk?;
+            let read =
+                budget.read.fetch_add(chunk.len() as u64, Ordering::Relaxed) + chunk.len() as u64;
+            if read > budget.taken.load(Ordering::Relaxed) + MULTIPART_SLACK
+                && !budget.draining.load(Ordering::Relaxed)
+            {
+                budget.over.store(true, Ordering::Relaxed);
+                return Err(axum::Error::new(OverBudget));
+            }
+            Ok::<Bytes, axum::Error>(chunk)
+        }))
+    }
+}
+
+pub async fn post(State(app): State<Arc<App>>, req: Request) -> Result<Response, Refusal> {
+    let (parts, body) = req.into_parts();
+    let headers = &parts.headers;
+    let budget = Arc::new(Budget::default());
+    let body = budget.wrap(body);
+    let refused = app
+        .access
+        .upload_check(headers)
+        .map_err(Refusal::unauthorized)
+        .and_then(|()| {
+            if content_length(headers).is_some_and(|n| n > app.max_bytes + MULTIPART_SLACK) {
+                Err(too_large(app.max_bytes))
+            } else {
+                upload_place(&app)
+            }
+        });
+    let multipart = Multipart::from_request(Request::from_parts(parts, body), &()).await;
+    let (mut mp, _place) = match (multipart, refused) {
+        (Ok(mp), Ok(place)) => (mp, place),
+        (Err(e), Ok(_)) => return Err(Refusal::bad(e.body_text())),
+        (Err(_), Err(e)) => return Err(e),
+        (Ok(mp), Err(e)) => {
+            budget.draining.store(true, Ordering::Relaxed);
             drain_later(|left| discard_parts(mp, left));
             return Err(e);
         }
     };
+    let result = read_parts(&app, &mut mp, &budget).await;
+    if let Err(e) = &result {
+        if e.status == StatusCode::PAYLOAD_TOO_LARGE {
+            budget.draining.store(true, Ordering::Relaxed);
+            drain_later(|left| discard_parts(mp, left));
+        }
+    }
+    let (tmp, md5, len, name, claimed) = result?;
+    accept(&app, tmp, md5, len, claimed, &name).await
+}
 
+type Parts = (TempPath, [u8; 16], u64, String, [u8; 16]);
+
+/// The fields of a multipart upload: the file to a temporary file, the md5. Text fields
+/// count against `--max-bytes` with the file, each at most [`MAX_FIELD`] and all at most
+/// [`MAX_FIELDS`].
+async fn read_parts(app: &App, mp: &mut Multipart, budget: &Budget) -> Result<Parts, Refusal> {
     let mut claimed: Option<[u8; 16]> = None;
     let mut file: Option<(TempPath, [u8; 16], u64, String)> = None;
+    let mut text: u64 = 0;
     let bad_part = |e: axum::extract::multipart::MultipartError| {
-        Refusal::bad(format!("bad multipart body: {}", e.body_text()))
+        if budget.over.load(Ordering::Relaxed) {
+            Refusal::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!(
+                    "the multipart body carries more than its fields ({} bytes of boundaries and part headers at most)",
+                    MULTIPART_SLACK
+                ),
+            )
+        } else if let Some(s) = stalled_in(&e) {
+            Refusal::stalled(s)
+        } else {
+            Refusal::bad(format!("bad multipart body: {}", e.body_text()))
+        }
     };
     while let Some(mut field) = mp.next_field().await.map_err(bad_part)? {
         match field.name() {
             Some("file") if file.is_none() => {
                 let name = clean_name(field.file_name().unwrap_or("package.zip"));
-                let mut sink = Sink::new(&app)?;
+                let mut sink = Sink::new(app, app.max_bytes.saturating_sub(text))?;
                 while let Some(chunk) = field.chunk().await.map_err(bad_part)? {
-                    if let Err(e) = sink.push(&chunk).await {
-                        if e.0 == StatusCode::PAYLOAD_TOO_LARGE {
-                            drop(field);
-                            drain_later(|left| discard_parts(mp, left));
-                        }
-                        return Err(e);
-                    }
+                    budget.take(chunk.len());
+                    sink.push(&chunk).await?;
                 }
                 let (tmp, md5, len) = sink.finish().await?;
                 file = Some((tmp, md5, len, name));
             }
             Some("file") => return Err(Refusal::bad("more than one file part")),
             name => {
-                let is_md5 = name == Some("md5");
-                let text = read_field(&mut field).await.map_err(bad_part)?;
-                let Some(text) = text else {
-                    return Err(Refusal::bad("a text field is too long"));
+                let name: String = name.unwrap_or("").chars().take(64).collect();
+                let is_md5 = name == "md5";
+                let value = read_field(&mut field, budget).await.map_err(bad_part)?;
+                let Some(value) = value else {
+                    return Err(Refusal::new(
+                        StatusCode::PAYLOAD_TOO_LARGE,
+                        format!("the text field {name:?} is longer than {MAX_FIELD} bytes"),
+                    ));
                 };
+                text += value.len() as u64;
+                if text > MAX_FIELDS {
+                    return Err(Refusal::new(
+                        StatusCode::PAYLOAD_TOO_LARGE,
+                        format!("the text fields hold more than {MAX_FIELDS} bytes together"),
+                    ));
+                }
+                let used = text + file.as_ref().map_or(0, |f| f.2);
+                if used > app.max_bytes {
+                    return Err(too_large(app.max_bytes));
+                }
                 if is_md5 {
+                    if claimed.is_some() {
+                        return Err(Refusal::bad("the md5 field is given more than once"));
+                    }
                     claimed = Some(
-                        parse_hex_md5(&text)
+                        parse_hex_md5(&value)
                             .ok_or_else(|| Refusal::bad("the md5 field is not 32 hex digits"))?,
                     );
                 }
@@ -538,7 +734,7 @@ pub async fn post(
     }
     let (tmp, md5, len, name) = file.ok_or_else(|| Refusal::bad("no file part"))?;
     let claimed = claimed.ok_or_else(|| Refusal::bad("no md5 field (hex MD5 of the file)"))?;
-    accept(&app, tmp, md5, len, claimed, &name).await
+    Ok((tmp, md5, len, name, claimed))
 }
 
 /// Reads up to `left` bytes of what is left of a multipart body, throwing them away.
@@ -554,10 +750,12 @@ async fn discard_parts(mut mp: Multipart, mut left: u64) {
 /// A text field, or None past [`MAX_FIELD`].
 async fn read_field(
     field: &mut axum::extract::multipart::Field<'_>,
+    budget: &Budget,
 ) -> Result<Option<String>, axum::extract::multipart::MultipartError> {
     let mut v: Vec<u8> = Vec::new();
     while let Some(chunk) = field.chunk().await? {
         let chunk: Bytes = chunk;
+        budget.take(chunk.len());
         if v.len() + chunk.len() > MAX_FIELD {
             return Ok(None);
         }
@@ -581,7 +779,7 @@ mod tests {
         assert_eq!(parse_content_md5(&h).unwrap(), m);
         h.insert("content-md5", "bm8=".parse().unwrap());
         assert_eq!(
-            parse_content_md5(&h).unwrap_err().0,
+            parse_content_md5(&h).unwrap_err().status,
             StatusCode::BAD_REQUEST
         );
     }

@@ -576,11 +576,12 @@ impl Store {
         })
     }
 
-    /// The most recent packages first, without their properties.
-    pub async fn packages(&self, limit: i64) -> DbResult<Vec<PackageRow>> {
+    /// The most recent packages first, without their properties, at most `limit` of them,
+    /// each with an id below `before` (a page of the list; `i64::MAX` for the first).
+    pub async fn packages(&self, limit: i64, before: i64) -> DbResult<Vec<PackageRow>> {
         const SQL: &str = package_sql::RECENT;
         on!(self, pool => {
-            let rows = sqlx::query(SQL).bind(limit).fetch_all(pool).await?;
+            let rows = sqlx::query(SQL).bind(limit).bind(before).fetch_all(pool).await?;
             rows.iter().map(|r| package_row!(r)).collect()
         })
     }
@@ -1133,7 +1134,7 @@ mod package_sql {
     pub const RECENT: &str = "SELECT p.id, p.md5, p.name, p.bytes, p.received_ms, p.sdk, \
          p.manufacturer, p.app_version, j.state, j.error, j.attempts, \
          j.analyses FROM packages p JOIN jobs j ON j.package_id = p.id \
-         ORDER BY p.id DESC LIMIT $1";
+         WHERE p.id < $2 ORDER BY p.id DESC LIMIT $1";
 }
 
 /// The package columns a filter can name (never text from a request in SQL).

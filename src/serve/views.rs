@@ -10,8 +10,10 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::Json;
 use serde_json::{json, Value};
 
+use super::auth::Denied;
 use super::blobs::{package_key, picture_key, Object};
 use super::cache::Groups;
+use super::fault::{scrub, Fault};
 use super::groups::{bitmap_groups, Fold, LeakGroup};
 use super::jobs::{is_hex, load};
 use super::limits;
@@ -20,32 +22,40 @@ use super::store::{Filter, LeakRow, Package};
 use super::App;
 use crate::analyze::model::Trace;
 
-/// A failed read: status and message, as JSON for `/api/` and as a page elsewhere.
-pub struct Failure(StatusCode, String);
+/// A failed read: status and message, as JSON; a failure of the server's own also carries
+/// `Retry-After` and its cause for the log ([`Fault`]).
+pub struct Failure(StatusCode, String, Option<Fault>);
 
 impl IntoResponse for Failure {
     fn into_response(self) -> Response {
-        (self.0, Json(json!({ "error": self.1 }))).into_response()
+        let mut r = (self.0, Json(json!({ "error": self.1 }))).into_response();
+        if let Some(f) = &self.2 {
+            f.decorate(&mut r);
+        }
+        r
+    }
+}
+
+impl From<Fault> for Failure {
+    fn from(f: Fault) -> Failure {
+        Failure(f.status(), f.message(), Some(f))
     }
 }
 
 fn db(e: sqlx::Error) -> Failure {
-    Failure(
-        StatusCode::SERVICE_UNAVAILABLE,
-        format!("the database failed: {e}"),
-    )
+    Fault::db(&e).into()
 }
 
 fn missing(what: &str) -> Failure {
-    Failure(StatusCode::NOT_FOUND, what.to_string())
+    Failure(StatusCode::NOT_FOUND, what.to_string(), None)
 }
 
-fn unauthorized() -> Response {
-    let mut r = (
-        StatusCode::UNAUTHORIZED,
-        Json(json!({ "error": "a read token is needed" })),
-    )
-        .into_response();
+fn unauthorized(why: Denied) -> Response {
+    let msg = match why {
+        Denied::Missing => "a read token is needed",
+        Denied::Wrong => "the read token is wrong",
+    };
+    let mut r = (StatusCode::UNAUTHORIZED, Json(json!({ "error": msg }))).into_response();
     // A browser asks the person for it (any user name, the token as password).
     r.headers_mut().insert(
         header::WWW_AUTHENTICATE,
@@ -55,10 +65,9 @@ fn unauthorized() -> Response {
 }
 
 pub async fn require_read(State(app): State<Arc<App>>, req: Request, next: Next) -> Response {
-    if app.access.may_read(req.headers()) {
-        next.run(req).await
-    } else {
-        unauthorized()
+    match app.access.read_check(req.headers()) {
+        Ok(()) => next.run(req).await,
+        Err(why) => unauthorized(why),
     }
 }
 
@@ -135,7 +144,7 @@ pub async fn group_page(
 fn html_or_not_found(page: Result<String, Failure>) -> Result<Html<String>, Response> {
     match page {
         Ok(html) => Ok(Html(html)),
-        Err(Failure(StatusCode::NOT_FOUND, m)) => {
+        Err(Failure(StatusCode::NOT_FOUND, m, _)) => {
             Err((StatusCode::NOT_FOUND, Html(pages::not_found(&m))).into_response())
         }
         Err(f) => Err(f.into_response()),
@@ -183,7 +192,26 @@ async fn package_named(app: &App, id: &str) -> Result<(i64, Package), Failure> {
         .await
         .map_err(db)?
         .ok_or_else(|| missing("no such package"))?;
-    Ok((id, p))
+    Ok((
+        id,
+        Package {
+            row: shown(app, p.row),
+            ..p
+        },
+    ))
+}
+
+/// A package row as answers show it: why its analysis failed, without the server's paths
+/// (the analyzer names the file it read).
+fn shown(app: &App, mut p: super::store::PackageRow) -> super::store::PackageRow {
+    if let Some(e) = &p.error {
+        let stored = match &app.blobs {
+            super::blobs::Blobs::Dir(root) => root.join(package_key(&p.md5)),
+            super::blobs::Blobs::S3(_) => std::path::PathBuf::new(),
+        };
+        p.error = Some(scrub(app, e, &[(&stored, "the package")]));
+    }
+    p
 }
 
 pub async fn package_page(
@@ -219,11 +247,11 @@ pub async fn package_api(
     Path(id): Path<String>,
     headers: HeaderMap,
 ) -> Result<Response, Failure> {
-    if !app.access.may_read(&headers) {
-        return Ok(unauthorized());
+    if let Err(why) = app.access.read_check(&headers) {
+        return Ok(unauthorized(why));
     }
     let (id, p) = package_named(&app, &id).await?;
-    let analysis = load(&app, id).await;
+    let analysis = analysis_of(&app, id, &p.row.name).await;
     Ok(Json(json!({
         "package": p,
         "download": format!("/packages/{id}/download"),
@@ -232,34 +260,75 @@ pub async fn package_api(
     .into_response())
 }
 
+/// A page of the package list: `limit` packages with ids below `before`, newest first.
 #[derive(serde::Deserialize)]
-pub struct Limit {
+pub struct Page {
     limit: Option<i64>,
+    before: Option<i64>,
+}
+
+/// Packages on one page of `/packages`, and in one answer of `/api/packages` (by default
+/// and at most: the answer's size is bounded, the rest is paged with `before`).
+const PAGE: i64 = limits::PACKAGES_PAGE;
+const API_PAGE: i64 = limits::PACKAGES_API;
+const API_MAX: i64 = limits::PACKAGES_API;
+
+/// One page of packages, and the id the next (older) page starts below, if there is one.
+async fn page_of(
+    app: &App,
+    p: &Page,
+    default: i64,
+    max: i64,
+) -> Result<(Vec<super::store::PackageRow>, Option<i64>), Failure> {
+    let limit = p.limit.unwrap_or(default).clamp(1, max);
+    let before = p.before.unwrap_or(i64::MAX);
+    let mut list: Vec<_> = app
+        .store
+        .packages(limit + 1, before)
+        .await
+        .map_err(db)?
+        .into_iter()
+        .map(|p| shown(app, p))
+        .collect();
+    let next = if list.len() as i64 > limit {
+        list.truncate(limit as usize);
+        list.last().map(|p| p.id)
+    } else {
+        None
+    };
+    Ok((list, next))
 }
 
 pub async fn packages_api(
     State(app): State<Arc<App>>,
-    Query(l): Query<Limit>,
+    Query(p): Query<Page>,
 ) -> Result<Json<Value>, Failure> {
-    let list = app
-        .store
-        .packages(
-            l.limit
-                .unwrap_or(limits::PACKAGES_API)
-                .clamp(1, limits::PACKAGES_API),
-        )
-        .await
-        .map_err(db)?;
-    Ok(Json(json!({ "packages": list })))
+    let (list, next) = page_of(&app, &p, API_PAGE, API_MAX).await?;
+    let limit = p.limit.map(|l| format!("&limit={}", l.clamp(1, API_MAX)));
+    let next = next.map(|id| format!("/api/packages?before={id}{}", limit.unwrap_or_default()));
+    Ok(Json(json!({ "packages": list, "next": next })))
 }
 
-pub async fn packages_page(State(app): State<Arc<App>>) -> Result<Html<String>, Failure> {
-    let list = app
-        .store
-        .packages(limits::PACKAGES_PAGE)
-        .await
-        .map_err(db)?;
-    Ok(Html(pages::packages(&list)))
+pub async fn packages_page(
+    State(app): State<Arc<App>>,
+    Query(p): Query<Page>,
+) -> Result<Html<String>, Failure> {
+    let (list, next) = page_of(&app, &p, PAGE, PAGE).await?;
+    let limit = p.limit.map(|l| l.clamp(1, PAGE));
+    Ok(Html(pages::packages(
+        &list,
+        p.before.is_some(),
+        next,
+        limit,
+    )))
+}
+
+/// A package's analysis as answers show it: its input named by the package's name, not by
+/// the file the worker read (a path of the server).
+async fn analysis_of(app: &App, id: i64, name: &str) -> Option<crate::analyze::Analysis> {
+    let mut a = load(app, id).await?;
+    a.input.path = name.to_string();
+    Some(a)
 }
 
 /// The analysis of one package as the self-contained page `analyze --html` writes.
@@ -267,8 +336,8 @@ pub async fn analysis_page(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
 ) -> Result<Html<String>, Failure> {
-    let id = parse_id(&id)?;
-    let a = load(&app, id)
+    let (id, p) = package_named(&app, &id).await?;
+    let a = analysis_of(&app, id, &p.row.name)
         .await
         .ok_or_else(|| missing("this package has no analysis (yet)"))?;
     let mut pictures: Vec<(String, Vec<u8>)> = Vec::new();
@@ -286,7 +355,7 @@ pub async fn analysis_page(
     let html =
         tokio::task::spawn_blocking(move || crate::analyze::render::html::render(&a, &pictures))
             .await
-            .map_err(|e| Failure(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+            .map_err(|e| Failure::from(Fault::internal(e.to_string())))?;
     Ok(Html(html))
 }
 
@@ -301,12 +370,7 @@ async fn send_file(
         .blobs
         .open(key)
         .await
-        .map_err(|e| {
-            Failure(
-                StatusCode::SERVICE_UNAVAILABLE,
-                format!("the package store failed: {e}"),
-            )
-        })?
+        .map_err(|e| Failure::from(Fault::io("the package store", &e)))?
         .ok_or_else(|| missing("the file is gone"))?;
     let mut r = Response::new(body);
     let h = r.headers_mut();
