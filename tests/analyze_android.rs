@@ -329,7 +329,7 @@ const WHOLE: &[&str] = &[
 /// Where the search for paths does not yet follow Shark's rules (issue 30 item 5: the
 /// locals of threads Shark ignores, locals after every other root), so the leaks differ;
 /// the objects found are the same.
-const PATHS_NOT_YET_SHARKS: &[&str] = &["thread-local-ignored", "static-beats-local"];
+const PATHS_NOT_YET_SHARKS: &[&str] = &[];
 
 #[test]
 fn every_scenario_agrees_with_shark() {
