@@ -20,12 +20,12 @@ use indicatif::{HumanBytes, ProgressBar};
 use serde::Serialize;
 
 use crate::cli::BatchArgs;
-use crate::commands::upload::{drain, uploaded, uploader};
 use crate::error::{salvage_hint, HostError};
 use crate::json;
 use crate::progress::{self, Label};
 use crate::say::{say, say_raw};
 use crate::summary::n;
+use crate::uploads::{drain, recover, uploaded, uploader};
 use discover::{discover, shard_of, Input};
 use hprof_shrink_upload::{AfterUpload, Outbox, Uploader};
 use state::{InputId, PackageId, State};
@@ -682,7 +682,7 @@ pub fn run(args: &BatchArgs) -> Result<u8, HostError> {
     if let Some(ob) = &outbox {
         std::fs::create_dir_all(ob.dir()).map_err(|e| HostError::io(ob.dir(), e))?;
         // What a killed run left there is taken up before anything new goes in.
-        crate::commands::upload::recover(ob, args.quiet)?;
+        recover(ob, args.quiet)?;
     }
     let handoff = Handoff {
         outbox: outbox.as_ref(),
