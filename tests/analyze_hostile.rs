@@ -12,7 +12,8 @@ use hprof_fixtures::android::{Android, BitmapKind};
 use hprof_fixtures::{Heap, Options as Art, Ty, Val};
 use hprof_shrink_analyze::limits::{
     MAX_ANALYSIS_BYTES, MAX_BITMAP_GROUPS, MAX_BITMAP_INSTANCES, MAX_KEYS_FOUND, MAX_LEAKS,
-    MAX_NAME_BYTES, MAX_TEXT_BYTES, MAX_TOP_CLASSES, MAX_TRACE_STEPS, TRACE_HEAD_STEPS,
+    MAX_NAME_BYTES, MAX_STEP_LABELS, MAX_STEP_LABEL_BYTES, MAX_TEXT_BYTES, MAX_TOP_CLASSES,
+    MAX_TRACE_STEPS, TRACE_HEAD_STEPS,
 };
 use hprof_shrink_analyze::{analyze_path, render, Analysis, Options};
 use hprof_shrink_core::Control;
@@ -298,8 +299,15 @@ fn every_list_is_capped_and_a_hostile_dump_stays_under_the_bound() {
                 assert!(reason.len() <= MAX_TEXT_BYTES + 20);
             }
             for label in &s.labels {
-                assert!(label.len() <= MAX_NAME_BYTES + 20, "{} bytes", label.len());
+                assert!(label.len() <= MAX_TEXT_BYTES + 20, "{} bytes", label.len());
+                assert!(
+                    !label.contains(['\u{1b}', '\r', '\n', '\u{202e}']),
+                    "{label}"
+                );
             }
+            assert!(s.labels.len() <= MAX_STEP_LABELS);
+            let bytes: usize = s.labels.iter().map(String::len).sum();
+            assert!(bytes <= MAX_STEP_LABEL_BYTES, "{bytes} bytes of labels");
         }
     }
     assert!(names > 10_000);

@@ -9,10 +9,10 @@ use rustc_hash::FxHashMap;
 
 use super::graph::{Graph, Instances};
 use super::index::Node;
+use super::inspect::Inspectors;
 use super::limits::{MAX_BITMAP_GROUPS, MAX_BITMAP_INSTANCES};
 use super::model::{BitmapGroup, BitmapInstance};
 use super::reach::Reach;
-use super::status::Rules;
 use super::trace::trace;
 
 /// ART's heap ids: objects of the zygote and boot image heaps belong to the system.
@@ -44,7 +44,7 @@ pub struct Duplicates {
 pub fn duplicates(
     g: &Graph<'_, '_>,
     reach: &Reach,
-    rules: &Rules,
+    ins: &Inspectors<'_>,
     instances: &Instances,
     min_bytes: u64,
     want_pictures: bool,
@@ -161,7 +161,7 @@ pub fn duplicates(
             .iter()
             .map(|&i| BitmapInstance {
                 object_id: g.ix.id(found[i].node),
-                trace: trace(g, reach, rules, found[i].node),
+                trace: trace(g, reach, ins, found[i].node),
             })
             .collect();
         groups.push(BitmapGroup {

@@ -1,7 +1,6 @@
-//! Which objects are leaking. With a key, Matrix's way: the DestroyedActivityInfo whose
-//! `mKey` is the key, and the Activity its `mActivityRef` weakly references. Without one,
-//! LeakCanary's way: every KeyedWeakReference still holding its object after being
-//! flagged retained, and every destroyed Activity that is still strongly reachable.
+//! The leaking object of a key, Matrix's way: the DestroyedActivityInfo whose `mKey` is the
+//! key, and the Activity its `mActivityRef` weakly references. Without a key, the finders
+//! ([`super::finders`]) find the leaking objects.
 
 use std::collections::BTreeSet;
 
@@ -14,7 +13,6 @@ use super::index::Node;
 use super::limits::{MAX_KEYS_FOUND, MAX_KEYS_IN_NOTE, MAX_LEAKS, MAX_NAME_BYTES, MAX_TEXT_BYTES};
 use super::reach::Reach;
 use super::shown::{clipped, clipped_more};
-use super::status::Rules;
 
 /// A leaking object and why it is taken to be one.
 pub struct Suspect {
@@ -29,6 +27,8 @@ pub struct Found {
     pub suspects: Vec<Suspect>,
     /// Leaking objects found beyond those.
     pub more: u64,
+    /// Watched objects without a strong path: listed, not traced.
+    pub unreachable: Vec<Node>,
     /// The keys of the DestroyedActivityInfos seen (key mode), as shown, sorted: the first
     /// [`MAX_KEYS_FOUND`].
     pub keys: Vec<String>,
@@ -159,9 +159,12 @@ pub fn by_key(g: &Graph<'_, '_>, reach: &Reach, instances: &Instances, key: &str
             Some(node) if reach.on_path(node) => found.suspect(node, || {
                 format!("DestroyedActivityInfo#mKey is the key {shown_key}")
             }),
-            Some(_) => found.note(format!(
-                "no leak: the Activity of key {shown_key} is still in the dump but nothing holds it strongly; it would have been collected"
-            )),
+            Some(node) => {
+                found.unreachable.push(node);
+                found.note(format!(
+                    "no leak: the Activity of key {shown_key} is still in the dump but nothing holds it strongly; it would have been collected"
+                ))
+            }
             None => found.note(format!(
                 "no leak: the Activity of key {shown_key} was collected before the dump"
             )),
@@ -190,69 +193,7 @@ pub fn by_key(g: &Graph<'_, '_>, reach: &Reach, instances: &Instances, key: &str
     found
 }
 
-/// LeakCanary's way.
 /// Matrix's DestroyedActivityInfo, in any package.
 pub fn destroyed_info_classes(g: &Graph<'_, '_>) -> Vec<u64> {
     g.classes_where(|n| n == "DestroyedActivityInfo" || n.ends_with(".DestroyedActivityInfo"))
-}
-
-/// LeakCanary's KeyedWeakReference, old and new package.
-pub fn keyed_reference_classes(g: &Graph<'_, '_>) -> Vec<u64> {
-    g.classes_where(|n| {
-        n == "leakcanary.KeyedWeakReference" || n == "com.squareup.leakcanary.KeyedWeakReference"
-    })
-}
-
-/// Every subclass of android.app.Activity.
-pub fn activity_classes(g: &Graph<'_, '_>, rules: &Rules) -> Vec<u64> {
-    g.classes_where(|_| true)
-        .into_iter()
-        .filter(|&c| rules.is_activity(g, c))
-        .collect()
-}
-
-pub fn watched_and_destroyed(
-    g: &Graph<'_, '_>,
-    reach: &Reach,
-    rules: &Rules,
-    instances: &Instances,
-) -> Found {
-    let mut found = Found::default();
-    let mut seen = FxHashSet::default();
-    for r in instances.of(&keyed_reference_classes(g)) {
-        let Some(fields) = g.fields(r) else { continue };
-        let get = |name: &str| fields.iter().find(|(n, _)| n == name).map(|(_, v)| *v);
-        let retained = get("retainedUptimeMillis")
-            .and_then(|v| v.as_i64())
-            .unwrap_or(-1);
-        let Some(target) = get("referent")
-            .and_then(|v| v.as_object())
-            .filter(|&id| id != 0)
-            .and_then(|id| g.ix.node(id))
-        else {
-            continue;
-        };
-        if retained == -1 || !reach.on_path(target) || !seen.insert(target) {
-            continue;
-        }
-        found.suspect(target, || {
-            let text = |name: &str| {
-                get(name)
-                    .and_then(|v| v.as_object())
-                    .and_then(|id| shown_string(g, id))
-                    .unwrap_or_default()
-            };
-            format!(
-                "ObjectWatcher was watching this because {} (key {})",
-                text("description"),
-                text("key")
-            )
-        });
-    }
-    for a in instances.of(&activity_classes(g, rules)) {
-        if rules.destroyed(g, a) == Some(true) && reach.on_path(a) && seen.insert(a) {
-            found.suspect(a, || "Activity#mDestroyed is true".into());
-        }
-    }
-    found
 }

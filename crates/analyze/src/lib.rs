@@ -17,20 +17,22 @@ pub mod bitmaps;
 mod dominators;
 mod edges;
 pub mod error;
+mod finders;
 mod graph;
 mod index;
 pub mod input;
+mod inspect;
 mod leaks;
 pub mod library;
 pub mod limits;
 pub mod mapping;
+mod metadata;
 pub mod model;
 mod offsets;
 mod reach;
 pub mod render;
 pub mod shown;
 mod spare;
-mod status;
 mod trace;
 
 use std::path::Path;
@@ -182,20 +184,24 @@ fn analyze_input(
     timings.index_bytes = ix.memory();
     timings.note_memory("index");
 
-    let sdk = input
-        .manifest_value("sdkVersion")
-        .and_then(|s| s.trim().parse::<i64>().ok());
-    let manufacturer = input.manifest_value("manufacturer");
+    // The device, from the heap and the package; the known leaks depend on it.
+    let metadata = metadata::read(&ix);
+    let (sdk, manufacturer, device_notes) = metadata::device(
+        input.manifest_value("sdkVersion"),
+        input.manifest_value("manufacturer"),
+        &metadata,
+    );
+    let manufacturer = manufacturer.as_deref();
     let library = LibraryTable::builtin();
     let g = Graph::new(&ix, options.mapping.as_ref(), &library, sdk, manufacturer);
 
     // The instances every finder looks at, and the shallow sizes of all objects by class,
     // are taken in the pass that reads every object for its references.
-    let rules = status::Rules::new(&g);
+    let heap = inspect::heap::Heap::new(g.ix, &g);
+    let kinds = inspect::kinds::Kinds::new(&heap);
     let wanted: rustc_hash::FxHashSet<u64> = leaks::destroyed_info_classes(&g)
         .into_iter()
-        .chain(leaks::keyed_reference_classes(&g))
-        .chain(leaks::activity_classes(&g, &rules))
+        .chain(finders::wanted(&kinds, &heap))
         .chain(g.class_named("android.graphics.Bitmap"))
         .collect();
     let t = Instant::now();
@@ -211,36 +217,97 @@ fn analyze_input(
     timings.edge_bytes = edges.memory();
     timings.note_memory("references");
     control.check()?;
+
+    let t = Instant::now();
+    let (key, key_note) = leak_key(options, input);
+    let watched = inspect::watch::Watched::read(&heap, &instances);
+    let mut notes: Vec<String> = key_note.into_iter().chain(device_notes).collect();
+    notes.extend(watched.notes.iter().cloned());
+    let ins = inspect::Inspectors::new(heap, kinds, watched);
+    // Without a key, the leaking objects are known before the paths are searched.
+    let candidates = match &key {
+        Some(_) => Vec::new(),
+        None => finders::candidates(&ins, &instances),
+    };
+    let finding = t.elapsed();
     let t = Instant::now();
     let reach = Reach::compute(&g, &edges, sdk, manufacturer, control)?;
     timings.paths = t.elapsed();
     timings.note_memory("paths");
 
     let t = Instant::now();
-    let (key, key_note) = leak_key(options, input);
-    let mut found = match &key {
-        Some(k) => leaks::by_key(&g, &reach, &instances, k),
-        None => leaks::watched_and_destroyed(&g, &reach, &rules, &instances),
+    let Found {
+        to_trace,
+        unreachable_nodes,
+        more_leaks,
+        more_unreachable,
+        keys_found,
+        more_keys,
+    } = match &key {
+        Some(k) => {
+            let mut found = leaks::by_key(&g, &reach, &instances, k);
+            notes.append(&mut found.notes);
+            let matrix = finders::Finders::default().with(finders::Finder::MatrixKey);
+            let more_unreachable =
+                limits::keep_first(&mut found.unreachable, limits::MAX_UNREACHABLE);
+            Found {
+                to_trace: found
+                    .suspects
+                    .into_iter()
+                    .map(|s| (s.node, matrix, Some(s.reason)))
+                    .collect(),
+                unreachable_nodes: found.unreachable.into_iter().map(|n| (n, matrix)).collect(),
+                more_leaks: found.more,
+                more_unreachable,
+                keys_found: found.keys,
+                more_keys: found.more_keys,
+            }
+        }
+        None => {
+            let settled = finders::settle(&candidates, &reach);
+            if settled.behind > 0 {
+                notes.push(format!(
+                    "leaking objects reached only through another leaking object, whose trace covers them: {}",
+                    settled.behind
+                ));
+            }
+            Found {
+                to_trace: settled
+                    .traced
+                    .iter()
+                    .map(|c| (c.node, c.finders, None))
+                    .collect(),
+                unreachable_nodes: settled
+                    .unreachable
+                    .iter()
+                    .map(|c| (c.node, c.finders))
+                    .collect(),
+                more_leaks: settled.more,
+                more_unreachable: settled.more_unreachable,
+                keys_found: Vec::new(),
+                more_keys: 0,
+            }
+        }
     };
-    let mut notes: Vec<String> = key_note.into_iter().collect();
-    notes.append(&mut found.notes);
-    if found.more > 0 {
+    drop(candidates);
+    if more_leaks > 0 {
         notes.push(format!(
             "{} leaking objects found: the first {} found are traced and listed",
-            found.suspects.len() as u64 + found.more,
+            to_trace.len() as u64 + more_leaks,
             limits::MAX_LEAKS
         ));
     }
     let mut leaks_out = Vec::new();
     let mut leak_nodes = Vec::new();
-    for s in found.suspects {
-        let Some((trace, signature)) = trace::leak_trace(&g, &reach, &rules, s.node, &s.reason)
+    for (node, found_by, watcher) in to_trace {
+        let Some((trace, signature)) =
+            trace::leak_trace(&g, &reach, &ins, node, watcher.as_deref())
         else {
             continue;
         };
         let library_leak = reach
-            .through_library(s.node)
-            .then(|| library_entry_on(&g, &reach, s.node, sdk, manufacturer))
+            .through_library(node)
+            .then(|| library_entry_on(&g, &reach, node, sdk, manufacturer))
             .flatten()
             .map(|e| {
                 let entry = library.get(e);
@@ -249,11 +316,17 @@ fn analyze_input(
                     description: entry.description.clone(),
                 }
             });
-        leak_nodes.push(s.node);
+        leak_nodes.push(node);
+        let reason = trace
+            .steps
+            .last()
+            .and_then(|s| s.leaking_reason.clone())
+            .unwrap_or_default();
         leaks_out.push(Leak {
-            object_id: ix.id(s.node),
-            class_name: shown::clipped(&g.node_class_name(s.node), limits::MAX_NAME_BYTES),
-            reason: s.reason,
+            object_id: ix.id(node),
+            class_name: shown::clipped(&g.node_class_name(node), limits::MAX_NAME_BYTES),
+            reason,
+            finders: found_by.names(),
             library_leak,
             signature,
             retained_bytes: 0,
@@ -261,6 +334,23 @@ fn analyze_input(
             trace,
         });
     }
+    let unreachable: Vec<UnreachableObject> = unreachable_nodes
+        .into_iter()
+        .map(|(node, found_by)| {
+            let report = ins.inspect(node, true);
+            let reason = inspect::resolve::unreachable_object(&report);
+            let (labels, omitted_labels) = trace::shown_labels(report.labels);
+            UnreachableObject {
+                object_id: ix.id(node),
+                class_name: shown::clipped(&g.node_class_name(node), limits::MAX_NAME_BYTES),
+                kind: g.node_kind(node).into(),
+                finders: found_by.names(),
+                leaking_reason: shown::clipped(&reason, limits::MAX_TEXT_BYTES),
+                labels,
+                omitted_labels,
+            }
+        })
+        .collect();
     let bitmaps::Duplicates {
         groups: duplicate_bitmaps,
         omitted: omitted_duplicate_bitmaps,
@@ -268,19 +358,20 @@ fn analyze_input(
     } = bitmaps::duplicates(
         &g,
         &reach,
-        &rules,
+        &ins,
         &instances,
         options.min_bitmap_bytes,
         options.pictures,
     );
     drop(instances);
+    notes.extend(ins.take_notes());
     if input.shrunk {
         notes.push(
             "the dump was shrunk: references to dropped primitive arrays read as null, and retained sizes leave out their bytes"
                 .into(),
         );
     }
-    timings.findings = t.elapsed();
+    timings.findings = t.elapsed() + finding;
 
     // The paths are made; their memory goes before the dominators take theirs.
     let roots: Vec<index::Node> = {
@@ -293,7 +384,7 @@ fn analyze_input(
     reach.into_spare(&mut spare);
     // Nothing below looks an id up: the lookup table goes too, and the graph is made again
     // on what remains (its tables are per class: cheap).
-    drop(rules);
+    drop(ins);
     drop(g);
     ix.release_lookup();
     let g = Graph::new(&ix, options.mapping.as_ref(), &library, sdk, manufacturer);
@@ -303,7 +394,7 @@ fn analyze_input(
     timings.note_memory("dominators");
     let (reachable_objects, reachable_edges) = (doms.reachable, doms.edges);
     // Retained sizes, and the shallow bytes of the reachable objects by class.
-    let total_bytes = all_objects.values().map(|&(_, bytes)| bytes).sum();
+    let total_bytes: u64 = all_objects.values().map(|&(_, bytes)| bytes).sum();
     let (retained, all, gone) = doms.retained(
         &leak_nodes,
         total_bytes,
@@ -387,6 +478,8 @@ fn analyze_input(
         primitive_arrays: ix.counts.primitive_arrays,
         classes: ix.counts.classes,
         gc_roots: ix.roots.len() as u64,
+        threads: metadata::thread_count(&ix),
+        heap_bytes: total_bytes,
         reachable_objects,
         reachable_bytes: all.bytes,
         reachable_edges,
@@ -407,6 +500,7 @@ fn analyze_input(
             shrunk: input.shrunk,
         },
         dump,
+        metadata,
         finder: if key.is_some() {
             "matrix-key"
         } else {
@@ -414,10 +508,12 @@ fn analyze_input(
         }
         .into(),
         key: key.map(|k| shown::clipped(&k, limits::MAX_NAME_BYTES)),
-        keys_found: found.keys,
-        omitted_keys_found: found.more_keys,
+        keys_found,
+        omitted_keys_found: more_keys,
         leaks: leaks_out,
-        omitted_leaks: found.more,
+        omitted_leaks: more_leaks,
+        unreachable,
+        omitted_unreachable: more_unreachable,
         duplicate_bitmaps,
         omitted_duplicate_bitmaps,
         notes,
@@ -606,4 +702,16 @@ fn heap_name(id: u32) -> &'static str {
         0x49 => "image",
         _ => "default",
     }
+}
+
+/// The leaking objects to trace and those found without a strong path, with what the
+/// caps left out.
+struct Found {
+    /// (node, finders, Matrix's reason) of each leak to trace.
+    to_trace: Vec<(index::Node, finders::Finders, Option<String>)>,
+    unreachable_nodes: Vec<(index::Node, finders::Finders)>,
+    more_leaks: u64,
+    more_unreachable: u64,
+    keys_found: Vec<String>,
+    more_keys: u64,
 }

@@ -13,10 +13,18 @@ pub const MAX_TRACE_STEPS: usize = TRACE_HEAD_STEPS + TRACE_TAIL_STEPS;
 pub const TRACE_HEAD_STEPS: usize = 30;
 pub const TRACE_TAIL_STEPS: usize = 30;
 
-/// Leaks an analysis traces and keeps: the first found (retained KeyedWeakReferences, then
-/// destroyed Activities, in the dump's order), listed by retained size. Only these are
+/// Leaks an analysis traces and keeps: the first found (in the dump's id order), listed by
+/// retained size. Only these are
 /// traced, so that a dump of a million leaking objects costs no more than one of fifty.
 pub const MAX_LEAKS: usize = 50;
+
+/// Leaking objects without a strong path an analysis lists.
+pub const MAX_UNREACHABLE: usize = 50;
+
+/// Labels a step of a trace (or an unreachable object) keeps: at most this many, each
+/// cut to [`MAX_TEXT_BYTES`], and no more than [`MAX_STEP_LABEL_BYTES`] in all.
+pub const MAX_STEP_LABELS: usize = 16;
+pub const MAX_STEP_LABEL_BYTES: usize = 2048;
 
 /// Duplicate-bitmap groups an analysis keeps: those that waste the most bytes.
 pub const MAX_BITMAP_GROUPS: usize = 50;

@@ -19,8 +19,13 @@ pub struct Analysis {
     pub tool: String,
     pub input: InputSummary,
     pub dump: DumpSummary,
+    /// What the heap says about the device and the app (`android.os.Build`,
+    /// `ActivityThread`, LeakCanary's classes).
+    #[serde(default)]
+    pub metadata: HeapMetadata,
     /// How leaking objects were found: `matrix-key` (the DestroyedActivityInfo whose mKey
-    /// is the key) or `leakcanary` (KeyedWeakReferences and destroyed Activities).
+    /// is the key) or `leakcanary` (LeakCanary's KeyedWeakReferences and the finders of
+    /// its inspectors).
     pub finder: String,
     /// The key looked for (from `--key` or the package's `leakedActivityKey`).
     pub key: Option<String>,
@@ -33,6 +38,13 @@ pub struct Analysis {
     pub leaks: Vec<Leak>,
     #[serde(default)]
     pub omitted_leaks: u64,
+    /// Leaking objects found without a strong path from a GC root (a watched object held
+    /// only weakly, garbage the dump kept): the first
+    /// [`MAX_UNREACHABLE`](super::limits::MAX_UNREACHABLE).
+    #[serde(default)]
+    pub unreachable: Vec<UnreachableObject>,
+    #[serde(default)]
+    pub omitted_unreachable: u64,
     /// The [`MAX_BITMAP_GROUPS`](super::limits::MAX_BITMAP_GROUPS) that waste the most.
     pub duplicate_bitmaps: Vec<BitmapGroup>,
     #[serde(default)]
@@ -41,6 +53,42 @@ pub struct Analysis {
     pub notes: Vec<String>,
     #[serde(default)]
     pub omitted_notes: u64,
+}
+
+/// What the heap says about the device and the app; `None` where it does not say.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct HeapMetadata {
+    /// `android.os.Build.VERSION.SDK_INT`.
+    pub sdk_int: Option<i64>,
+    /// `android.os.Build.MANUFACTURER`.
+    pub manufacturer: Option<String>,
+    /// `android.os.Build.ID`.
+    pub build_id: Option<String>,
+    /// The app's process (`ActivityThread`'s bound application's `ApplicationInfo`).
+    pub process_name: Option<String>,
+    /// The app's package (the same `ApplicationInfo`).
+    pub package_name: Option<String>,
+    /// `leakcanary.internal.InternalLeakCanary.version`; `1.x` when only LeakCanary 1's
+    /// classes are in the dump.
+    pub leakcanary_version: Option<String>,
+}
+
+/// A leaking object without a strong path from a GC root.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UnreachableObject {
+    pub object_id: u64,
+    pub class_name: String,
+    /// `instance`, `class` or `array`.
+    pub kind: String,
+    /// The rules that found it (`KEYED_WEAK_REFERENCE`, `ACTIVITY`, …, `MATRIX_KEY`).
+    pub finders: Vec<String>,
+    /// Why it is leaking (its status is always YES).
+    pub leaking_reason: String,
+    pub labels: Vec<String>,
+    #[serde(default)]
+    pub omitted_labels: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -71,6 +119,13 @@ pub struct DumpSummary {
     pub primitive_arrays: u64,
     pub classes: u64,
     pub gc_roots: u64,
+    /// Threads (distinct objects of thread-object roots, as LeakCanary counts them).
+    #[serde(default)]
+    pub threads: u64,
+    /// The shallow bytes of every object in the dump, reachable or not (the sizes of
+    /// `topClasses`).
+    #[serde(default)]
+    pub heap_bytes: u64,
     /// Objects strongly reachable from the GC roots.
     pub reachable_objects: u64,
     /// Their shallow bytes (the retained size of all GC roots together).
@@ -108,8 +163,12 @@ pub struct ClassSummary {
 pub struct Leak {
     pub object_id: u64,
     pub class_name: String,
-    /// Why the object is taken to be leaking.
+    /// Why the object is leaking: its trace's last step's reason.
     pub reason: String,
+    /// The rules that found it, in LeakCanary's order: `KEYED_WEAK_REFERENCE`,
+    /// `ACTIVITY`, `VIEW`, … or `MATRIX_KEY`.
+    #[serde(default)]
+    pub finders: Vec<String>,
     /// The known framework leak the only path goes through, if any.
     pub library_leak: Option<LibraryLeak>,
     /// SHA-1 (hex) of the suspect references' `className + referenceName`, in order: the
@@ -180,8 +239,12 @@ pub struct Step {
     pub leaking: String,
     /// Why, when known.
     pub leaking_reason: Option<String>,
-    /// Facts about the object worth showing (a thread's name, a View's id, …).
+    /// Facts about the object worth showing (a thread's name, a View's attach state, the
+    /// contexts its fields hold, …): the first
+    /// [`MAX_STEP_LABELS`](super::limits::MAX_STEP_LABELS).
     pub labels: Vec<String>,
+    #[serde(default)]
+    pub omitted_labels: u64,
     /// The reference from this object to the next step; none on the last.
     pub reference: Option<Reference>,
 }

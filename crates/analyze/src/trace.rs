@@ -9,36 +9,38 @@
 //! memory and output in its cap.
 
 use hprof_shrink_core::hprof::tags;
-use rustc_hash::FxHashSet;
 use sha1::{Digest, Sha1};
 
 use super::graph::{Graph, RefName};
 use super::index::Node;
+use super::inspect::resolve::{self, Status};
+use super::inspect::{Inspectors, Report};
 use super::limits::{
-    MAX_NAME_BYTES, MAX_TEXT_BYTES, MAX_TRACE_STEPS, TRACE_HEAD_STEPS, TRACE_TAIL_STEPS,
+    MAX_NAME_BYTES, MAX_STEP_LABELS, MAX_STEP_LABEL_BYTES, MAX_TEXT_BYTES, MAX_TRACE_STEPS,
+    TRACE_HEAD_STEPS, TRACE_TAIL_STEPS,
 };
 use super::model::{Reference, Step, Trace};
 use super::reach::{root_name, Reach};
 use super::shown::clipped;
-use super::status::{Leaking, Rules, Verdict};
 
-/// The trace to a leaking object, `reason` being why it is one, and the signature of its
-/// whole path (however much of it the trace keeps). `None` when the node has no path.
+/// The trace to a leaking object and the signature of its whole path (however much of it
+/// the trace keeps). `watcher`, when a key found the object, is why (Matrix's watcher):
+/// the first of its leaking reasons. `None` when the node has no path.
 pub fn leak_trace(
     g: &Graph<'_, '_>,
     reach: &Reach,
-    rules: &Rules,
+    ins: &Inspectors<'_>,
     node: Node,
-    reason: &str,
+    watcher: Option<&str>,
 ) -> Option<(Trace, String)> {
-    let (trace, signature) = build(g, reach, rules, node, Some(reason), true)?;
+    let (trace, signature) = build(g, reach, ins, node, Some(watcher), true)?;
     Some((trace, signature.unwrap_or_default()))
 }
 
-/// The trace to `node` (a path to show, not a leak: no signature). `None` when the node
-/// has no path.
-pub fn trace(g: &Graph<'_, '_>, reach: &Reach, rules: &Rules, node: Node) -> Option<Trace> {
-    build(g, reach, rules, node, None, false).map(|(t, _)| t)
+/// The trace to `node` (a path to show, not a leak: no signature, and the last object is
+/// not taken to be leaking). `None` when the node has no path.
+pub fn trace(g: &Graph<'_, '_>, reach: &Reach, ins: &Inspectors<'_>, node: Node) -> Option<Trace> {
+    build(g, reach, ins, node, None, false).map(|(t, _)| t)
 }
 
 /// The path to a node as a trace walks it: the thread first when the root is a local
@@ -81,12 +83,24 @@ fn kept(len: usize, i: usize) -> bool {
     len <= MAX_TRACE_STEPS || i < TRACE_HEAD_STEPS || i >= len - TRACE_TAIL_STEPS
 }
 
+/// A kept step's own verdict and labels, before the path's propagation.
+struct Kept {
+    i: usize,
+    own: (Status, String),
+    labels: Vec<String>,
+    /// The nearest object after it whose own status is NO, and before it whose own
+    /// status is YES (the ones propagation names).
+    no_after: Option<usize>,
+    yes_before: Option<usize>,
+}
+
+/// `leak`: `Some(watcher)` for a leak trace (the last object is the leaking one).
 fn build(
     g: &Graph<'_, '_>,
     reach: &Reach,
-    rules: &Rules,
+    ins: &Inspectors<'_>,
     node: Node,
-    leak_reason: Option<&str>,
+    leak: Option<Option<&str>>,
     sign: bool,
 ) -> Option<(Trace, Option<String>)> {
     let path = reach.path(node);
@@ -108,57 +122,85 @@ fn build(
     let len = walk.len();
     let last = len - 1;
 
-    // Every object's status decides where the suspect references are, so every object of
-    // the path is looked at; only the steps kept keep their reasons and labels.
-    let thread_roots: FxHashSet<Node> =
-        g.ix.threads
-            .values()
-            .filter_map(|&t| g.ix.node(t))
-            .collect();
-    let mut leaking: Vec<Leaking> = Vec::with_capacity(len);
-    let mut verdicts: Vec<(usize, Verdict)> = Vec::with_capacity(len.min(MAX_TRACE_STEPS));
+    // Every object's own status decides where the suspect references are, so every
+    // object of the path is inspected; only the steps kept keep their reasons and labels
+    // (and run the inspectors that only label).
+    let mut own: Vec<Status> = Vec::with_capacity(len);
+    let mut steps: Vec<Kept> = Vec::with_capacity(len.min(MAX_TRACE_STEPS));
     for i in 0..len {
-        let n = walk.node(i);
-        let mut v = rules.verdict(g, n, thread_roots.contains(&n));
-        if i == last {
-            if let Some(reason) = leak_reason {
-                v.leaking = Leaking::Yes;
-                v.reason = Some(reason.to_string());
+        let keep = kept(len, i);
+        let mut report: Report = ins.inspect(walk.node(i), keep);
+        let leaking_object = leak.is_some() && i == last;
+        if leaking_object {
+            if let Some(Some(w)) = leak {
+                report.leaking.insert(0, w.to_string());
             }
         }
-        leaking.push(v.leaking);
-        if kept(len, i) {
-            verdicts.push((i, v));
-        }
+        let status = if keep {
+            let mut verdict = resolve::own(&report, leaking_object);
+            if leaking_object {
+                verdict = resolve::leaking_object(verdict);
+            }
+            let status = verdict.0;
+            steps.push(Kept {
+                i,
+                own: verdict,
+                labels: report.labels,
+                no_after: None,
+                yes_before: None,
+            });
+            status
+        } else if leaking_object {
+            Status::Yes
+        } else {
+            resolve::own_status(&report, false)
+        };
+        own.push(status);
     }
     // LeakCanary's reading of a path: everything before an object that is not leaking is
     // not leaking either (it keeps that object alive for good reason), and everything after
-    // a leaking object leaks with it.
-    let last_no = leaking.iter().rposition(|&l| l == Leaking::No);
-    let first_yes_after =
-        last_no.and_then(|no| (no + 1..len).find(|&i| leaking[i] == Leaking::Yes));
-    for (i, v) in &mut verdicts {
-        let i = *i;
-        if v.leaking != Leaking::Unknown {
-            continue;
+    // a leaking object leaks with it; each names the nearest object that decided alone.
+    let (last_no, first_yes) = resolve::bounds(&own);
+    let mut no_after = None;
+    let mut k = steps.len();
+    for i in (0..len).rev() {
+        if k > 0 && steps[k - 1].i == i {
+            k -= 1;
+            steps[k].no_after = no_after;
         }
-        if last_no.is_some_and(|no| i < no) {
-            let next = g.node_class_name(walk.node(i + 1));
-            v.leaking = Leaking::No;
-            v.reason = Some(format!("{}↓ is not leaking", short(&next)));
-        } else if first_yes_after.is_some_and(|yes| i > yes) {
-            let prev = g.node_class_name(walk.node(i - 1));
-            v.leaking = Leaking::Yes;
-            v.reason = Some(format!("{}↑ is leaking", short(&prev)));
+        if own[i] == Status::No {
+            no_after = Some(i);
         }
     }
+    let mut yes_before = None;
+    let mut k = 0;
+    for (i, &s) in own.iter().enumerate() {
+        if k < steps.len() && steps[k].i == i {
+            steps[k].yes_before = yes_before;
+            k += 1;
+        }
+        if s == Status::Yes && i >= first_yes {
+            yes_before = Some(i);
+        }
+    }
+    let simple = |i: usize| short(&g.node_class_name(walk.node(i)));
+    let resolved: Vec<(usize, (Status, String), Vec<String>)> = steps
+        .into_iter()
+        .map(|s| {
+            let verdict = match (last_no, s.no_after, s.yes_before) {
+                (Some(l), Some(j), _) if s.i < l => resolve::below_not_leaking(&simple(j), s.own),
+                (_, _, Some(j)) if s.i > first_yes && s.i < last => {
+                    resolve::above_leaking(&simple(j), s.own)
+                }
+                _ => s.own,
+            };
+            (s.i, verdict, s.labels)
+        })
+        .collect();
+
     // The suspect references run from the last NO to the first YES after it (the whole
     // path when there is no NO, to the end when there is no YES): found on the whole path.
     let from = last_no.unwrap_or(0);
-    let first_yes = (from..len)
-        .skip(usize::from(last_no.is_some()))
-        .find(|&i| leaking[i] == Leaking::Yes)
-        .unwrap_or(last);
     let suspect = |i: usize| i >= from && i < first_yes;
     let signature = sign.then(|| {
         let mut sha = Sha1::new();
@@ -170,9 +212,9 @@ fn build(
         hex(&sha.finalize())
     });
 
-    let steps: Vec<Step> = verdicts
+    let steps: Vec<Step> = resolved
         .into_iter()
-        .map(|(i, v)| {
+        .map(|(i, (status, reason), labels)| {
             let n = walk.node(i);
             let reference = (i < last).then(|| {
                 let r = walk.reference(g, i);
@@ -183,17 +225,16 @@ fn build(
                     kind: r.kind,
                 }
             });
+            let (labels, omitted_labels) = shown_labels(labels);
             Step {
                 object_id: g.ix.id(n),
                 class_name: clipped(&g.node_class_name(n), MAX_NAME_BYTES),
                 kind: g.node_kind(n).into(),
-                leaking: v.leaking.word().into(),
-                leaking_reason: v.reason.map(|r| clipped(&r, MAX_TEXT_BYTES)),
-                labels: v
-                    .labels
-                    .iter()
-                    .map(|l| clipped(l, MAX_NAME_BYTES))
-                    .collect(),
+                leaking: status.word().into(),
+                leaking_reason: (status != Status::Unknown)
+                    .then(|| clipped(&reason, MAX_TEXT_BYTES)),
+                labels,
+                omitted_labels,
                 reference,
             }
         })
@@ -208,6 +249,24 @@ fn build(
         },
         signature,
     ))
+}
+
+/// Labels as an analysis keeps them: each cut to [`MAX_TEXT_BYTES`], the first
+/// [`MAX_STEP_LABELS`] within [`MAX_STEP_LABEL_BYTES`], and how many were left out.
+pub fn shown_labels(labels: Vec<String>) -> (Vec<String>, u64) {
+    let total = labels.len();
+    let mut kept = Vec::with_capacity(total.min(MAX_STEP_LABELS));
+    let mut bytes = 0;
+    for l in labels {
+        let l = clipped(&l, MAX_TEXT_BYTES);
+        if kept.len() == MAX_STEP_LABELS || bytes + l.len() > MAX_STEP_LABEL_BYTES {
+            break;
+        }
+        bytes += l.len();
+        kept.push(l);
+    }
+    let omitted = (total - kept.len()) as u64;
+    (kept, omitted)
 }
 
 /// A class's simple name, as a reason names it.

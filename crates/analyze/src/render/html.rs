@@ -47,6 +47,15 @@ pub fn render(a: &Analysis, pictures: &[(String, Vec<u8>)]) -> String {
                     tr { th { "format" } td { (shown(&d.format)) ", " (d.id_size) "-byte ids" } }
                     tr { th { "objects" } td.n { (grouped(d.instances + d.object_arrays + d.primitive_arrays + d.classes)) } }
                     tr { th { "GC roots" } td.n { (grouped(d.gc_roots)) } }
+                    tr { th { "instances" } td.n { (grouped(d.instances)) } }
+                    tr { th { "object arrays" } td.n { (grouped(d.object_arrays)) } }
+                    tr { th { "primitive arrays" } td.n { (grouped(d.primitive_arrays)) } }
+                    tr { th { "classes" } td.n { (grouped(d.classes)) } }
+                    tr { th { "threads" } td.n { (grouped(d.threads)) } }
+                    tr { th { "heap" } td.n { (human(d.heap_bytes)) } }
+                    @if let Some(device) = super::text::device_line(&a.metadata) {
+                        tr { th { "from the heap" } td { (device) } }
+                    }
                     tr { th { "strongly reachable" } td.n { (counted(d.reachable_objects, "object")) ", " (human(d.reachable_bytes)) } }
                     @for (k, v) in &a.input.manifest { tr { th { (shown(k)) } td { (shown(v)) } } }
                     @for (k, v) in &a.input.extra { tr { th { (shown(k)) } td { (shown(v)) } } }
@@ -60,11 +69,28 @@ pub fn render(a: &Analysis, pictures: &[(String, Vec<u8>)]) -> String {
                     p {
                         "Retaining " b { (retaining(leak.retained_bytes, leak.retained_objects)) } ". "
                         span.sig { "signature " (shown(&leak.signature)) }
+                        @if !leak.finders.is_empty() { br; span.sig { "found by " (shown(&leak.finders.join(", "))) } }
                     }
                     @if let Some(lib) = &leak.library_leak {
                         p.note { "Known framework leak " code { (shown(&lib.pattern)) } ": " (shown(&lib.description)) }
                     }
                     (trace(&leak.trace))
+                }
+                @if !a.unreachable.is_empty() || a.omitted_unreachable > 0 {
+                    h2 { (counted(a.unreachable.len() as u64 + a.omitted_unreachable, "unreachable object")) }
+                    p { "Leaking, but no strong path from a GC root reaches them." }
+                    @if a.omitted_unreachable > 0 { p.note { "The first " (a.unreachable.len()) " found are listed." } }
+                    @for u in &a.unreachable {
+                        div.trace {
+                            div.step {
+                                (shown(&u.class_name)) " " (shown(&u.kind)) " "
+                                span.YES { "Leaking: YES" } " (" (shown(&u.leaking_reason)) ")"
+                                @for l in &u.labels { br; (shown(l)) }
+                                @if u.omitted_labels > 0 { br; span.omitted { "… " (counted(u.omitted_labels, "more label")) } }
+                                br; span.sig { "found by " (shown(&u.finders.join(", "))) }
+                            }
+                        }
+                    }
                 }
                 h2 { (counted(a.duplicate_bitmaps.len() as u64 + a.omitted_duplicate_bitmaps, "group")) " of duplicate bitmaps" }
                 @if a.omitted_duplicate_bitmaps > 0 {
@@ -120,6 +146,7 @@ pub fn trace(t: &Trace) -> Markup {
                         span class=(shown(&s.leaking)) { "Leaking: " (shown(&s.leaking)) }
                         @if let Some(r) = &s.leaking_reason { " (" (shown(r)) ")" }
                         @for l in &s.labels { br; (shown(l)) }
+                        @if s.omitted_labels > 0 { br; span.omitted { "… " (counted(s.omitted_labels, "more label")) } }
                         @if let Some(r) = &s.reference {
                             br;
                             "↓ "

@@ -28,6 +28,19 @@ pub fn render(a: &Analysis) -> String {
         grouped(d.reachable_objects),
         human(d.reachable_bytes),
     );
+    let _ = writeln!(
+        o,
+        "{} instances, {} object arrays, {} primitive arrays, {} classes ({}); {}",
+        grouped(d.instances),
+        grouped(d.object_arrays),
+        grouped(d.primitive_arrays),
+        grouped(d.classes),
+        human(d.heap_bytes),
+        counted(d.threads, "thread"),
+    );
+    if let Some(device) = device_line(&a.metadata) {
+        let _ = writeln!(o, "{device}");
+    }
     match &a.key {
         Some(k) => {
             let _ = writeln!(
@@ -37,7 +50,7 @@ pub fn render(a: &Analysis) -> String {
             );
         }
         None => {
-            let _ = writeln!(o, "Looking for retained KeyedWeakReferences and destroyed Activities (LeakCanary's way).");
+            let _ = writeln!(o, "Looking for leaking objects LeakCanary's way: retained KeyedWeakReferences, and what its inspectors' finders flag.");
         }
     }
     for note in &a.notes {
@@ -83,6 +96,9 @@ pub fn render(a: &Analysis) -> String {
             }
         );
         let _ = writeln!(o, "Signature: {}", shown(&leak.signature));
+        if !leak.finders.is_empty() {
+            let _ = writeln!(o, "Found by: {}", shown(&leak.finders.join(", ")));
+        }
         let _ = writeln!(
             o,
             "Retaining {}",
@@ -101,6 +117,38 @@ pub fn render(a: &Analysis) -> String {
             &leak.trace,
             Some((leak.retained_bytes, leak.retained_objects)),
         );
+    }
+    let unreachable = a.unreachable.len() as u64 + a.omitted_unreachable;
+    if unreachable > 0 {
+        let _ = writeln!(o);
+        let _ = writeln!(
+            o,
+            "{} (leaking, but no strong path from a GC root){}:",
+            counted(unreachable, "unreachable object"),
+            if a.omitted_unreachable > 0 {
+                format!("; {} listed", grouped(a.unreachable.len() as u64))
+            } else {
+                String::new()
+            }
+        );
+        for u in &a.unreachable {
+            let _ = writeln!(o);
+            let _ = writeln!(
+                o,
+                "{} {} ({:#x})",
+                shown(&u.class_name),
+                shown(&u.kind),
+                u.object_id
+            );
+            let _ = writeln!(o, "    Leaking: YES ({})", shown(&u.leaking_reason));
+            for l in &u.labels {
+                let _ = writeln!(o, "    {}", shown(l));
+            }
+            if u.omitted_labels > 0 {
+                let _ = writeln!(o, "    … {}", counted(u.omitted_labels, "more label"));
+            }
+            let _ = writeln!(o, "    Found by: {}", shown(&u.finders.join(", ")));
+        }
     }
     let _ = writeln!(o);
     let groups = a.duplicate_bitmaps.len() as u64 + a.omitted_duplicate_bitmaps;
@@ -180,6 +228,9 @@ fn write_trace(o: &mut String, t: &Trace, retained: Option<(u64, u64)>) {
         for l in &s.labels {
             let _ = writeln!(o, "{bar}    {}", shown(l));
         }
+        if s.omitted_labels > 0 {
+            let _ = writeln!(o, "{bar}    … {}", counted(s.omitted_labels, "more label"));
+        }
         if i == last {
             if let Some((bytes, objects)) = retained {
                 let _ = writeln!(
@@ -201,6 +252,36 @@ fn write_trace(o: &mut String, t: &Trace, retained: Option<(u64, u64)>) {
             }
         }
     }
+}
+
+/// `Android SDK 30, Google (build RQ3A.211001.001); process com.example.app, package
+/// com.example.app; LeakCanary 2.14`: what the heap says of the device, when it says
+/// anything.
+pub fn device_line(m: &crate::model::HeapMetadata) -> Option<String> {
+    let mut device = Vec::new();
+    if let Some(sdk) = m.sdk_int {
+        device.push(format!("SDK {sdk}"));
+    }
+    if let Some(maker) = &m.manufacturer {
+        device.push(shown(maker).into_owned());
+    }
+    if let Some(id) = &m.build_id {
+        device.push(format!("build {}", shown(id)));
+    }
+    let mut parts = Vec::new();
+    if !device.is_empty() {
+        parts.push(format!("Android {}", device.join(", ")));
+    }
+    if let Some(p) = &m.process_name {
+        parts.push(format!("process {}", shown(p)));
+    }
+    if let Some(p) = &m.package_name {
+        parts.push(format!("package {}", shown(p)));
+    }
+    if let Some(v) = &m.leakcanary_version {
+        parts.push(format!("LeakCanary {}", shown(v)));
+    }
+    (!parts.is_empty()).then(|| format!("Heap: {}.", parts.join("; ")))
 }
 
 /// `Holder.sBitmaps → Object[].[2] → Bitmap`: a path on one line.
