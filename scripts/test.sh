@@ -61,8 +61,9 @@ cargo check -p hprof-shrink-core --quiet
 # `cargo package` builds the core from its .crate as a registry would (offline, from the
 # lock file and the cargo cache). Not `cargo publish --dry-run`: that asks the registry's
 # index first, which a CI machine without network cannot.
-step "the core's API documentation builds without a warning (missing docs, broken links)"
-RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -p hprof-shrink-core --features ffi --quiet
+step "the library crates' API documentation builds without a warning (missing docs, broken links)"
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -p hprof-shrink-core -p hprof-shrink-analyze \
+  -p hprof-shrink-upload -p hprof-shrink-serve --features hprof-shrink-core/ffi --quiet
 
 # All four library crates in one invocation: cargo packages members that depend on each
 # other together (each added to a local registry overlay before the next is verified); one
