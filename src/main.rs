@@ -15,6 +15,7 @@ mod signals;
 mod sniff;
 mod suggest;
 mod summary;
+mod uploads;
 
 use std::ffi::OsString;
 use std::process::ExitCode;

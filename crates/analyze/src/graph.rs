@@ -4,7 +4,7 @@
 //! out once.
 
 use hprof_shrink_core::hprof::heap::{parse_sub_record, Sub};
-use hprof_shrink_core::hprof::{tags, BasicType, Value};
+use hprof_shrink_core::hprof::{id_at, tags, u4_at, BasicType, Value};
 use rustc_hash::FxHashMap;
 
 use super::index::{Index, Node};
@@ -238,9 +238,9 @@ impl<'i, 'a> Graph<'i, 'a> {
         let raw = self.ix.raw(node);
         let n = self.ix.id_size as usize;
         match raw[0] {
-            tags::INSTANCE_DUMP => Some(id_at(raw, 5 + n, n)),
-            tags::OBJECT_ARRAY_DUMP => Some(id_at(raw, 9 + n, n)),
-            tags::CLASS_DUMP => Some(id_at(raw, 1, n)),
+            tags::INSTANCE_DUMP => id_at(raw, 5 + n, n as u8),
+            tags::OBJECT_ARRAY_DUMP => id_at(raw, 9 + n, n as u8),
+            tags::CLASS_DUMP => id_at(raw, 1, n as u8),
             _ => None,
         }
     }
@@ -253,7 +253,9 @@ impl<'i, 'a> Graph<'i, 'a> {
             tags::INSTANCE_DUMP | tags::OBJECT_ARRAY_DUMP => self
                 .class_name(self.class_of(node).unwrap_or(0))
                 .to_string(),
-            tags::CLASS_DUMP => self.class_name(id_at(raw, 1, n)).to_string(),
+            tags::CLASS_DUMP => self
+                .class_name(id_at(raw, 1, n as u8).unwrap_or(0))
+                .to_string(),
             tags::PRIMITIVE_ARRAY_DUMP | tags::PRIMITIVE_ARRAY_NODATA => {
                 let ty = raw.get(9 + n).and_then(|&t| BasicType::from_u8(t));
                 format!("{}[]", ty.map_or("?", |t| t.name()))
@@ -267,8 +269,8 @@ impl<'i, 'a> Graph<'i, 'a> {
         let raw = self.ix.raw(node);
         let n = self.ix.id_size as usize;
         match raw[0] {
-            tags::INSTANCE_DUMP => (raw[0], id_at(raw, 5 + n, n)),
-            tags::OBJECT_ARRAY_DUMP => (raw[0], id_at(raw, 9 + n, n)),
+            tags::INSTANCE_DUMP => (raw[0], id_at(raw, 5 + n, n as u8).unwrap_or(0)),
+            tags::OBJECT_ARRAY_DUMP => (raw[0], id_at(raw, 9 + n, n as u8).unwrap_or(0)),
             tags::PRIMITIVE_ARRAY_DUMP | tags::PRIMITIVE_ARRAY_NODATA => (
                 tags::PRIMITIVE_ARRAY_DUMP,
                 raw.get(9 + n).copied().unwrap_or(0) as u64,
@@ -312,8 +314,8 @@ impl<'i, 'a> Graph<'i, 'a> {
         let mut known: Option<(u64, u64)> = None;
         match raw[0] {
             tags::INSTANCE_DUMP => {
-                let class = id_at(raw, 5 + n, n);
-                let len = u4_at(raw, 5 + 2 * n) as usize;
+                let class = id_at(raw, 5 + n, n as u8).unwrap_or(0);
+                let len = u4_at(raw, 5 + 2 * n).unwrap_or(0) as usize;
                 let data = &raw[9 + 2 * n..9 + 2 * n + len];
                 let refs = self.refs.get(&class);
                 known = Some((class, refs.map_or(0, |r| r.instance_size)));
@@ -321,7 +323,7 @@ impl<'i, 'a> Graph<'i, 'a> {
                 // trust.
                 if let Some(refs) = refs.filter(|r| r.size as usize <= data.len()) {
                     for r in &refs.fields {
-                        let id = id_at(data, r.at as usize, n);
+                        let id = id_at(data, r.at as usize, n as u8).unwrap_or(0);
                         if id != 0 {
                             if let Some(t) = self.ix.node(id) {
                                 f(t);
@@ -331,10 +333,10 @@ impl<'i, 'a> Graph<'i, 'a> {
                 }
             }
             tags::OBJECT_ARRAY_DUMP => {
-                let count = u4_at(raw, 5 + n) as usize;
+                let count = u4_at(raw, 5 + n).unwrap_or(0) as usize;
                 let start = 9 + 2 * n;
                 for i in 0..count {
-                    let id = id_at(raw, start + i * n, n);
+                    let id = id_at(raw, start + i * n, n as u8).unwrap_or(0);
                     if id != 0 {
                         if let Some(t) = self.ix.node(id) {
                             f(t);
@@ -343,7 +345,7 @@ impl<'i, 'a> Graph<'i, 'a> {
                 }
             }
             tags::CLASS_DUMP => {
-                let class_id = id_at(raw, 1, n);
+                let class_id = id_at(raw, 1, n as u8).unwrap_or(0);
                 if let Some(class) = self.ix.classes.get(class_id) {
                     for s in self.ix.classes.static_fields(self.ix.data, class) {
                         if let Value::Object(id) = s.value {
@@ -381,8 +383,8 @@ impl<'i, 'a> Graph<'i, 'a> {
             return None;
         }
         let n = self.ix.id_size as usize;
-        let class = id_at(raw, 5 + n, n);
-        let len = u4_at(raw, 5 + 2 * n) as usize;
+        let class = id_at(raw, 5 + n, n as u8).unwrap_or(0);
+        let len = u4_at(raw, 5 + 2 * n).unwrap_or(0) as usize;
         let data = &raw[9 + 2 * n..9 + 2 * n + len];
         let need = self.refs.get(&class).map_or(0, |r| r.size);
         (need as usize <= data.len()).then_some((class, data))
@@ -425,7 +427,7 @@ impl<'i, 'a> Graph<'i, 'a> {
     pub fn array_len(&self, node: Node) -> Option<usize> {
         let raw = self.ix.raw(node);
         (raw[0] == tags::OBJECT_ARRAY_DUMP)
-            .then(|| u4_at(raw, 5 + self.ix.id_size as usize) as usize)
+            .then(|| u4_at(raw, 5 + self.ix.id_size as usize).unwrap_or(0) as usize)
     }
 
     /// Element `i` of an object array node (below [`Graph::array_len`]).
@@ -433,7 +435,7 @@ impl<'i, 'a> Graph<'i, 'a> {
     pub fn array_id(&self, node: Node, i: usize) -> u64 {
         let raw = self.ix.raw(node);
         let n = self.ix.id_size as usize;
-        id_at(raw, 9 + 2 * n + i * n, n)
+        id_at(raw, 9 + 2 * n + i * n, n as u8).unwrap_or(0)
     }
 
     /// The class and its superclasses, nearest first, without `java.lang.Object` (the
@@ -487,23 +489,23 @@ impl<'i, 'a> Graph<'i, 'a> {
         let n = self.ix.id_size as u64;
         match raw[0] {
             tags::INSTANCE_DUMP => {
-                let class = id_at(raw, 5 + n as usize, n as usize);
+                let class = id_at(raw, 5 + n as usize, n as u8).unwrap_or(0);
                 // A class dump that gives no size (or no class dump at all): the instance's
                 // own field bytes, rather than nothing. ART and HotSpot give every class
                 // with fields a size, so their sizes stay ahat's.
                 let size = match instance_size(class) {
-                    0 => u4_at(raw, 5 + 2 * n as usize) as u64,
+                    0 => u4_at(raw, 5 + 2 * n as usize).unwrap_or(0) as u64,
                     size => size,
                 };
                 ((raw[0], class), size)
             }
             tags::OBJECT_ARRAY_DUMP => {
-                let count = u4_at(raw, 5 + n as usize) as u64;
-                let class = id_at(raw, 9 + n as usize, n as usize);
+                let count = u4_at(raw, 5 + n as usize).unwrap_or(0) as u64;
+                let class = id_at(raw, 9 + n as usize, n as u8).unwrap_or(0);
                 ((raw[0], class), count * n + instance_size(class))
             }
             tags::PRIMITIVE_ARRAY_DUMP | tags::PRIMITIVE_ARRAY_NODATA => {
-                let count = u4_at(raw, 5 + n as usize) as u64;
+                let count = u4_at(raw, 5 + n as usize).unwrap_or(0) as u64;
                 let code = raw.get(9 + n as usize).copied().unwrap_or(0);
                 let ty = BasicType::from_u8(code);
                 let class_size = self
@@ -517,7 +519,7 @@ impl<'i, 'a> Graph<'i, 'a> {
                 )
             }
             tags::CLASS_DUMP => {
-                let class_id = id_at(raw, 1, n as usize);
+                let class_id = id_at(raw, 1, n as u8).unwrap_or(0);
                 let size = self.ix.classes.get(class_id).map_or(0, |c| {
                     self.ix
                         .classes
@@ -579,9 +581,13 @@ impl<'i, 'a> Graph<'i, 'a> {
             return None;
         }
         let n = self.ix.id_size as usize;
-        let count = u4_at(raw, 5 + n) as usize;
+        let count = u4_at(raw, 5 + n).unwrap_or(0) as usize;
         let start = 9 + 2 * n;
-        Some((0..count).map(|i| id_at(raw, start + i * n, n)).collect())
+        Some(
+            (0..count)
+                .map(|i| id_at(raw, start + i * n, n as u8).unwrap_or(0))
+                .collect(),
+        )
     }
 
     /// A primitive array's element type and bytes.
@@ -591,7 +597,7 @@ impl<'i, 'a> Graph<'i, 'a> {
             return None;
         }
         let n = self.ix.id_size as usize;
-        let count = u4_at(raw, 5 + n) as usize;
+        let count = u4_at(raw, 5 + n).unwrap_or(0) as usize;
         let ty = BasicType::from_u8(*raw.get(9 + n)?)?;
         let start = 10 + n;
         raw.get(start..start + count * ty.size(n as u8) as usize)
@@ -609,7 +615,7 @@ impl<'i, 'a> Graph<'i, 'a> {
             .find(|(n, _)| n == "coder")
             .and_then(|(_, v)| v.as_i64());
         let (ty, bytes) = self.primitive(self.ix.node(value)?)?;
-        hprof_shrink_core::passes::javastring::decode(ty, bytes, coder)
+        hprof_shrink_core::hprof::javastring::decode(ty, bytes, coder)
     }
 }
 
@@ -620,20 +626,6 @@ pub fn utf16_cmp(a: &str, b: &str) -> std::cmp::Ordering {
         return a.cmp(b);
     }
     a.encode_utf16().cmp(b.encode_utf16())
-}
-
-#[inline(always)]
-pub fn id_at(b: &[u8], at: usize, n: usize) -> u64 {
-    if n == 4 {
-        u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]) as u64
-    } else {
-        u64::from_be_bytes(b[at..at + 8].try_into().unwrap_or([0; 8]))
-    }
-}
-
-#[inline(always)]
-pub fn u4_at(b: &[u8], at: usize) -> u32 {
-    u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
 }
 
 #[cfg(test)]

@@ -5,11 +5,10 @@
 
 use hprof_shrink_core::hprof::heap::Sub;
 use hprof_shrink_core::hprof::tags;
-use hprof_shrink_core::hprof::{ClassIndex, FormatError, Hprof, Records, Tick};
+use hprof_shrink_core::hprof::{id_at, ClassIndex, FormatError, Hprof, Records, Tick};
 use rustc_hash::FxHashMap;
 
 use super::error::AnalyzeError;
-use super::graph::id_at;
 use super::offsets::Offsets;
 
 /// A node: an object's position in the id-sorted index. u32 allows 4.29 billion objects,
@@ -98,7 +97,7 @@ impl<'a> Index<'a> {
                 // fast, and an id dumped twice keeps its file order); the runs are merged
                 // below.
                 part.objects
-                    .sort_by_key(|offset| id_at(data, offset as usize + 1, id_size as usize));
+                    .sort_by_key(|offset| id_at(data, offset as usize + 1, id_size).unwrap_or(0));
                 Ok(part)
             })
             .collect::<Result<_, AnalyzeError>>()?;
@@ -108,7 +107,7 @@ impl<'a> Index<'a> {
             .map(|p| std::mem::replace(&mut p.objects, Offsets::empty(0)))
             .collect();
         (ix.objects, ix.lookup) = merge_sorted(runs, data.len() as u64, |offset| {
-            id_at(data, offset as usize + 1, id_size as usize)
+            id_at(data, offset as usize + 1, id_size).unwrap_or(0)
         });
         // In file order, so that what comes first wins, as in one walk.
         for part in parts {
@@ -249,11 +248,7 @@ impl<'a> Index<'a> {
     /// Every object's sub-record has its id right after the tag byte.
     #[inline]
     pub fn id(&self, node: Node) -> u64 {
-        id_at(
-            self.data,
-            self.offset(node) as usize + 1,
-            self.id_size as usize,
-        )
+        id_at(self.data, self.offset(node) as usize + 1, self.id_size).unwrap_or(0)
     }
 
     #[inline]

@@ -4,8 +4,8 @@
 
 use std::collections::BTreeSet;
 
+use hprof_shrink_core::hprof::javastring;
 use hprof_shrink_core::hprof::BasicType;
-use hprof_shrink_core::passes::javastring;
 use rustc_hash::FxHashSet;
 
 use super::graph::{Graph, Instances};

@@ -1,13 +1,13 @@
 //! `analyze`: why is this Activity still alive, and which bitmaps are duplicated? The
 //! server half of the pipeline, on the core's format layer:
 //!
-//! 1. [`index`]: one walk over the mapped dump: every object's id and offset, classes,
+//! 1. `index`: one walk over the mapped dump: every object's id and offset, classes,
 //!    GC roots;
-//! 2. [`reach`]: breadth-first search from the roots over strong references (shortest
+//! 2. `reach`: breadth-first search from the roots over strong references (shortest
 //!    paths, known framework leaks last);
-//! 3. [`dominators`]: immediate dominators from that search, retained sizes from them;
-//! 4. [`leaks`] finds the leaking objects, [`trace`] explains each one (statuses from
-//!    [`status`], known leaks from [`library`]), [`bitmaps`] groups duplicate buffers;
+//! 3. `dominators`: immediate dominators from that search, retained sizes from them;
+//! 4. `leaks` finds the leaking objects, `trace` explains each one (statuses from
+//!    `status`, known leaks from [`library`]), [`bitmaps`] groups duplicate buffers;
 //! 5. [`render`] writes text, JSON, Matrix's `result.json` or one HTML page.
 //!
 //! What an analysis keeps is bounded whatever the dump ([`limits`]), and every name it

@@ -29,7 +29,9 @@
 use hprof_shrink_core::hprof::{tags, BasicType, Value};
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::graph::{id_at, u4_at, utf16_cmp, Graph};
+use hprof_shrink_core::hprof::{id_at, u4_at};
+
+use super::graph::{utf16_cmp, Graph};
 use super::index::Node;
 use super::library::{Device, LibraryTable, Mark, Matchers};
 use super::model::{CollectionStep, Reference};
@@ -651,7 +653,7 @@ impl PathRefs {
                             if pf.mark == Some(Mark::Ignored) {
                                 continue;
                             }
-                            let id = id_at(data, pf.at as usize, n);
+                            let id = id_at(data, pf.at as usize, n as u8).unwrap_or(0);
                             if let Some(t) = self.node(g, id) {
                                 let library = match pf.mark {
                                     Some(Mark::Library(e)) => Some(e),
@@ -671,7 +673,7 @@ impl PathRefs {
                     }
                     None => {
                         for rf in g.ref_fields(class) {
-                            let id = id_at(data, rf.at as usize, n);
+                            let id = id_at(data, rf.at as usize, n as u8).unwrap_or(0);
                             if let Some(t) = self.node(g, id) {
                                 f(Emit {
                                     target: t,
@@ -702,7 +704,7 @@ impl PathRefs {
             }
             tags::CLASS_DUMP => {
                 let raw = g.ix.raw(node);
-                let class_id = id_at(raw, 1, n);
+                let class_id = id_at(raw, 1, n as u8).unwrap_or(0);
                 let Some(class) = g.ix.classes.get(class_id) else {
                     return;
                 };
@@ -856,7 +858,7 @@ impl PathRefs {
         f: &mut impl FnMut(Emit),
     ) {
         let n = self.id_size;
-        let field = |at: u32| id_at(data, at as usize, n);
+        let field = |at: u32| id_at(data, at as usize, n as u8).unwrap_or(0);
         let entry =
             |tag: Tag, role: Role, position: u32, bucket: u32, chain: u32, key: u64| Via::Entry {
                 tag,
@@ -874,7 +876,7 @@ impl PathRefs {
                 let Some(len) = g.array_len(arr) else { return };
                 let take = match size {
                     Some(at) if at as usize + 4 <= data.len() => {
-                        (u4_at(data, at as usize) as i32).max(0) as usize
+                        (u4_at(data, at as usize).unwrap_or(0) as i32).max(0) as usize
                     }
                     _ => len,
                 };
@@ -1400,7 +1402,7 @@ fn string_prefix(g: &Graph<'_, '_>, node: Node) -> Option<String> {
         _ => 1,
     };
     let keep = (super::limits::MAX_NAME_BYTES + 1) * unit;
-    hprof_shrink_core::passes::javastring::decode(ty, &bytes[..bytes.len().min(keep)], coder)
+    hprof_shrink_core::hprof::javastring::decode(ty, &bytes[..bytes.len().min(keep)], coder)
 }
 
 /// A thread object's name (`java.lang.Thread.name`).

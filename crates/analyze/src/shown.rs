@@ -26,7 +26,7 @@ fn acts(c: char) -> bool {
     )
 }
 
-/// `s` with every character that acts (see [`acts`]) written as `\u{1b}`: how every
+/// `s` with every character that acts (see `acts`) written as `\u{1b}`: how every
 /// output a person reads (text, HTML, `serve`'s pages) shows a string from a dump. The
 /// result holds no such character, so showing it again changes nothing.
 pub fn shown(s: &str) -> Cow<'_, str> {

@@ -300,7 +300,7 @@ const BACKOFF_MAX: Duration = Duration::from_secs(1);
 impl Backoff {
     /// None: the error was the one connection's (it went away before it was accepted),
     /// go on at once. Some: wait that long; the first wait of a run of failures is
-    /// [`BACKOFF_FIRST`], each next one twice the last, up to [`BACKOFF_MAX`].
+    /// `BACKOFF_FIRST`, each next one twice the last, up to `BACKOFF_MAX`.
     pub fn after(&mut self, e: &io::Error) -> Option<Duration> {
         if matches!(
             e.kind(),

@@ -82,7 +82,7 @@ impl Limits {
     /// raising its soft limit towards the hard one first: a server that runs out of
     /// descriptors can accept nothing, not even the connection that would free one.
     /// Returns a sentence for the log when the caps were lowered, or an error when even
-    /// [`MIN_CONNECTIONS`] do not fit.
+    /// `MIN_CONNECTIONS` do not fit.
     /// The unauthenticated connections are then kept below the total (see
     /// [`Limits::unauthenticated_cap`]).
     pub fn fit_to_fd_limit(&mut self, workers: usize) -> Result<Option<String>, String> {

@@ -105,7 +105,7 @@ pub fn now_ms() -> i64 {
 }
 
 /// The database: one pool of either engine. Each method runs the same code on both (see
-/// [`on`]).
+/// `on!`).
 #[derive(Clone)]
 pub enum Store {
     Sqlite(SqlitePool),

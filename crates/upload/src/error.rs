@@ -1,7 +1,7 @@
 //! Why an upload failed, as one line that names the file. No variant carries the token:
 //! every message built from server or library text has been scrubbed of it.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 #[derive(Debug, thiserror::Error)]
@@ -82,6 +82,22 @@ pub enum UploadError {
 }
 
 impl UploadError {
+    /// The zip this error is about; None for a configuration or set-up error.
+    pub fn path(&self) -> Option<&Path> {
+        use UploadError::*;
+        match self {
+            Io { path, .. }
+            | NotAPackage { path, .. }
+            | Rejected { path, .. }
+            | Exhausted { path, .. }
+            | Deadline { path, .. }
+            | RetryAfterTooLong { path, .. }
+            | NotMoved { path, .. }
+            | Cancelled { path } => Some(path),
+            Config(_) | Setup(_) => None,
+        }
+    }
+
     /// The server refused the package for good: it is not a package it takes (422), or
     /// too large for it (413). Sending the same bytes again would get the same answer.
     pub fn refused_for_good(&self) -> bool {

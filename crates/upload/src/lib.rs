@@ -25,8 +25,8 @@ pub use client::{
 pub use error::UploadError;
 pub use meter::{Meter, Transfer};
 pub use outbox::{
-    AfterUpload, DrainReport, Drained, Incoming, Outbox, Recovered, Rejected, Sent, REJECTED_DIR,
-    SENT_DIR,
+    AfterUpload, DrainReport, Drained, Incoming, LeftBehind, Outbox, Recovered, Rejected, Sent,
+    REJECTED_DIR, SENT_DIR,
 };
 /// The URL type of the configuration (reqwest's), so that callers need no reqwest of their own.
 pub use reqwest::Url;

@@ -40,6 +40,17 @@ pub enum AfterUpload {
     Delete,
 }
 
+impl AfterUpload {
+    /// `Delete` when asked to delete (`--delete-after-upload`), else `MoveToSent`.
+    pub fn from_delete(delete: bool) -> AfterUpload {
+        if delete {
+            AfterUpload::Delete
+        } else {
+            AfterUpload::MoveToSent
+        }
+    }
+}
+
 #[derive(Debug)]
 pub struct Sent {
     pub outcome: UploadOutcome,
@@ -79,6 +90,55 @@ pub struct DrainReport {
     /// the next run.
     pub stopped: Option<String>,
     pub untried: Vec<PathBuf>,
+}
+
+impl DrainReport {
+    /// How many zips the drain saw: sent, refused for good, failed, busy or not tried.
+    pub fn total(&self) -> usize {
+        self.failed.len()
+            + self.sent.len()
+            + self.busy.len()
+            + self.untried.len()
+            + self.rejected.len()
+    }
+
+    /// Nothing was left behind: no zip failed, was refused for good or went untried (busy
+    /// ones are another run's).
+    pub fn is_clean(&self) -> bool {
+        self.failed.is_empty() && self.untried.is_empty() && self.rejected.is_empty()
+    }
+
+    /// The zips left in the outbox for the next run: the failed ones, then those not
+    /// tried. (Those refused for good are in `rejected`: they left the outbox.)
+    pub fn left_behind(&self) -> impl Iterator<Item = LeftBehind<'_>> {
+        let failed = self.failed.iter().map(LeftBehind::Failed);
+        failed.chain(self.untried.iter().map(|p| LeftBehind::NotTried(p)))
+    }
+}
+
+/// A zip a drain left in the outbox; its `Display` names it and, when it helps, why it
+/// is still there.
+#[derive(Debug, Clone, Copy)]
+pub enum LeftBehind<'a> {
+    /// Its upload failed (or it went and could not be moved out).
+    Failed(&'a UploadError),
+    /// The drain stopped before trying it.
+    NotTried(&'a Path),
+}
+
+impl std::fmt::Display for LeftBehind<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LeftBehind::Failed(UploadError::NotMoved { path, .. }) => {
+                write!(f, "{} (uploaded, not moved to {SENT_DIR}/)", path.display())
+            }
+            LeftBehind::Failed(e) => match e.path() {
+                Some(path) => write!(f, "{}", path.display()),
+                None => f.write_str("?"),
+            },
+            LeftBehind::NotTried(path) => write!(f, "{} (not tried)", path.display()),
+        }
+    }
 }
 
 /// Zips in a row that find the server unreachable before a drain stops trying the rest:
@@ -521,6 +581,44 @@ fn sync_dir(dir: &Path) {
 mod tests {
     use super::*;
     use std::time::{Duration, SystemTime};
+
+    #[test]
+    fn what_a_drain_left_behind_is_named_with_why() {
+        let report = DrainReport {
+            failed: vec![
+                UploadError::Cancelled {
+                    path: "out/a.zip".into(),
+                },
+                UploadError::NotMoved {
+                    path: "out/b.zip".into(),
+                    source: io::Error::other("read-only"),
+                },
+                UploadError::Setup("no client".into()),
+            ],
+            untried: vec!["out/c.zip".into()],
+            busy: vec!["out/d.zip".into()],
+            ..DrainReport::default()
+        };
+        let left: Vec<String> = report.left_behind().map(|l| l.to_string()).collect();
+        assert_eq!(
+            left,
+            [
+                "out/a.zip",
+                "out/b.zip (uploaded, not moved to sent/)",
+                "?",
+                "out/c.zip (not tried)"
+            ]
+        );
+        assert_eq!(report.total(), 5);
+        assert!(!report.is_clean());
+        let busy_only = DrainReport {
+            busy: vec!["out/d.zip".into()],
+            ..DrainReport::default()
+        };
+        assert!(busy_only.is_clean());
+        assert_eq!(AfterUpload::from_delete(true), AfterUpload::Delete);
+        assert_eq!(AfterUpload::from_delete(false), AfterUpload::MoveToSent);
+    }
 
     /// Writes `p` with a modification time `age_s` seconds before a fixed instant.
     fn touch(p: &Path, age_s: u64) {

@@ -7,11 +7,10 @@
 use std::borrow::Cow;
 use std::cell::RefCell;
 
-use hprof_shrink_core::hprof::{tags, BasicType, Value};
-use hprof_shrink_core::passes::javastring;
+use hprof_shrink_core::hprof::{id_at, javastring, tags, u4_at, BasicType, Value};
 use rustc_hash::FxHashMap;
 
-use crate::graph::{id_at, java_name, u4_at, Graph};
+use crate::graph::{java_name, Graph};
 use crate::index::{Index, Node};
 
 /// Class and field names as an analysis shows them.
@@ -118,8 +117,8 @@ impl<'h> Heap<'h> {
             return None;
         }
         let n = self.ix.id_size as usize;
-        let class = id_at(raw, 5 + n, n);
-        let len = u4_at(raw, 5 + 2 * n) as usize;
+        let class = id_at(raw, 5 + n, n as u8).unwrap_or(0);
+        let len = u4_at(raw, 5 + 2 * n).unwrap_or(0) as usize;
         Some((class, raw.get(9 + 2 * n..9 + 2 * n + len)?))
     }
 
@@ -218,7 +217,7 @@ impl<'h> Heap<'h> {
         if raw.first() != Some(&tags::PRIMITIVE_ARRAY_DUMP) {
             return None;
         }
-        let len = u4_at(raw, 5 + n) as usize;
+        let len = u4_at(raw, 5 + n).unwrap_or(0) as usize;
         let ty = BasicType::from_u8(*raw.get(9 + n)?)?;
         let unit = match (ty, coder) {
             (BasicType::Char, _) | (BasicType::Byte, Some(1)) => 2,
@@ -266,9 +265,15 @@ impl<'h> Heap<'h> {
         let raw = self.ix.raw(node);
         let n = self.ix.id_size as usize;
         match raw.first() {
-            Some(&tags::INSTANCE_DUMP) => self.class_name(id_at(raw, 5 + n, n)).into_owned(),
-            Some(&tags::OBJECT_ARRAY_DUMP) => self.class_name(id_at(raw, 9 + n, n)).into_owned(),
-            Some(&tags::CLASS_DUMP) => self.class_name(id_at(raw, 1, n)).into_owned(),
+            Some(&tags::INSTANCE_DUMP) => self
+                .class_name(id_at(raw, 5 + n, n as u8).unwrap_or(0))
+                .into_owned(),
+            Some(&tags::OBJECT_ARRAY_DUMP) => self
+                .class_name(id_at(raw, 9 + n, n as u8).unwrap_or(0))
+                .into_owned(),
+            Some(&tags::CLASS_DUMP) => self
+                .class_name(id_at(raw, 1, n as u8).unwrap_or(0))
+                .into_owned(),
             Some(&tags::PRIMITIVE_ARRAY_DUMP) | Some(&tags::PRIMITIVE_ARRAY_NODATA) => {
                 let ty = raw.get(9 + n).and_then(|&t| BasicType::from_u8(t));
                 format!("{}[]", ty.map_or("?", |t| t.name()))
@@ -303,7 +308,7 @@ impl<'h> Heap<'h> {
         if raw.get(9 + n) != Some(&INT) {
             return None;
         }
-        let count = u4_at(raw, 5 + n) as usize;
+        let count = u4_at(raw, 5 + n).unwrap_or(0) as usize;
         raw.get(10 + n..10 + n + count.checked_mul(4)?)
     }
 
@@ -314,10 +319,10 @@ impl<'h> Heap<'h> {
             return None;
         }
         let n = self.ix.id_size as usize;
-        let count = u4_at(raw, 5 + n) as usize;
+        let count = u4_at(raw, 5 + n).unwrap_or(0) as usize;
         let start = 9 + 2 * n;
         raw.get(start..start + count * n)?;
-        Some((0..count).map(move |i| id_at(raw, start + i * n, n)))
+        Some((0..count).map(move |i| id_at(raw, start + i * n, n as u8).unwrap_or(0)))
     }
 }
 

@@ -1,4 +1,6 @@
-//! Command-line arguments.
+//! Command-line arguments: every subcommand's clap types (`serve`'s in [`serve`]).
+
+pub mod serve;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -101,12 +103,12 @@ pub enum Command {
     Manpages(ManpagesArgs),
     /// Receives packages as `upload` sends them, analyzes them, groups leaks across
     /// devices and shows them in a browser and as JSON.
-    #[command(long_about = crate::commands::serve::ABOUT, after_help = crate::commands::serve::AFTER)]
-    Serve(crate::commands::serve::ServeArgs),
+    #[command(long_about = serve::ABOUT, after_help = serve::AFTER)]
+    Serve(serve::ServeArgs),
     /// Analyzes one package for `serve`, in a process of its own held to the server's
     /// budget.
     #[command(name = "__analyze-job", hide = true)]
-    AnalyzeJob(crate::commands::serve::AnalyzeJobArgs),
+    AnalyzeJob(serve::AnalyzeJobArgs),
 }
 
 #[derive(Debug, Args)]

@@ -1,6 +1,7 @@
-//! Decoding the text of a java.lang.String from its value array, for manifest values.
+//! Decoding the text of a java.lang.String from its value array (the manifest's values,
+//! the analyzer's strings).
 
-use crate::hprof::BasicType;
+use super::tags::BasicType;
 
 /// `bytes` are the elements of the String's value array of type `ty`. `coder` is JDK 9+'s
 /// String.coder (1 = UTF-16 in the JVM's byte order, little-endian on every platform
@@ -28,7 +29,8 @@ pub fn decode(ty: BasicType, bytes: &[u8], coder: Option<i64>) -> Option<String>
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::hprof::javastring::decode;
+    use crate::hprof::BasicType;
 
     #[test]
     fn decodes_each_representation() {
