@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use hprof_shrink::upload::UploadError;
+use hprof_shrink_upload::UploadError;
 
 /// What `main` exits with for a [`HostError::Usage`]: clap's own code for bad usage.
 pub const EXIT_USAGE: u8 = 2;
@@ -139,10 +139,10 @@ pub enum HostError {
     Json(#[from] serde_json::Error),
 
     #[error(transparent)]
-    Analyze(#[from] hprof_shrink::analyze::AnalyzeError),
+    Analyze(#[from] hprof_shrink_analyze::AnalyzeError),
 
     #[error("serve: {0}")]
-    Serve(#[from] hprof_shrink::serve::ServeError),
+    Serve(#[from] hprof_shrink_serve::ServeError),
 
     /// The report of a shrink whose outputs are already in place could not be written.
     #[error("{outputs} written, but not the report: {source}")]

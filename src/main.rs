@@ -9,11 +9,13 @@ mod error;
 #[cfg(test)]
 mod help_audit;
 mod json;
+mod progress;
 mod say;
 mod signals;
 mod sniff;
 mod suggest;
 mod summary;
+mod uploads;
 
 use std::ffi::OsString;
 use std::process::ExitCode;

@@ -6,10 +6,10 @@ use hprof_shrink_core::verify::Verified;
 use hprof_shrink_core::Report;
 
 /// 1234567 → "1,234,567".
-pub use hprof_shrink::analyze::render::grouped as n;
+pub use hprof_shrink_analyze::render::grouped as n;
 // A name from a dump or a package as a terminal shows it: control and format characters
 // escaped.
-use hprof_shrink::analyze::render::shown;
+use hprof_shrink_analyze::render::shown;
 
 fn pct(part: u64, whole: u64) -> String {
     if whole == 0 {

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use common::{failed_with, run, s, stderr, stdout};
 use hprof_fixtures::android::{Android, BitmapKind};
 use hprof_fixtures::{Heap, Options as BuildOptions, Ty, Val};
-use hprof_shrink::analyze::{analyze_path, Analysis, Options, Outcome};
+use hprof_shrink_analyze::{analyze_path, Analysis, Options, Outcome};
 use hprof_shrink_core::Control;
 
 /// A HotSpot-like dump with 4-byte ids, written record by record.
@@ -679,6 +679,7 @@ fn every_step_is_timed_and_named() {
             "heap dumps",
             "index",
             "classes",
+            "known leaks",
             "finder classes",
             "references",
             "finders",

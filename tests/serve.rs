@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use base64::Engine;
 use common::{bin, fixture, s, stderr};
-use hprof_shrink::serve::{self, Access, Budget, Config, Running, Secret};
+use hprof_shrink_serve::{self as serve, Access, Budget, Config, Running, Secret};
 use md5::{Digest, Md5};
 use reqwest::{multipart, Client, StatusCode};
 use serde_json::Value;
@@ -1486,9 +1486,9 @@ async fn a_failing_package_fails_alone_and_queued_work_survives_a_restart() {
 }
 
 /// An embedded database in `dir`, and a package to record in it.
-async fn sqlite_store(dir: &Path) -> (hprof_shrink::serve::store::Store, PathBuf) {
+async fn sqlite_store(dir: &Path) -> (hprof_shrink_serve::store::Store, PathBuf) {
     let zip = package(dir, "a.zip", &[]);
-    let store = hprof_shrink::serve::store::Store::open(&dir.join("meta.sqlite"))
+    let store = hprof_shrink_serve::store::Store::open(&dir.join("meta.sqlite"))
         .await
         .unwrap();
     (store, zip)
@@ -1941,7 +1941,7 @@ async fn a_passing_fault_is_tried_again_after_a_backoff_and_failed_jobs_can_be_r
 #[tokio::test]
 async fn on_sqlite_a_retried_job_waits_out_its_backoff_and_a_failed_one_is_requeued() {
     let dir = tempfile::tempdir().unwrap();
-    let store = hprof_shrink::serve::store::Store::open(&dir.path().join("meta.sqlite"))
+    let store = hprof_shrink_serve::store::Store::open(&dir.path().join("meta.sqlite"))
         .await
         .unwrap();
     serve_common::retries_wait_out_their_backoff(&store, &store).await;
@@ -2022,7 +2022,7 @@ async fn an_upload_that_would_leave_the_disk_too_full_is_507_and_nothing_is_stor
 
 #[test]
 fn the_analyzer_inflates_only_where_and_as_far_as_it_is_told() {
-    use hprof_shrink::analyze::{analyze_path_within, AnalyzeError, Options};
+    use hprof_shrink_analyze::{analyze_path_within, AnalyzeError, Options};
     use hprof_shrink_core::space::Unpack;
     let dir = tempfile::tempdir().unwrap();
     let a = package(dir.path(), "a.zip", &[]);
@@ -2699,10 +2699,8 @@ async fn hostile_metadata_is_cut_where_it_is_recorded_and_every_answer_is_bounde
     let db = |srv: &Srv| {
         let path = srv.data.join("meta.sqlite");
         async move {
-            let store = hprof_shrink::serve::store::Store::open(&path)
-                .await
-                .unwrap();
-            let hprof_shrink::serve::store::Store::Sqlite(pool) = &store else {
+            let store = hprof_shrink_serve::store::Store::open(&path).await.unwrap();
+            let hprof_shrink_serve::store::Store::Sqlite(pool) = &store else {
                 unreachable!()
             };
             sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -2845,7 +2843,7 @@ async fn hostile_metadata_is_cut_where_it_is_recorded_and_every_answer_is_bounde
     );
     assert_eq!(after.entries, 40);
     assert!(after.bytes / after.entries < 64 << 10, "{after:?}");
-    assert!(after.bytes <= hprof_shrink::serve::limits::CACHE_BYTES);
+    assert!(after.bytes <= hprof_shrink_serve::limits::CACHE_BYTES);
     srv.stop().await;
 }
 
@@ -3084,14 +3082,14 @@ async fn chromium_shows_the_groups_a_group_its_trace_and_a_bitmap() {
 /// One package recorded and analyzed in `store`: `analysis` with every leak's signature
 /// made from `sig`.
 async fn record_with_signature(
-    store: &hprof_shrink::serve::store::Store,
-    analysis: &hprof_shrink::analyze::Analysis,
+    store: &hprof_shrink_serve::store::Store,
+    analysis: &hprof_shrink_analyze::Analysis,
     md5: &str,
     manifest: &[(String, String)],
     extra: &[(String, String)],
     sig: u32,
 ) {
-    use hprof_shrink::serve::store::NewPackage;
+    use hprof_shrink_serve::store::NewPackage;
     let id = store
         .insert_package(&NewPackage {
             md5,
@@ -3118,16 +3116,16 @@ async fn record_with_signature(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "a benchmark: run with --ignored --nocapture"]
 async fn bench_groups_page_with_10000_packages() {
-    use hprof_shrink::serve::store::Store;
+    use hprof_shrink_serve::store::Store;
     let dir = tempfile::tempdir().unwrap();
     let zip = package(dir.path(), "a.zip", &[]);
     // HPROF_SHRINK_BENCH_DATA keeps the data directory, for a release `serve` to be
     // measured on.
     let data = std::env::var_os("HPROF_SHRINK_BENCH_DATA")
         .map_or_else(|| dir.path().join("data"), PathBuf::from);
-    let analysis = hprof_shrink::analyze::analyze_path(
+    let analysis = hprof_shrink_analyze::analyze_path(
         &zip,
-        &hprof_shrink::analyze::Options::default(),
+        &hprof_shrink_analyze::Options::default(),
         &hprof_shrink_core::Control::default(),
     )
     .unwrap()
@@ -3176,7 +3174,7 @@ async fn bench_groups_page_with_10000_packages() {
     // Every load right after a change: one more package recorded and analyzed.
     let mut changed = Vec::new();
     // Distinct from an earlier run's, in a kept data directory.
-    let run = hprof_shrink::serve::store::now_ms();
+    let run = hprof_shrink_serve::store::now_ms();
     for i in 0..100u32 {
         let md5 = format!("{run:016x}{i:016x}");
         let sdk = [("sdkVersion".to_string(), "25".to_string())];
@@ -3207,12 +3205,12 @@ async fn bench_groups_page_with_10000_packages() {
 
 /// Where the time of groups made from scratch goes, each phase timed apart (median of
 /// 20 in a row): reading the rows, grouping, the menus, the queue, the page, the JSON.
-async fn phases(store: &hprof_shrink::serve::store::Store) {
-    use hprof_shrink::serve::cache::Groups;
-    use hprof_shrink::serve::groups::{leak_groups, Fold};
-    use hprof_shrink::serve::limits;
-    use hprof_shrink::serve::pages::{self, Menu, Menus};
-    use hprof_shrink::serve::store::{Column, Filter};
+async fn phases(store: &hprof_shrink_serve::store::Store) {
+    use hprof_shrink_serve::cache::Shown;
+    use hprof_shrink_serve::groups::{leak_groups, Fold};
+    use hprof_shrink_serve::limits;
+    use hprof_shrink_serve::pages;
+    use hprof_shrink_serve::store::{Column, Filter, Menu, Menus};
     async fn median<T, F: std::future::Future<Output = T>>(
         what: &str,
         mut run: impl FnMut() -> F,
@@ -3271,7 +3269,7 @@ async fn phases(store: &hprof_shrink::serve::store::Store) {
     let jobs = median("the job counts", || store.job_counts())
         .await
         .unwrap();
-    let groups = Groups {
+    let groups = Shown {
         app: top.app,
         app_left_out: top.app_left_out,
         library: top.library,

@@ -20,7 +20,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use hprof_shrink::serve::store::Store;
+use hprof_shrink_serve::store::Store;
 use reqwest::{multipart, Client};
 use serde_json::Value;
 use support::moto::{python, Moto, BUCKET};
@@ -831,7 +831,7 @@ fn bad_urls_and_unreachable_services_are_one_line_errors() {
 /// line with the status and the Code of its error body.
 #[tokio::test]
 async fn the_s3_store_round_trips_and_names_what_s3_refuses() {
-    use hprof_shrink::serve::s3::Bucket;
+    use hprof_shrink_serve::s3::Bucket;
     let Some(py) = python() else { return };
     let moto = tokio::task::spawn_blocking(move || Moto::start(py))
         .await

@@ -573,7 +573,7 @@ pub fn compare(
                         {
                             return Err(differs());
                         }
-                        let new = crate::hprof::cursor::read_id(&o.raw[at..], id_size);
+                        let new = crate::hprof::id_at(o.raw, at, id_size).unwrap_or(0);
                         bitmap_points_to.insert(i.id, new);
                         cmp.repointed_bitmaps += 1;
                     }

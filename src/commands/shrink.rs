@@ -3,16 +3,16 @@
 
 use std::path::{Path, PathBuf};
 
-use hprof_shrink::progress::Bar;
-use hprof_shrink::upload::Outbox;
+use crate::progress::Bar;
 use hprof_shrink_core::output::{check_destination, same_file, PendingFile};
 use hprof_shrink_core::verify::verify_path;
 use hprof_shrink_core::{Control, ManifestValues, Outputs, ShrinkOptions};
+use hprof_shrink_upload::{AfterUpload, Outbox};
 
-use super::upload::{after_upload, drain, uploaded, uploader};
 use crate::cli::ShrinkArgs;
 use crate::error::HostError;
 use crate::say::{say, say_raw};
+use crate::uploads::{drain, recover, uploaded, uploader};
 use crate::{json, sniff, summary};
 
 pub fn run(a: ShrinkArgs) -> Result<(), HostError> {
@@ -74,7 +74,7 @@ pub fn run(a: ShrinkArgs) -> Result<(), HostError> {
     let incoming = match &outbox {
         Some(ob) => {
             std::fs::create_dir_all(ob.dir()).map_err(outbox_err(ob))?;
-            crate::commands::upload::recover(ob, a.quiet)?;
+            recover(ob, a.quiet)?;
             Some(ob.incoming(&input).map_err(outbox_err(ob))?)
         }
         None => None,
@@ -155,7 +155,12 @@ pub fn run(a: ShrinkArgs) -> Result<(), HostError> {
     }
     let Some(up) = up else { return Ok(()) };
     match (&outbox, zip) {
-        (Some(ob), _) => drain(ob, &up, after_upload(a.delete_after_upload), a.quiet),
+        (Some(ob), _) => drain(
+            ob,
+            &up,
+            AfterUpload::from_delete(a.delete_after_upload),
+            a.quiet,
+        ),
         (None, Some(zip)) => {
             let o = up.upload(&zip).map_err(|source| HostError::UploadKept {
                 zip: zip.clone(),

@@ -6,9 +6,9 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
-use hprof_shrink::serve::cache::Cache;
-use hprof_shrink::serve::groups::{bitmap_groups, leak_groups, LeakGroup};
-use hprof_shrink::serve::store::{Filter, NewPackage, Store};
+use hprof_shrink_serve::cache::Cache;
+use hprof_shrink_serve::groups::{bitmap_groups, leak_groups, LeakGroup};
+use hprof_shrink_serve::store::{Filter, NewPackage, Store};
 
 /// `base` with an `extra.info` of its own: the same entries raw-copied, so a distinct
 /// package (MD5) for the price of a copy.
@@ -59,9 +59,9 @@ pub fn result_info(base: &[u8]) -> String {
 /// taken again, and its first claimer can then neither renew, record nor fail it; the
 /// analysis of `zip` is recorded once, and a second finish records nothing.
 pub async fn only_the_current_lease_holder_records(store: &Store, other: &Store, zip: &Path) {
-    let analysis = hprof_shrink::analyze::analyze_path(
+    let analysis = hprof_shrink_analyze::analyze_path(
         zip,
-        &hprof_shrink::analyze::Options::default(),
+        &hprof_shrink_analyze::Options::default(),
         &hprof_shrink_core::Control::default(),
     )
     .unwrap()
@@ -110,7 +110,7 @@ pub async fn only_the_current_lease_holder_records(store: &Store, other: &Store,
 /// a library leak), each retaining `retained` bytes plus its position.
 pub async fn record(
     via: &Store,
-    base: &hprof_shrink::analyze::Analysis,
+    base: &hprof_shrink_analyze::Analysis,
     md5: &str,
     (sdk, maker, version): (&str, &str, &str),
     sigs: &[&str],
@@ -162,10 +162,10 @@ pub async fn queue_bare(via: &Store, md5: &str) -> i64 {
 
 /// `base` with one leak per signature of `sigs`.
 pub fn analysis_of(
-    base: &hprof_shrink::analyze::Analysis,
+    base: &hprof_shrink_analyze::Analysis,
     sigs: &[&str],
     retained: u64,
-) -> hprof_shrink::analyze::Analysis {
+) -> hprof_shrink_analyze::Analysis {
     let mut a = base.clone();
     let template = a.leaks[0].clone();
     a.leaks = sigs
@@ -176,9 +176,10 @@ pub fn analysis_of(
             match sig.strip_prefix("lib:") {
                 Some(s) => {
                     l.signature = s.to_string();
-                    l.library_leak = Some(hprof_shrink::analyze::model::LibraryLeak {
+                    l.library_leak = Some(hprof_shrink_analyze::model::LibraryLeak {
                         pattern: "a.B#c".into(),
                         description: format!("known leak {s}"),
+                        ..Default::default()
                     });
                 }
                 None => {
@@ -245,9 +246,9 @@ pub async fn incremental_groups_equal_a_fold_from_scratch(
     other: &Store,
     zip: &Path,
 ) {
-    let base = hprof_shrink::analyze::analyze_path(
+    let base = hprof_shrink_analyze::analyze_path(
         zip,
-        &hprof_shrink::analyze::Options::default(),
+        &hprof_shrink_analyze::Options::default(),
         &hprof_shrink_core::Control::default(),
     )
     .unwrap()
@@ -366,14 +367,14 @@ pub async fn incremental_groups_equal_a_fold_from_scratch(
 
     // One group's page: its summary folded from every occurrence, the most recent listed.
     let every = store.leaks(&Filter::default(), Some("a")).await.unwrap();
-    let mut fold = hprof_shrink::serve::groups::Fold::default();
+    let mut fold = hprof_shrink_serve::groups::Fold::default();
     store.fold_signature("a", &mut fold).await.unwrap();
     assert_eq!(
         serde_json::to_value(fold.groups()).unwrap(),
         serde_json::to_value(leak_groups(&every)).unwrap()
     );
     let latest = store.occurrences("a", 3).await.unwrap();
-    let ids = |rows: &[hprof_shrink::serve::store::LeakRow]| -> Vec<i64> {
+    let ids = |rows: &[hprof_shrink_serve::store::LeakRow]| -> Vec<i64> {
         rows.iter().map(|r| r.leak_id).collect()
     };
     let mut expected = ids(&every[every.len() - 3..]);
@@ -434,7 +435,7 @@ pub async fn retries_wait_out_their_backoff(store: &Store, other: &Store) {
     let c1 = c1.unwrap();
     assert_eq!((c1.id, c1.attempt), (id, 1));
     let g0 = other.generation().await.unwrap();
-    let at = hprof_shrink::serve::store::now_ms() + 600;
+    let at = hprof_shrink_serve::store::now_ms() + 600;
     assert!(store.retry(&c1, "the disk was full", at).await.unwrap());
     assert!(
         other.generation().await.unwrap() > g0,
