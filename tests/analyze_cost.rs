@@ -283,6 +283,48 @@ fn a_deep_hierarchy_of_activities_costs_its_size() {
 }
 
 #[test]
+fn a_deep_hierarchy_below_a_known_leak_field_costs_its_size() {
+    // 20,000 classes, each the subclass of the one before, below
+    // android.widget.ActivityChooserModel, whose mActivityChoserModelPolicy the known-leak
+    // table names for every device, and one rooted instance of each holding an object
+    // there. The path search matched the table over each class's whole chain of
+    // superclasses (searching the chain for a repeat at each step), for every class: cubic
+    // in the depth. Now each class's rows are made from its superclass's, and the fields'
+    // order (Shark's) is made per class from its first instance.
+    const DEPTH: u32 = 20_000;
+    let mut d = Raw::new();
+    let policy = d.string("mActivityChoserModelPolicy");
+    d.class(0x100, "java.lang.Object", 0, &[]);
+    d.class(0x200, "Leaf", 0x100, &[]);
+    d.class(
+        0x300,
+        "android.widget.ActivityChooserModel",
+        0x100,
+        &[(policy, 2)],
+    );
+    let class = |k: u32| 0x1000 + 16 * k;
+    let object = |k: u32| 0x100_0000 + 16 * k;
+    let held = |k: u32| 0x200_0000 + 16 * k;
+    for k in 1..=DEPTH {
+        let up = if k == 1 { 0x300 } else { class(k - 1) };
+        d.class(class(k), &format!("com.example.M{k}"), up, &[]);
+        d.instance(object(k), class(k), &[held(k)]);
+        d.instance(held(k), 0x200, &[]);
+        d.root(object(k));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "chooser.hprof", &d.finish());
+    let started = std::time::Instant::now();
+    let a = analyze(&path);
+    let took = started.elapsed();
+    // A debug build takes about a second here; the bound leaves room for a loaded machine
+    // and still fails the cubic code.
+    assert!(took.as_secs() < 60, "took {took:?}");
+    // Every instance's field is followed (a known leak is followed last, not dropped).
+    assert_eq!(a.dump.reachable_objects, 2 * DEPTH as u64);
+}
+
+#[test]
 fn deep_hierarchies_on_superclass_cycles_cost_their_size() {
     // A ring of 10,000 classes (each the superclass of the next, the last the first's), and
     // a chain of 10,000 below a two-class cycle; an instance of the deepest class of each,
