@@ -552,7 +552,13 @@ Leaking objects: with a key (--key, or the package's leakedActivityKey), Matrix'
 DestroyedActivityInfo whose mKey is the key and the Activity it weakly references. Without \
 one (or with the placeholder key `unknown` a package gets when no key was known), \
 LeakCanary's way: every retained KeyedWeakReference's object and every destroyed Activity \
-that is still strongly reachable.
+that has a path.
+
+Paths as LeakCanary's Shark finds them: known framework leaks (library_leaks.json: \
+LeakCanary's 90 patterns by SDK and manufacturer, read from android.os.Build in the dump) \
+and Java locals visited last, ignored references never followed, collections and queues \
+read as one step (ArrayList[2], HashMap[\"key\"], MessageQueue[4]), a leaking object never \
+on another's path (named on it as \"Also retains\" instead).
 
 Limits: a trace longer than 60 steps keeps its first 30 and last 30 and says how many it \
 left out (its signature is still the whole path's); at most 50 leaks, 50 duplicate-bitmap \
@@ -560,7 +566,11 @@ groups with 2 paths each, 50 keys, 20 notes; names from the dump cut to 256 byte
 and format (bidi) characters in names are shown escaped, as \\u{1b}. Every analysis stays \
 under 32 MiB of JSON (docs/analyze.md).
 
-Outputs: text (a leak trace per leak, then duplicate bitmaps) or json (the schema in \
+Signatures are LeakCanary's leak fingerprints (signatureVersion 2): a known framework \
+leak's is its pattern's, and leaking objects that share one are one leak with a count.
+
+Outputs: text (LeakCanary's layout: APPLICATION LEAKS, LIBRARY LEAKS, UNREACHABLE \
+OBJECTS, METADATA; then this analysis's own section and the duplicate bitmaps) or json (the schema in \
 docs/analyze.md) on stdout unless -o; html writes one self-contained page (default \
 NAME.html in the current directory); matrix writes Matrix's result.json and \
 buffer_contents/ into a directory (default NAME.matrix/).

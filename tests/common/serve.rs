@@ -179,6 +179,7 @@ pub fn analysis_of(
                     l.library_leak = Some(hprof_shrink_analyze::model::LibraryLeak {
                         pattern: "a.B#c".into(),
                         description: format!("known leak {s}"),
+                        ..Default::default()
                     });
                 }
                 None => {

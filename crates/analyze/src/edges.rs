@@ -14,16 +14,12 @@ pub struct Edges {
     /// Node → where its references start in `targets` (one more at the end).
     starts: Offsets,
     targets: Vec<Node>,
-    /// Positions in `targets` of references that are known framework leaks, sorted,
-    /// with their table entry. Few.
-    library: Vec<(u64, u16)>,
 }
 
 /// One run of nodes' references, and what the caller's visit made of those nodes.
 struct Chunk<S> {
     degrees: Vec<u32>,
     targets: Vec<Node>,
-    library: Vec<(u64, u16)>,
     seen: S,
 }
 
@@ -48,17 +44,11 @@ impl Edges {
                 let mut chunk = Chunk {
                     degrees: Vec::with_capacity(range.len()),
                     targets: Vec::with_capacity(range.len() * 2),
-                    library: Vec::new(),
                     seen: init(),
                 };
                 for node in range {
                     let before = chunk.targets.len();
-                    let (key, size) = g.for_each_ref(node as Node, |t, lib| {
-                        if let Some(e) = lib {
-                            chunk.library.push((chunk.targets.len() as u64, e));
-                        }
-                        chunk.targets.push(t);
-                    });
+                    let (key, size) = g.for_each_ref(node as Node, |t| chunk.targets.push(t));
                     chunk.degrees.push((chunk.targets.len() - before) as u32);
                     visit(&mut chunk.seen, node as Node, key, size);
                 }
@@ -68,56 +58,25 @@ impl Edges {
         let total: usize = chunks.iter().map(|c| c.targets.len()).sum();
         let mut starts = Offsets::zeros(n + 1, total as u64);
         let mut targets = Vec::with_capacity(total);
-        let mut library = Vec::new();
         let mut seen = init();
         let mut node = 0usize;
         let mut at = 0u64;
         for chunk in chunks {
-            let base = targets.len() as u64;
             for d in chunk.degrees {
                 at += d as u64;
                 node += 1;
                 starts.set(node, at);
             }
-            library.extend(chunk.library.into_iter().map(|(p, e)| (base + p, e)));
             targets.extend_from_slice(&chunk.targets);
             seen = merge(seen, chunk.seen);
         }
-        (
-            Edges {
-                starts,
-                targets,
-                library,
-            },
-            seen,
-        )
+        (Edges { starts, targets }, seen)
     }
 
     /// The references out of `node`.
     #[inline]
     pub fn of(&self, node: Node) -> &[Node] {
         &self.targets[self.starts.run(node as usize)]
-    }
-
-    /// The references out of `node` with their known-leak entry, if any.
-    #[inline]
-    pub fn with_library(&self, node: Node) -> impl Iterator<Item = (Node, Option<u16>)> + '_ {
-        let run = self.starts.run(node as usize);
-        let (start, end) = (run.start as u64, run.end as u64);
-        // Known leaks are rare: look them up only where the run has any.
-        let from = self.library.partition_point(|(p, _)| *p < start);
-        let has = self.library.get(from).is_some_and(|(p, _)| *p < end);
-        (start..end).map(move |p| {
-            let lib = if has {
-                self.library
-                    .binary_search_by_key(&p, |(q, _)| *q)
-                    .ok()
-                    .map(|i| self.library[i].1)
-            } else {
-                None
-            };
-            (self.targets[p as usize], lib)
-        })
     }
 
     pub fn len(&self) -> u64 {
@@ -137,7 +96,6 @@ impl Edges {
         Edges {
             starts,
             targets: lists.concat(),
-            library: Vec::new(),
         }
     }
 
@@ -151,6 +109,6 @@ impl Edges {
 
     /// Bytes held.
     pub fn memory(&self) -> u64 {
-        self.starts.bytes() + (self.targets.capacity() * 4 + self.library.capacity() * 16) as u64
+        self.starts.bytes() + (self.targets.capacity() * 4) as u64
     }
 }

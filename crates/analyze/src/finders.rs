@@ -11,7 +11,7 @@
 //! instances the references' pass collected ([`wanted`] names their classes): no pass of
 //! its own over the dump.
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 
 use super::graph::Instances;
 use super::index::Node;
@@ -237,8 +237,8 @@ pub struct Settled {
     pub traced: Vec<Candidate>,
     /// Leaking objects with a path beyond those.
     pub more: u64,
-    /// Leaking objects whose path goes through another leaking object: that one's trace
-    /// covers them (LeakCanary 2.14 gives them no trace either).
+    /// Leaking objects reached only through another leaking object: that one's trace
+    /// names them ("Also retains").
     pub behind: u64,
     /// The first [`MAX_UNREACHABLE`](super::limits::MAX_UNREACHABLE) without a strong path.
     pub unreachable: Vec<Candidate>,
@@ -247,7 +247,6 @@ pub struct Settled {
 
 pub fn settle(candidates: &[Candidate], reach: &Reach) -> Settled {
     use super::limits::{MAX_LEAKS, MAX_UNREACHABLE};
-    let set: FxHashSet<Node> = candidates.iter().map(|c| c.node).collect();
     let mut s = Settled::default();
     for c in candidates {
         if !reach.on_path(c.node) {
@@ -256,18 +255,14 @@ pub fn settle(candidates: &[Candidate], reach: &Reach) -> Settled {
             } else {
                 s.more_unreachable += 1;
             }
+        } else if !reach.has_trace(c.node) {
+            // Leaking objects are leaves of the search (LeakCanary HEAD): one reached only
+            // through another is named on that one's trace ("Also retains").
+            s.behind += 1;
         } else if s.traced.len() >= MAX_LEAKS {
             s.more += 1;
         } else {
-            let path = reach.path(c.node);
-            if path[..path.len().saturating_sub(1)]
-                .iter()
-                .any(|n| set.contains(n))
-            {
-                s.behind += 1;
-            } else {
-                s.traced.push(*c);
-            }
+            s.traced.push(*c);
         }
     }
     s

@@ -8,7 +8,6 @@ use hprof_shrink_core::hprof::{id_at, tags, u4_at, BasicType, Value};
 use rustc_hash::FxHashMap;
 
 use super::index::{Index, Node};
-use super::library::{LibraryMatch, LibraryTable};
 use super::mapping::Mapping;
 
 /// One reference field of a class's instances.
@@ -18,25 +17,18 @@ pub struct RefField {
     pub at: u32,
     pub name_id: u64,
     pub declared_by: u64,
-    /// A known framework leak goes through this field: visit it last.
-    pub library: Option<u16>,
 }
 
 #[derive(Debug, Default)]
 struct ClassRefs {
     /// Bytes of field data an instance must have.
     size: u64,
+    /// Sorted by field name (UTF-16 order), the class's own before its superclasses' for
+    /// one name: the order LeakCanary's Shark reads them in, which decides between paths
+    /// of equal length.
     fields: Vec<RefField>,
     /// The class's instance size, as its class dump gives it.
     instance_size: u64,
-}
-
-/// What a reference is, for naming it in a trace.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RefName {
-    Static { class: u64, name_id: u64 },
-    Field { declared_by: u64, name_id: u64 },
-    Element(u64),
 }
 
 pub struct Graph<'i, 'a> {
@@ -44,9 +36,6 @@ pub struct Graph<'i, 'a> {
     names: FxHashMap<u64, String>,
     refs: FxHashMap<u64, ClassRefs>,
     mapping: Option<&'i Mapping>,
-    /// Static fields that are known framework leaks: (class id, field name id) → entry.
-    library_statics: FxHashMap<(u64, u64), u16>,
-    pub library: &'i LibraryTable,
     /// Class ids whose instances are java.lang.ref.Reference (weak, soft, phantom, …).
     references: rustc_hash::FxHashSet<u64>,
     /// Instance sizes ahat adds to shallow sizes: `java.lang.Class`'s (to every class
@@ -82,13 +71,7 @@ pub fn java_name(raw: &str) -> String {
 }
 
 impl<'i, 'a> Graph<'i, 'a> {
-    pub fn new(
-        ix: &'i Index<'a>,
-        mapping: Option<&'i Mapping>,
-        library: &'i LibraryTable,
-        sdk: Option<i64>,
-        manufacturer: Option<&str>,
-    ) -> Graph<'i, 'a> {
+    pub fn new(ix: &'i Index<'a>, mapping: Option<&'i Mapping>) -> Graph<'i, 'a> {
         let mut names = FxHashMap::default();
         for class in ix.classes.classes() {
             let raw = ix
@@ -108,8 +91,6 @@ impl<'i, 'a> Graph<'i, 'a> {
             names,
             refs: FxHashMap::default(),
             mapping,
-            library_statics: FxHashMap::default(),
-            library,
             references: Default::default(),
             class_instance_size: 0,
             primitive_array_size: [0; 12],
@@ -126,39 +107,18 @@ impl<'i, 'a> Graph<'i, 'a> {
         let reference = g.class_named("java.lang.ref.Reference");
         let ids: Vec<u64> = ix.classes.classes().map(|c| c.class_id).collect();
         for class_id in ids {
-            let refs = g.class_refs(class_id, reference, sdk, manufacturer);
+            let refs = g.class_refs(class_id, reference);
             g.refs.insert(class_id, refs);
             if let Some(r) = reference {
                 if g.is_subclass(class_id, r) {
                     g.references.insert(class_id);
                 }
             }
-            if let Some(class) = ix.classes.get(class_id) {
-                for f in ix.classes.static_fields(ix.data, class) {
-                    if f.ty != BasicType::Object {
-                        continue;
-                    }
-                    let field = g.field_name(class_id, f.name_id);
-                    if let Some(e) = library.find(
-                        LibraryMatch::Static(&g.names[&class_id], &field),
-                        sdk,
-                        manufacturer,
-                    ) {
-                        g.library_statics.insert((class_id, f.name_id), e);
-                    }
-                }
-            }
         }
         g
     }
 
-    fn class_refs(
-        &self,
-        class_id: u64,
-        reference: Option<u64>,
-        sdk: Option<i64>,
-        manufacturer: Option<&str>,
-    ) -> ClassRefs {
+    fn class_refs(&self, class_id: u64, reference: Option<u64>) -> ClassRefs {
         let instance_size = self
             .ix
             .classes
@@ -182,18 +142,16 @@ impl<'i, 'a> Graph<'i, 'a> {
             if Some(f.declared_by) == reference && name == "referent" {
                 continue;
             }
-            let library = self.library.find(
-                LibraryMatch::Field(&self.names[&f.declared_by], &name),
-                sdk,
-                manufacturer,
-            );
-            fields.push(RefField {
+            let field = RefField {
                 at: f.offset as u32,
                 name_id: f.name_id,
                 declared_by: f.declared_by,
-                library,
-            });
+            };
+            fields.push((name, field));
         }
+        // Stable: for one name, the class's own field stays before its superclass's.
+        fields.sort_by(|(a, _), (b, _)| utf16_cmp(a, b));
+        let fields = fields.into_iter().map(|(_, f)| f).collect();
         ClassRefs {
             size: layout.size,
             fields,
@@ -343,16 +301,13 @@ impl<'i, 'a> Graph<'i, 'a> {
         }
     }
 
-    /// The strong references out of `node`, to objects the dump holds: `(target, library
-    /// entry)`. A reference to an id the dump lacks (null, or an array a shrink dropped)
-    /// is no reference. Returns what [`Graph::sized`] would, from the same look at the
-    /// record.
+    /// The strong references out of `node`, to objects the dump holds, in LeakCanary's
+    /// order (instance fields by name, array elements, static fields as the class dump
+    /// lists them). A reference to an id the dump lacks (null, or an array a shrink
+    /// dropped) is no reference. Returns what [`Graph::sized`] would, from the same look
+    /// at the record.
     #[inline]
-    pub fn for_each_ref(
-        &self,
-        node: Node,
-        mut f: impl FnMut(Node, Option<u16>),
-    ) -> ((u8, u64), u64) {
+    pub fn for_each_ref(&self, node: Node, mut f: impl FnMut(Node)) -> ((u8, u64), u64) {
         let raw = self.ix.raw(node);
         let n = self.ix.id_size as usize;
         // An instance's class, once looked up here, is not looked up again for its size.
@@ -371,7 +326,7 @@ impl<'i, 'a> Graph<'i, 'a> {
                         let id = id_at(data, r.at as usize, n as u8).unwrap_or(0);
                         if id != 0 {
                             if let Some(t) = self.ix.node(id) {
-                                f(t, r.library);
+                                f(t);
                             }
                         }
                     }
@@ -384,7 +339,7 @@ impl<'i, 'a> Graph<'i, 'a> {
                     let id = id_at(raw, start + i * n, n as u8).unwrap_or(0);
                     if id != 0 {
                         if let Some(t) = self.ix.node(id) {
-                            f(t, None);
+                            f(t);
                         }
                     }
                 }
@@ -396,7 +351,7 @@ impl<'i, 'a> Graph<'i, 'a> {
                         if let Value::Object(id) = s.value {
                             if id != 0 {
                                 if let Some(t) = self.ix.node(id) {
-                                    f(t, self.library_statics.get(&(class_id, s.name_id)).copied());
+                                    f(t);
                                 }
                             }
                         }
@@ -413,65 +368,94 @@ impl<'i, 'a> Graph<'i, 'a> {
         })
     }
 
+    /// The reference fields of a class's instances, in LeakCanary's order (see
+    /// [`ClassRefs::fields`]).
+    pub fn ref_fields(&self, class_id: u64) -> &[RefField] {
+        self.refs.get(&class_id).map_or(&[], |r| &r.fields)
+    }
+
+    /// An instance's class and field bytes, when they are as long as its class's layout
+    /// says (an instance shorter than that holds no reference to trust).
+    #[inline]
+    pub fn instance_data(&self, node: Node) -> Option<(u64, &'a [u8])> {
+        let raw = self.ix.raw(node);
+        if raw[0] != tags::INSTANCE_DUMP {
+            return None;
+        }
+        let n = self.ix.id_size as usize;
+        let class = id_at(raw, 5 + n, n as u8).unwrap_or(0);
+        let len = u4_at(raw, 5 + 2 * n).unwrap_or(0) as usize;
+        let data = &raw[9 + 2 * n..9 + 2 * n + len];
+        let need = self.refs.get(&class).map_or(0, |r| r.size);
+        (need as usize <= data.len()).then_some((class, data))
+    }
+
+    /// Where the field `name` declared by the class named `declared_by` sits in the
+    /// instances of `class_id` (the class or an ancestor declaring it): its byte offset and
+    /// type. Looks the layout up: callers keep what it finds.
+    pub fn field_slot(
+        &self,
+        class_id: u64,
+        declared_by: &str,
+        name: &str,
+    ) -> Option<(u32, BasicType)> {
+        let layout = self.ix.classes.layout(self.ix.data, class_id).ok()?;
+        layout
+            .fields
+            .iter()
+            .find(|f| {
+                self.class_name(f.declared_by) == declared_by
+                    && self.field_name(f.declared_by, f.name_id) == name
+            })
+            .map(|f| (f.offset as u32, f.ty))
+    }
+
+    /// Whether the class (not its ancestors) declares an instance field of this name.
+    pub fn declares_field(&self, class_id: u64, name: &str) -> bool {
+        let Ok(layout) = self.ix.classes.layout(self.ix.data, class_id) else {
+            return false;
+        };
+        layout
+            .fields
+            .iter()
+            .any(|f| f.declared_by == class_id && self.field_name(class_id, f.name_id) == name)
+    }
+
+    /// The number of elements of an object array node (`None`: not one), read without a
+    /// copy; [`Graph::array_id`] reads one.
+    #[inline]
+    pub fn array_len(&self, node: Node) -> Option<usize> {
+        let raw = self.ix.raw(node);
+        (raw[0] == tags::OBJECT_ARRAY_DUMP)
+            .then(|| u4_at(raw, 5 + self.ix.id_size as usize).unwrap_or(0) as usize)
+    }
+
+    /// Element `i` of an object array node (below [`Graph::array_len`]).
+    #[inline]
+    pub fn array_id(&self, node: Node, i: usize) -> u64 {
+        let raw = self.ix.raw(node);
+        let n = self.ix.id_size as usize;
+        id_at(raw, 9 + 2 * n + i * n, n as u8).unwrap_or(0)
+    }
+
+    /// The class and its superclasses, nearest first, without `java.lang.Object` (the
+    /// chain LeakCanary matches instance-field patterns on); empty on a broken hierarchy.
+    pub fn class_chain(&self, class_id: u64) -> Vec<u64> {
+        let mut out = Vec::new();
+        let mut id = class_id;
+        while id != 0 && out.len() <= self.ix.classes.len() {
+            if self.class_name(id) == "java.lang.Object" || out.contains(&id) {
+                break;
+            }
+            out.push(id);
+            id = self.ix.classes.get(id).map_or(0, |c| c.super_id);
+        }
+        out
+    }
+
     /// A class's instance size, as its class dump gives it.
     fn instance_size(&self, class: u64) -> u64 {
         self.refs.get(&class).map_or(0, |r| r.instance_size)
-    }
-
-    /// The first reference from `from` to `to`, named.
-    pub fn reference_between(&self, from: Node, to: Node) -> Option<RefName> {
-        let raw = self.ix.raw(from);
-        let n = self.ix.id_size as usize;
-        let target = self.ix.id(to);
-        match raw[0] {
-            tags::INSTANCE_DUMP => {
-                let class = id_at(raw, 5 + n, n as u8).unwrap_or(0);
-                let len = u4_at(raw, 5 + 2 * n).unwrap_or(0) as usize;
-                let data = &raw[9 + 2 * n..9 + 2 * n + len];
-                let refs = self.refs.get(&class)?;
-                refs.fields
-                    .iter()
-                    .find(|r| {
-                        (r.at as usize + n) <= data.len()
-                            && id_at(data, r.at as usize, n as u8).unwrap_or(0) == target
-                    })
-                    .map(|r| RefName::Field {
-                        declared_by: r.declared_by,
-                        name_id: r.name_id,
-                    })
-            }
-            tags::OBJECT_ARRAY_DUMP => {
-                let count = u4_at(raw, 5 + n).unwrap_or(0) as usize;
-                let start = 9 + 2 * n;
-                (0..count)
-                    .find(|i| id_at(raw, start + i * n, n as u8).unwrap_or(0) == target)
-                    .map(|i| RefName::Element(i as u64))
-            }
-            tags::CLASS_DUMP => {
-                let class_id = id_at(raw, 1, n as u8).unwrap_or(0);
-                let class = self.ix.classes.get(class_id)?;
-                self.ix
-                    .classes
-                    .static_fields(self.ix.data, class)
-                    .find(|s| s.value == Value::Object(target))
-                    .map(|s| RefName::Static {
-                        class: class_id,
-                        name_id: s.name_id,
-                    })
-            }
-            _ => None,
-        }
-    }
-
-    /// The library entry of the reference from `from` to `to`, if it is a known leak.
-    pub fn library_between(&self, from: Node, to: Node) -> Option<u16> {
-        let mut found = None;
-        self.for_each_ref(from, |t, lib| {
-            if t == to && found.is_none() {
-                found = Some(lib);
-            }
-        });
-        found.flatten()
     }
 
     /// An object's shallow size, as ahat counts it: an instance is its class's instance
@@ -633,6 +617,15 @@ impl<'i, 'a> Graph<'i, 'a> {
         let (ty, bytes) = self.primitive(self.ix.node(value)?)?;
         hprof_shrink_core::hprof::javastring::decode(ty, bytes, coder)
     }
+}
+
+/// Orders two strings as Java's `String.compareTo` does (UTF-16 code units), as LeakCanary
+/// sorts names.
+pub fn utf16_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    if a.is_ascii() && b.is_ascii() {
+        return a.cmp(b);
+    }
+    a.encode_utf16().cmp(b.encode_utf16())
 }
 
 #[cfg(test)]

@@ -11,7 +11,6 @@ use rustc_hash::FxHashSet;
 use super::graph::{Graph, Instances};
 use super::index::Node;
 use super::limits::{MAX_KEYS_FOUND, MAX_KEYS_IN_NOTE, MAX_LEAKS, MAX_NAME_BYTES, MAX_TEXT_BYTES};
-use super::reach::Reach;
 use super::shown::{clipped, clipped_more};
 
 /// A leaking object and why it is taken to be one.
@@ -20,8 +19,14 @@ pub struct Suspect {
     pub reason: String,
 }
 
+/// Which leaking objects a finder keeps: all of them (before the path search, which
+/// treats them as leaves), or those with a trace of their own (after it).
+pub type Keep<'k> = &'k dyn Fn(Node) -> bool;
+
 #[derive(Default)]
 pub struct Found {
+    /// Every leaking object found and kept, in the order found: the path search's leaves.
+    pub all: Vec<Node>,
     /// The first [`MAX_LEAKS`] leaking objects found: only those are traced, so that a
     /// dump of a million leaking objects costs no more than one of fifty.
     pub suspects: Vec<Suspect>,
@@ -39,6 +44,7 @@ pub struct Found {
 
 impl Found {
     fn suspect(&mut self, node: Node, reason: impl FnOnce() -> String) {
+        self.all.push(node);
         if self.suspects.len() < MAX_LEAKS {
             self.suspects.push(Suspect {
                 node,
@@ -120,7 +126,7 @@ impl Keys {
 }
 
 /// Matrix's way, for one key.
-pub fn by_key(g: &Graph<'_, '_>, reach: &Reach, instances: &Instances, key: &str) -> Found {
+pub fn by_key(g: &Graph<'_, '_>, keep: Keep<'_>, instances: &Instances, key: &str) -> Found {
     let classes = destroyed_info_classes(g);
     let mut found = Found::default();
     if classes.is_empty() {
@@ -156,7 +162,7 @@ pub fn by_key(g: &Graph<'_, '_>, reach: &Reach, instances: &Instances, key: &str
         match activity {
             // Two watchers of one Activity under one key are one leak.
             Some(node) if !watched.insert(node) => {}
-            Some(node) if reach.on_path(node) => found.suspect(node, || {
+            Some(node) if keep(node) => found.suspect(node, || {
                 format!("DestroyedActivityInfo#mKey is the key {shown_key}")
             }),
             Some(node) => {

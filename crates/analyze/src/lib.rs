@@ -14,6 +14,7 @@
 //! takes from the dump is escaped and cut ([`shown`]).
 
 pub mod bitmaps;
+mod device;
 mod dominators;
 mod edges;
 pub mod error;
@@ -30,6 +31,9 @@ mod metadata;
 pub mod model;
 mod offsets;
 mod reach;
+#[cfg(test)]
+mod reach_tests;
+mod refs;
 pub mod render;
 pub mod shown;
 mod spare;
@@ -193,17 +197,29 @@ fn analyze_input(
     );
     let manufacturer = manufacturer.as_deref();
     let library = LibraryTable::builtin();
-    let g = Graph::new(&ix, options.mapping.as_ref(), &library, sdk, manufacturer);
+    let g = Graph::new(&ix, options.mapping.as_ref());
+    // The known-leak rows that hold for this device, as the path search applies them.
+    let device = device::device(&g, sdk, manufacturer);
+    let path_refs = refs::PathRefs::new(&g, library, &device);
 
-    // The instances every finder looks at, and the shallow sizes of all objects by class,
-    // are taken in the pass that reads every object for its references.
+    // The instances every finder looks at, the instances the path search reads from the
+    // dump, and the shallow sizes of all objects by class, are taken in the pass that
+    // reads every object for its references.
     let heap = inspect::heap::Heap::new(g.ix, &g);
     let kinds = inspect::kinds::Kinds::new(&heap);
-    let wanted: rustc_hash::FxHashSet<u64> = leaks::destroyed_info_classes(&g)
+    let mut wanted: rustc_hash::FxHashMap<u64, u8> = Default::default();
+    for c in leaks::destroyed_info_classes(&g)
         .into_iter()
         .chain(finders::wanted(&kinds, &heap))
         .chain(g.class_named("android.graphics.Bitmap"))
-        .collect();
+    {
+        *wanted.entry(c).or_default() |= WANTED;
+    }
+    for c in g.ix.classes.classes().map(|c| c.class_id) {
+        if path_refs.special_class(c) {
+            *wanted.entry(c).or_default() |= SPECIAL;
+        }
+    }
     let t = Instant::now();
     let (edges, seen) = edges::Edges::build(
         &g,
@@ -211,6 +227,7 @@ fn analyze_input(
         |seen, node, key, size| seen.add(&wanted, node, key, size),
         Seen::merge,
     );
+    let special = seen.special;
     let (all_objects, instances) = (seen.sizer.finish(), Instances::from_pairs(seen.instances));
     timings.edges = t.elapsed();
     give_back_freed_memory();
@@ -224,14 +241,28 @@ fn analyze_input(
     let mut notes: Vec<String> = key_note.into_iter().chain(device_notes).collect();
     notes.extend(watched.notes.iter().cloned());
     let ins = inspect::Inspectors::new(heap, kinds, watched);
-    // Without a key, the leaking objects are known before the paths are searched.
+    // Every leaking object, before the search: a path never goes through one (LeakCanary
+    // HEAD's leaves). Without a key the finders find them.
     let candidates = match &key {
         Some(_) => Vec::new(),
         None => finders::candidates(&ins, &instances),
     };
+    let leaves: Vec<index::Node> = match &key {
+        Some(k) => leaks::by_key(&g, &|_| true, &instances, k).all,
+        None => candidates.iter().map(|c| c.node).collect(),
+    };
     let finding = t.elapsed();
     let t = Instant::now();
-    let reach = Reach::compute(&g, &edges, sdk, manufacturer, control)?;
+    let reach = Reach::compute(
+        &g,
+        &edges,
+        path_refs,
+        &special,
+        &leaves,
+        limits::MAX_LEAKS,
+        control,
+    )?;
+    drop((special, leaves));
     timings.paths = t.elapsed();
     timings.note_memory("paths");
 
@@ -245,7 +276,7 @@ fn analyze_input(
         more_keys,
     } = match &key {
         Some(k) => {
-            let mut found = leaks::by_key(&g, &reach, &instances, k);
+            let mut found = leaks::by_key(&g, &|node| reach.has_trace(node), &instances, k);
             notes.append(&mut found.notes);
             let matrix = finders::Finders::default().with(finders::Finder::MatrixKey);
             let more_unreachable =
@@ -300,22 +331,24 @@ fn analyze_input(
     let mut leaks_out = Vec::new();
     let mut leak_nodes = Vec::new();
     for (node, found_by, watcher) in to_trace {
-        let Some((trace, signature)) =
+        let Some((mut trace, signature)) =
             trace::leak_trace(&g, &reach, &ins, node, watcher.as_deref())
         else {
             continue;
         };
+        // The leaking objects only this one reaches, and those that reach it too.
+        if let Some(last) = trace.steps.last_mut() {
+            last.labels.extend(reach.related_labels(&g, node));
+        }
         let library_leak = reach
-            .through_library(node)
-            .then(|| library_entry_on(&g, &reach, node, sdk, manufacturer))
-            .flatten()
-            .map(|e| {
-                let entry = library.get(e);
-                LibraryLeak {
-                    pattern: entry.name(),
-                    description: entry.description.clone(),
-                }
-            });
+            .library_on_path(&g, &reach.path(node))
+            .map(|e| library_leak(library.get(e)));
+        // LeakCanary signs a library leak by its pattern, whatever the path.
+        let leak_signature = library_leak
+            .as_ref()
+            .and_then(|l| l.leak_pattern.as_deref())
+            .map(trace::text_signature)
+            .unwrap_or_else(|| signature.clone());
         leak_nodes.push(node);
         let reason = trace
             .steps
@@ -328,9 +361,14 @@ fn analyze_input(
             reason,
             finders: found_by.names(),
             library_leak,
-            signature,
+            signature: leak_signature,
+            trace_signature: Some(signature),
             retained_bytes: 0,
             retained_objects: 0,
+            trace_count: 1,
+            object_ids: Vec::new(),
+            total_retained_bytes: 0,
+            total_retained_objects: 0,
             trace,
         });
     }
@@ -375,7 +413,7 @@ fn analyze_input(
 
     // The paths are made; their memory goes before the dominators take theirs.
     let roots: Vec<index::Node> = {
-        let mut r: Vec<index::Node> = reach.roots.keys().copied().collect();
+        let mut r: Vec<index::Node> = reach.gc_roots().to_vec();
         r.sort_unstable_by_key(|&n| ix.offset(n));
         r
     };
@@ -387,7 +425,7 @@ fn analyze_input(
     drop(ins);
     drop(g);
     ix.release_lookup();
-    let g = Graph::new(&ix, options.mapping.as_ref(), &library, sdk, manufacturer);
+    let g = Graph::new(&ix, options.mapping.as_ref());
     let t = Instant::now();
     let doms = dominators::Dominators::compute(edges, ix.len(), &roots, spare, control)?;
     timings.dominator_bytes = doms.peak_bytes;
@@ -423,6 +461,7 @@ fn analyze_input(
             .cmp(&a.retained_bytes)
             .then(a.object_id.cmp(&b.object_id))
     });
+    let leaks_out = one_per_signature(leaks_out);
 
     // Top classes by the shallow bytes of their reachable objects.
     let mut top: Vec<ClassSummary> = by_class
@@ -491,6 +530,7 @@ fn analyze_input(
     let omitted_notes = limits::keep_first(&mut notes, limits::MAX_NOTES);
     let analysis = Analysis {
         schema: SCHEMA_VERSION,
+        signature_version: SIGNATURE_VERSION,
         tool: format!("hprof-shrink {}", env!("CARGO_PKG_VERSION")),
         input: InputSummary {
             path: path.display().to_string(),
@@ -612,46 +652,58 @@ impl Sizer {
     }
 }
 
-/// What the references' pass takes from each object: its shallow size by class, and the
-/// instances of the classes the finders look at (class, node), in node order.
+/// A class whose instances the finders look at.
+const WANTED: u8 = 1;
+/// A class whose instances the path search reads from the dump ([`refs`]).
+const SPECIAL: u8 = 2;
+
+/// What the references' pass takes from each object: its shallow size by class, the
+/// instances of the classes the finders look at (class, node) and those the path search
+/// reads, in node order.
 #[derive(Default)]
 struct Seen {
     sizer: Sizer,
     instances: Vec<(u64, index::Node)>,
-    /// The last instance class asked about, and whether it is wanted.
-    last: Option<(u64, bool)>,
+    special: Vec<index::Node>,
+    /// The last instance class asked about, and what it is.
+    last: Option<(u64, u8)>,
 }
 
 impl Seen {
     fn add(
         &mut self,
-        wanted: &rustc_hash::FxHashSet<u64>,
+        wanted: &rustc_hash::FxHashMap<u64, u8>,
         node: index::Node,
         key: (u8, u64),
         size: u64,
     ) {
         self.sizer.add_sized(key, size);
         if key.0 == tags::INSTANCE_DUMP {
-            // Neighbours are mostly of one class: ask the set once a run.
+            // Neighbours are mostly of one class: ask the map once a run.
             let want = match self.last {
                 Some((class, want)) if class == key.1 => want,
                 _ => {
-                    let want = wanted.contains(&key.1);
+                    let want = wanted.get(&key.1).copied().unwrap_or(0);
                     self.last = Some((key.1, want));
                     want
                 }
             };
-            if want {
+            if want & WANTED != 0 {
                 self.instances.push((key.1, node));
+            }
+            if want & SPECIAL != 0 {
+                self.special.push(node);
             }
         }
     }
 
     fn merge(mut a: Seen, b: Seen) -> Seen {
         a.instances.extend(b.instances);
+        a.special.extend(b.special);
         Seen {
             sizer: Sizer::merge(a.sizer, b.sizer),
             instances: a.instances,
+            special: a.special,
             last: None,
         }
     }
@@ -670,29 +722,45 @@ fn tally(h: &mut Histogram, key: (u8, u64), n: u64, bytes: u64) {
     e.1 += bytes;
 }
 
-/// The known-leak entry of the first library reference on `node`'s path.
-fn library_entry_on(
-    g: &Graph<'_, '_>,
-    reach: &Reach,
-    node: index::Node,
-    sdk: Option<i64>,
-    manufacturer: Option<&str>,
-) -> Option<u16> {
-    let path = reach.path(node);
-    for pair in path.windows(2) {
-        if let Some(e) = g.library_between(pair[0], pair[1]) {
-            return Some(e);
+/// A known leak as the analysis reports it.
+/// LeakCanary's grouping: the leaks that share a signature are one leak, shown by its
+/// first trace (`leaks` come largest first), with the count and the summed sizes.
+fn one_per_signature(leaks: Vec<Leak>) -> Vec<Leak> {
+    let mut out: Vec<Leak> = Vec::with_capacity(leaks.len());
+    let mut at: rustc_hash::FxHashMap<String, usize> = Default::default();
+    for l in leaks {
+        match at.get(&l.signature) {
+            Some(&i) => {
+                let first = &mut out[i];
+                first.trace_count += 1;
+                first.object_ids.push(l.object_id);
+                first.total_retained_bytes += l.retained_bytes;
+                first.total_retained_objects += l.retained_objects;
+            }
+            None => {
+                at.insert(l.signature.clone(), out.len());
+                out.push(Leak {
+                    trace_count: 1,
+                    object_ids: vec![l.object_id],
+                    total_retained_bytes: l.retained_bytes,
+                    total_retained_objects: l.retained_objects,
+                    ..l
+                });
+            }
         }
     }
-    // A root in a known leaking thread.
-    let first = *path.first()?;
-    let root = reach.roots.get(&first)?;
-    let name = root
-        .thread_serial
-        .and_then(|s| g.ix.threads.get(&s))
-        .and_then(|&t| reach::thread_name(g, t))?;
-    g.library
-        .find(library::LibraryMatch::Thread(&name), sdk, manufacturer)
+    out
+}
+
+fn library_leak(entry: &library::Entry) -> LibraryLeak {
+    LibraryLeak {
+        pattern: entry.name(),
+        description: entry.description.clone(),
+        id: Some(entry.id.clone()),
+        kind: Some(entry.kind.word().to_string()),
+        leak_pattern: Some(entry.pattern_text()),
+        bug: entry.bug.clone(),
+    }
 }
 
 fn heap_name(id: u32) -> &'static str {

@@ -85,38 +85,88 @@ pub fn thread_count(ix: &Index<'_>) -> u64 {
     threads.len() as u64
 }
 
-/// The SDK level and manufacturer the known-leak patterns are matched with: the package's
-/// `result.info` where it has them, else the heap's; and a note for each value on which
-/// the two disagree.
+/// The SDK level and manufacturer the known-leak patterns are matched with: the heap's
+/// (`android.os.Build`, what the framework code in the dump is, as LeakCanary reads it)
+/// where it has them, else the package's `result.info`; and a note for each value on
+/// which the two disagree. A `result.info` placeholder (`0`, `unknown`) is no value.
 pub fn device(
     manifest_sdk: Option<&str>,
     manifest_manufacturer: Option<&str>,
     heap: &HeapMetadata,
 ) -> (Option<i64>, Option<String>, Vec<String>) {
     let mut notes = Vec::new();
-    let package_sdk = manifest_sdk.and_then(|s| s.trim().parse::<i64>().ok());
+    let package_sdk = manifest_sdk
+        .and_then(|s| s.trim().parse::<i64>().ok())
+        .filter(|&s| s > 0);
     if let (Some(p), Some(h)) = (package_sdk, heap.sdk_int) {
         if p != h {
             notes.push(format!(
-                "the package's result.info says sdkVersion {p} but the heap's android.os.Build.VERSION.SDK_INT is {h}: known leaks are matched for {p}"
+                "the package's result.info says sdkVersion {p} but the heap's android.os.Build.VERSION.SDK_INT is {h}: known leaks are matched for {h}"
             ));
         }
     }
-    let package_maker = manifest_manufacturer.filter(|m| !m.is_empty());
+    let package_maker = manifest_manufacturer
+        .map(str::trim)
+        .filter(|m| !m.is_empty() && *m != "unknown");
     if let (Some(p), Some(h)) = (package_maker, heap.manufacturer.as_deref()) {
         if p != h {
             notes.push(format!(
-                "the package's result.info says manufacturer {} but the heap's android.os.Build.MANUFACTURER is {h}: known leaks are matched for {}",
+                "the package's result.info says manufacturer {} but the heap's android.os.Build.MANUFACTURER is {}: known leaks are matched for {}",
                 super::shown::clipped(p, MAX_NAME_BYTES),
-                super::shown::clipped(p, MAX_NAME_BYTES)
+                super::shown::clipped(h, MAX_NAME_BYTES),
+                super::shown::clipped(h, MAX_NAME_BYTES)
             ));
         }
     }
     (
-        package_sdk.or(heap.sdk_int),
-        package_maker
-            .map(str::to_string)
-            .or_else(|| heap.manufacturer.clone()),
+        heap.sdk_int.or(package_sdk),
+        heap.manufacturer
+            .clone()
+            .or_else(|| package_maker.map(str::to_string)),
         notes,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn heap(sdk: Option<i64>, maker: Option<&str>) -> HeapMetadata {
+        HeapMetadata {
+            sdk_int: sdk,
+            manufacturer: maker.map(str::to_string),
+            ..HeapMetadata::default()
+        }
+    }
+
+    #[test]
+    fn the_heaps_device_wins_and_a_disagreement_is_a_note() {
+        let (sdk, maker, notes) =
+            device(Some("29"), Some("samsung"), &heap(Some(30), Some("Google")));
+        assert_eq!((sdk, maker.as_deref()), (Some(30), Some("Google")));
+        assert_eq!(notes.len(), 2, "{notes:?}");
+        assert!(
+            notes[0].ends_with("known leaks are matched for 30"),
+            "{notes:?}"
+        );
+        assert!(
+            notes[1].ends_with("known leaks are matched for Google"),
+            "{notes:?}"
+        );
+        // Agreeing: no note.
+        let (_, _, notes) = device(Some("30"), Some("Google"), &heap(Some(30), Some("Google")));
+        assert!(notes.is_empty());
+    }
+
+    #[test]
+    fn without_android_os_build_the_package_says_and_placeholders_say_nothing() {
+        let none = heap(None, None);
+        let (sdk, maker, notes) = device(Some("23"), Some("samsung"), &none);
+        assert_eq!((sdk, maker.as_deref()), (Some(23), Some("samsung")));
+        assert!(notes.is_empty());
+        let (sdk, maker, _) = device(Some("0"), Some("unknown"), &none);
+        assert_eq!((sdk, maker), (None, None));
+        let (_, _, notes) = device(Some("0"), Some("unknown"), &heap(Some(30), Some("Google")));
+        assert!(notes.is_empty(), "{notes:?}");
+    }
 }

@@ -9,12 +9,30 @@
 use serde::{Deserialize, Serialize};
 
 /// The version of the JSON schema. Bumped on any change a reader would notice.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// How `Leak::signature` is computed (`signatureVersion`): 2 is LeakCanary's leak
+/// fingerprint (collections read as one step, a library leak signed by its pattern);
+/// 1 (analyses written before the field existed) hashed the path field by field.
+/// Signatures of different versions never compare equal for the same bug.
+pub const SIGNATURE_VERSION: u32 = 2;
+
+fn signature_version_1() -> u32 {
+    1
+}
+
+fn one() -> u64 {
+    1
+}
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Analysis {
     pub schema: u32,
+    /// How the leaks' signatures are computed ([`SIGNATURE_VERSION`]); 1 in analyses
+    /// written before this field existed.
+    #[serde(default = "signature_version_1")]
+    pub signature_version: u32,
     /// `hprof-shrink VERSION`.
     pub tool: String,
     pub input: InputSummary,
@@ -34,7 +52,8 @@ pub struct Analysis {
     pub keys_found: Vec<String>,
     #[serde(default)]
     pub omitted_keys_found: u64,
-    /// The first [`MAX_LEAKS`](super::limits::MAX_LEAKS) found, by retained size.
+    /// One per signature, by retained size, of the first
+    /// [`MAX_LEAKS`](super::limits::MAX_LEAKS) leaking objects found.
     pub leaks: Vec<Leak>,
     #[serde(default)]
     pub omitted_leaks: u64,
@@ -171,20 +190,55 @@ pub struct Leak {
     pub finders: Vec<String>,
     /// The known framework leak the only path goes through, if any.
     pub library_leak: Option<LibraryLeak>,
-    /// SHA-1 (hex) of the suspect references' `className + referenceName`, in order: the
-    /// same bug gives the same signature on every device and dump.
+    /// LeakCanary's leak fingerprint ([`SIGNATURE_VERSION`]): for a library leak the
+    /// SHA-1 (hex) of its pattern's text, else `trace_signature`. The same bug gives the
+    /// same signature on every device and dump.
     pub signature: String,
+    /// SHA-1 (hex) of the shown trace's suspect references, each its origin object's class
+    /// and the reference's generic name, concatenated (LeakCanary's trace signature).
+    #[serde(default)]
+    pub trace_signature: Option<String>,
+    /// The shown trace's leaking object's retained size (ahat's model).
     pub retained_bytes: u64,
     pub retained_objects: u64,
+    /// Leaking objects with this signature (traces LeakCanary groups as one leak); the
+    /// trace shown is the one retaining the most.
+    #[serde(default = "one")]
+    pub trace_count: u64,
+    /// The leaking objects with this signature, `object_id` first; at most
+    /// [`MAX_LEAKS`](super::limits::MAX_LEAKS).
+    #[serde(default)]
+    pub object_ids: Vec<u64>,
+    /// The sum of their retained sizes (objects several of them retain counted for each,
+    /// as LeakCanary sums them); 0 in analyses written before this field existed.
+    #[serde(default)]
+    pub total_retained_bytes: u64,
+    #[serde(default)]
+    pub total_retained_objects: u64,
     pub trace: Trace,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LibraryLeak {
-    /// `class#field` (or `thread name`) of the table entry.
+    /// `class#field`, `native global CLASS` or `thread NAME`: the table row.
     pub pattern: String,
     pub description: String,
+    /// The row's id in `library_leaks.json` (LeakCanary's enum name, suffixed where the
+    /// enum has several patterns).
+    #[serde(default)]
+    pub id: Option<String>,
+    /// `instance`, `static`, `jniGlobal` or `threadLocal`.
+    #[serde(default)]
+    pub kind: Option<String>,
+    /// LeakCanary's text for the pattern (`instance field C#f`, `static field C#f`,
+    /// `native global variable referencing C`, `local variable on thread T`), whose SHA-1
+    /// is LeakCanary's signature for the leak.
+    #[serde(default)]
+    pub leak_pattern: Option<String>,
+    /// Where the bug is tracked, when known.
+    #[serde(default)]
+    pub bug: Option<String>,
 }
 
 /// A path from a GC root to an object.
@@ -249,17 +303,75 @@ pub struct Step {
     pub reference: Option<Reference>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Reference {
-    /// `static`, `field`, `array` or `local`.
+    /// `static`, `field`, `array` (an array element, or an entry of a collection read as
+    /// one step) or `local`.
     pub kind: String,
-    /// The field name, `[index]`, or `<Java Local>`.
+    /// The field name, `[index]` (`[3]`, `["key"]`, `[key()]`, `[element()]` for a
+    /// collection's entry), or `<Java Local>`.
     pub name: String,
     /// The class that declares the field (for `static` and `field`).
     pub declared_by: Option<String>,
     /// Part of the suspect stretch, from the last NO to the first YES.
     pub suspect: bool,
+    /// LeakCanary's reference type: `INSTANCE_FIELD`, `STATIC_FIELD`, `LOCAL` or
+    /// `ARRAY_ENTRY` (absent in analyses made before it existed). `name` is LeakCanary's
+    /// display name.
+    #[serde(default)]
+    pub reference_type: Option<String>,
+    /// The class LeakCanary shows the reference in (its `owningClassName`) where that is
+    /// not `declaredBy`: the array's class for an element, the collection's class for its
+    /// entries (`android.os.MessageQueue` for a queue's messages), the thread's class for
+    /// a local. See [`Reference::owning_class_name`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owning_class: Option<String>,
+    /// The name LeakCanary's signature takes where that is not `name`: `[x]` for any
+    /// array element or collection entry. See [`Reference::generic`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generic_name: Option<String>,
+    /// The known-leak pattern (LeakCanary's text) this reference matched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub library_match: Option<String>,
+    /// For an entry of a collection or queue read as one step: the collection and the
+    /// internal references the step stands for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub collection: Option<CollectionStep>,
+}
+
+impl Reference {
+    /// LeakCanary's `owningClassName`: `owning_class`, else the declaring class.
+    pub fn owning_class_name(&self) -> Option<&str> {
+        self.owning_class.as_deref().or(self.declared_by.as_deref())
+    }
+
+    /// LeakCanary's generic name (what its signature takes): the field name, `[x]` for an
+    /// array element or collection entry, `<Java Local>`.
+    pub fn generic(&self) -> &str {
+        match (&self.generic_name, self.kind.as_str()) {
+            (Some(g), _) => g,
+            (None, "array") => "[x]",
+            (None, _) => &self.name,
+        }
+    }
+}
+
+/// What one step through a collection stands for.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CollectionStep {
+    /// The collection's class.
+    pub class_name: String,
+    /// The layout read: `openjdk`, `harmony` (Android 6 and before) or `android`.
+    pub layout: String,
+    /// The entry's position in reading order: a list's index, a queue's position, a
+    /// map's or set's entry number (bucket by bucket).
+    pub position: u64,
+    /// The fields and array indices from the collection to the entry, a run of one link
+    /// written once with its count: `["elementData", "[2]"]`, `["table", "[5]", "next",
+    /// "value"]`, `["mMessages", "next ×4"]`.
+    pub internal_path: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

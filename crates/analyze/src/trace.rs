@@ -8,10 +8,9 @@
 //! [`Step`]s, with their names escaped and cut: a trace costs time in its length, and
 //! memory and output in its cap.
 
-use hprof_shrink_core::hprof::tags;
 use sha1::{Digest, Sha1};
 
-use super::graph::{Graph, RefName};
+use super::graph::Graph;
 use super::index::Node;
 use super::inspect::resolve::{self, Status};
 use super::inspect::{Inspectors, Report};
@@ -43,37 +42,30 @@ pub fn trace(g: &Graph<'_, '_>, reach: &Reach, ins: &Inspectors<'_>, node: Node)
     build(g, reach, ins, node, None, false).map(|(t, _)| t)
 }
 
-/// The path to a node as a trace walks it: the thread first when the root is a local
-/// variable (as Matrix shows it), then the objects from the root.
+/// The path to a node, and how each step's reference is named.
 struct Walk<'p> {
-    thread: Option<Node>,
     path: &'p [Node],
 }
 
 impl Walk<'_> {
     fn len(&self) -> usize {
-        self.path.len() + usize::from(self.thread.is_some())
+        self.path.len()
     }
 
     fn node(&self, i: usize) -> Node {
-        match self.thread {
-            Some(t) if i == 0 => t,
-            Some(_) => self.path[i - 1],
-            None => self.path[i],
-        }
+        self.path[i]
     }
 
     /// The reference from step `i` to step `i + 1` (`i` below the last), names unclipped.
-    fn reference(&self, g: &Graph<'_, '_>, i: usize) -> Reference {
-        if self.thread.is_some() && i == 0 {
-            return Reference {
-                kind: "local".into(),
-                name: "<Java Local>".into(),
-                declared_by: None,
-                suspect: false,
-            };
-        }
-        name_reference(g, g.reference_between(self.node(i), self.node(i + 1)))
+    fn reference(&self, g: &Graph<'_, '_>, reach: &Reach, i: usize) -> Reference {
+        reach
+            .reference(g, self.path[i], self.path[i + 1])
+            .map(|(r, _)| r)
+            .unwrap_or_else(|| Reference {
+                kind: "field".into(),
+                name: "<unknown>".into(),
+                ..Reference::default()
+            })
     }
 }
 
@@ -105,20 +97,8 @@ fn build(
 ) -> Option<(Trace, Option<String>)> {
     let path = reach.path(node);
     let first = *path.first()?;
-    let root = reach.roots.get(&first)?;
-    // A local variable's holder is its thread: show the thread first, as Matrix does.
-    let thread = match root.tag {
-        tags::ROOT_JAVA_FRAME | tags::ROOT_JNI_LOCAL | tags::ROOT_NATIVE_STACK => root
-            .thread_serial
-            .and_then(|s| g.ix.threads.get(&s))
-            .and_then(|&t| g.ix.node(t))
-            .filter(|&t| t != first),
-        _ => None,
-    };
-    let walk = Walk {
-        thread,
-        path: &path,
-    };
+    let (root, _) = reach.root_of(first)?;
+    let walk = Walk { path: &path };
     let len = walk.len();
     let last = len - 1;
 
@@ -205,9 +185,9 @@ fn build(
     let signature = sign.then(|| {
         let mut sha = Sha1::new();
         for i in (from..first_yes).filter(|&i| i < last) {
-            let r = walk.reference(g, i);
+            let r = walk.reference(g, reach, i);
             sha.update(g.node_class_name(walk.node(i)).as_bytes());
-            sha.update(if r.kind == "array" { "[x]" } else { &r.name }.as_bytes());
+            sha.update(r.generic().as_bytes());
         }
         hex(&sha.finalize())
     });
@@ -217,13 +197,8 @@ fn build(
         .map(|(i, (status, reason), labels)| {
             let n = walk.node(i);
             let reference = (i < last).then(|| {
-                let r = walk.reference(g, i);
-                Reference {
-                    name: clipped(&r.name, MAX_NAME_BYTES),
-                    declared_by: r.declared_by.map(|d| clipped(&d, MAX_NAME_BYTES)),
-                    suspect: suspect(i),
-                    kind: r.kind,
-                }
+                let r = walk.reference(g, reach, i);
+                clipped_reference(r, suspect(i))
             });
             let (labels, omitted_labels) = shown_labels(labels);
             Step {
@@ -274,36 +249,30 @@ fn short(class: &str) -> String {
     clipped(class.rsplit('.').next().unwrap_or(class), MAX_NAME_BYTES)
 }
 
-fn name_reference(g: &Graph<'_, '_>, r: Option<RefName>) -> Reference {
-    match r {
-        Some(RefName::Static { class, name_id }) => Reference {
-            kind: "static".into(),
-            name: g.field_name(class, name_id),
-            declared_by: Some(g.class_name(class).to_string()),
-            suspect: false,
-        },
-        Some(RefName::Field {
-            declared_by,
-            name_id,
-        }) => Reference {
-            kind: "field".into(),
-            name: g.field_name(declared_by, name_id),
-            declared_by: Some(g.class_name(declared_by).to_string()),
-            suspect: false,
-        },
-        Some(RefName::Element(i)) => Reference {
-            kind: "array".into(),
-            name: format!("[{i}]"),
-            declared_by: None,
-            suspect: false,
-        },
-        None => Reference {
-            kind: "field".into(),
-            name: "<unknown>".into(),
-            declared_by: None,
-            suspect: false,
-        },
+/// A reference as an analysis keeps it: every name from the dump escaped and cut.
+fn clipped_reference(r: Reference, suspect: bool) -> Reference {
+    let clip = |s: Option<String>| s.map(|s| clipped(&s, MAX_NAME_BYTES));
+    Reference {
+        kind: r.kind,
+        name: clipped(&r.name, MAX_NAME_BYTES),
+        declared_by: clip(r.declared_by),
+        suspect,
+        reference_type: r.reference_type,
+        owning_class: clip(r.owning_class),
+        generic_name: clip(r.generic_name),
+        library_match: clip(r.library_match),
+        collection: r.collection.map(|mut c| {
+            c.class_name = clipped(&c.class_name, MAX_NAME_BYTES);
+            c.internal_path.truncate(16);
+            c
+        }),
     }
+}
+
+/// SHA-1 (hex) of a text: a library leak's signature is its pattern's
+/// (`instance field C#f`), as LeakCanary signs it.
+pub fn text_signature(text: &str) -> String {
+    hex(&Sha1::digest(text.as_bytes()))
 }
 
 fn hex(bytes: &[u8]) -> String {

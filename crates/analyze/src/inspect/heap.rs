@@ -297,6 +297,21 @@ impl<'h> Heap<'h> {
         }
     }
 
+    /// The elements of an `int[]`, big-endian as the dump holds them.
+    pub fn ints(&self, node: Node) -> Option<&'h [u8]> {
+        let raw = self.ix.raw(node);
+        if raw.first() != Some(&tags::PRIMITIVE_ARRAY_DUMP) {
+            return None;
+        }
+        let n = self.ix.id_size as usize;
+        const INT: u8 = 10;
+        if raw.get(9 + n) != Some(&INT) {
+            return None;
+        }
+        let count = u4_at(raw, 5 + n).unwrap_or(0) as usize;
+        raw.get(10 + n..10 + n + count.checked_mul(4)?)
+    }
+
     /// The elements of an object array.
     pub fn elements(&self, node: Node) -> Option<impl Iterator<Item = u64> + 'h> {
         let raw = self.ix.raw(node);

@@ -313,6 +313,8 @@ pub struct Inspectors<'h> {
     pub watched: watch::Watched,
     /// The Services ActivityThread holds (ids), read on first need.
     services: OnceCell<Checked<FxHashSet<u64>>>,
+    /// LeakCanary's table of the app's `R.id` names, read on first need.
+    resource_ids: OnceCell<Option<ResourceIds>>,
     /// (inspector, class) pairs skipped, each noted once.
     skipped: RefCell<FxHashSet<(&'static str, u64)>>,
     notes: RefCell<Vec<String>>,
@@ -325,6 +327,7 @@ impl<'h> Inspectors<'h> {
             kinds,
             watched,
             services: OnceCell::new(),
+            resource_ids: OnceCell::new(),
             skipped: Default::default(),
             notes: Default::default(),
         }
@@ -572,9 +575,69 @@ impl<'h> Inspectors<'h> {
         self.services.get_or_init(|| android::alive_services(self))
     }
 
+    /// The `R.id` names LeakCanary 2 saves in the process before it dumps the heap
+    /// (`shark.AndroidResourceIdNames.holderField`: sorted `resourceIds`, their `names`):
+    /// `None` without them (a raw dump), else the name of `id` (`None` when not in it).
+    pub fn resource_name(&self, id: i64) -> Option<Option<String>> {
+        let table = self
+            .resource_ids
+            .get_or_init(|| ResourceIds::read(&self.heap))
+            .as_ref()?;
+        Some(table.name(&self.heap, id))
+    }
+
     /// `Activity.mDestroyed` of an Activity (`None` when the field is missing).
     pub fn destroyed(&self, activity: &Inst) -> Option<bool> {
         self.opt_bool(activity, "android.app.Activity", "mDestroyed")
+    }
+}
+
+/// Where LeakCanary's resource id table is: its sorted `int[]` of ids and the `String[]`
+/// of their names, both read in place (a binary search, one name read per View).
+struct ResourceIds {
+    ids: Node,
+    names: Node,
+}
+
+impl ResourceIds {
+    const CLASS: &'static str = "shark.AndroidResourceIdNames";
+
+    fn read(heap: &Heap<'_>) -> Option<ResourceIds> {
+        let class = heap.class(Self::CLASS)?;
+        let holder = heap.instance(heap.static_field(class, "holderField")?.as_object()?)?;
+        let array = |field| heap.node(heap.field(holder, Self::CLASS, field)?.as_object()?);
+        let ids = array("resourceIds")?;
+        heap.ints(ids)?;
+        let names = array("names")?;
+        heap.elements(names)?.next();
+        Some(ResourceIds { ids, names })
+    }
+
+    fn name(&self, heap: &Heap<'_>, id: i64) -> Option<String> {
+        let ints = heap.ints(self.ids)?;
+        let count = ints.len() / 4;
+        let at = |i: usize| {
+            i64::from(i32::from_be_bytes([
+                ints[4 * i],
+                ints[4 * i + 1],
+                ints[4 * i + 2],
+                ints[4 * i + 3],
+            ]))
+        };
+        // Kotlin's IntArray.binarySearch, as Shark looks the id up.
+        let (mut lo, mut hi) = (0usize, count);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            match at(mid).cmp(&id) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => {
+                    let name = heap.elements(self.names)?.nth(mid)?;
+                    return heap.string(name, MAX_NAME_BYTES);
+                }
+            }
+        }
+        None
     }
 }
 

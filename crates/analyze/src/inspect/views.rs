@@ -75,8 +75,18 @@ pub fn view(ins: &Inspectors<'_>, o: &Inst, r: &mut Report) -> Checked {
         }
         .into(),
     );
-    // Shark adds `View.mID = R.id.…` only with the resource names LeakCanary itself
-    // keeps in the process (shark.AndroidResourceIdNames): never in a raw dump.
+    // The View's id by name, only where LeakCanary saved the app's names in the process
+    // (never in a raw dump); an id not among them is `R.id.null`, as Shark writes it.
+    if ins.resource_name(0).is_some() {
+        let id = ins.req_int(o, VIEW, "mID")?;
+        if id != -1 {
+            let name = ins.resource_name(id).flatten();
+            r.label(format!(
+                "View.mID = R.id.{}",
+                name.as_deref().unwrap_or("null")
+            ));
+        }
+    }
     r.label(format!("View.mWindowAttachCount = {attach_count}"));
     Ok(())
 }

@@ -70,6 +70,10 @@ pub fn render(a: &Analysis, pictures: &[(String, Vec<u8>)]) -> String {
                         "Retaining " b { (retaining(leak.retained_bytes, leak.retained_objects)) } ". "
                         span.sig { "signature " (shown(&leak.signature)) }
                         @if !leak.finders.is_empty() { br; span.sig { "found by " (shown(&leak.finders.join(", "))) } }
+                        @if leak.trace_count > 1 {
+                            br; "Showing 1 trace of " (leak.trace_count) " with this signature, retaining "
+                            (retaining(leak.total_retained_bytes, leak.total_retained_objects)) " together."
+                        }
                     }
                     @if let Some(lib) = &leak.library_leak {
                         p.note { "Known framework leak " code { (shown(&lib.pattern)) } ": " (shown(&lib.description)) }

@@ -51,18 +51,44 @@ pub fn counted(n: u64, one: &str) -> String {
     format!("{} {one}{}", grouped(n), if n == 1 { "" } else { "s" })
 }
 
-/// `Holder.sLeaked`, `Object[].[3]`, `<Java Local>`: a reference as a trace shows it.
-/// Shown (see [`shown`]).
+/// `static Holder.sLeaked`, `Holder.mField`, `Object[3]`, `ArrayList[2]`,
+/// `HashMap["key"]`, `Thread<Java Local>`: a reference as LeakCanary shows it, in its
+/// owning class's simple name (an array's without its `[]`). Shown (see [`shown`]).
 pub fn reference_text(class_name: &str, r: &super::model::Reference) -> String {
-    let owner = r.declared_by.as_deref().unwrap_or(class_name);
-    let simple = shown(owner.rsplit('.').next().unwrap_or(owner));
-    let name = shown(&r.name);
-    match r.kind.as_str() {
-        "static" => format!("static {simple}.{name}"),
-        "field" => format!("{simple}.{name}"),
-        "array" => format!("{simple}{name}"),
-        _ => name.into_owned(),
+    let (prefix, name) = reference_parts(class_name, r);
+    format!("{prefix}{name}")
+}
+
+/// [`reference_text`] in two: what comes before the name (`static Holder.`, `Object`,
+/// `Thread`) and the name LeakCanary underlines (`sLeaked`, `[3]`, `<Java Local>`).
+pub fn reference_parts(class_name: &str, r: &super::model::Reference) -> (String, String) {
+    let owner = r.owning_class_name().unwrap_or(class_name);
+    let simple = owner.rsplit('.').next().unwrap_or(owner);
+    let name = shown(&r.name).into_owned();
+    let prefix = match r.kind.as_str() {
+        "static" => format!("static {}.", shown(simple)),
+        "field" => format!("{}.", shown(simple)),
+        "array" => shown(simple.strip_suffix("[]").unwrap_or(simple)).into_owned(),
+        "local" if r.owning_class.is_some() => shown(simple).into_owned(),
+        _ => String::new(),
+    };
+    (prefix, name)
+}
+
+/// `914 B`, `1.4 kB`, `16.0 kB`, `1.3 MB`: a size as LeakCanary writes it (SI units, one
+/// decimal rounded half up, as Java's `%.1f` rounds the quotient).
+pub fn size_as_leakcanary(bytes: u64) -> String {
+    if bytes < 1000 {
+        return format!("{bytes} B");
     }
+    // LeakCanary's exponent: floor(ln(bytes) / ln(1000)).
+    let e = ((bytes as f64).ln() / 1000f64.ln()).floor() as u32;
+    let e = e.clamp(1, 6);
+    let unit = 1000u128.pow(e);
+    // Tenths, rounded half up on the exact quotient.
+    let tenths = (bytes as u128 * 10 * 2 + unit) / (unit * 2);
+    let prefix = ['k', 'M', 'G', 'T', 'P', 'E'][e as usize - 1];
+    format!("{}.{} {prefix}B", tenths / 10, tenths % 10)
 }
 
 /// `… 999,940 steps left out …`: what stands for the steps a long trace leaves out.
@@ -95,5 +121,25 @@ mod tests {
         assert_eq!(human(999), "999 bytes");
         assert_eq!(retaining(1, 1), "1 byte in 1 object");
         assert_eq!(retaining(16017, 2), "16.0 kB (16,017 bytes) in 2 objects");
+    }
+
+    #[test]
+    fn sizes_read_as_leakcanary_writes_them() {
+        for (bytes, want) in [
+            (0, "0 B"),
+            (914, "914 B"),
+            (999, "999 B"),
+            (1000, "1.0 kB"),
+            (1249, "1.2 kB"),
+            (1250, "1.3 kB"),
+            (1400, "1.4 kB"),
+            (16017, "16.0 kB"),
+            (999_949, "999.9 kB"),
+            (999_950, "1000.0 kB"),
+            (1_300_000, "1.3 MB"),
+            (u64::MAX, "18.4 EB"),
+        ] {
+            assert_eq!(size_as_leakcanary(bytes), want, "{bytes}");
+        }
     }
 }
