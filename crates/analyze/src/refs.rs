@@ -26,10 +26,8 @@
 //! Every chain walked here (linked lists, buckets, queues) stops at a node seen before, so
 //! a cyclic structure in a hostile dump costs its length, not forever.
 
-use hprof_shrink_core::hprof::{tags, BasicType, Value};
+use hprof_shrink_core::hprof::{id_at, tags, u4_at, BasicType, Value};
 use rustc_hash::{FxHashMap, FxHashSet};
-
-use hprof_shrink_core::hprof::{id_at, u4_at};
 
 use super::graph::{utf16_cmp, Graph};
 use super::index::Node;
