@@ -11,7 +11,7 @@ with a warm page cache. The shapes (--shapes; by default array and object, ~200 
            objects per GB
   chains   object-heavy another way: a HashMap whose values are chains of 200 linked
            nodes, each node with its own String, and a large HashMap indexing every 20th
-           node, ~27 million objects per GB (the shape where the paths step took 40-58%
+           node, ~26 million objects per GB (the shape where the paths step took 40-58%
            of the analysis at 1.5 GB)
   dense    array-heavy with ~5x the array shape's objects per GB: the array shape's
            bitmaps and bulk arrays for 40% of the size, the rest in small primitive arrays
