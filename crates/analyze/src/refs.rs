@@ -27,9 +27,7 @@
 //! a cyclic structure in a hostile dump costs its length, not forever.
 
 use crate::map::{Map, Set};
-use hprof_shrink_core::hprof::{tags, BasicType, Value};
-
-use hprof_shrink_core::hprof::{id_at, u4_at};
+use hprof_shrink_core::hprof::{id_at, tags, u4_at, BasicType, Value};
 
 use super::graph::{utf16_cmp, Graph};
 use super::index::Node;
