@@ -306,16 +306,21 @@ impl PathRefs {
         ids.sort_unstable();
         let chain_marks = refs.chain_marks(g, &ids);
         for class in ids {
-            let marks = chain_marks.get(&class).copied().flatten();
+            let (marks, own_referent) = chain_marks.get(&class).copied().unwrap_or_default();
+            let rows: &[(String, Mark)] = marks.map_or(&[], |m| &refs.marks[m as usize]);
             // Shark follows a Reference's referent unless a row ignores it (weak, soft and
             // phantom references): the graph never does.
             let referent = g.is_reference_class(class)
-                && marks.is_none_or(|m| {
-                    !refs.marks[m as usize]
-                        .iter()
-                        .any(|(f, m)| f == "referent" && *m == Mark::Ignored)
-                });
-            let fields = (marks.is_some() || referent).then(|| Fields {
+                && !rows
+                    .iter()
+                    .any(|(f, m)| f == "referent" && *m == Mark::Ignored);
+            // A row can change what the graph follows only through a field of the class's
+            // layout: a row on `referent` (the weak, soft and phantom references' rows) only
+            // when a class below Reference declares a field of that name itself, since the
+            // graph never follows Reference's own. So the many weak references of a heap
+            // stay plain objects of the search.
+            let matter = rows.iter().any(|(f, _)| f != "referent" || own_referent);
+            let fields = (matter || referent).then(|| Fields {
                 marks,
                 referent,
                 list: std::sync::OnceLock::new(),
@@ -351,8 +356,10 @@ impl PathRefs {
     /// without rows of its own shares its superclass's list), each class walked once: a
     /// hierarchy thousands deep costs its classes, not their square. A walk up stops at a
     /// class done, the top, a class missing from the dump or a superclass cycle.
-    fn chain_marks(&mut self, g: &Graph<'_, '_>, ids: &[u64]) -> Map<u64, Option<u32>> {
-        let mut memo: Map<u64, Option<u32>> = Map::default();
+    /// With each class's rows, whether a class of its chain other than Reference declares
+    /// a field named `referent` (looked for in the classes below Reference only).
+    fn chain_marks(&mut self, g: &Graph<'_, '_>, ids: &[u64]) -> Map<u64, (Option<u32>, bool)> {
+        let mut memo: Map<u64, (Option<u32>, bool)> = Map::default();
         for &class in ids {
             if memo.contains_key(&class) {
                 continue;
@@ -361,9 +368,10 @@ impl PathRefs {
             let mut on_walk: Set<u64> = Set::default();
             let mut id = class;
             let mut base: Option<u32> = None;
+            let mut referent = false;
             while id != 0 {
-                if let Some(&m) = memo.get(&id) {
-                    base = m;
+                if let Some(&(m, r)) = memo.get(&id) {
+                    (base, referent) = (m, r);
                     break;
                 }
                 if g.ix.classes.get(id).is_none()
@@ -390,7 +398,10 @@ impl PathRefs {
                     self.marks.push(own);
                     base = Some((self.marks.len() - 1) as u32);
                 }
-                memo.insert(c, base);
+                referent |= g.is_reference_class(c)
+                    && g.class_name(c) != REFERENCE
+                    && g.declares_field(c, "referent");
+                memo.insert(c, (base, referent));
             }
         }
         memo
