@@ -42,7 +42,7 @@ Every timed run starts alike: the previous run's output removed and the disk syn
 (untimed), so no run pays for the writeback of the one before.
 With --baseline EXE, (b) and (c) are also timed with another build (say the release
 binary of an earlier commit), in the same run on the same dumps, and the ratios new/base
-printed: the check that a refactor costs no speed.
+printed: the check that a refactor costs no speed; (p) and (q) too, when they run.
 Then the analysis of the same dumps and of their packages ((c)'s zip), each measured
 beside cat and md5sum of the same file:
   (p)  hprof-shrink analyze FILE --format json   leak finding, paths, dominators, bitmaps
@@ -222,7 +222,7 @@ def main():
     ap.add_argument("--serve-only", action="store_true",
                     help="only the serve ingest rows: one server against two (scripts/bench_serve.py)")
     ap.add_argument("--baseline", metavar="EXE",
-                    help="also time (b) and (c) with this hprof-shrink binary and print new/base")
+                    help="also time (b), (c), (p) and (q) with this hprof-shrink binary and print new/base")
     args = ap.parse_args()
     for opt, path in (("--baseline", args.baseline), ("--exe", args.exe)):
         if path and not (os.path.isfile(path) and os.access(path, os.X_OK)):
@@ -377,6 +377,16 @@ def main():
                   f"{r['c_zip']:7.2f}s {r['c_base']:8.2f}s {r['c_zip']/r['c_base']:9.2f} "
                   f"{max(r['b_peak_anon'], r['c_peak_anon'])/MIB:7.1f}Mi "
                   f"{max(r['b_base_peak_anon'], r['c_base_peak_anon'])/MIB:8.1f}Mi")
+    if any("p_base" in r for r in rows):
+        print("\nanalysis against the baseline (best of each; new/base < 1 is faster):")
+        print(f"{'dump':18} {'(p) new':>8} {'(p) base':>9} {'new/base':>9} {'(q) new':>8} {'(q) base':>9} "
+              f"{'new/base':>9} {'peak new':>9} {'peak base':>10}")
+        for r in rows:
+            if "p_base" not in r:
+                continue
+            print(f"{r['dump']:18} {r['p_analyze']:7.2f}s {r['p_base']:8.2f}s {r['p_analyze']/r['p_base']:9.2f} "
+                  f"{r['q_analyze']:7.2f}s {r['q_base']:8.2f}s {r['q_analyze']/r['q_base']:9.2f} "
+                  f"{r['p_peak_anon']/MIB:7.1f}Mi {r['p_base_peak_anon']/MIB:8.1f}Mi")
     big = [r for r in rows if r["bytes"] > 500e6] or rows
     checks = [
         ("(b) <= 2 x (a')", all(r["b_over_acp"] <= 2 for r in rows)),
@@ -428,6 +438,14 @@ def analysis_rows(args, exe, dump, package, out, r):
     r["bitmap_groups"] = len(a["duplicateBitmaps"])
     r["q_analyze"], r["q_peak_anon"] = best_of(
         args.runs, [exe, "analyze", str(package), "--format", "json", "-o", str(f_out)], outputs=[f_out])
+    if args.baseline:
+        # The baseline's (p) and (q) in the same run, on the same files.
+        r["p_base"], r["p_base_peak_anon"] = best_of(
+            args.runs, [args.baseline, "analyze", str(dump), "--format", "json", "-o", str(f_out)],
+            outputs=[f_out])
+        r["q_base"], r["q_base_peak_anon"] = best_of(
+            args.runs, [args.baseline, "analyze", str(package), "--format", "json", "-o", str(f_out)],
+            outputs=[f_out])
     f_out.unlink(missing_ok=True)
     r["p_per_gb"] = r["p_analyze"] / (r["bytes"] / 1e9)
     # Per GB of the dump the package was made from: the target counts the inflating too.
@@ -450,6 +468,16 @@ def print_analysis(rows):
               f"{r['p_per_gb']:6.2f} {r['p_over_cat']:6.1f} {r['p_over_md5']:6.2f} {paths} {r['q_analyze']:6.2f}s "
               f"{r['q_per_gb']:6.2f} {r['p_peak_anon']/MIB:7.1f}Mi {r['p_peak_over_input']:8.2f} {r['p_peak_anon']/max(r['objects'],1):6.1f} "
               f"{r['objects']:11,} {r['objects_per_gb']/1e6:5.1f}M {r['edges']:11,} {r['leaks']:5} {r['bitmap_groups']:4}")
+    if any("p_base" in r for r in rows):
+        print("\nanalysis against the baseline (best of each; new/base < 1 is faster):")
+        print(f"{'dump':18} {'(p) new':>8} {'(p) base':>9} {'new/base':>9} {'(q) new':>8} {'(q) base':>9} "
+              f"{'new/base':>9} {'peak new':>9} {'peak base':>10}")
+        for r in rows:
+            if "p_base" not in r:
+                continue
+            print(f"{r['dump']:18} {r['p_analyze']:7.2f}s {r['p_base']:8.2f}s {r['p_analyze']/r['p_base']:9.2f} "
+                  f"{r['q_analyze']:7.2f}s {r['q_base']:8.2f}s {r['q_analyze']/r['q_base']:9.2f} "
+                  f"{r['p_peak_anon']/MIB:7.1f}Mi {r['p_base_peak_anon']/MIB:8.1f}Mi")
     big = [r for r in rows if r["bytes"] > 500e6] or rows
     checks = [
         ("(p) <= 2 s per GB on the largest dumps", all(r["p_per_gb"] <= 2 for r in big)),

@@ -215,8 +215,13 @@ pub fn verify(path: &str, v: &Verified) -> String {
     }
     let c = &v.counts;
     o += &format!(
-        "  hprof     {} bytes: {} records, {} segments, {} roots, {} classes, {} instances, {} object arrays, {} primitive arrays\n",
+        "  hprof     {} bytes{}: {} records, {} segments, {} roots, {} classes, {} instances, {} object arrays, {} primitive arrays\n",
         n(v.hprof_bytes),
+        if c.dumps > 1 {
+            format!(", {} heap dumps one after another (counted together)", c.dumps)
+        } else {
+            String::new()
+        },
         n(c.records),
         n(c.segments),
         n(c.roots),

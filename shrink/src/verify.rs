@@ -32,6 +32,11 @@ pub struct Counts {
     pub records: u64,
     /// Heap dump records and segments.
     pub segments: u64,
+    /// Heap dumps: a file can hold several one after another (the old `-agentlib:hprof`
+    /// wrote them so); the other counts are of all of them.
+    pub dumps: u64,
+    #[serde(skip)]
+    dump_counter: crate::hprof::DumpCounter,
     /// GC roots.
     pub roots: u64,
     /// CLASS_DUMP sub-records.
@@ -47,13 +52,17 @@ pub struct Counts {
 impl Visitor for Counts {
     type Error = Error;
 
-    fn record(&mut self, _r: &crate::hprof::Record<'_>) -> Result<()> {
+    fn record(&mut self, r: &crate::hprof::Record<'_>) -> Result<()> {
         self.records += 1;
+        self.dump_counter.record(r);
+        self.dumps = self.dump_counter.count() as u64;
         Ok(())
     }
-    fn heap_dump_begin(&mut self, _s: &crate::hprof::Record<'_>, _l: u32) -> Result<()> {
+    fn heap_dump_begin(&mut self, s: &crate::hprof::Record<'_>, _l: u32) -> Result<()> {
         self.records += 1;
         self.segments += 1;
+        self.dump_counter.record(s);
+        self.dumps = self.dump_counter.count() as u64;
         Ok(())
     }
     fn sub_record(&mut self, sub: &SubRecord<'_>) -> Result<()> {

@@ -28,6 +28,7 @@ pub fn run(a: AnalyzeArgs) -> Result<(), HostError> {
         mapping,
         ignore_package_key: a.all_leaks,
         pictures: matches!(a.format, AnalyzeFormat::Html | AnalyzeFormat::Matrix),
+        dump: a.dump,
     };
     let bar = Bar::new(true);
     let progress = |p| bar.update(p);
@@ -42,26 +43,41 @@ pub fn run(a: AnalyzeArgs) -> Result<(), HostError> {
     let elapsed = started.elapsed();
     if a.verbose {
         let t = &outcome.timings;
+        // Every step, in order, with the sizes of the big ones.
+        let steps: Vec<String> = t
+            .steps
+            .iter()
+            .map(|s| {
+                let bytes = match s.name {
+                    "index" => Some(t.index_bytes),
+                    "references" => Some(t.edge_bytes),
+                    "dominators" => Some(t.dominator_bytes),
+                    _ => None,
+                };
+                let took = s.took.as_secs_f64();
+                match (s.name, bytes) {
+                    ("dominators", Some(b)) => format!(
+                        "dominators {took:.2} ({} MiB, {} tree steps)",
+                        b >> 20,
+                        t.dominator_steps
+                    ),
+                    (name, Some(b)) => format!("{name} {took:.2} ({} MiB)", b >> 20),
+                    (name, None) => format!("{name} {took:.2}"),
+                }
+            })
+            .collect();
         say!(
-            "analyze: {:.2} s: open {:.2}, index {:.2} ({} MiB), references {:.2} ({} MiB), paths {:.2}, findings {:.2}, dominators {:.2} ({} MiB)",
+            "analyze: {:.2} s: {}",
             elapsed.as_secs_f64(),
-            t.open.as_secs_f64(),
-            t.index.as_secs_f64(),
-            t.index_bytes >> 20,
-            t.edges.as_secs_f64(),
-            t.edge_bytes >> 20,
-            t.paths.as_secs_f64(),
-            t.findings.as_secs_f64(),
-            t.dominators.as_secs_f64(),
-            t.dominator_bytes >> 20
+            steps.join(", ")
         );
-        if !t.memory.is_empty() {
-            let steps: Vec<String> = t
-                .memory
-                .iter()
-                .map(|(step, bytes)| format!("{step} {} MiB", bytes >> 20))
-                .collect();
-            say!("analyze: anonymous memory after {}", steps.join(", "));
+        let memory: Vec<String> = t
+            .steps
+            .iter()
+            .filter_map(|s| Some(format!("{} {} MiB", s.name, s.memory? >> 20)))
+            .collect();
+        if !memory.is_empty() {
+            say!("analyze: anonymous memory after {}", memory.join(", "));
         }
     }
     let an = &outcome.analysis;

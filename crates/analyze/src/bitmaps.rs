@@ -4,8 +4,8 @@
 //! from `Bitmap.dumpData` (API 34+ dumps made with `-b`, encoded images matched to each
 //! Bitmap by its native pointer).
 
+use super::map::Map;
 use md5::{Digest, Md5};
-use rustc_hash::FxHashMap;
 
 use super::graph::{Graph, Instances};
 use super::index::Node;
@@ -96,38 +96,37 @@ pub fn duplicates(
         });
     }
     // Only buffers that share their length can be duplicates. Those are grouped by a
-    // fast hash (on all threads), each group split by the bytes themselves, and only a
-    // copy that has a duplicate gets the MD5 the result names it by.
-    let mut by_len: FxHashMap<usize, u32> = FxHashMap::default();
+    // fast hash (on all threads, seeded at random so that a dump cannot make its buffers
+    // collide), each group split by the bytes themselves (sorted, so that however many
+    // contents share a hash, each buffer takes a few comparisons), and only a copy that
+    // has a duplicate gets the MD5 the result names it by.
+    let mut by_len: Map<usize, u32> = Map::default();
     for f in &found {
         *by_len.entry(f.bytes.len()).or_default() += 1;
     }
+    let seed = foldhash::fast::RandomState::default();
     let hashed: Vec<((usize, u64), usize)> = (0..found.len())
         .into_par_iter()
         .filter(|&i| by_len[&found[i].bytes.len()] > 1)
         .map(|i| {
-            let mut h = rustc_hash::FxHasher::default();
-            std::hash::Hasher::write(&mut h, found[i].bytes);
-            ((found[i].bytes.len(), std::hash::Hasher::finish(&h)), i)
+            let hash = std::hash::BuildHasher::hash_one(&seed, found[i].bytes);
+            ((found[i].bytes.len(), hash), i)
         })
         .collect();
-    let mut by_hash: FxHashMap<(usize, u64), Vec<usize>> = FxHashMap::default();
+    let mut by_hash: Map<(usize, u64), Vec<usize>> = Map::default();
     for (key, i) in hashed {
         by_hash.entry(key).or_default().push(i);
     }
     let mut classes: Vec<Vec<usize>> = Vec::new();
-    for (_, members) in by_hash {
-        let mut split: Vec<Vec<usize>> = Vec::new();
-        for i in members {
-            match split
-                .iter_mut()
-                .find(|c| found[c[0]].bytes == found[i].bytes)
-            {
-                Some(c) => c.push(i),
-                None => split.push(vec![i]),
-            }
-        }
-        classes.extend(split.into_iter().filter(|c| c.len() > 1));
+    for (_, mut members) in by_hash {
+        // Equal buffers side by side, each run in the order found.
+        members.sort_by(|&a, &b| found[a].bytes.cmp(found[b].bytes).then(a.cmp(&b)));
+        classes.extend(
+            members
+                .chunk_by(|&a, &b| found[a].bytes == found[b].bytes)
+                .filter(|run| run.len() > 1)
+                .map(<[usize]>::to_vec),
+        );
     }
     let digests: Vec<[u8; 16]> = classes
         .par_iter()
@@ -143,7 +142,13 @@ pub fn duplicates(
             (wasted, hex, class)
         })
         .collect();
-    order.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    // Ties (two contents of one MD5) broken by the first copy found: the groups come out of
+    // a seeded hash map in no set order.
+    order.sort_by(|a, b| {
+        b.0.cmp(&a.0)
+            .then_with(|| a.1.cmp(&b.1))
+            .then_with(|| a.2[0].cmp(&b.2[0]))
+    });
     let omitted = super::limits::keep_first(&mut order, MAX_BITMAP_GROUPS);
     let mut groups = Vec::new();
     let mut to_draw: Vec<(String, usize)> = Vec::new();
@@ -201,8 +206,8 @@ pub fn duplicates(
 }
 
 /// `Bitmap.dumpData`: native pointer → encoded image bytes.
-fn dump_data_buffers<'a>(g: &Graph<'_, 'a>, bitmap: u64) -> FxHashMap<i64, &'a [u8]> {
-    let mut out = FxHashMap::default();
+fn dump_data_buffers<'a>(g: &Graph<'_, 'a>, bitmap: u64) -> Map<i64, &'a [u8]> {
+    let mut out = Map::default();
     let Some(data) = g
         .statics(bitmap)
         .into_iter()

@@ -5,7 +5,7 @@
 
 use rayon::prelude::*;
 
-use super::graph::Graph;
+use super::graph::{Broken, Graph};
 use super::index::Node;
 use super::offsets::Offsets;
 use super::spare::Spare;
@@ -24,14 +24,14 @@ struct Chunk<S> {
 }
 
 impl Edges {
-    /// Every object's references, and `visit(state, node, class key, shallow size)` (see
-    /// [`Graph::sized`]) called on every node in the same pass, from the same look at its
-    /// record: each run of nodes has a state from `init`, and the runs' states are joined
-    /// in node order by `merge`.
+    /// Every object's references, and `visit(state, node, class key, shallow size, why its
+    /// references could not be read)` (see [`Graph::for_each_ref`]) called on every node in
+    /// the same pass, from the same look at its record: each run of nodes has a state from
+    /// `init`, and the runs' states are joined in node order by `merge`.
     pub fn build<S: Send>(
         g: &Graph<'_, '_>,
         init: impl Fn() -> S + Sync,
-        visit: impl Fn(&mut S, Node, (u8, u64), u64) + Sync,
+        visit: impl Fn(&mut S, Node, (u8, u64), u64, Option<Broken>) + Sync,
         merge: impl Fn(S, S) -> S,
     ) -> (Edges, S) {
         let n = g.ix.len();
@@ -48,9 +48,10 @@ impl Edges {
                 };
                 for node in range {
                     let before = chunk.targets.len();
-                    let (key, size) = g.for_each_ref(node as Node, |t| chunk.targets.push(t));
+                    let (key, size, unread) =
+                        g.for_each_ref(node as Node, |t| chunk.targets.push(t));
                     chunk.degrees.push((chunk.targets.len() - before) as u32);
-                    visit(&mut chunk.seen, node as Node, key, size);
+                    visit(&mut chunk.seen, node as Node, key, size, unread);
                 }
                 chunk
             })

@@ -41,6 +41,9 @@ pub enum AnalyzeError {
     #[error("the dump holds {0} objects; the analyzer numbers at most 4,294,967,294")]
     TooManyObjects(u64),
 
+    #[error("the file holds {found} heap dump{}: there is no dump {asked} (--dump counts from 1)", if *found == 1 { "" } else { "s" })]
+    NoSuchDump { asked: usize, found: usize },
+
     #[error("cancelled")]
     Cancelled,
 }

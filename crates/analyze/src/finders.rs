@@ -11,7 +11,7 @@
 //! instances the references' pass collected ([`wanted`] names their classes): no pass of
 //! its own over the dump.
 
-use rustc_hash::FxHashMap;
+use crate::map::Map;
 
 use super::graph::Instances;
 use super::index::Node;
@@ -195,7 +195,7 @@ pub fn wanted(
 /// objects, and each instance some finder's rule flags. A rule that cannot be applied to
 /// an object (a field Shark requires is missing) is skipped for it, with a note.
 pub fn candidates(ins: &Inspectors<'_>, instances: &Instances) -> Vec<Candidate> {
-    let mut found: FxHashMap<Node, Finders> = FxHashMap::default();
+    let mut found: Map<Node, Finders> = Map::default();
     for node in ins.watched.retained() {
         let e = found.entry(node).or_default();
         *e = e.with(Finder::KeyedWeakReference);

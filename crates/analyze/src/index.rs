@@ -3,10 +3,10 @@
 //! mapping: the index holds each one's offset, sorted by id (4 bytes while the dump is
 //! under 4 GiB), and reads ids and everything else back from the dump when asked.
 
+use super::map::Map;
 use hprof_shrink_core::hprof::heap::Sub;
 use hprof_shrink_core::hprof::tags;
 use hprof_shrink_core::hprof::{id_at, ClassIndex, FormatError, Hprof, Records, Tick};
-use rustc_hash::FxHashMap;
 
 use super::error::AnalyzeError;
 use super::offsets::Offsets;
@@ -31,7 +31,7 @@ pub struct Index<'a> {
     pub id_size: u8,
     pub timestamp_ms: u64,
     pub format: String,
-    strings: FxHashMap<u64, (usize, usize)>,
+    strings: Map<u64, (usize, usize)>,
     pub classes: ClassIndex,
     /// The offset of each object's sub-record, sorted by the object's id (which follows
     /// its tag byte): the node number is the position.
@@ -39,7 +39,7 @@ pub struct Index<'a> {
     lookup: Lookup,
     pub roots: Vec<RootRecord>,
     /// Thread serial → thread object id (from ROOT_THREAD_OBJECT).
-    pub threads: FxHashMap<u32, u64>,
+    pub threads: Map<u32, u64>,
     /// (offset, heap id) at each HEAP_DUMP_INFO: objects after it belong to that heap.
     pub heaps: Vec<(u64, u32, u64)>,
     pub counts: Counts,
@@ -55,10 +55,13 @@ pub struct Counts {
 
 impl<'a> Index<'a> {
     /// Walks the dump once, in `threads` runs of records side by side. `ticker(start)`
-    /// makes each run's progress reporter (its offsets count from `start`).
+    /// makes each run's progress reporter (its offsets count from `start`). With `dump`,
+    /// only the heap records in that range are read (one heap dump of a file holding
+    /// several); strings and class names are read from the whole file.
     pub fn build<T, F>(
         hprof: &Hprof<'a>,
         threads: usize,
+        dump: Option<std::ops::Range<u64>>,
         ticker: F,
     ) -> Result<Index<'a>, AnalyzeError>
     where
@@ -74,12 +77,12 @@ impl<'a> Index<'a> {
             id_size,
             timestamp_ms: header.timestamp_ms,
             format: format!("JAVA PROFILE {}", header.version),
-            strings: FxHashMap::default(),
+            strings: Map::default(),
             classes: ClassIndex::new(id_size),
             objects: Offsets::empty(data.len() as u64),
             lookup: Lookup::default(),
             roots: Vec::new(),
-            threads: FxHashMap::default(),
+            threads: Map::default(),
             heaps: Vec::new(),
             counts: Counts::default(),
         };
@@ -91,7 +94,7 @@ impl<'a> Index<'a> {
             .map(|run| {
                 let mut part = empty();
                 let mut tick = ticker(run.start);
-                part.walk(hprof, run, &mut tick)?;
+                part.walk(hprof, run, dump.as_ref(), &mut tick)?;
                 // Each run sorts its own objects by id, read back from the dump (a
                 // stable merge sort: a dump lists objects in address runs, which it joins
                 // fast, and an id dumped twice keeps its file order); the runs are merged
@@ -137,6 +140,7 @@ impl<'a> Index<'a> {
         &mut self,
         hprof: &Hprof<'a>,
         run: std::ops::Range<u64>,
+        dump: Option<&std::ops::Range<u64>>,
         tick: &mut T,
     ) -> Result<(), AnalyzeError>
     where
@@ -161,7 +165,9 @@ impl<'a> Index<'a> {
                         self.classes.add_name(c.class_id, c.name_id);
                     }
                 }
-                tags::HEAP_DUMP | tags::HEAP_DUMP_SEGMENT => {
+                tags::HEAP_DUMP | tags::HEAP_DUMP_SEGMENT
+                    if dump.is_none_or(|d| d.contains(&record.offset)) =>
+                {
                     for sub in record.sub_records() {
                         self.add(&sub?)?;
                     }
@@ -502,7 +508,7 @@ mod tests {
     }
 
     /// Runs of offsets from runs of (id, offset), and the id at each offset.
-    fn runs(pairs: &[Vec<(u64, u64)>], wide: bool) -> (Vec<Offsets>, FxHashMap<u64, u64>) {
+    fn runs(pairs: &[Vec<(u64, u64)>], wide: bool) -> (Vec<Offsets>, Map<u64, u64>) {
         let runs = pairs
             .iter()
             .map(|r| {

@@ -4,9 +4,9 @@
 
 use std::collections::BTreeSet;
 
+use crate::map::Set;
 use hprof_shrink_core::hprof::javastring;
 use hprof_shrink_core::hprof::BasicType;
-use rustc_hash::FxHashSet;
 
 use super::graph::{Graph, Instances};
 use super::index::Node;
@@ -108,14 +108,16 @@ fn string_is(g: &Graph<'_, '_>, id: u64, key: &str) -> Option<bool> {
 #[derive(Default)]
 struct Keys {
     first: BTreeSet<String>,
-    /// A hash of each distinct key, to count them in 8 bytes each.
-    seen: FxHashSet<u64>,
+    /// A hash of each distinct key, to count them in 8 bytes each: seeded at random, so
+    /// that a dump cannot bring distinct keys that count as one.
+    seen: Set<u64>,
+    seed: foldhash::fast::RandomState,
 }
 
 impl Keys {
     fn add(&mut self, key: String) {
         use std::hash::BuildHasher;
-        if !self.seen.insert(rustc_hash::FxBuildHasher.hash_one(&key)) {
+        if !self.seen.insert(self.seed.hash_one(&key)) {
             return;
         }
         self.first.insert(key);
@@ -138,7 +140,7 @@ pub fn by_key(g: &Graph<'_, '_>, keep: Keep<'_>, instances: &Instances, key: &st
     let shown_key = clipped(key, MAX_NAME_BYTES);
     let mut keys = Keys::default();
     let mut matched = false;
-    let mut watched: FxHashSet<Node> = FxHashSet::default();
+    let mut watched: Set<Node> = Set::default();
     for info in instances.of(&classes) {
         let Some(id) = g.field(info, "mKey").and_then(|v| v.as_object()) else {
             continue;

@@ -26,6 +26,7 @@ mod inspect;
 mod leaks;
 pub mod library;
 pub mod limits;
+mod map;
 pub mod mapping;
 mod metadata;
 pub mod model;
@@ -54,6 +55,7 @@ pub use model::*;
 
 use graph::{Graph, Instances};
 use index::Index;
+use map::Map;
 use reach::Reach;
 
 /// Buffers smaller than this are not reported as duplicates (Matrix's default).
@@ -71,6 +73,8 @@ pub struct Options {
     pub ignore_package_key: bool,
     /// Make pictures of the duplicated bitmaps (for the HTML and Matrix outputs).
     pub pictures: bool,
+    /// Which heap dump of a file holding several to analyze, from 1; `None`: the last.
+    pub dump: Option<usize>,
 }
 
 impl Default for Options {
@@ -81,6 +85,7 @@ impl Default for Options {
             mapping: None,
             ignore_package_key: false,
             pictures: true,
+            dump: None,
         }
     }
 }
@@ -96,20 +101,47 @@ pub struct Outcome {
 /// Where the time and memory went, for `--verbose` and the benchmark.
 #[derive(Debug, Clone, Default)]
 pub struct Timings {
-    pub open: Duration,
-    pub index: Duration,
-    /// Building the reference arrays.
-    pub edges: Duration,
-    pub edge_bytes: u64,
-    pub paths: Duration,
-    pub dominators: Duration,
-    pub findings: Duration,
-    /// Bytes the dominator computation held.
-    pub dominator_bytes: u64,
+    /// Every step of the analysis, in order: what it is, how long it took, and the
+    /// process's anonymous memory after it (Linux; `None` elsewhere).
+    pub steps: Vec<StepTime>,
     /// Bytes of the id index.
     pub index_bytes: u64,
-    /// Anonymous memory of the process after each step (Linux; empty elsewhere).
-    pub memory: Vec<(&'static str, u64)>,
+    /// Bytes of the reference arrays.
+    pub edge_bytes: u64,
+    /// Bytes the dominator computation held.
+    pub dominator_bytes: u64,
+    /// Steps it walked up its trees beyond one pass over the graph (see
+    /// `docs/analyze.md`): a measure of its work, O((n + m) log n) at most.
+    pub dominator_steps: u64,
+}
+
+/// One step of an analysis and what it took.
+#[derive(Debug, Clone)]
+pub struct StepTime {
+    pub name: &'static str,
+    pub took: Duration,
+    pub memory: Option<u64>,
+}
+
+impl Timings {
+    /// How long the step `name` took (zero if there was none).
+    pub fn of(&self, name: &str) -> Duration {
+        self.steps
+            .iter()
+            .filter(|s| s.name == name)
+            .map(|s| s.took)
+            .sum()
+    }
+
+    /// Records a step that began at `since` and ends now.
+    fn step(&mut self, name: &'static str, since: Instant) -> Instant {
+        self.steps.push(StepTime {
+            name,
+            took: since.elapsed(),
+            memory: anonymous_memory(),
+        });
+        Instant::now()
+    }
 }
 
 /// Analyzes the dump or package at `path`. `control` may cancel it; its progress
@@ -130,20 +162,11 @@ pub fn analyze_path_within(
     unpack: &Unpack,
     control: &Control<'_>,
 ) -> Result<Outcome, AnalyzeError> {
-    let t0 = Instant::now();
+    let mut timings = Timings::default();
+    let t = Instant::now();
     let input = input::open_within(path, unpack)?;
-    let open = t0.elapsed();
-    let mut out = analyze_input(&input, path, options, control)?;
-    out.timings.open = open;
-    Ok(out)
-}
-
-impl Timings {
-    fn note_memory(&mut self, step: &'static str) {
-        if let Some(bytes) = anonymous_memory() {
-            self.memory.push((step, bytes));
-        }
-    }
+    timings.step("open", t);
+    analyze_input(&input, path, options, control, timings)
 }
 
 /// The process's anonymous resident memory now (RssAnon), where /proc tells it: the
@@ -168,25 +191,53 @@ impl Tick for Ticks<'_> {
     }
 }
 
+/// At most this many classes are named in the note on unreadable references.
+const UNREAD_NAMED: usize = 10;
+
 fn analyze_input(
     input: &input::Input,
     path: &Path,
     options: &Options,
     control: &Control<'_>,
+    mut timings: Timings,
 ) -> Result<Outcome, AnalyzeError> {
-    let mut timings = Timings::default();
     let data = input.bytes.bytes();
     let hprof = Hprof::new(data)?;
+    let mut notes = Vec::new();
     let t = Instant::now();
+    // A file can hold several heap dumps one after another; one is analyzed, the last
+    // unless asked, as Eclipse MAT asks which to open.
+    let dumps = hprof.heap_dumps()?;
+    let chosen = match options.dump {
+        Some(k) if k == 0 || k > dumps.len().max(1) => {
+            return Err(AnalyzeError::NoSuchDump {
+                asked: k,
+                found: dumps.len(),
+            })
+        }
+        Some(k) => k,
+        None => dumps.len().max(1),
+    };
+    if dumps.len() > 1 {
+        notes.push(format!(
+            "the file holds {} heap dumps, one after another; this is dump {chosen}{} (--dump N analyzes another)",
+            dumps.len(),
+            if options.dump.is_none() {
+                ", the last"
+            } else {
+                ""
+            }
+        ));
+    }
+    let t = timings.step("heap dumps", t);
     let done = std::sync::atomic::AtomicU64::new(0);
     let total = data.len() as u64;
     let threads = rayon::current_num_threads();
-    let mut ix = Index::build(&hprof, threads, |start| {
+    let mut ix = Index::build(&hprof, threads, dumps.get(chosen - 1).cloned(), |start| {
         Ticks(control.shared_ticker(Stage::Read, total, &done, start))
     })?;
-    timings.index = t.elapsed();
     timings.index_bytes = ix.memory();
-    timings.note_memory("index");
+    let t = timings.step("index", t);
 
     // The device, from the heap and the package; the known leaks depend on it.
     let metadata = metadata::read(&ix);
@@ -198,16 +249,19 @@ fn analyze_input(
     let manufacturer = manufacturer.as_deref();
     let library = LibraryTable::builtin();
     let g = Graph::new(&ix, options.mapping.as_ref());
+    let t = timings.step("classes", t);
+    control.check()?;
     // The known-leak rows that hold for this device, as the path search applies them.
     let device = device::device(&g, sdk, manufacturer);
     let path_refs = refs::PathRefs::new(&g, library, &device);
+    let t = timings.step("known leaks", t);
 
     // The instances every finder looks at, the instances the path search reads from the
     // dump, and the shallow sizes of all objects by class, are taken in the pass that
     // reads every object for its references.
     let heap = inspect::heap::Heap::new(g.ix, &g);
     let kinds = inspect::kinds::Kinds::new(&heap);
-    let mut wanted: rustc_hash::FxHashMap<u64, u8> = Default::default();
+    let mut wanted: Map<u64, u8> = Map::default();
     for c in leaks::destroyed_info_classes(&g)
         .into_iter()
         .chain(finders::wanted(&kinds, &heap))
@@ -220,25 +274,25 @@ fn analyze_input(
             *wanted.entry(c).or_default() |= SPECIAL;
         }
     }
-    let t = Instant::now();
+    let t = timings.step("finder classes", t);
     let (edges, seen) = edges::Edges::build(
         &g,
         Seen::default,
-        |seen, node, key, size| seen.add(&wanted, node, key, size),
+        |seen, node, key, size, unread| seen.add(&wanted, node, key, size, unread),
         Seen::merge,
     );
     let special = seen.special;
     let (all_objects, instances) = (seen.sizer.finish(), Instances::from_pairs(seen.instances));
-    timings.edges = t.elapsed();
+    let unread = seen.unread;
     give_back_freed_memory();
     timings.edge_bytes = edges.memory();
-    timings.note_memory("references");
+    let t = timings.step("references", t);
     control.check()?;
 
-    let t = Instant::now();
     let (key, key_note) = leak_key(options, input);
     let watched = inspect::watch::Watched::read(&heap, &instances);
-    let mut notes: Vec<String> = key_note.into_iter().chain(device_notes).collect();
+    notes.extend(key_note);
+    notes.extend(device_notes);
     notes.extend(watched.notes.iter().cloned());
     let ins = inspect::Inspectors::new(heap, kinds, watched);
     // Every leaking object, before the search: a path never goes through one (LeakCanary
@@ -251,8 +305,7 @@ fn analyze_input(
         Some(k) => leaks::by_key(&g, &|_| true, &instances, k).all,
         None => candidates.iter().map(|c| c.node).collect(),
     };
-    let finding = t.elapsed();
-    let t = Instant::now();
+    let t = timings.step("finders", t);
     let reach = Reach::compute(
         &g,
         &edges,
@@ -263,10 +316,8 @@ fn analyze_input(
         control,
     )?;
     drop((special, leaves));
-    timings.paths = t.elapsed();
-    timings.note_memory("paths");
+    let t = timings.step("paths", t);
 
-    let t = Instant::now();
     let Found {
         to_trace,
         unreachable_nodes,
@@ -328,6 +379,7 @@ fn analyze_input(
             limits::MAX_LEAKS
         ));
     }
+    let t = timings.step("leaks", t);
     let mut leaks_out = Vec::new();
     let mut leak_nodes = Vec::new();
     for (node, found_by, watcher) in to_trace {
@@ -372,6 +424,7 @@ fn analyze_input(
             trace,
         });
     }
+    let t = timings.step("traces", t);
     let unreachable: Vec<UnreachableObject> = unreachable_nodes
         .into_iter()
         .map(|(node, found_by)| {
@@ -389,6 +442,7 @@ fn analyze_input(
             }
         })
         .collect();
+    let t = timings.step("unreachable", t);
     let bitmaps::Duplicates {
         groups: duplicate_bitmaps,
         omitted: omitted_duplicate_bitmaps,
@@ -409,7 +463,10 @@ fn analyze_input(
                 .into(),
         );
     }
-    timings.findings = t.elapsed() + finding;
+    if let Some(note) = unread_note(&g, &unread, leaks_out.is_empty()) {
+        notes.push(note);
+    }
+    let t = timings.step("bitmaps", t);
 
     // The paths are made; their memory goes before the dominators take theirs.
     let roots: Vec<index::Node> = {
@@ -421,15 +478,16 @@ fn analyze_input(
     let mut spare = spare::Spare::default();
     reach.into_spare(&mut spare);
     // Nothing below looks an id up: the lookup table goes too, and the graph is made again
-    // on what remains (its tables are per class: cheap).
+    // on what remains, with the same per-class tables.
     drop(ins);
+    let classes = g.classes();
     drop(g);
     ix.release_lookup();
-    let g = Graph::new(&ix, options.mapping.as_ref());
-    let t = Instant::now();
+    let g = Graph::with_classes(&ix, classes, options.mapping.as_ref());
     let doms = dominators::Dominators::compute(edges, ix.len(), &roots, spare, control)?;
     timings.dominator_bytes = doms.peak_bytes;
-    timings.note_memory("dominators");
+    timings.dominator_steps = doms.steps;
+    let t = timings.step("dominators", t);
     let (reachable_objects, reachable_edges) = (doms.reachable, doms.edges);
     // Retained sizes, and the shallow bytes of the reachable objects by class.
     let total_bytes: u64 = all_objects.values().map(|&(_, bytes)| bytes).sum();
@@ -453,8 +511,7 @@ fn analyze_input(
     for (leak, r) in leaks_out.iter_mut().zip(retained) {
         (leak.retained_bytes, leak.retained_objects) = (r.bytes, r.objects);
     }
-    timings.dominators = t.elapsed();
-    timings.note_memory("retained sizes");
+    let t = timings.step("retained sizes", t);
     control.check()?;
     leaks_out.sort_by(|a, b| {
         b.retained_bytes
@@ -485,7 +542,7 @@ fn analyze_input(
     let mut heaps: Vec<HeapSummary> = Vec::new();
     if !ix.heaps.is_empty() {
         // Counted by heap, named once at the end.
-        let mut per: rustc_hash::FxHashMap<(u32, u64), u64> = Default::default();
+        let mut per: Map<(u32, u64), u64> = Default::default();
         for node in ix.nodes() {
             *per.entry(ix.heap_of(ix.offset(node))).or_default() += 1;
         }
@@ -526,6 +583,8 @@ fn analyze_input(
         omitted_heaps,
         top_classes: top,
         omitted_top_classes,
+        heap_dumps: dumps.len() as u64,
+        heap_dump: if dumps.is_empty() { 0 } else { chosen as u64 },
     };
     let omitted_notes = limits::keep_first(&mut notes, limits::MAX_NOTES);
     let analysis = Analysis {
@@ -559,14 +618,61 @@ fn analyze_input(
         notes,
         omitted_notes,
     };
+    let t = timings.step("summary", t);
     if let input::Bytes::File(m) = &input.bytes {
         m.check_intact()?;
     }
+    timings.step("check", t);
     Ok(Outcome {
         analysis,
         pictures,
         timings,
     })
+}
+
+/// What the reader must know when some objects' references could not be read: which
+/// classes (the first few by the objects they hold), how many objects, and that a path
+/// through them is missing from the graph, so "no leak" may be wrong.
+fn unread_note(g: &Graph<'_, '_>, unread: &Unread, no_leak: bool) -> Option<String> {
+    if unread.is_empty() {
+        return None;
+    }
+    let objects: u64 = unread.values().sum();
+    let mut classes: Vec<(&(u64, graph::Broken), &u64)> = unread.iter().collect();
+    classes.sort_by(|a, b| b.1.cmp(a.1).then(a.0 .0.cmp(&b.0 .0)));
+    let named: Vec<String> = classes
+        .iter()
+        .take(UNREAD_NAMED)
+        .map(|((class, why), n)| {
+            format!(
+                "{} ({}; {n} object{})",
+                g.known_class_name(*class).map_or_else(
+                    || format!("class {class:#x}"),
+                    |name| shown::clipped(name, limits::MAX_NAME_BYTES)
+                ),
+                why.describe(),
+                if **n == 1 { "" } else { "s" }
+            )
+        })
+        .collect();
+    let more = classes.len().saturating_sub(UNREAD_NAMED);
+    Some(format!(
+        "the references of {objects} object{} of {} class{} could not be read: {}{}. What only they hold counts as unreachable{}",
+        if objects == 1 { "" } else { "s" },
+        classes.len(),
+        if classes.len() == 1 { "" } else { "es" },
+        named.join(", "),
+        match more {
+            0 => String::new(),
+            1 => ", and 1 more class".into(),
+            n => format!(", and {n} more classes"),
+        },
+        if no_leak {
+            ", so \"no leak\" may be wrong: a leak held through them is not seen"
+        } else {
+            ": a leak held only through them is not seen"
+        },
+    ))
 }
 
 /// The key to look for, and a note when the package's key is the placeholder its writer
@@ -602,7 +708,7 @@ fn give_back_freed_memory() {
     }
 }
 
-type Histogram = rustc_hash::FxHashMap<(u8, u64), (u64, u64)>;
+type Histogram = Map<(u8, u64), (u64, u64)>;
 
 /// Shallow sizes on one thread, counted by class: a run of one class is added up before it
 /// goes into the map, since neighbours are mostly of one class.
@@ -652,6 +758,9 @@ impl Sizer {
     }
 }
 
+/// Objects whose references could not be read, by (class, why).
+type Unread = Map<(u64, graph::Broken), u64>;
+
 /// A class whose instances the finders look at.
 const WANTED: u8 = 1;
 /// A class whose instances the path search reads from the dump ([`refs`]).
@@ -659,7 +768,7 @@ const SPECIAL: u8 = 2;
 
 /// What the references' pass takes from each object: its shallow size by class, the
 /// instances of the classes the finders look at (class, node) and those the path search
-/// reads, in node order.
+/// reads, in node order, and the objects whose references could not be read.
 #[derive(Default)]
 struct Seen {
     sizer: Sizer,
@@ -667,17 +776,22 @@ struct Seen {
     special: Vec<index::Node>,
     /// The last instance class asked about, and what it is.
     last: Option<(u64, u8)>,
+    unread: Unread,
 }
 
 impl Seen {
     fn add(
         &mut self,
-        wanted: &rustc_hash::FxHashMap<u64, u8>,
+        wanted: &Map<u64, u8>,
         node: index::Node,
         key: (u8, u64),
         size: u64,
+        unread: Option<graph::Broken>,
     ) {
         self.sizer.add_sized(key, size);
+        if let Some(why) = unread {
+            *self.unread.entry((key.1, why)).or_default() += 1;
+        }
         if key.0 == tags::INSTANCE_DUMP {
             // Neighbours are mostly of one class: ask the map once a run.
             let want = match self.last {
@@ -700,11 +814,15 @@ impl Seen {
     fn merge(mut a: Seen, b: Seen) -> Seen {
         a.instances.extend(b.instances);
         a.special.extend(b.special);
+        for (k, n) in b.unread {
+            *a.unread.entry(k).or_default() += n;
+        }
         Seen {
             sizer: Sizer::merge(a.sizer, b.sizer),
             instances: a.instances,
             special: a.special,
             last: None,
+            unread: a.unread,
         }
     }
 }
@@ -727,7 +845,7 @@ fn tally(h: &mut Histogram, key: (u8, u64), n: u64, bytes: u64) {
 /// first trace (`leaks` come largest first), with the count and the summed sizes.
 fn one_per_signature(leaks: Vec<Leak>) -> Vec<Leak> {
     let mut out: Vec<Leak> = Vec::with_capacity(leaks.len());
-    let mut at: rustc_hash::FxHashMap<String, usize> = Default::default();
+    let mut at: Map<String, usize> = Map::default();
     for l in leaks {
         match at.get(&l.signature) {
             Some(&i) => {

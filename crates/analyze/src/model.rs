@@ -157,6 +157,12 @@ pub struct DumpSummary {
     pub omitted_heaps: u64,
     /// Classes by the shallow bytes of their reachable instances, largest first.
     pub top_classes: Vec<ClassSummary>,
+    /// Heap dumps in the file (the old `-agentlib:hprof` wrote several into one).
+    #[serde(default)]
+    pub heap_dumps: u64,
+    /// The one analyzed, from 1 (0: the file holds none).
+    #[serde(default)]
+    pub heap_dump: u64,
     /// The classes with reachable instances not in `top_classes`.
     #[serde(default)]
     pub omitted_top_classes: u64,

@@ -27,9 +27,9 @@
 
 use std::collections::VecDeque;
 
+use crate::map::{Map, Set};
 use hprof_shrink_core::hprof::tags;
 use hprof_shrink_core::Control;
-use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::edges::Edges;
 use super::error::AnalyzeError;
@@ -92,16 +92,16 @@ pub struct Reach {
     parent: Vec<Node>,
     state: Vec<u8>,
     /// Root object → the root it was taken from, and that root's known-leak row.
-    roots: FxHashMap<Node, (RootRecord, Option<u16>)>,
+    roots: Map<Node, (RootRecord, Option<u16>)>,
     /// Every GC root object, whatever its type (the dominators' roots).
     gc_roots: Vec<Node>,
     pub refs: PathRefs,
     ctx: Ctx,
     /// Leaking objects (with a trace) → the leaking objects only they reach.
-    retains: FxHashMap<Node, Related>,
+    retains: Map<Node, Related>,
     /// Leaking objects (with a trace) → the other leaking objects whose subgraph reaches
     /// them.
-    retained_by: FxHashMap<Node, Related>,
+    retained_by: Map<Node, Related>,
 }
 
 /// Shark's class name of each root type it reads (`shark.GcRoot$…`), which orders them.
@@ -154,7 +154,7 @@ struct Search<'r> {
     normal: VecDeque<Node>,
     low: VecDeque<Node>,
     visiting_last: bool,
-    roots: FxHashMap<Node, (RootRecord, Option<u16>)>,
+    roots: Map<Node, (RootRecord, Option<u16>)>,
     refs: &'r PathRefs,
     scratch: Scratch,
     ctx: Ctx,
@@ -271,7 +271,7 @@ impl Reach {
             normal: VecDeque::new(),
             low: VecDeque::new(),
             visiting_last: false,
-            roots: FxHashMap::default(),
+            roots: Map::default(),
             refs: &refs,
             scratch: Scratch::default(),
             ctx: Ctx::default(),
@@ -340,14 +340,14 @@ impl Reach {
         }
 
         // What only leaking objects reach, from each in the order found.
-        let wanted: FxHashSet<Node> = leaves
+        let wanted: Set<Node> = leaves
             .iter()
             .copied()
             .filter(|&l| s.state[l as usize] & FOUND != 0)
             .take(traced)
             .collect();
-        let mut retains: FxHashMap<Node, Related> = FxHashMap::default();
-        let mut retained_by: FxHashMap<Node, Related> = FxHashMap::default();
+        let mut retains: Map<Node, Related> = Map::default();
+        let mut retained_by: Map<Node, Related> = Map::default();
         let mut queue = std::mem::take(&mut s.normal);
         queue.clear();
         for &l in &found {

@@ -25,7 +25,7 @@ fn traces(
     let hprof = Hprof::new(data).unwrap();
     let control = Control::default();
     let done = AtomicU64::new(0);
-    let ix = Index::build(&hprof, 2, |start| {
+    let ix = Index::build(&hprof, 2, None, |start| {
         Ticks(control.shared_ticker(Stage::Read, data.len() as u64, &done, start))
     })
     .unwrap();
@@ -35,7 +35,7 @@ fn traces(
     let (edges, special) = Edges::build(
         &g,
         Vec::new,
-        |special: &mut Vec<Node>, node, key, _| {
+        |special: &mut Vec<Node>, node, key, _, _| {
             if key.0 == tags::INSTANCE_DUMP && path_refs.special_class(key.1) {
                 special.push(node);
             }

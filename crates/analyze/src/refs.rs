@@ -26,8 +26,8 @@
 //! Every chain walked here (linked lists, buckets, queues) stops at a node seen before, so
 //! a cyclic structure in a hostile dump costs its length, not forever.
 
+use crate::map::{Map, Set};
 use hprof_shrink_core::hprof::{id_at, tags, u4_at, BasicType, Value};
-use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::graph::{utf16_cmp, Graph};
 use super::index::Node;
@@ -41,6 +41,18 @@ struct PathField {
     name_id: u64,
     declared_by: u64,
     mark: Option<Mark>,
+}
+
+/// The fields of a special class's instances as the search follows them: which rows of
+/// the known-leak table hold for the class (an index in [`PathRefs::marks`]) and whether its
+/// `referent` is followed; the list itself is made when the first instance of the class
+/// whose data holds its whole layout is read, so it costs no more than that instance.
+#[derive(Debug)]
+struct Fields {
+    marks: Option<u32>,
+    referent: bool,
+    /// `None` inside: the graph's plain references are the same.
+    list: std::sync::OnceLock<Option<Box<[PathField]>>>,
 }
 
 /// A collection read as one step: which reader, and where its own fields sit in the
@@ -220,8 +232,8 @@ enum NodeField {
 /// nodes of the chain being walked. Reused from object to object.
 #[derive(Default)]
 pub struct Scratch {
-    slots: FxHashMap<(u64, NodeField), Option<(u32, BasicType)>>,
-    seen: FxHashSet<u64>,
+    slots: Map<(u64, NodeField), Option<(u32, BasicType)>>,
+    seen: Set<u64>,
 }
 
 /// The search's rules for one dump.
@@ -229,12 +241,16 @@ pub struct PathRefs {
     pub table: &'static LibraryTable,
     pub matchers: Matchers,
     /// Instances of these classes are special: their fields as the search follows them
-    /// (when they differ from the graph's) and their reader.
-    classes: FxHashMap<u64, (Option<Vec<PathField>>, Option<Reader>)>,
+    /// (when they may differ from the graph's) and their reader.
+    classes: Map<u64, (Option<Fields>, Option<Reader>)>,
+    /// The known-leak table's instance-field rows that hold for a class (see
+    /// [`PathRefs::chain_marks`]), each list shared by a class and its subclasses that add
+    /// no row of their own.
+    marks: Vec<Vec<(String, Mark)>>,
     /// Class objects with matched statics: class id → (static name id, mark).
-    statics: FxHashMap<u64, Vec<(u64, Mark)>>,
+    statics: Map<u64, Vec<(u64, Mark)>>,
     /// Thread objects with Java frames.
-    threads: FxHashMap<Node, Locals>,
+    threads: Map<Node, Locals>,
     /// The table row `ActivityThread.mNewActivities` matches, whatever the SDK.
     new_activities_row: Option<u16>,
     /// The node class of HashMap's table on this dump (Shark's choice).
@@ -275,9 +291,10 @@ impl PathRefs {
         let mut refs = PathRefs {
             table,
             matchers,
-            classes: FxHashMap::default(),
-            statics: FxHashMap::default(),
-            threads: FxHashMap::default(),
+            classes: Map::default(),
+            marks: Vec::new(),
+            statics: Map::default(),
+            threads: Map::default(),
             new_activities_row: table.by_id("ACTIVITY_THREAD__M_NEW_ACTIVITIES"),
             map_node: "java.util.HashMap$Node",
             weak_reference: g.class_named(WEAK_REFERENCE).unwrap_or(0),
@@ -285,9 +302,29 @@ impl PathRefs {
             id_size: g.ix.id_size as usize,
         };
         let readers = refs.readers(g);
-        let ids: Vec<u64> = g.ix.classes.classes().map(|c| c.class_id).collect();
+        let mut ids: Vec<u64> = g.ix.classes.classes().map(|c| c.class_id).collect();
+        ids.sort_unstable();
+        let chain_marks = refs.chain_marks(g, &ids);
         for class in ids {
-            let fields = refs.fields(g, class);
+            let (marks, own_referent) = chain_marks.get(&class).copied().unwrap_or_default();
+            let rows: &[(String, Mark)] = marks.map_or(&[], |m| &refs.marks[m as usize]);
+            // Shark follows a Reference's referent unless a row ignores it (weak, soft and
+            // phantom references): the graph never does.
+            let referent = g.is_reference_class(class)
+                && !rows
+                    .iter()
+                    .any(|(f, m)| f == "referent" && *m == Mark::Ignored);
+            // A row can change what the graph follows only through a field of the class's
+            // layout: a row on `referent` (the weak, soft and phantom references' rows) only
+            // when a class below Reference declares a field of that name itself, since the
+            // graph never follows Reference's own. So the many weak references of a heap
+            // stay plain objects of the search.
+            let matter = rows.iter().any(|(f, _)| f != "referent" || own_referent);
+            let fields = (matter || referent).then(|| Fields {
+                marks,
+                referent,
+                list: std::sync::OnceLock::new(),
+            });
             let reader = readers.get(&class).copied();
             if fields.is_some() || reader.is_some() {
                 refs.classes.insert(class, (fields, reader));
@@ -312,17 +349,87 @@ impl PathRefs {
         refs
     }
 
+    /// For each class, the known-leak table's instance-field rows that hold for it: the
+    /// rows of its own name, then those of its superclasses' not already named (nearest
+    /// first, as LeakCanary matches them over the class chain, without
+    /// `java.lang.Object`). Made top down, each class from its superclass's (a class
+    /// without rows of its own shares its superclass's list), each class walked once: a
+    /// hierarchy thousands deep costs its classes, not their square. A walk up stops at a
+    /// class done, the top, a class missing from the dump or a superclass cycle.
+    /// With each class's rows, whether a class of its chain other than Reference declares
+    /// a field named `referent` (looked for in the classes below Reference only).
+    fn chain_marks(&mut self, g: &Graph<'_, '_>, ids: &[u64]) -> Map<u64, (Option<u32>, bool)> {
+        let mut memo: Map<u64, (Option<u32>, bool)> = Map::default();
+        for &class in ids {
+            if memo.contains_key(&class) {
+                continue;
+            }
+            let mut walk: Vec<u64> = Vec::new();
+            let mut on_walk: Set<u64> = Set::default();
+            let mut id = class;
+            let mut base: Option<u32> = None;
+            let mut referent = false;
+            while id != 0 {
+                if let Some(&(m, r)) = memo.get(&id) {
+                    (base, referent) = (m, r);
+                    break;
+                }
+                if g.ix.classes.get(id).is_none()
+                    || g.class_name(id) == "java.lang.Object"
+                    || !on_walk.insert(id)
+                {
+                    break;
+                }
+                walk.push(id);
+                id = g.ix.classes.get(id).map_or(0, |c| c.super_id);
+            }
+            for &c in walk.iter().rev() {
+                let mut own = self
+                    .matchers
+                    .instance_fields(std::iter::once(g.class_name(c)));
+                if !own.is_empty() {
+                    if let Some(b) = base {
+                        for (f, m) in &self.marks[b as usize] {
+                            if !own.iter().any(|(o, _)| o == f) {
+                                own.push((f.clone(), *m));
+                            }
+                        }
+                    }
+                    self.marks.push(own);
+                    base = Some((self.marks.len() - 1) as u32);
+                }
+                referent |= g.is_reference_class(c)
+                    && g.class_name(c) != REFERENCE
+                    && g.declares_field(c, "referent");
+                memo.insert(c, (base, referent));
+            }
+        }
+        memo
+    }
+
     /// The fields of `class`'s instances as the search follows them, when they differ
-    /// from the graph's plain references.
-    fn fields(&self, g: &Graph<'_, '_>, class: u64) -> Option<Vec<PathField>> {
-        let chain = g.class_chain(class);
-        let marks = self
-            .matchers
-            .instance_fields(chain.iter().map(|&c| g.class_name(c)));
+    /// from the graph's plain references (made once per class, on its first instance).
+    fn fields<'s>(
+        &'s self,
+        g: &Graph<'_, '_>,
+        class: u64,
+        spec: &'s Fields,
+    ) -> Option<&'s [PathField]> {
+        spec.list
+            .get_or_init(|| self.make_fields(g, class, spec))
+            .as_deref()
+    }
+
+    fn make_fields(
+        &self,
+        g: &Graph<'_, '_>,
+        class: u64,
+        spec: &Fields,
+    ) -> Option<Box<[PathField]>> {
+        let marks: &[(String, Mark)] = spec.marks.map_or(&[], |m| &self.marks[m as usize]);
         let mark_of = |name: &str| marks.iter().find(|(f, _)| f == name).map(|(_, m)| *m);
-        // Shark follows a Reference's referent unless a row ignores it (weak, soft and
-        // phantom references): the graph never does.
-        let referent = (g.is_reference_class(class) && mark_of("referent") != Some(Mark::Ignored))
+        let referent = spec
+            .referent
             .then(|| g.field_slot(class, REFERENCE, "referent"))
             .flatten()
             .filter(|(_, ty)| *ty == BasicType::Object);
@@ -352,15 +459,13 @@ impl PathRefs {
             let reference = g.class_named(REFERENCE).unwrap_or(0);
             let name_id =
                 g.ix.classes
-                    .layout(g.ix.data, class)
-                    .ok()
-                    .and_then(|l| {
-                        l.fields
-                            .iter()
-                            .find(|f| f.offset as u32 == at)
-                            .map(|f| f.name_id)
+                    .get(reference)
+                    .and_then(|info| {
+                        g.ix.classes
+                            .own_fields(g.ix.data, info)
+                            .find(|f| g.field_name(reference, f.name_id) == "referent")
                     })
-                    .unwrap_or(0);
+                    .map_or(0, |f| f.name_id);
             out.push((
                 "referent".into(),
                 PathField {
@@ -378,8 +483,8 @@ impl PathRefs {
 
     /// The collection readers that apply to this dump, by exact class id, as Shark's
     /// factories decide (a class's own field names tell the layout).
-    fn readers(&mut self, g: &Graph<'_, '_>) -> FxHashMap<u64, Reader> {
-        let mut out = FxHashMap::default();
+    fn readers(&mut self, g: &Graph<'_, '_>) -> Map<u64, Reader> {
+        let mut out = Map::default();
         let slot = |class: u64, declared_by: &str, name: &str| {
             g.field_slot(class, declared_by, name).map(|(at, _)| at)
         };
@@ -538,12 +643,12 @@ impl PathRefs {
 
     /// Each thread object (a GC root, an instance of `java.lang.Thread`) with the objects
     /// of its thread's Java frames, in the dump's order.
-    fn locals(&self, g: &Graph<'_, '_>) -> FxHashMap<Node, Locals> {
-        let mut out = FxHashMap::default();
+    fn locals(&self, g: &Graph<'_, '_>) -> Map<Node, Locals> {
+        let mut out = Map::default();
         let Some(thread_class) = g.class_named("java.lang.Thread") else {
             return out;
         };
-        let mut frames: FxHashMap<u32, Vec<Node>> = FxHashMap::default();
+        let mut frames: Map<u32, Vec<Node>> = Map::default();
         for r in &g.ix.roots {
             if r.tag == tags::ROOT_JAVA_FRAME {
                 if let (Some(serial), Some(node)) = (r.thread_serial, g.ix.node(r.object_id)) {
@@ -601,7 +706,7 @@ impl PathRefs {
 
     /// Whether a thread object's Java frames are made references of it (Shark's thread
     /// roots with frames); their `JAVA_FRAME` roots are then not roots of their own.
-    pub fn thread_serials(g: &Graph<'_, '_>) -> FxHashSet<u32> {
+    pub fn thread_serials(g: &Graph<'_, '_>) -> Set<u32> {
         g.ix.roots
             .iter()
             .filter(|r| r.tag == tags::ROOT_THREAD_OBJECT)
@@ -645,7 +750,10 @@ impl PathRefs {
                 } else if let Some((_, Some(reader))) = special {
                     self.read(g, node, data, *reader, scratch, ctx, &mut f);
                 }
-                match special.and_then(|(fields, _)| fields.as_deref()) {
+                match special
+                    .and_then(|(fields, _)| fields.as_ref())
+                    .and_then(|spec| self.fields(g, class, spec))
+                {
                     Some(fields) => {
                         for pf in fields {
                             if pf.mark == Some(Mark::Ignored) {

@@ -3,7 +3,9 @@
 //! file when asked for. Instance field values resolve through the whole class hierarchy:
 //! an instance holds its class's own fields first, then its superclass's, and so on.
 
-use rustc_hash::FxHashMap;
+/// Keyed by class ids, which a dump chooses: seeded at random, so that no dump can make
+/// its ids collide.
+type Map<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 
 use super::error::{FormatError, Result};
 use super::heap::{field_decls, static_fields, ClassDump, FieldDecl, Instance, StaticField, Value};
@@ -90,8 +92,8 @@ impl Layout {
 /// Every class of a dump by id: its CLASS_DUMP's place, its name, its layout on demand.
 pub struct ClassIndex {
     id_size: u8,
-    classes: FxHashMap<u64, ClassInfo>,
-    names: FxHashMap<u64, u64>,
+    classes: Map<u64, ClassInfo>,
+    names: Map<u64, u64>,
 }
 
 impl ClassIndex {
@@ -195,9 +197,11 @@ impl ClassIndex {
     }
 
     /// The class and its ancestors, nearest first. Fails on a superclass cycle or a missing
-    /// superclass dump.
+    /// superclass dump. Linear in the depth of the hierarchy (the classes met are kept in a
+    /// set to find a cycle).
     pub fn hierarchy(&self, class_id: u64) -> Result<Vec<&ClassInfo>> {
         let mut chain = Vec::new();
+        let mut met = std::collections::HashSet::<u64, foldhash::fast::RandomState>::default();
         let mut id = class_id;
         while id != 0 {
             let class = self.classes.get(&id).ok_or(FormatError::MissingClass {
@@ -205,7 +209,7 @@ impl ClassIndex {
                 class_id: id,
                 what: "a class hierarchy",
             })?;
-            if chain.len() > self.classes.len() || chain.iter().any(|c| c.class_id == id) {
+            if !met.insert(id) {
                 return Err(FormatError::SuperclassCycle {
                     class_id: id,
                     offset: class.offset,

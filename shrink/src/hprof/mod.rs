@@ -31,7 +31,7 @@ pub use heap::{
     ClassDump, FieldDecl, HeapDumpInfo, Instance, ObjectArray, PrimitiveArray,
     PrimitiveArrayNoData, Root, StaticField, Sub, SubRecord, SubRecords, Value,
 };
-pub use reader::{open_regular, Hprof, MappedFile, Salvage, TickFor};
+pub use reader::{open_regular, DumpCounter, Hprof, MappedFile, Salvage, TickFor};
 pub use record::{Header, LoadClass, Record, Records, StringRecord, RECORD_HEADER_LEN};
 pub use tags::{BasicType, Tag};
 pub use tick::{Tick, Unwatched};

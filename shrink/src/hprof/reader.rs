@@ -199,6 +199,17 @@ impl<'a> Hprof<'a> {
         Ok(())
     }
 
+    /// Where each heap dump of the file is: the bytes from its first heap record to the end
+    /// of its last. One file can hold several dumps one after another (the old
+    /// `-agentlib:hprof` wrote them so): see [`DumpCounter`] for where one ends.
+    pub fn heap_dumps(&self) -> Result<Vec<Range<u64>>> {
+        let mut dumps = DumpCounter::default();
+        for record in Records::at(self.data, &self.header, 0).with_cut(self.cut) {
+            dumps.record(&record?);
+        }
+        Ok(dumps.finish())
+    }
+
     /// Cuts the records into about `parts` runs of similar size, for walks on several
     /// threads; a run boundary is always where a record starts.
     pub fn split(&self, parts: usize) -> Result<Vec<Range<u64>>> {
@@ -493,5 +504,104 @@ impl MappedFile {
     /// The parsed dump over the mapped bytes.
     pub fn hprof(&self) -> Result<Hprof<'_>> {
         Hprof::new(self.bytes())
+    }
+}
+
+/// Tells the heap dumps of a file apart, record by record, as Eclipse MAT does: a
+/// HEAP_DUMP record ends a dump (with the HEAP_DUMP_SEGMENTs before it, if any), and so
+/// does HEAP_DUMP_END after segments; segments the file ends without an end record are a
+/// dump too (a dump cut short). An end record with no segments before it ends nothing.
+#[derive(Debug, Default, Clone)]
+pub struct DumpCounter {
+    done: Vec<Range<u64>>,
+    /// The dump being read: from its first heap record to the end of its last one.
+    open: Option<Range<u64>>,
+}
+
+impl DumpCounter {
+    /// Takes the next top-level record.
+    pub fn record(&mut self, record: &Record<'_>) {
+        let end = record.body_offset() + record.body.len() as u64;
+        match record.tag {
+            tags::HEAP_DUMP | tags::HEAP_DUMP_SEGMENT => {
+                let dump = self.open.get_or_insert(record.offset..end);
+                dump.end = end;
+                if record.tag == tags::HEAP_DUMP {
+                    self.done.extend(self.open.take());
+                }
+            }
+            tags::HEAP_DUMP_END => {
+                if let Some(mut dump) = self.open.take() {
+                    dump.end = end;
+                    self.done.push(dump);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Dumps ended so far.
+    pub fn count(&self) -> usize {
+        self.done.len() + self.open.is_some() as usize
+    }
+
+    /// Every dump, in file order.
+    pub fn finish(mut self) -> Vec<Range<u64>> {
+        self.done.extend(self.open.take());
+        self.done
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A dump with 4-byte ids whose records are `tags`, each with an empty body (a heap
+    /// record with no sub-records).
+    fn dump_of(tags: &[u8]) -> Vec<u8> {
+        let mut d = b"JAVA PROFILE 1.0.2\0".to_vec();
+        d.extend_from_slice(&4u32.to_be_bytes());
+        d.extend_from_slice(&0u64.to_be_bytes());
+        for &tag in tags {
+            d.push(tag);
+            d.extend_from_slice(&[0; 8]);
+        }
+        d
+    }
+
+    /// Each dump's records, by their place among `tags`.
+    fn dumps(tags: &[u8]) -> Vec<Vec<usize>> {
+        let d = dump_of(tags);
+        let h = Hprof::new(&d).unwrap();
+        let at = |i: usize| (31 + 9 * i) as u64;
+        h.heap_dumps()
+            .unwrap()
+            .into_iter()
+            .map(|r| (0..tags.len()).filter(|&i| r.contains(&at(i))).collect())
+            .collect()
+    }
+
+    #[test]
+    fn heap_dumps_end_where_eclipse_mat_ends_them() {
+        const STRING: u8 = tags::STRING;
+        const DUMP: u8 = tags::HEAP_DUMP;
+        const SEG: u8 = tags::HEAP_DUMP_SEGMENT;
+        const END: u8 = tags::HEAP_DUMP_END;
+        // One HotSpot or ART dump: segments, then the end record.
+        assert_eq!(dumps(&[STRING, SEG, SEG, END]), vec![vec![1, 2, 3]]);
+        // The old hprof agent: two HEAP_DUMP records, strings between them.
+        assert_eq!(dumps(&[DUMP, STRING, DUMP]), vec![vec![0], vec![2]]);
+        // Two segmented dumps.
+        assert_eq!(
+            dumps(&[SEG, END, STRING, SEG, SEG, END]),
+            vec![vec![0, 1], vec![3, 4, 5]]
+        );
+        // Segments the file ends without an end record (cut short) are a dump; an end
+        // record after nothing ends nothing.
+        assert_eq!(dumps(&[END, SEG, SEG]), vec![vec![1, 2]]);
+        // Segments then a HEAP_DUMP: one dump, as MAT counts them.
+        assert_eq!(dumps(&[SEG, DUMP, END]), vec![vec![0, 1]]);
+        // No heap at all.
+        assert_eq!(dumps(&[STRING]), Vec::<Vec<usize>>::new());
     }
 }

@@ -2,8 +2,8 @@
 //! ContextWrapper, ApplicationPackageManager, ContextImpl; MessageQueue, Message,
 //! LoadedApk and Binder stubs. Each deciding inspector with the finder rule of its class.
 
+use crate::map::Set;
 use hprof_shrink_core::hprof::{BasicType, Value};
-use rustc_hash::FxHashSet;
 
 use super::kinds::{Component, Kind};
 use super::{Checked, Inspectors, Inst, Missing, Report, Unwrapped};
@@ -31,7 +31,7 @@ pub fn activity_leaking(ins: &Inspectors<'_>, o: &Inst) -> bool {
 }
 
 /// The Services `ActivityThread.sCurrentActivityThread.mServices` (an ArrayMap) holds.
-pub fn alive_services(ins: &Inspectors<'_>) -> Checked<FxHashSet<u64>> {
+pub fn alive_services(ins: &Inspectors<'_>) -> Checked<Set<u64>> {
     const THREAD: &str = "android.app.ActivityThread";
     let class = ins
         .heap

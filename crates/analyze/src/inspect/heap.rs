@@ -10,6 +10,8 @@ use std::cell::RefCell;
 use hprof_shrink_core::hprof::{id_at, javastring, tags, u4_at, BasicType, Value};
 use rustc_hash::FxHashMap;
 
+use crate::map::{Map, Set};
+
 use crate::graph::{java_name, Graph};
 use crate::index::{Index, Node};
 
@@ -54,15 +56,26 @@ struct Slot {
 /// A field looked for: the class that declares it and its name.
 type FieldKey = (u64, &'static str, &'static str);
 
+/// A field as its declaring class has it: that class, the field's place among the class's
+/// own fields, its type.
+type Declared = (u64, u32, BasicType);
+
 pub struct Heap<'h> {
     pub ix: &'h Index<'h>,
     pub names: &'h dyn Names,
     /// (instance class, declaring class name, field name) → where it is, or absent.
-    slots: RefCell<FxHashMap<FieldKey, Option<Slot>>>,
+    slots: RefCell<Map<FieldKey, Option<Slot>>>,
+    /// (class, declaring class name, field name) → the nearest class of the hierarchy of
+    /// that name that declares the field: (that class, the field's place among its own
+    /// fields, its type). Each class is settled once per field asked for.
+    declaring: RefCell<Map<FieldKey, Option<Declared>>>,
+    /// Bytes of field data of a class's instances (its own fields and its ancestors');
+    /// `None` when its hierarchy cannot be read (a superclass missing, or a cycle).
+    data_sizes: RefCell<Map<u64, Option<u64>>>,
     /// Class name → the first class id of that name (by id), for the names asked about.
     by_name: RefCell<FxHashMap<&'static str, Option<u64>>>,
     /// Every class name, built on the first name looked up.
-    all_names: RefCell<Option<FxHashMap<String, u64>>>,
+    all_names: RefCell<Option<Map<String, u64>>>,
 }
 
 impl<'h> Heap<'h> {
@@ -71,6 +84,8 @@ impl<'h> Heap<'h> {
             ix,
             names,
             slots: Default::default(),
+            declaring: Default::default(),
+            data_sizes: Default::default(),
             by_name: Default::default(),
             all_names: Default::default(),
         }
@@ -83,7 +98,7 @@ impl<'h> Heap<'h> {
         }
         let mut all = self.all_names.borrow_mut();
         let all = all.get_or_insert_with(|| {
-            let mut m: FxHashMap<String, u64> = FxHashMap::default();
+            let mut m: Map<String, u64> = Map::default();
             for c in self.ix.classes.classes() {
                 let name = self.names.class_name(c.class_id).into_owned();
                 m.entry(name)
@@ -127,31 +142,116 @@ impl<'h> Heap<'h> {
         self.instance_data(node).map(|(c, _)| c)
     }
 
+    /// Where `declared_by.field` is in the instances of `class`: found from tables each
+    /// class enters once (its data size, the nearest class declaring the field), never by
+    /// making the class's whole layout, which would cost a deep hierarchy its depth for
+    /// every class in it.
     fn slot(&self, class: u64, declared_by: &'static str, field: &'static str) -> Option<Slot> {
         let key = (class, declared_by, field);
         if let Some(s) = self.slots.borrow().get(&key) {
             return *s;
         }
-        let found = self
-            .ix
-            .classes
-            .layout(self.ix.data, class)
-            .ok()
-            .and_then(|layout| {
-                layout
-                    .fields
-                    .iter()
-                    .find(|f| {
-                        self.names.field_name(f.declared_by, f.name_id) == field
-                            && self.names.class_name(f.declared_by) == declared_by
-                    })
-                    .map(|f| Slot {
-                        at: f.offset as u32,
-                        ty: f.ty,
-                    })
-            });
+        let found = self.declaring(key).and_then(|(d, own, ty)| {
+            // The class's own fields come first, then its superclass's, and so on: the
+            // declaring class's own fields start where the classes below it end.
+            let below = self.data_size(class)? - self.data_size(d)?;
+            Some(Slot {
+                at: u32::try_from(below + own as u64).ok()?,
+                ty,
+            })
+        });
         self.slots.borrow_mut().insert(key, found);
         found
+    }
+
+    /// The nearest class of `key.0`'s hierarchy named `key.1` that declares the field
+    /// `key.2`, with the field's place among its own fields. The walk up stops at a class
+    /// already settled, and settles every class it passed.
+    fn declaring(&self, key: FieldKey) -> Option<Declared> {
+        let (class, declared_by, field) = key;
+        let mut walk: Vec<u64> = Vec::new();
+        let mut on_walk: Set<u64> = Set::default();
+        let mut c = Some(class);
+        let mut found = None;
+        while let Some(id) = c {
+            if let Some(&known) = self.declaring.borrow().get(&(id, declared_by, field)) {
+                found = known;
+                break;
+            }
+            if !on_walk.insert(id) {
+                break; // a superclass cycle: no layout, no field
+            }
+            walk.push(id);
+            let Some(info) = self.ix.classes.get(id) else {
+                break;
+            };
+            if self.names.class_name(id) == declared_by {
+                let mut at = 0u32;
+                let mut hit = None;
+                for f in self.ix.classes.own_fields(self.ix.data, info) {
+                    if self.names.field_name(id, f.name_id) == field {
+                        hit = Some((id, at, f.ty));
+                        break;
+                    }
+                    at = at.saturating_add(f.ty.size(self.ix.id_size) as u32);
+                }
+                if hit.is_some() {
+                    found = hit;
+                    break;
+                }
+            }
+            c = self.superclass(id);
+        }
+        let mut memo = self.declaring.borrow_mut();
+        for id in walk {
+            memo.insert((id, declared_by, field), found);
+        }
+        found
+    }
+
+    /// Bytes of field data of `class`'s instances, from its superclass's: each class is
+    /// worked out once.
+    fn data_size(&self, class: u64) -> Option<u64> {
+        if let Some(&known) = self.data_sizes.borrow().get(&class) {
+            return known;
+        }
+        let mut walk: Vec<u64> = Vec::new();
+        let mut on_walk: Set<u64> = Set::default();
+        let mut id = class;
+        // What the top of the walk stands on: the top of the hierarchy (0 bytes), a class
+        // already settled, or nothing readable.
+        let mut base: Option<u64> = Some(0);
+        while id != 0 {
+            if let Some(&known) = self.data_sizes.borrow().get(&id) {
+                base = known;
+                break;
+            }
+            let Some(info) = self.ix.classes.get(id) else {
+                base = None;
+                break;
+            };
+            if !on_walk.insert(id) {
+                base = None;
+                break;
+            }
+            walk.push(id);
+            id = info.super_id;
+        }
+        let mut memo = self.data_sizes.borrow_mut();
+        for &c in walk.iter().rev() {
+            base = base.and_then(|up| {
+                let info = self.ix.classes.get(c)?;
+                let own: u64 = self
+                    .ix
+                    .classes
+                    .own_fields(self.ix.data, info)
+                    .map(|f| f.ty.size(self.ix.id_size) as u64)
+                    .sum();
+                Some(up + own)
+            });
+            memo.insert(c, base);
+        }
+        base
     }
 
     /// Whether instances of `class` have the field `declared_by.field`.

@@ -4,6 +4,8 @@
 
 use rustc_hash::FxHashMap;
 
+use crate::map::{Map, Set};
+
 use super::heap::Heap;
 
 /// A framework class an inspector or finder looks for.
@@ -152,7 +154,7 @@ impl ClassKinds {
 
 /// Every class's kinds.
 pub struct Kinds {
-    by_class: FxHashMap<u64, ClassKinds>,
+    by_class: Map<u64, ClassKinds>,
 }
 
 impl Kinds {
@@ -167,15 +169,20 @@ impl Kinds {
                 None => ClassKinds::default(),
             }
         };
-        let mut by_class: FxHashMap<u64, ClassKinds> = FxHashMap::default();
+        let mut by_class: Map<u64, ClassKinds> = Map::default();
         let ids: Vec<u64> = heap.ix.classes.classes().map(|c| c.class_id).collect();
         let mut chain = Vec::new();
+        // The classes on the walk, to find a superclass cycle in one look each (a search
+        // of the walk would be quadratic in a deep hierarchy's depth).
+        let mut on_chain: Set<u64> = Set::default();
         for id in ids {
             if by_class.contains_key(&id) {
                 continue;
             }
-            // Up to the first class already known (or the top), then down again.
+            // Up to the first class already known (or the top), then down again: every
+            // class is walked once.
             chain.clear();
+            on_chain.clear();
             let mut c = Some(id);
             let mut above = ClassKinds::default();
             while let Some(class) = c {
@@ -183,7 +190,7 @@ impl Kinds {
                     above = *k;
                     break;
                 }
-                if chain.len() > heap.ix.classes.len() || chain.contains(&class) {
+                if !on_chain.insert(class) {
                     break; // a superclass cycle: what was seen so far
                 }
                 chain.push(class);

@@ -27,8 +27,8 @@ pub mod watch;
 
 use std::cell::{OnceCell, RefCell};
 
+use crate::map::Set;
 use hprof_shrink_core::hprof::{tags, Value};
-use rustc_hash::FxHashSet;
 
 use super::index::Node;
 use super::limits::{MAX_NAME_BYTES, MAX_NOTES};
@@ -312,11 +312,11 @@ pub struct Inspectors<'h> {
     pub kinds: Kinds,
     pub watched: watch::Watched,
     /// The Services ActivityThread holds (ids), read on first need.
-    services: OnceCell<Checked<FxHashSet<u64>>>,
+    services: OnceCell<Checked<Set<u64>>>,
     /// LeakCanary's table of the app's `R.id` names, read on first need.
     resource_ids: OnceCell<Option<ResourceIds>>,
     /// (inspector, class) pairs skipped, each noted once.
-    skipped: RefCell<FxHashSet<(&'static str, u64)>>,
+    skipped: RefCell<Set<(&'static str, u64)>>,
     notes: RefCell<Vec<String>>,
 }
 
@@ -571,7 +571,7 @@ impl<'h> Inspectors<'h> {
     }
 
     /// The ids of the Services `ActivityThread.sCurrentActivityThread.mServices` holds.
-    pub fn alive_services(&self) -> &Checked<FxHashSet<u64>> {
+    pub fn alive_services(&self) -> &Checked<Set<u64>> {
         self.services.get_or_init(|| android::alive_services(self))
     }
 

@@ -5,7 +5,7 @@
 //! Shark reads them: a reference whose retained time is unknown counts as retained, so a
 //! 1.x reference to a live object always does.
 
-use rustc_hash::FxHashMap;
+use crate::map::Map;
 
 use super::heap::Heap;
 use crate::graph::Instances;
@@ -35,7 +35,7 @@ pub struct Watch {
 #[derive(Default)]
 pub struct Watched {
     /// Watched object → its place in `order` and its references.
-    by_referent: FxHashMap<Node, (usize, Vec<Watch>)>,
+    by_referent: Map<Node, (usize, Vec<Watch>)>,
     /// Watched objects in the order their references were found, each once, with whether
     /// any of its references is retained.
     order: Vec<(Node, bool)>,
