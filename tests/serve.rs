@@ -2488,9 +2488,26 @@ fn with_few_file_descriptors_connections_that_never_send_do_not_stop_the_server(
     let t0 = Instant::now();
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
-        let _ = tx.send(blocking_json(&format!(
-            "http://127.0.0.1:{port}/api/packages"
-        )));
+        // As a client does: a 503 (no room yet: the silent ones still hold the caps until
+        // their header timeout) is asked again after its Retry-After.
+        let url = format!("http://127.0.0.1:{port}/api/packages");
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let v = rt.block_on(async {
+            loop {
+                match client().get(&url).send().await {
+                    Ok(r) if r.status() == StatusCode::SERVICE_UNAVAILABLE => {}
+                    Ok(r) if r.status().is_success() => return json_of(r).await,
+                    Ok(r) => panic!("{url}: {}", r.status()),
+                    // Closed unanswered past the refusals being answered: also no room.
+                    Err(_) => {}
+                }
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+        });
+        let _ = tx.send(v);
     });
     let v = rx
         .recv_timeout(Duration::from_secs(60))
