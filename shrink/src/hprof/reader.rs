@@ -554,7 +554,7 @@ impl DumpCounter {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::hprof::{tags, Hprof};
 
     /// A dump with 4-byte ids whose records are `tags`, each with an empty body (a heap
     /// record with no sub-records).
