@@ -68,10 +68,13 @@ RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -p hprof-shrink-core -p hprof-shr
 # All four library crates in one invocation: cargo packages members that depend on each
 # other together (each added to a local registry overlay before the next is verified); one
 # alone would look for its sibling on crates.io. Each is built from its .crate with only its
-# own features, which catches a feature another member was silently providing.
+# own features, which catches a feature another member was silently providing. In the
+# workspace's target dir, so that the dependencies the tests built are not built again
+# (a dir of its own made this step a second full build of the server's stack); it runs
+# after the C ABI test, the last step that needs the core's libraries of the test build.
 step "the library crates package (core, analyze, upload, serve; cargo package, offline)"
 cargo package -p hprof-shrink-core -p hprof-shrink-analyze -p hprof-shrink-upload \
-  -p hprof-shrink-serve --offline --allow-dirty --quiet --target-dir target/package-check
+  -p hprof-shrink-serve --offline --allow-dirty --quiet
 
 step "the core for Android: checked for three targets with and without the C ABI, the phone's library linked and its exports checked"
 bash scripts/android-check.sh --build-targets aarch64-linux-android
