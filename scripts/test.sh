@@ -73,6 +73,10 @@ RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -p hprof-shrink-core -p hprof-shr
 # (a dir of its own made this step a second full build of the server's stack); it runs
 # after the C ABI test, the last step that needs the core's libraries of the test build.
 step "the library crates package (core, analyze, upload, serve; cargo package, offline)"
+# Cargo unpacks each crate of that overlay into the cargo home's registry sources once and
+# keeps it there: a later run on changed code would verify a crate against its sibling's
+# old sources. Ours are removed first (only ours: the names are this workspace's).
+rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/hprof-shrink-{core,analyze,upload,serve}-[0-9]*
 cargo package -p hprof-shrink-core -p hprof-shrink-analyze -p hprof-shrink-upload \
   -p hprof-shrink-serve --offline --allow-dirty --quiet
 
