@@ -16,7 +16,7 @@ use super::reach::Reach;
 use super::refs::thread_name;
 use super::shown::clipped;
 use super::triage::{
-    path, thread_groups, BitmapCounts, BitmapInfo, Counted, Counts, Screen, LIST_CAP,
+    path, thread_groups, BitmapCounts, BitmapInfo, Counted, Counts, Screen, Top, LIST_CAP,
 };
 
 /// ART's heap ids: objects of the zygote and boot image heaps belong to the system.
@@ -205,7 +205,8 @@ fn bitmaps(
         ),
         (None, None) => (None, KOOM_LARGE_PIXELS, "koom"),
     };
-    let mut all: Vec<(u64, BitmapInfo, Node)> = Vec::new();
+    // The largest, by bytes (ties: the lower id, offered first).
+    let mut largest: Top<u64, (BitmapInfo, Node)> = Top::new(LIST_CAP);
     let mut out = BitmapCounts {
         screen,
         large_threshold_pixels: threshold,
@@ -250,28 +251,29 @@ fn bitmaps(
             out.large_count += 1;
             out.large_bytes += java_bytes + native_bytes;
         }
-        all.push((
+        largest.offer(
             java_bytes + native_bytes,
-            BitmapInfo {
-                object_id: g.ix.id(node),
-                width,
-                height,
-                config: config.into(),
-                java_bytes,
-                native_bytes,
-                recycled,
-                large,
-                path: None,
-            },
-            node,
-        ));
+            (
+                BitmapInfo {
+                    object_id: g.ix.id(node),
+                    width,
+                    height,
+                    config: config.into(),
+                    java_bytes,
+                    native_bytes,
+                    recycled,
+                    large,
+                    path: None,
+                },
+                node,
+            ),
+        );
     }
-    all.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.object_id.cmp(&b.1.object_id)));
-    out.largest_left_out = all.len().saturating_sub(LIST_CAP) as u64;
-    out.largest = all
+    let (kept, left) = largest.finish();
+    out.largest_left_out = left;
+    out.largest = kept
         .into_iter()
-        .take(LIST_CAP)
-        .map(|(_, mut info, node)| {
+        .map(|(mut info, node)| {
             info.path = path(g, reach, ins, node);
             info
         })

@@ -279,12 +279,12 @@ fn analyze_input(
     // counts, Strings.
     let cleaners = native_size::cleaner_classes(&g);
     let counted_classes = counts::Classes::new(&g, &kinds);
-    let string_class = g.class_named("java.lang.String");
+    let string_values = strings::StringValues::new(&g);
+    let string_class = string_values.as_ref().map_or(u64::MAX, |v| v.class);
     let triage_classes: Vec<u64> = cleaners
         .iter()
         .copied()
         .chain(counted_classes.all())
-        .chain(string_class)
         .collect();
     let mut wanted: Map<u64, u8> = Map::default();
     for c in leaks::destroyed_info_classes(&g)
@@ -304,10 +304,19 @@ fn analyze_input(
     let (edges, seen) = edges::Edges::build(
         &g,
         Seen::default,
-        |seen, node, key, size, unread| seen.add(&wanted, node, key, size, unread),
+        |seen, node, key, size, unread| {
+            seen.add(&wanted, node, key, size, unread);
+            // Each String's value hashed as the pass reaches it, for the duplicates.
+            if key == (tags::INSTANCE_DUMP, string_class) {
+                if let Some(h) = string_values.as_ref().and_then(|v| v.hash(&g, node)) {
+                    seen.strings.push((h, node));
+                }
+            }
+        },
         Seen::merge,
     );
     let special = seen.special;
+    let string_rows = strings::seen_twice(seen.strings);
     let (all_objects, instances) = (seen.sizer.finish(), Instances::from_pairs(seen.instances));
     let unread = seen.unread;
     give_back_freed_memory();
@@ -494,15 +503,12 @@ fn analyze_input(
         &native,
         options.screen,
     );
-    (
-        counted.duplicate_strings,
-        counted.duplicate_strings_left_out,
-    ) = strings::duplicates(
-        &g,
-        &edges,
-        &reach,
-        &string_class.map_or_else(Vec::new, |c| instances.of(&[c])),
-    );
+    if let Some(values) = &string_values {
+        (
+            counted.duplicate_strings,
+            counted.duplicate_strings_left_out,
+        ) = strings::duplicates(&g, &reach, values, string_rows);
+    }
     drop(instances);
     notes.extend(ins.take_notes());
     if input.shrunk {
@@ -833,6 +839,8 @@ const SPECIAL: u8 = 2;
 #[derive(Default)]
 struct Seen {
     sizer: Sizer,
+    /// (hash of the value, String) of every String ([`strings`]).
+    strings: Vec<(u64, index::Node)>,
     instances: Vec<(u64, index::Node)>,
     special: Vec<index::Node>,
     /// The last instance class asked about, and what it is.
@@ -874,12 +882,14 @@ impl Seen {
 
     fn merge(mut a: Seen, b: Seen) -> Seen {
         a.instances.extend(b.instances);
+        a.strings.extend(b.strings);
         a.special.extend(b.special);
         for (k, n) in b.unread {
             *a.unread.entry(k).or_default() += n;
         }
         Seen {
             sizer: Sizer::merge(a.sizer, b.sizer),
+            strings: a.strings,
             instances: a.instances,
             special: a.special,
             last: None,

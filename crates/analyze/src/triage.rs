@@ -366,3 +366,100 @@ fn class_list(
         .collect();
     (list, left)
 }
+
+/// The `keep` largest items offered, by key (ties: the first offered), and how many were
+/// offered: a list of the triage without holding all candidates (a heap of `keep`).
+pub struct Top<K: Ord, T> {
+    keep: usize,
+    offered: u64,
+    heap: std::collections::BinaryHeap<std::cmp::Reverse<Ranked<K, T>>>,
+}
+
+/// An item ranked by its key, then by the order it was offered in (earlier is larger).
+pub struct Ranked<K, T> {
+    key: K,
+    order: std::cmp::Reverse<u64>,
+    item: T,
+}
+
+impl<K: Ord, T> PartialEq for Ranked<K, T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == std::cmp::Ordering::Equal
+    }
+}
+impl<K: Ord, T> Eq for Ranked<K, T> {}
+impl<K: Ord, T> PartialOrd for Ranked<K, T> {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl<K: Ord, T> Ord for Ranked<K, T> {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        (&self.key, self.order).cmp(&(&other.key, other.order))
+    }
+}
+
+impl<K: Ord, T> Top<K, T> {
+    pub fn new(keep: usize) -> Top<K, T> {
+        Top {
+            keep,
+            offered: 0,
+            heap: std::collections::BinaryHeap::with_capacity(keep + 1),
+        }
+    }
+
+    pub fn offer(&mut self, key: K, item: T) {
+        let r = Ranked {
+            key,
+            order: std::cmp::Reverse(self.offered),
+            item,
+        };
+        self.offered += 1;
+        if self.heap.len() < self.keep {
+            self.heap.push(std::cmp::Reverse(r));
+        } else if self.heap.peek().is_some_and(|m| r > m.0) {
+            self.heap.pop();
+            self.heap.push(std::cmp::Reverse(r));
+        }
+    }
+
+    /// The kept items, largest first, and how many were left out.
+    pub fn finish(self) -> (Vec<T>, u64) {
+        let left = self.offered - self.heap.len() as u64;
+        let mut v: Vec<Ranked<K, T>> = self.heap.into_iter().map(|r| r.0).collect();
+        v.sort_unstable_by(|a, b| b.cmp(a));
+        (v.into_iter().map(|r| r.item).collect(), left)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn top_keeps_the_largest_first_offered_on_ties() {
+        let mut t = Top::new(3);
+        for (k, v) in [(5, 'a'), (9, 'b'), (5, 'c'), (1, 'd'), (9, 'e'), (7, 'f')] {
+            t.offer(k, v);
+        }
+        assert_eq!(t.finish(), (vec!['b', 'e', 'f'], 3));
+        let mut t = Top::new(10);
+        t.offer(1, ());
+        assert_eq!(t.finish(), (vec![()], 0));
+    }
+
+    #[test]
+    fn threads_group_by_their_names_digits() {
+        let names = [
+            "pool-1-thread-1",
+            "pool-1-thread-2",
+            "pool-2-thread-1",
+            "main",
+        ];
+        let (groups, left) = thread_groups(names.iter().map(|s| s.to_string()));
+        assert_eq!(left, 0);
+        assert_eq!(groups[0].name, "pool-#-thread-#");
+        assert_eq!(groups[0].count, 3);
+        assert_eq!(groups[1].name, "main");
+    }
+}
