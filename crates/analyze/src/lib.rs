@@ -113,6 +113,9 @@ pub struct Timings {
     /// Steps it walked up its trees beyond one pass over the graph (see
     /// `docs/analyze.md`): a measure of its work, O((n + m) log n) at most.
     pub dominator_steps: u64,
+    /// The most frames the dominators' depth-first search held at once (12 bytes each):
+    /// one per object on the current path with references left to follow.
+    pub dominator_depth: u64,
 }
 
 /// One step of an analysis and what it took.
@@ -487,6 +490,7 @@ fn analyze_input(
     let doms = dominators::Dominators::compute(edges, ix.len(), &roots, spare, control)?;
     timings.dominator_bytes = doms.peak_bytes;
     timings.dominator_steps = doms.steps;
+    timings.dominator_depth = doms.depth;
     let t = timings.step("dominators", t);
     let (reachable_objects, reachable_edges) = (doms.reachable, doms.edges);
     // Retained sizes, and the shallow bytes of the reachable objects by class.
