@@ -107,7 +107,7 @@ impl ClassRefs {
 }
 
 /// What a reference is, for naming it in a trace.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RefName {
     Static { class: u64, name_id: u64 },
     Field { declared_by: u64, name_id: u64 },
@@ -790,6 +790,74 @@ impl<'i, 'a> Graph<'i, 'a> {
                     })
             }
             _ => None,
+        }
+    }
+
+    /// The strong references out of `node`, as [`Graph::for_each_ref`] follows them, each
+    /// with its name (a field, a static, an array element). What `growth` keys its path
+    /// tree by; slower than `for_each_ref`, so the analysis does not use it.
+    pub fn for_each_named_ref(&self, node: Node, mut f: impl FnMut(Node, RefName)) {
+        let raw = self.ix.raw(node);
+        let n = self.ix.id_size as usize;
+        match raw[0] {
+            tags::INSTANCE_DUMP => {
+                let class = id_at(raw, 5 + n, n);
+                let len = u4_at(raw, 5 + 2 * n) as usize;
+                let data = &raw[9 + 2 * n..9 + 2 * n + len];
+                let Some(refs) = self.t.refs.get(&class) else {
+                    return;
+                };
+                if refs.broken.is_some() || refs.size as usize > data.len() {
+                    return;
+                }
+                for (at, r) in self.ref_fields_of(refs) {
+                    let id = id_at(data, at, n);
+                    if id != 0 {
+                        if let Some(t) = self.ix.node(id) {
+                            f(
+                                t,
+                                RefName::Field {
+                                    declared_by: r.declared_by,
+                                    name_id: r.name_id,
+                                },
+                            );
+                        }
+                    }
+                }
+            }
+            tags::OBJECT_ARRAY_DUMP => {
+                let count = u4_at(raw, 5 + n) as usize;
+                let start = 9 + 2 * n;
+                for i in 0..count {
+                    let id = id_at(raw, start + i * n, n);
+                    if id != 0 {
+                        if let Some(t) = self.ix.node(id) {
+                            f(t, RefName::Element(i as u64));
+                        }
+                    }
+                }
+            }
+            tags::CLASS_DUMP => {
+                let class_id = id_at(raw, 1, n);
+                if let Some(class) = self.ix.classes.get(class_id) {
+                    for s in self.ix.classes.static_fields(self.ix.data, class) {
+                        if let Value::Object(id) = s.value {
+                            if id != 0 {
+                                if let Some(t) = self.ix.node(id) {
+                                    f(
+                                        t,
+                                        RefName::Static {
+                                            class: class_id,
+                                            name_id: s.name_id,
+                                        },
+                                    );
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            _ => {}
         }
     }
 
