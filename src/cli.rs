@@ -644,7 +644,7 @@ const DIFF_ABOUT: &str = "\
 Compares two heap dumps (or packages, .hprof.gz, as analyze reads them): BASE, then NEW. \
 Each is analyzed in turn and only what the comparison needs is kept of it, so the two \
 graphs are never in memory together: it costs the time of two analyses and the memory of \
-one (its census holds 16 bytes per object more than analyze at the dominators' step).
+one (its census holds about 17 bytes per object more than analyze at the dominators' step).
 
 It reports, per class (by name), the change in reachable instances, shallow bytes and \
 retained bytes (the retained sizes of its instances that no instance of the same class \

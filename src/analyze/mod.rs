@@ -150,7 +150,7 @@ pub fn analyze_path(
 }
 
 /// [`analyze_path`], with the census `diff` compares (see [`census`]): it keeps the path
-/// search through the dominators (4 bytes more per object at that step) and takes 12
+/// search through the dominators (5 bytes more per object at that step) and takes 12
 /// bytes per object more for every object's retained size.
 pub fn analyze_path_census(
     path: &Path,
