@@ -192,7 +192,8 @@ def row(exe, pg, name, cores, bodies, work):
     for k, cpu in enumerate(cores):
         port = free_port()
         log = work / f"{name}-{k}.log"
-        cmd = [exe, "serve", "--data", str(data), "--listen", f"127.0.0.1:{port}",
+        # A data directory each: one is one server's (it locks it); the database is shared.
+        cmd = [exe, "serve", "--data", str(data / str(k)), "--listen", f"127.0.0.1:{port}",
                "--workers", "0", "--public-read"]
         if cpu is not None:
             cmd = ["taskset", "-c", cpu] + cmd

@@ -61,11 +61,24 @@ cargo check -p hprof-shrink-core --quiet
 # `cargo package` builds the core from its .crate as a registry would (offline, from the
 # lock file and the cargo cache). Not `cargo publish --dry-run`: that asks the registry's
 # index first, which a CI machine without network cannot.
-step "the core's API documentation builds without a warning (missing docs, broken links)"
-RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -p hprof-shrink-core --features ffi --quiet
+step "the library crates' API documentation builds without a warning (missing docs, broken links)"
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -p hprof-shrink-core -p hprof-shrink-analyze \
+  -p hprof-shrink-upload -p hprof-shrink-serve --features hprof-shrink-core/ffi --quiet
 
-step "the core packages as a crate (cargo package, offline)"
-cargo package -p hprof-shrink-core --offline --allow-dirty --quiet --target-dir target/package-check
+# All four library crates in one invocation: cargo packages members that depend on each
+# other together (each added to a local registry overlay before the next is verified); one
+# alone would look for its sibling on crates.io. Each is built from its .crate with only its
+# own features, which catches a feature another member was silently providing. In the
+# workspace's target dir, so that the dependencies the tests built are not built again
+# (a dir of its own made this step a second full build of the server's stack); it runs
+# after the C ABI test, the last step that needs the core's libraries of the test build.
+step "the library crates package (core, analyze, upload, serve; cargo package, offline)"
+# Cargo unpacks each crate of that overlay into the cargo home's registry sources once and
+# keeps it there: a later run on changed code would verify a crate against its sibling's
+# old sources. Ours are removed first (only ours: the names are this workspace's).
+rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/hprof-shrink-{core,analyze,upload,serve}-[0-9]*
+cargo package -p hprof-shrink-core -p hprof-shrink-analyze -p hprof-shrink-upload \
+  -p hprof-shrink-serve --offline --allow-dirty --quiet
 
 step "the core for Android: checked for three targets with and without the C ABI, the phone's library linked and its exports checked"
 bash scripts/android-check.sh --build-targets aarch64-linux-android

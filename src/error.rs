@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use hprof_shrink::upload::UploadError;
+use hprof_shrink_upload::UploadError;
 
 /// What `main` exits with for a [`HostError::Usage`]: clap's own code for bad usage.
 pub const EXIT_USAGE: u8 = 2;
@@ -19,7 +19,8 @@ pub enum HostError {
     #[error("{0}")]
     Usage(String),
 
-    /// The options name nowhere to put what was asked for.
+    /// The options name nowhere to put what was asked for (bad usage: `main` has clap
+    /// print it, with the usage line).
     #[error("{0}")]
     NoOutput(&'static str),
 
@@ -35,7 +36,25 @@ pub enum HostError {
     #[error("{}: already exists (use -f/--force to replace it)", .0.display())]
     Exists(PathBuf),
 
-    /// A batch's inputs or shard cannot be used (no such file, a bad pattern, not K/N).
+    /// The `--hprof-out` file exists and is a heap dump: perhaps an original, so no hint to
+    /// replace it (`--force` still does, as documented).
+    #[error("{}: already exists and is a heap dump; not replacing it (give --hprof-out another name)", .0.display())]
+    ExistsHeapDump(PathBuf),
+
+    /// A heap dump where the package should go: never replaced by a package, not even with
+    /// `--force`.
+    #[error("{} is a heap dump, not a package: not replacing it, with or without --force (give OUT.zip another name)", .0.display())]
+    HeapDumpInTheWay(PathBuf),
+
+    /// `hprof-shrink out.zip leak.hprof`: a zip given as the dump and a heap dump as the
+    /// package.
+    #[error(
+        "the arguments look swapped: {} is a zip and {} a heap dump; the dump comes first: hprof-shrink {} {}",
+        input.display(), output.display(), output.display(), input.display()
+    )]
+    Swapped { input: PathBuf, output: PathBuf },
+
+    /// A batch's inputs cannot be used (no such file, a bad pattern).
     #[error("{0}")]
     Inputs(String),
 
@@ -81,6 +100,21 @@ pub enum HostError {
         total: usize,
     },
 
+    /// Zips of an outbox that the server refused for good (413, 422) were moved to its
+    /// `rejected/` directory, each with the server's answer beside it; `left` names those
+    /// still waiting for the next run, if any.
+    #[error(
+        "{} of {total} zips refused for good by the server, moved to {} with its answers: {}{}",
+        names.len(), rejected.display(), names.join(", "),
+        if left.is_empty() { String::new() } else { format!("; {} left for the next run: {}", left.len(), left.join(", ")) }
+    )]
+    RefusedForGood {
+        rejected: PathBuf,
+        names: Vec<String>,
+        left: Vec<String>,
+        total: usize,
+    },
+
     /// The outbox directory could not be read or written.
     #[error("outbox {}: {source}", dir.display())]
     Outbox {
@@ -105,10 +139,10 @@ pub enum HostError {
     Json(#[from] serde_json::Error),
 
     #[error(transparent)]
-    Analyze(#[from] hprof_shrink::analyze::AnalyzeError),
+    Analyze(#[from] hprof_shrink_analyze::AnalyzeError),
 
     #[error("serve: {0}")]
-    Serve(#[from] hprof_shrink::serve::ServeError),
+    Serve(#[from] hprof_shrink_serve::ServeError),
 
     /// The report of a shrink whose outputs are already in place could not be written.
     #[error("{outputs} written, but not the report: {source}")]
@@ -146,7 +180,10 @@ impl HostError {
 
     pub fn exit_code(&self) -> u8 {
         match self {
-            HostError::Usage(_) | HostError::DidYouMean { .. } => EXIT_USAGE,
+            HostError::Usage(_)
+            | HostError::NoOutput(_)
+            | HostError::DidYouMean { .. }
+            | HostError::Swapped { .. } => EXIT_USAGE,
             _ => EXIT_FAILURE,
         }
     }

@@ -4,10 +4,12 @@
 //! and behave alike.
 
 use std::io::IsTerminal;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use hprof_shrink_core::{Progress, Stage};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use hprof_shrink_upload::{Meter, Transfer};
 
 /// How a bar's message sits before the bar.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,6 +83,35 @@ impl Bar {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }
+    }
+}
+
+/// The bars of uploads: one per body the upload reports, `upload NAME`, back to 0 at each
+/// attempt, with the upload's log lines printed above it.
+pub struct UploadBars;
+
+impl Meter for UploadBars {
+    fn start(&self, name: &str, len: u64) -> Option<Arc<dyn Transfer>> {
+        let bar = bar(true, len, Label::Clipped)?;
+        bar.set_message(format!("upload {name}"));
+        Some(Arc::new(UploadBar(bar)))
+    }
+}
+
+struct UploadBar(ProgressBar);
+
+impl Transfer for UploadBar {
+    fn restart(&self) {
+        self.0.set_position(0);
+    }
+    fn advance(&self, bytes: u64) {
+        self.0.inc(bytes);
+    }
+    fn suspend(&self, print: &mut dyn FnMut()) {
+        self.0.suspend(print);
+    }
+    fn finish(&self) {
+        self.0.finish_and_clear();
     }
 }
 

@@ -6,7 +6,10 @@ use hprof_shrink_core::verify::Verified;
 use hprof_shrink_core::Report;
 
 /// 1234567 → "1,234,567".
-pub use hprof_shrink::analyze::render::grouped as n;
+pub use hprof_shrink_analyze::render::grouped as n;
+// A name from a dump or a package as a terminal shows it: control and format characters
+// escaped.
+use hprof_shrink_analyze::render::shown;
 
 fn pct(part: u64, whole: u64) -> String {
     if whole == 0 {
@@ -126,8 +129,9 @@ pub fn shrink(r: &Report) -> String {
 pub fn inspect(path: &str, i: &Inspection) -> String {
     let mut o = String::new();
     o += &format!(
-        "{path}: JAVA PROFILE {}, {}-byte ids, {} bytes, timestamp {} ms\n\n",
-        i.format,
+        "{}: JAVA PROFILE {}, {}-byte ids, {} bytes, timestamp {} ms\n\n",
+        shown(path),
+        shown(&i.format),
         i.id_size,
         n(i.bytes),
         i.timestamp_ms
@@ -180,7 +184,7 @@ pub fn inspect(path: &str, i: &Inspection) -> String {
         for h in &i.heaps {
             o += &format!(
                 "  {:14} {:>12} objects {:>15} bytes\n",
-                h.name,
+                shown(&h.name),
                 n(h.objects),
                 n(h.bytes)
             );
@@ -190,7 +194,7 @@ pub fn inspect(path: &str, i: &Inspection) -> String {
     for c in &i.top_classes {
         o += &format!(
             "  {:40} {:>10} {:>14}\n",
-            c.name,
+            shown(&c.name),
             n(c.instances),
             n(c.bytes)
         );
@@ -199,13 +203,13 @@ pub fn inspect(path: &str, i: &Inspection) -> String {
 }
 
 pub fn verify(path: &str, v: &Verified) -> String {
-    let mut o = format!("verify: {path}: OK\n");
+    let mut o = format!("verify: {}: OK\n", shown(path));
     if !v.entries.is_empty() {
-        o += &format!("  entries   {}\n", v.entries.join(", "));
+        o += &format!("  entries   {}\n", shown(&v.entries.join(", ")));
         let m: Vec<String> = v
             .manifest
             .iter()
-            .map(|(k, val)| format!("{k}={val}"))
+            .map(|(k, val)| format!("{}={}", shown(k), shown(val)))
             .collect();
         o += &format!("  manifest  {}\n", m.join(" "));
     }

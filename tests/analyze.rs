@@ -6,7 +6,7 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use common::{fixture, run, s, stderr, stdout};
-use hprof_shrink::analyze::{analyze_path, Analysis, Options};
+use hprof_shrink_analyze::{analyze_path, Analysis, Options};
 use hprof_shrink_core::Control;
 
 fn analyze(path: &Path, key: Option<&str>) -> Analysis {
@@ -174,7 +174,7 @@ fn json_is_the_versioned_schema() {
     let o = run(&["analyze", s(&dump), "--key", &key, "--format", "json"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let a: Analysis = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(a.schema, hprof_shrink::analyze::SCHEMA_VERSION);
+    assert_eq!(a.schema, hprof_shrink_analyze::SCHEMA_VERSION);
     assert_eq!(a.finder, "matrix-key");
     assert_eq!(a.leaks.len(), 1);
     assert_eq!(a.leaks[0], analyze(&dump, Some(&key)).leaks[0]);

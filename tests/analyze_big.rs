@@ -5,7 +5,7 @@
 use std::fs::File;
 use std::io::{Seek, SeekFrom, Write};
 
-use hprof_shrink::analyze::{analyze_path, Options};
+use hprof_shrink_analyze::{analyze_path, Options};
 use hprof_shrink_core::Control;
 
 const ID: u64 = 8;

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use common::{failed_with, run, s, stderr, stdout};
 use hprof_fixtures::android::{Android, BitmapKind};
 use hprof_fixtures::{Heap, Options as BuildOptions, Ty, Val};
-use hprof_shrink::analyze::{analyze_path, Analysis, Options, Outcome};
+use hprof_shrink_analyze::{analyze_path, Analysis, Options, Outcome};
 use hprof_shrink_core::Control;
 
 /// A HotSpot-like dump with 4-byte ids, written record by record.
@@ -85,6 +85,28 @@ impl Raw {
             h.extend_from_slice(&v.to_be_bytes());
         }
         for v in values {
+            h.extend_from_slice(&v.to_be_bytes());
+        }
+    }
+
+    /// An INSTANCE_DUMP whose field data is `data` as it is.
+    fn instance_bytes(&mut self, id: u32, class: u32, data: &[u8]) {
+        let h = &mut self.heap;
+        h.push(0x21);
+        for v in [id, 0, class, data.len() as u32] {
+            h.extend_from_slice(&v.to_be_bytes());
+        }
+        h.extend_from_slice(data);
+    }
+
+    /// An OBJECT_ARRAY_DUMP of `class` holding `elements`.
+    fn array(&mut self, id: u32, class: u32, elements: &[u32]) {
+        let h = &mut self.heap;
+        h.push(0x22);
+        for v in [id, 0, elements.len() as u32, class] {
+            h.extend_from_slice(&v.to_be_bytes());
+        }
+        for v in elements {
             h.extend_from_slice(&v.to_be_bytes());
         }
     }
@@ -165,6 +187,193 @@ fn a_deep_class_hierarchy_costs_its_size() {
         a.notes.iter().all(|n| !n.contains("could not be read")),
         "{:?}",
         a.notes
+    );
+}
+
+#[test]
+fn a_chain_whose_members_hold_objects_its_head_also_holds_costs_near_linear_work() {
+    // A head, then a chain of 200,000 objects, each the only way to the next, each holding
+    // a side object that the head's array holds too; the side objects are leaves (no
+    // references of their own) in one dump and not in the other. Each side object's
+    // dominator is the head, but its parent in the search is deep in the chain: walked one
+    // step at a time up the dominator tree, that is n²/2 steps (the build before this took
+    // 3.5 s at 20,000 and grew with the square). The walks are counted; past a linear
+    // budget they jump, and the count stays within (n + m) log n.
+    const N: u32 = 200_000;
+    for leaves in [true, false] {
+        let mut d = Raw::new();
+        let next = d.string("next");
+        let side = d.string("side");
+        let all = d.string("all");
+        d.class(0x100, "java.lang.Object", 0, &[]);
+        d.class(0x110, "java.lang.Object[]", 0x100, &[]);
+        d.class(0x200, "Node", 0x100, &[(next, 2), (side, 2)]);
+        d.class(0x300, "Head", 0x100, &[(next, 2), (all, 2)]);
+        let own: &[(u32, u8)] = if leaves { &[] } else { &[(next, 2)] };
+        d.class(0x400, "Side", 0x100, own);
+        let node = |i: u32| 0x100_0000 + 32 * i;
+        let side_of = |i: u32| node(i) + 16;
+        let (head, array) = (0x90_0000, 0x90_0010);
+        d.instance(head, 0x300, &[node(0), array]);
+        let sides: Vec<u32> = (0..N).map(side_of).collect();
+        d.array(array, 0x110, &sides);
+        for i in 0..N {
+            let after = if i + 1 < N { node(i + 1) } else { 0 };
+            d.instance(node(i), 0x200, &[after, side_of(i)]);
+            if leaves {
+                d.instance(side_of(i), 0x400, &[]);
+            } else {
+                d.instance(side_of(i), 0x400, &[side_of(i)]);
+            }
+        }
+        d.root(head);
+        let dir = tempfile::tempdir().unwrap();
+        let path = write(dir.path(), "chain.hprof", &d.finish());
+        let o = outcome(
+            &path,
+            &Options {
+                pictures: false,
+                ..Options::default()
+            },
+        );
+        assert_eq!(o.analysis.dump.reachable_objects, 2 + 2 * N as u64);
+        let (n, m) = (2 + 2 * N as u64, 2 + 3 * N as u64);
+        let bound = 4 * (n + m) * 19;
+        assert!(
+            o.timings.dominator_steps <= bound,
+            "leaves {leaves}: {} steps for {n} objects and {m} references (bound {bound})",
+            o.timings.dominator_steps
+        );
+    }
+}
+
+#[test]
+fn a_deep_hierarchy_of_activities_costs_its_size() {
+    // 20,000 classes, each the subclass of the one before, below android.app.Activity
+    // (which declares mDestroyed), and one rooted instance of each: LeakCanary's finder
+    // reads every Activity's mDestroyed. The inspectors found a field's place by making
+    // each class's whole layout (and walked each hierarchy searching the walk for a
+    // cycle): quadratic in the depth, 2·10^8 steps here. Now each class enters the
+    // inspectors' tables once, from its superclass's entry.
+    const DEPTH: u32 = 20_000;
+    let mut d = Raw::new();
+    let destroyed = d.string("mDestroyed");
+    d.class(0x100, "java.lang.Object", 0, &[]);
+    d.class(0x200, "android.app.Activity", 0x100, &[(destroyed, 4)]);
+    let class = |k: u32| 0x1000 + 16 * k;
+    let object = |k: u32| 0x100_0000 + 16 * k;
+    for k in 1..=DEPTH {
+        let up = if k == 1 { 0x200 } else { class(k - 1) };
+        d.class(class(k), &format!("com.example.A{k}"), up, &[]);
+        // The last one destroyed: the one leak.
+        d.instance_bytes(object(k), class(k), &[u8::from(k == DEPTH)]);
+        d.root(object(k));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "activities.hprof", &d.finish());
+    let started = std::time::Instant::now();
+    let a = analyze(&path);
+    // A debug build takes 2 s here, the code before 280 s: the bound leaves room for a
+    // loaded machine and still fails the quadratic code.
+    let took = started.elapsed();
+    assert!(took.as_secs() < 60, "took {took:?}");
+    assert_eq!(a.dump.reachable_objects, DEPTH as u64);
+    let names: Vec<&str> = a.leaks.iter().map(|l| l.class_name.as_str()).collect();
+    assert_eq!(names, [format!("com.example.A{DEPTH}")]);
+}
+
+#[test]
+fn a_deep_hierarchy_below_a_known_leak_field_costs_its_size() {
+    // 20,000 classes, each the subclass of the one before, below
+    // android.widget.ActivityChooserModel, whose mActivityChoserModelPolicy the known-leak
+    // table names for every device, and one rooted instance of each holding an object
+    // there. The path search matched the table over each class's whole chain of
+    // superclasses (searching the chain for a repeat at each step), for every class: cubic
+    // in the depth. Now each class's rows are made from its superclass's, and the fields'
+    // order (Shark's) is made per class from its first instance.
+    const DEPTH: u32 = 20_000;
+    let mut d = Raw::new();
+    let policy = d.string("mActivityChoserModelPolicy");
+    d.class(0x100, "java.lang.Object", 0, &[]);
+    d.class(0x200, "Leaf", 0x100, &[]);
+    d.class(
+        0x300,
+        "android.widget.ActivityChooserModel",
+        0x100,
+        &[(policy, 2)],
+    );
+    let class = |k: u32| 0x1000 + 16 * k;
+    let object = |k: u32| 0x100_0000 + 16 * k;
+    let held = |k: u32| 0x200_0000 + 16 * k;
+    for k in 1..=DEPTH {
+        let up = if k == 1 { 0x300 } else { class(k - 1) };
+        d.class(class(k), &format!("com.example.M{k}"), up, &[]);
+        d.instance(object(k), class(k), &[held(k)]);
+        d.instance(held(k), 0x200, &[]);
+        d.root(object(k));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "chooser.hprof", &d.finish());
+    let started = std::time::Instant::now();
+    let a = analyze(&path);
+    let took = started.elapsed();
+    // A debug build takes about a second here; the bound leaves room for a loaded machine
+    // and still fails the cubic code.
+    assert!(took.as_secs() < 60, "took {took:?}");
+    // Every instance's field is followed (a known leak is followed last, not dropped).
+    assert_eq!(a.dump.reachable_objects, 2 * DEPTH as u64);
+}
+
+#[test]
+fn deep_hierarchies_on_superclass_cycles_cost_their_size() {
+    // A ring of 10,000 classes (each the superclass of the next, the last the first's), and
+    // a chain of 10,000 below a two-class cycle; an instance of the deepest class of each,
+    // rooted, holding an object. The build before this checked for a cycle by searching
+    // the walk so far at every step up, and walked each class's whole hierarchy: cubic in
+    // the depth (hours here). Now the walk keeps a set of the classes on it, and every
+    // class met is settled once, the ones on or below a cycle included.
+    const DEPTH: u32 = 10_000;
+    let mut d = Raw::new();
+    let field = d.string("f");
+    d.class(0x100, "java.lang.Object", 0, &[]);
+    d.class(0x200, "Leaf", 0x100, &[]);
+    let ring = |k: u32| 0x10_0000 + 16 * k;
+    for k in 0..DEPTH {
+        let up = ring((k + DEPTH - 1) % DEPTH);
+        d.class(ring(k), &format!("Ring{k}"), up, &[(field, 2)]);
+    }
+    d.class(0x300, "CycleA", 0x310, &[]);
+    d.class(0x310, "CycleB", 0x300, &[]);
+    let chain = |k: u32| 0x40_0000 + 16 * k;
+    for k in 0..DEPTH {
+        let up = if k == 0 { 0x300 } else { chain(k - 1) };
+        d.class(chain(k), &format!("Below{k}"), up, &[(field, 2)]);
+    }
+    d.instance(0x90_0000, ring(DEPTH - 1), &[0x90_0010]);
+    d.instance(0x90_0010, 0x200, &[]);
+    d.root(0x90_0000);
+    d.instance(0x90_0020, chain(DEPTH - 1), &[0x90_0030]);
+    d.instance(0x90_0030, 0x200, &[]);
+    d.root(0x90_0020);
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "cycles.hprof", &d.finish());
+    let a = analyze(&path);
+    // The two rooted instances are read as objects whose references cannot be followed.
+    assert_eq!(a.dump.reachable_objects, 2);
+    let note = a
+        .notes
+        .iter()
+        .find(|n| n.contains("could not be read"))
+        .unwrap_or_else(|| panic!("no note on the unread references: {:?}", a.notes));
+    assert!(
+        note.starts_with("the references of 2 objects of 2 classes could not be read: "),
+        "{note}"
+    );
+    assert_eq!(
+        note.matches("(its superclasses form a cycle; 1 object)")
+            .count(),
+        2,
+        "{note}"
     );
 }
 
@@ -512,11 +721,14 @@ fn every_step_is_timed_and_named() {
             "heap dumps",
             "index",
             "classes",
+            "known leaks",
             "finder classes",
             "references",
+            "finders",
             "paths",
             "leaks",
             "traces",
+            "unreachable",
             "bitmaps",
             "dominators",
             "retained sizes",

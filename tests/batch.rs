@@ -237,12 +237,17 @@ fn shards_split_the_inputs_without_overlap() {
         .map(|i| std::ffi::OsString::from(format!("d{i:02}.zip")))
         .collect();
     assert_eq!(seen, want, "every input in exactly one shard");
-    assert_eq!(
-        batch(&[s(&input)], Path::new("x"), &["--shard", "3/3"])
-            .status
-            .code(),
-        Some(1)
-    );
+    // Bad usage (exit 2), said before anything about the inputs.
+    for (bad, missing) in [("3/3", s(&input)), ("1", "/nonexistent/dumps")] {
+        let o = batch(&[missing], Path::new("x"), &["--shard", bad]);
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert_eq!(o.status.code(), Some(2), "{bad}: {err}");
+        assert!(
+            err.contains("--shard") && (err.contains("K/N") || err.contains("K < N")),
+            "{err}"
+        );
+        assert!(err.contains("Usage: hprof-shrink batch"), "{err}");
+    }
 }
 
 #[test]

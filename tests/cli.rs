@@ -92,9 +92,145 @@ fn usage_errors_exit_2() {
 }
 
 #[test]
-fn no_output_named_is_an_error() {
-    let o = run(&[s(&fixture("art-api26.hprof"))]);
-    failed_with(&o, 1, &["--hprof-out"]);
+fn no_output_named_is_bad_usage() {
+    let dump = fixture("art-api26.hprof");
+    for args in [
+        vec![s(&dump)],
+        vec![s(&dump), "--upload", "http://127.0.0.1:9/"],
+    ] {
+        let o = run(&args);
+        // clap's way: the message, the usage line, exit 2 (as the README says of bad usage).
+        failed_with(
+            &o,
+            2,
+            &["--outbox", "Usage: hprof-shrink [OPTIONS] <IN.hprof>"],
+        );
+    }
+}
+
+#[test]
+fn bad_usage_of_a_subcommand_exits_2_with_that_subcommands_usage_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let zip = dir.path().join("x.zip");
+    std::fs::write(&zip, "PK").unwrap();
+    let o = run(&[
+        "upload",
+        s(&zip),
+        "--url",
+        "http://127.0.0.1:9/",
+        "--header",
+        "no colon",
+    ]);
+    let err = failed_with(&o, 2, &["--header takes 'Name: value'"]);
+    assert!(err.contains("Usage: hprof-shrink upload"), "{err}");
+}
+
+#[test]
+fn help_of_help_and_help_with_a_help_flag_work() {
+    for args in [["help", "--help"], ["help", "-h"]] {
+        let o = run(&args);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        let out = stdout(&o);
+        assert!(out.contains("Usage: hprof-shrink help"), "{args:?}: {out}");
+    }
+    // The flag after a command's name: that command's help, as `help inspect` gives.
+    let o = run(&["help", "inspect", "--help"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("Usage: hprof-shrink inspect"),
+        "{}",
+        stdout(&o)
+    );
+    // Every command's --help, and `help COMMAND`, succeed.
+    for sub in [
+        "inspect",
+        "analyze",
+        "verify",
+        "batch",
+        "upload",
+        "completions",
+        "serve",
+        "help",
+    ] {
+        for args in [vec![sub, "--help"], vec![sub, "-h"], vec!["help", sub]] {
+            let o = run(&args);
+            assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+            assert!(stdout(&o).contains("Usage:"), "{args:?}");
+        }
+    }
+}
+
+/// Shrinks the fixture into `dir/name.zip` and copies the dump to `dir/leak.hprof`.
+fn dump_and_package(dir: &std::path::Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let dump = dir.join("leak.hprof");
+    std::fs::copy(fixture("art-api25.hprof"), &dump).unwrap();
+    let zip = dir.join("out.zip");
+    let o = run(&["-q", s(&dump), s(&zip)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    (dump, zip)
+}
+
+#[test]
+fn swapped_arguments_are_said_and_a_heap_dump_is_never_offered_to_force() {
+    let dir = tempfile::tempdir().unwrap();
+    let (dump, zip) = dump_and_package(dir.path());
+    let original = std::fs::read(&dump).unwrap();
+    let gz = dir.path().join("old.hprof.gz");
+    std::fs::copy(fixture("hotspot-leaks.hprof.gz"), &gz).unwrap();
+    let gz_bytes = std::fs::read(&gz).unwrap();
+    // `hprof-shrink out.zip leak.hprof`: bad usage, said as such, with or without -f.
+    for (out, force) in [(&dump, false), (&dump, true), (&gz, false), (&gz, true)] {
+        let mut args = vec![s(&zip), s(out)];
+        if force {
+            args.push("-f");
+        }
+        let o = run(&args);
+        let err = failed_with(
+            &o,
+            2,
+            &[
+                "the arguments look swapped",
+                &format!("hprof-shrink {} {}", s(out), s(&zip)),
+            ],
+        );
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(!err.contains("use -f"), "{err}");
+    }
+    // A heap dump where the package goes, with a dump as the input: refused, -f or not,
+    // and never a hint to force it.
+    let other = dir.path().join("other.hprof");
+    std::fs::copy(fixture("art-api26.hprof"), &other).unwrap();
+    for force in [false, true] {
+        let mut args = vec![s(&other), s(&dump)];
+        if force {
+            args.push("--force");
+        }
+        let o = run(&args);
+        let err = failed_with(&o, 1, &[s(&dump), "is a heap dump"]);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(!err.contains("use -f"), "{err}");
+    }
+    // At --hprof-out a heap dump is not offered to --force either; -f, given, replaces it
+    // (a shrunk hprof of an earlier run is a heap dump too).
+    for out in [&dump, &gz] {
+        let o = run(&[s(&other), "--hprof-out", s(out)]);
+        let err = failed_with(&o, 1, &[s(out), "is a heap dump"]);
+        assert!(!err.contains("-f") && !err.contains("--force"), "{err}");
+    }
+    assert_eq!(std::fs::read(&dump).unwrap(), original);
+    assert_eq!(std::fs::read(&gz).unwrap(), gz_bytes);
+    assert_eq!(
+        names_in(dir.path()),
+        ["leak.hprof", "old.hprof.gz", "other.hprof", "out.zip"]
+    );
+    let o = run(&["-q", s(&other), "--hprof-out", s(&dump), "-f"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = run(&["verify", s(&dump), "--against", s(&other)]);
+    assert!(v.status.success(), "{}", stderr(&v));
+    // Any other existing output still gets the hint.
+    std::fs::write(dir.path().join("notes.zip"), "notes").unwrap();
+    let o = run(&[s(&other), s(&dir.path().join("notes.zip"))]);
+    failed_with(&o, 1, &["already exists (use -f/--force"]);
 }
 
 #[test]
@@ -496,7 +632,8 @@ fn hprof_entry_must_be_a_plain_file_name() {
     for &bad in NOT_PLAIN_ENTRY_NAMES.iter().chain(&[""]) {
         let o = run(&[s(&input), s(&zip), "--hprof-entry", bad]);
         let err = stderr(&o);
-        assert_eq!(o.status.code(), Some(1), "{bad:?}: {err}");
+        // Bad usage: the value alone is wrong, whatever the files.
+        assert_eq!(o.status.code(), Some(2), "{bad:?}: {err}");
         assert!(err.contains("hprof entry name"), "{bad:?}: {err}");
         assert!(
             names_in(dir.path()).is_empty(),
@@ -572,38 +709,153 @@ fn a_full_disk_under_one_of_two_outputs_names_that_output() {
     assert_eq!(names_in(dir.path()), ["tiny"]);
 }
 
+/// What the completion registered for `hprof-shrink` in a real bash offers for each line
+/// (the last word being completed), run in `cwd`: the function `complete -p` names is
+/// called as bash would call it, with COMP_WORDS and COMP_CWORD set.
+fn bash_completes(script: &str, cwd: &std::path::Path, lines: &[&[&str]]) -> Vec<Vec<String>> {
+    let mut program = format!(
+        "{script}\n\
+         fn=$(complete -p hprof-shrink | sed -n 's/.* -F \\([^ ]*\\) .*/\\1/p')\n\
+         [[ -n $fn ]] || {{ echo 'nothing registered for hprof-shrink' >&2; exit 3; }}\n\
+         at() {{ COMP_WORDS=(\"$@\"); COMP_CWORD=$(( $# - 1 )); COMPREPLY=(); \
+         \"$fn\" hprof-shrink \"${{COMP_WORDS[COMP_CWORD]}}\" \"${{COMP_WORDS[COMP_CWORD-1]}}\"; \
+         printf '%s\\n' \"${{COMPREPLY[@]}}\" '=='; }}\n"
+    );
+    for line in lines {
+        let quoted: Vec<String> = line.iter().map(|w| format!("'{w}'")).collect();
+        program.push_str(&format!("at hprof-shrink {}\n", quoted.join(" ")));
+    }
+    let o = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(program)
+        .current_dir(cwd)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let replies: Vec<Vec<String>> = out
+        .split("==\n")
+        .map(|r| {
+            r.lines()
+                .filter(|l| !l.is_empty())
+                .map(String::from)
+                .collect()
+        })
+        .take(lines.len())
+        .collect();
+    assert_eq!(replies.len(), lines.len(), "{out}");
+    replies
+}
+
+#[test]
+fn bash_completes_subcommands_options_and_values_and_never_lists_hidden_ones() {
+    let o = run(&["completions", "bash"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let script = stdout(&o);
+    let cwd = tempfile::tempdir().unwrap();
+    std::fs::write(cwd.path().join("dump.hprof"), "").unwrap();
+    std::fs::write(cwd.path().join("notes.txt"), "").unwrap();
+    let lines: &[&[&str]] = &[
+        &["analyze", "--"],
+        &["upload", "--"],
+        &["batch", "--o"],
+        &[""],
+        &["--"],
+        &["ins"],
+        &["help", ""],
+        &["analyze", "--format", ""],
+        &["--strip", "d"],
+        &["analyze", "d"],
+    ];
+    let r = bash_completes(&script, cwd.path(), lines);
+    let has = |i: usize, words: &[&str]| {
+        for w in words {
+            assert!(
+                r[i].iter().any(|c| c == w),
+                "{:?}: no {w} in {:?}",
+                lines[i],
+                r[i]
+            );
+        }
+    };
+    let lacks = |i: usize, words: &[&str]| {
+        for w in words {
+            assert!(
+                !r[i].iter().any(|c| c == w),
+                "{:?}: {w} in {:?}",
+                lines[i],
+                r[i]
+            );
+        }
+    };
+    // A subcommand's options, not file names.
+    has(
+        0,
+        &["--all-leaks", "--format", "--mapping", "--output", "--help"],
+    );
+    lacks(0, &["dump.hprof", "notes.txt", "--strip"]);
+    has(1, &["--url", "--outbox", "--method", "--retries"]);
+    has(2, &["--out-dir", "--outbox"]);
+    // The top level: subcommands and the shrink's options.
+    has(
+        3,
+        &[
+            "analyze",
+            "inspect",
+            "batch",
+            "serve",
+            "completions",
+            "dump.hprof",
+        ],
+    );
+    has(4, &["--strip", "--hprof-out", "--force", "--upload"]);
+    assert_eq!(r[5], ["inspect"]);
+    has(6, &["analyze", "inspect"]);
+    // Values.
+    assert_eq!(r[7], ["text", "json", "matrix", "html"]);
+    assert_eq!(r[8], ["duplicates"]);
+    assert_eq!(r[9], ["dump.hprof"]);
+    // Hidden commands and options are not offered.
+    for i in [0, 1, 2, 3, 4, 6] {
+        lacks(i, &["manpages", "--backoff-ms"]);
+    }
+}
+
 #[test]
 fn completions_for_every_shell_and_man_pages_come_from_the_clap_definitions() {
     for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
         let o = run(&["completions", shell]);
         assert!(o.status.success(), "{shell}: {}", stderr(&o));
         let script = stdout(&o);
-        for word in [
-            "hprof-shrink",
-            "inspect",
-            "batch",
-            "upload",
-            "strip",
-            "hprof-out",
-        ] {
-            assert!(script.contains(word), "{shell}: no {word}");
+        // Each registers for hprof-shrink and calls this very binary back.
+        for word in ["hprof-shrink", BIN, "HPROF_SHRINK_COMPLETE"] {
+            assert!(script.contains(word), "{shell}: no {word}: {script}");
         }
     }
-    // The bash script is valid bash and completes the subcommands.
-    let bash = stdout(&run(&["completions", "bash"]));
-    let o = std::process::Command::new("bash")
+    // Where the shells are installed: zsh reads its script, fish completes with it.
+    if let Ok(o) = std::process::Command::new("zsh")
+        .arg("-n")
+        .arg("-c")
+        .arg(stdout(&run(&["completions", "zsh"])))
+        .output()
+    {
+        assert!(o.status.success(), "zsh: {}", stderr(&o));
+    }
+    if let Ok(o) = std::process::Command::new("fish")
         .arg("-c")
         .arg(format!(
-            "{bash}\nCOMP_WORDS=(hprof-shrink ins); COMP_CWORD=1; _hprof__shrink hprof-shrink ins hprof-shrink; echo \"${{COMPREPLY[@]}}\""
+            "{}\ncomplete -C 'hprof-shrink analyze --'",
+            stdout(&run(&["completions", "fish"]))
         ))
         .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert!(
-        stdout(&o).split_whitespace().any(|w| w == "inspect"),
-        "{}",
-        stdout(&o)
-    );
+    {
+        assert!(o.status.success(), "fish: {}", stderr(&o));
+        let out = stdout(&o);
+        assert!(
+            out.contains("--all-leaks") && !out.contains("--backoff-ms"),
+            "fish: {out}"
+        );
+    }
     let bad = run(&["completions", "tcsh"]);
     assert_eq!(bad.status.code(), Some(2));
 

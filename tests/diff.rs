@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use common::{run, s};
 use hprof_fixtures::android::{Android, BitmapKind};
 use hprof_fixtures::{Heap, Options as BuildOptions, Ty, Val};
-use hprof_shrink::analyze::diff::{diff_paths, DiffOptions, DiffReport};
+use hprof_shrink_analyze::diff::{diff_paths, DiffOptions, DiffReport};
 use hprof_shrink_core::Control;
 
 /// Bytes of a `com.example.Leaked` instance: java.lang.Object's two fields (ART's

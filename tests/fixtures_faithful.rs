@@ -6,13 +6,14 @@
 //! Where ahat's answers are recorded (NAME.ahat.json), its paths agree with the truth.
 
 mod common;
+mod heap_model;
 
 use common::fixture;
-use hprof_shrink::analyze::java_name;
+use heap_model::Model;
 use hprof_shrink_core::hprof::{tags, BasicType, Event, Events, Hprof, Sub, Value};
 use md5::{Digest, Md5};
 use serde_json::Value as Json;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::io::Read;
 
 /// The main ART fixtures: each must be what ART writes.
@@ -39,186 +40,6 @@ fn read_dump(name: &str) -> Vec<u8> {
         out
     } else {
         raw
-    }
-}
-
-struct Class {
-    name: String,
-    super_id: u64,
-    statics: Vec<(String, Value)>,
-    fields: Vec<(String, BasicType)>,
-}
-
-/// A small in-memory model of a dump: enough to follow references by name.
-#[derive(Default)]
-struct Model {
-    id_size: u8,
-    classes: HashMap<u64, Class>,
-    instances: HashMap<u64, (u64, Vec<u8>)>,
-    object_arrays: HashMap<u64, (u64, Vec<u64>)>,
-    primitive_arrays: HashMap<u64, (BasicType, Vec<u8>)>,
-    /// Primitive array element types and object array class ids used.
-    primitive_types: HashSet<BasicType>,
-    roots: Vec<(u8, u64, Option<u32>)>,
-    sub_tags: HashSet<u8>,
-}
-
-impl Model {
-    fn load(data: &[u8]) -> Model {
-        let hprof = Hprof::new(data).unwrap();
-        let id_size = hprof.id_size();
-        let mut strings: HashMap<u64, String> = HashMap::new();
-        let mut class_names: HashMap<u64, u64> = HashMap::new();
-        let mut dumps = Vec::new();
-        let mut m = Model {
-            id_size,
-            ..Default::default()
-        };
-        for ev in Events::new(&hprof) {
-            match ev.unwrap() {
-                Event::Record(r) => {
-                    if let Some(s) = r.as_string().unwrap() {
-                        strings.insert(s.id, String::from_utf8_lossy(s.bytes).into_owned());
-                    }
-                    if let Some(lc) = r.as_load_class().unwrap() {
-                        class_names.insert(lc.class_id, lc.name_id);
-                    }
-                }
-                Event::Sub(sub) => {
-                    m.sub_tags.insert(sub.tag());
-                    match &sub.kind {
-                        Sub::Root(r) => {
-                            // The thread serial follows the object id in the frame and
-                            // thread roots.
-                            let serial = matches!(r.tag, 0x03 | 0x08).then(|| {
-                                let at = 1 + id_size as usize;
-                                u32::from_be_bytes(sub.raw[at..at + 4].try_into().unwrap())
-                            });
-                            m.roots.push((r.tag, r.object_id, serial));
-                        }
-                        Sub::ClassDump(c) => {
-                            let statics: Vec<(u64, Value)> =
-                                c.static_fields().map(|s| (s.name_id, s.value)).collect();
-                            let fields: Vec<(u64, BasicType)> =
-                                c.instance_fields().map(|f| (f.name_id, f.ty)).collect();
-                            dumps.push((c.class_id, c.super_id, statics, fields));
-                        }
-                        Sub::Instance(i) => {
-                            m.instances.insert(i.id, (i.class_id, i.data.to_vec()));
-                        }
-                        Sub::ObjectArray(a) => {
-                            m.object_arrays
-                                .insert(a.id, (a.class_id, a.element_ids().collect()));
-                        }
-                        Sub::PrimitiveArray(a) => {
-                            m.primitive_types.insert(a.element_type);
-                            m.primitive_arrays
-                                .insert(a.id, (a.element_type, a.data.to_vec()));
-                        }
-                        Sub::PrimitiveArrayNoData(a) => {
-                            m.primitive_types.insert(a.element_type);
-                        }
-                        Sub::HeapDumpInfo(_) => {}
-                    }
-                }
-                _ => {}
-            }
-        }
-        let name = |id: u64| strings.get(&id).cloned().unwrap_or_default();
-        for (id, super_id, statics, fields) in dumps {
-            let class_name = class_names.get(&id).map(|n| name(*n)).unwrap_or_default();
-            m.classes.insert(
-                id,
-                Class {
-                    name: java_name(&class_name),
-                    super_id,
-                    statics: statics.into_iter().map(|(n, v)| (name(n), v)).collect(),
-                    fields: fields.into_iter().map(|(n, t)| (name(n), t)).collect(),
-                },
-            );
-        }
-        m
-    }
-
-    fn class_named(&self, name: &str) -> Vec<u64> {
-        self.classes
-            .iter()
-            .filter(|(_, c)| c.name == name)
-            .map(|(id, _)| *id)
-            .collect()
-    }
-
-    fn class_name(&self, object: u64) -> Option<&str> {
-        if let Some((class, _)) = self.instances.get(&object) {
-            return self.classes.get(class).map(|c| c.name.as_str());
-        }
-        if let Some((class, _)) = self.object_arrays.get(&object) {
-            return self.classes.get(class).map(|c| c.name.as_str());
-        }
-        None
-    }
-
-    fn is_subclass(&self, mut class: u64, ancestor: &str) -> bool {
-        let mut seen = HashSet::new();
-        while class != 0 && seen.insert(class) {
-            let Some(c) = self.classes.get(&class) else {
-                return false;
-            };
-            if c.name == ancestor {
-                return true;
-            }
-            class = c.super_id;
-        }
-        false
-    }
-
-    /// An instance field by name: the nearest class declaring it wins, as in Java.
-    fn field(&self, object: u64, name: &str) -> Option<Value> {
-        let (mut class, data) = self.instances.get(&object)?;
-        let mut at = 0usize;
-        while class != 0 {
-            let c = self.classes.get(&class)?;
-            for (n, ty) in &c.fields {
-                let v = Value::read(*ty, &data[at..], self.id_size);
-                if n == name {
-                    return Some(v);
-                }
-                at += ty.size(self.id_size) as usize;
-            }
-            class = c.super_id;
-        }
-        None
-    }
-
-    fn object_field(&self, object: u64, name: &str) -> Option<u64> {
-        self.field(object, name).and_then(|v| v.as_object())
-    }
-
-    /// The text of a java.lang.String (Latin-1/ASCII byte[] or UTF-16 char[] value).
-    fn string(&self, object: u64) -> Option<String> {
-        let value = self.object_field(object, "value")?;
-        let (ty, data) = self.primitive_arrays.get(&value)?;
-        Some(match ty {
-            BasicType::Byte => data.iter().map(|&b| b as char).collect(),
-            BasicType::Char => String::from_utf16_lossy(
-                &data
-                    .chunks(2)
-                    .map(|c| u16::from_be_bytes([c[0], c[1]]))
-                    .collect::<Vec<_>>(),
-            ),
-            _ => return None,
-        })
-    }
-
-    fn instances_of(&self, class_name: &str) -> Vec<u64> {
-        let mut v: Vec<u64> = self
-            .instances
-            .iter()
-            .filter(|(_, (c, _))| self.is_subclass(*c, class_name))
-            .map(|(id, _)| *id)
-            .collect();
-        v.sort();
-        v
     }
 }
 

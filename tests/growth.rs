@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use common::{run, s};
 use hprof_fixtures::android::{Android, BitmapKind};
 use hprof_fixtures::{Heap, Options as BuildOptions, Ty, Val};
-use hprof_shrink::analyze::growth::{growth_paths, GrowthOptions, GrowthReport};
+use hprof_shrink_analyze::growth::{growth_paths, GrowthOptions, GrowthReport};
 use hprof_shrink_core::Control;
 
 const LIST_NODE: &str = "INSTANCE_FIELD ItemList.elements -> array of java.lang.Object[]";

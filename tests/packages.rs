@@ -301,7 +301,7 @@ fn verify_refuses_up_front_what_the_disk_beside_the_zip_cannot_hold() {
     drop(tiny);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(
-        err.contains("no room to unpack a_shrink.hprof") && err.contains("/tiny"),
+        err.contains("no room for the hprof entry a_shrink.hprof") && err.contains("/tiny"),
         "{err}"
     );
     assert!(!err.contains("does not decompress"), "{err}");

@@ -1,5 +1,6 @@
-//! Both crates carry what `cargo publish` wants, and the core packages offline: the
-//! metadata a registry page shows, a version on the path dependency, the files that go.
+//! Every published crate of the workspace (the CLI, the core, the analyzer, the upload
+//! client, the server) carries what `cargo publish` wants, and each packages offline: the
+//! metadata a registry page shows, a version on every path dependency, the files that go.
 
 use std::process::Command;
 
@@ -24,11 +25,29 @@ fn metadata() -> serde_json::Value {
     serde_json::from_slice(&o.stdout).unwrap()
 }
 
+/// The crates published (the rest say `publish = false`).
+const PUBLISHED: &[&str] = &[
+    "hprof-shrink",
+    "hprof-shrink-core",
+    "hprof-shrink-analyze",
+    "hprof-shrink-upload",
+    "hprof-shrink-serve",
+];
+
 #[test]
-fn both_crates_carry_the_metadata_a_publish_needs() {
+fn every_published_crate_carries_the_metadata_a_publish_needs() {
     let m = metadata();
     let packages = m["packages"].as_array().unwrap();
-    for name in ["hprof-shrink", "hprof-shrink-core"] {
+    // A new member is either listed above or says it is not published.
+    for p in packages {
+        let name = p["name"].as_str().unwrap();
+        let unpublished = p["publish"].as_array().is_some_and(Vec::is_empty);
+        assert!(
+            PUBLISHED.contains(&name) || unpublished,
+            "{name}: add it to PUBLISHED or give it publish = false"
+        );
+    }
+    for &name in PUBLISHED {
         let p = packages.iter().find(|p| p["name"] == name).unwrap();
         for field in [
             "description",
@@ -50,18 +69,63 @@ fn both_crates_carry_the_metadata_a_publish_needs() {
             .join(p["readme"].as_str().unwrap());
         assert!(readme.is_file(), "{name}: {}", readme.display());
     }
-    // What a published hprof-shrink depends on: a version, not only a path.
-    let root = packages
-        .iter()
-        .find(|p| p["name"] == "hprof-shrink")
+    // What a published crate depends on among its siblings: a version, not only a path
+    // (dev-dependencies are dropped from a published manifest).
+    for &name in PUBLISHED {
+        let p = packages.iter().find(|p| p["name"] == name).unwrap();
+        for d in p["dependencies"].as_array().unwrap() {
+            let sibling = d["name"].as_str().unwrap().starts_with("hprof-shrink");
+            if sibling && d["kind"].is_null() {
+                assert_ne!(d["req"], "*", "{name} -> {d}");
+            }
+        }
+    }
+}
+
+/// The files `cargo package -p name` would publish.
+fn package_list(name: &str) -> String {
+    let o = cargo()
+        .args([
+            "package",
+            "-p",
+            name,
+            "--list",
+            "--offline",
+            "--allow-dirty",
+        ])
+        .output()
         .unwrap();
-    let core = root["dependencies"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|d| d["name"] == "hprof-shrink-core")
-        .unwrap();
-    assert_ne!(core["req"], "*", "{core}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(!err.contains("warning"), "{err}");
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn the_library_crates_package_with_the_files_they_include() {
+    for (name, wants) in [
+        ("hprof-shrink-analyze", &["src/library_leaks.json"][..]),
+        ("hprof-shrink-upload", &[][..]),
+        (
+            "hprof-shrink-serve",
+            &[
+                "src/migrations/sqlite/0001_init.sql",
+                "src/migrations/postgres/0001_init.sql",
+            ][..],
+        ),
+    ] {
+        let files = package_list(name);
+        for want in ["src/lib.rs", "README.md", "Cargo.toml"]
+            .iter()
+            .chain(wants)
+        {
+            assert!(
+                files.lines().any(|l| l == *want),
+                "{name}: {want} not in:\n{files}"
+            );
+        }
+        assert!(!files.contains(".hprof"), "{name}: {files}");
+    }
 }
 
 #[test]

@@ -550,16 +550,17 @@ fn thread_counts_are_bounded_and_a_thread_the_system_refuses_is_a_clean_error() 
         std::os::unix::fs::PermissionsExt::from_mode(0o777),
     )
     .unwrap();
+    // A user id of this run's own: the process limit counts every process of the user on
+    // the machine, so a shared one (nobody) makes the test fail when anything else runs as it.
+    let uid = 200_000 + std::process::id() % 100_000;
     for (limit, ok) in [("1", false), ("3", true)] {
         let out = shared.path().join(format!("out-{limit}.zip"));
         let o = Command::new("prlimit")
             .arg(format!("--nproc={limit}:{limit}"))
-            .args([
-                "setpriv",
-                "--reuid=65534",
-                "--regid=65534",
-                "--clear-groups",
-            ])
+            .arg("setpriv")
+            .arg(format!("--reuid={uid}"))
+            .arg(format!("--regid={uid}"))
+            .arg("--clear-groups")
             .args([BIN, s(&input), s(&out), "--threads", "8", "-q"])
             .output();
         let Ok(o) = o else {

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use base64::Engine;
 use common::{bin, fixture, s, stderr};
-use hprof_shrink::serve::{self, Access, Config, Running, Secret};
+use hprof_shrink_serve::{self as serve, Access, Budget, Config, Running, Secret};
 use md5::{Digest, Md5};
 use reqwest::{multipart, Client, StatusCode};
 use serde_json::Value;
@@ -98,6 +98,14 @@ struct Opts {
     access: Access,
     max_bytes: u64,
     workers: usize,
+    budget: Budget,
+    analysis_delay: Duration,
+    limits: serve::Limits,
+}
+
+/// The server's defaults, its analyses run by the binary under test.
+fn budget() -> Budget {
+    Budget::new(PathBuf::from(common::BIN))
 }
 
 impl Default for Opts {
@@ -109,6 +117,9 @@ impl Default for Opts {
             },
             max_bytes: serve::DEFAULT_MAX_BYTES,
             workers: 2,
+            budget: budget(),
+            analysis_delay: Duration::ZERO,
+            limits: serve::Limits::default(),
         }
     }
 }
@@ -124,6 +135,10 @@ impl Opts {
 }
 
 async fn start(data: &Path, o: Opts) -> Srv {
+    try_start(data, o).await.expect("serve starts")
+}
+
+async fn try_start(data: &Path, o: Opts) -> Result<Srv, serve::ServeError> {
     let log = Arc::new(Mutex::new(Vec::new()));
     let sink = log.clone();
     let running = serve::start(Config {
@@ -135,18 +150,19 @@ async fn start(data: &Path, o: Opts) -> Srv {
         access: o.access,
         max_bytes: o.max_bytes,
         workers: o.workers,
-        analysis_delay: Duration::ZERO,
+        analysis_delay: o.analysis_delay,
         answer_delay: Duration::ZERO,
+        budget: o.budget,
         log: Arc::new(move |m: &str| sink.lock().unwrap().push(m.to_string())),
+        limits: o.limits,
     })
-    .await
-    .expect("serve starts");
-    Srv {
+    .await?;
+    Ok(Srv {
         base: format!("http://{}", running.addr.expect("a listener")),
         running,
         data: data.to_path_buf(),
         log,
-    }
+    })
 }
 
 impl Srv {
@@ -574,7 +590,7 @@ async fn tokens_guard_uploads_and_reads_and_are_never_logged() {
             access: Access {
                 upload: Secret::new(up),
                 read: Secret::new(rd),
-                public_read: false,
+                ..Access::default()
             },
             ..Opts::default()
         },
@@ -675,6 +691,740 @@ async fn hostile_values_are_escaped_on_every_page() {
     srv.stop().await;
 }
 
+// ---------------------------------------------------------------- connections and limits
+
+/// A connection of our own to the server, for clients that are slow, silent or stalled.
+async fn raw(srv: &Srv) -> tokio::net::TcpStream {
+    tokio::net::TcpStream::connect(srv.running.addr.unwrap())
+        .await
+        .unwrap()
+}
+
+/// Whether the server closes `s` within `within`: reading meets the end (or a reset).
+/// What it sends before (an answer) is read and dropped.
+async fn closed_within<R: tokio::io::AsyncRead + Unpin>(s: &mut R, within: Duration) -> bool {
+    use tokio::io::AsyncReadExt;
+    let deadline = tokio::time::Instant::now() + within;
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        match tokio::time::timeout_at(deadline, s.read(&mut buf)).await {
+            Err(_) => return false,
+            Ok(Ok(0)) | Ok(Err(_)) => return true,
+            Ok(Ok(_)) => {}
+        }
+    }
+}
+
+/// A connection that sends a request's head one byte every 200 ms and never ends it; its
+/// reading half, to see it closed.
+async fn dribble(srv: &Srv) -> tokio::net::tcp::OwnedReadHalf {
+    use tokio::io::AsyncWriteExt;
+    let (r, mut w) = raw(srv).await.into_split();
+    tokio::spawn(async move {
+        if w.write_all(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+            .await
+            .is_err()
+        {
+            return;
+        }
+        loop {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            if w.write_all(b"x").await.is_err() {
+                return;
+            }
+        }
+    });
+    r
+}
+
+/// One answer read off `s`: its status, headers (lowercase names) and body; None if the
+/// connection ends first.
+async fn read_answer<R: tokio::io::AsyncRead + Unpin>(
+    s: &mut R,
+) -> Option<(u16, Vec<(String, String)>, String)> {
+    use tokio::io::AsyncReadExt;
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 8192];
+    let head_end = loop {
+        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i + 4;
+        }
+        match s.read(&mut chunk).await {
+            Ok(0) | Err(_) => return None,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+        }
+    };
+    let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
+    let mut lines = head.split("\r\n");
+    let status: u16 = lines.next()?.split(' ').nth(1)?.parse().ok()?;
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    let len: usize = headers
+        .iter()
+        .find(|(k, _)| k == "content-length")
+        .and_then(|(_, v)| v.parse().ok())
+        .unwrap_or(0);
+    let mut body = buf[head_end..].to_vec();
+    while body.len() < len {
+        match s.read(&mut chunk).await {
+            Ok(0) | Err(_) => return None,
+            Ok(n) => body.extend_from_slice(&chunk[..n]),
+        }
+    }
+    Some((status, headers, String::from_utf8_lossy(&body).into_owned()))
+}
+
+/// A GET on `s` (kept alive), with `token` if any; its answer.
+async fn raw_get(
+    s: &mut tokio::net::TcpStream,
+    path: &str,
+    token: Option<&str>,
+) -> Option<(u16, Vec<(String, String)>, String)> {
+    use tokio::io::AsyncWriteExt;
+    let auth = token
+        .map(|t| format!("Authorization: Bearer {t}\r\n"))
+        .unwrap_or_default();
+    let req = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{auth}\r\n");
+    s.write_all(req.as_bytes()).await.ok()?;
+    read_answer(s).await
+}
+
+fn limits(f: impl FnOnce(&mut serve::Limits)) -> serve::Limits {
+    let mut l = serve::Limits::default();
+    f(&mut l);
+    l
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_headers_and_idle_connections_are_closed_each_by_its_own_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let short = Duration::from_secs(1);
+    let long = Duration::from_secs(600);
+    // One server times headers short and idle connections long, the other the reverse.
+    let heads = start(
+        &dir.path().join("a"),
+        Opts {
+            limits: limits(|l| (l.header_timeout, l.idle_timeout) = (short, long)),
+            ..Opts::receive_only()
+        },
+    )
+    .await;
+    let idles = start(
+        &dir.path().join("b"),
+        Opts {
+            limits: limits(|l| (l.header_timeout, l.idle_timeout) = (long, short)),
+            ..Opts::receive_only()
+        },
+    )
+    .await;
+    let mut slow = Vec::new();
+    let mut silent = Vec::new();
+    for srv in [&heads, &idles] {
+        let mut v = Vec::new();
+        for _ in 0..30 {
+            v.push(dribble(srv).await);
+        }
+        slow.push(v);
+        let mut v = Vec::new();
+        for _ in 0..10 {
+            v.push(raw(srv).await);
+        }
+        silent.push(v);
+    }
+    // Meanwhile others are served.
+    for srv in [&heads, &idles] {
+        let v = get_json(&srv.url("/api/packages"), None).await;
+        assert_eq!(v["packages"], serde_json::json!([]), "{v}");
+    }
+    // Each timeout closes its connections, and only those: a head that never ends on the
+    // first server, a connection that never sends on the second. (Generous margins: the
+    // timeouts are 1 s.)
+    for s in slow[0].iter_mut() {
+        assert!(closed_within(s, Duration::from_secs(30)).await);
+    }
+    for s in silent[1].iter_mut() {
+        assert!(closed_within(s, Duration::from_secs(30)).await);
+    }
+    for s in silent[0].iter_mut() {
+        assert!(!closed_within(s, Duration::from_millis(100)).await);
+    }
+    for s in slow[1].iter_mut() {
+        assert!(!closed_within(s, Duration::from_millis(100)).await);
+    }
+    drop((slow, silent));
+    heads.stop().await;
+    idles.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_without_a_token_are_capped_apart_and_the_total_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let rd = "read-token-1";
+    // Timeouts far away: only the caps close or hold connections here.
+    let srv = start(
+        &dir.path().join("data"),
+        Opts {
+            access: Access {
+                read: Secret::new(rd),
+                ..Access::default()
+            },
+            limits: limits(|l| {
+                l.max_connections = 6;
+                l.max_unauthenticated = 2;
+                l.header_timeout = Duration::from_secs(600);
+                l.idle_timeout = Duration::from_secs(600);
+            }),
+            ..Opts::receive_only()
+        },
+    )
+    .await;
+    let authed_get = |mut c: tokio::net::TcpStream| async move {
+        let (status, _, _) = raw_get(&mut c, "/api/packages", Some(rd)).await.unwrap();
+        assert_eq!(status, 200);
+        c
+    };
+    // Two connections present the read token: they leave the unauthenticated count.
+    let mut authed = Vec::new();
+    for _ in 0..2 {
+        authed.push(authed_get(raw(&srv).await).await);
+    }
+    // Two that send nothing fill the unauthenticated places; a third closes the one that
+    // waited longest, never an authenticated one.
+    let mut s1 = raw(&srv).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let mut s2 = raw(&srv).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let mut s3 = raw(&srv).await;
+    assert!(closed_within(&mut s1, Duration::from_secs(20)).await);
+    assert!(!closed_within(&mut s2, Duration::from_millis(300)).await);
+    assert!(!closed_within(&mut s3, Duration::from_millis(300)).await);
+    // A new client with a token gets in past them too (and, once it has presented its
+    // token, leaves its place to the next).
+    for _ in 0..2 {
+        authed.push(authed_get(raw(&srv).await).await);
+    }
+    assert!(closed_within(&mut s2, Duration::from_secs(20)).await);
+    assert!(!closed_within(&mut s3, Duration::from_millis(300)).await);
+    // Four with a token and two without: six open, and a seventh is not accepted, even
+    // with a token, until one closes.
+    let s4 = raw(&srv).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut late = raw(&srv).await;
+    let pending = tokio::spawn(async move {
+        let r = raw_get(&mut late, "/api/packages", Some(rd)).await;
+        (r, late)
+    });
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert!(!pending.is_finished(), "the seventh connection was served");
+    for c in authed.iter_mut() {
+        let (status, _, _) = raw_get(c, "/api/packages", Some(rd)).await.unwrap();
+        assert_eq!(status, 200, "an authenticated connection kept");
+    }
+    drop(authed.remove(0));
+    let (r, _late) = tokio::time::timeout(Duration::from_secs(20), pending)
+        .await
+        .expect("served once a place is free")
+        .unwrap();
+    assert_eq!(r.unwrap().0, 200);
+    drop((s3, s4, authed));
+    srv.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn new_clients_get_in_past_connections_that_never_send() {
+    use tokio::io::AsyncWriteExt;
+    let dir = tempfile::tempdir().unwrap();
+    let srv = start(
+        &dir.path().join("data"),
+        Opts {
+            limits: limits(|l| {
+                l.max_unauthenticated = 3;
+                l.header_timeout = Duration::from_secs(600);
+                l.idle_timeout = Duration::from_secs(600);
+            }),
+            ..Opts::receive_only()
+        },
+    )
+    .await;
+    let mut silent = Vec::new();
+    for _ in 0..8 {
+        silent.push(raw(&srv).await);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // Each newcomer past three closed one that waited longer.
+    let mut closed = vec![false; silent.len()];
+    let t0 = Instant::now();
+    while closed.iter().filter(|c| !**c).count() > 3 && t0.elapsed() < Duration::from_secs(30) {
+        for (s, c) in silent.iter_mut().zip(closed.iter_mut()) {
+            if !*c {
+                *c = closed_within(s, Duration::from_millis(10)).await;
+            }
+        }
+    }
+    let open = closed.iter().filter(|c| !**c).count();
+    assert!(open <= 3, "{open} connections without a request kept open");
+    let v = get_json(&srv.url("/api/packages"), None).await;
+    assert!(v["packages"].is_array());
+    drop(silent);
+    // When every one of them is in a request (here uploads whose bodies come slowly), a
+    // newcomer is told to come back.
+    let mut busy = Vec::new();
+    for _ in 0..3 {
+        let mut c = raw(&srv).await;
+        c.write_all(b"PUT /api/packages/a.zip HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-MD5: 1B2M2Y8AsgTpgAmY7PhCfg==\r\nContent-Length: 100000\r\n\r\nPK")
+            .await
+            .unwrap();
+        busy.push(c);
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let mut c = raw(&srv).await;
+    let (status, headers, body) = read_answer(&mut c).await.expect("an answer");
+    assert_eq!(status, 503, "{body}");
+    assert!(headers.contains(&("retry-after".into(), "5".into())));
+    assert!(closed_within(&mut c, Duration::from_secs(10)).await);
+    drop(busy);
+    srv.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_body_or_an_unread_answer_is_dropped_and_a_slow_body_gets_through() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let dir = tempfile::tempdir().unwrap();
+    let a = package(dir.path(), "a.zip", &[]);
+    let bytes = std::fs::read(&a).unwrap();
+    let srv = start(
+        &dir.path().join("data"),
+        Opts {
+            limits: limits(|l| {
+                l.body_timeout = Duration::from_secs(2);
+                l.body_min_bytes = 16 * 1024;
+            }),
+            ..Opts::receive_only()
+        },
+    )
+    .await;
+    // A body that stops: 408, and the connection closed.
+    let mut c = raw(&srv).await;
+    let head = format!(
+        "PUT /api/packages/a.zip HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-MD5: {}\r\nContent-Length: {}\r\n\r\n",
+        b64(&md5_of(&bytes)),
+        bytes.len()
+    );
+    c.write_all(head.as_bytes()).await.unwrap();
+    c.write_all(&bytes[..1000]).await.unwrap();
+    let answer = tokio::time::timeout(Duration::from_secs(30), read_answer(&mut c))
+        .await
+        .expect("an answer to a stalled body");
+    let (status, headers, body) = answer.unwrap();
+    assert_eq!(status, 408, "{body}");
+    assert!(body.contains("stalled"), "{body}");
+    assert!(headers.contains(&("connection".into(), "close".into())));
+    assert!(closed_within(&mut c, Duration::from_secs(30)).await);
+    nothing_stored(&srv).await;
+
+    // A slow body that keeps coming (16 KiB every 100 ms: ten times the least allowed).
+    let mut c = raw(&srv).await;
+    c.write_all(head.as_bytes()).await.unwrap();
+    for piece in bytes.chunks(16 * 1024) {
+        c.write_all(piece).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let (status, _, body) = read_answer(&mut c).await.unwrap();
+    assert_eq!(status, 201, "{body}");
+
+    // Answers nobody reads: the server stops waiting for the client. 50 downloads asked
+    // at once (pipelined) are more than the sockets' buffers hold, so that the server's
+    // writes block; the client's receive buffer is small.
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    let mut c = socket.connect(srv.running.addr.unwrap()).await.unwrap();
+    let asked = 50;
+    c.write_all(
+        b"GET /packages/1/download HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+            .repeat(asked)
+            .as_slice(),
+    )
+    .await
+    .unwrap();
+    tokio::time::sleep(Duration::from_secs(8)).await;
+    let mut got = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(30), c.read_to_end(&mut got)).await;
+    assert!(
+        got.len() < asked * bytes.len(),
+        "{} bytes of {asked} answers of {} bytes read after the server should have given up",
+        got.len(),
+        bytes.len()
+    );
+    srv.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn uploads_at_once_are_capped_with_503_and_retry_after() {
+    use tokio::io::AsyncWriteExt;
+    let dir = tempfile::tempdir().unwrap();
+    let a = package(dir.path(), "a.zip", &[]);
+    let bytes = std::fs::read(&a).unwrap();
+    let srv = start(
+        &dir.path().join("data"),
+        Opts {
+            limits: limits(|l| l.max_uploads = 1),
+            ..Opts::receive_only()
+        },
+    )
+    .await;
+    // One upload in progress, its client slow.
+    let mut c = raw(&srv).await;
+    let head = format!(
+        "PUT /api/packages/a.zip HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-MD5: {}\r\nContent-Length: {}\r\n\r\n",
+        b64(&md5_of(&bytes)),
+        bytes.len()
+    );
+    c.write_all(head.as_bytes()).await.unwrap();
+    c.write_all(&bytes[..1000]).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    for r in [
+        put(&srv, "a.zip", bytes.clone(), md5_of(&bytes)).await,
+        post(&srv, bytes.clone(), &hex(&md5_of(&bytes))).await,
+    ] {
+        assert_eq!(r.status(), 503);
+        assert_eq!(r.headers()["retry-after"], "5");
+    }
+    // Its client gone, the place is free again.
+    drop(c);
+    let t0 = Instant::now();
+    loop {
+        let r = put(&srv, "a.zip", bytes.clone(), md5_of(&bytes)).await;
+        if r.status() == 201 {
+            break;
+        }
+        assert_eq!(r.status(), 503);
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "the place was not given back"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    srv.stop().await;
+}
+
+/// A multipart body from its parts, with `boundary`.
+fn form(boundary: &str, parts: &[(&str, Option<&str>, &[u8])]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (name, file, value) in parts {
+        out.extend_from_slice(format!("--{boundary}\r\n").as_bytes());
+        match file {
+            Some(f) => out.extend_from_slice(
+                format!("Content-Disposition: form-data; name=\"{name}\"; filename=\"{f}\"\r\nContent-Type: application/zip\r\n\r\n").as_bytes(),
+            ),
+            None => out.extend_from_slice(
+                format!("Content-Disposition: form-data; name=\"{name}\"\r\n\r\n").as_bytes(),
+            ),
+        }
+        out.extend_from_slice(value);
+        out.extend_from_slice(b"\r\n");
+    }
+    out.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
+    out
+}
+
+async fn post_form(srv: &Srv, boundary: &str, body: Vec<u8>) -> reqwest::Response {
+    client()
+        .post(srv.url("/api/packages"))
+        .header(
+            "content-type",
+            format!("multipart/form-data; boundary={boundary}"),
+        )
+        .body(body)
+        .send()
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn multipart_text_fields_and_part_headers_are_bounded_and_md5_is_given_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = package(dir.path(), "a.zip", &[]);
+    let bytes = std::fs::read(&a).unwrap();
+    let md5 = hex(&md5_of(&bytes));
+    let srv = start(&dir.path().join("data"), Opts::receive_only()).await;
+    let b = "XyZ0123";
+    // Text fields alone, without end (here 8 MiB of them): refused once they pass what
+    // text fields may hold, not read to the end.
+    let field = vec![b'a'; 4000];
+    let many: Vec<(&str, Option<&str>, &[u8])> =
+        (0..2000).map(|_| ("note", None, &field[..])).collect();
+    let r = post_form(&srv, b, form(b, &many)).await;
+    assert_eq!(r.status(), 413);
+    // One text field past its own cap, beside a good package.
+    let long = vec![b'x'; 10_000];
+    let r = post_form(
+        &srv,
+        b,
+        form(
+            b,
+            &[
+                ("manufacturer", None, &long),
+                ("md5", None, md5.as_bytes()),
+                ("file", Some("a.zip"), &bytes),
+            ],
+        ),
+    )
+    .await;
+    assert_eq!(r.status(), 413);
+    assert!(r.text().await.unwrap().contains("manufacturer"));
+    // A part header that never ends.
+    let mut endless =
+        format!("--{b}\r\nContent-Disposition: form-data; name=\"x\"\r\nX-Pad: ").into_bytes();
+    endless.resize(4 << 20, b'p');
+    let r = post_form(&srv, b, endless).await;
+    assert_eq!(r.status(), 413);
+    // md5 twice, even the same value: which one would count?
+    let r = post_form(
+        &srv,
+        b,
+        form(
+            b,
+            &[
+                ("md5", None, md5.as_bytes()),
+                ("md5", None, md5.as_bytes()),
+                ("file", Some("a.zip"), &bytes),
+            ],
+        ),
+    )
+    .await;
+    assert_eq!(r.status(), 400);
+    assert!(r.text().await.unwrap().contains("more than once"));
+    nothing_stored(&srv).await;
+    // The same fields once each: taken.
+    let r = post_form(
+        &srv,
+        b,
+        form(
+            b,
+            &[
+                ("sdkVersion", None, b"25"),
+                ("md5", None, md5.as_bytes()),
+                ("file", Some("a.zip"), &bytes),
+            ],
+        ),
+    )
+    .await;
+    assert_eq!(r.status(), 201);
+    srv.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refusals_are_logged_with_their_reason_and_answers_name_no_server_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = package(dir.path(), "a.zip", &[]);
+    let bytes = std::fs::read(&a).unwrap();
+    let up = "upload-token-77";
+    let data = dir.path().join("data");
+    let srv = start(
+        &data,
+        Opts {
+            access: Access {
+                upload: Secret::new(up),
+                public_read: true,
+                ..Access::default()
+            },
+            max_bytes: 1 << 20,
+            ..Opts::receive_only()
+        },
+    )
+    .await;
+    // No token and a wrong one are told apart.
+    let r = put(&srv, "a.zip", bytes.clone(), md5_of(&bytes)).await;
+    assert_eq!(r.status(), 401);
+    assert!(r.text().await.unwrap().contains("is needed"));
+    let r = client()
+        .put(srv.url("/api/packages/a.zip"))
+        .bearer_auth("not-the-token")
+        .header("content-md5", b64(&md5_of(&bytes)))
+        .body(bytes.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401);
+    assert!(r.text().await.unwrap().contains("wrong"));
+    // A zip's signature and then junk, and a package cut short: 422, and the answer names
+    // none of the server's files (the temporary file's path was in it).
+    let mut junk = b"PK\x03\x04".to_vec();
+    junk.extend(std::iter::repeat_n(7u8, 5000));
+    let cut = bytes[..bytes.len() / 2].to_vec();
+    for body in [junk, cut] {
+        let r = client()
+            .put(srv.url("/api/packages/j.zip"))
+            .bearer_auth(up)
+            .header("content-md5", b64(&md5_of(&body)))
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 422);
+        let text = r.text().await.unwrap();
+        let root = data.canonicalize().unwrap();
+        for path in [s(&data), s(&root), "upload-", "/tmp"] {
+            assert!(!text.contains(path), "{path} in {text}");
+        }
+    }
+    // Damaged on the way.
+    let r = client()
+        .put(srv.url("/api/packages/a.zip"))
+        .bearer_auth(up)
+        .header("content-md5", b64(&md5_of(b"other bytes")))
+        .body(bytes.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    // Too large.
+    let big = vec![0u8; 2 << 20];
+    let r = client()
+        .put(srv.url("/api/packages/b.zip"))
+        .bearer_auth(up)
+        .header("content-md5", b64(&md5_of(&big)))
+        .body(big)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 413);
+    let log = srv.log.lock().unwrap().join("\n");
+    for want in [
+        "PUT /api/packages/a.zip from 127.0.0.1:",
+        ": 401 an upload token is needed",
+        ": 401 the upload token is wrong",
+        ": 422 the package does not verify",
+        ": 400 MD5 mismatch",
+        ": 413 the package is larger",
+    ] {
+        assert!(log.contains(want), "{want:?} not in the log:\n{log}");
+    }
+    assert!(!log.contains(up) && !log.contains("not-the-token"), "{log}");
+    srv.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_without_a_token_must_name_this_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let rd = "read-token-2";
+    let open = start(
+        &dir.path().join("a"),
+        Opts {
+            access: Access {
+                public_read: true,
+                public_hosts: vec!["heaps.example".into()],
+                ..Access::default()
+            },
+            ..Opts::receive_only()
+        },
+    )
+    .await;
+    let port = open.running.addr.unwrap().port();
+    let get = |srv: &Srv, host: String, token: Option<&str>| {
+        let mut r = client().get(srv.url("/api/packages")).header("host", host);
+        if let Some(t) = token {
+            r = r.bearer_auth(t);
+        }
+        r.send()
+    };
+    // A page of evil.example whose name was made to resolve to 127.0.0.1 sends this.
+    let r = get(&open, format!("evil.example:{port}"), None)
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 421);
+    assert!(r.text().await.unwrap().contains("--public-host"));
+    for host in [
+        format!("127.0.0.1:{port}"),
+        format!("localhost:{port}"),
+        format!("[::1]:{port}"),
+        format!("heaps.example:{port}"),
+        "HEAPS.example.".into(),
+    ] {
+        let r = get(&open, host.clone(), None).await.unwrap();
+        assert_eq!(r.status(), 200, "{host}");
+    }
+    // An upload without a token (none is needed here) is held to the same rule.
+    let r = client()
+        .put(open.url("/api/packages/a.zip"))
+        .header("host", "evil.example")
+        .header("content-md5", b64(&md5_of(b"x")))
+        .body("x")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 421);
+    open.stop().await;
+    // With a read token: a request that presents it may use any name (no page has it).
+    let guarded = start(
+        &dir.path().join("b"),
+        Opts {
+            access: Access {
+                read: Secret::new(rd),
+                ..Access::default()
+            },
+            ..Opts::receive_only()
+        },
+    )
+    .await;
+    let r = get(&guarded, "heaps.internal".into(), Some(rd))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let r = get(&guarded, "heaps.internal".into(), None).await.unwrap();
+    assert_eq!(r.status(), 421);
+    guarded.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_package_lists_are_paged_with_before() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = package(dir.path(), "base.zip", &[]);
+    let zips = variants(&base, dir.path(), 5);
+    let srv = start(&dir.path().join("data"), Opts::receive_only()).await;
+    for z in &zips {
+        let b = std::fs::read(z).unwrap();
+        assert_eq!(
+            put(&srv, "v.zip", b.clone(), md5_of(&b)).await.status(),
+            201
+        );
+    }
+    let ids = |v: &Value| -> Vec<i64> {
+        v["packages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["id"].as_i64().unwrap())
+            .collect()
+    };
+    let v = get_json(&srv.url("/api/packages?limit=2"), None).await;
+    assert_eq!(ids(&v), [5, 4]);
+    assert_eq!(v["next"], "/api/packages?before=4&limit=2");
+    let v = get_json(&srv.url(v["next"].as_str().unwrap()), None).await;
+    assert_eq!(ids(&v), [3, 2]);
+    let v = get_json(&srv.url(v["next"].as_str().unwrap()), None).await;
+    assert_eq!(ids(&v), [1]);
+    assert_eq!(v["next"], Value::Null);
+    let v = get_json(&srv.url("/api/packages"), None).await;
+    assert_eq!(ids(&v), [5, 4, 3, 2, 1]);
+    assert_eq!(v["next"], Value::Null);
+    // The page links to the next page, and that page back to the newest.
+    let (st, page) = get_text(&srv.url("/packages?limit=2")).await;
+    assert_eq!(st, 200);
+    assert!(
+        page.contains("href=\"/packages?before=4&amp;limit=2\""),
+        "{page}"
+    );
+    assert!(!page.contains("newest"), "{page}");
+    let (_, page) = get_text(&srv.url("/packages?before=4&limit=2")).await;
+    assert!(page.contains("href=\"/packages/3\"") && page.contains("href=\"/packages/2\""));
+    assert!(!page.contains("href=\"/packages/4\""), "{page}");
+    assert!(page.contains("href=\"/packages?limit=2\""), "{page}");
+    srv.stop().await;
+}
+
 // ---------------------------------------------------------------- the queue
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -714,17 +1464,31 @@ async fn a_failing_package_fails_alone_and_queued_work_survives_a_restart() {
     let va = settled(&srv.base, 1, None).await;
     let vb = settled(&srv.base, 2, None).await;
     assert_eq!(va["package"]["state"], "failed", "{va}");
-    assert!(!va["package"]["error"].as_str().unwrap().is_empty());
+    let error = va["package"]["error"].as_str().unwrap();
+    assert!(!error.is_empty());
+    // Why, without the server's paths.
+    assert!(!error.contains(s(&data)), "{error}");
+    let listed = get_json(&srv.url("/api/packages"), None).await;
+    assert!(!listed.to_string().contains(s(&data)), "{listed}");
     assert_eq!(vb["package"]["state"], "done", "{vb}");
     let (_, page) = get_text(&srv.url("/packages/1")).await;
     assert!(page.contains("failed"));
+    assert!(!page.contains(s(&data)), "{page}");
+    // The analysis names the package, not the server's file.
+    assert!(
+        !vb.to_string().contains(s(&data)),
+        "{}",
+        vb["analysis"]["input"]
+    );
+    let (_, page) = get_text(&srv.url("/packages/2/analysis")).await;
+    assert!(!page.contains(s(&data)));
     srv.stop().await;
 }
 
 /// An embedded database in `dir`, and a package to record in it.
-async fn sqlite_store(dir: &Path) -> (hprof_shrink::serve::store::Store, PathBuf) {
+async fn sqlite_store(dir: &Path) -> (hprof_shrink_serve::store::Store, PathBuf) {
     let zip = package(dir, "a.zip", &[]);
-    let store = hprof_shrink::serve::store::Store::open(&dir.join("meta.sqlite"))
+    let store = hprof_shrink_serve::store::Store::open(&dir.join("meta.sqlite"))
         .await
         .unwrap();
     (store, zip)
@@ -749,6 +1513,696 @@ async fn on_sqlite_the_groups_folded_change_by_change_equal_a_fold_from_scratch(
     store.close().await;
 }
 
+// ---------------------------------------------------------------- budgets, disk, nothing lost
+
+/// The server's log so far, one line per message.
+fn logged(srv: &Srv) -> String {
+    srv.log.lock().unwrap().join("\n")
+}
+
+/// A dump of `n` objects in one chain from a JNI global root (ids of 4 bytes, 21 bytes per
+/// object), written raw: what the analysis's memory grows with, in few bytes of package.
+fn chain_dump(n: u32) -> Vec<u8> {
+    let mut out = b"JAVA PROFILE 1.0.3\0".to_vec();
+    let u4 = |v: &mut Vec<u8>, x: u32| v.extend_from_slice(&x.to_be_bytes());
+    u4(&mut out, 4);
+    u4(&mut out, 0);
+    u4(&mut out, 0);
+    let record = |out: &mut Vec<u8>, tag: u8, body: &[u8]| {
+        out.push(tag);
+        out.extend_from_slice(&0u32.to_be_bytes());
+        out.extend_from_slice(&(body.len() as u32).to_be_bytes());
+        out.extend_from_slice(body);
+    };
+    for (id, s) in [
+        (1u32, "java.lang.Object"),
+        (2, "com.example.Node"),
+        (3, "next"),
+    ] {
+        let mut b = id.to_be_bytes().to_vec();
+        b.extend_from_slice(s.as_bytes());
+        record(&mut out, 0x01, &b);
+    }
+    let (object, node, base) = (0x1000u32, 0x2000u32, 0x1000_0000u32);
+    for (serial, class, name) in [(1u32, object, 1u32), (2, node, 2)] {
+        let mut b = Vec::new();
+        for x in [serial, class, 0, name] {
+            u4(&mut b, x);
+        }
+        record(&mut out, 0x02, &b);
+    }
+    let mut seg = Vec::new();
+    for (class, sup, size, fields) in [
+        (object, 0u32, 0u32, &[][..]),
+        (node, object, 4, &[3u32][..]),
+    ] {
+        seg.push(0x20);
+        for x in [class, 0, sup, 0, 0, 0, 0, 0, size] {
+            u4(&mut seg, x);
+        }
+        seg.extend_from_slice(&[0, 0, 0, 0]);
+        seg.extend_from_slice(&(fields.len() as u16).to_be_bytes());
+        for f in fields {
+            u4(&mut seg, *f);
+            seg.push(2);
+        }
+    }
+    seg.push(0x01);
+    u4(&mut seg, base);
+    u4(&mut seg, 1);
+    record(&mut out, 0x1c, &seg);
+    let mut chunk = Vec::new();
+    for i in 0..n {
+        let next = if i + 1 < n { base + (i + 1) * 16 } else { 0 };
+        chunk.push(0x21);
+        for x in [base + i * 16, 0, node, 4, next] {
+            u4(&mut chunk, x);
+        }
+        if chunk.len() > 1 << 20 {
+            record(&mut out, 0x1c, &std::mem::take(&mut chunk));
+        }
+    }
+    record(&mut out, 0x1c, &chunk);
+    record(&mut out, 0x2c, &[]);
+    out
+}
+
+/// A package (result.info, then `hprof` deflated) at `dir/name`.
+fn zip_package(dir: &Path, name: &str, hprof: &[u8]) -> PathBuf {
+    let path = dir.join(name);
+    let mut w = zip::ZipWriter::new(std::fs::File::create(&path).unwrap());
+    let opts = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated)
+        .large_file(hprof.len() > u32::MAX as usize);
+    w.start_file("result.info", opts).unwrap();
+    w.write_all(b"# t\nsdkVersion=26\nmanufacturer=m\nhprofEntry=d.hprof\nleakedActivityKey=k\n")
+        .unwrap();
+    w.start_file("d.hprof", opts).unwrap();
+    w.write_all(hprof).unwrap();
+    w.finish().unwrap();
+    path
+}
+
+/// The processes analyzing for the server on `data` (`__analyze-job` children of this
+/// process, working under `data`: tests run side by side in this process).
+fn analysis_children(data: &Path) -> Vec<i32> {
+    analysis_processes(data, Some(std::process::id()))
+}
+
+/// The processes analyzing under `data`, children of `parent` or of anyone.
+fn analysis_processes(data: &Path, parent: Option<u32>) -> Vec<i32> {
+    let me = parent.map(|p| p.to_string());
+    let data = data.to_string_lossy().into_owned();
+    let mut found = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let (Ok(stat), Ok(cmd)) = (
+            std::fs::read_to_string(e.path().join("stat")),
+            std::fs::read(e.path().join("cmdline")),
+        ) else {
+            continue;
+        };
+        let ppid = stat_field(&stat, 4);
+        let cmd = String::from_utf8_lossy(&cmd);
+        if (me.is_none() || ppid == me) && cmd.contains("__analyze-job") && cmd.contains(&data) {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// Field `n` (1-based, as proc(5) numbers them) of a /proc/PID/stat line.
+fn stat_field(stat: &str, n: usize) -> Option<String> {
+    // The command name (field 2) is in parentheses and may hold spaces.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    rest.split(' ').nth(n - 3).map(str::to_string)
+}
+
+/// The one analysis process of the server on `data`, once there is one.
+async fn analysis_child(data: &Path) -> i32 {
+    let t0 = Instant::now();
+    loop {
+        if let [pid] = analysis_children(data)[..] {
+            return pid;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "no analysis process"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// Waits until package `id` is in `state`.
+async fn reaches(srv: &Srv, id: i64, state: &str) {
+    let t0 = Instant::now();
+    while get_json(&srv.url(&format!("/api/packages/{id}")), None).await["package"]["state"]
+        != state
+    {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "package {id} never {state}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_analysis_past_its_memory_budget_fails_its_job_and_the_server_keeps_receiving() {
+    let dir = tempfile::tempdir().unwrap();
+    // Three million objects: the analysis needs about 100 MiB; 32 MiB are allowed, plenty
+    // for the fixture's (under 12). Each thread's stack (2 MiB, one thread per core)
+    // counts too, on both sides.
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
+    let memory = (32 << 20) + cores * (2 << 20);
+    let big = zip_package(dir.path(), "big.zip", &chain_dump(3_000_000));
+    let small = package(dir.path(), "small.zip", &[]);
+    let srv = start(
+        &dir.path().join("data"),
+        Opts {
+            workers: 1,
+            budget: Budget {
+                analysis_memory: memory,
+                ..budget()
+            },
+            ..Opts::default()
+        },
+    )
+    .await;
+    let o = upload(&srv, &big, None).await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    reaches(&srv, 1, "analyzing").await;
+    // Taken while the big one is analyzed, and analyzed after it.
+    let o = upload(&srv, &small, None).await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = settled(&srv.base, 1, None).await;
+    assert_eq!(v["package"]["state"], "failed", "{v}");
+    assert_eq!(v["package"]["attempts"], 1, "{v}");
+    assert_eq!(
+        v["package"]["error"],
+        format!(
+            "the analysis needed more memory than its budget of {} MiB (--analysis-memory)",
+            memory >> 20
+        )
+        .as_str(),
+        "{v}"
+    );
+    let v = settled(&srv.base, 2, None).await;
+    assert_eq!(v["package"]["state"], "done", "{v}");
+    assert!(analysis_children(&srv.data).is_empty());
+    srv.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_analysis_past_its_time_budget_is_stopped_and_fails_its_job() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = package(dir.path(), "a.zip", &["--extra", "appVersion=1"]);
+    let b = package(dir.path(), "b.zip", &["--extra", "appVersion=2"]);
+    // Each analysis first waits 20 s, in its process: far past the half second allowed.
+    let srv = start(
+        &dir.path().join("data"),
+        Opts {
+            workers: 1,
+            analysis_delay: Duration::from_secs(20),
+            budget: Budget {
+                analysis_time: Duration::from_millis(500),
+                ..budget()
+            },
+            ..Opts::default()
+        },
+    )
+    .await;
+    let t0 = Instant::now();
+    let o = upload(&srv, &a, None).await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    reaches(&srv, 1, "analyzing").await;
+    let o = upload(&srv, &b, None).await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = settled(&srv.base, 1, None).await;
+    assert!(
+        t0.elapsed() < Duration::from_secs(15),
+        "not stopped in time: {:?} {v} {}",
+        t0.elapsed(),
+        logged(&srv)
+    );
+    assert_eq!(v["package"]["state"], "failed", "{v}");
+    assert_eq!(
+        v["package"]["error"],
+        "the analysis took longer than its budget of 0.5 s (--analysis-seconds) and was stopped",
+        "{v}"
+    );
+    let v = settled(&srv.base, 2, None).await;
+    assert_eq!(v["package"]["state"], "failed", "{v}");
+    // Killed, not left running.
+    assert!(analysis_children(&srv.data).is_empty());
+    srv.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crashed_analysis_fails_one_attempt_and_the_job_is_tried_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = package(dir.path(), "a.zip", &["--extra", "appVersion=1"]);
+    let b = package(dir.path(), "b.zip", &["--extra", "appVersion=2"]);
+    let srv = start(
+        &dir.path().join("data"),
+        Opts {
+            workers: 1,
+            analysis_delay: Duration::from_millis(1500),
+            budget: Budget {
+                analysis_memory: 256 << 20,
+                backoff: Duration::from_millis(200),
+                ..budget()
+            },
+            ..Opts::default()
+        },
+    )
+    .await;
+    let o = upload(&srv, &a, None).await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    let pid = analysis_child(&srv.data).await;
+    // At the lowest priority, with its memory limit, and none of the server's
+    // environment.
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    assert_eq!(stat_field(&stat, 19).as_deref(), Some("19"), "{stat}");
+    let limits = std::fs::read_to_string(format!("/proc/{pid}/limits")).unwrap();
+    let data = limits
+        .lines()
+        .find(|l| l.starts_with("Max data size"))
+        .unwrap();
+    assert!(data.contains(&(256u64 << 20).to_string()), "{data}");
+    let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap();
+    for var in environ.split(|&b| b == 0).filter(|v| !v.is_empty()) {
+        let name = String::from_utf8_lossy(var.split(|&b| b == b'=').next().unwrap()).into_owned();
+        assert!(
+            [
+                "PATH",
+                "LD_LIBRARY_PATH",
+                "LANG",
+                "LC_ALL",
+                "TZ",
+                "RUST_BACKTRACE"
+            ]
+            .contains(&name.as_str()),
+            "{name}"
+        );
+    }
+    // Killed, as the system's OOM killer would; then, on its second attempt, aborted, as
+    // a fault in the analyzer would. (Not SIGSEGV: sent from outside, Rust's handler for
+    // stack overflows lets the first one pass.)
+    // SAFETY: signals to our own children.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGKILL) }, 0);
+    let t0 = Instant::now();
+    let second = loop {
+        match analysis_children(&srv.data)[..] {
+            [p] if p != pid => break p,
+            _ => {}
+        }
+        assert!(t0.elapsed() < Duration::from_secs(30), "no second attempt");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    assert_eq!(unsafe { libc::kill(second, libc::SIGABRT) }, 0);
+    // The server takes uploads all along.
+    let o = upload(&srv, &b, None).await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = settled(&srv.base, 1, None).await;
+    assert_eq!(v["package"]["state"], "done", "{v}");
+    assert_eq!(v["package"]["attempts"], 3, "{v}");
+    let log = logged(&srv);
+    for line in [
+        "analysis of package 1 failed (attempt 1): the analysis process crashed (signal 9 SIGKILL: killed by the system, perhaps out of memory); tried again in 0.2 s",
+        "analysis of package 1 failed (attempt 2): the analysis process crashed (signal 6 SIGABRT); tried again in 0.8 s",
+    ] {
+        assert!(log.contains(line), "{line}\n{log}");
+    }
+    let v = settled(&srv.base, 2, None).await;
+    assert_eq!(v["package"]["state"], "done", "{v}");
+    srv.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_passing_fault_is_tried_again_after_a_backoff_and_failed_jobs_can_be_requeued() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = package(dir.path(), "a.zip", &["--extra", "appVersion=1"]);
+    let b = package(dir.path(), "b.zip", &["--extra", "appVersion=2"]);
+    let data = dir.path().join("data");
+    let access = || Access {
+        upload: Secret::new("up"),
+        public_read: true,
+        ..Access::default()
+    };
+    // No analyzer where the server looks for it (an upgrade under way): every attempt
+    // fails as a machine's fault would, not the package's.
+    let srv = start(
+        &data,
+        Opts {
+            workers: 1,
+            access: access(),
+            budget: Budget {
+                analyzer: dir.path().join("missing"),
+                backoff: Duration::from_millis(100),
+                ..budget()
+            },
+            ..Opts::default()
+        },
+    )
+    .await;
+    for zip in [&a, &b] {
+        let o = upload(&srv, zip, Some("up".into())).await;
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    for id in [1, 2] {
+        let v = settled(&srv.base, id, None).await;
+        assert_eq!(v["package"]["state"], "failed", "{v}");
+        assert_eq!(v["package"]["attempts"], 3, "{v}");
+        let e = v["package"]["error"].as_str().unwrap();
+        assert!(e.starts_with("cannot start the analysis process"), "{e}");
+        assert!(e.ends_with("(attempt 3 of 3: failed for good)"), "{e}");
+    }
+    let log = logged(&srv);
+    assert!(
+        log.contains("failed (attempt 1): cannot start the analysis process"),
+        "{log}"
+    );
+    assert!(log.contains("; tried again in 0.1 s"), "{log}");
+    assert!(log.contains("; tried again in 0.4 s"), "{log}");
+    srv.stop().await;
+
+    // Mended: one package requeued through the API, with the upload token.
+    let srv = start(
+        &data,
+        Opts {
+            workers: 1,
+            access: access(),
+            ..Opts::default()
+        },
+    )
+    .await;
+    let requeue = |id: &str, token: Option<&str>| {
+        let mut r = client().post(srv.url(&format!("/api/packages/{id}/requeue")));
+        if let Some(t) = token {
+            r = r.bearer_auth(t);
+        }
+        r.send()
+    };
+    assert_eq!(requeue("1", None).await.unwrap().status(), 401);
+    assert_eq!(requeue("1", Some("read")).await.unwrap().status(), 401);
+    assert_eq!(requeue("9", Some("up")).await.unwrap().status(), 404);
+    assert_eq!(requeue("x", Some("up")).await.unwrap().status(), 404);
+    let r = requeue("1", Some("up")).await.unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(json_of(r).await["state"], "received");
+    let v = settled(&srv.base, 1, None).await;
+    assert_eq!(v["package"]["state"], "done", "{v}");
+    assert_eq!(v["package"]["attempts"], 1, "{v}");
+    assert_eq!(requeue("1", Some("up")).await.unwrap().status(), 409);
+    let v = get_json(&srv.url("/api/packages/2"), None).await;
+    assert_eq!(v["package"]["state"], "failed", "{v}");
+
+    // The rest from the command line, beside the running server (no lock needed).
+    let o = cli(
+        args(&["serve", "--data", s(&data), "--requeue-failed"]),
+        None,
+    )
+    .await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("1 failed job(s) queued again"),
+        "{}",
+        stderr(&o)
+    );
+    let v = settled(&srv.base, 2, None).await;
+    assert_eq!(v["package"]["state"], "done", "{v}");
+    srv.stop().await;
+}
+
+/// Retries on the embedded database: see `retries_wait_out_their_backoff`.
+#[tokio::test]
+async fn on_sqlite_a_retried_job_waits_out_its_backoff_and_a_failed_one_is_requeued() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = hprof_shrink_serve::store::Store::open(&dir.path().join("meta.sqlite"))
+        .await
+        .unwrap();
+    serve_common::retries_wait_out_their_backoff(&store, &store).await;
+    store.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_package_inflating_past_the_limit_is_413_before_it_is_inflated() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = package(dir.path(), "a.zip", &[]);
+    // An HPROF header and 256 MiB of zeros, in a quarter of a megabyte.
+    let mut hprof = b"JAVA PROFILE 1.0.2\0\0\0\0\x04\0\0\0\0\0\0\0\0".to_vec();
+    hprof.resize(256 << 20, 0);
+    let bomb = zip_package(dir.path(), "bomb.zip", &hprof);
+    drop(hprof);
+    let bytes = std::fs::read(&bomb).unwrap();
+    assert!(bytes.len() < 1 << 20);
+    // Packages of up to 1 MiB, inflating to at most 4 MiB: the fixture's 2.4 MB hprof
+    // is taken.
+    let srv = start(
+        &dir.path().join("data"),
+        Opts {
+            max_bytes: 1 << 20,
+            budget: Budget {
+                inflated_ratio: 4,
+                ..budget()
+            },
+            ..Opts::default()
+        },
+    )
+    .await;
+    let t0 = Instant::now();
+    let r = put(&srv, "bomb.zip", bytes.clone(), md5_of(&bytes)).await;
+    assert_eq!(r.status(), 413);
+    let why = r.text().await.unwrap();
+    assert!(
+        why.contains(&format!(
+            "inflates to {} bytes, more than the limit of 4194304",
+            256u64 << 20
+        )),
+        "{why}"
+    );
+    // Refused from what the zip declares: nothing inflated to find out.
+    assert!(t0.elapsed() < Duration::from_secs(5));
+    let o = upload(&srv, &bomb, None).await;
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("413"), "{}", stderr(&o));
+    nothing_stored(&srv).await;
+    let o = upload(&srv, &a, None).await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    srv.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upload_that_would_leave_the_disk_too_full_is_507_and_nothing_is_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = package(dir.path(), "a.zip", &[]);
+    let bytes = std::fs::read(&a).unwrap();
+    let srv = start(
+        &dir.path().join("data"),
+        Opts {
+            budget: Budget {
+                keep_free: u64::MAX / 4,
+                ..budget()
+            },
+            ..Opts::default()
+        },
+    )
+    .await;
+    let r = put(&srv, "a.zip", bytes.clone(), md5_of(&bytes)).await;
+    assert_eq!(r.status(), 507);
+    let r = post(&srv, bytes.clone(), &hex(&md5_of(&bytes))).await;
+    assert_eq!(r.status(), 507);
+    assert!(r.text().await.unwrap().contains("is full"));
+    nothing_stored(&srv).await;
+    srv.stop().await;
+}
+
+#[test]
+fn the_analyzer_inflates_only_where_and_as_far_as_it_is_told() {
+    use hprof_shrink_analyze::{analyze_path_within, AnalyzeError, Options};
+    use hprof_shrink_core::space::Unpack;
+    let dir = tempfile::tempdir().unwrap();
+    let a = package(dir.path(), "a.zip", &[]);
+    let gz = fixture("hotspot-leaks.hprof.gz");
+    let run = |path: &Path, unpack: Unpack| {
+        analyze_path_within(
+            path,
+            &Options::default(),
+            &unpack,
+            &hprof_shrink_core::Control::default(),
+        )
+    };
+    let kind = |r: Result<_, AnalyzeError>| match r {
+        Err(AnalyzeError::Io { source, .. }) => Some(source.kind()),
+        Err(e) => panic!("{e}"),
+        Ok(_) => None,
+    };
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let within = |max: u64, keep_free: u64, dir: &Path| Unpack {
+        max_bytes: Some(max),
+        keep_free,
+        dir: Some(dir.to_path_buf()),
+    };
+    for input in [&a, &gz] {
+        // Past the limit: refused (a package's from what its zip declares, a gzip's
+        // stream cut there).
+        assert_eq!(
+            kind(run(input, within(1000, 0, &tmp))),
+            Some(std::io::ErrorKind::FileTooLarge),
+            "{}",
+            input.display()
+        );
+        // Where it is told: a directory that is not there is not replaced by another.
+        assert_eq!(
+            kind(run(input, within(1 << 30, 0, &dir.path().join("gone")))),
+            Some(std::io::ErrorKind::NotFound)
+        );
+        // Leaving the free space it must.
+        assert_eq!(
+            kind(run(input, within(1 << 30, u64::MAX / 4, &tmp))),
+            Some(std::io::ErrorKind::StorageFull)
+        );
+        assert_eq!(kind(run(input, within(1 << 30, 0, &tmp))), None);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_server_on_the_same_data_is_refused_by_name_and_the_first_loses_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = package(dir.path(), "a.zip", &[]);
+    let data = dir.path().join("data");
+    let first = start(&data, Opts::receive_only()).await;
+    // As if an upload were on its way in.
+    let in_flight = data.join("tmp").join("upload-inflight.part");
+    std::fs::write(&in_flight, b"half a package").unwrap();
+    let e = match try_start(&data, Opts::default()).await {
+        Ok(_) => panic!("a second server started on the same data"),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        e.contains(&format!(
+            "is in use by another hprof-shrink serve (pid {})",
+            std::process::id()
+        )),
+        "{e}"
+    );
+    assert!(
+        in_flight.exists(),
+        "the second server emptied the first's tmp/"
+    );
+    let o = upload(&first, &a, None).await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    // The binary says so in one line.
+    let o = cli(
+        args(&["serve", "--data", s(&data), "--listen", "127.0.0.1:0"]),
+        None,
+    )
+    .await;
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("is in use by another hprof-shrink serve (pid"),
+        "{}",
+        stderr(&o)
+    );
+    first.stop().await;
+    // Free once the first has stopped.
+    let second = start(&data, Opts::receive_only()).await;
+    second.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn meta_sqlite_replaced_or_removed_under_a_running_server_stops_2xx_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = package(dir.path(), "a.zip", &["--extra", "appVersion=1"]);
+    let b = package(dir.path(), "b.zip", &["--extra", "appVersion=2"]);
+    let (a, b) = (std::fs::read(a).unwrap(), std::fs::read(b).unwrap());
+    let data = dir.path().join("data");
+    let srv = start(&data, Opts::receive_only()).await;
+    assert_eq!(
+        put(&srv, "a.zip", a.clone(), md5_of(&a)).await.status(),
+        201
+    );
+    // Replaced by a copy of itself (a restore from backup, a careless cp).
+    let db = data.join("meta.sqlite");
+    std::fs::copy(&db, data.join("copy")).unwrap();
+    std::fs::rename(data.join("copy"), &db).unwrap();
+    for (name, body) in [("b.zip", &b), ("a.zip", &a)] {
+        let r = put(&srv, name, body.clone(), md5_of(body)).await;
+        assert_eq!(r.status(), 503, "{name}");
+        let why = r.text().await.unwrap();
+        // The answer says what failed, never how (that names the server's files).
+        assert!(why.contains("the database is unavailable"), "{why}");
+    }
+    let log = logged(&srv);
+    assert_eq!(log.matches("meta.sqlite was replaced").count(), 1, "{log}");
+    std::fs::remove_file(&db).unwrap();
+    let r = put(&srv, "b.zip", b.clone(), md5_of(&b)).await;
+    assert_eq!(r.status(), 503);
+    srv.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn upload_outbox_moves_a_package_refused_for_good_to_rejected_with_the_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let outbox = dir.path().join("outbox");
+    std::fs::create_dir(&outbox).unwrap();
+    // Taken: a small package; too large for this server (413); not a package (422).
+    let mut c = bin();
+    c.arg(fixture("art-leaks.hprof"))
+        .arg(outbox.join("good.zip"))
+        .arg("-q");
+    assert!(c.output().unwrap().status.success());
+    std::fs::copy(package(dir.path(), "big.zip", &[]), outbox.join("big.zip")).unwrap();
+    // A package whose hprof is cut off: its result.info is read, it does not verify.
+    let mut cut = std::fs::read(fixture("art-api25.hprof")).unwrap();
+    cut.truncate(5000);
+    zip_package(&outbox, "junk.zip", &cut);
+    let srv = start(
+        &dir.path().join("data"),
+        Opts {
+            max_bytes: 200_000,
+            ..Opts::receive_only()
+        },
+    )
+    .await;
+    let url = srv.url("/api/packages");
+    let run = || {
+        cli(
+            args(&["upload", "--outbox", s(&outbox), "--url", &url]),
+            None,
+        )
+    };
+    let o = run().await;
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("2 of 3 zips refused for good by the server, moved to"),
+        "{err}"
+    );
+    let rejected = outbox.join("rejected");
+    assert_eq!(
+        names(&rejected),
+        ["big.zip", "big.zip.txt", "junk.zip", "junk.zip.txt"]
+    );
+    let answer = std::fs::read_to_string(rejected.join("big.zip.txt")).unwrap();
+    assert!(answer.contains("HTTP 413"), "{answer}");
+    let answer = std::fs::read_to_string(rejected.join("junk.zip.txt")).unwrap();
+    assert!(
+        answer.contains("HTTP 422") && answer.contains("not verify"),
+        "{answer}"
+    );
+    assert_eq!(names(&outbox.join("sent")), ["good.zip"]);
+    // Not sent again: the next run has nothing to do.
+    let o = run().await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("nothing to upload"), "{}", stderr(&o));
+    srv.stop().await;
+}
+
 // ---------------------------------------------------------------- the real binary
 
 fn free_port() -> u16 {
@@ -766,6 +2220,23 @@ struct Proc {
 }
 
 fn spawn_serve(data: &Path, port: u16, extra: &[&str], log: &Path) -> Proc {
+    spawn_serve_limited(data, port, extra, log, &[])
+}
+
+/// A resource and its limit, set with `setrlimit` in the child before it runs.
+#[cfg(target_os = "linux")]
+type Rlimit = (libc::__rlimit_resource_t, u64);
+#[cfg(not(target_os = "linux"))]
+type Rlimit = (i32, u64);
+
+/// [`spawn_serve`] under resource limits (soft and hard alike).
+fn spawn_serve_limited(
+    data: &Path,
+    port: u16,
+    extra: &[&str],
+    log: &Path,
+    rlimits: &[Rlimit],
+) -> Proc {
     let before = std::fs::read_to_string(log)
         .unwrap_or_default()
         .matches("serving on")
@@ -775,20 +2246,41 @@ fn spawn_serve(data: &Path, port: u16, extra: &[&str], log: &Path) -> Proc {
         .append(true)
         .open(log)
         .unwrap();
-    let child = bin()
-        .args([
-            "serve",
-            "--data",
-            s(data),
-            "--listen",
-            &format!("127.0.0.1:{port}"),
-            "--public-read",
-        ])
-        .args(extra)
-        .stdout(Stdio::null())
-        .stderr(err)
-        .spawn()
-        .unwrap();
+    let mut cmd = bin();
+    cmd.args([
+        "serve",
+        "--data",
+        s(data),
+        "--listen",
+        &format!("127.0.0.1:{port}"),
+        "--public-read",
+    ])
+    .args(extra)
+    .stdout(Stdio::null())
+    .stderr(err);
+    #[cfg(target_os = "linux")]
+    if !rlimits.is_empty() {
+        use std::os::unix::process::CommandExt;
+        let rlimits = rlimits.to_vec();
+        // SAFETY: only setrlimit, which is async-signal-safe, between fork and exec.
+        unsafe {
+            cmd.pre_exec(move || {
+                for &(resource, value) in &rlimits {
+                    let lim = libc::rlimit {
+                        rlim_cur: value as libc::rlim_t,
+                        rlim_max: value as libc::rlim_t,
+                    };
+                    if libc::setrlimit(resource, &lim) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                }
+                Ok(())
+            });
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    assert!(rlimits.is_empty(), "resource limits are set on Linux only");
+    let child = cmd.spawn().unwrap();
     let p = Proc {
         child,
         log: log.to_path_buf(),
@@ -918,7 +2410,8 @@ fn a_job_interrupted_by_a_kill_is_analyzed_after_the_restart() {
     let port = free_port();
     let base = format!("http://127.0.0.1:{port}");
     let log = dir.path().join("serve.log");
-    // The worker takes the job and then waits a minute: killed while "analyzing".
+    // The worker takes the job, its analysis process waits a minute: killed while
+    // "analyzing".
     let srv = spawn_serve(&data, port, &["--analysis-delay-ms", "60000"], &log);
     let o = bin()
         .args(["upload", s(&a), "--url", &format!("{base}/api/packages")])
@@ -930,7 +2423,23 @@ fn a_job_interrupted_by_a_kill_is_analyzed_after_the_restart() {
         assert!(t0.elapsed() < Duration::from_secs(30));
         std::thread::sleep(Duration::from_millis(20));
     }
+    while analysis_processes(&data, None).is_empty() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "no analysis process"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
     srv.kill();
+    // Its analysis process went with it, not left running unowned.
+    let t0 = Instant::now();
+    while !analysis_processes(&data, None).is_empty() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(5),
+            "an analysis outlived its server"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let srv = spawn_serve(&data, port, &[], &log);
     srv.wait_for("taken up again", 1);
     srv.wait_for("analyzed package 1", 1);
@@ -940,6 +2449,138 @@ fn a_job_interrupted_by_a_kill_is_analyzed_after_the_restart() {
     // Its leak counted once, not once per attempt.
     let leaks = blocking_json(&format!("{base}/api/leaks"));
     assert_eq!(leaks["appLeaks"][0]["occurrences"], 1, "{leaks}");
+}
+
+/// The CPU time `pid` has used (user and system), from /proc.
+#[cfg(target_os = "linux")]
+fn cpu_time(pid: u32) -> Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // After the command name in parentheses: state is field 3; utime and stime 14 and 15.
+    let rest = &stat[stat.rfind(')').unwrap() + 2..];
+    let f: Vec<&str> = rest.split(' ').collect();
+    let ticks: u64 = f[11].parse::<u64>().unwrap() + f[12].parse::<u64>().unwrap();
+    // SAFETY: sysconf only reads a constant.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as u64;
+    Duration::from_millis(ticks * 1000 / hz)
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn with_few_file_descriptors_connections_that_never_send_do_not_stop_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let port = free_port();
+    let log = dir.path().join("serve.log");
+    // 256 descriptors: the server fits its caps to them (and says so), so that it never
+    // runs out while 300 connections that never send wait on it.
+    let srv = spawn_serve_limited(
+        &data,
+        port,
+        &["--workers", "0"],
+        &log,
+        &[(libc::RLIMIT_NOFILE, 256)],
+    );
+    assert!(srv.log().contains("file descriptor limit"), "{}", srv.log());
+    let pid = srv.child.id();
+    let silent: Vec<std::net::TcpStream> = (0..300)
+        .map(|_| std::net::TcpStream::connect(("127.0.0.1", port)).unwrap())
+        .collect();
+    let t0 = Instant::now();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        // As a client does: a 503 (no room yet: the silent ones still hold the caps until
+        // their header timeout) is asked again after its Retry-After.
+        let url = format!("http://127.0.0.1:{port}/api/packages");
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let v = rt.block_on(async {
+            loop {
+                match client().get(&url).send().await {
+                    Ok(r) if r.status() == StatusCode::SERVICE_UNAVAILABLE => {}
+                    Ok(r) if r.status().is_success() => return json_of(r).await,
+                    Ok(r) => panic!("{url}: {}", r.status()),
+                    // Closed unanswered past the refusals being answered: also no room.
+                    Err(_) => {}
+                }
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+        });
+        let _ = tx.send(v);
+    });
+    let v = rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("a request served past 300 silent connections");
+    assert!(v["packages"].is_array(), "{v}");
+    eprintln!("served after {:.2} s", t0.elapsed().as_secs_f64());
+    // And it does not spin meanwhile.
+    let cpu0 = cpu_time(pid);
+    std::thread::sleep(Duration::from_secs(3));
+    let spent = cpu_time(pid) - cpu0;
+    assert!(
+        spent < Duration::from_millis(1500),
+        "{spent:?} of CPU in 3 s"
+    );
+    drop(silent);
+    let v = blocking_json(&format!("http://127.0.0.1:{port}/api/packages"));
+    assert!(v["packages"].is_array(), "{v}");
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_disk_is_507_with_retry_after_never_422() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = package(dir.path(), "a.zip", &[]);
+    let bytes = std::fs::read(&a).unwrap();
+    let data = dir.path().join("data");
+    let port = free_port();
+    let log = dir.path().join("serve.log");
+    // Files up to 1 MB: the 652 kB package is received, but its 2.4 MB hprof cannot be
+    // unpacked to check it, as on a full disk. A larger package cannot even be received.
+    let srv = spawn_serve_limited(
+        &data,
+        port,
+        &["--workers", "0"],
+        &log,
+        &[(libc::RLIMIT_FSIZE, 1 << 20)],
+    );
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let big: Vec<u8> = bytes.iter().copied().cycle().take(3 << 20).collect();
+    for body in [bytes.clone(), big] {
+        let r = rt.block_on(async {
+            client()
+                .put(format!("http://127.0.0.1:{port}/api/packages/a.zip"))
+                .header("content-md5", b64(&md5_of(&body)))
+                .body(body)
+                .send()
+                .await
+                .unwrap()
+        });
+        assert_eq!(r.status(), 507);
+        assert_eq!(r.headers()["retry-after"], "60");
+        let text = rt.block_on(r.text()).unwrap();
+        assert!(!text.contains(s(&data)), "{text}");
+    }
+    assert_eq!(names(&data.join("packages")), Vec::<String>::new());
+    assert!(srv.log().contains(": 507 "), "{}", srv.log());
+    // `upload` takes it as a failure to try again later.
+    let o = bin()
+        .args([
+            "upload",
+            s(&a),
+            "--url",
+            &format!("http://127.0.0.1:{port}/api/packages"),
+            "--retries",
+            "0",
+        ])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("507"), "{}", stderr(&o));
 }
 
 // ---------------------------------------------------------------- load
@@ -1018,6 +2659,208 @@ async fn load_200_uploads_from_8_clients_each_stored_once_and_analyzed() {
     );
     // Bounded: generous for a loaded 2-core machine and an unoptimized test build.
     assert!(analyzed < Duration::from_secs(300), "{analyzed:?}");
+    srv.stop().await;
+}
+
+// ---------------------------------------------------------------- hostile metadata
+
+/// Bytes of the files directly in `dir` whose names start with `prefix`, or of everything
+/// under `dir` when `prefix` is empty.
+fn bytes_under(dir: &Path, prefix: &str) -> u64 {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    rd.flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(prefix))
+        .map(|e| {
+            let m = e.metadata().unwrap();
+            if m.is_dir() {
+                bytes_under(&e.path(), "")
+            } else {
+                m.len()
+            }
+        })
+        .sum()
+}
+
+/// Issue 29 (metadata amplification): 200 small uploads, each with a 60 kB manufacturer
+/// and a 1 MiB app version of its own (characters that HTML and JSON escape), made an
+/// 880 MB database, a 4 GB front page and gigabytes of server memory (today's binary, by
+/// hand). Here 100 such uploads: each value is cut where it is recorded (and says so),
+/// every page and answer is bounded, the database grows by a bounded amount per upload,
+/// and filters keep bounded entries (none for a value nothing matches).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_metadata_is_cut_where_it_is_recorded_and_every_answer_is_bounded() {
+    const N: usize = 100;
+    let dir = tempfile::tempdir().unwrap();
+    let base = std::fs::read(package(dir.path(), "base.zip", &[])).unwrap();
+    let info = serve_common::result_info(&base);
+    let bodies: Arc<Vec<Vec<u8>>> = Arc::new(
+        (0..N)
+            .map(|i| {
+                let info: String = info
+                    .lines()
+                    .map(|l| match l.strip_prefix("manufacturer=") {
+                        Some(_) => format!("manufacturer=m{i}-{}\n", "<\"&".repeat(20_000)),
+                        None => format!("{l}\n"),
+                    })
+                    .collect();
+                let extra = format!("appVersion={i}-{}\n", "\"".repeat(1_040_000));
+                serve_common::variant_with(&base, Some(&info), &extra)
+            })
+            .collect(),
+    );
+    let srv = start(&dir.path().join("data"), Opts::default()).await;
+    // The database file alone, its WAL written back first (the WAL's size says when the
+    // last checkpoint ran, not what is kept).
+    let db = |srv: &Srv| {
+        let path = srv.data.join("meta.sqlite");
+        async move {
+            let store = hprof_shrink_serve::store::Store::open(&path).await.unwrap();
+            let hprof_shrink_serve::store::Store::Sqlite(pool) = &store else {
+                unreachable!()
+            };
+            sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
+                .execute(pool)
+                .await
+                .unwrap();
+            store.close().await;
+            std::fs::metadata(&path).unwrap().len()
+        }
+    };
+    let besides_packages =
+        |srv: &Srv| bytes_under(&srv.data, "") - bytes_under(&srv.data.join("packages"), "");
+    let (db0, data0) = (db(&srv).await, besides_packages(&srv));
+    let mut clients = Vec::new();
+    for c in 0..8 {
+        let (bodies, base) = (bodies.clone(), srv.base.clone());
+        clients.push(tokio::spawn(async move {
+            let http = client();
+            for (i, body) in bodies.iter().enumerate().skip(c).step_by(8) {
+                let r = http
+                    .put(format!("{base}/api/packages/h{i}.zip"))
+                    .header("content-md5", b64(&md5_of(body)))
+                    .body(body.clone())
+                    .send()
+                    .await
+                    .unwrap();
+                assert_eq!(r.status(), 201);
+            }
+        }));
+    }
+    for c in clients {
+        c.await.unwrap();
+    }
+    for id in 1..=N as i64 {
+        assert_eq!(
+            settled(&srv.base, id, None).await["package"]["state"],
+            "done"
+        );
+    }
+    let (db_growth, data_growth) = (db(&srv).await - db0, besides_packages(&srv) - data0);
+    println!(
+        "{N} hostile uploads: database +{db_growth} bytes ({} per upload), data besides \
+         the packages +{data_growth} ({} per upload)",
+        db_growth / N as u64,
+        data_growth / N as u64
+    );
+    assert!(db_growth / (N as u64) < 48 << 10, "{db_growth}");
+    assert!(data_growth / (N as u64) < 256 << 10, "{data_growth}");
+
+    // Cut where recorded, and said so.
+    let one = get_json(&srv.url("/api/packages/1"), None).await;
+    let p = &one["package"];
+    for col in ["manufacturer", "appVersion"] {
+        let v = p[col].as_str().unwrap();
+        assert!(v.len() <= 64 && v.ends_with('…'), "{col}: {v}");
+    }
+    let cut_at = |props: &str| p[format!("{props}Cut")]["cut"].as_array().unwrap().len();
+    assert_eq!((cut_at("manifest"), cut_at("extra")), (1, 1), "{p}");
+    for props in ["manifest", "extra"] {
+        let text = p[props].to_string();
+        assert!(text.len() < 20 << 10, "{props}: {} bytes", text.len());
+    }
+    let extra = &one["analysis"]["input"]["extra"][0][1];
+    assert!(
+        extra.as_str().unwrap().len() <= 4096,
+        "the stored analysis is cut too"
+    );
+    let (_, page) = get_text(&srv.url("/packages/1")).await;
+    assert!(page.contains("Cut to this server's limits"), "{page}");
+
+    // Every page and answer bounded.
+    let leaks = get_json(&srv.url("/api/leaks"), None).await;
+    let g = &leaks["appLeaks"][0];
+    assert_eq!(g["occurrences"], N);
+    assert_eq!(g["manufacturers"].as_array().unwrap().len(), 10);
+    assert_eq!(g["manufacturersLeftOut"], N - 10);
+    let sig = g["signature"].as_str().unwrap().to_string();
+    let mut sizes = Vec::new();
+    for path in [
+        "/".to_string(),
+        "/api/leaks".into(),
+        "/packages".into(),
+        "/api/packages".into(),
+        format!("/groups/{sig}"),
+        format!("/api/leaks/{sig}"),
+        "/packages/1".into(),
+        "/api/packages/1".into(),
+        "/packages/1/analysis".into(),
+        "/bitmaps".into(),
+        "/api/bitmaps".into(),
+    ] {
+        let (st, body) = get_text(&srv.url(&path)).await;
+        assert_eq!(st, 200, "{path}");
+        sizes.push((path, body.len()));
+    }
+    println!("answer sizes: {sizes:?}");
+    for (path, len) in &sizes {
+        assert!(*len < 1 << 20, "{path}: {len} bytes");
+    }
+    let front = sizes[0].1;
+    assert!(front < 256 << 10, "the front page: {front} bytes");
+    let (_, page) = get_text(&srv.url("/")).await;
+    assert!(
+        page.contains("(50 more: ?manufacturer=VALUE)"),
+        "the menu says how many more"
+    );
+
+    // Filters: each one kept costs little, one that matches nothing costs no entry.
+    let list = get_json(&srv.url("/api/packages?limit=40"), None).await;
+    let makers: Vec<String> = list["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["manufacturer"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(makers.len(), 40);
+    let http = client();
+    for m in &makers {
+        let url = reqwest::Url::parse_with_params(&srv.url("/"), [("manufacturer", m)]).unwrap();
+        let r = http.get(url).send().await.unwrap();
+        assert_eq!(r.status(), 200);
+        let page = r.text().await.unwrap();
+        assert!(page.contains("App leaks (1 groups)"), "{m}");
+        assert!(page.len() < 256 << 10);
+    }
+    let kept = srv.running.cache_usage();
+    for i in 0..100 {
+        let value = format!("nothing-{i}-{}", "x".repeat(5000));
+        let url =
+            reqwest::Url::parse_with_params(&srv.url("/api/leaks"), [("manufacturer", value)])
+                .unwrap();
+        let r = http.get(url).send().await.unwrap();
+        assert_eq!(r.status(), 200);
+    }
+    let after = srv.running.cache_usage();
+    println!("groups cache: {after:?}");
+    assert_eq!(
+        after.entries, kept.entries,
+        "no entry for a value nothing has"
+    );
+    assert_eq!(after.entries, 40);
+    assert!(after.bytes / after.entries < 64 << 10, "{after:?}");
+    assert!(after.bytes <= hprof_shrink_serve::limits::CACHE_BYTES);
     srv.stop().await;
 }
 
@@ -1256,14 +3099,14 @@ async fn chromium_shows_the_groups_a_group_its_trace_and_a_bitmap() {
 /// One package recorded and analyzed in `store`: `analysis` with every leak's signature
 /// made from `sig`.
 async fn record_with_signature(
-    store: &hprof_shrink::serve::store::Store,
-    analysis: &hprof_shrink::analyze::Analysis,
+    store: &hprof_shrink_serve::store::Store,
+    analysis: &hprof_shrink_analyze::Analysis,
     md5: &str,
     manifest: &[(String, String)],
     extra: &[(String, String)],
     sig: u32,
 ) {
-    use hprof_shrink::serve::store::NewPackage;
+    use hprof_shrink_serve::store::NewPackage;
     let id = store
         .insert_package(&NewPackage {
             md5,
@@ -1290,16 +3133,16 @@ async fn record_with_signature(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "a benchmark: run with --ignored --nocapture"]
 async fn bench_groups_page_with_10000_packages() {
-    use hprof_shrink::serve::store::Store;
+    use hprof_shrink_serve::store::Store;
     let dir = tempfile::tempdir().unwrap();
     let zip = package(dir.path(), "a.zip", &[]);
     // HPROF_SHRINK_BENCH_DATA keeps the data directory, for a release `serve` to be
     // measured on.
     let data = std::env::var_os("HPROF_SHRINK_BENCH_DATA")
         .map_or_else(|| dir.path().join("data"), PathBuf::from);
-    let analysis = hprof_shrink::analyze::analyze_path(
+    let analysis = hprof_shrink_analyze::analyze_path(
         &zip,
-        &hprof_shrink::analyze::Options::default(),
+        &hprof_shrink_analyze::Options::default(),
         &hprof_shrink_core::Control::default(),
     )
     .unwrap()
@@ -1308,7 +3151,12 @@ async fn bench_groups_page_with_10000_packages() {
     let store = Store::open(&data.join("meta.sqlite")).await.unwrap();
     let t0 = Instant::now();
     // A kept data directory is used again as it is (recording takes minutes).
-    let recorded = store.packages(1).await.unwrap().first().map_or(0, |p| p.id) as u32;
+    let recorded = store
+        .packages(1, i64::MAX)
+        .await
+        .unwrap()
+        .first()
+        .map_or(0, |p| p.id) as u32;
     for i in recorded..10_000u32 {
         let manifest = vec![
             ("sdkVersion".to_string(), (24 + i % 11).to_string()),
@@ -1343,7 +3191,7 @@ async fn bench_groups_page_with_10000_packages() {
     // Every load right after a change: one more package recorded and analyzed.
     let mut changed = Vec::new();
     // Distinct from an earlier run's, in a kept data directory.
-    let run = hprof_shrink::serve::store::now_ms();
+    let run = hprof_shrink_serve::store::now_ms();
     for i in 0..100u32 {
         let md5 = format!("{run:016x}{i:016x}");
         let sdk = [("sdkVersion".to_string(), "25".to_string())];
@@ -1374,10 +3222,12 @@ async fn bench_groups_page_with_10000_packages() {
 
 /// Where the time of groups made from scratch goes, each phase timed apart (median of
 /// 20 in a row): reading the rows, grouping, the menus, the queue, the page, the JSON.
-async fn phases(store: &hprof_shrink::serve::store::Store) {
-    use hprof_shrink::serve::groups::{leak_groups, Fold};
-    use hprof_shrink::serve::pages::{self, Menus};
-    use hprof_shrink::serve::store::{Column, Filter};
+async fn phases(store: &hprof_shrink_serve::store::Store) {
+    use hprof_shrink_serve::cache::Shown;
+    use hprof_shrink_serve::groups::{leak_groups, Fold};
+    use hprof_shrink_serve::limits;
+    use hprof_shrink_serve::pages;
+    use hprof_shrink_serve::store::{Column, Filter, Menu, Menus};
     async fn median<T, F: std::future::Future<Output = T>>(
         what: &str,
         mut run: impl FnMut() -> F,
@@ -1410,33 +3260,46 @@ async fn phases(store: &hprof_shrink::serve::store::Store) {
         },
     )
     .await;
-    let (app, lib): (Vec<_>, Vec<_>) = median("the groups made from the fold", || async {
-        fold.clone().groups()
+    let top = median("the groups made from the fold", || async {
+        fold.clone().top()
     })
-    .await
-    .into_iter()
-    .partition(|g| g.library_leak.is_none());
+    .await;
     assert_eq!(
         serde_json::to_value(leak_groups(&rows)).unwrap(),
         serde_json::to_value(fold.groups()).unwrap()
     );
-    let menus = median("the menus (3 DISTINCT)", || async {
+    let menu = |c| async move {
+        let (values, seen) = store.menu(c, limits::MENU as i64).await.unwrap();
+        Menu {
+            left_out: seen - values.len() as u64,
+            values,
+        }
+    };
+    let menus = median("the menus (3 GROUP BY)", || async {
         Menus {
-            sdk: store.distinct(Column::Sdk).await.unwrap(),
-            manufacturer: store.distinct(Column::Manufacturer).await.unwrap(),
-            app_version: store.distinct(Column::AppVersion).await.unwrap(),
+            sdk: menu(Column::Sdk).await,
+            manufacturer: menu(Column::Manufacturer).await,
+            app_version: menu(Column::AppVersion).await,
         }
     })
     .await;
     let jobs = median("the job counts", || store.job_counts())
         .await
         .unwrap();
-    let html = median("the page", || async {
-        pages::leak_groups(&app, &lib, &f, &menus, &jobs)
-    })
-    .await;
+    let groups = Shown {
+        app: top.app,
+        app_left_out: top.app_left_out,
+        library: top.library,
+        library_left_out: top.library_left_out,
+        menus: Arc::new(menus),
+        jobs,
+    };
+    let html = median("the page", || async { pages::leak_groups(&groups, &f) }).await;
     let json = median("the JSON", || async {
-        serde_json::to_string(&serde_json::json!({ "appLeaks": app, "libraryLeaks": lib })).unwrap()
+        serde_json::to_string(
+            &serde_json::json!({ "appLeaks": groups.app, "libraryLeaks": groups.library }),
+        )
+        .unwrap()
     })
     .await;
     println!(

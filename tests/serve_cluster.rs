@@ -20,7 +20,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use hprof_shrink::serve::store::Store;
+use hprof_shrink_serve::store::Store;
 use reqwest::{multipart, Client};
 use serde_json::Value;
 use support::moto::{python, Moto, BUCKET};
@@ -718,6 +718,18 @@ async fn on_postgres_only_the_current_lease_holder_records_a_job() {
     other.close().await;
 }
 
+/// Retries with a backoff and requeued failures, on PostgreSQL (its migration of
+/// `not_before` included): see `retries_wait_out_their_backoff`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_postgres_a_retried_job_waits_out_its_backoff_and_a_failed_one_is_requeued() {
+    let Some((_pg, store, other)) = two_pools().await else {
+        return;
+    };
+    serve_common::retries_wait_out_their_backoff(&store, &other).await;
+    store.close().await;
+    other.close().await;
+}
+
 /// The groups kept up to date change by change equal a fold from scratch, the changes
 /// made by another process (another pool) and, at the end, by both at once: see
 /// `incremental_groups_equal_a_fold_from_scratch`. On PostgreSQL serial ids may commit out
@@ -819,7 +831,7 @@ fn bad_urls_and_unreachable_services_are_one_line_errors() {
 /// line with the status and the Code of its error body.
 #[tokio::test]
 async fn the_s3_store_round_trips_and_names_what_s3_refuses() {
-    use hprof_shrink::serve::s3::Bucket;
+    use hprof_shrink_serve::s3::Bucket;
     let Some(py) = python() else { return };
     let moto = tokio::task::spawn_blocking(move || Moto::start(py))
         .await

@@ -8,7 +8,7 @@ use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
-use hprof_shrink::upload::{self, AfterUpload, Outbox, UploadConfig, Uploader};
+use hprof_shrink_upload::{self as upload, AfterUpload, Outbox, UploadConfig, Uploader};
 use support::*;
 
 /// `upload` arguments with a short backoff, so retries do not make the suite slow.

@@ -66,6 +66,7 @@ mod error;
 mod options;
 mod pipeline;
 mod report;
+mod threads;
 
 pub use control::{Control, Progress, Stage};
 pub use error::{Error, Result};

@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use crate::control::{Control, Stage};
 use crate::error::{Error, Result};
+use crate::hprof::javastring;
 use crate::hprof::{BasicType, Hprof, HprofWriter, MappedFile, Salvage};
 use crate::options::{DroppedMode, StripMode};
 use crate::output::{
@@ -17,7 +18,6 @@ use crate::package::manifest::{self, Manifest, ManifestValues};
 use crate::package::{comment, PackageWriter};
 use crate::passes::collect::{collect, collect_with_info};
 use crate::passes::dedup::{self, Candidate, Groups};
-use crate::passes::javastring;
 use crate::passes::parallel::{self, Order};
 use crate::passes::{
     write_shrunk_parallel, Collected, DumpInfo, EarlyInfo, InfoCollector, Plan, ShrinkFilter,

@@ -23,6 +23,7 @@ use crate::passes::dedup::md5;
 use crate::passes::plan::{Buffers, Policy};
 use crate::passes::{Location, Target};
 use crate::pipeline::{analyze, AnalyzeOptions};
+use crate::space::Unpack;
 
 #[derive(Debug, Clone, Default, Serialize)]
 /// What a verified hprof holds, counted as it was walked.
@@ -152,11 +153,26 @@ pub fn verify_path(
     strip: Option<StripMode>,
     control: &Control,
 ) -> Result<Verified> {
+    verify_path_within(path, against, strip, &Unpack::default(), control)
+}
+
+/// [`verify_path`], inflating a deflated hprof entry within `unpack`'s bounds (a server's:
+/// the most it may inflate to, the free space to keep, where): a zip that declares more is
+/// refused before a byte is written, one whose stream holds more than it declares is cut
+/// at what it declares. An error past a bound is an [`Error::Io`] of kind
+/// [`std::io::ErrorKind::FileTooLarge`] or [`std::io::ErrorKind::StorageFull`].
+pub fn verify_path_within(
+    path: &Path,
+    against: Option<&Path>,
+    strip: Option<StripMode>,
+    unpack: &Unpack,
+    control: &Control,
+) -> Result<Verified> {
     let mut magic = [0u8; 4];
     let mut f = crate::hprof::open_regular(path).map_err(|e| Error::io(path, e))?;
     let n = f.read(&mut magic).map_err(|e| Error::io(path, e))?;
     if n == 4 && &magic == b"PK\x03\x04" {
-        return verify_package(path, against, strip, control);
+        return verify_package_within(path, against, strip, unpack, control);
     }
     let map = MappedFile::open(path)?;
     let out = map.hprof()?;
@@ -226,6 +242,16 @@ pub fn verify_package(
     strip: Option<StripMode>,
     control: &Control,
 ) -> Result<Verified> {
+    verify_package_within(zip_path, against, strip, &Unpack::default(), control)
+}
+
+fn verify_package_within(
+    zip_path: &Path,
+    against: Option<&Path>,
+    strip: Option<StripMode>,
+    unpack: &Unpack,
+    control: &Control,
+) -> Result<Verified> {
     let zip = PackageReader::open(zip_path)
         .map_err(|e| violation(format!("{}: {e}", zip_path.display())))?;
     let entries: Vec<String> = zip.names().map(str::to_string).collect();
@@ -286,7 +312,7 @@ pub fn verify_package(
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let tmp = unpack(&zip, &contents.hprof_entry, dir)?;
+    let tmp = unpack_entry(&zip, &contents.hprof_entry, dir, unpack)?;
     let map = MappedFile::from_file(&tmp, zip_path.join(&contents.hprof_entry))?;
     let out = Hprof::new(map.bytes())?;
     verify_hprof(&out, against, strip, control, contents)
@@ -294,10 +320,12 @@ pub fn verify_package(
 
 /// Decompresses the deflated entry `name` (its size and CRC-32 checked) into an anonymous
 /// file to map: the parser wants the dump as one slice, and a dump need not fit in memory.
-/// The first bytes must be an HPROF header and the declared size must fit on the disk
-/// before anything is written, so a bomb of zeros costs nothing; a local write failure
-/// (a full disk) is said as such, not as a damaged package.
-fn unpack(zip: &PackageReader, name: &str, dir: &Path) -> Result<File> {
+/// The first bytes must be an HPROF header, and the declared size must be within
+/// `unpack`'s limit and fit on the disk before anything is written, so a bomb of zeros
+/// costs nothing; no more than the declared size is ever written (a stream that holds more
+/// is damaged: sizes in a zip can lie). A local write failure (a full disk) is said as
+/// such, not as a damaged package.
+fn unpack_entry(zip: &PackageReader, name: &str, dir: &Path, unpack: &Unpack) -> Result<File> {
     let mut entry = zip.stream(name).map_err(package_violation)?;
     let damaged = |e: std::io::Error| violation(format!("{name} does not decompress: {e}"));
     let mut head = Vec::with_capacity(64);
@@ -307,36 +335,35 @@ fn unpack(zip: &PackageReader, name: &str, dir: &Path) -> Result<File> {
         .map_err(damaged)?;
     crate::hprof::Header::parse(&head).map_err(|e| violation(format!("{name}: {e}")))?;
 
-    let (mut tmp, dir) = match tempfile::tempfile_in(dir) {
-        Ok(f) => (f, dir.to_path_buf()),
-        Err(_) => (
-            tempfile::tempfile().map_err(|e| Error::io(dir, e))?,
-            std::env::temp_dir(),
+    // Where the caller says, else beside the package, else the system's temporary
+    // directory.
+    let (tmp, dir) = match &unpack.dir {
+        Some(d) => (
+            tempfile::tempfile_in(d).map_err(|e| Error::io(d, e))?,
+            d.clone(),
         ),
+        None => match tempfile::tempfile_in(dir) {
+            Ok(f) => (f, dir.to_path_buf()),
+            Err(_) => (
+                tempfile::tempfile().map_err(|e| Error::io(dir, e))?,
+                std::env::temp_dir(),
+            ),
+        },
     };
     let declared = zip.declared_size(name).unwrap_or(0);
-    if let Some(free) = crate::space::available(&tmp) {
-        if declared > free {
-            return Err(Error::io(
-                &dir,
-                std::io::Error::new(
-                    std::io::ErrorKind::StorageFull,
-                    format!(
-                        "no room to unpack {name} for checking: it is {declared} bytes, {free} are free"
-                    ),
-                ),
-            ));
-        }
-    }
+    let what = format!("the hprof entry {name}");
+    unpack
+        .admit(&what, declared, &tmp)
+        .map_err(|e| Error::io(&dir, e))?;
     let written = |e: std::io::Error| {
         Error::io(
             &dir,
             std::io::Error::new(e.kind(), format!("unpacking {name} to check it: {e}")),
         )
     };
-    // hprof-shrink's own packages inflate on all cores, block by block; anything else (or
-    // a block that does not inflate as it should) as one stream, whose reader names the
-    // fault.
+    // hprof-shrink's own packages inflate on all cores, block by block (exactly the
+    // declared size); anything else (or a block that does not inflate as it should) as
+    // one stream, whose reader names the fault.
     #[cfg(unix)]
     if let Some(d) = zip.map_deflated(name).map_err(package_violation)? {
         let threads = crate::pipeline::ShrinkOptions::default().threads();
@@ -345,7 +372,16 @@ fn unpack(zip: &PackageReader, name: &str, dir: &Path) -> Result<File> {
         }
         tmp.set_len(0).map_err(written)?;
     }
-    tmp.write_all(&head).map_err(written)?;
+    let too_long = || {
+        violation(format!(
+            "{name} inflates to more than the {declared} bytes the zip declares"
+        ))
+    };
+    if head.len() as u64 > declared {
+        return Err(too_long());
+    }
+    let mut out = unpack.bounded(&what, &tmp, Some(declared));
+    out.write_all(&head).map_err(written)?;
     let mut buf = vec![0u8; 1 << 16];
     loop {
         let n = match entry.read(&mut buf) {
@@ -354,7 +390,10 @@ fn unpack(zip: &PackageReader, name: &str, dir: &Path) -> Result<File> {
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(damaged(e)),
         };
-        tmp.write_all(&buf[..n]).map_err(written)?;
+        if out.written() + n as u64 > declared {
+            return Err(too_long());
+        }
+        out.write_all(&buf[..n]).map_err(written)?;
     }
     Ok(tmp)
 }
@@ -534,7 +573,7 @@ pub fn compare(
                         {
                             return Err(differs());
                         }
-                        let new = crate::hprof::cursor::read_id(&o.raw[at..], id_size);
+                        let new = crate::hprof::id_at(o.raw, at, id_size).unwrap_or(0);
                         bitmap_points_to.insert(i.id, new);
                         cmp.repointed_bitmaps += 1;
                     }

@@ -89,8 +89,10 @@ fn the_format_layer_imports_nothing_from_the_rest_of_the_core() {
 /// The modules of the layer, bottom first: each may use only modules of a lower rank.
 const RANKS: &[(&str, u8)] = &[
     ("tags", 0),
+    ("bytes", 0),
     ("mapguard", 0),
     ("error", 1),
+    ("javastring", 1),
     ("cursor", 2),
     ("tick", 2),
     ("heap", 3),

@@ -246,10 +246,7 @@ pub fn resolve_collisions(inputs: &mut [Input], owner: impl Fn(&Path) -> Option<
                 .unwrap_or_default()
                 .to_string_lossy()
                 .into_owned();
-            inputs[i].out_rel = rel.with_file_name(format!(
-                "{stem}-{:02x}{:02x}{:02x}{:02x}.zip",
-                d[0], d[1], d[2], d[3]
-            ));
+            inputs[i].out_rel = rel.with_file_name(format!("{stem}-{}.zip", hex::encode(&d[..4])));
         }
     }
 }

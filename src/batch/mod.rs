@@ -20,14 +20,14 @@ use indicatif::{HumanBytes, ProgressBar};
 use serde::Serialize;
 
 use crate::cli::BatchArgs;
-use crate::commands::upload::{drain, uploaded, uploader};
 use crate::error::{salvage_hint, HostError};
 use crate::json;
+use crate::progress::{self, Label};
 use crate::say::{say, say_raw};
 use crate::summary::n;
+use crate::uploads::{drain, recover, uploaded, uploader};
 use discover::{discover, shard_of, Input};
-use hprof_shrink::progress::{self, Label};
-use hprof_shrink::upload::{AfterUpload, Outbox, Uploader};
+use hprof_shrink_upload::{AfterUpload, Outbox, Uploader};
 use state::{InputId, PackageId, State};
 
 /// Exit codes, documented in `--help` and the README.
@@ -127,21 +127,28 @@ pub struct BatchReport {
     pub entries: Vec<Entry>,
 }
 
+/// Why a `--shard` is not `K/N`; each names what was given.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ShardError {
+    #[error("{0:?} is not K/N")]
+    NotKN(String),
+    #[error("{0:?}: K is not a number")]
+    K(String),
+    #[error("{0:?}: N is not a number")]
+    N(String),
+    #[error("{0:?}: needs 0 <= K < N")]
+    Range(String),
+}
+
 /// Parses `K/N` (0 ≤ K < N).
-pub fn parse_shard(s: &str) -> Result<(u32, u32), String> {
+pub fn parse_shard(s: &str) -> Result<(u32, u32), ShardError> {
     let (k, n) = s
         .split_once('/')
-        .ok_or_else(|| format!("{s:?} is not K/N"))?;
-    let k: u32 = k
-        .trim()
-        .parse()
-        .map_err(|_| format!("{s:?}: K is not a number"))?;
-    let n: u32 = n
-        .trim()
-        .parse()
-        .map_err(|_| format!("{s:?}: N is not a number"))?;
+        .ok_or_else(|| ShardError::NotKN(s.into()))?;
+    let k: u32 = k.trim().parse().map_err(|_| ShardError::K(s.into()))?;
+    let n: u32 = n.trim().parse().map_err(|_| ShardError::N(s.into()))?;
     if n == 0 || k >= n {
-        return Err(format!("{s:?}: needs 0 <= K < N"));
+        return Err(ShardError::Range(s.into()));
     }
     Ok((k, n))
 }
@@ -551,11 +558,11 @@ fn analyze_beside(out: &Path, made_now: bool, entry: &mut Entry) {
         entry.analysis = Some(target.display().to_string());
         return;
     }
-    let options = hprof_shrink::analyze::Options {
+    let options = hprof_shrink_analyze::Options {
         pictures: false,
         ..Default::default()
     };
-    match hprof_shrink::analyze::analyze_path(out, &options, &Control::default()) {
+    match hprof_shrink_analyze::analyze_path(out, &options, &Control::default()) {
         Ok(outcome) => match crate::json::write(&target, &outcome.analysis) {
             Ok(()) => {
                 entry.analysis = Some(target.display().to_string());
@@ -594,13 +601,14 @@ pub fn run(args: &BatchArgs) -> Result<u8, HostError> {
     let own_dirs: Vec<PathBuf> = std::iter::once(args.out_dir.clone())
         .chain(args.outbox.iter().cloned())
         .collect();
-    let mut found = discover(&args.inputs, &own_dirs).map_err(HostError::Inputs)?;
+    // A bad K/N is bad usage, said before anything about the inputs.
     let shard = args
         .shard
         .as_deref()
         .map(parse_shard)
         .transpose()
-        .map_err(HostError::Inputs)?;
+        .map_err(|e| HostError::Usage(format!("--shard {e}")))?;
+    let mut found = discover(&args.inputs, &own_dirs).map_err(HostError::Inputs)?;
     // The report must not replace an input (nor, below, a package).
     if let Some(report) = &args.report {
         let clash = found
@@ -681,7 +689,7 @@ pub fn run(args: &BatchArgs) -> Result<u8, HostError> {
     if let Some(ob) = &outbox {
         std::fs::create_dir_all(ob.dir()).map_err(|e| HostError::io(ob.dir(), e))?;
         // What a killed run left there is taken up before anything new goes in.
-        crate::commands::upload::recover(ob, args.quiet)?;
+        recover(ob, args.quiet)?;
     }
     let handoff = Handoff {
         outbox: outbox.as_ref(),

@@ -72,7 +72,7 @@ impl InputId {
             path: canonical(path).display().to_string(),
             bytes,
             mtime_ns,
-            sample_md5: md5.finalize().iter().map(|b| format!("{b:02x}")).collect(),
+            sample_md5: hex::encode(md5.finalize()),
         })
     }
 }

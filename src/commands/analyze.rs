@@ -3,8 +3,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use hprof_shrink::analyze::{self, render, Mapping, Options};
-use hprof_shrink::progress::Bar;
+use crate::progress::Bar;
+use hprof_shrink_analyze::{self as analyze, render, Mapping, Options};
 use hprof_shrink_core::Control;
 
 use crate::cli::{AnalyzeArgs, AnalyzeFormat};

@@ -2,10 +2,10 @@
 
 use std::path::{Path, PathBuf};
 
-use hprof_shrink::analyze::diff::{self, DiffOptions, Side};
-use hprof_shrink::analyze::growth::{self, GrowthOptions};
-use hprof_shrink::analyze::{render, Mapping};
-use hprof_shrink::progress::Bar;
+use crate::progress::Bar;
+use hprof_shrink_analyze::diff::{self, DiffOptions, Side};
+use hprof_shrink_analyze::growth::{self, GrowthOptions};
+use hprof_shrink_analyze::{render, Mapping};
 use hprof_shrink_core::Control;
 
 use crate::cli::{CompareFormat, DiffArgs, GrowthArgs};
@@ -38,7 +38,7 @@ pub fn diff(a: DiffArgs) -> Result<(), HostError> {
         progress: Some(&progress),
     };
     let verbose = a.verbose;
-    let mut on_side = |side: Side, d: &diff::DumpSide, t: &hprof_shrink::analyze::Timings| {
+    let mut on_side = |side: Side, d: &diff::DumpSide, t: &hprof_shrink_analyze::Timings| {
         if verbose {
             let steps: Vec<String> = t
                 .steps

@@ -1,19 +1,80 @@
 //! `hprof-shrink completions SHELL` and the hidden `hprof-shrink manpages DIR`: shell
-//! completion scripts and man pages, both generated from the clap definitions, so they
-//! never drift from `--help`.
+//! completion and man pages, both from the clap definitions, so they never drift from
+//! `--help`.
+//!
+//! Completion is clap_complete's engine: the script `completions` prints only registers a
+//! function that calls this binary back with [`COMPLETE_VAR`] set, and `main` answers that
+//! call (with [`complete_if_asked`]) from the same definitions that parse the command line.
+//! The engine completes each subcommand's options and the values of each option, and lists
+//! no hidden command or option (it completes one only when what was typed matches nothing
+//! else, e.g. `--backoff`). clap_complete's static scripts list hidden ones, and its bash
+//! script completes no subcommand's options for a binary whose name has a hyphen.
 
 use clap::CommandFactory;
 
 use crate::cli::{Cli, CompletionsArgs, ManpagesArgs};
 use crate::error::HostError;
 
+/// The variable the completion scripts set when they call the binary back: one of our
+/// own, so that a `COMPLETE` set for another tool never turns a run into a completion.
+pub const COMPLETE_VAR: &str = "HPROF_SHRINK_COMPLETE";
+
+/// What `completions --help` adds: where the script goes.
+pub const COMPLETIONS_AFTER: &str = "\
+The script asks hprof-shrink itself at each Tab, so it completes what this version takes. \
+Load it at each shell start, so that it follows upgrades:
+  ~/.bashrc:                    source <(hprof-shrink completions bash)
+  ~/.zshrc (after compinit):    source <(hprof-shrink completions zsh)
+  ~/.config/fish/config.fish:   hprof-shrink completions fish | source
+
+It calls the binary by the name `completions` was run as: `hprof-shrink` (looked up on the \
+PATH at each Tab), or the path it was run by, made absolute.";
+
+/// Answers a completion script's call (and exits) when [`COMPLETE_VAR`] is set; returns
+/// otherwise. First thing in `main`: nothing may be written to stdout before it.
+pub fn complete_if_asked() {
+    clap_complete::CompleteEnv::with_factory(Cli::command)
+        .var(COMPLETE_VAR)
+        .complete();
+}
+
 pub fn completions(a: CompletionsArgs) -> Result<(), HostError> {
-    let mut cmd = Cli::command();
+    let name = a.shell.to_string();
+    let shells = clap_complete::env::Shells::builtins();
+    let shell = shells
+        .completer(&name)
+        .ok_or_else(|| HostError::Usage(format!("no completion for {name}")))?;
     let mut out = Vec::new();
-    clap_complete::generate(a.shell, &mut cmd, "hprof-shrink", &mut out);
+    shell
+        .write_registration(
+            COMPLETE_VAR,
+            "hprof-shrink",
+            "hprof-shrink",
+            &completer(),
+            &mut out,
+        )
+        .expect("writing to a Vec cannot fail");
     let text = String::from_utf8(out).expect("clap_complete writes UTF-8");
     crate::say::out(&text)?;
     Ok(())
+}
+
+/// The binary the script calls: as clap_complete names it, by the name it was run as
+/// (`hprof-shrink`, found on the PATH at each Tab) or, run by a path, that path made
+/// absolute.
+fn completer() -> String {
+    let argv0 = std::env::args_os()
+        .next()
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| "hprof-shrink".into());
+    let path = if argv0.components().count() > 1 {
+        std::env::current_dir()
+            .map(|d| d.join(&argv0))
+            .unwrap_or(argv0)
+    } else {
+        argv0
+    };
+    path.to_string_lossy().into_owned()
 }
 
 /// Writes `hprof-shrink.1` and `hprof-shrink-SUB.1` for every visible subcommand.

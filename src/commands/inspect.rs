@@ -1,6 +1,6 @@
 //! `hprof-shrink inspect`: what a dump holds.
 
-use hprof_shrink::progress::Bar;
+use crate::progress::Bar;
 use hprof_shrink_core::hprof::MappedFile;
 use hprof_shrink_core::{inspect, Control};
 

@@ -1,111 +1,70 @@
-//! `hprof-shrink serve`: its arguments, where its tokens come from, and the start.
+//! `hprof-shrink serve`: its arguments made into the server's configuration (the limits
+//! checked, the tokens read from their files or the environment), and the start.
 
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use clap::Args;
-use hprof_shrink::serve::{self, Access, Config, Secret};
+use hprof_shrink_serve::{self as serve, Access, Budget, Config, Limits, Secret};
 
+use crate::cli::serve::{
+    AnalyzeJobArgs, LimitArgs, ServeArgs, DATABASE_ENV, READ_TOKEN_ENV, UPLOAD_TOKEN_ENV,
+};
 use crate::error::HostError;
 use crate::say::say;
 
-pub const UPLOAD_TOKEN_ENV: &str = "HPROF_SHRINK_UPLOAD_TOKEN";
-pub const READ_TOKEN_ENV: &str = "HPROF_SHRINK_READ_TOKEN";
-pub const DATABASE_ENV: &str = "HPROF_SHRINK_DATABASE_URL";
+/// A number of seconds a flag gives, within reason.
+fn seconds(flag: &str, v: f64) -> Result<Duration, HostError> {
+    if v.is_finite() && (0.05..=86_400.0).contains(&v) {
+        Ok(Duration::from_secs_f64(v))
+    } else {
+        Err(HostError::Usage(format!(
+            "--{flag} must be between 0.05 and 86400 seconds"
+        )))
+    }
+}
 
-pub const ABOUT: &str = "\
-Receives packages as `hprof-shrink upload` sends them (POST /api/packages, multipart; PUT \
-/api/packages/NAME.zip with Content-MD5), checks each body's MD5 and verifies the package \
-before answering 2xx, stores it under DIR and records it in DIR/meta.sqlite. The same \
-package sent twice is one record. Packages are analyzed in the background; leaks are \
-grouped by signature across packages, with the SDK versions, manufacturers and app versions \
-(extra.info appVersion) they were seen on. Pages under /, JSON under /api/.
+impl LimitArgs {
+    fn limits(&self) -> Result<Limits, HostError> {
+        for (flag, n) in [
+            ("max-connections", self.max_connections),
+            (
+                "max-unauthenticated-connections",
+                self.max_unauthenticated_connections,
+            ),
+            ("max-uploads", self.max_uploads),
+        ] {
+            if n == 0 {
+                return Err(HostError::Usage(format!("--{flag} must be at least 1")));
+            }
+        }
+        Ok(Limits {
+            max_connections: self.max_connections,
+            max_unauthenticated: self.max_unauthenticated_connections,
+            max_uploads: self.max_uploads,
+            header_timeout: seconds("header-timeout", self.header_timeout)?,
+            idle_timeout: seconds("idle-timeout", self.idle_timeout)?,
+            body_timeout: seconds("body-timeout", self.body_timeout)?,
+            body_min_bytes: self.body_min_bytes,
+        })
+    }
 
-Tokens are never given on the command line: the upload token comes from \
-HPROF_SHRINK_UPLOAD_TOKEN or --upload-token-file (clients send it as `Authorization: \
-Bearer`, which `upload` does with HPROF_SHRINK_TOKEN), the read token from \
-HPROF_SHRINK_READ_TOKEN or --read-token-file (a browser asks for it as a password).
-
-Beyond one machine: --database postgres://... (or HPROF_SHRINK_DATABASE_URL) for the \
-metadata and --store s3://BUCKET/PREFIX for the packages; then several `serve` processes \
-take uploads and serve pages, and `serve --worker` processes only analyze, each job claimed \
-under a lease (--lease-seconds) that a killed worker lets run out.";
-
-pub const AFTER: &str = "\
-Example:
-  HPROF_SHRINK_UPLOAD_TOKEN=u HPROF_SHRINK_READ_TOKEN=r hprof-shrink serve --data /srv/heaps
-  HPROF_SHRINK_TOKEN=u hprof-shrink upload --outbox queue/ --url http://HOST:8080/api/packages
-
-  HPROF_SHRINK_DATABASE_URL=postgres://heaps@db/heaps AWS_REGION=eu-west-1 \\
-    hprof-shrink serve --data /var/tmp/heaps --store s3://heap-dumps/prod --workers 0
-  HPROF_SHRINK_DATABASE_URL=postgres://heaps@db/heaps hprof-shrink serve --worker \\
-    --data /var/tmp/heaps --store s3://heap-dumps/prod
-
-Runs until SIGINT or SIGTERM (the packages being analyzed are finished first; a kill leaves
-them to be analyzed again: at the next start with the embedded database, by any worker once
-the lease runs out with PostgreSQL).";
-
-#[derive(Debug, Args)]
-pub struct ServeArgs {
-    /// The data directory: meta.sqlite, packages/, analyses/, pictures/ (made if missing);
-    /// with --database and --store only tmp/ (give each process its own).
-    #[arg(long, value_name = "DIR")]
-    pub data: PathBuf,
-
-    /// PostgreSQL for the metadata, shared by several processes
-    /// (postgres://USER@HOST[:PORT]/DB; the password from PGPASSWORD or ~/.pgpass, not the
-    /// command line) [default: HPROF_SHRINK_DATABASE_URL, else SQLite in --data].
-    #[arg(long, value_name = "URL")]
-    pub database: Option<String>,
-
-    /// An S3 bucket for packages, analyses and pictures (s3://BUCKET[/PREFIX]; endpoint,
-    /// region and credentials from the AWS_* environment variables) [default: --data].
-    #[arg(long, value_name = "URL")]
-    pub store: Option<String>,
-
-    /// Analyze only: no listener, just --workers claiming jobs from --database.
-    #[arg(long, conflicts_with = "listen")]
-    pub worker: bool,
-
-    /// How long a claimed job stays its worker's without a renewal (renewed every third of
-    /// it): a killed worker's job is taken up by another this long after.
-    #[arg(long, value_name = "SECONDS", default_value_t = serve::DEFAULT_LEASE.as_secs_f64())]
-    pub lease_seconds: f64,
-
-    /// The address to listen on (port 0: any free port, printed at start).
-    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
-    pub listen: SocketAddr,
-
-    /// The upload token, read from this file (instead of HPROF_SHRINK_UPLOAD_TOKEN).
-    #[arg(long, value_name = "FILE")]
-    pub upload_token_file: Option<PathBuf>,
-
-    /// The read token, read from this file (instead of HPROF_SHRINK_READ_TOKEN).
-    #[arg(long, value_name = "FILE")]
-    pub read_token_file: Option<PathBuf>,
-
-    /// Anyone who reaches the server may read the pages and the API (a trusted network).
-    #[arg(long)]
-    pub public_read: bool,
-
-    /// The largest package taken, in bytes; larger ones are refused with 413.
-    #[arg(long, value_name = "BYTES", default_value_t = serve::DEFAULT_MAX_BYTES)]
-    pub max_bytes: u64,
-
-    /// Packages analyzed at once (0: receive only) [default: half the cores, at least 1].
-    #[arg(long, value_name = "N")]
-    pub workers: Option<usize>,
-
-    /// Each analysis waits this long after taking its package; for tests.
-    #[arg(long, hide = true, default_value_t = 0, value_name = "MS")]
-    pub analysis_delay_ms: u64,
-
-    /// Each new package waits this long between being recorded and being answered; for
-    /// tests.
-    #[arg(long, hide = true, default_value_t = 0, value_name = "MS")]
-    pub answer_delay_ms: u64,
+    /// The --public-host names as compared: lowercase, no port or final dot.
+    fn hosts(&self) -> Result<Vec<String>, HostError> {
+        self.public_host
+            .iter()
+            .map(|h| {
+                let name = serve::auth::host_name(h.trim());
+                if name.is_empty() || name.contains(['/', ' ', '@']) {
+                    Err(HostError::Usage(format!(
+                        "--public-host {h:?} is not a host name"
+                    )))
+                } else {
+                    Ok(name)
+                }
+            })
+            .collect()
+    }
 }
 
 /// A token from its file, or else from the environment.
@@ -127,12 +86,21 @@ pub fn run(a: ServeArgs) -> Result<(), HostError> {
         upload: token(a.upload_token_file.as_ref(), UPLOAD_TOKEN_ENV)?,
         read: token(a.read_token_file.as_ref(), READ_TOKEN_ENV)?,
         public_read: a.public_read,
+        public_hosts: a.limits.hosts()?,
     };
+    let limits = a.limits.limits()?;
     if !a.worker && access.upload.is_none() {
         say!(
             "hprof-shrink: warning: no upload token ({UPLOAD_TOKEN_ENV} or --upload-token-file): anyone who reaches {} can upload",
             a.listen
         );
+    }
+    if !a.worker
+        && access.public_read
+        && !a.listen.ip().is_loopback()
+        && access.public_hosts.is_empty()
+    {
+        say!("hprof-shrink: note: --public-read answers requests without a token under an IP address or localhost only; give --public-host NAME for each DNS name readers use");
     }
     if !a.worker && access.read.is_none() && !access.public_read {
         say!("hprof-shrink: warning: no read token ({READ_TOKEN_ENV} or --read-token-file) and no --public-read: nobody can read the pages");
@@ -145,11 +113,45 @@ pub fn run(a: ServeArgs) -> Result<(), HostError> {
             "serve --worker needs a shared database: --database postgres://... or {DATABASE_ENV}"
         )));
     }
+    if a.requeue_failed {
+        let n = serve::requeue_failed(&a.data, database.as_deref())?;
+        say!("hprof-shrink: {n} failed job(s) queued again");
+        return Ok(());
+    }
     if !(a.lease_seconds.is_finite() && (0.3..=86_400.0).contains(&a.lease_seconds)) {
         return Err(HostError::Usage(
             "--lease-seconds must be between 0.3 and 86400".into(),
         ));
     }
+    for (flag, v) in [
+        ("--analysis-seconds", a.analysis_seconds),
+        ("--retry-seconds", a.retry_seconds),
+    ] {
+        if !(v.is_finite() && (0.001..=86_400.0).contains(&v)) {
+            return Err(HostError::Usage(format!(
+                "{flag} must be between 0.001 and 86400"
+            )));
+        }
+    }
+    if a.max_inflated_ratio == 0 {
+        return Err(HostError::Usage(
+            "--max-inflated-ratio must be at least 1".into(),
+        ));
+    }
+    // The analyses run in this very program, as `__analyze-job`.
+    let analyzer = std::env::current_exe().map_err(|e| {
+        HostError::Usage(format!(
+            "cannot tell where this program is, to run analyses: {e}"
+        ))
+    })?;
+    let budget = Budget {
+        analysis_memory: a.analysis_memory,
+        analysis_time: Duration::from_secs_f64(a.analysis_seconds),
+        inflated_ratio: a.max_inflated_ratio,
+        keep_free: a.keep_free,
+        backoff: Duration::from_secs_f64(a.retry_seconds),
+        ..Budget::new(analyzer)
+    };
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let config = Config {
         data: a.data,
@@ -162,8 +164,14 @@ pub fn run(a: ServeArgs) -> Result<(), HostError> {
         workers: a.workers.unwrap_or((cores / 2).max(1)),
         analysis_delay: Duration::from_millis(a.analysis_delay_ms),
         answer_delay: Duration::from_millis(a.answer_delay_ms),
+        budget,
         log: Arc::new(|m: &str| say!("hprof-shrink: {m}")),
+        limits,
     };
     serve::run(config)?;
     Ok(())
+}
+
+pub fn analyze_job(a: AnalyzeJobArgs) -> std::process::ExitCode {
+    std::process::ExitCode::from(serve::background::run_job(&a.dir))
 }

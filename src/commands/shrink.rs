@@ -1,19 +1,19 @@
 //! `hprof-shrink IN.hprof OUT.zip`: shrink one dump into a package (or an outbox, or a bare
 //! hprof), then optionally delete the input and upload the package.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use hprof_shrink::progress::Bar;
-use hprof_shrink::upload::Outbox;
+use crate::progress::Bar;
 use hprof_shrink_core::output::{check_destination, same_file, PendingFile};
 use hprof_shrink_core::verify::verify_path;
 use hprof_shrink_core::{Control, ManifestValues, Outputs, ShrinkOptions};
+use hprof_shrink_upload::{AfterUpload, Outbox};
 
-use super::upload::{after_upload, drain, uploaded, uploader};
 use crate::cli::ShrinkArgs;
 use crate::error::HostError;
 use crate::say::{say, say_raw};
-use crate::{json, summary};
+use crate::uploads::{drain, recover, uploaded, uploader};
+use crate::{json, sniff, summary};
 
 pub fn run(a: ShrinkArgs) -> Result<(), HostError> {
     let input = a.input.expect("clap requires the input");
@@ -52,14 +52,7 @@ pub fn run(a: ShrinkArgs) -> Result<(), HostError> {
     if let Some(report) = &a.report {
         check_report_path(report, &input, named)?;
     }
-    if !a.force {
-        // As gzip and zstd do: an existing output is replaced only when asked to.
-        for path in [named.zip, named.hprof].into_iter().flatten() {
-            if std::fs::symlink_metadata(path).is_ok() {
-                return Err(HostError::Exists(path.to_path_buf()));
-            }
-        }
-    }
+    check_existing(&input, named, a.force)?;
     // Made before the work, so that a report that cannot be written fails before the
     // outputs appear, not after.
     let report_file = match &a.report {
@@ -81,7 +74,7 @@ pub fn run(a: ShrinkArgs) -> Result<(), HostError> {
     let incoming = match &outbox {
         Some(ob) => {
             std::fs::create_dir_all(ob.dir()).map_err(outbox_err(ob))?;
-            crate::commands::upload::recover(ob, a.quiet)?;
+            recover(ob, a.quiet)?;
             Some(ob.incoming(&input).map_err(outbox_err(ob))?)
         }
         None => None,
@@ -162,7 +155,12 @@ pub fn run(a: ShrinkArgs) -> Result<(), HostError> {
     }
     let Some(up) = up else { return Ok(()) };
     match (&outbox, zip) {
-        (Some(ob), _) => drain(ob, &up, after_upload(a.delete_after_upload), a.quiet),
+        (Some(ob), _) => drain(
+            ob,
+            &up,
+            AfterUpload::from_delete(a.delete_after_upload),
+            a.quiet,
+        ),
         (None, Some(zip)) => {
             let o = up.upload(&zip).map_err(|source| HostError::UploadKept {
                 zip: zip.clone(),
@@ -172,6 +170,34 @@ pub fn run(a: ShrinkArgs) -> Result<(), HostError> {
             Ok(())
         }
         (None, None) => unreachable!("checked above: --upload needs a zip"),
+    }
+}
+
+/// An existing output is replaced only when asked to, as gzip and zstd do, and a heap dump
+/// is never put at risk by a hint: a heap dump where the package goes is refused even with
+/// `--force` (with a zip as the input, the arguments were swapped: `hprof-shrink out.zip
+/// leak.hprof`); a heap dump at `--hprof-out` is replaced only with `--force`, and the
+/// error without it does not suggest the flag.
+fn check_existing(input: &Path, named: Outputs<'_>, force: bool) -> Result<(), HostError> {
+    if let Some(zip) = named.zip.filter(|z| sniff::is_heap_dump(z)) {
+        if sniff::is_zip(input) {
+            return Err(HostError::Swapped {
+                input: input.to_path_buf(),
+                output: zip.to_path_buf(),
+            });
+        }
+        return Err(HostError::HeapDumpInTheWay(zip.to_path_buf()));
+    }
+    if force {
+        return Ok(());
+    }
+    if let Some(zip) = named.zip.filter(|z| std::fs::symlink_metadata(z).is_ok()) {
+        return Err(HostError::Exists(zip.to_path_buf()));
+    }
+    match named.hprof {
+        Some(h) if sniff::is_heap_dump(h) => Err(HostError::ExistsHeapDump(h.to_path_buf())),
+        Some(h) if std::fs::symlink_metadata(h).is_ok() => Err(HostError::Exists(h.to_path_buf())),
+        _ => Ok(()),
     }
 }
 

@@ -1,17 +1,13 @@
-//! `hprof-shrink upload`, and the upload steps the shrink and the batch share: setting up
-//! the uploader from the options, reporting a zip sent, draining an outbox.
+//! `hprof-shrink upload`: the zips named, or an outbox drained.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use hprof_shrink::upload::{
-    AfterUpload, Drained, Outbox, Recovered, UploadError, UploadOutcome, Uploader, SENT_DIR,
-};
-use reqwest::Url;
+use hprof_shrink_upload::{AfterUpload, Outbox};
 
-use crate::cli::{self, UploadArgs, UploadOpts};
+use crate::cli::UploadArgs;
 use crate::error::HostError;
 use crate::say::say;
-use crate::summary;
+use crate::uploads::{drain, uploaded, uploader};
 
 pub fn run(a: UploadArgs) -> Result<(), HostError> {
     let up = uploader(a.url, &a.opts, a.quiet)?;
@@ -19,7 +15,7 @@ pub fn run(a: UploadArgs) -> Result<(), HostError> {
         return drain(
             &Outbox::new(dir),
             &up,
-            after_upload(a.delete_after_upload),
+            AfterUpload::from_delete(a.delete_after_upload),
             a.quiet,
         );
     }
@@ -44,144 +40,4 @@ pub fn run(a: UploadArgs) -> Result<(), HostError> {
         failed,
         total: a.zips.len(),
     })
-}
-
-/// What becomes of a zip the server took from an outbox.
-pub fn after_upload(delete: bool) -> AfterUpload {
-    if delete {
-        AfterUpload::Delete
-    } else {
-        AfterUpload::MoveToSent
-    }
-}
-
-/// The uploader for `url`; a bad option is a usage error (exit 2).
-pub fn uploader(url: Url, opts: &UploadOpts, quiet: bool) -> Result<Uploader, HostError> {
-    let cfg = opts.config(url, quiet).map_err(HostError::Usage)?;
-    if cfg.insecure {
-        say!("hprof-shrink: {}", cli::INSECURE_WARNING);
-    }
-    match Uploader::new(cfg) {
-        Ok(up) => Ok(up),
-        Err(UploadError::Config(msg)) => Err(HostError::Usage(msg)),
-        Err(e) => Err(e.into()),
-    }
-}
-
-/// Says that a zip went (unless `quiet`), and where it was moved.
-pub fn uploaded(o: &UploadOutcome, moved_to: Option<&Path>, quiet: bool) {
-    if quiet {
-        return;
-    }
-    let attempts = match o.attempts {
-        1 => String::new(),
-        n => format!(" after {n} attempts"),
-    };
-    let moved = moved_to.map_or(String::new(), |p| format!("; moved to {}", p.display()));
-    say!(
-        "hprof-shrink: uploaded {} ({} bytes, md5 {}) to {}: {}{attempts} in {:.1} s{moved}",
-        o.path.display(),
-        summary::n(o.bytes),
-        o.md5,
-        o.url,
-        o.status,
-        o.elapsed.as_secs_f64()
-    );
-}
-
-/// Takes up what killed runs left in the outbox (see [`Outbox::recover`]), saying what.
-pub fn recover(outbox: &Outbox, quiet: bool) -> Result<(), HostError> {
-    let recovered = outbox.recover().map_err(|source| HostError::Outbox {
-        dir: outbox.dir().to_path_buf(),
-        source,
-    })?;
-    for r in recovered {
-        match r {
-            Recovered::Adopted(p) => say!(
-                "hprof-shrink: outbox: a complete zip a killed run had not admitted is now {}",
-                p.display()
-            ),
-            Recovered::Removed(p) if !quiet => say!(
-                "hprof-shrink: outbox: removed an unfinished file a killed run left: {}",
-                p.display()
-            ),
-            Recovered::Removed(_) => {}
-        }
-    }
-    Ok(())
-}
-
-/// Uploads everything waiting in `outbox`; fails naming the zips left there.
-pub fn drain(
-    outbox: &Outbox,
-    up: &Uploader,
-    after: AfterUpload,
-    quiet: bool,
-) -> Result<(), HostError> {
-    recover(outbox, quiet)?;
-    let report = outbox
-        .drain_with(up, after, &mut |d| match d {
-            Drained::Sent(s) => uploaded(&s.outcome, s.moved_to.as_deref(), quiet),
-            Drained::Failed(e) => say!("hprof-shrink: error: {e}"),
-            Drained::Busy(p) => say!(
-                "hprof-shrink: {}: being uploaded by another run; skipped",
-                p.display()
-            ),
-        })
-        .map_err(|source| HostError::Outbox {
-            dir: outbox.dir().to_path_buf(),
-            source,
-        })?;
-    if let Some(why) = &report.stopped {
-        say!(
-            "hprof-shrink: outbox {}: stopped: {why}; {} zips left for the next run",
-            outbox.dir().display(),
-            report.untried.len()
-        );
-    }
-    if report.failed.is_empty() && report.untried.is_empty() {
-        if !quiet && report.sent.is_empty() && report.busy.is_empty() {
-            say!(
-                "hprof-shrink: outbox {}: nothing to upload",
-                outbox.dir().display()
-            );
-        }
-        return Ok(());
-    }
-    let failed: Vec<String> = report
-        .failed
-        .iter()
-        .map(|e| match e {
-            UploadError::NotMoved { path, .. } => {
-                format!("{} (uploaded, not moved to {SENT_DIR}/)", path.display())
-            }
-            e => failed_path(e),
-        })
-        .chain(
-            report
-                .untried
-                .iter()
-                .map(|p| format!("{} (not tried)", p.display())),
-        )
-        .collect();
-    Err(HostError::LeftInOutbox {
-        outbox: outbox.dir().to_path_buf(),
-        total: report.failed.len() + report.sent.len() + report.busy.len() + report.untried.len(),
-        failed,
-    })
-}
-
-fn failed_path(e: &UploadError) -> String {
-    use UploadError::*;
-    match e {
-        Io { path, .. }
-        | NotAPackage { path, .. }
-        | Rejected { path, .. }
-        | Exhausted { path, .. }
-        | Deadline { path, .. }
-        | RetryAfterTooLong { path, .. }
-        | NotMoved { path, .. }
-        | Cancelled { path } => path.display().to_string(),
-        Config(_) | Setup(_) => "?".into(),
-    }
 }

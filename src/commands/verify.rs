@@ -1,6 +1,6 @@
 //! `hprof-shrink verify`: checks a package, or compares it with the original dump.
 
-use hprof_shrink::progress::Bar;
+use crate::progress::Bar;
 use hprof_shrink_core::verify::verify_path;
 use hprof_shrink_core::Control;
 

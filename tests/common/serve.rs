@@ -6,29 +6,52 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
-use hprof_shrink::serve::cache::Cache;
-use hprof_shrink::serve::groups::{leak_groups, LeakGroup};
-use hprof_shrink::serve::store::{Filter, NewPackage, Store};
+use hprof_shrink_serve::cache::Cache;
+use hprof_shrink_serve::groups::{bitmap_groups, leak_groups, LeakGroup};
+use hprof_shrink_serve::store::{Filter, NewPackage, Store};
 
 /// `base` with an `extra.info` of its own: the same entries raw-copied, so a distinct
 /// package (MD5) for the price of a copy.
 pub fn variant(base: &[u8], extra: &str) -> Vec<u8> {
+    variant_with(base, None, extra)
+}
+
+/// The same, with a `result.info` of its own too when given (it stays the first entry).
+pub fn variant_with(base: &[u8], result_info: Option<&str>, extra: &str) -> Vec<u8> {
     let mut archive = zip::ZipArchive::new(std::io::Cursor::new(base)).unwrap();
     let comment = archive.comment().to_vec();
     let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let opts = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated);
+    if let Some(info) = result_info {
+        w.start_file("result.info", opts).unwrap();
+        w.write_all(info.as_bytes()).unwrap();
+    }
     for e in 0..archive.len() {
         let f = archive.by_index_raw(e).unwrap();
-        if f.name().unwrap() == "extra.info" {
+        let name = f.name().unwrap();
+        if name == "extra.info" || (result_info.is_some() && name == "result.info") {
             continue;
         }
         w.raw_copy_file(f).unwrap();
     }
-    let opts = zip::write::SimpleFileOptions::default()
-        .compression_method(zip::CompressionMethod::Deflated);
     w.start_file("extra.info", opts).unwrap();
     w.write_all(extra.as_bytes()).unwrap();
     w.set_raw_comment(comment.into_boxed_slice()).unwrap();
     w.finish().unwrap().into_inner()
+}
+
+/// The `result.info` of the package `base`.
+pub fn result_info(base: &[u8]) -> String {
+    use std::io::Read;
+    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(base)).unwrap();
+    let mut text = String::new();
+    archive
+        .by_name("result.info")
+        .unwrap()
+        .read_to_string(&mut text)
+        .unwrap();
+    text
 }
 
 /// The lease rules on one database seen by two processes (`store` and `other`; the same
@@ -36,9 +59,9 @@ pub fn variant(base: &[u8], extra: &str) -> Vec<u8> {
 /// taken again, and its first claimer can then neither renew, record nor fail it; the
 /// analysis of `zip` is recorded once, and a second finish records nothing.
 pub async fn only_the_current_lease_holder_records(store: &Store, other: &Store, zip: &Path) {
-    let analysis = hprof_shrink::analyze::analyze_path(
+    let analysis = hprof_shrink_analyze::analyze_path(
         zip,
-        &hprof_shrink::analyze::Options::default(),
+        &hprof_shrink_analyze::Options::default(),
         &hprof_shrink_core::Control::default(),
     )
     .unwrap()
@@ -75,7 +98,7 @@ pub async fn only_the_current_lease_holder_records(store: &Store, other: &Store,
     assert!(other.finish(&second, &analysis, &[]).await.unwrap());
     // Recorded, the job is no longer anyone's: a second finish records nothing.
     assert!(!other.finish(&second, &analysis, &[]).await.unwrap());
-    let p = store.package(id).await.unwrap().unwrap();
+    let p = store.package(id).await.unwrap().unwrap().row;
     assert_eq!((p.state.as_str(), p.attempts, p.analyses), ("done", 2, 1));
     assert_eq!(
         store.leaks_of(id).await.unwrap().len(),
@@ -87,7 +110,7 @@ pub async fn only_the_current_lease_holder_records(store: &Store, other: &Store,
 /// a library leak), each retaining `retained` bytes plus its position.
 pub async fn record(
     via: &Store,
-    base: &hprof_shrink::analyze::Analysis,
+    base: &hprof_shrink_analyze::Analysis,
     md5: &str,
     (sdk, maker, version): (&str, &str, &str),
     sigs: &[&str],
@@ -139,10 +162,10 @@ pub async fn queue_bare(via: &Store, md5: &str) -> i64 {
 
 /// `base` with one leak per signature of `sigs`.
 pub fn analysis_of(
-    base: &hprof_shrink::analyze::Analysis,
+    base: &hprof_shrink_analyze::Analysis,
     sigs: &[&str],
     retained: u64,
-) -> hprof_shrink::analyze::Analysis {
+) -> hprof_shrink_analyze::Analysis {
     let mut a = base.clone();
     let template = a.leaks[0].clone();
     a.leaks = sigs
@@ -153,9 +176,10 @@ pub fn analysis_of(
             match sig.strip_prefix("lib:") {
                 Some(s) => {
                     l.signature = s.to_string();
-                    l.library_leak = Some(hprof_shrink::analyze::model::LibraryLeak {
+                    l.library_leak = Some(hprof_shrink_analyze::model::LibraryLeak {
                         pattern: "a.B#c".into(),
                         description: format!("known leak {s}"),
+                        ..Default::default()
                     });
                 }
                 None => {
@@ -222,17 +246,19 @@ pub async fn incremental_groups_equal_a_fold_from_scratch(
     other: &Store,
     zip: &Path,
 ) {
-    let base = hprof_shrink::analyze::analyze_path(
+    let base = hprof_shrink_analyze::analyze_path(
         zip,
-        &hprof_shrink::analyze::Options::default(),
+        &hprof_shrink_analyze::Options::default(),
         &hprof_shrink_core::Control::default(),
     )
     .unwrap()
     .analysis;
     let cache = Cache::default();
-    let n = filters().len() as u64;
+    // The filters some package matches: all but the last. A filter no package matches is
+    // answered without being kept (or folded).
+    let n = filters().len() as u64 - 1;
     same_as_from_scratch(&cache, store, "empty").await;
-    assert_eq!(cache.full_folds(), n);
+    assert_eq!(cache.full_folds(), 1, "only the unfiltered groups are kept");
 
     let g = ("25", "google", "1.0");
     let s = ("26", "samsung", "1.1");
@@ -272,7 +298,7 @@ pub async fn incremental_groups_equal_a_fold_from_scratch(
     assert_eq!(
         cache.full_folds(),
         n,
-        "nothing removed: only new rows folded in"
+        "nothing removed: only new rows folded in, once per filter"
     );
 
     // Package 4 analyzed again (as an interrupted run's successor would): its rows are
@@ -335,6 +361,48 @@ pub async fn incremental_groups_equal_a_fold_from_scratch(
     }
     same_as_from_scratch(&cache, store, "concurrent analyses").await;
     assert_eq!(cache.full_folds(), 2 * n);
+    let kept = cache.current(store, &Filter::default()).await.unwrap();
+    assert_eq!(kept.menus.sdk.values, ["25", "26", "30"]);
+    assert_eq!(kept.menus.sdk.left_out, 0);
+
+    // One group's page: its summary folded from every occurrence, the most recent listed.
+    let every = store.leaks(&Filter::default(), Some("a")).await.unwrap();
+    let mut fold = hprof_shrink_serve::groups::Fold::default();
+    store.fold_signature("a", &mut fold).await.unwrap();
+    assert_eq!(
+        serde_json::to_value(fold.groups()).unwrap(),
+        serde_json::to_value(leak_groups(&every)).unwrap()
+    );
+    let latest = store.occurrences("a", 3).await.unwrap();
+    let ids = |rows: &[hprof_shrink_serve::store::LeakRow]| -> Vec<i64> {
+        rows.iter().map(|r| r.leak_id).collect()
+    };
+    let mut expected = ids(&every[every.len() - 3..]);
+    expected.reverse();
+    assert_eq!(ids(&latest), expected, "newest first");
+    assert_eq!(latest[0].package_name, "p.zip");
+
+    // The duplicate-bitmap groups the database sums equal those grouped from every row;
+    // cut to the most wasteful, with their packages counted.
+    let mut expected = bitmap_groups(&store.bitmaps(None).await.unwrap());
+    for g in &mut expected {
+        g.packages.sort_unstable();
+    }
+    assert!(!expected.is_empty(), "the fixture has duplicate bitmaps");
+    let (summed, all) = store.bitmap_groups(1000, 1000).await.unwrap();
+    assert_eq!(all, expected.len() as u64);
+    assert_eq!(
+        serde_json::to_value(&summed).unwrap(),
+        serde_json::to_value(&expected).unwrap()
+    );
+    let (first, _) = store.bitmap_groups(1, 2).await.unwrap();
+    assert_eq!(first.len(), 1);
+    assert_eq!(first[0].hash, expected[0].hash);
+    assert_eq!(first[0].packages, expected[0].packages[..2]);
+    assert_eq!(
+        first[0].packages_left_out,
+        expected[0].packages.len() as u64 - 2
+    );
 }
 
 /// Puts a done job back in the queue, as if its analysis were to be recorded again.
@@ -354,4 +422,54 @@ async fn requeue(store: &Store, id: i64) {
             .map(|r| r.rows_affected()),
     };
     assert_eq!(done.unwrap(), 1);
+}
+
+/// Retries on one database seen by two processes (`store` and `other`): a job put back
+/// after a passing fault is not claimed before its time, then is, as its next attempt;
+/// a late retry by a claim that lost its lease records nothing; a failed job requeued has
+/// all its attempts ahead of it again, and only failed jobs are requeued.
+pub async fn retries_wait_out_their_backoff(store: &Store, other: &Store) {
+    // Not of the form the callers use for their own packages.
+    let id = queue_bare(store, &"f".repeat(32)).await;
+    let (c1, _) = store.claim(Duration::from_secs(60)).await.unwrap();
+    let c1 = c1.unwrap();
+    assert_eq!((c1.id, c1.attempt), (id, 1));
+    let g0 = other.generation().await.unwrap();
+    let at = hprof_shrink_serve::store::now_ms() + 600;
+    assert!(store.retry(&c1, "the disk was full", at).await.unwrap());
+    assert!(
+        other.generation().await.unwrap() > g0,
+        "a retry is a change"
+    );
+    let p = other.package(id).await.unwrap().unwrap().row;
+    assert_eq!(p.state, "received");
+    assert_eq!(p.error.as_deref(), Some("the disk was full"));
+    // Waiting out its backoff: nobody takes it yet.
+    assert!(other
+        .claim(Duration::from_secs(60))
+        .await
+        .unwrap()
+        .0
+        .is_none());
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    let (c2, _) = other.claim(Duration::from_secs(60)).await.unwrap();
+    let c2 = c2.unwrap();
+    assert_eq!((c2.id, c2.attempt), (id, 2));
+    // The first claim is no longer the job's.
+    assert!(!store.retry(&c1, "late", 0).await.unwrap());
+    assert_eq!(
+        store.requeue_failed(Some(id)).await.unwrap(),
+        0,
+        "not failed"
+    );
+    assert!(other.fail(&c2, "failed for good").await.unwrap());
+    assert_eq!(store.requeue_failed(Some(id + 1)).await.unwrap(), 0);
+    assert_eq!(store.requeue_failed(Some(id)).await.unwrap(), 1);
+    let p = other.package(id).await.unwrap().unwrap().row;
+    assert_eq!(
+        (p.state.as_str(), p.attempts, p.error.as_deref()),
+        ("received", 0, None)
+    );
+    let (c3, _) = other.claim(Duration::from_secs(60)).await.unwrap();
+    assert_eq!(c3.map(|c| (c.id, c.attempt)), Some((id, 1)));
 }

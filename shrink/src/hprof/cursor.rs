@@ -103,25 +103,3 @@ impl<'a> Cursor<'a> {
         }
     }
 }
-
-/// Reads an id of `id_size` bytes at the start of `bytes`; callers guarantee the length.
-#[inline]
-pub(crate) fn read_id(bytes: &[u8], id_size: u8) -> u64 {
-    if id_size == 4 {
-        u32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) as u64
-    } else {
-        u64::from_be_bytes([
-            bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-        ])
-    }
-}
-
-/// Writes `id` as `id_size` big-endian bytes into `out` (whose length is at least that).
-#[inline]
-pub(crate) fn write_id(out: &mut [u8], id: u64, id_size: u8) {
-    if id_size == 4 {
-        out[..4].copy_from_slice(&(id as u32).to_be_bytes());
-    } else {
-        out[..8].copy_from_slice(&id.to_be_bytes());
-    }
-}

@@ -2,7 +2,8 @@
 //! ART's additions). Parsing a sub-record checks every count and length against the bytes
 //! that are there before trusting it.
 
-use super::cursor::{read_id, Cursor};
+use super::bytes::{id_at, u4_at};
+use super::cursor::Cursor;
 use super::error::{FormatError, Result};
 use super::tags::Tag;
 use super::tags::{self, BasicType};
@@ -139,7 +140,7 @@ impl<'a> ObjectArray<'a> {
         let n = self.id_size as usize;
         self.elements
             .chunks_exact(n)
-            .map(move |c| read_id(c, n as u8))
+            .map(move |c| id_at(c, 0, n as u8).expect("chunks of an id's size"))
     }
 
     /// Offset of the array class id within the sub-record's raw bytes (after tag, id, stack
@@ -203,7 +204,7 @@ impl Value {
     /// Decodes a value of type `ty` from the start of `b` (long enough, checked by callers).
     pub fn read(ty: BasicType, b: &[u8], id_size: u8) -> Value {
         match ty {
-            BasicType::Object => Value::Object(read_id(b, id_size)),
+            BasicType::Object => Value::Object(id_at(b, 0, id_size).expect("checked by callers")),
             BasicType::Boolean => Value::Boolean(b[0] != 0),
             BasicType::Byte => Value::Byte(b[0] as i8),
             BasicType::Char => Value::Char(u16::from_be_bytes([b[0], b[1]])),
@@ -346,7 +347,7 @@ pub fn static_fields(
 ) -> impl Iterator<Item = StaticField> + '_ {
     let n = id_size as usize;
     (0..count).map(move |_| {
-        let name_id = read_id(b, id_size);
+        let name_id = id_at(b, 0, id_size).expect("checked when parsed");
         let ty = BasicType::from_u8(b[n]).expect("checked when parsed");
         let value = Value::read(ty, &b[n + 1..], id_size);
         b = &b[n + 1 + ty.size(id_size) as usize..];
@@ -360,7 +361,7 @@ pub fn field_decls(b: &[u8], count: u16, id_size: u8) -> impl Iterator<Item = Fi
     b.chunks_exact(n + 1)
         .take(count as usize)
         .map(move |c| FieldDecl {
-            name_id: read_id(c, id_size),
+            name_id: id_at(c, 0, id_size).expect("checked when parsed"),
             ty: BasicType::from_u8(c[n]).expect("checked when parsed"),
         })
 }
@@ -433,20 +434,6 @@ pub fn parse_sub_record(b: &[u8], offset: u64, id_size: u8) -> Result<(Sub<'_>, 
         Some(parsed) => Ok(parsed),
         None => parse_checked(b, offset, id_size),
     }
-}
-
-#[inline(always)]
-pub(crate) fn id_at(b: &[u8], at: usize, id_size: u8) -> Option<u64> {
-    if id_size == 4 {
-        Some(u32::from_be_bytes(b.get(at..at + 4)?.try_into().ok()?) as u64)
-    } else {
-        Some(u64::from_be_bytes(b.get(at..at + 8)?.try_into().ok()?))
-    }
-}
-
-#[inline(always)]
-fn u4_at(b: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_be_bytes(b.get(at..at + 4)?.try_into().ok()?))
 }
 
 /// The fast path for the sub-records that make up almost all of a heap: instances, arrays,

@@ -8,9 +8,10 @@ use memmap2::Mmap;
 
 use super::mapguard::Guard;
 
+use super::bytes::id_at;
 use super::error::{FormatError, Result, Truncation};
 use super::heap::{
-    id_at, parse_checked, parse_common, quick_len, Instance, ObjectArray, SubRecord, SubRecords,
+    parse_checked, parse_common, quick_len, Instance, ObjectArray, SubRecord, SubRecords,
     OBJECT_ID_AT,
 };
 use super::record::{Header, Record, Records};
@@ -553,7 +554,7 @@ impl DumpCounter {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::hprof::{tags, Hprof};
 
     /// A dump with 4-byte ids whose records are `tags`, each with an empty body (a heap
     /// record with no sub-records).

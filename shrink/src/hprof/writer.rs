@@ -4,7 +4,7 @@
 
 use std::io::Write;
 
-use super::cursor::write_id;
+use super::bytes::write_id;
 use super::error::{FormatError, Result};
 use super::heap::{PrimitiveArray, Sub, SubRecord};
 use super::record::{Header, Record, RECORD_HEADER_LEN};

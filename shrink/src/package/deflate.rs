@@ -70,9 +70,17 @@ impl<'scope, W: Write> ParallelDeflate<'scope, W> {
         let (done_tx, done) = channel::<Done>();
         let mut started = 0;
         for _ in 0..threads {
-            let rx = Arc::clone(&job_rx);
-            let tx: Sender<Done> = done_tx.clone();
-            match std::thread::Builder::new().spawn_scoped(scope, move || worker(rx, tx, level)) {
+            let make = || {
+                let rx = Arc::clone(&job_rx);
+                let tx: Sender<Done> = done_tx.clone();
+                move || worker(rx, tx, level)
+            };
+            let spawned = if started == 0 {
+                crate::threads::spawn_first(scope, make)
+            } else {
+                std::thread::Builder::new().spawn_scoped(scope, make())
+            };
+            match spawned {
                 Ok(_) => started += 1,
                 // Fewer workers than asked still compress everything; none cannot.
                 Err(e) if started == 0 => return Err(e),

@@ -22,6 +22,10 @@ pub const KEYS: [&str; 4] = [
     "leakedActivityKey",
 ];
 
+/// The `leakedActivityKey` written when no key was given and the dump names none: the
+/// analyzer reads it as "no key" and looks for every leak.
+pub const PLACEHOLDER_KEY: &str = "unknown";
+
 /// Values the caller gives; `None` means "read it from the dump".
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ManifestValues {
@@ -134,7 +138,7 @@ pub fn resolve(
         "--leaked-activity-key",
         &given.leaked_activity_key,
         &from_dump.leaked_activity_key,
-        "unknown",
+        PLACEHOLDER_KEY,
         "the dump has no single DestroyedActivityInfo to read mKey from",
     );
     Manifest {

@@ -12,7 +12,7 @@ use super::info::{DumpInfo, InfoCollector, Target, TargetClass};
 use super::parallel::{self, Order};
 use crate::control::{Control, Stage};
 use crate::error::{Error, Result};
-use crate::hprof::cursor::read_id;
+use crate::hprof::id_at;
 use crate::hprof::{
     tags, BasicType, FormatError, Hprof, Instance, Interest, PrimitiveArray, Record, Sub,
     SubRecord, Value, Visitor,
@@ -218,7 +218,7 @@ impl<'i> Collector<'i> {
         let object = |v: Option<Value>| v.and_then(|v| v.as_object()).unwrap_or(0);
         match target.target {
             Target::String { value, coder } => {
-                let value_id = read_id(&inst.data[value.offset as usize..], id_size);
+                let value_id = id_at(inst.data, value.offset as usize, id_size).unwrap_or(0);
                 if self.first_walk {
                     self.out.string_instances += 1;
                     if value_id != 0 {

@@ -9,7 +9,6 @@ pub mod shrink;
 
 // Helpers of the passes alone.
 pub(crate) mod idset;
-pub mod javastring;
 pub(crate) mod names;
 pub(crate) mod parallel;
 

@@ -413,7 +413,12 @@ pub fn write_shrunk_parallel<W: Write>(
     let (stats, bytes) = std::thread::scope(|s| {
         let mut started = 0;
         for _ in 0..threads.min(runs.len()) {
-            match std::thread::Builder::new().spawn_scoped(s, work) {
+            let spawned = if started == 0 {
+                crate::threads::spawn_first(s, || work)
+            } else {
+                std::thread::Builder::new().spawn_scoped(s, work)
+            };
+            match spawned {
                 Ok(_) => started += 1,
                 // Fewer workers than asked is fine; none at all cannot write anything.
                 Err(e) if started == 0 => return Err(Error::Thread(e)),

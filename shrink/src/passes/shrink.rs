@@ -8,8 +8,8 @@ use serde::Serialize;
 
 use super::plan::{Keeper, Plan};
 use crate::error::Result;
-use crate::hprof::cursor::read_id;
 use crate::hprof::heap::{parse_sub_record, quick_len};
+use crate::hprof::id_at;
 use crate::hprof::{
     tags, BasicType, Header, ObjectArray, PrimitiveArray, Record, Rewrite, Sub, SubRecord, Visitor,
 };
@@ -144,7 +144,9 @@ impl<'p, V: Visitor> ShrinkFilter<'p, V> {
                 Some(len) => len,
                 None => parse_sub_record(b, segment.body_offset() + pos as u64, id_size)?.1,
             };
-            if b[0] == tags::PRIMITIVE_ARRAY_DUMP && !keeper.keeps(read_id(&b[1..], id_size)) {
+            if b[0] == tags::PRIMITIVE_ARRAY_DUMP
+                && !keeper.keeps(id_at(b, 1, id_size).unwrap_or(0))
+            {
                 removed += match self.plan.dropped {
                     DroppedMode::Remove => len,
                     DroppedMode::Empty => len - header,
@@ -224,7 +226,7 @@ where
             Sub::PrimitiveArray(a) => self.primitive_array(sub, a),
             Sub::Instance(inst) => {
                 if let Some(at) = self.plan.bitmap_buffer_at(inst.class_id) {
-                    let id = read_id(&sub.raw[at..], self.id_size);
+                    let id = id_at(sub.raw, at, self.id_size).unwrap_or(0);
                     if let Some(kept) = self.plan.remapped(id) {
                         self.stats.bitmaps_repointed += 1;
                         return self.next.rewritten(sub, &Rewrite::Ids(&[(at, kept)]));

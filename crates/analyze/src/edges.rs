@@ -1,0 +1,115 @@
+//! Every object's strong references as node numbers, in one array: built once, on all
+//! threads (each reference's id looked up in the index once), so that the path search
+//! and the depth-first search that follow walk plain numbers. 4 bytes a reference and 8
+//! an object.
+
+use rayon::prelude::*;
+
+use super::graph::{Broken, Graph};
+use super::index::Node;
+use super::offsets::Offsets;
+use super::spare::Spare;
+
+pub struct Edges {
+    /// Node → where its references start in `targets` (one more at the end).
+    starts: Offsets,
+    targets: Vec<Node>,
+}
+
+/// One run of nodes' references, and what the caller's visit made of those nodes.
+struct Chunk<S> {
+    degrees: Vec<u32>,
+    targets: Vec<Node>,
+    seen: S,
+}
+
+impl Edges {
+    /// Every object's references, and `visit(state, node, class key, shallow size, why its
+    /// references could not be read)` (see [`Graph::for_each_ref`]) called on every node in
+    /// the same pass, from the same look at its record: each run of nodes has a state from
+    /// `init`, and the runs' states are joined in node order by `merge`.
+    pub fn build<S: Send>(
+        g: &Graph<'_, '_>,
+        init: impl Fn() -> S + Sync,
+        visit: impl Fn(&mut S, Node, (u8, u64), u64, Option<Broken>) + Sync,
+        merge: impl Fn(S, S) -> S,
+    ) -> (Edges, S) {
+        let n = g.ix.len();
+        let threads = rayon::current_num_threads().max(1);
+        let per = (n / (threads * 16)).max(1 << 14);
+        let chunks: Vec<Chunk<S>> = (0..n.div_ceil(per))
+            .into_par_iter()
+            .map(|c| {
+                let range = c * per..((c + 1) * per).min(n);
+                let mut chunk = Chunk {
+                    degrees: Vec::with_capacity(range.len()),
+                    targets: Vec::with_capacity(range.len() * 2),
+                    seen: init(),
+                };
+                for node in range {
+                    let before = chunk.targets.len();
+                    let (key, size, unread) =
+                        g.for_each_ref(node as Node, |t| chunk.targets.push(t));
+                    chunk.degrees.push((chunk.targets.len() - before) as u32);
+                    visit(&mut chunk.seen, node as Node, key, size, unread);
+                }
+                chunk
+            })
+            .collect();
+        let total: usize = chunks.iter().map(|c| c.targets.len()).sum();
+        let mut starts = Offsets::zeros(n + 1, total as u64);
+        let mut targets = Vec::with_capacity(total);
+        let mut seen = init();
+        let mut node = 0usize;
+        let mut at = 0u64;
+        for chunk in chunks {
+            for d in chunk.degrees {
+                at += d as u64;
+                node += 1;
+                starts.set(node, at);
+            }
+            targets.extend_from_slice(&chunk.targets);
+            seen = merge(seen, chunk.seen);
+        }
+        (Edges { starts, targets }, seen)
+    }
+
+    /// The references out of `node`.
+    #[inline]
+    pub fn of(&self, node: Node) -> &[Node] {
+        &self.targets[self.starts.run(node as usize)]
+    }
+
+    pub fn len(&self) -> u64 {
+        self.targets.len() as u64
+    }
+
+    /// Edges from successor lists (tests).
+    #[cfg(test)]
+    pub fn from_lists(lists: &[Vec<Node>]) -> Edges {
+        let total: usize = lists.iter().map(Vec::len).sum();
+        let mut starts = Offsets::zeros(lists.len() + 1, total as u64);
+        let mut at = 0;
+        for (i, l) in lists.iter().enumerate() {
+            at += l.len();
+            starts.set(i + 1, at as u64);
+        }
+        Edges {
+            starts,
+            targets: lists.concat(),
+        }
+    }
+
+    /// Ends the references, keeping their arrays for the next step.
+    pub fn into_spare(self, spare: &mut Spare) {
+        spare.give(self.targets);
+        if let Offsets::Narrow(starts) = self.starts {
+            spare.give(starts);
+        }
+    }
+
+    /// Bytes held.
+    pub fn memory(&self) -> u64 {
+        self.starts.bytes() + (self.targets.capacity() * 4) as u64
+    }
+}

@@ -1,0 +1,961 @@
+//! `analyze`: why is this Activity still alive, and which bitmaps are duplicated? The
+//! server half of the pipeline, on the core's format layer:
+//!
+//! 1. `index`: one walk over the mapped dump: every object's id and offset, classes,
+//!    GC roots;
+//! 2. `reach`: breadth-first search from the roots over strong references (shortest
+//!    paths, known framework leaks last);
+//! 3. `dominators`: immediate dominators from that search, retained sizes from them;
+//! 4. `leaks` finds the leaking objects, `trace` explains each one (statuses from
+//!    `status`, known leaks from [`library`]), [`bitmaps`] groups duplicate buffers;
+//! 5. [`render`] writes text, JSON, Matrix's `result.json` or one HTML page.
+//!
+//! What an analysis keeps is bounded whatever the dump ([`limits`]), and every name it
+//! takes from the dump is escaped and cut ([`shown`]).
+
+pub mod bitmaps;
+pub mod census;
+mod device;
+pub mod diff;
+mod dominators;
+mod edges;
+pub mod error;
+mod finders;
+mod graph;
+pub mod growth;
+mod index;
+pub mod input;
+mod inspect;
+mod leaks;
+pub mod library;
+pub mod limits;
+mod map;
+pub mod mapping;
+mod metadata;
+pub mod model;
+mod offsets;
+mod reach;
+#[cfg(test)]
+mod reach_tests;
+mod refs;
+pub mod render;
+pub mod shown;
+mod spare;
+mod trace;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use hprof_shrink_core::hprof::{tags, Hprof, Tick};
+use hprof_shrink_core::space::Unpack;
+use hprof_shrink_core::{Control, Stage};
+
+pub use error::AnalyzeError;
+pub use graph::java_name;
+pub use library::LibraryTable;
+pub use mapping::Mapping;
+pub use model::*;
+
+use graph::{Graph, Instances};
+use index::Index;
+use map::Map;
+use reach::Reach;
+
+/// Buffers smaller than this are not reported as duplicates (Matrix's default).
+pub const DEFAULT_MIN_BITMAP_BYTES: u64 = 5000;
+
+/// What to look for.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The key of the leaked Activity (Matrix's `leakedActivityKey`); `None` takes the
+    /// package's, and without one every leaking object is found LeakCanary's way.
+    pub key: Option<String>,
+    pub min_bitmap_bytes: u64,
+    pub mapping: Option<Mapping>,
+    /// Find leaks the LeakCanary way even when the package names a key.
+    pub ignore_package_key: bool,
+    /// Make pictures of the duplicated bitmaps (for the HTML and Matrix outputs).
+    pub pictures: bool,
+    /// Which heap dump of a file holding several to analyze, from 1; `None`: the last.
+    pub dump: Option<usize>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            key: None,
+            min_bitmap_bytes: DEFAULT_MIN_BITMAP_BYTES,
+            mapping: None,
+            ignore_package_key: false,
+            pictures: true,
+            dump: None,
+        }
+    }
+}
+
+/// An analysis and what goes with it.
+pub struct Outcome {
+    pub analysis: Analysis,
+    /// Pictures of the duplicated bitmaps: (file name, bytes), the names the groups give.
+    pub pictures: Vec<(String, Vec<u8>)>,
+    pub timings: Timings,
+}
+
+/// Where the time and memory went, for `--verbose` and the benchmark.
+#[derive(Debug, Clone, Default)]
+pub struct Timings {
+    /// Every step of the analysis, in order: what it is, how long it took, and the
+    /// process's anonymous memory after it (Linux; `None` elsewhere).
+    pub steps: Vec<StepTime>,
+    /// Bytes of the id index.
+    pub index_bytes: u64,
+    /// Bytes of the reference arrays.
+    pub edge_bytes: u64,
+    /// Bytes the dominator computation held.
+    pub dominator_bytes: u64,
+    /// Steps it walked up its trees beyond one pass over the graph (see
+    /// `docs/analyze.md`): a measure of its work, O((n + m) log n) at most.
+    pub dominator_steps: u64,
+}
+
+/// One step of an analysis and what it took.
+#[derive(Debug, Clone)]
+pub struct StepTime {
+    pub name: &'static str,
+    pub took: Duration,
+    pub memory: Option<u64>,
+}
+
+impl Timings {
+    /// How long the step `name` took (zero if there was none).
+    pub fn of(&self, name: &str) -> Duration {
+        self.steps
+            .iter()
+            .filter(|s| s.name == name)
+            .map(|s| s.took)
+            .sum()
+    }
+
+    /// Records a step that began at `since` and ends now.
+    fn step(&mut self, name: &'static str, since: Instant) -> Instant {
+        self.steps.push(StepTime {
+            name,
+            took: since.elapsed(),
+            memory: anonymous_memory(),
+        });
+        Instant::now()
+    }
+}
+
+/// Analyzes the dump or package at `path`. `control` may cancel it; its progress
+/// callback sees the walk over the dump (stage `read`).
+pub fn analyze_path(
+    path: &Path,
+    options: &Options,
+    control: &Control<'_>,
+) -> Result<Outcome, AnalyzeError> {
+    analyze_path_within(path, options, &Unpack::default(), control)
+}
+
+/// [`analyze_path`], inflating the dump within `unpack`'s bounds (see [`input::open_within`]):
+/// what `serve` runs, so that a package cannot fill its disk.
+pub fn analyze_path_within(
+    path: &Path,
+    options: &Options,
+    unpack: &Unpack,
+    control: &Control<'_>,
+) -> Result<Outcome, AnalyzeError> {
+    let mut timings = Timings::default();
+    let t = Instant::now();
+    let input = input::open_within(path, unpack)?;
+    timings.step("open", t);
+    analyze_input(&input, path, options, control, timings, false).map(|(o, _)| o)
+}
+
+/// [`analyze_path`], with the census `diff` compares (see [`census`]): it keeps the path
+/// search through the dominators (5 bytes more per object at that step) and takes 12
+/// bytes per object more for every object's retained size.
+pub fn analyze_path_census(
+    path: &Path,
+    options: &Options,
+    control: &Control<'_>,
+) -> Result<(Outcome, census::Census), AnalyzeError> {
+    let mut timings = Timings::default();
+    let t = Instant::now();
+    let input = input::open(path)?;
+    timings.step("open", t);
+    let (outcome, census) = analyze_input(&input, path, options, control, timings, true)?;
+    Ok((outcome, census.unwrap_or_default()))
+}
+
+/// The process's anonymous resident memory now (RssAnon), where /proc tells it: the
+/// analysis's own memory, without the mapped dump's pages.
+fn anonymous_memory() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("RssAnon:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+struct Ticks<'c>(hprof_shrink_core::control::Ticker<'c>);
+
+impl Tick for Ticks<'_> {
+    type Error = AnalyzeError;
+    #[inline]
+    fn tick(&mut self, offset: u64) -> Result<(), AnalyzeError> {
+        Ok(self.0.tick(offset)?)
+    }
+    fn finish_at(&mut self, end: u64) -> Result<(), AnalyzeError> {
+        Ok(self.0.finish_at(end)?)
+    }
+}
+
+/// At most this many classes are named in the note on unreadable references.
+const UNREAD_NAMED: usize = 10;
+
+fn analyze_input(
+    input: &input::Input,
+    path: &Path,
+    options: &Options,
+    control: &Control<'_>,
+    mut timings: Timings,
+    take_census: bool,
+) -> Result<(Outcome, Option<census::Census>), AnalyzeError> {
+    let data = input.bytes.bytes();
+    let hprof = Hprof::new(data)?;
+    let mut notes = Vec::new();
+    let t = Instant::now();
+    // A file can hold several heap dumps one after another; one is analyzed, the last
+    // unless asked, as Eclipse MAT asks which to open.
+    let dumps = hprof.heap_dumps()?;
+    let chosen = match options.dump {
+        Some(k) if k == 0 || k > dumps.len().max(1) => {
+            return Err(AnalyzeError::NoSuchDump {
+                asked: k,
+                found: dumps.len(),
+            })
+        }
+        Some(k) => k,
+        None => dumps.len().max(1),
+    };
+    if dumps.len() > 1 {
+        notes.push(format!(
+            "the file holds {} heap dumps, one after another; this is dump {chosen}{} (--dump N analyzes another)",
+            dumps.len(),
+            if options.dump.is_none() {
+                ", the last"
+            } else {
+                ""
+            }
+        ));
+    }
+    let t = timings.step("heap dumps", t);
+    let done = std::sync::atomic::AtomicU64::new(0);
+    let total = data.len() as u64;
+    let threads = rayon::current_num_threads();
+    let mut ix = Index::build(&hprof, threads, dumps.get(chosen - 1).cloned(), |start| {
+        Ticks(control.shared_ticker(Stage::Read, total, &done, start))
+    })?;
+    timings.index_bytes = ix.memory();
+    let t = timings.step("index", t);
+
+    // The device, from the heap and the package; the known leaks depend on it.
+    let metadata = metadata::read(&ix);
+    let (sdk, manufacturer, device_notes) = metadata::device(
+        input.manifest_value("sdkVersion"),
+        input.manifest_value("manufacturer"),
+        &metadata,
+    );
+    let manufacturer = manufacturer.as_deref();
+    let library = LibraryTable::builtin();
+    let g = Graph::new(&ix, options.mapping.as_ref());
+    let t = timings.step("classes", t);
+    control.check()?;
+    // The known-leak rows that hold for this device, as the path search applies them.
+    let device = device::device(&g, sdk, manufacturer);
+    let path_refs = refs::PathRefs::new(&g, library, &device);
+    let t = timings.step("known leaks", t);
+
+    // The instances every finder looks at, the instances the path search reads from the
+    // dump, and the shallow sizes of all objects by class, are taken in the pass that
+    // reads every object for its references.
+    let heap = inspect::heap::Heap::new(g.ix, &g);
+    let kinds = inspect::kinds::Kinds::new(&heap);
+    let mut wanted: Map<u64, u8> = Map::default();
+    for c in leaks::destroyed_info_classes(&g)
+        .into_iter()
+        .chain(finders::wanted(&kinds, &heap))
+        .chain(g.class_named("android.graphics.Bitmap"))
+    {
+        *wanted.entry(c).or_default() |= WANTED;
+    }
+    for c in g.ix.classes.classes().map(|c| c.class_id) {
+        if path_refs.special_class(c) {
+            *wanted.entry(c).or_default() |= SPECIAL;
+        }
+    }
+    let t = timings.step("finder classes", t);
+    let (edges, seen) = edges::Edges::build(
+        &g,
+        Seen::default,
+        |seen, node, key, size, unread| seen.add(&wanted, node, key, size, unread),
+        Seen::merge,
+    );
+    let special = seen.special;
+    let (all_objects, instances) = (seen.sizer.finish(), Instances::from_pairs(seen.instances));
+    let unread = seen.unread;
+    give_back_freed_memory();
+    timings.edge_bytes = edges.memory();
+    let t = timings.step("references", t);
+    control.check()?;
+
+    let (key, key_note) = leak_key(options, input);
+    let watched = inspect::watch::Watched::read(&heap, &instances);
+    notes.extend(key_note);
+    notes.extend(device_notes);
+    notes.extend(watched.notes.iter().cloned());
+    let ins = inspect::Inspectors::new(heap, kinds, watched);
+    // Every leaking object, before the search: a path never goes through one (LeakCanary
+    // HEAD's leaves). Without a key the finders find them.
+    let candidates = match &key {
+        Some(_) => Vec::new(),
+        None => finders::candidates(&ins, &instances),
+    };
+    let leaves: Vec<index::Node> = match &key {
+        Some(k) => leaks::by_key(&g, &|_| true, &instances, k).all,
+        None => candidates.iter().map(|c| c.node).collect(),
+    };
+    let t = timings.step("finders", t);
+    let reach = Reach::compute(
+        &g,
+        &edges,
+        path_refs,
+        &special,
+        &leaves,
+        limits::MAX_LEAKS,
+        control,
+    )?;
+    drop((special, leaves));
+    let t = timings.step("paths", t);
+
+    let Found {
+        to_trace,
+        unreachable_nodes,
+        more_leaks,
+        more_unreachable,
+        keys_found,
+        more_keys,
+    } = match &key {
+        Some(k) => {
+            let mut found = leaks::by_key(&g, &|node| reach.has_trace(node), &instances, k);
+            notes.append(&mut found.notes);
+            let matrix = finders::Finders::default().with(finders::Finder::MatrixKey);
+            let more_unreachable =
+                limits::keep_first(&mut found.unreachable, limits::MAX_UNREACHABLE);
+            Found {
+                to_trace: found
+                    .suspects
+                    .into_iter()
+                    .map(|s| (s.node, matrix, Some(s.reason)))
+                    .collect(),
+                unreachable_nodes: found.unreachable.into_iter().map(|n| (n, matrix)).collect(),
+                more_leaks: found.more,
+                more_unreachable,
+                keys_found: found.keys,
+                more_keys: found.more_keys,
+            }
+        }
+        None => {
+            let settled = finders::settle(&candidates, &reach);
+            if settled.behind > 0 {
+                notes.push(format!(
+                    "leaking objects reached only through another leaking object, whose trace covers them: {}",
+                    settled.behind
+                ));
+            }
+            Found {
+                to_trace: settled
+                    .traced
+                    .iter()
+                    .map(|c| (c.node, c.finders, None))
+                    .collect(),
+                unreachable_nodes: settled
+                    .unreachable
+                    .iter()
+                    .map(|c| (c.node, c.finders))
+                    .collect(),
+                more_leaks: settled.more,
+                more_unreachable: settled.more_unreachable,
+                keys_found: Vec::new(),
+                more_keys: 0,
+            }
+        }
+    };
+    drop(candidates);
+    if more_leaks > 0 {
+        notes.push(format!(
+            "{} leaking objects found: the first {} found are traced and listed",
+            to_trace.len() as u64 + more_leaks,
+            limits::MAX_LEAKS
+        ));
+    }
+    let t = timings.step("leaks", t);
+    let mut leaks_out = Vec::new();
+    let mut leak_nodes = Vec::new();
+    for (node, found_by, watcher) in to_trace {
+        let Some((mut trace, signature)) =
+            trace::leak_trace(&g, &reach, &ins, node, watcher.as_deref())
+        else {
+            continue;
+        };
+        // The leaking objects only this one reaches, and those that reach it too.
+        if let Some(last) = trace.steps.last_mut() {
+            last.labels.extend(reach.related_labels(&g, node));
+        }
+        let library_leak = reach
+            .library_on_path(&g, &reach.path(node))
+            .map(|e| library_leak(library.get(e)));
+        // LeakCanary signs a library leak by its pattern, whatever the path.
+        let leak_signature = library_leak
+            .as_ref()
+            .and_then(|l| l.leak_pattern.as_deref())
+            .map(trace::text_signature)
+            .unwrap_or_else(|| signature.clone());
+        leak_nodes.push(node);
+        let reason = trace
+            .steps
+            .last()
+            .and_then(|s| s.leaking_reason.clone())
+            .unwrap_or_default();
+        leaks_out.push(Leak {
+            object_id: ix.id(node),
+            class_name: shown::clipped(&g.node_class_name(node), limits::MAX_NAME_BYTES),
+            reason,
+            finders: found_by.names(),
+            library_leak,
+            signature: leak_signature,
+            trace_signature: Some(signature),
+            retained_bytes: 0,
+            retained_objects: 0,
+            trace_count: 1,
+            object_ids: Vec::new(),
+            total_retained_bytes: 0,
+            total_retained_objects: 0,
+            trace,
+        });
+    }
+    let t = timings.step("traces", t);
+    let unreachable: Vec<UnreachableObject> = unreachable_nodes
+        .into_iter()
+        .map(|(node, found_by)| {
+            let report = ins.inspect(node, true);
+            let reason = inspect::resolve::unreachable_object(&report);
+            let (labels, omitted_labels) = trace::shown_labels(report.labels);
+            UnreachableObject {
+                object_id: ix.id(node),
+                class_name: shown::clipped(&g.node_class_name(node), limits::MAX_NAME_BYTES),
+                kind: g.node_kind(node).into(),
+                finders: found_by.names(),
+                leaking_reason: shown::clipped(&reason, limits::MAX_TEXT_BYTES),
+                labels,
+                omitted_labels,
+            }
+        })
+        .collect();
+    let t = timings.step("unreachable", t);
+    let bitmaps::Duplicates {
+        groups: duplicate_bitmaps,
+        omitted: omitted_duplicate_bitmaps,
+        pictures,
+    } = bitmaps::duplicates(
+        &g,
+        &reach,
+        &ins,
+        &instances,
+        options.min_bitmap_bytes,
+        options.pictures,
+    );
+    drop(instances);
+    notes.extend(ins.take_notes());
+    if input.shrunk {
+        notes.push(
+            "the dump was shrunk: references to dropped primitive arrays read as null, and retained sizes leave out their bytes"
+                .into(),
+        );
+    }
+    if let Some(note) = unread_note(&g, &unread, leaks_out.is_empty()) {
+        notes.push(note);
+    }
+    let t = timings.step("bitmaps", t);
+
+    // The paths are made; their memory goes before the dominators take theirs.
+    let roots: Vec<index::Node> = {
+        let mut r: Vec<index::Node> = reach.gc_roots().to_vec();
+        r.sort_unstable_by_key(|&n| ix.offset(n));
+        r
+    };
+    // Its arrays go to the next step rather than back to the system.
+    let mut spare = spare::Spare::default();
+    // A census names its retainers by their paths: it keeps the search.
+    let reach = if take_census {
+        Some(reach)
+    } else {
+        reach.into_spare(&mut spare);
+        None
+    };
+    // Nothing below looks an id up: the lookup table goes too, and the graph is made again
+    // on what remains, with the same per-class tables.
+    drop(ins);
+    let classes = g.classes();
+    drop(g);
+    ix.release_lookup();
+    let g = Graph::with_classes(&ix, classes, options.mapping.as_ref());
+    let doms = dominators::Dominators::compute(edges, ix.len(), &roots, spare, control)?;
+    timings.dominator_bytes = doms.peak_bytes;
+    timings.dominator_steps = doms.steps;
+    let mut t = timings.step("dominators", t);
+    let (reachable_objects, reachable_edges) = (doms.reachable, doms.edges);
+    let census = match &reach {
+        Some(reach) => {
+            let mut reachable = all_objects.clone();
+            for (key, (objects, bytes)) in gone_by_class(&doms, &g) {
+                if let Some(e) = reachable.get_mut(&key) {
+                    e.0 = e.0.saturating_sub(objects);
+                    e.1 = e.1.saturating_sub(bytes);
+                }
+            }
+            reachable.retain(|_, (objects, _)| *objects > 0);
+            let c = census::take(&doms, &g, reach, &reachable);
+            t = timings.step("census", t);
+            Some(c)
+        }
+        None => None,
+    };
+    drop(reach);
+    // Retained sizes, and the shallow bytes of the reachable objects by class.
+    let total_bytes: u64 = all_objects.values().map(|&(_, bytes)| bytes).sum();
+    let (retained, all, gone) = doms.retained(
+        &leak_nodes,
+        total_bytes,
+        |node| g.shallow_size(node),
+        Sizer::default,
+        |sizer, node| sizer.add(&g, node),
+        Sizer::merge,
+    );
+    // The reachable by class: all objects but the unreachable.
+    let mut by_class = all_objects;
+    for (key, (objects, bytes)) in gone.finish() {
+        if let Some(e) = by_class.get_mut(&key) {
+            e.0 = e.0.saturating_sub(objects);
+            e.1 = e.1.saturating_sub(bytes);
+        }
+    }
+    by_class.retain(|_, (objects, _)| *objects > 0);
+    for (leak, r) in leaks_out.iter_mut().zip(retained) {
+        (leak.retained_bytes, leak.retained_objects) = (r.bytes, r.objects);
+    }
+    let t = timings.step("retained sizes", t);
+    control.check()?;
+    leaks_out.sort_by(|a, b| {
+        b.retained_bytes
+            .cmp(&a.retained_bytes)
+            .then(a.object_id.cmp(&b.object_id))
+    });
+    let leaks_out = one_per_signature(leaks_out);
+
+    // Top classes by the shallow bytes of their reachable objects.
+    let mut top: Vec<ClassSummary> = by_class
+        .into_iter()
+        .map(|(key, (instances, shallow_bytes))| ClassSummary {
+            class_name: g.class_key_name(key),
+            instances,
+            shallow_bytes,
+        })
+        .collect();
+    top.sort_by(|a, b| {
+        b.shallow_bytes
+            .cmp(&a.shallow_bytes)
+            .then(a.class_name.cmp(&b.class_name))
+    });
+    let omitted_top_classes = limits::keep_first(&mut top, limits::MAX_TOP_CLASSES);
+    for c in &mut top {
+        c.class_name = shown::clipped(&c.class_name, limits::MAX_NAME_BYTES);
+    }
+
+    let mut heaps: Vec<HeapSummary> = Vec::new();
+    if !ix.heaps.is_empty() {
+        // Counted by heap, named once at the end.
+        let mut per: Map<(u32, u64), u64> = Default::default();
+        for node in ix.nodes() {
+            *per.entry(ix.heap_of(ix.offset(node))).or_default() += 1;
+        }
+        let mut named: std::collections::BTreeMap<String, u64> = Default::default();
+        for ((id, name_id), objects) in per {
+            let name = ix
+                .string(name_id)
+                .map(|s| s.into_owned())
+                .unwrap_or_else(|| heap_name(id).to_string());
+            *named.entry(name).or_default() += objects;
+        }
+        heaps = named
+            .into_iter()
+            .map(|(name, objects)| HeapSummary {
+                name: shown::clipped(&name, limits::MAX_NAME_BYTES),
+                objects,
+            })
+            .collect();
+    }
+    let omitted_heaps = limits::keep_first(&mut heaps, limits::MAX_HEAPS);
+
+    let dump = DumpSummary {
+        format: ix.format.clone(),
+        id_size: ix.id_size,
+        timestamp_ms: ix.timestamp_ms,
+        bytes: data.len() as u64,
+        instances: ix.counts.instances,
+        object_arrays: ix.counts.object_arrays,
+        primitive_arrays: ix.counts.primitive_arrays,
+        classes: ix.counts.classes,
+        gc_roots: ix.roots.len() as u64,
+        threads: metadata::thread_count(&ix),
+        heap_bytes: total_bytes,
+        reachable_objects,
+        reachable_bytes: all.bytes,
+        reachable_edges,
+        heaps,
+        omitted_heaps,
+        top_classes: top,
+        omitted_top_classes,
+        heap_dumps: dumps.len() as u64,
+        heap_dump: if dumps.is_empty() { 0 } else { chosen as u64 },
+    };
+    let omitted_notes = limits::keep_first(&mut notes, limits::MAX_NOTES);
+    let analysis = Analysis {
+        schema: SCHEMA_VERSION,
+        signature_version: SIGNATURE_VERSION,
+        tool: format!("hprof-shrink {}", env!("CARGO_PKG_VERSION")),
+        input: InputSummary {
+            path: path.display().to_string(),
+            kind: input.kind.into(),
+            manifest: input.manifest.clone(),
+            extra: input.extra.clone(),
+            shrunk: input.shrunk,
+        },
+        dump,
+        metadata,
+        finder: if key.is_some() {
+            "matrix-key"
+        } else {
+            "leakcanary"
+        }
+        .into(),
+        key: key.map(|k| shown::clipped(&k, limits::MAX_NAME_BYTES)),
+        keys_found,
+        omitted_keys_found: more_keys,
+        leaks: leaks_out,
+        omitted_leaks: more_leaks,
+        unreachable,
+        omitted_unreachable: more_unreachable,
+        duplicate_bitmaps,
+        omitted_duplicate_bitmaps,
+        notes,
+        omitted_notes,
+    };
+    let t = timings.step("summary", t);
+    if let input::Bytes::File(m) = &input.bytes {
+        m.check_intact()?;
+    }
+    timings.step("check", t);
+    Ok((
+        Outcome {
+            analysis,
+            pictures,
+            timings,
+        },
+        census,
+    ))
+}
+
+/// The unreachable objects by class, for a census taken before the retained sizes (which
+/// count them on the way).
+fn gone_by_class(doms: &dominators::Dominators, g: &Graph<'_, '_>) -> Histogram {
+    let mut sizer = Sizer::default();
+    for node in 0..g.ix.len() as index::Node {
+        if doms.place(node).is_none() {
+            sizer.add(g, node);
+        }
+    }
+    sizer.finish()
+}
+
+/// What the reader must know when some objects' references could not be read: which
+/// classes (the first few by the objects they hold), how many objects, and that a path
+/// through them is missing from the graph, so "no leak" may be wrong.
+fn unread_note(g: &Graph<'_, '_>, unread: &Unread, no_leak: bool) -> Option<String> {
+    if unread.is_empty() {
+        return None;
+    }
+    let objects: u64 = unread.values().sum();
+    let mut classes: Vec<(&(u64, graph::Broken), &u64)> = unread.iter().collect();
+    classes.sort_by(|a, b| b.1.cmp(a.1).then(a.0 .0.cmp(&b.0 .0)));
+    let named: Vec<String> = classes
+        .iter()
+        .take(UNREAD_NAMED)
+        .map(|((class, why), n)| {
+            format!(
+                "{} ({}; {n} object{})",
+                g.known_class_name(*class).map_or_else(
+                    || format!("class {class:#x}"),
+                    |name| shown::clipped(name, limits::MAX_NAME_BYTES)
+                ),
+                why.describe(),
+                if **n == 1 { "" } else { "s" }
+            )
+        })
+        .collect();
+    let more = classes.len().saturating_sub(UNREAD_NAMED);
+    Some(format!(
+        "the references of {objects} object{} of {} class{} could not be read: {}{}. What only they hold counts as unreachable{}",
+        if objects == 1 { "" } else { "s" },
+        classes.len(),
+        if classes.len() == 1 { "" } else { "es" },
+        named.join(", "),
+        match more {
+            0 => String::new(),
+            1 => ", and 1 more class".into(),
+            n => format!(", and {n} more classes"),
+        },
+        if no_leak {
+            ", so \"no leak\" may be wrong: a leak held through them is not seen"
+        } else {
+            ": a leak held only through them is not seen"
+        },
+    ))
+}
+
+/// The key to look for, and a note when the package's key is the placeholder its writer
+/// puts when it knew none: `--key`; else, unless `--all-leaks`, the package's
+/// `leakedActivityKey`. No key, or the placeholder, finds leaks LeakCanary's way.
+fn leak_key(options: &Options, input: &input::Input) -> (Option<String>, Option<String>) {
+    if options.ignore_package_key {
+        return (options.key.clone(), None);
+    }
+    if let Some(k) = &options.key {
+        return (Some(k.clone()).filter(|k| !k.is_empty()), None);
+    }
+    match input.manifest_value("leakedActivityKey") {
+        Some(k) if k == hprof_shrink_core::package::manifest::PLACEHOLDER_KEY => (
+            None,
+            Some(format!(
+                "the package's leakedActivityKey is the placeholder {k:?} (no key was known when it was made): every leaking object is looked for, as with --all-leaks"
+            )),
+        ),
+        Some(k) if !k.is_empty() => (Some(k.to_string()), None),
+        _ => (None, None),
+    }
+}
+
+/// Hands the memory the references' pass freed on its worker threads back to the system:
+/// glibc keeps what its per-thread heaps free below a block still in use, and the analysis
+/// would carry those megabytes to its peak.
+fn give_back_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free pages of malloc's own heaps to the system.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
+type Histogram = Map<(u8, u64), (u64, u64)>;
+
+/// Shallow sizes on one thread, counted by class: a run of one class is added up before it
+/// goes into the map, since neighbours are mostly of one class.
+#[derive(Default)]
+struct Sizer {
+    histogram: Histogram,
+    /// The run being added up: (class key, objects, bytes).
+    run: Option<((u8, u64), u64, u64)>,
+    last_class: Option<(u64, u64)>,
+}
+
+impl Sizer {
+    fn add(&mut self, g: &Graph<'_, '_>, node: index::Node) -> u64 {
+        let (key, size) = g.sized_with(node, &mut self.last_class);
+        self.add_sized(key, size);
+        size
+    }
+
+    fn add_sized(&mut self, key: (u8, u64), size: u64) {
+        match &mut self.run {
+            Some((k, n, bytes)) if *k == key => {
+                *n += 1;
+                *bytes += size;
+            }
+            run => {
+                if let Some((k, n, bytes)) = run.replace((key, 1, size)) {
+                    tally(&mut self.histogram, k, n, bytes);
+                }
+            }
+        }
+    }
+
+    fn finish(mut self) -> Histogram {
+        if let Some((k, n, bytes)) = self.run.take() {
+            tally(&mut self.histogram, k, n, bytes);
+        }
+        self.histogram
+    }
+
+    fn merge(a: Sizer, b: Sizer) -> Sizer {
+        let mut h = a.finish();
+        merge_histograms(&mut h, b.finish());
+        Sizer {
+            histogram: h,
+            ..Sizer::default()
+        }
+    }
+}
+
+/// Objects whose references could not be read, by (class, why).
+type Unread = Map<(u64, graph::Broken), u64>;
+
+/// A class whose instances the finders look at.
+const WANTED: u8 = 1;
+/// A class whose instances the path search reads from the dump ([`refs`]).
+const SPECIAL: u8 = 2;
+
+/// What the references' pass takes from each object: its shallow size by class, the
+/// instances of the classes the finders look at (class, node) and those the path search
+/// reads, in node order, and the objects whose references could not be read.
+#[derive(Default)]
+struct Seen {
+    sizer: Sizer,
+    instances: Vec<(u64, index::Node)>,
+    special: Vec<index::Node>,
+    /// The last instance class asked about, and what it is.
+    last: Option<(u64, u8)>,
+    unread: Unread,
+}
+
+impl Seen {
+    fn add(
+        &mut self,
+        wanted: &Map<u64, u8>,
+        node: index::Node,
+        key: (u8, u64),
+        size: u64,
+        unread: Option<graph::Broken>,
+    ) {
+        self.sizer.add_sized(key, size);
+        if let Some(why) = unread {
+            *self.unread.entry((key.1, why)).or_default() += 1;
+        }
+        if key.0 == tags::INSTANCE_DUMP {
+            // Neighbours are mostly of one class: ask the map once a run.
+            let want = match self.last {
+                Some((class, want)) if class == key.1 => want,
+                _ => {
+                    let want = wanted.get(&key.1).copied().unwrap_or(0);
+                    self.last = Some((key.1, want));
+                    want
+                }
+            };
+            if want & WANTED != 0 {
+                self.instances.push((key.1, node));
+            }
+            if want & SPECIAL != 0 {
+                self.special.push(node);
+            }
+        }
+    }
+
+    fn merge(mut a: Seen, b: Seen) -> Seen {
+        a.instances.extend(b.instances);
+        a.special.extend(b.special);
+        for (k, n) in b.unread {
+            *a.unread.entry(k).or_default() += n;
+        }
+        Seen {
+            sizer: Sizer::merge(a.sizer, b.sizer),
+            instances: a.instances,
+            special: a.special,
+            last: None,
+            unread: a.unread,
+        }
+    }
+}
+
+fn merge_histograms(into: &mut Histogram, from: Histogram) {
+    for (k, (n, bytes)) in from {
+        tally(into, k, n, bytes);
+    }
+}
+
+/// Adds `n` objects of `bytes` in all to class `key`.
+fn tally(h: &mut Histogram, key: (u8, u64), n: u64, bytes: u64) {
+    let e = h.entry(key).or_default();
+    e.0 += n;
+    e.1 += bytes;
+}
+
+/// A known leak as the analysis reports it.
+/// LeakCanary's grouping: the leaks that share a signature are one leak, shown by its
+/// first trace (`leaks` come largest first), with the count and the summed sizes.
+fn one_per_signature(leaks: Vec<Leak>) -> Vec<Leak> {
+    let mut out: Vec<Leak> = Vec::with_capacity(leaks.len());
+    let mut at: Map<String, usize> = Map::default();
+    for l in leaks {
+        match at.get(&l.signature) {
+            Some(&i) => {
+                let first = &mut out[i];
+                first.trace_count += 1;
+                first.object_ids.push(l.object_id);
+                first.total_retained_bytes += l.retained_bytes;
+                first.total_retained_objects += l.retained_objects;
+            }
+            None => {
+                at.insert(l.signature.clone(), out.len());
+                out.push(Leak {
+                    trace_count: 1,
+                    object_ids: vec![l.object_id],
+                    total_retained_bytes: l.retained_bytes,
+                    total_retained_objects: l.retained_objects,
+                    ..l
+                });
+            }
+        }
+    }
+    out
+}
+
+fn library_leak(entry: &library::Entry) -> LibraryLeak {
+    LibraryLeak {
+        pattern: entry.name(),
+        description: entry.description.clone(),
+        id: Some(entry.id.clone()),
+        kind: Some(entry.kind.word().to_string()),
+        leak_pattern: Some(entry.pattern_text()),
+        bug: entry.bug.clone(),
+    }
+}
+
+fn heap_name(id: u32) -> &'static str {
+    match id {
+        0x41 => "app",
+        0x5A => "zygote",
+        0x49 => "image",
+        _ => "default",
+    }
+}
+
+/// The leaking objects to trace and those found without a strong path, with what the
+/// caps left out.
+struct Found {
+    /// (node, finders, Matrix's reason) of each leak to trace.
+    to_trace: Vec<(index::Node, finders::Finders, Option<String>)>,
+    unreachable_nodes: Vec<(index::Node, finders::Finders)>,
+    more_leaks: u64,
+    more_unreachable: u64,
+    keys_found: Vec<String>,
+    more_keys: u64,
+}

@@ -1,0 +1,109 @@
+//! What every handler shares ([`App`]), and where things live under the data directory
+//! ([`Dirs`]).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::Notify;
+
+use crate::auth::Access;
+use crate::blobs::Blobs;
+use crate::budget::Budget;
+use crate::conn_limits::Limits;
+use crate::store::Store;
+use crate::{cache, guard};
+use hprof_shrink_upload::Log;
+
+/// Where things live under the data directory.
+#[derive(Debug, Clone)]
+pub struct Dirs {
+    root: PathBuf,
+}
+
+impl Dirs {
+    pub fn new(root: &Path) -> Dirs {
+        Dirs {
+            root: root.to_path_buf(),
+        }
+    }
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+    pub fn db(&self) -> PathBuf {
+        self.root.join("meta.sqlite")
+    }
+    /// Bodies on their way in.
+    pub fn tmp(&self) -> PathBuf {
+        self.root.join("tmp")
+    }
+    /// Analyses under way: each one's directory, its inflated hprof, a package copied
+    /// down from a bucket.
+    pub fn work(&self) -> PathBuf {
+        self.root.join("work")
+    }
+
+    pub(crate) fn create(&self) -> std::io::Result<()> {
+        // Bodies a killed server was receiving (never answered, so nobody counts on them),
+        // and what its analyses left.
+        for dir in [self.tmp(), self.work()] {
+            std::fs::create_dir_all(&dir)?;
+            for e in std::fs::read_dir(&dir)? {
+                let e = e?;
+                if e.file_type().is_ok_and(|t| t.is_dir()) {
+                    let _ = std::fs::remove_dir_all(e.path());
+                } else {
+                    let _ = std::fs::remove_file(e.path());
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What every handler shares.
+pub struct App {
+    pub store: Store,
+    pub blobs: Blobs,
+    pub dirs: Dirs,
+    pub lease: Duration,
+    pub access: Access,
+    pub max_bytes: u64,
+    /// Wakes idle workers when a package is queued.
+    pub wake: Notify,
+    /// The leak groups per filter, each brought up to date with the rows recorded since
+    /// it was made ([`cache`]).
+    pub leak_cache: cache::Cache,
+    pub analysis_delay: Duration,
+    pub answer_delay: Duration,
+    pub budget: Budget,
+    /// `meta.sqlite` as opened (the embedded database only).
+    pub db_file: Option<guard::Identity>,
+    pub log: Log,
+    /// Connections, timeouts and uploads at once, as fitted to the descriptor limit.
+    pub limits: Limits,
+    /// A place per upload being received ([`Limits::max_uploads`]).
+    pub uploads: Arc<tokio::sync::Semaphore>,
+}
+
+impl App {
+    /// Whether what is recorded now will still be there at the next start: false once
+    /// the embedded database's file was removed or replaced under the server (said once
+    /// in the log). Checked before an upload is answered 2xx.
+    pub fn database_intact(&self) -> Result<(), String> {
+        let Some(id) = &self.db_file else {
+            return Ok(());
+        };
+        id.check().map_err(|(why, first)| {
+            if first {
+                (self.log)(&why);
+            }
+            why
+        })
+    }
+
+    /// The bounds of inflating a package's hprof under `tmp/`.
+    pub fn unpack(&self) -> hprof_shrink_core::space::Unpack {
+        self.budget.unpack(self.max_bytes, &self.dirs.tmp())
+    }
+}

@@ -1,0 +1,343 @@
+//! The pages, compiled in with maud (every value escaped by construction): the leak groups,
+//! one group, one package, the duplicate-bitmap gallery. Each shows lists already cut to
+//! [`limits`], with the count of what was left out.
+
+use maud::{html, Markup, PreEscaped, DOCTYPE};
+
+use super::cache::Shown;
+use super::groups::{DuplicateBuffer, LeakGroup};
+use super::limits::{self, Cut};
+use super::store::{Filter, LeakRow, Menu, Package, PackageRow};
+use hprof_shrink_analyze::model::Trace;
+use hprof_shrink_analyze::render::html::trace;
+use hprof_shrink_analyze::render::{human, shown};
+
+const STYLE: &str = "
+body{font:14px/1.45 system-ui,sans-serif;margin:1.5em auto;max-width:80em;padding:0 1em;color:#222}
+nav a{margin-right:1.2em}h1{font-size:1.5em}h2{font-size:1.2em;margin-top:1.8em;border-bottom:1px solid #ccc}
+table{border-collapse:collapse}td,th{padding:.25em .7em;text-align:left;border-bottom:1px solid #eee;vertical-align:top}
+td.n{text-align:right;font-variant-numeric:tabular-nums}
+.sig,code{font-family:ui-monospace,monospace;font-size:12px}
+.trace{font-family:ui-monospace,monospace;font-size:13px;border-left:3px solid #888;padding-left:1em}
+.step{margin:.35em 0}.YES{color:#b00020;font-weight:bold}.NO{color:#1b5e20}.UNKNOWN{color:#777}
+.suspect{text-decoration:underline wavy #b00020}
+.spread span{display:inline-block;background:#eef;border-radius:3px;padding:0 .4em;margin:0 .3em .2em 0}
+.gallery{display:flex;flex-wrap:wrap;gap:1.2em}.bitmap{border:1px solid #ddd;padding:.8em;max-width:22em}
+.bitmap img{max-width:20em;max-height:20em;image-rendering:pixelated;background:repeating-conic-gradient(#eee 0 25%,#fff 0 50%) 0/16px 16px}
+.failed{color:#b00020}.note{background:#fff8e1;padding:.4em .8em}.more{color:#777}
+";
+
+fn page(title: &str, body: Markup) -> String {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                title { (title) " · hprof-shrink" }
+                style { (PreEscaped(STYLE)) }
+            }
+            body {
+                nav { a href="/" { "Leak groups" } a href="/bitmaps" { "Duplicate bitmaps" } a href="/packages" { "Packages" } }
+                h1 { (title) }
+                (body)
+            }
+        }
+    }
+    .into_string()
+}
+
+/// `2026-11-23 15:04:05 UTC`.
+pub fn when(ms: i64) -> String {
+    let secs = ms.div_euclid(1000);
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let (y, m, d) = hprof_shrink_core::package::records::civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+fn spread(v: &[(String, u64)], left_out: u64) -> Markup {
+    html! {
+        span.spread {
+            @for (value, n) in v {
+                span { @if value.is_empty() { "?" } @else { (value) } " ×" (n) }
+            }
+            @if left_out > 0 { span.more { "+" (left_out) " more" } }
+        }
+    }
+}
+
+/// "N more not shown", when some were left out.
+fn more(left_out: u64, what: &str) -> Markup {
+    html! {
+        @if left_out > 0 { p.more { (left_out) " more " (what) " not shown." } }
+    }
+}
+
+/// A value from a row, cut as the lists show it (rows recorded before the caps may hold
+/// more).
+fn column(v: &str) -> std::borrow::Cow<'_, str> {
+    limits::column(v)
+}
+
+fn bytes(n: i64) -> String {
+    human(n.max(0) as u64)
+}
+
+fn group_table(groups: &[LeakGroup]) -> Markup {
+    html! {
+        table {
+            tr {
+                th { "occurrences" } th { "packages" } th { "leaking class" } th { "SDK" }
+                th { "manufacturer" } th { "app version" } th { "retained (median / max)" }
+                th { "first seen" } th { "last seen" }
+            }
+            @for g in groups {
+                tr {
+                    td.n { (g.occurrences) }
+                    td.n { (g.packages) }
+                    td {
+                        a href={ "/groups/" (g.signature) } { (shown(&g.class_name)) }
+                        br; span.sig { (g.signature) }
+                        @if let Some(lib) = &g.library_leak { br; small { (lib) } }
+                    }
+                    td { (spread(&g.sdk_versions, g.sdk_versions_left_out)) }
+                    td { (spread(&g.manufacturers, g.manufacturers_left_out)) }
+                    td { (spread(&g.app_versions, g.app_versions_left_out)) }
+                    td.n { (bytes(g.retained_bytes.p50)) " / " (bytes(g.retained_bytes.max)) }
+                    td { (when(g.first_seen_ms)) }
+                    td { (when(g.last_seen_ms)) }
+                }
+            }
+        }
+    }
+}
+
+fn select(name: &str, label: &str, menu: &Menu, chosen: &Option<String>) -> Markup {
+    // A value chosen by URL that the menu does not list is offered too, if it could be a
+    // recorded value at all (a longer one cannot).
+    let extra = chosen
+        .as_deref()
+        .filter(|c| c.len() <= limits::COLUMN_BYTES && !menu.values.iter().any(|v| v == c));
+    html! {
+        label {
+            (label) " "
+            select name=(name) {
+                option value="" { "all" }
+                @for v in &menu.values {
+                    option value=(v) selected[chosen.as_deref() == Some(v.as_str())] { (v) }
+                }
+                @if let Some(c) = extra { option value=(c) selected { (c) } }
+                @if menu.left_out > 0 {
+                    option disabled { "(" (menu.left_out) " more: ?" (name) "=VALUE)" }
+                }
+            }
+        }
+        " "
+    }
+}
+
+pub fn leak_groups(g: &Shown, filter: &Filter) -> String {
+    let (app, library, menus) = (&g.app, &g.library, &g.menus);
+    let body = html! {
+        form method="get" action="/" {
+            (select("sdk", "SDK", &menus.sdk, &filter.sdk))
+            (select("manufacturer", "manufacturer", &menus.manufacturer, &filter.manufacturer))
+            (select("app_version", "app version", &menus.app_version, &filter.app_version))
+            button type="submit" { "Filter" }
+        }
+        p {
+            "Analysis queue: "
+            @for (state, n) in &g.jobs { (state) " " (n) "; " }
+        }
+        h2 { "App leaks (" (app.len() as u64 + g.app_left_out) " groups)" }
+        @if app.is_empty() { p { "None yet." } } @else { (group_table(app)) }
+        (more(g.app_left_out, "groups (the least frequent)"))
+        h2 { "Library leaks (" (library.len() as u64 + g.library_left_out) " groups)" }
+        p { "Leaks whose only path runs through a known framework leak: not the app's bug." }
+        @if library.is_empty() { p { "None." } } @else { (group_table(library)) }
+        (more(g.library_left_out, "groups (the least frequent)"))
+    };
+    page("Leak groups", body)
+}
+
+pub fn group(g: &LeakGroup, t: Option<&Trace>, occurrences: &[LeakRow]) -> String {
+    let left_out = g.occurrences.saturating_sub(occurrences.len() as u64);
+    let body = html! {
+        p.sig { "signature " (g.signature) }
+        @if let Some(lib) = &g.library_leak { p.note { "Library leak: " (lib) } }
+        table {
+            tr { th { "occurrences" } td { (g.occurrences) " in " (g.packages) " packages" } }
+            tr { th { "first seen" } td { (when(g.first_seen_ms)) } }
+            tr { th { "last seen" } td { (when(g.last_seen_ms)) } }
+            tr { th { "SDK" } td { (spread(&g.sdk_versions, g.sdk_versions_left_out)) } }
+            tr { th { "manufacturer" } td { (spread(&g.manufacturers, g.manufacturers_left_out)) } }
+            tr { th { "app version" } td { (spread(&g.app_versions, g.app_versions_left_out)) } }
+            tr { th { "retained" } td {
+                "min " (bytes(g.retained_bytes.min)) ", median " (bytes(g.retained_bytes.p50))
+                ", p90 " (bytes(g.retained_bytes.p90)) ", max " (bytes(g.retained_bytes.max))
+            } }
+        }
+        h2 { "Leak trace (most recent occurrence)" }
+        @if let Some(t) = t { (trace(t)) } @else { p { "No trace stored." } }
+        h2 { "Occurrences" @if left_out > 0 { " (the " (occurrences.len()) " most recent)" } }
+        table {
+            tr { th { "package" } th { "received" } th { "SDK" } th { "manufacturer" } th { "app version" } th { "retained" } th { "" } }
+            @for o in occurrences {
+                tr {
+                    td { a href={ "/packages/" (o.package_id) } { (o.package_name) } }
+                    td { (when(o.received_ms)) }
+                    td { (column(&o.sdk)) } td { (column(&o.manufacturer)) } td { (column(&o.app_version)) }
+                    td.n { (bytes(o.retained_bytes)) }
+                    td { a href={ "/packages/" (o.package_id) "/analysis" } { "analysis" } }
+                }
+            }
+        }
+        (more(left_out, "occurrences (older)"))
+    };
+    page(&format!("Leak group: {}", shown(&g.class_name)), body)
+}
+
+pub struct PackageLeak {
+    pub signature: String,
+    pub class_name: String,
+    pub library: Option<String>,
+    pub retained_bytes: i64,
+}
+
+/// A `result.info` or `extra.info` as recorded, with what was cut.
+fn props(pairs: &[(String, String)], cut: Option<&Cut>) -> Markup {
+    html! {
+        @if let Some(c) = cut {
+            p.note {
+                "Cut to this server's limits"
+                @if !c.cut.is_empty() { ": " (c.cut.len()) " shortened (ending in " (limits::MARK) ")" }
+                @if c.left_out > 0 { "; " (c.left_out) " more not recorded" }
+                ". The package holds them whole."
+            }
+        }
+        table { @for (k, v) in pairs { tr { th { (k) } td { (v) } } } }
+    }
+}
+
+pub fn package(pkg: &Package, leaks: &[PackageLeak], bitmaps: &[DuplicateBuffer]) -> String {
+    let p = &pkg.row;
+    let body = html! {
+        p {
+            a href={ "/packages/" (p.id) "/download" } { "Download the package" } " · "
+            a href={ "/packages/" (p.id) "/analysis" } { "Full analysis" } " · "
+            a href={ "/api/packages/" (p.id) } { "JSON" }
+        }
+        table {
+            tr { th { "name" } td { (p.name) } }
+            tr { th { "md5" } td { code { (p.md5) } } }
+            tr { th { "size" } td { (bytes(p.bytes)) } }
+            tr { th { "received" } td { (when(p.received_ms)) } }
+            tr { th { "analysis" } td {
+                (p.state)
+                @if let Some(e) = &p.error { " — " span.failed { (e) } }
+            } }
+        }
+        h2 { "result.info" }
+        (props(&pkg.manifest, pkg.manifest_cut.as_ref()))
+        h2 { "extra.info" }
+        @if pkg.extra.is_empty() { p { "None." } }
+        (props(&pkg.extra, pkg.extra_cut.as_ref()))
+        h2 { "Leaks" }
+        @if leaks.is_empty() { p { "None found." } }
+        table {
+            @for l in leaks {
+                tr {
+                    td { a href={ "/groups/" (l.signature) } { (shown(&l.class_name)) } }
+                    td.n { (bytes(l.retained_bytes)) }
+                    td { @if let Some(lib) = &l.library { "library leak: " (lib) } }
+                }
+            }
+        }
+        h2 { "Duplicate bitmaps" }
+        (gallery(bitmaps, 0))
+    };
+    page(&format!("Package {}", p.id), body)
+}
+
+/// One page of the package list, newest first; `paged`: not the first page; `next`: the
+/// id the next (older) page starts below; `limit`: the page's size when one was asked for.
+pub fn packages(list: &[PackageRow], paged: bool, next: Option<i64>, limit: Option<i64>) -> String {
+    let limit = limit.map(|l| format!("&limit={l}")).unwrap_or_default();
+    let newest = match limit.strip_prefix('&') {
+        Some(l) => format!("/packages?{l}"),
+        None => "/packages".to_string(),
+    };
+    let links = html! {
+        p.pages {
+            @if paged { a href=(newest) { "← newest" } " " }
+            @if let Some(id) = next { a href={ "/packages?before=" (id) (limit) } { "older →" } }
+        }
+    };
+    let body = html! {
+        @if list.is_empty() { p { "None." } }
+        (links)
+        table {
+            tr { th { "id" } th { "name" } th { "received" } th { "SDK" } th { "manufacturer" } th { "app version" } th { "analysis" } }
+            @for p in list {
+                tr {
+                    td.n { a href={ "/packages/" (p.id) } { (p.id) } }
+                    td { (p.name) }
+                    td { (when(p.received_ms)) }
+                    td { (p.sdk) } td { (p.manufacturer) } td { (p.app_version) }
+                    td { (p.state) }
+                }
+            }
+        }
+        (links)
+    };
+    page("Packages", body)
+}
+
+fn gallery(groups: &[DuplicateBuffer], left_out: u64) -> Markup {
+    html! {
+        @if groups.is_empty() { p { "None." } }
+        div.gallery {
+            @for g in groups {
+                div.bitmap {
+                    @if let Some(src) = &g.picture {
+                        img src=(src) alt={ "bitmap " (g.hash) };
+                    } @else { p { "(no picture)" } }
+                    p {
+                        (g.width) "×" (g.height) " " (g.format) ", " (bytes(g.buffer_bytes)) br;
+                        (g.copies) " copies in " (g.packages.len() as u64 + g.packages_left_out) " package(s), "
+                        (bytes(g.wasted_bytes)) " wasted" br;
+                        span.sig { (g.hash) } br;
+                        @for id in &g.packages { a href={ "/packages/" (id) } { "#" (id) } " " }
+                        @if g.packages_left_out > 0 { span.more { "+" (g.packages_left_out) " more" } }
+                    }
+                }
+            }
+        }
+        (more(left_out, "groups (the least wasteful)"))
+    }
+}
+
+pub fn bitmaps(groups: &[DuplicateBuffer], left_out: u64) -> String {
+    page("Duplicate bitmaps", gallery(groups, left_out))
+}
+
+pub fn not_found(what: &str) -> String {
+    page("Not found", html! { p { (what) } })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates() {
+        assert_eq!(when(0), "1970-01-01 00:00:00 UTC");
+        assert_eq!(when(951_782_400_000), "2000-02-29 00:00:00 UTC");
+        assert_eq!(when(1_795_446_245_000), "2026-11-23 15:04:05 UTC");
+    }
+}

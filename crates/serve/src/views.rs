@@ -1,0 +1,413 @@
+//! What readers get: the pages and the JSON API over the same queries. Every handler here
+//! is behind the read check ([`require_read`]).
+
+use std::sync::Arc;
+
+use axum::extract::{Path, Query, Request, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::middleware::Next;
+use axum::response::{Html, IntoResponse, Response};
+use axum::Json;
+use serde_json::{json, Value};
+
+use super::api_error::{ApiError, Realm};
+use super::auth::Denied;
+use super::blobs::{package_key, picture_key, Object};
+use super::cache::Shown;
+use super::fault::scrub;
+use super::groups::{bitmap_groups, Fold, LeakGroup};
+use super::limits;
+use super::pages::{self, PackageLeak};
+use super::store::{Filter, LeakRow, Package};
+use crate::app::App;
+use crate::hex::is_hex;
+use hprof_shrink_analyze::model::Trace;
+
+fn unauthorized(why: Denied) -> ApiError {
+    let msg = match why {
+        Denied::Missing => "a read token is needed",
+        Denied::Wrong => "the read token is wrong",
+    };
+    ApiError::unauthorized(msg, Realm::Read)
+}
+
+pub async fn require_read(State(app): State<Arc<App>>, req: Request, next: Next) -> Response {
+    match app.access.read_check(req.headers()) {
+        Ok(()) => next.run(req).await,
+        Err(why) => unauthorized(why).into_response(),
+    }
+}
+
+/// App leaks and library leaks, each grouped; from the cache, brought up to date.
+async fn grouped(app: &App, f: &Filter) -> Result<Arc<Shown>, ApiError> {
+    app.leak_cache
+        .current(&app.store, f)
+        .await
+        .map_err(ApiError::from)
+}
+
+pub async fn groups_page(
+    State(app): State<Arc<App>>,
+    Query(f): Query<Filter>,
+) -> Result<Html<String>, ApiError> {
+    let f = f.normalized();
+    let groups = grouped(&app, &f).await?;
+    Ok(Html(pages::leak_groups(&groups, &f)))
+}
+
+pub async fn leaks_api(
+    State(app): State<Arc<App>>,
+    Query(f): Query<Filter>,
+) -> Result<Json<Value>, ApiError> {
+    let groups = grouped(&app, &f.normalized()).await?;
+    Ok(Json(json!({
+        "appLeaks": groups.app,
+        "appLeaksLeftOut": groups.app_left_out,
+        "libraryLeaks": groups.library,
+        "libraryLeaksLeftOut": groups.library_left_out,
+    })))
+}
+
+/// One group: its summary (of every occurrence), the most recent trace, the most recent
+/// [`limits::OCCURRENCES`] occurrences.
+async fn group_of(
+    app: &App,
+    signature: &str,
+) -> Result<(LeakGroup, Option<Trace>, Vec<LeakRow>), ApiError> {
+    let mut fold = Fold::default();
+    app.store.fold_signature(signature, &mut fold).await?;
+    let g = fold
+        .groups()
+        .into_iter()
+        .next()
+        .ok_or_else(|| ApiError::not_found("no leak has this signature"))?;
+    let rows = app
+        .store
+        .occurrences(signature, limits::OCCURRENCES as i64)
+        .await?;
+    let trace = app
+        .store
+        .latest_trace(signature)
+        .await?
+        .and_then(|t| serde_json::from_str(&t).ok());
+    Ok((g, trace, rows))
+}
+
+pub async fn group_page(
+    State(app): State<Arc<App>>,
+    Path(signature): Path<String>,
+) -> Result<Html<String>, Response> {
+    let page = group_of(&app, &signature)
+        .await
+        .map(|(g, t, rows)| pages::group(&g, t.as_ref(), &rows));
+    html_or_not_found(page)
+}
+
+/// A page, or the failure as a page: "not found" in words for a person, the rest as is.
+// The shape the page handlers return to axum.
+#[allow(clippy::result_large_err)]
+fn html_or_not_found(page: Result<String, ApiError>) -> Result<Html<String>, Response> {
+    match page {
+        Ok(html) => Ok(Html(html)),
+        Err(e) if e.status == StatusCode::NOT_FOUND => {
+            Err((StatusCode::NOT_FOUND, Html(pages::not_found(&e.message))).into_response())
+        }
+        Err(f) => Err(f.into_response()),
+    }
+}
+
+pub async fn group_api(
+    State(app): State<Arc<App>>,
+    Path(signature): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let (g, t, rows) = group_of(&app, &signature).await?;
+    let occurrences: Vec<Value> = rows
+        .iter()
+        .map(|o| {
+            json!({
+                "packageId": o.package_id,
+                "packageName": o.package_name,
+                "receivedMs": o.received_ms,
+                "sdk": limits::column(&o.sdk),
+                "manufacturer": limits::column(&o.manufacturer),
+                "appVersion": limits::column(&o.app_version),
+                "retainedBytes": o.retained_bytes,
+            })
+        })
+        .collect();
+    let left_out = g.occurrences.saturating_sub(rows.len() as u64);
+    Ok(Json(json!({
+        "group": g,
+        "trace": t,
+        "occurrences": occurrences,
+        "occurrencesLeftOut": left_out,
+    })))
+}
+
+fn parse_id(s: &str) -> Result<i64, ApiError> {
+    s.parse()
+        .map_err(|_| ApiError::not_found("no such package"))
+}
+
+/// The package a path names, or "not found".
+async fn package_named(app: &App, id: &str) -> Result<(i64, Package), ApiError> {
+    let id = parse_id(id)?;
+    let p = app
+        .store
+        .package(id)
+        .await?
+        .ok_or_else(|| ApiError::not_found("no such package"))?;
+    Ok((
+        id,
+        Package {
+            row: shown(app, p.row),
+            ..p
+        },
+    ))
+}
+
+/// A package row as answers show it: why its analysis failed, without the server's paths
+/// (the analyzer names the file it read).
+fn shown(app: &App, mut p: super::store::PackageRow) -> super::store::PackageRow {
+    if let Some(e) = &p.error {
+        let stored = match &app.blobs {
+            super::blobs::Blobs::Dir(root) => root.join(package_key(&p.md5)),
+            super::blobs::Blobs::S3(_) => std::path::PathBuf::new(),
+        };
+        p.error = Some(scrub(app, e, &[(&stored, "the package")]));
+    }
+    p
+}
+
+pub async fn package_page(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+) -> Result<Html<String>, Response> {
+    let page = async {
+        let (id, p) = package_named(&app, &id).await?;
+        let leaks = app
+            .store
+            .leaks_of(id)
+            .await?
+            .into_iter()
+            .map(
+                |(signature, class_name, library, retained_bytes)| PackageLeak {
+                    signature,
+                    class_name,
+                    library,
+                    retained_bytes,
+                },
+            )
+            .collect::<Vec<_>>();
+        let bitmaps = bitmap_groups(&app.store.bitmaps(Some(id)).await?);
+        Ok::<_, ApiError>(pages::package(&p, &leaks, &bitmaps))
+    };
+    html_or_not_found(page.await)
+}
+
+/// `GET /api/packages/{id}`: shares its route with the PUT, so it checks reading itself.
+pub async fn package_api(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    if let Err(why) = app.access.read_check(&headers) {
+        return Err(unauthorized(why));
+    }
+    let (id, p) = package_named(&app, &id).await?;
+    let analysis = analysis_of(&app, id, &p.row.name).await;
+    Ok(Json(json!({
+        "package": p,
+        "download": format!("/packages/{id}/download"),
+        "analysis": analysis,
+    }))
+    .into_response())
+}
+
+/// A page of the package list: `limit` packages with ids below `before`, newest first.
+#[derive(serde::Deserialize)]
+pub struct Page {
+    limit: Option<i64>,
+    before: Option<i64>,
+}
+
+/// Packages on one page of `/packages`, and in one answer of `/api/packages` (by default
+/// and at most: the answer's size is bounded, the rest is paged with `before`).
+const PAGE: i64 = limits::PACKAGES_PAGE;
+const API_PAGE: i64 = limits::PACKAGES_API;
+const API_MAX: i64 = limits::PACKAGES_API;
+
+/// One page of packages, and the id the next (older) page starts below, if there is one.
+async fn page_of(
+    app: &App,
+    p: &Page,
+    default: i64,
+    max: i64,
+) -> Result<(Vec<super::store::PackageRow>, Option<i64>), ApiError> {
+    let limit = p.limit.unwrap_or(default).clamp(1, max);
+    let before = p.before.unwrap_or(i64::MAX);
+    let mut list: Vec<_> = app
+        .store
+        .packages(limit + 1, before)
+        .await?
+        .into_iter()
+        .map(|p| shown(app, p))
+        .collect();
+    let next = if list.len() as i64 > limit {
+        list.truncate(limit as usize);
+        list.last().map(|p| p.id)
+    } else {
+        None
+    };
+    Ok((list, next))
+}
+
+pub async fn packages_api(
+    State(app): State<Arc<App>>,
+    Query(p): Query<Page>,
+) -> Result<Json<Value>, ApiError> {
+    let (list, next) = page_of(&app, &p, API_PAGE, API_MAX).await?;
+    let limit = p.limit.map(|l| format!("&limit={}", l.clamp(1, API_MAX)));
+    let next = next.map(|id| format!("/api/packages?before={id}{}", limit.unwrap_or_default()));
+    Ok(Json(json!({ "packages": list, "next": next })))
+}
+
+pub async fn packages_page(
+    State(app): State<Arc<App>>,
+    Query(p): Query<Page>,
+) -> Result<Html<String>, ApiError> {
+    let (list, next) = page_of(&app, &p, PAGE, PAGE).await?;
+    let limit = p.limit.map(|l| l.clamp(1, PAGE));
+    Ok(Html(pages::packages(
+        &list,
+        p.before.is_some(),
+        next,
+        limit,
+    )))
+}
+
+/// A package's analysis as answers show it: its input named by the package's name, not by
+/// the file the worker read (a path of the server).
+async fn analysis_of(app: &App, id: i64, name: &str) -> Option<hprof_shrink_analyze::Analysis> {
+    let mut a = app.blobs.analysis(id).await?;
+    a.input.path = name.to_string();
+    Some(a)
+}
+
+/// The analysis of one package as the self-contained page `analyze --html` writes.
+pub async fn analysis_page(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+) -> Result<Html<String>, ApiError> {
+    let (id, p) = package_named(&app, &id).await?;
+    let a = analysis_of(&app, id, &p.row.name)
+        .await
+        .ok_or_else(|| ApiError::not_found("this package has no analysis (yet)"))?;
+    let mut pictures: Vec<(String, Vec<u8>)> = Vec::new();
+    for g in &a.duplicate_bitmaps {
+        let Some(name) = g.image.clone() else {
+            continue;
+        };
+        if !is_hex(&g.hash) {
+            continue;
+        }
+        if let Ok(Some(bytes)) = app.blobs.get_bytes(&picture_key(&g.hash)).await {
+            pictures.push((name, bytes));
+        }
+    }
+    let html = tokio::task::spawn_blocking(move || {
+        hprof_shrink_analyze::render::html::render(&a, &pictures)
+    })
+    .await?;
+    Ok(Html(html))
+}
+
+/// Streams a stored object with its content type; `attachment` names it for a download.
+async fn send_file(
+    app: &App,
+    key: &str,
+    content_type: &'static str,
+    attachment: Option<String>,
+) -> Result<Response, ApiError> {
+    let Object { len, body } = app
+        .blobs
+        .open(key)
+        .await
+        .map_err(|e| ApiError::store(&e))?
+        .ok_or_else(|| ApiError::not_found("the file is gone"))?;
+    let mut r = Response::new(body);
+    let h = r.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    if let Some(len) = len {
+        h.insert(header::CONTENT_LENGTH, HeaderValue::from(len));
+    }
+    h.insert(
+        "x-content-type-options",
+        HeaderValue::from_static("nosniff"),
+    );
+    if let Some(name) = attachment {
+        // Only characters that need no quoting in a header; the rest become '_'.
+        let safe: String = name
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        if let Ok(v) = HeaderValue::from_str(&format!("attachment; filename=\"{safe}\"")) {
+            h.insert(header::CONTENT_DISPOSITION, v);
+        }
+    }
+    Ok(r)
+}
+
+pub async fn download(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let (_, p) = package_named(&app, &id).await?;
+    send_file(
+        &app,
+        &package_key(&p.row.md5),
+        "application/zip",
+        Some(p.row.name),
+    )
+    .await
+}
+
+pub async fn picture(
+    State(app): State<Arc<App>>,
+    Path(file): Path<String>,
+) -> Result<Response, ApiError> {
+    // Only `<hex>.png`: nothing in the request reaches the file system otherwise.
+    let hash = file
+        .strip_suffix(".png")
+        .filter(|h| is_hex(h))
+        .ok_or_else(|| ApiError::not_found("no such picture"))?;
+    send_file(&app, &picture_key(hash), "image/png", None).await
+}
+
+/// The most wasteful duplicate-bitmap groups, and how many more there are.
+async fn top_bitmaps(app: &App) -> Result<(Vec<super::groups::DuplicateBuffer>, u64), ApiError> {
+    let (groups, all) = app
+        .store
+        .bitmap_groups(limits::BITMAP_GROUPS as i64, limits::BITMAP_PACKAGES as i64)
+        .await?;
+    let left_out = all.saturating_sub(groups.len() as u64);
+    Ok((groups, left_out))
+}
+
+pub async fn bitmaps_page(State(app): State<Arc<App>>) -> Result<Html<String>, ApiError> {
+    let (groups, left_out) = top_bitmaps(&app).await?;
+    Ok(Html(pages::bitmaps(&groups, left_out)))
+}
+
+pub async fn bitmaps_api(State(app): State<Arc<App>>) -> Result<Json<Value>, ApiError> {
+    let (groups, left_out) = top_bitmaps(&app).await?;
+    Ok(Json(
+        json!({ "bitmaps": groups, "bitmapsLeftOut": left_out }),
+    ))
+}

@@ -1,0 +1,105 @@
+//! What is known about a zip before it is sent: its size and MD5 (computed once, so every
+//! attempt announces the same digest) and, for the multipart protocol, the `result.info`
+//! properties that become form fields.
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::Path;
+
+use base64::Engine;
+use hprof_shrink_core::package::PackageReader;
+use md5::{Digest, Md5};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Digested {
+    pub len: u64,
+    pub md5: [u8; 16],
+}
+
+impl Digested {
+    /// Lower-case hex, as the multipart `md5` field carries it.
+    pub fn md5_hex(&self) -> String {
+        hex::encode(self.md5)
+    }
+
+    /// Base64, as the `Content-MD5` header carries it.
+    pub fn md5_base64(&self) -> String {
+        base64::engine::general_purpose::STANDARD.encode(self.md5)
+    }
+}
+
+/// Reads the whole file once: its length and MD5.
+pub fn digest(file: &mut File) -> io::Result<Digested> {
+    let mut h = Md5::new();
+    let mut buf = vec![0u8; 256 * 1024];
+    let mut len = 0u64;
+    loop {
+        let n = match file.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        h.update(&buf[..n]);
+        len += n as u64;
+    }
+    let mut md5 = [0u8; 16];
+    md5.copy_from_slice(&h.finalize());
+    Ok(Digested { len, md5 })
+}
+
+/// The `result.info` properties of a package, in file order. The error says why the file
+/// is not a package.
+pub fn result_info(path: &Path) -> Result<Vec<(String, String)>, String> {
+    PackageReader::open(path)
+        .and_then(|p| p.manifest())
+        .map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hprof_shrink_core::package::RESULT_INFO;
+    use std::io::{Seek, Write};
+
+    #[test]
+    fn digest_of_known_bytes() {
+        let mut f = tempfile::tempfile().unwrap();
+        f.write_all(b"The quick brown fox jumps over the lazy dog")
+            .unwrap();
+        f.rewind().unwrap();
+        let d = digest(&mut f).unwrap();
+        assert_eq!(d.len, 43);
+        assert_eq!(d.md5_hex(), "9e107d9d372bb6826bd81d3542a419d6");
+        assert_eq!(d.md5_base64(), "nhB9nTcrtoJr2B01QqQZ1g==");
+    }
+
+    #[test]
+    fn result_info_of_a_zip_and_of_non_packages() {
+        let dir = tempfile::tempdir().unwrap();
+        let good = dir.path().join("good.zip");
+        let mut w = zip::ZipWriter::new(File::create(&good).unwrap());
+        let opts = zip::write::SimpleFileOptions::default();
+        w.start_file(RESULT_INFO, opts).unwrap();
+        w.write_all(b"# c\nsdkVersion=25\nmanufacturer=ACME\n")
+            .unwrap();
+        w.finish().unwrap();
+        assert_eq!(
+            result_info(&good).unwrap(),
+            [
+                ("sdkVersion".to_string(), "25".to_string()),
+                ("manufacturer".to_string(), "ACME".to_string())
+            ]
+        );
+
+        let other = dir.path().join("other.zip");
+        let mut w = zip::ZipWriter::new(File::create(&other).unwrap());
+        w.start_file("readme.txt", opts).unwrap();
+        w.finish().unwrap();
+        assert!(result_info(&other).unwrap_err().contains("no result.info"));
+
+        let junk = dir.path().join("junk.zip");
+        std::fs::write(&junk, b"not a zip at all").unwrap();
+        assert!(result_info(&junk).unwrap_err().starts_with("not a zip"));
+    }
+}

@@ -1,8 +1,0 @@
-//! The host side of hprof-shrink as a library: what the command line does beyond the core
-//! (`hprof-shrink-core`), for other host tools (a batch job, tests) to call. Nothing here
-//! is linked into a phone.
-
-pub mod analyze;
-pub mod progress;
-pub mod serve;
-pub mod upload;
