@@ -39,7 +39,9 @@ pub const EXCERPT_CHARS: usize = 200;
 /// The total-timeout default: this long, or the time the body takes at
 /// [`MIN_RATE`] bytes per second if that is longer.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
+/// The slowest transfer rate the default total timeout allows for, in bytes per second.
 pub const MIN_RATE: u64 = 256 * 1024;
+/// How long opening a connection may take, by default.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Bodies smaller than this are not reported to the [`Meter`].
 const PROGRESS_MIN: u64 = 1024 * 1024;
@@ -87,16 +89,22 @@ impl fmt::Debug for Token {
 /// Where informational lines go (retries, redirects, with `verbose` each request).
 pub type Log = Arc<dyn Fn(&str) + Send + Sync>;
 
+/// Where and how zips are uploaded; [`UploadConfig::new`] gives the defaults for a URL.
 #[derive(Clone)]
 pub struct UploadConfig {
+    /// Where the zips go: the server's upload endpoint, or a pre-signed URL for [`Method::Put`].
     pub url: Url,
+    /// How each zip is sent.
     pub method: Method,
     /// Extra request headers, `(name, value)`.
     pub headers: Vec<(String, String)>,
+    /// The bearer token (`Authorization: Bearer …`), sent only to the origin of `url`.
     pub token: Option<Token>,
+    /// How long a connection may take to open.
     pub connect_timeout: Duration,
     /// Total time of one attempt; `None`: [`default_timeout`] of the file's size.
     pub timeout: Option<Duration>,
+    /// When to try again, and how long to wait first.
     pub retry: RetryPolicy,
     /// Accept any certificate and host name. For testing only.
     pub insecure: bool,
@@ -107,6 +115,8 @@ pub struct UploadConfig {
     pub meter: Option<Arc<dyn Meter>>,
     /// Log each request and response line (never header values).
     pub verbose: bool,
+    /// Where informational lines go (retries, redirects, with `verbose` each request);
+    /// `None`: nowhere.
     pub log: Option<Log>,
     /// Send the extra `headers` to another origin a redirect names too (never
     /// Authorization, Proxy-Authorization or Cookie, nor the token). Off: they go only to
@@ -118,6 +128,8 @@ pub struct UploadConfig {
 }
 
 impl UploadConfig {
+    /// A multipart POST to `url` with the defaults: no token or extra header, a 10 s
+    /// connect timeout, the total timeout of [`default_timeout`], [`RetryPolicy::default`].
     pub fn new(url: Url) -> UploadConfig {
         UploadConfig {
             url,
@@ -167,15 +179,19 @@ pub fn default_timeout(len: u64) -> Duration {
 /// A file the server took.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UploadOutcome {
+    /// The zip.
     pub path: PathBuf,
+    /// Its size, all of which was sent.
     pub bytes: u64,
     /// Hex MD5 of what was sent.
     pub md5: String,
     /// The 2xx status.
     pub status: u16,
+    /// Attempts made, the first included.
     pub attempts: u32,
     /// Where it went in the end (after redirects), as it may be shown.
     pub url: String,
+    /// From the first attempt's start to the answer of the last.
     pub elapsed: Duration,
 }
 
@@ -235,6 +251,9 @@ fn same_origin(a: &Url, b: &Url) -> bool {
 }
 
 impl Uploader {
+    /// Checks the configuration (the URL's scheme, the headers, the CA files) and builds the
+    /// client and its runtime. Fails with [`UploadError::Config`] on a configuration that
+    /// cannot work, [`UploadError::Setup`] when the client cannot be built.
     pub fn new(cfg: UploadConfig) -> Result<Uploader, UploadError> {
         let shown = redact::url(&cfg.url);
         if !matches!(cfg.url.scheme(), "http" | "https") || cfg.url.host_str().is_none() {
@@ -327,16 +346,17 @@ impl Uploader {
         })
     }
 
+    /// The configuration it was built with.
     pub fn config(&self) -> &UploadConfig {
         &self.cfg
     }
 
-    /// True once the run's deadline (`RetryPolicy::deadline`) has passed.
     /// True once the run was asked to stop.
     pub fn cancelled(&self) -> bool {
         self.cfg.cancel.is_some_and(|c| c.load(Ordering::Relaxed))
     }
 
+    /// True once the run's deadline (`RetryPolicy::deadline`) has passed.
     pub fn deadline_passed(&self) -> bool {
         self.cfg
             .retry
