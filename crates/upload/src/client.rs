@@ -28,7 +28,7 @@ use super::http::{install_crypto_provider, FileBody};
 use super::meter::{Meter, Transfer};
 use super::package::{self, Digested};
 use super::redact;
-use super::retry::{self, Clock, GiveUp, RetryPolicy, Step, SystemClock};
+use super::retry::{self, Clock, Failure, GiveUp, RetryPolicy, Step, SystemClock};
 
 /// The environment variable holding the bearer token.
 pub const TOKEN_ENV: &str = "HPROF_SHRINK_TOKEN";
@@ -240,6 +240,21 @@ impl Job<'_> {
     }
 }
 
+/// The file opened again for an attempt, and checked to be the size it was when its MD5
+/// was read.
+fn reopen(job: &Job<'_>) -> Result<File, String> {
+    let file = File::open(job.path).map_err(|e| format!("reopening: {e}"))?;
+    match file.metadata() {
+        Ok(m) if m.len() == job.digest.len => Ok(file),
+        Ok(m) => Err(format!(
+            "the file changed while being uploaded ({} bytes, was {})",
+            m.len(),
+            job.digest.len
+        )),
+        Err(e) => Err(format!("reopening: {e}")),
+    }
+}
+
 fn is_credential(name: &HeaderName) -> bool {
     name == AUTHORIZATION || name == PROXY_AUTHORIZATION || name == COOKIE
 }
@@ -426,6 +441,47 @@ impl Uploader {
                 last: None,
             });
         }
+        let job = self.job(path)?;
+        let result = retry::run(
+            &self.cfg.retry,
+            &mut CancellableClock(self.cfg.cancel),
+            &mut fastrand::f64,
+            &mut |error: &String, n, wait| {
+                self.log(
+                    job.transfer.as_ref(),
+                    &format!(
+                        "{}: attempt {n} failed: {error}; retrying in {:.1} s",
+                        job.name,
+                        wait.as_secs_f64()
+                    ),
+                )
+            },
+            &mut |n| self.attempt(&job, n),
+        );
+        if let Some(t) = &job.transfer {
+            t.finish();
+        }
+        if result.is_err() && self.cancelled() {
+            return Err(cancelled());
+        }
+        let path = path.to_path_buf();
+        match result {
+            Ok(((status, url), attempts)) => Ok(UploadOutcome {
+                path,
+                bytes: job.digest.len,
+                md5: job.digest.md5_hex(),
+                status,
+                attempts,
+                url,
+                elapsed: started.elapsed(),
+            }),
+            Err(f) => Err(self.failed(path, f, &job)),
+        }
+    }
+
+    /// What the attempts at `path` need to know: the file checked to be a regular file,
+    /// its size and MD5 read once, and (for a POST) its `result.info` fields.
+    fn job<'p>(&self, path: &'p Path) -> Result<Job<'p>, UploadError> {
         let io_err = |e| UploadError::Io {
             path: path.to_path_buf(),
             source: e,
@@ -465,7 +521,7 @@ impl Uploader {
             Some(m) if digest.len >= PROGRESS_MIN => m.start(&name, digest.len),
             _ => None,
         };
-        let job = Job {
+        Ok(Job {
             path,
             name,
             timeout: self
@@ -477,65 +533,35 @@ impl Uploader {
             transfer,
             last_unreachable: std::cell::Cell::new(false),
             last_status: std::cell::Cell::new(None),
-        };
-        let result = retry::run(
-            &self.cfg.retry,
-            &mut CancellableClock(self.cfg.cancel),
-            &mut fastrand::f64,
-            &mut |error: &String, n, wait| {
-                self.log(
-                    job.transfer.as_ref(),
-                    &format!(
-                        "{}: attempt {n} failed: {error}; retrying in {:.1} s",
-                        job.name,
-                        wait.as_secs_f64()
-                    ),
-                )
-            },
-            &mut |n| self.attempt(&job, n),
-        );
-        if let Some(t) = &job.transfer {
-            t.finish();
-        }
-        if result.is_err() && self.cancelled() {
-            return Err(cancelled());
-        }
-        let path = path.to_path_buf();
-        match result {
-            Ok(((status, url), attempts)) => Ok(UploadOutcome {
+        })
+    }
+
+    /// The error of an upload whose attempts ended without success.
+    fn failed(&self, path: PathBuf, f: Failure<String>, job: &Job<'_>) -> UploadError {
+        match f.gave_up {
+            None => UploadError::Rejected {
                 path,
-                bytes: job.digest.len,
-                md5: job.digest.md5_hex(),
-                status,
-                attempts,
-                url,
-                elapsed: started.elapsed(),
-            }),
-            Err(f) => Err(match f.gave_up {
-                None => UploadError::Rejected {
-                    path,
-                    detail: f.error,
-                    status: job.last_status.get(),
-                },
-                Some(GiveUp::Exhausted) => UploadError::Exhausted {
-                    path,
-                    attempts: f.attempts,
-                    last: f.error,
-                    unreachable: job.last_unreachable.get(),
-                },
-                Some(GiveUp::Deadline) => UploadError::Deadline {
-                    path,
-                    attempts: f.attempts,
-                    last: Some(f.error),
-                },
-                Some(GiveUp::RetryAfterTooLong(wait)) => UploadError::RetryAfterTooLong {
-                    path,
-                    attempts: f.attempts,
-                    wait,
-                    max: self.cfg.retry.max_retry_after,
-                    last: f.error,
-                },
-            }),
+                detail: f.error,
+                status: job.last_status.get(),
+            },
+            Some(GiveUp::Exhausted) => UploadError::Exhausted {
+                path,
+                attempts: f.attempts,
+                last: f.error,
+                unreachable: job.last_unreachable.get(),
+            },
+            Some(GiveUp::Deadline) => UploadError::Deadline {
+                path,
+                attempts: f.attempts,
+                last: Some(f.error),
+            },
+            Some(GiveUp::RetryAfterTooLong(wait)) => UploadError::RetryAfterTooLong {
+                path,
+                attempts: f.attempts,
+                wait,
+                max: self.cfg.retry.max_retry_after,
+                last: f.error,
+            },
         }
     }
 
@@ -573,21 +599,10 @@ impl Uploader {
         let mut url = self.cfg.url.clone();
         for _ in 0..=MAX_REDIRECTS {
             let trusted = same_origin(&url, &self.cfg.url);
-            let file = match File::open(job.path) {
+            let file = match reopen(job) {
                 Ok(f) => f,
-                Err(e) => return Step::Fatal(format!("reopening: {e}")),
+                Err(msg) => return Step::Fatal(msg),
             };
-            match file.metadata() {
-                Ok(m) if m.len() == job.digest.len => {}
-                Ok(m) => {
-                    return Step::Fatal(format!(
-                        "the file changed while being uploaded ({} bytes, was {})",
-                        m.len(),
-                        job.digest.len
-                    ))
-                }
-                Err(e) => return Step::Fatal(format!("reopening: {e}")),
-            }
             if let Some(t) = &job.transfer {
                 t.restart();
             }
@@ -598,31 +613,7 @@ impl Uploader {
             );
             let req = self.request(job, &url, trusted, body);
             self.verbose(job.transfer.as_ref(), || {
-                let mut names: Vec<String> = self
-                    .headers
-                    .iter()
-                    .filter(|(k, _)| trusted || !is_credential(k))
-                    .map(|(k, _)| k.to_string())
-                    .collect();
-                if trusted && self.cfg.token.is_some() {
-                    names.push(format!("authorization (from {TOKEN_ENV})"));
-                }
-                format!(
-                    "{}: attempt {n}: {} {} ({} bytes, md5 {}); extra headers: {}",
-                    job.name,
-                    match self.cfg.method {
-                        Method::Post => "POST multipart",
-                        Method::Put => "PUT",
-                    },
-                    redact::url(&url),
-                    job.digest.len,
-                    job.digest.md5_hex(),
-                    if names.is_empty() {
-                        "none".to_string()
-                    } else {
-                        names.join(", ")
-                    }
-                )
+                self.request_line(job, n, &url, trusted)
             });
             let t = Instant::now();
             let resp = match req.send().await {
@@ -640,21 +631,7 @@ impl Uploader {
                 )
             });
             if status.is_success() {
-                if self.cfg.method == Method::Put {
-                    if let Some(etag) = etag_mismatch(&resp, &job.digest.md5_hex()) {
-                        // The server did not check Content-MD5 and stored other bytes;
-                        // sending again overwrites them.
-                        return Step::Transient {
-                            error: format!(
-                                "{status} from {}, but its ETag {etag} is not the MD5 {} of the file: the bytes were damaged on the way",
-                                redact::url(&url),
-                                job.digest.md5_hex()
-                            ),
-                            retry_after: None,
-                        };
-                    }
-                }
-                return Step::Done((status.as_u16(), redact::url(&url)));
+                return self.succeeded(&resp, job, &url);
             }
             if matches!(status.as_u16(), 301 | 302 | 307 | 308) {
                 match self.redirect_target(&resp, &url) {
@@ -697,6 +674,56 @@ impl Uploader {
             "more than {MAX_REDIRECTS} redirects from {}",
             redact::url(&self.cfg.url)
         ))
+    }
+
+    /// What `verbose` says of a request: method, URL, size, MD5 and the names (never the
+    /// values) of the extra headers sent.
+    fn request_line(&self, job: &Job<'_>, n: u32, url: &Url, trusted: bool) -> String {
+        let mut names: Vec<String> = self
+            .headers
+            .iter()
+            .filter(|(k, _)| trusted || !is_credential(k))
+            .map(|(k, _)| k.to_string())
+            .collect();
+        if trusted && self.cfg.token.is_some() {
+            names.push(format!("authorization (from {TOKEN_ENV})"));
+        }
+        format!(
+            "{}: attempt {n}: {} {} ({} bytes, md5 {}); extra headers: {}",
+            job.name,
+            match self.cfg.method {
+                Method::Post => "POST multipart",
+                Method::Put => "PUT",
+            },
+            redact::url(url),
+            job.digest.len,
+            job.digest.md5_hex(),
+            if names.is_empty() {
+                "none".to_string()
+            } else {
+                names.join(", ")
+            }
+        )
+    }
+
+    /// A 2xx: done, unless a PUT's ETag shows the stored bytes are not the file's.
+    fn succeeded(&self, resp: &Response, job: &Job<'_>, url: &Url) -> Step<(u16, String), String> {
+        let status = resp.status();
+        if self.cfg.method == Method::Put {
+            if let Some(etag) = etag_mismatch(resp, &job.digest.md5_hex()) {
+                // The server did not check Content-MD5 and stored other bytes;
+                // sending again overwrites them.
+                return Step::Transient {
+                    error: format!(
+                        "{status} from {}, but its ETag {etag} is not the MD5 {} of the file: the bytes were damaged on the way",
+                        redact::url(url),
+                        job.digest.md5_hex()
+                    ),
+                    retry_after: None,
+                };
+            }
+        }
+        Step::Done((status.as_u16(), redact::url(url)))
     }
 
     fn request(
