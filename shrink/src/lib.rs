@@ -73,8 +73,9 @@ pub use error::{Error, Result};
 pub use hprof::Tag;
 pub use options::{DroppedMode, StripMode};
 pub use package::{Manifest, ManifestValues};
+pub use passes::write_shrunk;
 pub use pipeline::{
-    analyze, check_request, shrink_file, write_shrunk, Analysis, AnalyzeOptions, Outputs,
-    ShrinkOptions, MAX_THREADS,
+    analyze, check_request, shrink_file, Analysis, AnalyzeOptions, Outputs, ShrinkOptions,
+    MAX_THREADS,
 };
 pub use report::Report;

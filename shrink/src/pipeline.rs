@@ -9,7 +9,7 @@ use std::time::Instant;
 use crate::control::{Control, Stage};
 use crate::error::{Error, Result};
 use crate::hprof::javastring;
-use crate::hprof::{BasicType, Hprof, HprofWriter, MappedFile, Salvage};
+use crate::hprof::{BasicType, Hprof, MappedFile, Salvage};
 use crate::options::{DroppedMode, StripMode};
 use crate::output::{
     check_destination, clean_stale, output_error, same_file, Named, PendingFile, Writeback,
@@ -20,7 +20,7 @@ use crate::passes::collect::{collect, collect_with_info};
 use crate::passes::dedup::{self, Candidate, Groups};
 use crate::passes::parallel::{self, Order};
 use crate::passes::{
-    write_shrunk_parallel, Collected, DumpInfo, EarlyInfo, InfoCollector, Plan, ShrinkFilter,
+    write_shrunk, write_shrunk_parallel, Collected, DumpInfo, EarlyInfo, InfoCollector, Plan,
     WriteStats,
 };
 use crate::report::{
@@ -394,22 +394,6 @@ fn manifest_from_dump(
         manufacturer: info.manufacturer.and_then(text),
         leaked_activity_key,
     }
-}
-
-/// Pass 3: writes the shrunk dump to `out` as the plan says; returns the writer, what the
-/// pass did and the bytes written.
-pub fn write_shrunk<W: Write>(
-    hprof: &Hprof<'_>,
-    plan: &Plan,
-    out: W,
-    control: &Control,
-) -> Result<(W, WriteStats, u64)> {
-    let writer = HprofWriter::new(out, hprof.data(), hprof.id_size());
-    let mut filter = ShrinkFilter::new(plan, hprof.id_size(), writer);
-    hprof.accept(&mut filter, &mut control.ticker(Stage::Write, hprof.len()))?;
-    let (writer, stats) = filter.into_inner();
-    let written = writer.written();
-    Ok((writer.into_inner()?, stats, written))
 }
 
 /// Where a shrink writes: a zip package, a raw hprof, or both.

@@ -298,7 +298,7 @@ fn write_on_this_thread<W: Write>(
     control: &Control,
 ) -> Result<(W, WriteStats, u64)> {
     let buffered = io::BufWriter::with_capacity(Batch::BYTES, out);
-    let (buffered, stats, n) = crate::pipeline::write_shrunk(hprof, plan, buffered, control)?;
+    let (buffered, stats, n) = super::shrink::write_shrunk(hprof, plan, buffered, control)?;
     let out = buffered
         .into_inner()
         .map_err(|e| Error::Write(e.into_error()))?;
