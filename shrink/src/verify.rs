@@ -11,10 +11,10 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
 
 use crate::control::{Control, Stage};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, Violation};
 use crate::hprof::{
     tags, Event, Events, Hprof, Instance, MappedFile, ObjectArray, PrimitiveArray, Sub, SubRecord,
-    Visitor,
+    Tag, Visitor,
 };
 use crate::options::{DroppedMode, StripMode};
 use crate::package::manifest::{KEYS, RESULT_INFO};
@@ -124,8 +124,22 @@ pub struct Comparison {
     pub repointed_images: u64,
 }
 
-fn violation(msg: String) -> Error {
-    Error::Verify(msg)
+/// A fault of the package or of the whole hprof, at no one record.
+fn violation(message: String) -> Error {
+    Error::Verify(Violation {
+        message,
+        offset: None,
+        tag: None,
+    })
+}
+
+/// A fault at the record or sub-record at `offset` of the input dump, with tag `tag`.
+fn violation_at(offset: u64, tag: Tag, message: String) -> Error {
+    Error::Verify(Violation {
+        message,
+        offset: Some(offset),
+        tag: Some(tag),
+    })
 }
 
 /// Verifies a package, or a raw shrunk hprof (told apart by their first bytes); with
@@ -531,7 +545,7 @@ impl SideBySide<'_> {
                     match outs.next().transpose()? {
                         Some(Event::Record(o)) if o.raw == r.raw => {}
                         other => {
-                            return Err(violation(format!(
+                            return Err(violation_at(r.offset, r.tag(), format!(
                                 "record at input offset {} ({}) is {}",
                                 r.offset,
                                 r.tag(),
@@ -543,7 +557,7 @@ impl SideBySide<'_> {
                 Event::SegmentBegin(r) => match outs.next().transpose()? {
                     Some(Event::SegmentBegin(o)) if o.tag == r.tag && o.time == r.time => {}
                     other => {
-                        return Err(violation(format!(
+                        return Err(violation_at(r.offset, r.tag(), format!(
                             "heap dump segment at input offset {} is {}",
                             r.offset,
                             describe(other.as_ref())
@@ -553,7 +567,7 @@ impl SideBySide<'_> {
                 Event::SegmentEnd(r) => match outs.next().transpose()? {
                     Some(Event::SegmentEnd(_)) => {}
                     other => {
-                        return Err(violation(format!(
+                        return Err(violation_at(r.offset, r.tag(), format!(
                             "the output's segment for the one at input offset {} does not end with it: it has {} more",
                             r.offset,
                             describe(other.as_ref())
@@ -605,18 +619,26 @@ impl SideBySide<'_> {
                 self.cmp.dropped_arrays += 1;
                 self.cmp.dropped_bytes += a.data.len() as u64;
                 if self.keeps_all {
-                    return Err(violation(format!(
-                        "{} array 0x{:X} at input offset {} was dropped under --strip none",
-                        a.element_type.name(),
-                        a.id,
-                        s.offset
-                    )));
+                    return Err(violation_at(
+                        s.offset,
+                        Tag::heap(s.tag()),
+                        format!(
+                            "{} array 0x{:X} at input offset {} was dropped under --strip none",
+                            a.element_type.name(),
+                            a.id,
+                            s.offset
+                        ),
+                    ));
                 }
                 if self.c.string_values.contains(a.id) {
-                    return Err(violation(format!(
-                        "String value array 0x{:X} at input offset {} was dropped",
-                        a.id, s.offset
-                    )));
+                    return Err(violation_at(
+                        s.offset,
+                        Tag::heap(s.tag()),
+                        format!(
+                            "String value array 0x{:X} at input offset {} was dropped",
+                            a.id, s.offset
+                        ),
+                    ));
                 }
             }
         }
@@ -630,24 +652,32 @@ impl SideBySide<'_> {
         let o = match outs.next().transpose()? {
             Some(Event::Sub(o)) => o,
             other => {
-                return Err(violation(format!(
-                    "{} at input offset {} is {}",
-                    crate::hprof::tags::heap_tag_name(s.tag()),
+                return Err(violation_at(
                     s.offset,
-                    describe(other.as_ref())
-                )))
+                    Tag::heap(s.tag()),
+                    format!(
+                        "{} at input offset {} is {}",
+                        crate::hprof::tags::heap_tag_name(s.tag()),
+                        s.offset,
+                        describe(other.as_ref())
+                    ),
+                ))
             }
         };
         if o.raw == s.raw {
             return Ok(());
         }
         let differs = || {
-            violation(format!(
-                "{} at input offset {} differs in the output (offset {})",
-                tags::heap_tag_name(s.tag()),
+            violation_at(
                 s.offset,
-                o.offset
-            ))
+                Tag::heap(s.tag()),
+                format!(
+                    "{} at input offset {} differs in the output (offset {})",
+                    tags::heap_tag_name(s.tag()),
+                    s.offset,
+                    o.offset
+                ),
+            )
         };
         match (&s.kind, &o.kind) {
             (Sub::Instance(i), Sub::Instance(_)) if self.bitmap_at.contains_key(&i.class_id) => {
@@ -725,13 +755,15 @@ impl Buffered<'_> {
                 .is_some_and(|n| *n > 1),
             _ => false,
         };
+        let instance = Tag::heap(tags::INSTANCE_DUMP);
         for b in &c.bitmap_buffers {
             cmp.bitmaps_checked += 1;
             let original = self.in_bytes(b.buffer_id).ok_or_else(|| {
-                violation(format!(
-                    "Bitmap 0x{:X}'s buffer is not in the input",
-                    b.bitmap_id
-                ))
+                violation_at(
+                    b.instance_offset,
+                    instance,
+                    format!("Bitmap 0x{:X}'s buffer is not in the input", b.bitmap_id),
+                )
             })?;
             let now = bitmap_points_to
                 .get(&b.bitmap_id)
@@ -740,13 +772,13 @@ impl Buffered<'_> {
             match self.out_arrays.get(&now) {
                 Some(loc) if loc.bytes(out_data) == original => {}
                 Some(_) => {
-                    return Err(violation(format!(
+                    return Err(violation_at(b.instance_offset, instance, format!(
                         "Bitmap 0x{:X} (input offset {}) names buffer 0x{now:X}, whose bytes differ from its original buffer 0x{:X}",
                         b.bitmap_id, b.instance_offset, b.buffer_id
                     )))
                 }
                 None if must_resolve(original) => {
-                    return Err(violation(format!(
+                    return Err(violation_at(b.instance_offset, instance, format!(
                         "Bitmap 0x{:X} (input offset {}) names buffer 0x{now:X}, which is not in the output",
                         b.bitmap_id, b.instance_offset
                     )))
@@ -798,7 +830,7 @@ fn array_fate(
             }
         }
     }
-    Err(violation(format!(
+    Err(violation_at(s.offset, Tag::heap(s.tag()), format!(
         "{} array 0x{:X} at input offset {} changed in the output (offset {}) in a way no --dropped mode makes",
         a.element_type.name(),
         a.id,
