@@ -680,6 +680,7 @@ fn an_animators_weak_target_is_followed_last() {
 /// MessageQueue, on the OpenJDK layout (Android 7+): each holds a destroyed Activity after
 /// other entries.
 #[test]
+#[allow(clippy::too_many_lines)] // a scenario, step by step
 fn openjdk_collections_are_one_step() {
     let dir = tempfile::tempdir().unwrap();
     let mut s = Scene::new();

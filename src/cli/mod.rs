@@ -103,7 +103,7 @@ pub enum Command {
     #[command(long_about = UPLOAD_ABOUT, after_help = UPLOAD_AFTER)]
     Upload(UploadArgs),
     /// Prints a completion script for a shell (how to install it: see its --help).
-    #[command(after_help = crate::commands::docs::COMPLETIONS_AFTER)]
+    #[command(after_help = COMPLETIONS_AFTER)]
     Completions(CompletionsArgs),
     /// Writes man pages (hprof-shrink.1 and one per subcommand) into a directory; what
     /// scripts/man.sh runs.
@@ -132,6 +132,17 @@ pub struct ManpagesArgs {
     #[arg(value_name = "DIR")]
     pub dir: PathBuf,
 }
+
+/// What `completions --help` adds: where the script goes.
+const COMPLETIONS_AFTER: &str = "\
+The script asks hprof-shrink itself at each Tab, so it completes what this version takes. \
+Load it at each shell start, so that it follows upgrades:
+  ~/.bashrc:                    source <(hprof-shrink completions bash)
+  ~/.zshrc (after compinit):    source <(hprof-shrink completions zsh)
+  ~/.config/fish/config.fish:   hprof-shrink completions fish | source
+
+It calls the binary by the name `completions` was run as: `hprof-shrink` (looked up on the \
+PATH at each Tab), or the path it was run by, made absolute.";
 
 const BATCH_HELP: &str = "\
 Inputs are files, directories (searched recursively) and glob patterns. Each file is told \

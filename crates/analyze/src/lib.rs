@@ -216,6 +216,7 @@ impl Tick for Ticks<'_> {
 /// At most this many classes are named in the note on unreadable references.
 const UNREAD_NAMED: usize = 10;
 
+#[allow(clippy::too_many_lines)] // TODO(issue 33): split after diff/triage land
 fn analyze_input(
     input: &input::Input,
     path: &Path,
