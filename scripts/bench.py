@@ -247,7 +247,8 @@ def main():
             exe = str(ROOT / "target/release/hprof-shrink")
         cache = Path(args.cache)
         cache.mkdir(parents=True, exist_ok=True)
-        bench_serve.run(exe,
+        baseline = str(Path(args.baseline).resolve()) if args.baseline else None
+        bench_serve.run(exe, baseline=baseline,
                         generate=lambda shape, mb: generate(cache, shape, mb))
         return
 

@@ -24,6 +24,9 @@ PUT by 4 clients:
         per second. Target: >= 200 MB/s.
   (e1)  the same with one analysis worker: the upload rate while analyses run beside it,
         how long until every package is analyzed, and the analysis rate.
+
+With --baseline EXE every row runs again right after, with the other build on the same
+packages (made by the measured build), and a table gives new/base for each row's rate.
 """
 
 import base64
@@ -291,7 +294,7 @@ def embedded_row(exe, name, bodies, work, workers):
     }
 
 
-def embedded(exe, generate, n):
+def embedded(exe, generate, n, baseline=None):
     """The (e) rows for the array- and object-heavy ~200 MB bench dumps; `generate(shape,
     mb)` gives a dump's path (bench.py's cache)."""
     work = Path(tempfile.mkdtemp(prefix="bench-serve-e-"))
@@ -303,6 +306,10 @@ def embedded(exe, generate, n):
             for name, workers in [("e0", 0), ("e1", 1)]:
                 r = embedded_row(exe, f"{name}-{shape}", bodies, work, workers)
                 r["dump"] = dump.name
+                if baseline:
+                    b = embedded_row(baseline, f"{name}-{shape}-base", bodies, work, workers)
+                    r["base_mb_per_s"] = b["mb_per_s"]
+                    r["base_all_analyzed_s"] = b["all_analyzed_s"]
                 rows.append(r)
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -315,12 +322,29 @@ def embedded(exe, generate, n):
         rate = f"{r['analyzed_mb_per_s']:14.1f}" if r["analyzed_mb_per_s"] else f"{'-':>14}"
         print(f"{r['row'][:2]:4} {r['dump']:18} {r['mb'] / r['uploads']:8.1f} {r['mb_per_s']:7.1f} "
               f"{r['server_cpu_per_wall_s']:6.2f} {done} {rate} {r['load_before']:5.1f}")
+    if baseline:
+        pairs = []
+        for r in rows:
+            name = f"{r['row'][:2]} {r['dump'].split('.')[0]}"
+            pairs.append((name, "received MB/s", r["mb_per_s"], r["base_mb_per_s"]))
+            if r["all_analyzed_s"]:
+                pairs.append((name, "all analyzed s", r["all_analyzed_s"], r["base_all_analyzed_s"]))
+        ratios("serve ingest, embedded", pairs)
     ok = all(r["mb_per_s"] >= 200 for r in rows if r["workers"] == 0)
     print(f"  {'PASS' if ok else 'FAIL'}  (e0) >= 200 MB/s received, checked and stored")
     return rows, ok
 
 
-def run(exe, n=150, generate=None):
+def ratios(title, pairs):
+    """Prints new/base for each (row, what, new, base, higher_is_better)."""
+    print(f"\n{title} against the baseline (new/base > 1 is faster for a rate, < 1 for a time):")
+    print(f"{'row':14} {'what':14} {'new':>9} {'base':>9} {'new/base':>9}")
+    for name, what, new, base in pairs:
+        if new and base:
+            print(f"{name:14} {what:14} {new:9.2f} {base:9.2f} {new / base:9.2f}")
+
+
+def run(exe, n=150, generate=None, baseline=None):
     setup = subprocess.run(["bash", str(ROOT / "scripts/setup-postgres.sh")], capture_output=True, text=True)
     if setup.returncode != 0:
         raise SystemExit(f"bench serve: no PostgreSQL: {setup.stderr.strip()}")
@@ -331,9 +355,12 @@ def run(exe, n=150, generate=None):
     try:
         # The same packages for every row: each row has a database and a directory of its own.
         bodies = variants(exe, work, n)
-        rows = []
+        rows, base_rows = [], []
         for name, cores in [("s1", ["0"]), ("s2", ["0", "1"]), ("s0", [None])]:
             rows.append(row(exe, pg, name, cores, bodies, work))
+            if baseline:
+                # Right after, on the same packages: the machine's load alike for both.
+                base_rows.append(row(baseline, pg, f"{name}-base", cores, bodies, work))
     finally:
         pg.stop()
         shutil.rmtree(work, ignore_errors=True)
@@ -354,9 +381,12 @@ def run(exe, n=150, generate=None):
     print(f"  (s2)/(s1) = {ratio:.2f}; uploads per server CPU second: (s1) {per_cpu[0]:.0f}, (s2) {per_cpu[1]:.0f}")
     ok = ratio >= 1.6
     print(f"  {'PASS' if ok else 'FAIL'}  (s2) >= 1.6 x (s1): two servers, one core each")
-    e_rows, e_ok = embedded(exe, generate, 12) if generate else ([], None)
+    if base_rows:
+        ratios("serve ingest", [(r["row"], "uploads/s", r["uploads_per_s"], b["uploads_per_s"])
+                                for r, b in zip(rows, base_rows)])
+    e_rows, e_ok = embedded(exe, generate, 12, baseline) if generate else ([], None)
     dest = ROOT / "target/bench/bench-serve.json"
     dest.parent.mkdir(parents=True, exist_ok=True)
-    dest.write_text(json.dumps({"rows": rows, "s2_over_s1": ratio, "pass": ok,
+    dest.write_text(json.dumps({"rows": rows, "base_rows": base_rows, "s2_over_s1": ratio, "pass": ok,
                                 "embedded": e_rows, "embedded_pass": e_ok}, indent=2) + "\n")
     print(f"\nfigures: {dest}")

@@ -9,7 +9,10 @@ step() { printf '\n== %s\n' "$*"; }
 step "cargo fmt --check"
 cargo fmt --all -- --check
 
-step "cargo clippy (all targets, warnings are errors)"
+# The lints themselves are the workspace's ([workspace.lints] in Cargo.toml, clippy.toml):
+# every crate inherits them, so an editor's or a developer's own `cargo clippy` sees the
+# same set; only `-D warnings` (fail on any) is said here.
+step "cargo clippy (all targets, the workspace's lints; warnings are errors)"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 
 step "cargo clippy with the C ABI (the core's ffi feature)"

@@ -54,6 +54,8 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Some(Command::Inspect(a)) => commands::inspect::run(a).map(|()| ExitCode::SUCCESS),
         Some(Command::Analyze(a)) => commands::analyze::run(a).map(|()| ExitCode::SUCCESS),
+        Some(Command::Diff(a)) => commands::compare::diff(a).map(|()| ExitCode::SUCCESS),
+        Some(Command::Growth(a)) => commands::compare::growth(a).map(|()| ExitCode::SUCCESS),
         Some(Command::Verify(a)) => commands::verify::run(a).map(|()| ExitCode::SUCCESS),
         Some(Command::Batch(a)) => commands::batch::run(a).map(ExitCode::from),
         Some(Command::Upload(a)) => commands::upload::run(a).map(|()| ExitCode::SUCCESS),

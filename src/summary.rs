@@ -46,29 +46,7 @@ pub fn shrink(r: &Report) -> String {
             pct(z, input)
         );
     }
-    o += &format!(
-        "  dropped   {:>14} arrays, {} bytes of elements",
-        n(r.arrays.dropped.count),
-        n(r.arrays.dropped.bytes)
-    );
-    let by: Vec<String> = r
-        .arrays
-        .by_type
-        .iter()
-        .filter(|t| t.dropped.count > 0)
-        .map(|t| {
-            format!(
-                "{} {} ({})",
-                t.element_type.name(),
-                n(t.dropped.count),
-                n(t.dropped.bytes)
-            )
-        })
-        .collect();
-    if !by.is_empty() {
-        o += &format!(": {}", by.join(", "));
-    }
-    o += "\n";
+    o += &dropped_line(r);
     o += &format!(
         "  kept      {:>14} arrays, {} bytes of elements\n",
         n(r.arrays.kept.count),
@@ -123,6 +101,34 @@ pub fn shrink(r: &Report) -> String {
     for w in &r.warnings {
         o += &format!("warning: {w}\n");
     }
+    o
+}
+
+/// The shrink's "dropped" line: arrays and bytes, and by element type.
+fn dropped_line(r: &Report) -> String {
+    let mut o = format!(
+        "  dropped   {:>14} arrays, {} bytes of elements",
+        n(r.arrays.dropped.count),
+        n(r.arrays.dropped.bytes)
+    );
+    let by: Vec<String> = r
+        .arrays
+        .by_type
+        .iter()
+        .filter(|t| t.dropped.count > 0)
+        .map(|t| {
+            format!(
+                "{} {} ({})",
+                t.element_type.name(),
+                n(t.dropped.count),
+                n(t.dropped.bytes)
+            )
+        })
+        .collect();
+    if !by.is_empty() {
+        o += &format!(": {}", by.join(", "));
+    }
+    o += "\n";
     o
 }
 

@@ -177,6 +177,7 @@ struct Agreement {
 
 /// Compares our leaks and unreachable objects with Shark's (filter mode); panics on a
 /// difference.
+#[allow(clippy::too_many_lines)] // a scenario, step by step
 fn compare(ctx: &str, a: &Analysis, shark: &Json) -> Agreement {
     let mut agreement = Agreement::default();
     let mut used = vec![false; a.leaks.len()];

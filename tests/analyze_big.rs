@@ -73,6 +73,7 @@ fn class_dump(
 }
 
 #[test]
+#[allow(clippy::too_many_lines)] // a scenario, step by step
 fn objects_past_4_gib_with_ids_past_2_32() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("big.hprof");

@@ -164,6 +164,7 @@ fn hostile(base: &str, bytes: usize) -> String {
 }
 
 #[test]
+#[allow(clippy::too_many_lines)] // a scenario, step by step
 fn every_list_is_capped_and_a_hostile_dump_stays_under_the_bound() {
     let extra = 10;
     let (leaks, groups, per_group, classes, keys) = (

@@ -312,9 +312,9 @@ fn the_other_scenarios_traces_are_sharks() {
 // HPROF_SHRINK_SCENES=DIR set they are also written to DIR, to compare with Shark by hand
 // (`../shared/tools/shark/run.sh DIR/NAME.hprof filter --text OUT`).
 
-use hprof_fixtures::{ArtBuilder, Heap, Options as Art, Ty, Val};
+use hprof_fixtures::image::{Image, STICKY};
+use hprof_fixtures::{ArtBuilder, Heap, Ty, Val};
 
-const STICKY: u8 = 0x05;
 const MONITOR_USED: u8 = 0x07;
 const THREAD_OBJECT: u8 = 0x08;
 const JNI_LOCAL: u8 = 0x02;
@@ -336,29 +336,13 @@ impl Scene {
     }
 
     fn device(sdk: i32, maker: &str) -> Scene {
-        let mut b = ArtBuilder::new(Art::default());
-        let object = b.declare_class(
-            "java.lang.Object",
-            0,
-            &[
-                ("shadow$_klass_", Ty::Object),
-                ("shadow$_monitor_", Ty::Int),
-            ],
-            &[],
-        );
-        let string = b.declare_class(
-            "java.lang.String",
+        let Image {
+            mut b,
             object,
-            &[("count", Ty::Int), ("hash", Ty::Int)],
-            &[],
-        );
-        let mut image = vec![object, string];
-        image.push(b.declare_class("java.lang.Class", object, &[], &[]));
-        for name in ["byte[]", "char[]", "int[]", "long[]"] {
-            image.push(b.declare_class(name, object, &[], &[]));
-        }
-        let object_array = b.declare_class("java.lang.Object[]", object, &[], &[]);
-        image.push(object_array);
+            object_array,
+            build,
+            version,
+        } = Image::new(sdk, maker, "RQ3A.211001.001");
         let reference = b.declare_class(
             "java.lang.ref.Reference",
             object,
@@ -382,16 +366,7 @@ impl Scene {
             &[("mDestroyed", Ty::Boolean), ("mFinished", Ty::Boolean)],
             &[],
         );
-        image.extend([reference, weak, thread, activity]);
-        let build = b.declare_class("android.os.Build", object, &[], &[]);
-        let version = b.declare_class("android.os.Build$VERSION", object, &[], &[]);
-        let maker = b.string(maker, Heap::Zygote);
-        let id = b.string("RQ3A.211001.001", Heap::Zygote);
-        b.set_static(build, "MANUFACTURER", Val::Obj(maker));
-        b.set_static(build, "ID", Val::Obj(id));
-        b.set_static(version, "SDK_INT", Val::Int(sdk));
-        image.extend([build, version]);
-        for c in image {
+        for c in [reference, weak, thread, activity, build, version] {
             b.dump_class(c, Heap::Image);
             b.root_simple(STICKY, c);
         }
@@ -705,6 +680,7 @@ fn an_animators_weak_target_is_followed_last() {
 /// MessageQueue, on the OpenJDK layout (Android 7+): each holds a destroyed Activity after
 /// other entries.
 #[test]
+#[allow(clippy::too_many_lines)] // a scenario, step by step
 fn openjdk_collections_are_one_step() {
     let dir = tempfile::tempdir().unwrap();
     let mut s = Scene::new();

@@ -92,6 +92,7 @@ fn sha1_hex(text: &str) -> String {
         .collect()
 }
 
+#[allow(clippy::too_many_lines)] // a scenario, step by step
 fn check_fixture(dump: &str, base: &str) {
     let truth = json(&format!("{base}.leaks.json"));
     let ahat = json(&format!("{base}.ahat.json"));

@@ -210,6 +210,7 @@ fn destroyed_infos(m: &Model) -> HashMap<String, u64> {
 }
 
 #[test]
+#[allow(clippy::too_many_lines)] // a scenario, step by step
 fn leak_truth_holds_in_its_dump() {
     for (stem, dump, truth) in truths() {
         let m = Model::load(&read_dump(&dump));

@@ -831,6 +831,7 @@ fn check_ahat(t: &Truth) {
     }
 }
 
+#[allow(clippy::too_many_lines)] // a scenario, step by step
 fn check_extras(t: &Truth, models: &[Model]) {
     let name = &t.scenario;
     let m = &models[0];

@@ -268,6 +268,7 @@ async fn post(srv: &Srv, body: Vec<u8>, md5_hex: &str) -> reqwest::Response {
 // ---------------------------------------------------------------- receiving
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(clippy::too_many_lines)] // a scenario, step by step
 async fn upload_post_and_put_are_stored_verbatim_analyzed_and_grouped() {
     let dir = tempfile::tempdir().unwrap();
     let a = package(
@@ -2690,6 +2691,7 @@ fn bytes_under(dir: &Path, prefix: &str) -> u64 {
 /// every page and answer is bounded, the database grows by a bounded amount per upload,
 /// and filters keep bounded entries (none for a value nothing matches).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(clippy::too_many_lines)] // a scenario, step by step
 async fn hostile_metadata_is_cut_where_it_is_recorded_and_every_answer_is_bounded() {
     const N: usize = 100;
     let dir = tempfile::tempdir().unwrap();

@@ -348,6 +348,7 @@ const CLIENTS: usize = 6;
 const LEASE: &str = "2";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(clippy::too_many_lines)] // a scenario, step by step
 async fn two_servers_two_workers_on_postgres_and_s3_lose_nothing_when_killed() {
     let Some(pg_bin) = pg_bin() else { return };
     let Some(py) = python() else { return };

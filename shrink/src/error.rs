@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use crate::hprof::{FileError, FormatError};
+use crate::hprof::{FileError, FormatError, Tag};
 
 /// Everything the core's work can fail with, as one line that says where.
 #[derive(Debug, thiserror::Error)]
@@ -41,7 +41,7 @@ pub enum Error {
 
     /// `verify` found the package or its hprof wrong.
     #[error("verification failed: {0}")]
-    Verify(String),
+    Verify(Violation),
 
     /// The caller's options cannot work.
     #[error("invalid option: {0}")]
@@ -83,9 +83,24 @@ impl Error {
         match self {
             Error::Format(f) => f.offset(),
             Error::MissingBuffer { offset, .. } => Some(*offset),
+            Error::Verify(v) => v.offset,
             _ => None,
         }
     }
+}
+
+/// What `verify` found wrong: one line, and, where the fault is at one record of the
+/// dump compared against, that record's byte offset in it and its tag, as the format
+/// layer's errors name them.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct Violation {
+    /// What is wrong (it names the offset too, where there is one).
+    pub message: String,
+    /// Byte offset in the input dump of the record or sub-record at fault.
+    pub offset: Option<u64>,
+    /// Its tag.
+    pub tag: Option<Tag>,
 }
 
 /// The core's results.

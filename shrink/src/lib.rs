@@ -69,12 +69,13 @@ mod report;
 mod threads;
 
 pub use control::{Control, Progress, Stage};
-pub use error::{Error, Result};
+pub use error::{Error, Result, Violation};
 pub use hprof::Tag;
 pub use options::{DroppedMode, StripMode};
 pub use package::{Manifest, ManifestValues};
+pub use passes::write_shrunk;
 pub use pipeline::{
-    analyze, check_request, shrink_file, write_shrunk, Analysis, AnalyzeOptions, Outputs,
-    ShrinkOptions, MAX_THREADS,
+    analyze, check_request, shrink_file, Analysis, AnalyzeOptions, Outputs, ShrinkOptions,
+    MAX_THREADS,
 };
 pub use report::Report;

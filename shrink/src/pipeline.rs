@@ -9,7 +9,7 @@ use std::time::Instant;
 use crate::control::{Control, Stage};
 use crate::error::{Error, Result};
 use crate::hprof::javastring;
-use crate::hprof::{BasicType, Hprof, HprofWriter, MappedFile, Salvage};
+use crate::hprof::{BasicType, Hprof, MappedFile, Salvage};
 use crate::options::{DroppedMode, StripMode};
 use crate::output::{
     check_destination, clean_stale, output_error, same_file, Named, PendingFile, Writeback,
@@ -20,7 +20,7 @@ use crate::passes::collect::{collect, collect_with_info};
 use crate::passes::dedup::{self, Candidate, Groups};
 use crate::passes::parallel::{self, Order};
 use crate::passes::{
-    write_shrunk_parallel, Collected, DumpInfo, EarlyInfo, InfoCollector, Plan, ShrinkFilter,
+    write_shrunk, write_shrunk_parallel, Collected, DumpInfo, EarlyInfo, InfoCollector, Plan,
     WriteStats,
 };
 use crate::report::{
@@ -396,22 +396,6 @@ fn manifest_from_dump(
     }
 }
 
-/// Pass 3: writes the shrunk dump to `out` as the plan says; returns the writer, what the
-/// pass did and the bytes written.
-pub fn write_shrunk<W: Write>(
-    hprof: &Hprof<'_>,
-    plan: &Plan,
-    out: W,
-    control: &Control,
-) -> Result<(W, WriteStats, u64)> {
-    let writer = HprofWriter::new(out, hprof.data(), hprof.id_size());
-    let mut filter = ShrinkFilter::new(plan, hprof.id_size(), writer);
-    hprof.accept(&mut filter, &mut control.ticker(Stage::Write, hprof.len()))?;
-    let (writer, stats) = filter.into_inner();
-    let written = writer.written();
-    Ok((writer.into_inner()?, stats, written))
-}
-
 /// Where a shrink writes: a zip package, a raw hprof, or both.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Outputs<'a> {
@@ -535,14 +519,8 @@ fn shrink_mapped(
     let analysis = analyze(&hprof, &analyze_opts, control)?;
     let mut warnings = analysis.warnings.clone();
     let mut extra = opts.extra.clone();
-    if let Some(s) = salvage {
-        warnings.push(format!(
-            "the dump was cut off at offset {} of {}: shrank the {} bytes before it",
-            s.damaged_at, s.file_bytes, s.damaged_at
-        ));
-        extra.push(("truncated".into(), "true".into()));
-        extra.push(("truncatedAt".into(), s.damaged_at.to_string()));
-        extra.push(("originalBytes".into(), s.file_bytes.to_string()));
+    if let Some(s) = &salvage {
+        note_salvage(s, &mut warnings, &mut extra);
     }
     let entry = opts
         .hprof_entry
@@ -551,16 +529,7 @@ fn shrink_mapped(
     let manifest = manifest::resolve(&opts.manifest, &analysis.from_dump, entry, &mut warnings);
 
     let t = Instant::now();
-    for out in [outputs.zip, outputs.hprof].into_iter().flatten() {
-        // What a killed run left behind goes before anything new is written.
-        let dir = out.parent().filter(|p| !p.as_os_str().is_empty());
-        for stale in clean_stale(dir.unwrap_or(Path::new(".")))? {
-            warnings.push(format!(
-                "removed {}, a temporary file a killed run left behind",
-                stale.display()
-            ));
-        }
-    }
+    clean_stale_beside(&outputs, &mut warnings)?;
     let mut zip_file = outputs.zip.map(PendingFile::create).transpose()?;
     let raw_file = outputs.hprof.map(PendingFile::create).transpose()?;
     // Beside a zip, the raw hprof is written through a buffer of its own.
@@ -644,6 +613,31 @@ fn shrink_mapped(
     }))
 }
 
+/// What a salvaged shrink says about the cut: a warning, and the `extra.info` properties.
+fn note_salvage(s: &Salvage, warnings: &mut Vec<String>, extra: &mut Vec<(String, String)>) {
+    warnings.push(format!(
+        "the dump was cut off at offset {} of {}: shrank the {} bytes before it",
+        s.damaged_at, s.file_bytes, s.damaged_at
+    ));
+    extra.push(("truncated".into(), "true".into()));
+    extra.push(("truncatedAt".into(), s.damaged_at.to_string()));
+    extra.push(("originalBytes".into(), s.file_bytes.to_string()));
+}
+
+/// Removes what a killed run left beside the outputs, before anything new is written.
+fn clean_stale_beside(outputs: &Outputs<'_>, warnings: &mut Vec<String>) -> Result<()> {
+    for out in [outputs.zip, outputs.hprof].into_iter().flatten() {
+        let dir = out.parent().filter(|p| !p.as_os_str().is_empty());
+        for stale in clean_stale(dir.unwrap_or(Path::new(".")))? {
+            warnings.push(format!(
+                "removed {}, a temporary file a killed run left behind",
+                stale.display()
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// A finished shrink, what [`build_report`] reports on.
 struct Finished<'a> {
     input: &'a Path,
@@ -677,27 +671,10 @@ fn build_report(run: Finished<'_>) -> Report {
         .filter(|r| r.kept.count + r.dropped.count > 0)
         .collect();
     let c = &a.collected;
-    let merged = |g: &Groups| -> (u64, u64) {
-        g.duplicates().fold((0, 0), |(n, b), (id, _)| {
-            let len = c.arrays.get(&id).map_or(0, |l| l.len);
-            (n + 1, b + len)
-        })
-    };
     let policy = a.plan.policy();
-    let bitmaps_merged = if policy.merges {
-        merged(&a.buffers)
-    } else {
-        (0, 0)
-    };
-    let kept_buffers = a
-        .buffers
-        .size
-        .iter()
-        .filter(|(id, _)| a.plan.keeps(**id))
-        .count() as u64;
     let dump_data = c.dump_data_buffers.map(|_| {
         let (n, b) = if policy.merges && policy.images {
-            merged(&a.images)
+            merged(&a.images, c)
         } else {
             (0, 0)
         };
@@ -745,25 +722,49 @@ fn build_report(run: Finished<'_>) -> Report {
             instances: c.string_instances,
             values: c.string_values.len(),
         },
-        bitmaps: BitmapsReport {
-            instances: c.bitmaps,
-            recycled: c.recycled_bitmaps,
-            with_buffer: c.bitmap_buffers.len() as u64,
-            buffers: a.buffers.canonical.len() as u64,
-            distinct_contents: a.buffers.size.len() as u64,
-            kept: kept_buffers,
-            merged: bitmaps_merged.0,
-            merged_bytes: bitmaps_merged.1,
-            repointed: stats.bitmaps_repointed,
-            compared_bytes: a.buffers.compared_bytes,
-            hashed: a.buffers.hashed,
-            hashed_bytes: a.buffers.hashed_bytes,
-        },
+        bitmaps: bitmaps_report(a, stats),
         dump_data,
         manifest: run.manifest,
         warnings: run.warnings,
         timings_ms: run.timings,
         salvage: run.salvage,
+    }
+}
+
+/// Arrays merged into another with the same bytes, and their bytes.
+fn merged(g: &Groups, c: &Collected) -> (u64, u64) {
+    g.duplicates().fold((0, 0), |(n, b), (id, _)| {
+        let len = c.arrays.get(&id).map_or(0, |l| l.len);
+        (n + 1, b + len)
+    })
+}
+
+fn bitmaps_report(a: &Analysis, stats: &WriteStats) -> BitmapsReport {
+    let c = &a.collected;
+    let bitmaps_merged = if a.plan.policy().merges {
+        merged(&a.buffers, c)
+    } else {
+        (0, 0)
+    };
+    let kept_buffers = a
+        .buffers
+        .size
+        .iter()
+        .filter(|(id, _)| a.plan.keeps(**id))
+        .count() as u64;
+    BitmapsReport {
+        instances: c.bitmaps,
+        recycled: c.recycled_bitmaps,
+        with_buffer: c.bitmap_buffers.len() as u64,
+        buffers: a.buffers.canonical.len() as u64,
+        distinct_contents: a.buffers.size.len() as u64,
+        kept: kept_buffers,
+        merged: bitmaps_merged.0,
+        merged_bytes: bitmaps_merged.1,
+        repointed: stats.bitmaps_repointed,
+        compared_bytes: a.buffers.compared_bytes,
+        hashed: a.buffers.hashed,
+        hashed_bytes: a.buffers.hashed_bytes,
     }
 }
 

@@ -11,17 +11,17 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
 
 use crate::control::{Control, Stage};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, Violation};
 use crate::hprof::{
     tags, Event, Events, Hprof, Instance, MappedFile, ObjectArray, PrimitiveArray, Sub, SubRecord,
-    Visitor,
+    Tag, Visitor,
 };
 use crate::options::{DroppedMode, StripMode};
 use crate::package::manifest::{KEYS, RESULT_INFO};
 use crate::package::reader::{self, PackageError, PackageReader};
 use crate::passes::dedup::md5;
 use crate::passes::plan::{Buffers, Policy};
-use crate::passes::{Location, Target};
+use crate::passes::{Collected, Location, Target};
 use crate::pipeline::{analyze, AnalyzeOptions};
 use crate::space::Unpack;
 
@@ -124,8 +124,22 @@ pub struct Comparison {
     pub repointed_images: u64,
 }
 
-fn violation(msg: String) -> Error {
-    Error::Verify(msg)
+/// A fault of the package or of the whole hprof, at no one record.
+fn violation(message: String) -> Error {
+    Error::Verify(Violation {
+        message,
+        offset: None,
+        tag: None,
+    })
+}
+
+/// A fault at the record or sub-record at `offset` of the input dump, with tag `tag`.
+fn violation_at(offset: u64, tag: Tag, message: String) -> Error {
+    Error::Verify(Violation {
+        message,
+        offset: Some(offset),
+        tag: Some(tag),
+    })
 }
 
 /// Verifies a package, or a raw shrunk hprof (told apart by their first bytes); with
@@ -434,7 +448,6 @@ pub fn compare(
     let analysis = analyze(input, &opts, control)?;
     let c = &analysis.collected;
     let id_size = input.id_size();
-    let strings = &*c.string_values;
     let bitmap_at: FxHashMap<u64, usize> = analysis
         .info
         .targets
@@ -454,155 +467,28 @@ pub fn compare(
         .collect();
 
     let policy = strip.map(Policy::of);
-    let keeps_all = policy.is_some_and(|p| p.keeps_all);
-    let mut cmp = Comparison {
-        strip,
-        ..Default::default()
+    let mut walk = SideBySide {
+        c,
+        id_size,
+        bitmap_at: &bitmap_at,
+        watched: &watched,
+        keeps_all: policy.is_some_and(|p| p.keeps_all),
+        cmp: Comparison {
+            strip,
+            ..Default::default()
+        },
+        dropped_watched: FxHashSet::default(),
+        bitmap_points_to: FxHashMap::default(),
+        images_out: None,
     };
-    // Watched arrays dropped (an emptied or zeroed one is still in the output, but is no
-    // longer the buffer), and repointed references, seen in the side-by-side walk.
-    let mut dropped_watched: FxHashSet<u64> = FxHashSet::default();
-    let mut bitmap_points_to: FxHashMap<u64, u64> = FxHashMap::default();
-    let mut images_out: Option<Vec<u64>> = None;
-
-    let mut outs = Events::new(out).peekable();
-    let mut ticker = control.ticker(Stage::Read, input.len());
-    for ev in Events::new(input) {
-        let ev = ev?;
-        match ev {
-            Event::Record(r) => {
-                ticker.tick(r.offset)?;
-                match outs.next().transpose()? {
-                    Some(Event::Record(o)) if o.raw == r.raw => {}
-                    other => {
-                        return Err(violation(format!(
-                            "record at input offset {} ({}) is {}",
-                            r.offset,
-                            r.tag(),
-                            describe(other.as_ref())
-                        )))
-                    }
-                }
-            }
-            Event::SegmentBegin(r) => match outs.next().transpose()? {
-                Some(Event::SegmentBegin(o)) if o.tag == r.tag && o.time == r.time => {}
-                other => {
-                    return Err(violation(format!(
-                        "heap dump segment at input offset {} is {}",
-                        r.offset,
-                        describe(other.as_ref())
-                    )))
-                }
-            },
-            Event::SegmentEnd(r) => match outs.next().transpose()? {
-                Some(Event::SegmentEnd(_)) => {}
-                other => {
-                    return Err(violation(format!(
-                        "the output's segment for the one at input offset {} does not end with it: it has {} more",
-                        r.offset,
-                        describe(other.as_ref())
-                    )))
-                }
-            },
-            Event::Sub(s) => {
-                ticker.tick(s.offset)?;
-                if let Sub::PrimitiveArray(a) = &s.kind {
-                    let fate = match outs.peek() {
-                        Some(Ok(Event::Sub(o))) if o.object_id() == Some(a.id) && o.tag() == s.tag() => {
-                            let o = o.clone();
-                            outs.next();
-                            array_fate(&s, a, &o, id_size)?
-                        }
-                        _ => Fate::Dropped,
-                    };
-                    match fate {
-                        Fate::Kept => cmp.kept_arrays += 1,
-                        Fate::Dropped => {
-                            if watched.contains(&a.id) {
-                                dropped_watched.insert(a.id);
-                            }
-                            cmp.dropped_arrays += 1;
-                            cmp.dropped_bytes += a.data.len() as u64;
-                            if keeps_all {
-                                return Err(violation(format!(
-                                    "{} array 0x{:X} at input offset {} was dropped under --strip none",
-                                    a.element_type.name(),
-                                    a.id,
-                                    s.offset
-                                )));
-                            }
-                            if strings.contains(a.id) {
-                                return Err(violation(format!(
-                                    "String value array 0x{:X} at input offset {} was dropped",
-                                    a.id, s.offset
-                                )));
-                            }
-                        }
-                    }
-                    continue;
-                }
-                let o = match outs.next().transpose()? {
-                    Some(Event::Sub(o)) => o,
-                    other => {
-                        return Err(violation(format!(
-                            "{} at input offset {} is {}",
-                            crate::hprof::tags::heap_tag_name(s.tag()),
-                            s.offset,
-                            describe(other.as_ref())
-                        )))
-                    }
-                };
-                if o.raw == s.raw {
-                    continue;
-                }
-                let differs = || {
-                    violation(format!(
-                        "{} at input offset {} differs in the output (offset {})",
-                        tags::heap_tag_name(s.tag()),
-                        s.offset,
-                        o.offset
-                    ))
-                };
-                match (&s.kind, &o.kind) {
-                    (Sub::Instance(i), Sub::Instance(_)) if bitmap_at.contains_key(&i.class_id) => {
-                        let at = bitmap_at[&i.class_id];
-                        let n = id_size as usize;
-                        if o.raw.len() != s.raw.len()
-                            || o.raw[..at] != s.raw[..at]
-                            || o.raw[at + n..] != s.raw[at + n..]
-                        {
-                            return Err(differs());
-                        }
-                        let new = crate::hprof::id_at(o.raw, at, id_size).unwrap_or(0);
-                        bitmap_points_to.insert(i.id, new);
-                        cmp.repointed_bitmaps += 1;
-                    }
-                    (Sub::ObjectArray(a), Sub::ObjectArray(b))
-                        if Some(a.id) == c.dump_data_buffers && a.count == b.count =>
-                    {
-                        let head = ObjectArray::elements_start(id_size);
-                        if o.raw[..head] != s.raw[..head] {
-                            return Err(differs());
-                        }
-                        images_out = Some(b.element_ids().collect());
-                        cmp.repointed_images += a
-                            .element_ids()
-                            .zip(b.element_ids())
-                            .filter(|(x, y)| x != y)
-                            .count() as u64;
-                    }
-                    _ => return Err(differs()),
-                }
-            }
-        }
-    }
-    if let Some(extra) = outs.next() {
-        let extra = extra?;
-        return Err(violation(format!(
-            "the output has {} past the end of the input",
-            describe(Some(&extra))
-        )));
-    }
+    walk.run(out, input, control)?;
+    let SideBySide {
+        mut cmp,
+        dropped_watched,
+        bitmap_points_to,
+        images_out,
+        ..
+    } = walk;
 
     // Where the watched arrays are in the output: one more walk, over the (small) output.
     let mut out_arrays: FxHashMap<u64, Location> = FxHashMap::default();
@@ -614,72 +500,312 @@ pub fn compare(
     out.accept(&mut locate, &mut control.ticker(Stage::Read, out.len()))?;
     out_arrays.retain(|id, _| !dropped_watched.contains(id));
 
-    let in_data = input.data();
-    let out_data = out.data();
-    let in_bytes = |id: u64| c.arrays.get(&id).map(|l| l.bytes(in_data));
-    // Contents among live buffers, to tell a unique buffer (droppable in duplicates mode).
-    let mut contents: FxHashMap<(u64, [u8; 16]), u32> = FxHashMap::default();
-    let mut seen = FxHashSet::default();
-    for b in &c.bitmap_buffers {
-        if seen.insert(b.buffer_id) {
-            if let Some(bytes) = in_bytes(b.buffer_id) {
-                *contents
-                    .entry((bytes.len() as u64, md5(bytes)))
-                    .or_default() += 1;
-            }
-        }
-    }
-    let must_resolve = |original: &[u8]| match policy.map(|p| p.buffers) {
-        Some(Buffers::All) => true,
-        Some(Buffers::Duplicated) => contents
-            .get(&(original.len() as u64, md5(original)))
-            .is_some_and(|n| *n > 1),
-        _ => false,
+    let buffers = Buffered {
+        c,
+        policy,
+        in_data: input.data(),
+        out_data: out.data(),
+        out_arrays: &out_arrays,
     };
-    for b in &c.bitmap_buffers {
-        cmp.bitmaps_checked += 1;
-        let original = in_bytes(b.buffer_id).ok_or_else(|| {
-            violation(format!(
-                "Bitmap 0x{:X}'s buffer is not in the input",
-                b.bitmap_id
-            ))
-        })?;
-        let now = bitmap_points_to
-            .get(&b.bitmap_id)
-            .copied()
-            .unwrap_or(b.buffer_id);
-        match out_arrays.get(&now) {
-            Some(loc) if loc.bytes(out_data) == original => {}
-            Some(_) => {
-                return Err(violation(format!(
-                    "Bitmap 0x{:X} (input offset {}) names buffer 0x{now:X}, whose bytes differ from its original buffer 0x{:X}",
-                    b.bitmap_id, b.instance_offset, b.buffer_id
-                )))
-            }
-            None if must_resolve(original) => {
-                return Err(violation(format!(
-                    "Bitmap 0x{:X} (input offset {}) names buffer 0x{now:X}, which is not in the output",
-                    b.bitmap_id, b.instance_offset
-                )))
-            }
-            None => {}
-        }
-    }
-    // Under a mode that keeps everything, the walk above already found every array.
-    if policy.is_some_and(|p| p.images && !p.keeps_all) {
-        let now = images_out.unwrap_or_else(|| c.dump_data_images.clone());
-        for (orig, new) in c.dump_data_images.iter().zip(now) {
-            cmp.images_checked += 1;
-            let original = in_bytes(*orig).unwrap_or_default();
-            if out_arrays.get(&new).map(|l| l.bytes(out_data)) != Some(original) {
-                return Err(violation(format!(
-                    "DumpData image 0x{orig:X} is not in the output with its bytes (element now 0x{new:X})"
-                )));
-            }
-        }
-    }
-    cmp.string_values = strings.len();
+    buffers.check_bitmaps(&bitmap_points_to, &mut cmp)?;
+    buffers.check_images(images_out, &mut cmp)?;
+    cmp.string_values = c.string_values.len();
     Ok(cmp)
+}
+
+/// The side-by-side walk of [`compare`]: input and output records in step, and what it
+/// saw of the arrays that Bitmaps and DumpData name.
+struct SideBySide<'a> {
+    c: &'a Collected,
+    id_size: u8,
+    /// Where a Bitmap class's `mBuffer` id is in its instances' raw bytes.
+    bitmap_at: &'a FxHashMap<u64, usize>,
+    /// The arrays Bitmaps and DumpData name.
+    watched: &'a FxHashSet<u64>,
+    keeps_all: bool,
+    cmp: Comparison,
+    // Watched arrays dropped (an emptied or zeroed one is still in the output, but is no
+    // longer the buffer), and repointed references, seen in the side-by-side walk.
+    dropped_watched: FxHashSet<u64>,
+    bitmap_points_to: FxHashMap<u64, u64>,
+    images_out: Option<Vec<u64>>,
+}
+
+type Outs<'o> = std::iter::Peekable<Events<'o>>;
+
+impl SideBySide<'_> {
+    fn run(&mut self, out: &Hprof<'_>, input: &Hprof<'_>, control: &Control) -> Result<()> {
+        let mut outs = Events::new(out).peekable();
+        let mut ticker = control.ticker(Stage::Read, input.len());
+        for ev in Events::new(input) {
+            let ev = ev?;
+            match ev {
+                Event::Record(r) => {
+                    ticker.tick(r.offset)?;
+                    match outs.next().transpose()? {
+                        Some(Event::Record(o)) if o.raw == r.raw => {}
+                        other => {
+                            return Err(violation_at(r.offset, r.tag(), format!(
+                                "record at input offset {} ({}) is {}",
+                                r.offset,
+                                r.tag(),
+                                describe(other.as_ref())
+                            )))
+                        }
+                    }
+                }
+                Event::SegmentBegin(r) => match outs.next().transpose()? {
+                    Some(Event::SegmentBegin(o)) if o.tag == r.tag && o.time == r.time => {}
+                    other => {
+                        return Err(violation_at(r.offset, r.tag(), format!(
+                            "heap dump segment at input offset {} is {}",
+                            r.offset,
+                            describe(other.as_ref())
+                        )))
+                    }
+                },
+                Event::SegmentEnd(r) => match outs.next().transpose()? {
+                    Some(Event::SegmentEnd(_)) => {}
+                    other => {
+                        return Err(violation_at(r.offset, r.tag(), format!(
+                            "the output's segment for the one at input offset {} does not end with it: it has {} more",
+                            r.offset,
+                            describe(other.as_ref())
+                        )))
+                    }
+                },
+                Event::Sub(s) => {
+                    ticker.tick(s.offset)?;
+                    if let Sub::PrimitiveArray(a) = &s.kind {
+                        self.primitive_array(&s, a, &mut outs)?;
+                    } else {
+                        self.other_sub(&s, &mut outs)?;
+                    }
+                }
+            }
+        }
+        if let Some(extra) = outs.next() {
+            let extra = extra?;
+            return Err(violation(format!(
+                "the output has {} past the end of the input",
+                describe(Some(&extra))
+            )));
+        }
+        Ok(())
+    }
+
+    /// An input primitive array: kept (the output's next sub-record is it), or dropped,
+    /// which the mode must allow.
+    fn primitive_array(
+        &mut self,
+        s: &SubRecord<'_>,
+        a: &PrimitiveArray<'_>,
+        outs: &mut Outs<'_>,
+    ) -> Result<()> {
+        let fate = match outs.peek() {
+            Some(Ok(Event::Sub(o))) if o.object_id() == Some(a.id) && o.tag() == s.tag() => {
+                let o = o.clone();
+                outs.next();
+                array_fate(s, a, &o, self.id_size)?
+            }
+            _ => Fate::Dropped,
+        };
+        match fate {
+            Fate::Kept => self.cmp.kept_arrays += 1,
+            Fate::Dropped => {
+                if self.watched.contains(&a.id) {
+                    self.dropped_watched.insert(a.id);
+                }
+                self.cmp.dropped_arrays += 1;
+                self.cmp.dropped_bytes += a.data.len() as u64;
+                if self.keeps_all {
+                    return Err(violation_at(
+                        s.offset,
+                        Tag::heap(s.tag()),
+                        format!(
+                            "{} array 0x{:X} at input offset {} was dropped under --strip none",
+                            a.element_type.name(),
+                            a.id,
+                            s.offset
+                        ),
+                    ));
+                }
+                if self.c.string_values.contains(a.id) {
+                    return Err(violation_at(
+                        s.offset,
+                        Tag::heap(s.tag()),
+                        format!(
+                            "String value array 0x{:X} at input offset {} was dropped",
+                            a.id, s.offset
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Any other input sub-record: the output's next one, byte for byte, except a Bitmap's
+    /// `mBuffer` and the DumpData `buffers` elements.
+    fn other_sub(&mut self, s: &SubRecord<'_>, outs: &mut Outs<'_>) -> Result<()> {
+        let id_size = self.id_size;
+        let o = match outs.next().transpose()? {
+            Some(Event::Sub(o)) => o,
+            other => {
+                return Err(violation_at(
+                    s.offset,
+                    Tag::heap(s.tag()),
+                    format!(
+                        "{} at input offset {} is {}",
+                        crate::hprof::tags::heap_tag_name(s.tag()),
+                        s.offset,
+                        describe(other.as_ref())
+                    ),
+                ))
+            }
+        };
+        if o.raw == s.raw {
+            return Ok(());
+        }
+        let differs = || {
+            violation_at(
+                s.offset,
+                Tag::heap(s.tag()),
+                format!(
+                    "{} at input offset {} differs in the output (offset {})",
+                    tags::heap_tag_name(s.tag()),
+                    s.offset,
+                    o.offset
+                ),
+            )
+        };
+        match (&s.kind, &o.kind) {
+            (Sub::Instance(i), Sub::Instance(_)) if self.bitmap_at.contains_key(&i.class_id) => {
+                let at = self.bitmap_at[&i.class_id];
+                let n = id_size as usize;
+                if o.raw.len() != s.raw.len()
+                    || o.raw[..at] != s.raw[..at]
+                    || o.raw[at + n..] != s.raw[at + n..]
+                {
+                    return Err(differs());
+                }
+                let new = crate::hprof::id_at(o.raw, at, id_size).unwrap_or(0);
+                self.bitmap_points_to.insert(i.id, new);
+                self.cmp.repointed_bitmaps += 1;
+            }
+            (Sub::ObjectArray(a), Sub::ObjectArray(b))
+                if Some(a.id) == self.c.dump_data_buffers && a.count == b.count =>
+            {
+                let head = ObjectArray::elements_start(id_size);
+                if o.raw[..head] != s.raw[..head] {
+                    return Err(differs());
+                }
+                self.images_out = Some(b.element_ids().collect());
+                self.cmp.repointed_images += a
+                    .element_ids()
+                    .zip(b.element_ids())
+                    .filter(|(x, y)| x != y)
+                    .count() as u64;
+            }
+            _ => return Err(differs()),
+        }
+        Ok(())
+    }
+}
+
+/// The last checks of [`compare`]: each Bitmap's buffer, and the DumpData images, found in
+/// the output with their original bytes where the mode keeps them.
+struct Buffered<'a> {
+    c: &'a Collected,
+    policy: Option<Policy>,
+    in_data: &'a [u8],
+    out_data: &'a [u8],
+    /// Where the watched arrays that the output still holds are in it.
+    out_arrays: &'a FxHashMap<u64, Location>,
+}
+
+impl Buffered<'_> {
+    fn in_bytes(&self, id: u64) -> Option<&[u8]> {
+        self.c.arrays.get(&id).map(|l| l.bytes(self.in_data))
+    }
+
+    fn check_bitmaps(
+        &self,
+        bitmap_points_to: &FxHashMap<u64, u64>,
+        cmp: &mut Comparison,
+    ) -> Result<()> {
+        let c = self.c;
+        let out_data = self.out_data;
+        // Contents among live buffers, to tell a unique buffer (droppable in duplicates mode).
+        let mut contents: FxHashMap<(u64, [u8; 16]), u32> = FxHashMap::default();
+        let mut seen = FxHashSet::default();
+        for b in &c.bitmap_buffers {
+            if seen.insert(b.buffer_id) {
+                if let Some(bytes) = self.in_bytes(b.buffer_id) {
+                    *contents
+                        .entry((bytes.len() as u64, md5(bytes)))
+                        .or_default() += 1;
+                }
+            }
+        }
+        let must_resolve = |original: &[u8]| match self.policy.map(|p| p.buffers) {
+            Some(Buffers::All) => true,
+            Some(Buffers::Duplicated) => contents
+                .get(&(original.len() as u64, md5(original)))
+                .is_some_and(|n| *n > 1),
+            _ => false,
+        };
+        let instance = Tag::heap(tags::INSTANCE_DUMP);
+        for b in &c.bitmap_buffers {
+            cmp.bitmaps_checked += 1;
+            let original = self.in_bytes(b.buffer_id).ok_or_else(|| {
+                violation_at(
+                    b.instance_offset,
+                    instance,
+                    format!("Bitmap 0x{:X}'s buffer is not in the input", b.bitmap_id),
+                )
+            })?;
+            let now = bitmap_points_to
+                .get(&b.bitmap_id)
+                .copied()
+                .unwrap_or(b.buffer_id);
+            match self.out_arrays.get(&now) {
+                Some(loc) if loc.bytes(out_data) == original => {}
+                Some(_) => {
+                    return Err(violation_at(b.instance_offset, instance, format!(
+                        "Bitmap 0x{:X} (input offset {}) names buffer 0x{now:X}, whose bytes differ from its original buffer 0x{:X}",
+                        b.bitmap_id, b.instance_offset, b.buffer_id
+                    )))
+                }
+                None if must_resolve(original) => {
+                    return Err(violation_at(b.instance_offset, instance, format!(
+                        "Bitmap 0x{:X} (input offset {}) names buffer 0x{now:X}, which is not in the output",
+                        b.bitmap_id, b.instance_offset
+                    )))
+                }
+                None => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn check_images(&self, images_out: Option<Vec<u64>>, cmp: &mut Comparison) -> Result<()> {
+        let c = self.c;
+        // Under a mode that keeps everything, the walk above already found every array.
+        if self.policy.is_some_and(|p| p.images && !p.keeps_all) {
+            let now = images_out.unwrap_or_else(|| c.dump_data_images.clone());
+            for (orig, new) in c.dump_data_images.iter().zip(now) {
+                cmp.images_checked += 1;
+                let original = self.in_bytes(*orig).unwrap_or_default();
+                if self.out_arrays.get(&new).map(|l| l.bytes(self.out_data)) != Some(original) {
+                    return Err(violation(format!(
+                        "DumpData image 0x{orig:X} is not in the output with its bytes (element now 0x{new:X})"
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 fn array_fate(
@@ -704,7 +830,7 @@ fn array_fate(
             }
         }
     }
-    Err(violation(format!(
+    Err(violation_at(s.offset, Tag::heap(s.tag()), format!(
         "{} array 0x{:X} at input offset {} changed in the output (offset {}) in a way no --dropped mode makes",
         a.element_type.name(),
         a.id,

@@ -477,3 +477,54 @@ fn placeholders_are_written_and_named_when_the_dump_lacks_the_values() {
         );
     }
 }
+
+#[test]
+fn a_verify_failure_names_the_offset_and_tag_of_the_record_at_fault() {
+    use hprof_shrink_core::hprof::{tags, Event, Events, MappedFile, Sub, Tag};
+    use hprof_shrink_core::Error;
+
+    let dir = tempfile::tempdir().unwrap();
+    let input = common::repo_root().join("fixtures/art-api25.hprof");
+    let raw = dir.path().join("o.hprof");
+    let opts = ShrinkOptions::new().with_strip(StripMode::None);
+    let outputs = Outputs {
+        zip: None,
+        hprof: Some(&raw),
+    };
+    shrink_file(&input, outputs, &opts, &Control::default()).unwrap();
+    // Under --strip none nothing moves: the first instance with fields is at the same
+    // offset in both. Its last byte changed in the output is a difference verify names.
+    let at = {
+        let map = MappedFile::open(&raw).unwrap();
+        let hprof = map.hprof().unwrap();
+        Events::new(&hprof)
+            .map(Result::unwrap)
+            .find_map(|ev| match ev {
+                Event::Sub(s) if matches!(&s.kind, Sub::Instance(i) if !i.data.is_empty()) => {
+                    Some((s.offset, s.raw.len()))
+                }
+                _ => None,
+            })
+            .expect("an instance with fields")
+    };
+    let mut bytes = std::fs::read(&raw).unwrap();
+    assert_eq!(
+        bytes,
+        std::fs::read(&input).unwrap(),
+        "--strip none keeps every byte"
+    );
+    bytes[at.0 as usize + at.1 - 1] ^= 0xFF;
+    std::fs::write(&raw, &bytes).unwrap();
+
+    let e = verify_path(&raw, Some(&input), None, &Control::default()).unwrap_err();
+    assert_eq!(e.offset(), Some(at.0), "{e}");
+    match &e {
+        Error::Verify(v) => assert_eq!(v.tag, Some(Tag::heap(tags::INSTANCE_DUMP)), "{e}"),
+        other => panic!("not a verify failure: {other}"),
+    }
+    assert!(
+        e.to_string()
+            .contains(&format!("INSTANCE_DUMP at input offset {}", at.0)),
+        "{e}"
+    );
+}

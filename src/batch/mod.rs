@@ -5,6 +5,7 @@
 //! never stops the batch.
 
 pub mod discover;
+mod error;
 pub mod prepare;
 pub mod state;
 
@@ -27,6 +28,7 @@ use crate::say::{say, say_raw};
 use crate::summary::n;
 use crate::uploads::{drain, recover, uploaded, uploader};
 use discover::{discover, shard_of, Input};
+pub use error::BatchError;
 use hprof_shrink_upload::{AfterUpload, Outbox, Uploader};
 use state::{InputId, PackageId, State};
 
@@ -428,98 +430,15 @@ fn run_one(
             input.bytes,
         )
     };
-    let mut salvaged = None;
-    let mut dump_bytes = None;
-    let result = (|| -> Result<(Status, State), String> {
-        if let Some(dir) = out.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        }
-        if hprof_shrink_core::output::same_file(&input.path, out) {
-            return Err("the output would overwrite the input (choose another --out-dir)".into());
-        }
-        // Who the input is now, before it is read: if it changes while it is shrunk, the
-        // next run sees another input and redoes it.
-        let id = InputId::of(&input.path)
-            .map_err(|e| format!("{}: cannot read it: {e}", input.path.display()))?;
-        let options = options_key(args);
-        // Done only if this package was made from this input with these options, and
-        // still verifies.
-        if !args.force {
-            if let Some(st) = state::load(out) {
-                if st.describes(out, &id, &options)
-                    && verify_path(out, None, None, &Control::default()).is_ok()
-                {
-                    return Ok((Status::Exists, st));
-                }
-            }
-        }
-        // A package of an earlier dump still waiting for its hand-off is delivered before
-        // it is replaced: its dump may be gone, and it may be the only copy.
-        if let Some(mut old) = state::load(out) {
-            let same = PackageId::of(out).is_ok_and(|p| p == old.package);
-            if same && handoff.pending(&old) {
-                let mut scratch = entry.clone();
-                handoff.pass_on(out, &mut scratch, &mut old, args.quiet);
-                if handoff.pending(&old) {
-                    return Err(format!(
-                        "{} holds the package of an earlier dump, never delivered ({}); it is not replaced: send it first (`hprof-shrink upload {}`) or move it away",
-                        out.display(),
-                        scratch.error.as_deref().unwrap_or("the hand-off failed"),
-                        out.display()
-                    ));
-                }
-            }
-        }
-        state::forget(out);
-        let dir = out.parent().unwrap_or(Path::new("."));
-        let prepared = prepare::prepare(input, dir, args.max_input_size)?;
-        let mut opts = ShrinkOptions::new()
-            .with_strip(args.mode.strip)
-            .with_dropped(args.mode.dropped)
-            .with_level(args.mode.level)
-            .with_manifest(prepared.manifest.clone())
-            .with_threads(threads)
-            .with_salvage(args.mode.salvage);
-        opts.extra = prepared.extra.clone();
-        opts.hprof_entry = prepared.hprof_entry.clone();
-        let outputs = Outputs {
-            zip: Some(out),
-            hprof: None,
-        };
-        let control = Control {
-            cancel: Some(crate::signals::flag()),
-            progress: Some(progress),
-        };
-        let report = shrink_file(&prepared.hprof, outputs, &opts, &control)
-            .map_err(|e| format!("{e}{}", salvage_hint(&e, args.mode.salvage)))?;
-        if prepared.hprof != input.path {
-            dump_bytes = Some(report.input.bytes);
-        }
-        salvaged = report.salvage.map(|s| {
-            format!(
-                "salvaged: cut off at offset {} of {}, the part before it kept",
-                s.damaged_at, s.file_bytes
-            )
-        });
-        let package = PackageId::of(out).map_err(|e| format!("{}: {e}", out.display()))?;
-        let st = State {
-            schema: state::SCHEMA,
-            input: id,
-            options,
-            package,
-            queued: None,
-            uploaded: false,
-        };
-        state::save(out, &st).map_err(|e| {
-            format!(
-                "recording the state of {}: {e} (a re-run will redo it)",
-                out.display()
-            )
-        })?;
-        Ok((Status::Done, st))
-    })();
-    entry.salvaged = salvaged;
-    entry.dump_bytes = dump_bytes;
+    let job = Job {
+        input,
+        out,
+        args,
+        threads,
+        handoff,
+        progress,
+    };
+    let result = job.package(&mut entry);
     match result {
         Ok((status, mut st)) => {
             entry.status = status;
@@ -539,10 +458,133 @@ fn run_one(
             }
             handoff.pass_on(out, &mut entry, &mut st, args.quiet);
         }
-        Err(e) => entry.error = Some(e),
+        Err(e) => entry.error = Some(e.to_string()),
     }
     entry.seconds = started.elapsed().as_secs_f64();
     entry
+}
+
+/// One input of [`run_one`] and what its package is made with.
+struct Job<'a> {
+    input: &'a Input,
+    out: &'a Path,
+    args: &'a BatchArgs,
+    threads: usize,
+    handoff: &'a Handoff<'a>,
+    progress: &'a (dyn Fn(hprof_shrink_core::Progress) + Sync),
+}
+
+impl Job<'_> {
+    /// The package at `out`: found done, or made now. Sets the entry's `salvaged` and
+    /// `dump_bytes` as it learns them.
+    fn package(&self, entry: &mut Entry) -> Result<(Status, State), BatchError> {
+        let (input, out, args) = (self.input, self.out, self.args);
+        if let Some(dir) = out.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| BatchError::io(dir, e))?;
+        }
+        if hprof_shrink_core::output::same_file(&input.path, out) {
+            return Err(BatchError::OverwritesInput);
+        }
+        // Who the input is now, before it is read: if it changes while it is shrunk, the
+        // next run sees another input and redoes it.
+        let id = InputId::of(&input.path).map_err(|source| BatchError::Unreadable {
+            path: input.path.clone(),
+            source,
+        })?;
+        let options = options_key(args);
+        // Done only if this package was made from this input with these options, and
+        // still verifies.
+        if !args.force {
+            if let Some(st) = state::load(out) {
+                if st.describes(out, &id, &options)
+                    && verify_path(out, None, None, &Control::default()).is_ok()
+                {
+                    return Ok((Status::Exists, st));
+                }
+            }
+        }
+        self.deliver_earlier(entry)?;
+        state::forget(out);
+        let (report, unpacked) = self.shrink()?;
+        if unpacked {
+            entry.dump_bytes = Some(report.input.bytes);
+        }
+        entry.salvaged = report.salvage.map(|s| {
+            format!(
+                "salvaged: cut off at offset {} of {}, the part before it kept",
+                s.damaged_at, s.file_bytes
+            )
+        });
+        let package = PackageId::of(out).map_err(|e| BatchError::io(out, e))?;
+        let st = State {
+            schema: state::SCHEMA,
+            input: id,
+            options,
+            package,
+            queued: None,
+            uploaded: false,
+        };
+        state::save(out, &st).map_err(|source| BatchError::State {
+            package: out.to_path_buf(),
+            source,
+        })?;
+        Ok((Status::Done, st))
+    }
+
+    /// A package of an earlier dump still waiting for its hand-off is delivered before it
+    /// is replaced: its dump may be gone, and it may be the only copy.
+    fn deliver_earlier(&self, entry: &Entry) -> Result<(), BatchError> {
+        let (out, handoff) = (self.out, self.handoff);
+        if let Some(mut old) = state::load(out) {
+            let same = PackageId::of(out).is_ok_and(|p| p == old.package);
+            if same && handoff.pending(&old) {
+                let mut scratch = entry.clone();
+                handoff.pass_on(out, &mut scratch, &mut old, self.args.quiet);
+                if handoff.pending(&old) {
+                    return Err(BatchError::Undelivered {
+                        package: out.to_path_buf(),
+                        why: scratch
+                            .error
+                            .unwrap_or_else(|| "the hand-off failed".to_string()),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The input, unpacked if it must be, shrunk into the package at `out`; true when it
+    /// was unpacked (the report's input is then the dump unpacked, not the input).
+    fn shrink(&self) -> Result<(hprof_shrink_core::Report, bool), BatchError> {
+        let (out, args) = (self.out, self.args);
+        let dir = out.parent().unwrap_or(Path::new("."));
+        let prepared =
+            prepare::prepare(self.input, dir, args.max_input_size).map_err(BatchError::Prepare)?;
+        let mut opts = ShrinkOptions::new()
+            .with_strip(args.mode.strip)
+            .with_dropped(args.mode.dropped)
+            .with_level(args.mode.level)
+            .with_manifest(prepared.manifest.clone())
+            .with_threads(self.threads)
+            .with_salvage(args.mode.salvage);
+        opts.extra = prepared.extra.clone();
+        opts.hprof_entry = prepared.hprof_entry.clone();
+        let outputs = Outputs {
+            zip: Some(out),
+            hprof: None,
+        };
+        let control = Control {
+            cancel: Some(crate::signals::flag()),
+            progress: Some(self.progress),
+        };
+        let report = shrink_file(&prepared.hprof, outputs, &opts, &control).map_err(|source| {
+            BatchError::Shrink {
+                hint: salvage_hint(&source, args.mode.salvage),
+                source,
+            }
+        })?;
+        Ok((report, prepared.hprof != self.input.path))
+    }
 }
 
 /// Where `--analyze` puts a package's analysis: `NAME.analysis.json` beside `NAME.zip`.
@@ -594,22 +636,8 @@ fn lock_dir(dir: &Path) -> Result<Option<std::fs::File>, HostError> {
     }
 }
 
-/// Runs a batch; returns the exit code.
-pub fn run(args: &BatchArgs) -> Result<u8, HostError> {
-    let started = Instant::now();
-    // The batch's own outputs are never inputs, even below an input directory.
-    let own_dirs: Vec<PathBuf> = std::iter::once(args.out_dir.clone())
-        .chain(args.outbox.iter().cloned())
-        .collect();
-    // A bad K/N is bad usage, said before anything about the inputs.
-    let shard = args
-        .shard
-        .as_deref()
-        .map(parse_shard)
-        .transpose()
-        .map_err(|e| HostError::Usage(format!("--shard {e}")))?;
-    let mut found = discover(&args.inputs, &own_dirs).map_err(HostError::Inputs)?;
-    // The report must not replace an input (nor, below, a package).
+/// `--report` must not name an input, which it would replace.
+fn report_replaces_input(args: &BatchArgs, found: &discover::Found) -> Result<(), HostError> {
     if let Some(report) = &args.report {
         let clash = found
             .inputs
@@ -625,16 +653,11 @@ pub fn run(args: &BatchArgs) -> Result<u8, HostError> {
             )));
         }
     }
-    // Names before the shard split, so every shard of the archive agrees on them.
-    discover::resolve_collisions(&mut found.inputs, |rel| {
-        state::load(&args.out_dir.join(rel)).map(|st| PathBuf::from(st.input.path))
-    });
-    if let Some((k, n)) = shard {
-        found.inputs.retain(|i| shard_of(&i.path, n) == k);
-        found.skipped.retain(|s| shard_of(&s.path, n) == k);
-        found.failed.retain(|s| shard_of(&s.path, n) == k);
-    }
-    std::fs::create_dir_all(&args.out_dir).map_err(|e| HostError::io(&args.out_dir, e))?;
+    Ok(())
+}
+
+/// `--report` must not name a package of this batch either.
+fn report_replaces_package(args: &BatchArgs, found: &discover::Found) -> Result<(), HostError> {
     if let Some(report) = &args.report {
         let package = found
             .inputs
@@ -649,18 +672,13 @@ pub fn run(args: &BatchArgs) -> Result<u8, HostError> {
             )));
         }
     }
-    // One batch at a time per output directory and outbox: two would make, and queue,
-    // every package twice. Held until this run ends (the OS drops it if the run dies).
-    let mut locks = vec![lock_dir(&args.out_dir)?];
-    if let Some(ob) = &args.outbox {
-        std::fs::create_dir_all(ob).map_err(|e| HostError::io(ob, e))?;
-        if !hprof_shrink_core::output::same_file(ob, &args.out_dir) {
-            locks.push(lock_dir(ob)?);
-        }
-    }
-    // Temporary files a killed run left behind (ones no live process holds).
-    let mut dirs: Vec<PathBuf> = found
-        .inputs
+    Ok(())
+}
+
+/// Removes the temporary files a killed run left behind (ones no live process holds) in
+/// the output directory and every directory a package goes to.
+fn sweep_stale(args: &BatchArgs, inputs: &[Input]) -> Result<(), HostError> {
+    let mut dirs: Vec<PathBuf> = inputs
         .iter()
         .filter_map(|i| {
             args.out_dir
@@ -679,6 +697,132 @@ pub fn run(args: &BatchArgs) -> Result<u8, HostError> {
             }
         }
     }
+    Ok(())
+}
+
+/// Makes every input's package on `jobs` workers; returns the entries in input order
+/// (inputs a signal stopped are left out, for the next run).
+fn run_all(
+    args: &BatchArgs,
+    inputs: &[Input],
+    jobs: usize,
+    cores: usize,
+    handoff: &Handoff<'_>,
+) -> Vec<Entry> {
+    // Cores left over when there are fewer files than workers go to compression.
+    let threads = (cores / jobs.min(inputs.len().max(1))).max(1);
+    let progress = Progress::new(inputs, args.quiet);
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<Entry>>> = Mutex::new(vec![None; inputs.len()]);
+    let cancel = crate::signals::flag();
+    let cancelled = || cancel.load(Ordering::Relaxed);
+    let work = || loop {
+        let i = next.fetch_add(1, Ordering::Relaxed);
+        let Some(input) = inputs.get(i) else {
+            return;
+        };
+        if cancelled() {
+            return;
+        }
+        let out = args.out_dir.join(&input.out_rel);
+        let share = progress.share(input.bytes);
+        let advance = |p| progress.advance(&share, p);
+        let entry = run_one(input, &out, args, threads, handoff, &advance);
+        // A shrink the signal stopped did not fail: it is left out, for the next run.
+        if cancelled() && entry.status == Status::Failed {
+            return;
+        }
+        progress.finished(&entry, &share, args.quiet);
+        results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(entry);
+    };
+    std::thread::scope(|s| {
+        for _ in 1..jobs.min(inputs.len().max(1)) {
+            // A worker the system will not give is one fewer: the rest take its inputs.
+            if std::thread::Builder::new().spawn_scoped(s, work).is_err() {
+                break;
+            }
+        }
+        work();
+    });
+    progress.finish();
+    results
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .into_iter()
+        .flatten()
+        .collect()
+}
+
+/// The batch's report, its totals counted from the entries.
+fn batch_report(
+    args: &BatchArgs,
+    jobs: usize,
+    started: Instant,
+    cancelled: bool,
+    entries: Vec<Entry>,
+) -> BatchReport {
+    let count = |st: Status| entries.iter().filter(|e| e.status == st).count();
+    BatchReport {
+        schema: 1,
+        tool: format!("hprof-shrink {}", env!("CARGO_PKG_VERSION")),
+        out_dir: args.out_dir.display().to_string(),
+        shard: args.shard.clone(),
+        jobs,
+        seconds: started.elapsed().as_secs_f64(),
+        done: count(Status::Done),
+        exists: count(Status::Exists),
+        failed: count(Status::Failed),
+        skipped: count(Status::Skipped),
+        upload_failed: entries.iter().filter(|e| e.uploaded == Some(false)).count(),
+        input_bytes: entries
+            .iter()
+            .filter(|e| matches!(e.status, Status::Done | Status::Exists))
+            .map(|e| e.input_bytes)
+            .sum(),
+        output_bytes: entries.iter().filter_map(|e| e.output_bytes).sum(),
+        cancelled,
+        entries,
+    }
+}
+
+/// Runs a batch; returns the exit code.
+pub fn run(args: &BatchArgs) -> Result<u8, HostError> {
+    let started = Instant::now();
+    // The batch's own outputs are never inputs, even below an input directory.
+    let own_dirs: Vec<PathBuf> = std::iter::once(args.out_dir.clone())
+        .chain(args.outbox.iter().cloned())
+        .collect();
+    // A bad K/N is bad usage, said before anything about the inputs.
+    let shard = args
+        .shard
+        .as_deref()
+        .map(parse_shard)
+        .transpose()
+        .map_err(|e| HostError::Usage(format!("--shard {e}")))?;
+    let mut found = discover(&args.inputs, &own_dirs).map_err(HostError::Inputs)?;
+    // The report must not replace an input (nor, below, a package).
+    report_replaces_input(args, &found)?;
+    // Names before the shard split, so every shard of the archive agrees on them.
+    discover::resolve_collisions(&mut found.inputs, |rel| {
+        state::load(&args.out_dir.join(rel)).map(|st| PathBuf::from(st.input.path))
+    });
+    if let Some((k, n)) = shard {
+        found.inputs.retain(|i| shard_of(&i.path, n) == k);
+        found.skipped.retain(|s| shard_of(&s.path, n) == k);
+        found.failed.retain(|s| shard_of(&s.path, n) == k);
+    }
+    std::fs::create_dir_all(&args.out_dir).map_err(|e| HostError::io(&args.out_dir, e))?;
+    report_replaces_package(args, &found)?;
+    // One batch at a time per output directory and outbox: two would make, and queue,
+    // every package twice. Held until this run ends (the OS drops it if the run dies).
+    let mut locks = vec![lock_dir(&args.out_dir)?];
+    if let Some(ob) = &args.outbox {
+        std::fs::create_dir_all(ob).map_err(|e| HostError::io(ob, e))?;
+        if !hprof_shrink_core::output::same_file(ob, &args.out_dir) {
+            locks.push(lock_dir(ob)?);
+        }
+    }
+    sweep_stale(args, &found.inputs)?;
 
     // Set up before any work, so a bad upload option fails first.
     let uploader = match &args.upload {
@@ -701,49 +845,8 @@ pub fn run(args: &BatchArgs) -> Result<u8, HostError> {
     };
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let jobs = if args.jobs == 0 { cores } else { args.jobs }.max(1);
-    // Cores left over when there are fewer files than workers go to compression.
-    let threads = (cores / jobs.min(found.inputs.len().max(1))).max(1);
-    let progress = Progress::new(&found.inputs, args.quiet);
-    let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<Entry>>> = Mutex::new(vec![None; found.inputs.len()]);
-    let cancel = crate::signals::flag();
-    let cancelled = || cancel.load(Ordering::Relaxed);
-    let work = || loop {
-        let i = next.fetch_add(1, Ordering::Relaxed);
-        let Some(input) = found.inputs.get(i) else {
-            return;
-        };
-        if cancelled() {
-            return;
-        }
-        let out = args.out_dir.join(&input.out_rel);
-        let share = progress.share(input.bytes);
-        let advance = |p| progress.advance(&share, p);
-        let entry = run_one(input, &out, args, threads, &handoff, &advance);
-        // A shrink the signal stopped did not fail: it is left out, for the next run.
-        if cancelled() && entry.status == Status::Failed {
-            return;
-        }
-        progress.finished(&entry, &share, args.quiet);
-        results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(entry);
-    };
-    std::thread::scope(|s| {
-        for _ in 1..jobs.min(found.inputs.len().max(1)) {
-            // A worker the system will not give is one fewer: the rest take its inputs.
-            if std::thread::Builder::new().spawn_scoped(s, work).is_err() {
-                break;
-            }
-        }
-        work();
-    });
-    progress.finish();
-
-    let mut entries: Vec<Entry> = results
-        .into_inner()
-        .unwrap_or_else(|e| e.into_inner())
-        .into_iter()
-        .flatten()
-        .collect();
+    let mut entries = run_all(args, &found.inputs, jobs, cores, &handoff);
+    let cancelled = || crate::signals::flag().load(Ordering::Relaxed);
     let not_dumps = found.skipped.iter().map(|s| (s, Status::Skipped));
     let unreadable = found.failed.iter().map(|s| (s, Status::Failed));
     for (s, status) in not_dumps.chain(unreadable) {
@@ -756,28 +859,7 @@ pub fn run(args: &BatchArgs) -> Result<u8, HostError> {
             )
         });
     }
-    let count = |st: Status| entries.iter().filter(|e| e.status == st).count();
-    let report = BatchReport {
-        schema: 1,
-        tool: format!("hprof-shrink {}", env!("CARGO_PKG_VERSION")),
-        out_dir: args.out_dir.display().to_string(),
-        shard: args.shard.clone(),
-        jobs,
-        seconds: started.elapsed().as_secs_f64(),
-        done: count(Status::Done),
-        exists: count(Status::Exists),
-        failed: count(Status::Failed),
-        skipped: count(Status::Skipped),
-        upload_failed: entries.iter().filter(|e| e.uploaded == Some(false)).count(),
-        input_bytes: entries
-            .iter()
-            .filter(|e| matches!(e.status, Status::Done | Status::Exists))
-            .map(|e| e.input_bytes)
-            .sum(),
-        output_bytes: entries.iter().filter_map(|e| e.output_bytes).sum(),
-        cancelled: cancelled(),
-        entries,
-    };
+    let report = batch_report(args, jobs, started, cancelled(), entries);
     if let Some(path) = &args.report {
         json::write(path, &report)?;
     }

@@ -84,6 +84,14 @@ pub enum Command {
     /// Finds why objects leak (leak traces from GC roots, signatures, retained sizes) and
     /// which bitmaps are duplicated, in a package, a .hprof or a .hprof.gz.
     Analyze(AnalyzeArgs),
+    /// What changed between two dumps (or packages): classes by instances, shallow and
+    /// retained bytes; leaks new and gone; retainers that grew.
+    #[command(long_about = DIFF_ABOUT, after_help = DIFF_AFTER)]
+    Diff(DiffArgs),
+    /// What grows from dump to dump of a repeated scenario (LeakCanary's heap growth
+    /// detection): object paths whose children grow in every step.
+    #[command(long_about = GROWTH_ABOUT, after_help = GROWTH_AFTER)]
+    Growth(GrowthArgs),
     /// Checks a package (or a shrunk hprof) and, with --against, compares it with the
     /// original dump.
     Verify(VerifyArgs),
@@ -95,7 +103,7 @@ pub enum Command {
     #[command(long_about = UPLOAD_ABOUT, after_help = UPLOAD_AFTER)]
     Upload(UploadArgs),
     /// Prints a completion script for a shell (how to install it: see its --help).
-    #[command(after_help = crate::commands::docs::COMPLETIONS_AFTER)]
+    #[command(after_help = COMPLETIONS_AFTER)]
     Completions(CompletionsArgs),
     /// Writes man pages (hprof-shrink.1 and one per subcommand) into a directory; what
     /// scripts/man.sh runs.
@@ -124,6 +132,17 @@ pub struct ManpagesArgs {
     #[arg(value_name = "DIR")]
     pub dir: PathBuf,
 }
+
+/// What `completions --help` adds: where the script goes.
+const COMPLETIONS_AFTER: &str = "\
+The script asks hprof-shrink itself at each Tab, so it completes what this version takes. \
+Load it at each shell start, so that it follows upgrades:
+  ~/.bashrc:                    source <(hprof-shrink completions bash)
+  ~/.zshrc (after compinit):    source <(hprof-shrink completions zsh)
+  ~/.config/fish/config.fish:   hprof-shrink completions fish | source
+
+It calls the binary by the name `completions` was run as: `hprof-shrink` (looked up on the \
+PATH at each Tab), or the path it was run by, made absolute.";
 
 const BATCH_HELP: &str = "\
 Inputs are files, directories (searched recursively) and glob patterns. Each file is told \
@@ -683,6 +702,116 @@ pub struct VerifyArgs {
     /// Print the result as JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+const DIFF_ABOUT: &str = "\
+Compares two heap dumps (or packages, .hprof.gz, as analyze reads them): BASE, then NEW. \
+Each is analyzed in turn and only what the comparison needs is kept of it, so the two \
+graphs are never in memory together: it costs the time of two analyses and the memory of \
+one (its census holds about 17 bytes per object more than analyze at the dominators' step).
+
+It reports, per class (by name), the change in reachable instances, shallow bytes and \
+retained bytes (the retained sizes of its instances that no instance of the same class \
+dominates); the leaks whose signature is in one dump and not the other; and the largest \
+objects under the GC roots (those nothing else dominates), matched by their path from the \
+root (class and field names, no ids), that are new or grew by 2 % of BASE's reachable \
+bytes or more. Lists are capped and say how many they left out (docs/analyze.md).";
+
+const DIFF_AFTER: &str = "\
+Examples:
+  hprof-shrink diff before.hprof after.hprof
+  hprof-shrink diff v1.zip v2.zip --format json -o diff.json
+
+Exit status: 0 compared (whatever changed), 1 failure (bad input, I/O), 2 bad usage.";
+
+const GROWTH_ABOUT: &str = "\
+Finds what grows across dumps of one repeated scenario, as LeakCanary 3's heap growth \
+detection does: run the scenario, dump, repeat (three dumps or more is best). Each dump \
+becomes a tree of paths from the GC roots keyed by class and field names, not object ids \
+(ARRAY_ENTRY Object[].[x] -> instance of com.example.Item); a path is reported when one of \
+its children gained at least N objects (--scenario-loops) in every step, with its \
+children's growth per step, its retained size and that size's change, and its path.
+
+The dumps are read one at a time, in the order given or, for a directory, by the time in \
+their HPROF headers; only the small path trees are kept between them. Reading stops at the \
+first step in which nothing grew. Each dump costs about one analysis; a dump's tree holds \
+at most --max-paths nodes (about 40 bytes each).";
+
+const GROWTH_AFTER: &str = "\
+Examples:
+  hprof-shrink growth run1.hprof run2.hprof run3.hprof
+  hprof-shrink growth dumps/ --scenario-loops 5 --format html -o growth.html
+
+Exit status: 0 compared (growing or not), 1 failure (bad input, I/O, too many paths), \
+2 bad usage (fewer than two dumps, a bad option).";
+
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The dump before: a package zip, a heap dump (.hprof) or a gzipped one (.hprof.gz).
+    #[arg(value_name = "BASE")]
+    pub base: PathBuf,
+
+    /// The dump after, of the same kinds.
+    #[arg(value_name = "NEW")]
+    pub new: PathBuf,
+
+    #[arg(long, value_enum, default_value_t = CompareFormat::Text)]
+    pub format: CompareFormat,
+
+    /// Where to write (default: stdout; for html, NEW's name with .diff.html).
+    #[arg(short = 'o', long = "output", value_name = "OUT")]
+    pub output: Option<PathBuf>,
+
+    /// Classes listed, largest change first (the rest are counted).
+    #[arg(long, value_name = "N", default_value_t = hprof_shrink_analyze::diff::DEFAULT_MAX_CLASSES)]
+    pub max_classes: usize,
+
+    /// An R8/ProGuard mapping.txt for both dumps.
+    #[arg(long, value_name = "FILE")]
+    pub mapping: Option<PathBuf>,
+
+    /// Print on stderr each analysis's steps with their times.
+    #[arg(short, long)]
+    pub verbose: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CompareFormat {
+    Text,
+    Json,
+    Html,
+}
+
+#[derive(Debug, Args)]
+pub struct GrowthArgs {
+    /// Two dumps or more, in the order they were taken, or one directory of them (its
+    /// .hprof, .hprof.gz and .zip files, ordered by the time in their HPROF headers).
+    #[arg(value_name = "DUMP", required = true)]
+    pub dumps: Vec<PathBuf>,
+
+    /// How many times the scenario ran between two dumps: a child grows when it gains
+    /// at least this many objects in a step (growth per loop is the gain divided by it).
+    #[arg(short = 'l', long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    pub scenario_loops: u64,
+
+    #[arg(long, value_enum, default_value_t = CompareFormat::Text)]
+    pub format: CompareFormat,
+
+    /// Where to write (default: stdout; for html, growth.html).
+    #[arg(short = 'o', long = "output", value_name = "OUT")]
+    pub output: Option<PathBuf>,
+
+    /// Nodes one dump's path tree may hold before the dump is refused.
+    #[arg(long, value_name = "N", default_value_t = hprof_shrink_analyze::growth::DEFAULT_MAX_PATHS)]
+    pub max_paths: usize,
+
+    /// An R8/ProGuard mapping.txt for every dump.
+    #[arg(long, value_name = "FILE")]
+    pub mapping: Option<PathBuf>,
+
+    /// Print on stderr each dump as it is done, with its time.
+    #[arg(short, long)]
+    pub verbose: bool,
 }
 
 #[cfg(test)]

@@ -58,9 +58,10 @@ pub fn run(a: AnalyzeArgs) -> Result<(), HostError> {
                 let took = s.took.as_secs_f64();
                 match (s.name, bytes) {
                     ("dominators", Some(b)) => format!(
-                        "dominators {took:.2} ({} MiB, {} tree steps)",
+                        "dominators {took:.2} ({} MiB, {} tree steps, {} frames deep)",
                         b >> 20,
-                        t.dominator_steps
+                        t.dominator_steps,
+                        t.dominator_depth
                     ),
                     (name, Some(b)) => format!("{name} {took:.2} ({} MiB)", b >> 20),
                     (name, None) => format!("{name} {took:.2}"),

@@ -19,17 +19,6 @@ use crate::error::HostError;
 /// own, so that a `COMPLETE` set for another tool never turns a run into a completion.
 pub const COMPLETE_VAR: &str = "HPROF_SHRINK_COMPLETE";
 
-/// What `completions --help` adds: where the script goes.
-pub const COMPLETIONS_AFTER: &str = "\
-The script asks hprof-shrink itself at each Tab, so it completes what this version takes. \
-Load it at each shell start, so that it follows upgrades:
-  ~/.bashrc:                    source <(hprof-shrink completions bash)
-  ~/.zshrc (after compinit):    source <(hprof-shrink completions zsh)
-  ~/.config/fish/config.fish:   hprof-shrink completions fish | source
-
-It calls the binary by the name `completions` was run as: `hprof-shrink` (looked up on the \
-PATH at each Tab), or the path it was run by, made absolute.";
-
 /// Answers a completion script's call (and exits) when [`COMPLETE_VAR`] is set; returns
 /// otherwise. First thing in `main`: nothing may be written to stdout before it.
 pub fn complete_if_asked() {

@@ -3,6 +3,7 @@
 
 pub mod analyze;
 pub mod batch;
+pub mod compare;
 pub mod docs;
 pub mod inspect;
 pub mod serve;

@@ -15,8 +15,8 @@ use crate::say::{say, say_raw};
 use crate::uploads::{drain, recover, uploaded, uploader};
 use crate::{json, sniff, summary};
 
-pub fn run(a: ShrinkArgs) -> Result<(), HostError> {
-    let input = a.input.expect("clap requires the input");
+pub fn run(mut a: ShrinkArgs) -> Result<(), HostError> {
+    let input = a.input.take().expect("clap requires the input");
     if a.output.is_none() && a.hprof_out.is_none() && a.outbox.is_none() {
         return Err(HostError::NoOutput(
             "give OUT.zip, --outbox DIR, --hprof-out FILE, or a zip and --hprof-out",
@@ -27,19 +27,7 @@ pub fn run(a: ShrinkArgs) -> Result<(), HostError> {
             "--upload needs OUT.zip or --outbox DIR",
         ));
     }
-    let mut opts = ShrinkOptions::new()
-        .with_strip(a.mode.strip)
-        .with_dropped(a.mode.dropped)
-        .with_level(a.mode.level)
-        .with_manifest(ManifestValues {
-            sdk_version: a.sdk_version,
-            manufacturer: a.manufacturer,
-            leaked_activity_key: a.leaked_activity_key,
-        })
-        .with_threads(a.threads)
-        .with_salvage(a.mode.salvage);
-    opts.extra = a.extra;
-    opts.hprof_entry = a.hprof_entry;
+    let opts = shrink_options(&mut a);
     // Every output is checked before any work (the core checks its own again): none is
     // the input or another output, and none is a device or FIFO a rename would replace.
     let named = Outputs {
@@ -133,31 +121,71 @@ pub fn run(a: ShrinkArgs) -> Result<(), HostError> {
             .as_deref()
             .or(a.hprof_out.as_deref())
             .expect("an output");
-        verify_path(checked, Some(&input), Some(opts.strip), &Control::default()).map_err(
-            |source| HostError::CoreOn {
-                what: format!(
-                    "not deleting {}: the output does not verify",
-                    input.display()
-                ),
-                source,
-            },
-        )?;
-        std::fs::remove_file(&input).map_err(|source| HostError::Delete {
-            path: input.clone(),
-            source,
-        })?;
-        if !a.quiet {
-            say!(
-                "deleted {} (the output verified against it)",
-                input.display()
-            );
-        }
+        delete_verified(&input, checked, &opts, a.quiet)?;
     }
     let Some(up) = up else { return Ok(()) };
-    match (&outbox, zip) {
+    hand_over(&a, &up, outbox.as_ref(), zip)
+}
+
+/// The core's options, from the arguments (the manifest values and extra properties
+/// taken out of them).
+fn shrink_options(a: &mut ShrinkArgs) -> ShrinkOptions {
+    let mut opts = ShrinkOptions::new()
+        .with_strip(a.mode.strip)
+        .with_dropped(a.mode.dropped)
+        .with_level(a.mode.level)
+        .with_manifest(ManifestValues {
+            sdk_version: a.sdk_version.take(),
+            manufacturer: a.manufacturer.take(),
+            leaked_activity_key: a.leaked_activity_key.take(),
+        })
+        .with_threads(a.threads)
+        .with_salvage(a.mode.salvage);
+    opts.extra = std::mem::take(&mut a.extra);
+    opts.hprof_entry = a.hprof_entry.take();
+    opts
+}
+
+/// `--delete-input`: the input goes only once the output verifies against it.
+fn delete_verified(
+    input: &Path,
+    checked: &Path,
+    opts: &ShrinkOptions,
+    quiet: bool,
+) -> Result<(), HostError> {
+    verify_path(checked, Some(input), Some(opts.strip), &Control::default()).map_err(|source| {
+        HostError::CoreOn {
+            what: format!(
+                "not deleting {}: the output does not verify",
+                input.display()
+            ),
+            source,
+        }
+    })?;
+    std::fs::remove_file(input).map_err(|source| HostError::Delete {
+        path: input.to_path_buf(),
+        source,
+    })?;
+    if !quiet {
+        say!(
+            "deleted {} (the output verified against it)",
+            input.display()
+        );
+    }
+    Ok(())
+}
+
+/// `--upload`: the outbox drained, or the zip sent.
+fn hand_over(
+    a: &ShrinkArgs,
+    up: &hprof_shrink_upload::Uploader,
+    outbox: Option<&Outbox>,
+    zip: Option<PathBuf>,
+) -> Result<(), HostError> {
+    match (outbox, zip) {
         (Some(ob), _) => drain(
             ob,
-            &up,
+            up,
             AfterUpload::from_delete(a.delete_after_upload),
             a.quiet,
         ),

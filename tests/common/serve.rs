@@ -241,6 +241,7 @@ async fn same_as_from_scratch(cache: &Cache, store: &Store, step: &str) {
 /// analyses recorded concurrently by both processes while the cache is read. The changes
 /// are made through `other` (on PostgreSQL, another process's pool), the cache reads
 /// through `store`.
+#[allow(clippy::too_many_lines)] // a scenario, step by step
 pub async fn incremental_groups_equal_a_fold_from_scratch(
     store: &Store,
     other: &Store,

@@ -41,6 +41,7 @@ pub struct Duplicates {
 }
 
 /// The duplicate-bitmap groups.
+#[allow(clippy::too_many_lines)] // TODO(issue 33): split after diff/triage land
 pub fn duplicates(
     g: &Graph<'_, '_>,
     reach: &Reach,

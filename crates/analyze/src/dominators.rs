@@ -48,6 +48,8 @@ pub struct Dominators {
     /// Steps walked up the trees (path compression, the dominator tree): the work beyond
     /// the one pass per number and reference, bounded by O((n + m) log n).
     pub steps: u64,
+    /// The most frames the depth-first search's stack held.
+    pub depth: u64,
 }
 
 /// Retained bytes and objects.
@@ -104,6 +106,8 @@ struct Search {
     more: Vec<(Node, Pre)>,
     /// References followed.
     followed: u64,
+    /// The most frames the search's stack held.
+    deepest: usize,
 }
 
 /// A depth-first search from `roots` (all children of the super-root) over `edges`: the
@@ -129,16 +133,41 @@ fn search(
     let mut more: Vec<(Node, Pre)> = Vec::new();
     let mut others: Vec<(Pre, Pre)> = Vec::new();
     let mut followed = 0u64;
+    let mut deepest = 0usize;
     // Reserved, not touched: only the numbers given take memory.
     let mut parent: Vec<Pre> = spare.with_capacity(nodes + 1);
     parent.push(0);
-    // (node, the number of the object that reached it): visiting an entry pushes all of
-    // the node's children not numbered yet, and an entry already numbered when popped is
-    // a reference other than the tree's. The entry that numbers a node is the last pushed
-    // for it, from the largest number among its predecessors visited so far: a
-    // depth-first tree (children are visited in reverse order).
-    let mut stack: Vec<(Node, Pre)> = roots.iter().rev().map(|&r| (r, 0)).collect();
-    while let Some((v, from)) = stack.pop() {
+    // Visiting a node numbers it and notes its leaf children at once; its other children
+    // wait in a frame (node, number, next child), taken in order. A child taken that is
+    // numbered by then is a reference other than the tree's; otherwise it is numbered
+    // from the frame's number: a depth-first tree. The stack holds a frame per node on
+    // the current path that has children left (12 bytes each), not an entry per child
+    // waiting: an array of a million objects waits as one frame. Taking children in
+    // order keeps it shallow on the usual chains (a list node's value before its `next`):
+    // the frame of a node whose last child is taken goes before that child is visited.
+    let mut stack: Vec<(Node, Pre, u32)> = vec![(NONE, 0, 0)];
+    let mut next = roots.iter().map(|&r| (r, 0));
+    while let Some(frame) = stack.last_mut() {
+        let (v, from) = if frame.0 == NONE {
+            // The super-root's frame: the roots, in order.
+            match next.next() {
+                Some(entry) => entry,
+                None => break,
+            }
+        } else {
+            let (u, me) = (frame.0, frame.1);
+            let children = edges.of(u);
+            let t = children[frame.2 as usize];
+            frame.2 += 1;
+            if frame.2 as usize == children.len() {
+                stack.pop();
+            }
+            // Self references and leaves were dealt with when the frame was made.
+            if t == u || leaf.get(t as usize) {
+                continue;
+            }
+            (t, me)
+        };
         let seen = pre[v as usize];
         if seen != NONE {
             others.push((seen, from));
@@ -150,7 +179,9 @@ fn search(
         }
         pre[v as usize] = me;
         parent.push(from);
-        for &t in edges.of(v) {
+        let children = edges.of(v);
+        let mut waiting = false;
+        for &t in children {
             if t == v {
                 continue;
             }
@@ -162,11 +193,12 @@ fn search(
                 pre[t as usize] = me;
                 leaves.push(t);
             } else {
-                match pre[t as usize] {
-                    NONE => stack.push((t, me)),
-                    k => others.push((k, me)),
-                }
+                waiting = true;
             }
+        }
+        if waiting {
+            stack.push((v, me, 0));
+            deepest = deepest.max(stack.len());
         }
     }
     drop(stack);
@@ -183,6 +215,7 @@ fn search(
         leaves,
         more,
         followed,
+        deepest,
     })
 }
 
@@ -238,14 +271,16 @@ fn semi_nca(parent: Vec<Pre>, others: &mut [(Pre, Pre)], spare: &mut Spare, budg
         end = start;
     }
     drop(path);
+    // The labels are spent; freed now, not kept for jump pointers that most heaps never
+    // need: this pass is the analysis's peak of memory.
+    drop(label);
     // The immediate dominator is the nearest tree ancestor not below the semidominator;
     // ancestors' are final first, in preorder. A number referenced by its parent alone
-    // has the parent for both. The labels are spent: their array holds the jump pointers
-    // if the walks grow long.
+    // has the parent for both.
     let mut tree = Tree {
         idom: anc,
         up: parent,
-        jump: label,
+        jump: Vec::new(),
         jumping: false,
         steps,
         budget: steps.saturating_add(budget),
@@ -304,9 +339,9 @@ fn compress(anc: &mut [Pre], label: &mut [Pre], path: &mut Vec<Pre>, v: Pre, w: 
 /// one step at a time while the walks stay within a budget linear in the graph, which
 /// heaps all but never exceed; past it, skew-binary jump pointers (Myers) are built over
 /// the tree and every further answer takes O(log n) steps. Their two numbers per tree
-/// node take the place of arrays spent by then: the depths that of the depth-first
-/// parents (each read once, in preorder, before its depth is written), the jumps that of
-/// semi-NCA's labels.
+/// node: the depths take the place of the depth-first parents (each read once, in
+/// preorder, before its depth is written); the jumps are allocated only then, so a heap
+/// that never needs them does not pay for them at the peak.
 struct Tree {
     /// Number → its immediate dominator's number (0, the super-root, for 0).
     idom: Vec<Pre>,
@@ -314,7 +349,8 @@ struct Tree {
     /// being placed) once `jumping`; until then, and for the numbers not yet placed, its
     /// depth-first tree parent.
     up: Vec<Pre>,
-    /// Number → an ancestor further up (see [`Tree::link`]), once `jumping`.
+    /// Number → an ancestor further up (see [`Tree::link`]), once `jumping`; empty
+    /// before.
     jump: Vec<Pre>,
     jumping: bool,
     /// Steps walked up the tree, in all: a measure of the work done.
@@ -398,10 +434,24 @@ impl Tree {
     /// known and whose tree parents have been read.
     fn build(&mut self, placed: usize) {
         self.jumping = true;
+        self.jump = vec![0; self.idom.len()];
+        if self.up.is_empty() {
+            // Released after the last pass (see [`Tree::release_parents`]): every number
+            // is placed, so no parent is needed any more.
+            self.up = vec![0; self.idom.len()];
+        }
         self.up[0] = 0;
         self.jump[0] = 0;
         for w in 1..placed {
             self.link(w);
+        }
+    }
+
+    /// Frees the depth-first parents once every number is placed, unless the jumps use
+    /// the array for depths.
+    fn release_parents(&mut self) {
+        if !self.jumping {
+            self.up = Vec::new();
         }
     }
 
@@ -451,6 +501,7 @@ impl Dominators {
             leaves,
             more,
             followed,
+            deepest,
         } = found;
         let numbered = parent.len();
         let peak_bytes = pre.len() as u64 * 4 // pre
@@ -459,6 +510,7 @@ impl Dominators {
         let budget = slack.saturating_mul((numbered + others.len() + more.len()) as u64);
         let mut tree = semi_nca(parent, &mut others, &mut spare, budget);
         drop((others, spare));
+        tree.release_parents();
         for (t, p) in more {
             pre[t as usize] = tree.common(pre[t as usize], p);
         }
@@ -471,6 +523,7 @@ impl Dominators {
             edges: followed,
             peak_bytes,
             steps,
+            depth: deepest as u64,
         }
     }
 
@@ -496,6 +549,34 @@ impl Dominators {
     /// Nodes in the dump, reachable or not.
     pub fn nodes(&self) -> usize {
         self.pre.len()
+    }
+
+    /// Every number's node (the super-root's is `NONE`) and every number's retained bytes
+    /// (itself and all it dominates, leaves included), for `diff`'s census: 12 bytes per
+    /// numbered object, made in one pass over the nodes and one back over the numbers.
+    pub fn retained_all(&self, size: impl Fn(Node) -> u64) -> (Vec<Node>, Vec<u64>) {
+        let mut node_of = vec![NONE; self.idom.len()];
+        let mut bytes = vec![0u64; self.idom.len()];
+        for (u, &p) in self.pre.iter().enumerate() {
+            if p == NONE {
+                continue;
+            }
+            if !self.leaf.get(u) {
+                node_of[p as usize] = u as Node;
+            }
+            // A leaf's entry is its dominator's number: its bytes go there.
+            bytes[p as usize] += size(u as Node);
+        }
+        for k in (1..self.idom.len()).rev() {
+            let d = self.idom[k] as usize;
+            bytes[d] += bytes[k];
+        }
+        (node_of, bytes)
+    }
+
+    /// The number of the immediate dominator of number `p` (0: the super-root).
+    pub fn idom_of(&self, p: Pre) -> Pre {
+        self.idom[p as usize]
     }
 
     /// What each of `wanted` retains (itself and everything it dominates), and what all
@@ -634,6 +715,46 @@ mod tests {
         )
         .unwrap();
         Dominators::from_search(found, slack)
+    }
+
+    fn deepest(succ: &[Vec<u32>], roots: &[u32]) -> usize {
+        let found = search(
+            succ.len(),
+            roots,
+            Edges::from_lists(succ),
+            Spare::default(),
+            &|_| Ok(()),
+        )
+        .unwrap();
+        found.deepest
+    }
+
+    #[test]
+    fn the_search_stack_holds_a_frame_per_branching_node_on_the_path_not_an_entry_per_child() {
+        // An array of 100,000 objects, each holding a leaf: one frame waits for them all.
+        let n = 100_000u32;
+        let mut succ: Vec<Vec<u32>> = vec![(1..=n).collect()];
+        succ.extend((1..=n).map(|i| vec![n + i]));
+        succ.extend((0..n).map(|_| Vec::new()));
+        assert_eq!(deepest(&succ, &[0]), 2);
+        // A list whose nodes each hold a value (itself holding a leaf) before `next`: the
+        // node's frame is gone by the time its `next` is visited, however long the list.
+        let len = 50_000u32;
+        let node = |i: u32| 3 * i;
+        let mut succ: Vec<Vec<u32>> = Vec::new();
+        for i in 0..len {
+            let next = if i + 1 < len {
+                vec![node(i + 1)]
+            } else {
+                vec![]
+            };
+            succ.push([vec![node(i) + 1], next].concat());
+            succ.push(vec![node(i) + 2]);
+            succ.push(Vec::new());
+        }
+        assert!(deepest(&succ, &[0]) <= 3);
+        let d = dominators(&succ, &[0]);
+        assert_eq!(d[node(len - 1) as usize], Some(node(len - 2)));
     }
 
     /// Immediate dominators (as node numbers) of a graph given as successor lists, the

@@ -20,6 +20,18 @@ pub struct RefField {
     pub declared_by: u64,
 }
 
+/// What a reference is, by name: a field of an instance, a static field of a class, or
+/// an element of an array.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RefName {
+    /// An instance field: the class that declares it and the id of its name's string.
+    Field { declared_by: u64, name_id: u64 },
+    /// A static field of `class`.
+    Static { class: u64, name_id: u64 },
+    /// The element at this index.
+    Element(u64),
+}
+
 /// One reference field of a class's instances, in a run (see [`Run`]).
 #[derive(Debug, Clone, Copy)]
 struct RunField {
@@ -675,6 +687,81 @@ impl<'i, 'a> Graph<'i, 'a> {
             _ => self.instance_size(class),
         });
         (key, size, unread)
+    }
+
+    /// The strong references out of `node`, as [`Graph::for_each_ref`] follows them and in
+    /// its order, each with its name (a field, a static, an array element). What `growth`
+    /// keys its path tree by, and how `diff` names a retainer's path; slower than
+    /// `for_each_ref`, so the analysis does not use it.
+    pub fn for_each_named_ref(&self, node: Node, mut f: impl FnMut(Node, RefName)) {
+        let raw = self.ix.raw(node);
+        let n = self.ix.id_size as usize;
+        match raw[0] {
+            tags::INSTANCE_DUMP => {
+                let Some((class, data)) = self.instance_data(node) else {
+                    return;
+                };
+                for r in self.ref_fields(class) {
+                    let id = id_at(data, r.at as usize, n);
+                    if id != 0 {
+                        if let Some(t) = self.ix.node(id) {
+                            f(
+                                t,
+                                RefName::Field {
+                                    declared_by: r.declared_by,
+                                    name_id: r.name_id,
+                                },
+                            );
+                        }
+                    }
+                }
+            }
+            tags::OBJECT_ARRAY_DUMP => {
+                let count = u4_at(raw, 5 + n) as usize;
+                let start = 9 + 2 * n;
+                for i in 0..count {
+                    let id = id_at(raw, start + i * n, n);
+                    if id != 0 {
+                        if let Some(t) = self.ix.node(id) {
+                            f(t, RefName::Element(i as u64));
+                        }
+                    }
+                }
+            }
+            tags::CLASS_DUMP => {
+                let class_id = id_at(raw, 1, n);
+                if let Some(class) = self.ix.classes.get(class_id) {
+                    for s in self.ix.classes.static_fields(self.ix.data, class) {
+                        if let Value::Object(id) = s.value {
+                            if id != 0 {
+                                if let Some(t) = self.ix.node(id) {
+                                    f(
+                                        t,
+                                        RefName::Static {
+                                            class: class_id,
+                                            name_id: s.name_id,
+                                        },
+                                    );
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The first reference from `from` to `to`, named; `None` when `from` holds none
+    /// (a path step through a collection read as one step).
+    pub fn reference_between(&self, from: Node, to: Node) -> Option<RefName> {
+        let mut found = None;
+        self.for_each_named_ref(from, |t, r| {
+            if t == to && found.is_none() {
+                found = Some(r);
+            }
+        });
+        found
     }
 
     /// A readable class's reference fields sorted by name (UTF-16 order), the class's own

@@ -254,6 +254,7 @@ impl Reach {
     /// its special classes), `leaves` the leaking objects in the finders' order; the
     /// related leaking objects are recorded for the first `traced` of them that have a
     /// path.
+    #[allow(clippy::too_many_lines)] // TODO(issue 33): split after diff/triage land
     pub fn compute(
         g: &Graph<'_, '_>,
         edges: &Edges,

@@ -87,6 +87,7 @@ struct Kept {
 }
 
 /// `leak`: `Some(watcher)` for a leak trace (the last object is the leaking one).
+#[allow(clippy::too_many_lines)] // TODO(issue 33): split after diff/triage land
 fn build(
     g: &Graph<'_, '_>,
     reach: &Reach,

@@ -28,7 +28,7 @@ use super::http::{install_crypto_provider, FileBody};
 use super::meter::{Meter, Transfer};
 use super::package::{self, Digested};
 use super::redact;
-use super::retry::{self, Clock, GiveUp, RetryPolicy, Step, SystemClock};
+use super::retry::{self, Clock, Failure, GiveUp, RetryPolicy, Step, SystemClock};
 
 /// The environment variable holding the bearer token.
 pub const TOKEN_ENV: &str = "HPROF_SHRINK_TOKEN";
@@ -39,7 +39,9 @@ pub const EXCERPT_CHARS: usize = 200;
 /// The total-timeout default: this long, or the time the body takes at
 /// [`MIN_RATE`] bytes per second if that is longer.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
+/// The slowest transfer rate the default total timeout allows for, in bytes per second.
 pub const MIN_RATE: u64 = 256 * 1024;
+/// How long opening a connection may take, by default.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Bodies smaller than this are not reported to the [`Meter`].
 const PROGRESS_MIN: u64 = 1024 * 1024;
@@ -87,16 +89,22 @@ impl fmt::Debug for Token {
 /// Where informational lines go (retries, redirects, with `verbose` each request).
 pub type Log = Arc<dyn Fn(&str) + Send + Sync>;
 
+/// Where and how zips are uploaded; [`UploadConfig::new`] gives the defaults for a URL.
 #[derive(Clone)]
 pub struct UploadConfig {
+    /// Where the zips go: the server's upload endpoint, or a pre-signed URL for [`Method::Put`].
     pub url: Url,
+    /// How each zip is sent.
     pub method: Method,
     /// Extra request headers, `(name, value)`.
     pub headers: Vec<(String, String)>,
+    /// The bearer token (`Authorization: Bearer …`), sent only to the origin of `url`.
     pub token: Option<Token>,
+    /// How long a connection may take to open.
     pub connect_timeout: Duration,
     /// Total time of one attempt; `None`: [`default_timeout`] of the file's size.
     pub timeout: Option<Duration>,
+    /// When to try again, and how long to wait first.
     pub retry: RetryPolicy,
     /// Accept any certificate and host name. For testing only.
     pub insecure: bool,
@@ -107,6 +115,8 @@ pub struct UploadConfig {
     pub meter: Option<Arc<dyn Meter>>,
     /// Log each request and response line (never header values).
     pub verbose: bool,
+    /// Where informational lines go (retries, redirects, with `verbose` each request);
+    /// `None`: nowhere.
     pub log: Option<Log>,
     /// Send the extra `headers` to another origin a redirect names too (never
     /// Authorization, Proxy-Authorization or Cookie, nor the token). Off: they go only to
@@ -118,6 +128,8 @@ pub struct UploadConfig {
 }
 
 impl UploadConfig {
+    /// A multipart POST to `url` with the defaults: no token or extra header, a 10 s
+    /// connect timeout, the total timeout of [`default_timeout`], [`RetryPolicy::default`].
     pub fn new(url: Url) -> UploadConfig {
         UploadConfig {
             url,
@@ -167,15 +179,19 @@ pub fn default_timeout(len: u64) -> Duration {
 /// A file the server took.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UploadOutcome {
+    /// The zip.
     pub path: PathBuf,
+    /// Its size, all of which was sent.
     pub bytes: u64,
     /// Hex MD5 of what was sent.
     pub md5: String,
     /// The 2xx status.
     pub status: u16,
+    /// Attempts made, the first included.
     pub attempts: u32,
     /// Where it went in the end (after redirects), as it may be shown.
     pub url: String,
+    /// From the first attempt's start to the answer of the last.
     pub elapsed: Duration,
 }
 
@@ -224,6 +240,21 @@ impl Job<'_> {
     }
 }
 
+/// The file opened again for an attempt, and checked to be the size it was when its MD5
+/// was read.
+fn reopen(job: &Job<'_>) -> Result<File, String> {
+    let file = File::open(job.path).map_err(|e| format!("reopening: {e}"))?;
+    match file.metadata() {
+        Ok(m) if m.len() == job.digest.len => Ok(file),
+        Ok(m) => Err(format!(
+            "the file changed while being uploaded ({} bytes, was {})",
+            m.len(),
+            job.digest.len
+        )),
+        Err(e) => Err(format!("reopening: {e}")),
+    }
+}
+
 fn is_credential(name: &HeaderName) -> bool {
     name == AUTHORIZATION || name == PROXY_AUTHORIZATION || name == COOKIE
 }
@@ -235,6 +266,9 @@ fn same_origin(a: &Url, b: &Url) -> bool {
 }
 
 impl Uploader {
+    /// Checks the configuration (the URL's scheme, the headers, the CA files) and builds the
+    /// client and its runtime. Fails with [`UploadError::Config`] on a configuration that
+    /// cannot work, [`UploadError::Setup`] when the client cannot be built.
     pub fn new(cfg: UploadConfig) -> Result<Uploader, UploadError> {
         let shown = redact::url(&cfg.url);
         if !matches!(cfg.url.scheme(), "http" | "https") || cfg.url.host_str().is_none() {
@@ -327,16 +361,17 @@ impl Uploader {
         })
     }
 
+    /// The configuration it was built with.
     pub fn config(&self) -> &UploadConfig {
         &self.cfg
     }
 
-    /// True once the run's deadline (`RetryPolicy::deadline`) has passed.
     /// True once the run was asked to stop.
     pub fn cancelled(&self) -> bool {
         self.cfg.cancel.is_some_and(|c| c.load(Ordering::Relaxed))
     }
 
+    /// True once the run's deadline (`RetryPolicy::deadline`) has passed.
     pub fn deadline_passed(&self) -> bool {
         self.cfg
             .retry
@@ -406,6 +441,47 @@ impl Uploader {
                 last: None,
             });
         }
+        let job = self.job(path)?;
+        let result = retry::run(
+            &self.cfg.retry,
+            &mut CancellableClock(self.cfg.cancel),
+            &mut fastrand::f64,
+            &mut |error: &String, n, wait| {
+                self.log(
+                    job.transfer.as_ref(),
+                    &format!(
+                        "{}: attempt {n} failed: {error}; retrying in {:.1} s",
+                        job.name,
+                        wait.as_secs_f64()
+                    ),
+                )
+            },
+            &mut |n| self.attempt(&job, n),
+        );
+        if let Some(t) = &job.transfer {
+            t.finish();
+        }
+        if result.is_err() && self.cancelled() {
+            return Err(cancelled());
+        }
+        let path = path.to_path_buf();
+        match result {
+            Ok(((status, url), attempts)) => Ok(UploadOutcome {
+                path,
+                bytes: job.digest.len,
+                md5: job.digest.md5_hex(),
+                status,
+                attempts,
+                url,
+                elapsed: started.elapsed(),
+            }),
+            Err(f) => Err(self.failed(path, f, &job)),
+        }
+    }
+
+    /// What the attempts at `path` need to know: the file checked to be a regular file,
+    /// its size and MD5 read once, and (for a POST) its `result.info` fields.
+    fn job<'p>(&self, path: &'p Path) -> Result<Job<'p>, UploadError> {
         let io_err = |e| UploadError::Io {
             path: path.to_path_buf(),
             source: e,
@@ -445,7 +521,7 @@ impl Uploader {
             Some(m) if digest.len >= PROGRESS_MIN => m.start(&name, digest.len),
             _ => None,
         };
-        let job = Job {
+        Ok(Job {
             path,
             name,
             timeout: self
@@ -457,65 +533,35 @@ impl Uploader {
             transfer,
             last_unreachable: std::cell::Cell::new(false),
             last_status: std::cell::Cell::new(None),
-        };
-        let result = retry::run(
-            &self.cfg.retry,
-            &mut CancellableClock(self.cfg.cancel),
-            &mut fastrand::f64,
-            &mut |error: &String, n, wait| {
-                self.log(
-                    job.transfer.as_ref(),
-                    &format!(
-                        "{}: attempt {n} failed: {error}; retrying in {:.1} s",
-                        job.name,
-                        wait.as_secs_f64()
-                    ),
-                )
-            },
-            &mut |n| self.attempt(&job, n),
-        );
-        if let Some(t) = &job.transfer {
-            t.finish();
-        }
-        if result.is_err() && self.cancelled() {
-            return Err(cancelled());
-        }
-        let path = path.to_path_buf();
-        match result {
-            Ok(((status, url), attempts)) => Ok(UploadOutcome {
+        })
+    }
+
+    /// The error of an upload whose attempts ended without success.
+    fn failed(&self, path: PathBuf, f: Failure<String>, job: &Job<'_>) -> UploadError {
+        match f.gave_up {
+            None => UploadError::Rejected {
                 path,
-                bytes: job.digest.len,
-                md5: job.digest.md5_hex(),
-                status,
-                attempts,
-                url,
-                elapsed: started.elapsed(),
-            }),
-            Err(f) => Err(match f.gave_up {
-                None => UploadError::Rejected {
-                    path,
-                    detail: f.error,
-                    status: job.last_status.get(),
-                },
-                Some(GiveUp::Exhausted) => UploadError::Exhausted {
-                    path,
-                    attempts: f.attempts,
-                    last: f.error,
-                    unreachable: job.last_unreachable.get(),
-                },
-                Some(GiveUp::Deadline) => UploadError::Deadline {
-                    path,
-                    attempts: f.attempts,
-                    last: Some(f.error),
-                },
-                Some(GiveUp::RetryAfterTooLong(wait)) => UploadError::RetryAfterTooLong {
-                    path,
-                    attempts: f.attempts,
-                    wait,
-                    max: self.cfg.retry.max_retry_after,
-                    last: f.error,
-                },
-            }),
+                detail: f.error,
+                status: job.last_status.get(),
+            },
+            Some(GiveUp::Exhausted) => UploadError::Exhausted {
+                path,
+                attempts: f.attempts,
+                last: f.error,
+                unreachable: job.last_unreachable.get(),
+            },
+            Some(GiveUp::Deadline) => UploadError::Deadline {
+                path,
+                attempts: f.attempts,
+                last: Some(f.error),
+            },
+            Some(GiveUp::RetryAfterTooLong(wait)) => UploadError::RetryAfterTooLong {
+                path,
+                attempts: f.attempts,
+                wait,
+                max: self.cfg.retry.max_retry_after,
+                last: f.error,
+            },
         }
     }
 
@@ -553,21 +599,10 @@ impl Uploader {
         let mut url = self.cfg.url.clone();
         for _ in 0..=MAX_REDIRECTS {
             let trusted = same_origin(&url, &self.cfg.url);
-            let file = match File::open(job.path) {
+            let file = match reopen(job) {
                 Ok(f) => f,
-                Err(e) => return Step::Fatal(format!("reopening: {e}")),
+                Err(msg) => return Step::Fatal(msg),
             };
-            match file.metadata() {
-                Ok(m) if m.len() == job.digest.len => {}
-                Ok(m) => {
-                    return Step::Fatal(format!(
-                        "the file changed while being uploaded ({} bytes, was {})",
-                        m.len(),
-                        job.digest.len
-                    ))
-                }
-                Err(e) => return Step::Fatal(format!("reopening: {e}")),
-            }
             if let Some(t) = &job.transfer {
                 t.restart();
             }
@@ -578,31 +613,7 @@ impl Uploader {
             );
             let req = self.request(job, &url, trusted, body);
             self.verbose(job.transfer.as_ref(), || {
-                let mut names: Vec<String> = self
-                    .headers
-                    .iter()
-                    .filter(|(k, _)| trusted || !is_credential(k))
-                    .map(|(k, _)| k.to_string())
-                    .collect();
-                if trusted && self.cfg.token.is_some() {
-                    names.push(format!("authorization (from {TOKEN_ENV})"));
-                }
-                format!(
-                    "{}: attempt {n}: {} {} ({} bytes, md5 {}); extra headers: {}",
-                    job.name,
-                    match self.cfg.method {
-                        Method::Post => "POST multipart",
-                        Method::Put => "PUT",
-                    },
-                    redact::url(&url),
-                    job.digest.len,
-                    job.digest.md5_hex(),
-                    if names.is_empty() {
-                        "none".to_string()
-                    } else {
-                        names.join(", ")
-                    }
-                )
+                self.request_line(job, n, &url, trusted)
             });
             let t = Instant::now();
             let resp = match req.send().await {
@@ -620,21 +631,7 @@ impl Uploader {
                 )
             });
             if status.is_success() {
-                if self.cfg.method == Method::Put {
-                    if let Some(etag) = etag_mismatch(&resp, &job.digest.md5_hex()) {
-                        // The server did not check Content-MD5 and stored other bytes;
-                        // sending again overwrites them.
-                        return Step::Transient {
-                            error: format!(
-                                "{status} from {}, but its ETag {etag} is not the MD5 {} of the file: the bytes were damaged on the way",
-                                redact::url(&url),
-                                job.digest.md5_hex()
-                            ),
-                            retry_after: None,
-                        };
-                    }
-                }
-                return Step::Done((status.as_u16(), redact::url(&url)));
+                return self.succeeded(&resp, job, &url);
             }
             if matches!(status.as_u16(), 301 | 302 | 307 | 308) {
                 match self.redirect_target(&resp, &url) {
@@ -677,6 +674,56 @@ impl Uploader {
             "more than {MAX_REDIRECTS} redirects from {}",
             redact::url(&self.cfg.url)
         ))
+    }
+
+    /// What `verbose` says of a request: method, URL, size, MD5 and the names (never the
+    /// values) of the extra headers sent.
+    fn request_line(&self, job: &Job<'_>, n: u32, url: &Url, trusted: bool) -> String {
+        let mut names: Vec<String> = self
+            .headers
+            .iter()
+            .filter(|(k, _)| trusted || !is_credential(k))
+            .map(|(k, _)| k.to_string())
+            .collect();
+        if trusted && self.cfg.token.is_some() {
+            names.push(format!("authorization (from {TOKEN_ENV})"));
+        }
+        format!(
+            "{}: attempt {n}: {} {} ({} bytes, md5 {}); extra headers: {}",
+            job.name,
+            match self.cfg.method {
+                Method::Post => "POST multipart",
+                Method::Put => "PUT",
+            },
+            redact::url(url),
+            job.digest.len,
+            job.digest.md5_hex(),
+            if names.is_empty() {
+                "none".to_string()
+            } else {
+                names.join(", ")
+            }
+        )
+    }
+
+    /// A 2xx: done, unless a PUT's ETag shows the stored bytes are not the file's.
+    fn succeeded(&self, resp: &Response, job: &Job<'_>, url: &Url) -> Step<(u16, String), String> {
+        let status = resp.status();
+        if self.cfg.method == Method::Put {
+            if let Some(etag) = etag_mismatch(resp, &job.digest.md5_hex()) {
+                // The server did not check Content-MD5 and stored other bytes;
+                // sending again overwrites them.
+                return Step::Transient {
+                    error: format!(
+                        "{status} from {}, but its ETag {etag} is not the MD5 {} of the file: the bytes were damaged on the way",
+                        redact::url(url),
+                        job.digest.md5_hex()
+                    ),
+                    retry_after: None,
+                };
+            }
+        }
+        Step::Done((status.as_u16(), redact::url(url)))
     }
 
     fn request(

@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+/// Why an upload (of one zip, or of a zip of an outbox) failed.
 #[derive(Debug, thiserror::Error)]
 pub enum UploadError {
     /// The configuration cannot work (bad URL, bad header, a CA file without
@@ -15,31 +16,45 @@ pub enum UploadError {
     #[error("{0}")]
     Setup(String),
 
+    /// The zip could not be read (or, in an outbox, locked or moved).
     #[error("{}: {source}", path.display())]
     Io {
+        /// The zip.
         path: PathBuf,
+        /// The system's error.
         source: std::io::Error,
     },
 
     /// The file is not a package the multipart protocol can describe.
     #[error("{}: not an upload package: {reason}", path.display())]
-    NotAPackage { path: PathBuf, reason: String },
+    NotAPackage {
+        /// The zip.
+        path: PathBuf,
+        /// What the package reader found wrong.
+        reason: String,
+    },
 
     /// A failure that another attempt would repeat: a 4xx other than 408/429, an
     /// untrusted certificate, a refused redirect, the file changing under us. `status`:
     /// the server's answer, when it was one.
     #[error("{}: {detail}", path.display())]
     Rejected {
+        /// The zip.
         path: PathBuf,
+        /// What went wrong: the status and an excerpt of the answer, or the client's error.
         detail: String,
+        /// The HTTP status, when the server answered.
         status: Option<u16>,
     },
 
     /// Every attempt failed with a transient error.
     #[error("{}: gave up after {attempts} attempts; last: {last}", path.display())]
     Exhausted {
+        /// The zip.
         path: PathBuf,
+        /// Attempts made, the first included.
         attempts: u32,
+        /// The last attempt's failure.
         last: String,
         /// The last failure was the network's (no connection, no answer in time), not an
         /// HTTP status: the server may be unreachable for the files after this one too.
@@ -49,8 +64,11 @@ pub enum UploadError {
     /// The run's `--deadline` came before the upload was done.
     #[error("{}: not uploaded within the --deadline ({attempts} attempts){}", path.display(), last.as_deref().map(|l| format!("; last: {l}")).unwrap_or_default())]
     Deadline {
+        /// The zip.
         path: PathBuf,
+        /// Attempts made before the deadline.
         attempts: u32,
+        /// The last attempt's failure, if one was made.
         last: Option<String>,
     },
 
@@ -60,23 +78,35 @@ pub enum UploadError {
         path.display(), wait.as_secs(), max.as_secs()
     )]
     RetryAfterTooLong {
+        /// The zip.
         path: PathBuf,
+        /// Attempts made.
         attempts: u32,
+        /// The wait the server asked for (`Retry-After`).
         wait: Duration,
+        /// The longest wait the policy honours ([`RetryPolicy::max_retry_after`]).
+        ///
+        /// [`RetryPolicy::max_retry_after`]: crate::RetryPolicy::max_retry_after
         max: Duration,
+        /// The last attempt's failure.
         last: String,
     },
 
     /// The run was asked to stop (a signal) before the upload was done; the zip is where
     /// it was.
     #[error("{}: not uploaded: cancelled", path.display())]
-    Cancelled { path: PathBuf },
+    Cancelled {
+        /// The zip.
+        path: PathBuf,
+    },
 
     /// The server took the file (2xx) but it could not then be moved out of the outbox; the
     /// next run uploads the same bytes again.
     #[error("{}: uploaded, but not moved out of the outbox: {source}", path.display())]
     NotMoved {
+        /// The zip, still in the outbox.
         path: PathBuf,
+        /// Why the move (or the deletion) failed.
         source: std::io::Error,
     },
 }

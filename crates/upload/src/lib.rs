@@ -9,6 +9,8 @@
 //! - [`http`]: the TLS provider and the streamed file body, shared with the server's S3 store;
 //! - [`meter`]: where the bytes sent are reported (the caller's progress bar).
 
+#![warn(missing_docs)]
+
 pub mod client;
 pub mod error;
 pub mod http;

@@ -35,8 +35,10 @@ pub const INCOMING_SUFFIX: &str = ".hprof-shrink-incoming";
 /// What happens to a zip once the server has taken it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum AfterUpload {
+    /// Moved to the outbox's `sent/` directory ([`SENT_DIR`]).
     #[default]
     MoveToSent,
+    /// Deleted.
     Delete,
 }
 
@@ -51,8 +53,10 @@ impl AfterUpload {
     }
 }
 
+/// A zip the server took.
 #[derive(Debug)]
 pub struct Sent {
+    /// The upload's outcome.
     pub outcome: UploadOutcome,
     /// Where it was moved; `None` when deleted.
     pub moved_to: Option<PathBuf>,
@@ -65,12 +69,14 @@ pub struct Rejected {
     pub error: UploadError,
     /// Where the zip went, and its answer beside it.
     pub moved_to: PathBuf,
+    /// The file beside it holding the server's answer.
     pub answer: PathBuf,
 }
 
 /// What became of one zip of the outbox.
 #[derive(Debug)]
 pub enum Drained {
+    /// Taken by the server, and moved to `sent/` or deleted.
     Sent(Sent),
     /// Refused for good by the server, and moved to `rejected/`.
     Rejected(Rejected),
@@ -80,15 +86,21 @@ pub enum Drained {
     Busy(PathBuf),
 }
 
+/// What a drain of the outbox did, zip by zip ([`Drained`] sorted by kind).
 #[derive(Debug, Default)]
 pub struct DrainReport {
+    /// Taken by the server.
     pub sent: Vec<Sent>,
+    /// Refused for good, moved to `rejected/`.
     pub rejected: Vec<Rejected>,
+    /// Failed, left in the outbox.
     pub failed: Vec<UploadError>,
+    /// Locked by another run.
     pub busy: Vec<PathBuf>,
     /// Why the drain stopped before the end, if it did; the zips it did not try stay for
     /// the next run.
     pub stopped: Option<String>,
+    /// The zips the drain did not try because it stopped.
     pub untried: Vec<PathBuf>,
 }
 
@@ -159,6 +171,8 @@ impl Incoming {
     }
 }
 
+/// A directory of zips waiting to be uploaded: written into by [`Outbox::incoming`], emptied
+/// by [`Outbox::drain`], each zip locked while a run uploads it.
 #[derive(Debug, Clone)]
 pub struct Outbox {
     dir: PathBuf,
@@ -172,10 +186,12 @@ enum Lock {
 }
 
 impl Outbox {
+    /// The outbox in `dir` (nothing is created until a zip is written or sent).
     pub fn new(dir: impl Into<PathBuf>) -> Outbox {
         Outbox { dir: dir.into() }
     }
 
+    /// Its directory.
     pub fn dir(&self) -> &Path {
         &self.dir
     }

@@ -10,9 +10,12 @@ use base64::Engine;
 use hprof_shrink_core::package::PackageReader;
 use md5::{Digest, Md5};
 
+/// A zip's size and MD5, read once before its first attempt.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Digested {
+    /// Size in bytes.
     pub len: u64,
+    /// MD5 of its bytes.
     pub md5: [u8; 16],
 }
 

@@ -9,6 +9,7 @@
 
 use std::time::{Duration, SystemTime};
 
+/// When an upload is tried again and how long it waits first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RetryPolicy {
     /// Attempts after the first one.
@@ -65,9 +66,12 @@ pub enum GiveUp {
     Deadline,
 }
 
+/// What to do after a failed attempt ([`RetryPolicy::next_wait`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Wait {
+    /// Wait this long, then try again.
     After(Duration),
+    /// Stop trying.
     GiveUp(GiveUp),
 }
 
@@ -104,7 +108,9 @@ impl RetryPolicy {
 
 /// Wall-clock time and sleeping, replaceable in tests.
 pub trait Clock {
+    /// The current time.
     fn now(&self) -> SystemTime;
+    /// Waits `d`.
     fn sleep(&mut self, d: Duration);
 }
 
@@ -124,10 +130,13 @@ impl Clock for SystemClock {
 /// What one attempt came to.
 #[derive(Debug)]
 pub enum Step<T, E> {
+    /// It succeeded.
     Done(T),
-    /// Worth another try; `retry_after` is the raw `Retry-After` header, if any.
+    /// Worth another try.
     Transient {
+        /// Why it failed.
         error: E,
+        /// The raw `Retry-After` header, if the server sent one.
         retry_after: Option<String>,
     },
     /// Trying again would give the same answer.
@@ -138,8 +147,11 @@ pub enum Step<T, E> {
 /// was fatal).
 #[derive(Debug)]
 pub struct Failure<E> {
+    /// The last attempt's error.
     pub error: E,
+    /// Attempts made, the first included.
     pub attempts: u32,
+    /// Why the retries stopped; `None` when the error was fatal.
     pub gave_up: Option<GiveUp>,
 }
 

@@ -17,4 +17,4 @@ pub use dedup::{Candidate, Groups};
 pub use info::{DumpInfo, EarlyInfo, InfoCollector, Target, TargetClass};
 pub use pieces::write_shrunk_parallel;
 pub use plan::Plan;
-pub use shrink::{ShrinkFilter, Tally, WriteStats};
+pub use shrink::{write_shrunk, ShrinkFilter, Tally, WriteStats};

@@ -298,11 +298,44 @@ fn write_on_this_thread<W: Write>(
     control: &Control,
 ) -> Result<(W, WriteStats, u64)> {
     let buffered = io::BufWriter::with_capacity(Batch::BYTES, out);
-    let (buffered, stats, n) = crate::pipeline::write_shrunk(hprof, plan, buffered, control)?;
+    let (buffered, stats, n) = super::shrink::write_shrunk(hprof, plan, buffered, control)?;
     let out = buffered
         .into_inner()
         .map_err(|e| Error::Write(e.into_error()))?;
     Ok((out, stats, n))
+}
+
+/// The writer's side of [`write_shrunk_parallel`]: the `runs` runs' notes written to `out`
+/// in file order as the workers finish them. Returns the stats and the bytes written.
+fn write_in_order<W: Write>(
+    shared: &Shared<'_>,
+    runs: usize,
+    out: &mut W,
+) -> Result<(WriteStats, u64)> {
+    let _stop = StopOnDrop(shared);
+    let mut stats = WriteStats::default();
+    let mut bytes = 0u64;
+    for i in 0..runs {
+        let outcome = {
+            let mut state = shared.lock();
+            loop {
+                if let Some(outcome) = state.done.remove(&i) {
+                    break outcome;
+                }
+                state = shared.wait(state);
+            }
+        };
+        let run = match outcome {
+            Ok(run) => run?,
+            Err(panic) => std::panic::resume_unwind(panic),
+        };
+        run.pieces.write_to(out).map_err(Error::Write)?;
+        bytes += run.pieces.bytes;
+        stats.add(&run.stats);
+        shared.lock().written = i + 1;
+        shared.changed.notify_all();
+    }
+    Ok((stats, bytes))
 }
 
 /// Pass 3 on `threads` workers: the same bytes as [`crate::write_shrunk`] (the runs are
@@ -383,33 +416,6 @@ pub fn write_shrunk_parallel<W: Write>(
         }
     };
 
-    let write = |out: &mut W| -> Result<(WriteStats, u64)> {
-        let _stop = StopOnDrop(&shared);
-        let mut stats = WriteStats::default();
-        let mut bytes = 0u64;
-        for i in 0..runs.len() {
-            let outcome = {
-                let mut state = shared.lock();
-                loop {
-                    if let Some(outcome) = state.done.remove(&i) {
-                        break outcome;
-                    }
-                    state = shared.wait(state);
-                }
-            };
-            let run = match outcome {
-                Ok(run) => run?,
-                Err(panic) => std::panic::resume_unwind(panic),
-            };
-            run.pieces.write_to(out).map_err(Error::Write)?;
-            bytes += run.pieces.bytes;
-            stats.add(&run.stats);
-            shared.lock().written = i + 1;
-            shared.changed.notify_all();
-        }
-        Ok((stats, bytes))
-    };
-
     let (stats, bytes) = std::thread::scope(|s| {
         let mut started = 0;
         for _ in 0..threads.min(runs.len()) {
@@ -425,7 +431,7 @@ pub fn write_shrunk_parallel<W: Write>(
                 Err(_) => break,
             }
         }
-        write(&mut out)
+        write_in_order(&shared, runs.len(), &mut out)
     })?;
     out.flush().map_err(Error::Write)?;
     Ok((out, stats, bytes))

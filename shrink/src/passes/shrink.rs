@@ -4,16 +4,19 @@
 //! whose duplicate ids are rewritten to the kept copy. A heap dump segment's new length is
 //! computed by a walk over the segment before it is written, so nothing is buffered.
 
+use std::io::Write;
+
 use serde::Serialize;
 
 use super::plan::{Keeper, Plan};
+use crate::control::{Control, Stage};
 use crate::error::Result;
 use crate::hprof::heap::{parse_sub_record, quick_len};
 use crate::hprof::id_at;
 use crate::hprof::{
     tags, BasicType, Header, ObjectArray, PrimitiveArray, Record, Rewrite, Sub, SubRecord, Visitor,
 };
-use crate::hprof::{FormatError, Interest};
+use crate::hprof::{FormatError, Hprof, HprofWriter, Interest};
 use crate::options::DroppedMode;
 
 /// Count and element bytes of arrays of one element type.
@@ -277,4 +280,20 @@ where
     fn end(&mut self) -> Result<(), V::Error> {
         self.next.end()
     }
+}
+
+/// Pass 3: writes the shrunk dump to `out` as the plan says; returns the writer, what the
+/// pass did and the bytes written.
+pub fn write_shrunk<W: Write>(
+    hprof: &Hprof<'_>,
+    plan: &Plan,
+    out: W,
+    control: &Control,
+) -> Result<(W, WriteStats, u64)> {
+    let writer = HprofWriter::new(out, hprof.data(), hprof.id_size());
+    let mut filter = ShrinkFilter::new(plan, hprof.id_size(), writer);
+    hprof.accept(&mut filter, &mut control.ticker(Stage::Write, hprof.len()))?;
+    let (writer, stats) = filter.into_inner();
+    let written = writer.written();
+    Ok((writer.into_inner()?, stats, written))
 }

@@ -53,6 +53,7 @@ impl Watched {
         [V2, V1].iter().filter_map(|n| heap.class(n)).collect()
     }
 
+    #[allow(clippy::too_many_lines)] // TODO(issue 33): split after diff/triage land
     pub fn read(heap: &Heap<'_>, instances: &Instances) -> Watched {
         let mut w = Watched::default();
         let v2 = heap.class(V2);

@@ -28,6 +28,7 @@ td.n{text-align:right;font-variant-numeric:tabular-nums}
 .omitted{color:#777;font-style:italic}
 ";
 
+#[allow(clippy::too_many_lines)] // TODO(issue 33): split after diff/triage land
 pub fn render(a: &Analysis, pictures: &[(String, Vec<u8>)]) -> String {
     let d = &a.dump;
     let page = html! {

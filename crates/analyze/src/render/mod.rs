@@ -2,6 +2,8 @@
 //! JSON of [`super::model`] ([`json`]), Matrix's `result.json` with its pictures
 //! ([`matrix`]), and one self-contained HTML page ([`html`]).
 
+pub mod diff;
+pub mod growth;
 pub mod html;
 pub mod matrix;
 pub mod text;

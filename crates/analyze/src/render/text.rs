@@ -304,6 +304,7 @@ fn root_description(root: &str) -> String {
 
 /// This analysis's own section: what was read and how, notes, and per leak what
 /// LeakCanary's text has no place for.
+#[allow(clippy::too_many_lines)] // TODO(issue 33): split after diff/triage land
 fn ours(o: &mut String, a: &Analysis) {
     let _ = writeln!(o, "HPROF-SHRINK ANALYSIS\n");
     let d = &a.dump;

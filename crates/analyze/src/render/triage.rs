@@ -103,6 +103,14 @@ pub fn text(o: &mut String, t: &Triage) {
     if t.top_retainers_left_out > 0 {
         let _ = writeln!(o, "{}", more(t.top_retainers_left_out));
     }
+    classes_and_arrays(o, t);
+    counts(o, t);
+    bitmaps(o, t);
+    strings(o, t);
+}
+
+/// Retained by class and the largest arrays.
+fn classes_and_arrays(o: &mut String, t: &Triage) {
     let _ = writeln!(
         o,
         "Retained by class (top retainers of each class together):"
@@ -141,6 +149,10 @@ pub fn text(o: &mut String, t: &Triage) {
             let _ = writeln!(o, "{}", more(left));
         }
     }
+}
+
+/// The counts and the threads.
+fn counts(o: &mut String, t: &Triage) {
     let c = &t.counts;
     let _ = writeln!(
         o,
@@ -171,6 +183,10 @@ pub fn text(o: &mut String, t: &Triage) {
             more(t.threads_left_out)
         );
     }
+}
+
+/// The Bitmaps and the largest of them.
+fn bitmaps(o: &mut String, t: &Triage) {
     let b = &t.bitmaps;
     if b.count > 0 {
         let rule = match &b.screen {
@@ -220,6 +236,10 @@ pub fn text(o: &mut String, t: &Triage) {
     } else {
         let _ = writeln!(o, "Bitmaps: none.");
     }
+}
+
+/// The duplicate Strings.
+fn strings(o: &mut String, t: &Triage) {
     if !t.duplicate_strings.is_empty() {
         let _ = writeln!(o, "Duplicate Strings, by bytes wasted:");
         for s in &t.duplicate_strings {

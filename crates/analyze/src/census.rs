@@ -1,0 +1,175 @@
+//! What `diff` keeps of one analysis once its graph is gone: every class's reachable
+//! instances with their shallow and retained bytes, and the largest retainers under the
+//! GC roots, each named by its path rather than by object ids, so that the same holder in
+//! two dumps has the same name.
+//!
+//! A class's retained bytes are the sum of the retained sizes of its reachable instances
+//! whose immediate dominator is not an instance of the same class (so a linked list's
+//! nodes count once, not once per node above them): exact where a class's instances nest
+//! directly in each other, a bound from above where they nest through another class.
+
+use serde::Serialize;
+
+use super::dominators::{Dominators, Place};
+use super::graph::Graph;
+use super::growth::{clip, edge_text, root_text, simple, target_text};
+use super::index::{Node, NONE};
+use super::map::Map;
+use super::reach::Reach;
+use super::Histogram;
+
+/// Retainers a census keeps: the largest objects right under the GC roots (those no other
+/// object dominates), grouped by path. Enough that a retainer of the new dump missing
+/// from the base's list is small there.
+pub const MAX_CENSUS_RETAINERS: usize = 1000;
+
+/// Top-level objects whose paths are made: the largest, before grouping by path.
+const MAX_TOP_LEVEL: usize = 4 * MAX_CENSUS_RETAINERS;
+
+/// Steps of a retainer's path kept: the first [`PATH_HEAD`] and last [`PATH_TAIL`].
+const PATH_HEAD: usize = 20;
+const PATH_TAIL: usize = 20;
+
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Census {
+    pub classes: Vec<ClassCensus>,
+    pub retainers: Vec<RetainerCensus>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClassCensus {
+    pub class_name: String,
+    pub instances: u64,
+    pub shallow_bytes: u64,
+    pub retained_bytes: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RetainerCensus {
+    /// From the GC root (`GcRoot(StickyClass) -> class com.example.Cache`) down to the
+    /// retainer, one reference per step, as `growth` names them.
+    pub path: Vec<String>,
+    pub class_name: String,
+    /// Top-level objects with this path.
+    pub objects: u64,
+    pub retained_bytes: u64,
+}
+
+/// Takes the census of an analysis: `by_class` is its reachable objects by class.
+pub(super) fn take(
+    doms: &Dominators,
+    g: &Graph<'_, '_>,
+    reach: &Reach,
+    by_class: &Histogram,
+) -> Census {
+    let (node_of, bytes) = doms.retained_all(|node| g.shallow_size(node));
+    let mut retained: Map<(u8, u64), u64> = Map::default();
+    let mut top: Vec<(u64, Node)> = Vec::new();
+    let mut last: Option<((u8, u64), u32, bool)> = None;
+    for u in 0..g.ix.len() as Node {
+        let (size, dom) = match doms.place(u) {
+            None => continue,
+            Some(Place::Vertex(p)) => (bytes[p as usize], doms.idom_of(p)),
+            Some(Place::Leaf(p)) => (g.shallow_size(u), p),
+        };
+        let key = g.class_key(u);
+        if dom == 0 {
+            top.push((size, u));
+            *retained.entry(key).or_default() += size;
+            continue;
+        }
+        // Neighbours in the dump often share a class and a dominator.
+        let same = match last {
+            Some((k, d, same)) if k == key && d == dom => same,
+            _ => {
+                let d = node_of[dom as usize];
+                let same = d != NONE && g.class_key(d) == key;
+                last = Some((key, dom, same));
+                same
+            }
+        };
+        if !same {
+            *retained.entry(key).or_default() += size;
+        }
+    }
+    drop((node_of, bytes));
+    let mut classes: Vec<ClassCensus> = by_class
+        .iter()
+        .map(|(key, &(instances, shallow_bytes))| ClassCensus {
+            class_name: g.class_key_name(*key),
+            instances,
+            shallow_bytes,
+            retained_bytes: retained.get(key).copied().unwrap_or(0),
+        })
+        .collect();
+    classes.sort_by(|a, b| a.class_name.cmp(&b.class_name));
+
+    top.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    top.truncate(MAX_TOP_LEVEL);
+    let mut by_path: Map<Vec<String>, usize> = Map::default();
+    let mut retainers: Vec<RetainerCensus> = Vec::new();
+    for (size, node) in top {
+        let path = path_of(g, reach, node);
+        match by_path.get(&path) {
+            Some(&i) => {
+                retainers[i].objects += 1;
+                retainers[i].retained_bytes += size;
+            }
+            None => {
+                by_path.insert(path.clone(), retainers.len());
+                retainers.push(RetainerCensus {
+                    path,
+                    class_name: g.node_class_name(node),
+                    objects: 1,
+                    retained_bytes: size,
+                });
+            }
+        }
+    }
+    retainers.sort_by(|a, b| {
+        b.retained_bytes
+            .cmp(&a.retained_bytes)
+            .then_with(|| a.path.cmp(&b.path))
+    });
+    retainers.truncate(MAX_CENSUS_RETAINERS);
+    Census { classes, retainers }
+}
+
+/// A node's path from its GC root, named without ids or indices.
+fn path_of(g: &Graph<'_, '_>, reach: &Reach, node: Node) -> Vec<String> {
+    let nodes = reach.path(node);
+    let Some(&first) = nodes.first() else {
+        return vec![format!("(no path) -> {}", g.node_class_name(node))];
+    };
+    let tag = reach.root_of(first).map_or(0xFF, |(r, _)| r.tag);
+    let mut out = vec![root_text(g, tag, first)];
+    let steps = nodes.len() - 1;
+    for (i, pair) in nodes.windows(2).enumerate() {
+        if steps > PATH_HEAD + PATH_TAIL && i >= PATH_HEAD && i < steps - PATH_TAIL {
+            if i == PATH_HEAD {
+                out.push(format!("... {} steps ...", steps - PATH_HEAD - PATH_TAIL));
+            }
+            continue;
+        }
+        let text = match g.reference_between(pair[0], pair[1]) {
+            Some(r) => edge_text(g, pair[0], pair[1], r),
+            // A step the search took through a collection, read as one step: named as
+            // the search names it, with its generic name (no key or index).
+            None => match reach.reference(g, pair[0], pair[1]) {
+                Some((r, _)) => clip(format!(
+                    "{} {}.{} -> {}",
+                    r.reference_type.as_deref().unwrap_or("REFERENCE"),
+                    simple(r.owning_class_name().unwrap_or("?")),
+                    r.generic(),
+                    target_text(g, pair[1])
+                )),
+                None => format!("-> {}", g.node_class_name(pair[1])),
+            },
+        };
+        out.push(text);
+    }
+    out
+}

@@ -1,0 +1,74 @@
+//! Why one input of a batch has no package: the entry's `error`, one line that names the
+//! file where it is about one.
+
+use std::path::{Path, PathBuf};
+
+/// What failed while one input was made into its package.
+#[derive(Debug, thiserror::Error)]
+pub enum BatchError {
+    /// A directory or file of the output could not be made or read.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The directory or file.
+        path: PathBuf,
+        /// The system's error.
+        source: std::io::Error,
+    },
+
+    /// The package's path is the input itself.
+    #[error("the output would overwrite the input (choose another --out-dir)")]
+    OverwritesInput,
+
+    /// The input could not be opened or its identity read.
+    #[error("{}: cannot read it: {source}", path.display())]
+    Unreadable {
+        /// The input.
+        path: PathBuf,
+        /// The system's error.
+        source: std::io::Error,
+    },
+
+    /// The package in the way is an earlier dump's, still waiting for its hand-off.
+    #[error(
+        "{} holds the package of an earlier dump, never delivered ({why}); it is not replaced: send it first (`hprof-shrink upload {}`) or move it away",
+        package.display(),
+        package.display()
+    )]
+    Undelivered {
+        /// The package.
+        package: PathBuf,
+        /// Why the hand-off failed again.
+        why: String,
+    },
+
+    /// The input could not be unpacked (a .gz or a zip that holds the dump).
+    #[error("{0}")]
+    Prepare(String),
+
+    /// The shrink failed; `hint` says what may help (`--salvage`), or is empty.
+    #[error("{source}{hint}")]
+    Shrink {
+        /// The core's error.
+        source: hprof_shrink_core::Error,
+        /// Advice appended to the message, or "".
+        hint: &'static str,
+    },
+
+    /// The package's state file could not be written.
+    #[error("recording the state of {}: {source} (a re-run will redo it)", package.display())]
+    State {
+        /// The package.
+        package: PathBuf,
+        /// The system's error.
+        source: std::io::Error,
+    },
+}
+
+impl BatchError {
+    pub(crate) fn io(path: &Path, source: std::io::Error) -> BatchError {
+        BatchError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}
