@@ -116,8 +116,8 @@ pub struct Timings {
     /// Steps it walked up its trees beyond one pass over the graph (see
     /// `docs/analyze.md`): a measure of its work, O((n + m) log n) at most.
     pub dominator_steps: u64,
-    /// The most frames the dominators' depth-first search held at once (12 bytes each):
-    /// one per object on the current path with references left to follow.
+    /// The most entries the dominators' depth-first search held on its stack at once
+    /// (8 bytes each): references waiting to be followed.
     pub dominator_depth: u64,
 }
 
