@@ -1513,6 +1513,15 @@ async fn on_sqlite_the_groups_folded_change_by_change_equal_a_fold_from_scratch(
     store.close().await;
 }
 
+/// Regrouping on the store: see `regrouping_moves_old_packages_behind_new_ones`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_sqlite_packages_with_older_signatures_are_regrouped_behind_new_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, zip) = sqlite_store(dir.path()).await;
+    serve_common::regrouping_moves_old_packages_behind_new_ones(&store, &store, &zip).await;
+    store.close().await;
+}
+
 // ---------------------------------------------------------------- budgets, disk, nothing lost
 
 /// The server's log so far, one line per message.
@@ -3283,16 +3292,15 @@ async fn phases(store: &hprof_shrink_serve::store::Store) {
         }
     })
     .await;
-    let jobs = median("the job counts", || store.job_counts())
-        .await
-        .unwrap();
+    let queue = median("the job counts", || store.queue()).await.unwrap();
     let groups = Shown {
         app: top.app,
         app_left_out: top.app_left_out,
         library: top.library,
         library_left_out: top.library_left_out,
         menus: Arc::new(menus),
-        jobs,
+        jobs: queue.states,
+        regrouping: queue.regrouping,
     };
     let html = median("the page", || async { pages::leak_groups(&groups, &f) }).await;
     let json = median("the JSON", || async {
