@@ -1522,6 +1522,311 @@ async fn on_sqlite_packages_with_older_signatures_are_regrouped_behind_new_ones(
     store.close().await;
 }
 
+// ---------------------------------------------------------------- regrouping
+
+/// `n` packages of the same bug (the fixture's leak), distinct by their `extra.info`.
+fn same_bug(dir: &Path, n: usize) -> Vec<Vec<u8>> {
+    let base = package(dir, "base.zip", &[]);
+    variants(&base, dir, n)
+        .iter()
+        .map(|p| std::fs::read(p).unwrap())
+        .collect()
+}
+
+/// PUTs each package and waits until each is analyzed; their ids.
+async fn put_analyzed(srv: &Srv, packages: &[Vec<u8>]) -> Vec<i64> {
+    let mut ids = Vec::new();
+    for (i, bytes) in packages.iter().enumerate() {
+        let r = put(srv, &format!("p{i}.zip"), bytes.clone(), md5_of(bytes)).await;
+        assert_eq!(r.status(), StatusCode::CREATED);
+        ids.push(json_of(r).await["id"].as_i64().unwrap());
+    }
+    for id in &ids {
+        assert_eq!(
+            settled(&srv.base, *id, None).await["package"]["state"],
+            "done"
+        );
+    }
+    ids
+}
+
+/// The data directory's database made to look as an older server left it: every
+/// recorded analysis with another signature for each leak, and no versions (see
+/// `stamp_older_signatures`).
+async fn stamp_older(data: &Path, ids: &[i64]) {
+    let store = hprof_shrink_serve::store::Store::open(&data.join("meta.sqlite"))
+        .await
+        .unwrap();
+    serve_common::stamp_older_signatures(&store, ids).await;
+    store.close().await;
+}
+
+/// LeakCanary's short description of a leak of an analysis JSON, computed here from its
+/// trace: the first suspect reference's origin class without its package, a dot, and the
+/// reference's generic name (`[x]` for an array or collection entry, `<Java Local>` for a
+/// local); the leaking class when no reference is suspect.
+fn short_description(leak: &Value) -> String {
+    for step in leak["trace"]["steps"].as_array().unwrap() {
+        let r = &step["reference"];
+        if r["suspect"] != true {
+            continue;
+        }
+        let class = step["className"].as_str().unwrap();
+        let simple = class.rsplit('.').next().unwrap();
+        let name = match r["referenceType"].as_str() {
+            Some("ARRAY_ENTRY") => "[x]",
+            Some("LOCAL") => "<Java Local>",
+            _ => r["name"].as_str().unwrap(),
+        };
+        return format!("{simple}.{name}");
+    }
+    leak["className"].as_str().unwrap().to_string()
+}
+
+/// Every app leak group: (signature, packages, occurrences under an older signature).
+async fn app_groups(srv: &Srv) -> Vec<(String, u64, u64)> {
+    let v = get_json(&srv.url("/api/leaks"), None).await;
+    v["appLeaks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            (
+                g["signature"].as_str().unwrap().to_string(),
+                g["packages"].as_u64().unwrap(),
+                g["olderSignatures"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// Waits until no regrouping is under way; the last `/api/leaks`.
+async fn regrouped(srv: &Srv) -> Value {
+    let t0 = Instant::now();
+    loop {
+        let v = get_json(&srv.url("/api/leaks"), None).await;
+        if v["regrouping"].is_null() {
+            return v;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(120), "still {v}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Packages recorded with older signatures (as an older server left them) are analyzed
+/// again when the server starts, one at a time and after every new upload; until then the
+/// groups say they are being rebuilt (HTML and JSON), with "N of M"; a restart in the
+/// middle goes on where it stopped (no package analyzed again twice); at the end the old
+/// and new packages of the same bug are one group, titled with LeakCanary's short
+/// description, and the old group is gone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn packages_with_older_signatures_are_regrouped_behind_new_uploads_across_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let packages = same_bug(dir.path(), 6);
+    let data = dir.path().join("data");
+    let srv = start(&data, Opts::default()).await;
+    let old = put_analyzed(&srv, &packages[..5]).await;
+    let analysis = get_json(&srv.url("/api/packages/1"), None).await["analysis"].clone();
+    let signature = analysis["leaks"][0]["signature"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    srv.stop().await;
+    stamp_older(&data, &[]).await;
+
+    // One worker, each analysis slowed: the regrouping is seen under way.
+    let slow = || Opts {
+        workers: 1,
+        analysis_delay: Duration::from_millis(400),
+        ..Opts::default()
+    };
+    let srv = start(&data, slow()).await;
+    let v = get_json(&srv.url("/api/leaks"), None).await;
+    assert_eq!(v["regrouping"]["packages"], 5, "{v}");
+    assert_eq!(
+        app_groups(&srv).await,
+        [(format!("old-{signature}"), 5, 5)],
+        "the old group, being rebuilt"
+    );
+    let (_, page) = get_text(&srv.url("/")).await;
+    assert!(
+        page.contains("Regrouping: 0 of 5 packages re-analyzed")
+            || page.contains("Regrouping: 1 of 5"),
+        "{page}"
+    );
+    assert!(
+        page.contains("being rebuilt: 5 of its occurrences"),
+        "{page}"
+    );
+    let g = get_json(&srv.url(&format!("/api/leaks/old-{signature}")), None).await;
+    assert_eq!(g["regrouping"]["packages"], 5, "{g}");
+    assert_eq!(g["group"]["olderSignatures"], 5, "{g}");
+    let (_, page) = get_text(&srv.url(&format!("/groups/old-{signature}"))).await;
+    assert!(
+        page.contains("Regrouping: ") && page.contains("being rebuilt"),
+        "{page}"
+    );
+
+    // A new upload is analyzed before the backlog: at most the re-analysis under way
+    // when it came goes first.
+    let fresh = &packages[5];
+    let r = put(&srv, "fresh.zip", fresh.clone(), md5_of(fresh)).await;
+    assert_eq!(r.status(), StatusCode::CREATED);
+    let fresh_id = json_of(r).await["id"].as_i64().unwrap();
+    assert_eq!(
+        settled(&srv.base, fresh_id, None).await["package"]["state"],
+        "done"
+    );
+    let log = logged(&srv);
+    let before = log
+        .split(&format!("analyzing package {fresh_id} "))
+        .next()
+        .unwrap()
+        .matches("re-analyzing (signatures changed) package")
+        .count();
+    assert!(
+        before <= 1,
+        "{before} re-analyses before the new upload:\n{log}"
+    );
+    let v = get_json(&srv.url("/api/leaks"), None).await;
+    assert!(v["regrouping"]["reanalyzed"].as_i64().unwrap() < 5, "{v}");
+
+    // Stopped in the middle (the re-analysis under way is finished), started again.
+    let t0 = Instant::now();
+    while get_json(&srv.url("/api/leaks"), None).await["regrouping"]["reanalyzed"] == 0 {
+        assert!(t0.elapsed() < Duration::from_secs(60));
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    srv.stop().await;
+    let srv = start(&data, slow()).await;
+    let v = get_json(&srv.url("/api/leaks"), None).await;
+    let r = &v["regrouping"];
+    assert_eq!(r["packages"], 5, "the same regrouping: {v}");
+    let done_before = r["reanalyzed"].as_i64().unwrap();
+    assert!(done_before >= 1, "{v}");
+    let v = regrouped(&srv).await;
+    assert_eq!(
+        app_groups(&srv).await,
+        [(signature.clone(), 6, 0)],
+        "old and new packages of the bug in one group, the old group gone"
+    );
+    let title = v["appLeaks"][0]["title"].as_str().unwrap();
+    assert_eq!(title, short_description(&analysis["leaks"][0]));
+    assert_ne!(
+        title, v["appLeaks"][0]["className"],
+        "a suspect reference, not the class"
+    );
+    let (_, page) = get_text(&srv.url("/")).await;
+    assert!(!page.contains("Regrouping"), "{page}");
+    assert!(
+        page.contains(&format!(
+            ">{}</a>",
+            title.replace('<', "&lt;").replace('>', "&gt;")
+        )),
+        "{page}"
+    );
+    for id in &old {
+        let p = get_json(&srv.url(&format!("/api/packages/{id}")), None).await;
+        // Analyzed once when uploaded, once again: none twice across the restart.
+        assert_eq!(p["package"]["analyses"], 2, "{p}");
+        assert_eq!(p["package"]["reanalysis"], true, "{p}");
+        assert_eq!(p["analysis"]["leaks"][0]["signature"], signature.as_str());
+    }
+    let log = logged(&srv);
+    assert_eq!(
+        log.matches("re-analyzing (signatures changed) package")
+            .count(),
+        (5 - done_before) as usize,
+        "{log}"
+    );
+    srv.stop().await;
+}
+
+/// A package whose stored zip is missing, and one whose zip is damaged, fail their
+/// re-analysis alone: marked failed with the reason, their old leaks and their files kept,
+/// not queued again at the next start; the others are regrouped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_package_whose_file_is_missing_or_damaged_fails_its_reanalysis_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let packages = same_bug(dir.path(), 4);
+    let data = dir.path().join("data");
+    let srv = start(&data, Opts::default()).await;
+    let ids = put_analyzed(&srv, &packages).await;
+    let analysis = get_json(&srv.url("/api/packages/1"), None).await["analysis"].clone();
+    let signature = analysis["leaks"][0]["signature"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    srv.stop().await;
+    stamp_older(&data, &[]).await;
+    let stored = |i: usize| {
+        data.join("packages")
+            .join(format!("{}.zip", hex(&md5_of(&packages[i]))))
+    };
+    std::fs::remove_file(stored(0)).unwrap();
+    std::fs::write(stored(1), b"PK\x03\x04 not a zip any more").unwrap();
+
+    let srv = start(&data, Opts::default()).await;
+    regrouped(&srv).await;
+    for id in &ids[..2] {
+        let p = get_json(&srv.url(&format!("/api/packages/{id}")), None).await;
+        assert_eq!(p["package"]["state"], "failed", "{p}");
+        assert!(!p["package"]["error"].as_str().unwrap().is_empty());
+        // Its earlier analysis is still there.
+        assert_eq!(
+            p["analysis"]["leaks"][0]["signature"],
+            signature.as_str(),
+            "{p}"
+        );
+    }
+    for id in &ids[2..] {
+        let p = get_json(&srv.url(&format!("/api/packages/{id}")), None).await;
+        assert_eq!(
+            (
+                p["package"]["state"].as_str(),
+                p["package"]["analyses"].as_i64()
+            ),
+            (Some("done"), Some(2)),
+            "{p}"
+        );
+    }
+    let mut groups = app_groups(&srv).await;
+    groups.sort();
+    assert_eq!(
+        groups,
+        [
+            (signature.clone(), 2, 0),
+            (format!("old-{signature}"), 2, 2)
+        ],
+        "the failed ones keep their old group"
+    );
+    let (_, page) = get_text(&srv.url("/")).await;
+    assert!(
+        page.contains("carry an older signature (not re-analyzed)"),
+        "{page}"
+    );
+    let r = client()
+        .get(srv.url("/packages/2/download"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        r.bytes().await.unwrap().as_ref(),
+        b"PK\x03\x04 not a zip any more"
+    );
+    srv.stop().await;
+
+    // Not tried again by itself.
+    let srv = start(&data, Opts::default()).await;
+    let v = get_json(&srv.url("/api/leaks"), None).await;
+    assert!(v["regrouping"].is_null(), "{v}");
+    for id in &ids[..2] {
+        let p = get_json(&srv.url(&format!("/api/packages/{id}")), None).await;
+        assert_eq!(p["package"]["state"], "failed", "{p}");
+    }
+    srv.stop().await;
+}
+
 // ---------------------------------------------------------------- budgets, disk, nothing lost
 
 /// The server's log so far, one line per message.
