@@ -620,6 +620,53 @@ mod tests {
         assert!(fold.groups().is_empty());
     }
 
+    /// The cache's use when rows were removed: a group forgotten and its remaining rows
+    /// added again gives the groups of those rows added at once, bytes included; a
+    /// group with no rows left is gone.
+    #[test]
+    fn a_group_forgotten_and_made_again_equals_one_made_once() {
+        let rows: Vec<LeakRow> = (0..120)
+            .map(|i| {
+                let mut r = row(i / 2, i, ["a", "b", "c"][i as usize % 3], "25", "m", i);
+                r.leak_id = i;
+                r.signature_version = (i % 4 != 0).then_some(i64::from(SIGNATURE_VERSION));
+                r.title = (i % 5 != 0).then(|| format!("T{i}.f"));
+                r
+            })
+            .collect();
+        // Package 7's rows removed: "a" and "b" lose a row each; "c" loses all of its.
+        let kept: Vec<LeakRow> = rows
+            .iter()
+            .filter(|r| r.package_id != 7 && r.signature != "c")
+            .cloned()
+            .collect();
+        let mut fold = Fold::default();
+        for r in &rows {
+            fold.add(&r.leak());
+        }
+        fold.top();
+        for sig in ["a", "b", "c"] {
+            fold.forget(sig);
+        }
+        for r in kept.iter().filter(|r| r.signature != "c") {
+            fold.add(&r.leak());
+        }
+        let mut once = Fold::default();
+        for r in &kept {
+            once.add(&r.leak());
+        }
+        assert_eq!(
+            serde_json::to_value(fold.groups()).unwrap(),
+            serde_json::to_value(once.groups()).unwrap()
+        );
+        assert_eq!(fold.bytes(), once.bytes());
+        let g = fold.groups();
+        assert_eq!(g.len(), 2, "the emptied group is gone");
+        assert!(g
+            .iter()
+            .all(|g| g.older_signatures > 0 && g.title.starts_with('T')));
+    }
+
     /// What a page shows of a fold is bounded: spreads list the most frequent values,
     /// names are cut, the groups are the most frequent; what was left out is counted.
     #[test]

@@ -123,7 +123,10 @@ pub async fn worker(app: Arc<App>, mut stop: watch::Receiver<bool>) {
                     queue_regroup(&app).await;
                 }
             }
-            Err(e) => (app.log)(&format!("analysis queue: {e}")),
+            Err(e) => {
+                drop(slot);
+                (app.log)(&format!("analysis queue: {e}"));
+            }
         }
         tokio::select! {
             _ = woken => {}

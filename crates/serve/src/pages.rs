@@ -282,9 +282,11 @@ pub fn package(pkg: &Package, leaks: &[PackageLeak], bitmaps: &[DuplicateBuffer]
                 @if p.reanalysis { " (a re-analysis: analyzed before by an older analyzer, whose signatures group leaks differently)" }
                 @if let Some(e) = &p.error { " — " span.failed { (e) } }
             } }
-            tr { th { "signature version" } td {
-                @match p.signature_version { Some(v) => { (v) }, None => { "older (not recorded)" } }
-            } }
+            @if p.analyses > 0 {
+                tr { th { "signature version" } td {
+                    @match p.signature_version { Some(v) => { (v) }, None => { "older (not recorded)" } }
+                } }
+            }
         }
         h2 { "result.info" }
         (props(&pkg.manifest, pkg.manifest_cut.as_ref()))
