@@ -3366,7 +3366,14 @@ async fn chromium_shows_the_groups_a_group_its_trace_and_a_bitmap() {
     // The leak groups, then the group through its link.
     wd.go(&srv.url("/")).await;
     let link = wd.find("a[href^='/groups/']").await;
-    assert!(wd.text(&link).await.ends_with("LeakyActivity"));
+    // Titled with LeakCanary's short description; the leaking class below it.
+    let groups = get_json(&srv.url("/api/leaks"), None).await;
+    let title = groups["appLeaks"][0]["title"].as_str().unwrap();
+    assert_eq!(wd.text(&link).await, title);
+    assert!(wd
+        .text(&wd.find("td small").await)
+        .await
+        .ends_with("LeakyActivity"));
     wd.click(&link).await;
     let url = wd.call(reqwest::Method::GET, "/url", None).await;
     assert!(url.as_str().unwrap().contains("/groups/"), "{url}");
