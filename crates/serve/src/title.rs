@@ -34,48 +34,28 @@ pub fn short_description(leak: &Leak) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use hprof_shrink_analyze::model::{LibraryLeak, Reference, Step, Trace};
+    use hprof_shrink_analyze::model::LibraryLeak;
+    use serde_json::{json, Value};
 
-    fn step(class: &str, reference: Option<(&str, &str, bool)>) -> Step {
-        Step {
-            object_id: 1,
-            class_name: class.into(),
-            kind: "instance".into(),
-            leaking: "UNKNOWN".into(),
-            leaking_reason: None,
-            labels: vec![],
-            omitted_labels: 0,
-            reference: reference.map(|(kind, name, suspect)| Reference {
-                kind: kind.into(),
-                name: name.into(),
-                suspect,
-                ..Reference::default()
-            }),
-        }
+    /// A step as the analysis JSON has it (built from JSON: fields added to the model
+    /// later with defaults need nothing here).
+    fn step(class: &str, reference: Option<(&str, &str, bool)>) -> Value {
+        json!({
+            "objectId": 1, "className": class, "kind": "instance", "leaking": "UNKNOWN",
+            "leakingReason": null, "labels": [],
+            "reference": reference.map(|(kind, name, suspect)| json!({
+                "kind": kind, "name": name, "declaredBy": null, "suspect": suspect,
+            })),
+        })
     }
 
-    fn leak(steps: Vec<Step>) -> Leak {
-        Leak {
-            object_id: 9,
-            class_name: "com.example.MainActivity".into(),
-            reason: String::new(),
-            finders: vec![],
-            library_leak: None,
-            signature: String::new(),
-            trace_signature: None,
-            retained_bytes: 0,
-            retained_objects: 0,
-            trace_count: 1,
-            object_ids: vec![],
-            total_retained_bytes: 0,
-            total_retained_objects: 0,
-            trace: Trace {
-                root: "sticky class".into(),
-                steps,
-                omitted_steps: 0,
-                omitted_after: None,
-            },
-        }
+    fn leak(steps: Vec<Value>) -> Leak {
+        serde_json::from_value(json!({
+            "objectId": 9, "className": "com.example.MainActivity", "reason": "",
+            "libraryLeak": null, "signature": "", "retainedBytes": 0, "retainedObjects": 0,
+            "trace": { "root": "sticky class", "steps": steps },
+        }))
+        .unwrap()
     }
 
     #[test]
