@@ -1620,6 +1620,7 @@ async fn regrouped(srv: &Srv) -> Value {
 /// middle goes on where it stopped (no package analyzed again twice); at the end the old
 /// and new packages of the same bug are one group, titled with LeakCanary's short
 /// description, and the old group is gone.
+#[allow(clippy::too_many_lines)] // a scenario, step by step
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn packages_with_older_signatures_are_regrouped_behind_new_uploads_across_a_restart() {
     let dir = tempfile::tempdir().unwrap();
@@ -3301,6 +3302,7 @@ impl JsonBody for reqwest::RequestBuilder {
     }
 }
 
+#[allow(clippy::too_many_lines)] // a scenario, step by step
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn chromium_shows_the_groups_a_group_its_trace_and_a_bitmap() {
     let Some(driver) = chromedriver() else { return };
@@ -3453,6 +3455,7 @@ async fn record_with_signature(
 
 /// The leak-groups page with 10,000 packages recorded: latency figures, printed (the
 /// target, p99 ≤ 50 ms, is the bench's, on a release build). Run with `--ignored`.
+#[allow(clippy::too_many_lines)] // a scenario, step by step
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "a benchmark: run with --ignored --nocapture"]
 async fn bench_groups_page_with_10000_packages() {

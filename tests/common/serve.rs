@@ -484,6 +484,7 @@ pub async fn stamp_older_signatures(store: &Store, ids: &[i64]) {
 /// the groups of their new signatures, the old groups emptied disappear, and the cache
 /// remakes only the groups that lost rows; a failed re-analysis is marked and not queued
 /// again, its old rows kept.
+#[allow(clippy::too_many_lines)] // a scenario, step by step
 pub async fn regrouping_moves_old_packages_behind_new_ones(
     store: &Store,
     other: &Store,
