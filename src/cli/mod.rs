@@ -547,7 +547,7 @@ pub struct ShrinkMode {
 }
 
 /// `--hprof-entry`: the core's rule for the name, checked as clap checks any value.
-fn parse_entry_name(s: &str) -> Result<String, String> {
+fn parse_entry_name(s: &str) -> Result<String, hprof_shrink_core::package::manifest::BadEntryName> {
     hprof_shrink_core::package::manifest::check_entry_name(s)?;
     Ok(s.to_string())
 }
