@@ -172,6 +172,9 @@ fn keep(
         &Options {
             mapping: options.mapping.clone(),
             pictures: false,
+            // Duplicate bitmaps are not compared: none is looked for (their buffers are
+            // not hashed).
+            min_bitmap_bytes: u64::MAX,
             ..Options::default()
         },
         control,
