@@ -14,8 +14,10 @@ use super::dominators::{Dominators, Place};
 use super::graph::Graph;
 use super::growth::{clip, edge_text, root_text, simple, target_text};
 use super::index::{Node, NONE};
+use super::limits::MAX_NAME_BYTES;
 use super::map::Map;
 use super::reach::Reach;
+use super::shown::clipped;
 use super::{Histogram, Sizer};
 
 /// Retainers a census keeps: the largest objects right under the GC roots (those no other
@@ -26,10 +28,13 @@ pub const MAX_CENSUS_RETAINERS: usize = 1000;
 /// Top-level objects whose paths are made: the largest, before grouping by path.
 const MAX_TOP_LEVEL: usize = 4 * MAX_CENSUS_RETAINERS;
 
-/// Steps of a retainer's path kept: the first [`PATH_HEAD`] and last [`PATH_TAIL`].
-const PATH_HEAD: usize = 20;
-const PATH_TAIL: usize = 20;
+/// Steps of a retainer's path kept: the first [`PATH_HEAD`] and last [`PATH_TAIL`], the
+/// ones between counted in one step.
+pub const PATH_HEAD: usize = 20;
+/// See [`PATH_HEAD`].
+pub const PATH_TAIL: usize = 20;
 
+/// What `diff` keeps of one dump: its classes and its largest retainers.
 #[derive(Debug, Clone, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Census {
@@ -37,6 +42,7 @@ pub struct Census {
     pub retainers: Vec<RetainerCensus>,
 }
 
+/// One class's reachable instances (see the module's text for its retained bytes).
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ClassCensus {
@@ -46,6 +52,7 @@ pub struct ClassCensus {
     pub retained_bytes: u64,
 }
 
+/// Top-level objects (dominated by no other object) of one path, added up.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RetainerCensus {
@@ -150,7 +157,7 @@ pub(super) fn take(
     let mut classes: Vec<ClassCensus> = by_class
         .iter()
         .map(|(key, &(instances, shallow_bytes))| ClassCensus {
-            class_name: g.class_key_name(*key),
+            class_name: clipped(&g.class_key_name(*key), MAX_NAME_BYTES),
             instances,
             shallow_bytes,
             retained_bytes: retained.get(key).copied().unwrap_or(0),
@@ -177,7 +184,7 @@ pub(super) fn take(
                 by_path.insert(path.clone(), retainers.len());
                 retainers.push(RetainerCensus {
                     path,
-                    class_name: g.node_class_name(node),
+                    class_name: clipped(&g.node_class_name(node), MAX_NAME_BYTES),
                     objects: 1,
                     retained_bytes: size,
                 });
