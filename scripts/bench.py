@@ -47,9 +47,13 @@ Then the analysis of the same dumps and of their packages ((c)'s zip), each meas
 beside cat and md5sum of the same file:
   (p)  hprof-shrink analyze FILE --format json   leak finding, paths, dominators, bitmaps
   (q)  hprof-shrink analyze OUT.zip ...          the same from the package (inflated first)
+and two comparisons of the same dump, beside (p) of the same binary (the baseline may have
+no such commands):
+  (r)  hprof-shrink diff FILE FILE --format json           two analyses and their censuses
+  (s)  hprof-shrink growth FILE FILE FILE --format json    three path trees
 with the ratios (p)/(a), (p)/(m), seconds per GB, and peak anonymous memory per input
 byte, per object and per reference, and the paths step's share of (p) (from analyze -v),
-against the targets: (p) and (q) <= 2 s per GB of the dump (the largest dumps measured:
+against the targets: (r) <= 2 x (p), (s) <= 3 x (p), (p) and (q) <= 2 s per GB of the dump (the largest dumps measured:
 those over 500 MB, or all when none is), peak <= 0.5 x the dump (object-heavy: object,
 chains) and <= 0.1 x (array-heavy: array, dense). --analyze-only skips (a')-(i);
 --shrink-only skips (p) and (q); --sizes 1000 measures only the ~1 GB dumps; --shapes
@@ -447,6 +451,17 @@ def analysis_rows(args, exe, dump, package, out, r):
         r["q_base"], r["q_base_peak_anon"] = best_of(
             args.runs, [args.baseline, "analyze", str(package), "--format", "json", "-o", str(f_out)],
             outputs=[f_out])
+    # (r) and (s): diff of the dump with itself (two analyses' work, and their censuses)
+    # and growth over three copies of it (three path trees; nothing grows, so no dominators
+    # after the first): beside (p) of the same binary, whatever the baseline has.
+    r["r_diff"], r["r_peak_anon"] = best_of(
+        args.runs, [exe, "diff", str(dump), str(dump), "--format", "json", "-o", str(f_out)],
+        outputs=[f_out])
+    r["s_growth"], r["s_peak_anon"] = best_of(
+        args.runs, [exe, "growth", str(dump), str(dump), str(dump), "--format", "json", "-o", str(f_out)],
+        outputs=[f_out])
+    r["r_over_p"] = r["r_diff"] / r["p_analyze"]
+    r["s_over_p"] = r["s_growth"] / r["p_analyze"]
     f_out.unlink(missing_ok=True)
     r["p_per_gb"] = r["p_analyze"] / (r["bytes"] / 1e9)
     # Per GB of the dump the package was made from: the target counts the inflating too.
@@ -469,6 +484,11 @@ def print_analysis(rows):
               f"{r['p_per_gb']:6.2f} {r['p_over_cat']:6.1f} {r['p_over_md5']:6.2f} {paths} {r['q_analyze']:6.2f}s "
               f"{r['q_per_gb']:6.2f} {r['p_peak_anon']/MIB:7.1f}Mi {r['p_peak_over_input']:8.2f} {r['p_peak_anon']/max(r['objects'],1):6.1f} "
               f"{r['objects']:11,} {r['objects_per_gb']/1e6:5.1f}M {r['edges']:11,} {r['leaks']:5} {r['bitmap_groups']:4}")
+    print(f"\ncomparing dumps: (r) diff DUMP DUMP, (s) growth DUMP DUMP DUMP, beside (p) of the same binary")
+    print(f"{'dump':18} {'(p)':>7} {'(r)diff':>8} {'r/p':>5} {'peak(r)':>9} {'(s)growth':>9} {'s/p':>5} {'peak(s)':>9}")
+    for r in rows:
+        print(f"{r['dump']:18} {r['p_analyze']:6.2f}s {r['r_diff']:7.2f}s {r['r_over_p']:5.2f} "
+              f"{r['r_peak_anon']/MIB:7.1f}Mi {r['s_growth']:8.2f}s {r['s_over_p']:5.2f} {r['s_peak_anon']/MIB:7.1f}Mi")
     if any("p_base" in r for r in rows):
         print("\nanalysis against the baseline (best of each; new/base < 1 is faster):")
         print(f"{'dump':18} {'(p) new':>8} {'(p) base':>9} {'new/base':>9} {'(q) new':>8} {'(q) base':>9} "
@@ -483,6 +503,8 @@ def print_analysis(rows):
     checks = [
         ("(p) <= 2 s per GB on the largest dumps", all(r["p_per_gb"] <= 2 for r in big)),
         ("(q) <= 2 s per GB of dump on their packages", all(r["q_per_gb"] <= 2 for r in big)),
+        ("(r) diff <= 2 x (p) on the largest dumps", all(r["r_over_p"] <= 2 for r in big)),
+        ("(s) growth of three <= 3 x (p) on the largest dumps", all(r["s_over_p"] <= 3 for r in big)),
     ]
     # Each shape's peak on its own line, so a new shape's miss is not hidden in another's pass.
     for shape in SHAPES:

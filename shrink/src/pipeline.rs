@@ -493,7 +493,7 @@ pub fn check_request(input: &Path, outputs: Outputs<'_>, opts: &ShrinkOptions) -
         )));
     }
     if let Some(entry) = &opts.hprof_entry {
-        manifest::check_entry_name(entry).map_err(Error::Invalid)?;
+        manifest::check_entry_name(entry).map_err(|e| Error::Invalid(e.to_string()))?;
     }
     Ok(())
 }

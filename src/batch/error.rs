@@ -42,8 +42,8 @@ pub enum BatchError {
     },
 
     /// The input could not be unpacked (a .gz or a zip that holds the dump).
-    #[error("{0}")]
-    Prepare(String),
+    #[error(transparent)]
+    Prepare(#[from] super::prepare::PrepareError),
 
     /// The shrink failed; `hint` says what may help (`--salvage`), or is empty.
     #[error("{source}{hint}")]

@@ -15,6 +15,94 @@ use tempfile::NamedTempFile;
 
 use super::discover::{Input, Kind};
 
+/// Why an input could not be made into an hprof to shrink.
+#[derive(Debug, thiserror::Error)]
+pub enum PrepareError {
+    /// No temporary file could be made beside the outputs.
+    #[error("creating a temporary file in {}: {source}", dir.display())]
+    TempFile {
+        /// Where it was to be.
+        dir: PathBuf,
+        /// The system's error.
+        source: std::io::Error,
+    },
+    /// Reading the input, or writing the temporary file, failed.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    /// Reading `what` (the dump being decompressed or extracted) failed.
+    #[error("{what}: {source}")]
+    Read {
+        /// What was being read.
+        what: String,
+        /// The error, the decompressor's or the system's.
+        source: std::io::Error,
+    },
+    /// `what` unpacks to more than the cap.
+    #[error("{what} is larger than the limit of {limit} bytes ({why})")]
+    TooLarge {
+        /// What was being unpacked.
+        what: String,
+        /// The cap, in bytes.
+        limit: u64,
+        /// What sets the cap.
+        why: String,
+    },
+    /// The input named `.zip` is not one.
+    #[error("not a readable zip: {0}")]
+    NotZip(String),
+    /// A zip with no `result.info`.
+    #[error("a zip without {}: not a Matrix package", RESULT_INFO)]
+    NotMatrix,
+    /// The package reader's error.
+    #[error("{0}")]
+    Package(PackageError),
+    /// `result.info` names no hprof entry.
+    #[error("{} has no hprofEntry", RESULT_INFO)]
+    NoHprofEntry,
+    /// The hprof entry's name climbs out of the archive or is absolute.
+    #[error("refusing the entry name {entry:?}: it leaves the archive")]
+    UnsafeEntry {
+        /// The name.
+        entry: String,
+    },
+    /// The hprof entry `result.info` names is not in the zip.
+    #[error("hprofEntry {entry:?}: no such entry in the zip")]
+    MissingEntry {
+        /// The name.
+        entry: String,
+    },
+    /// The hprof entry declares more than the cap.
+    #[error("hprofEntry {entry:?} declares {declared} bytes, over the limit of {limit} ({why})")]
+    DeclaresTooMuch {
+        /// The name.
+        entry: String,
+        /// The size it declares.
+        declared: u64,
+        /// The cap, in bytes.
+        limit: u64,
+        /// What sets the cap.
+        why: String,
+    },
+    /// The hprof entry cannot be read.
+    #[error("hprofEntry {entry:?}: {source}")]
+    Entry {
+        /// The name.
+        entry: String,
+        /// The package reader's error.
+        source: PackageError,
+    },
+    /// The hprof entry holds fewer bytes than it declares.
+    #[error("hprofEntry {entry:?} holds {held} bytes, it declares {declared}")]
+    ShortEntry {
+        /// The name.
+        entry: String,
+        /// The bytes it holds.
+        held: u64,
+        /// The size it declares.
+        declared: u64,
+    },
+}
+
 /// What to shrink, and what the input's own package said.
 pub struct Prepared {
     pub hprof: PathBuf,
@@ -27,9 +115,13 @@ pub struct Prepared {
 
 /// A temporary file beside the outputs (where there is room for a dump), named so a later
 /// run's cleanup recognises it if this process dies.
-fn temp_in(dir: &Path) -> Result<NamedTempFile, String> {
-    hprof_shrink_core::output::locked_temp_in(dir, ".input.")
-        .map_err(|e| format!("creating a temporary file in {}: {e}", dir.display()))
+fn temp_in(dir: &Path) -> Result<NamedTempFile, PrepareError> {
+    hprof_shrink_core::output::locked_temp_in(dir, ".input.").map_err(|source| {
+        PrepareError::TempFile {
+            dir: dir.to_path_buf(),
+            source,
+        }
+    })
 }
 
 /// The largest dump a `.gz` or zip entry may unpack to, and what sets it, for the message.
@@ -71,14 +163,18 @@ fn copy_capped(
     to: &mut impl Write,
     cap: &Cap,
     what: &str,
-) -> Result<u64, String> {
+) -> Result<u64, PrepareError> {
     let mut limited = from.take(cap.bytes + 1);
-    let n = std::io::copy(&mut limited, to).map_err(|e| format!("{what}: {e}"))?;
+    let n = std::io::copy(&mut limited, to).map_err(|source| PrepareError::Read {
+        what: what.to_string(),
+        source,
+    })?;
     if n > cap.bytes {
-        return Err(format!(
-            "{what} is larger than the limit of {} bytes ({})",
-            cap.bytes, cap.why
-        ));
+        return Err(PrepareError::TooLarge {
+            what: what.to_string(),
+            limit: cap.bytes,
+            why: cap.why.clone(),
+        });
     }
     Ok(n)
 }
@@ -127,7 +223,7 @@ impl<R: BufRead> Read for GzMembers<R> {
     }
 }
 
-pub fn prepare(input: &Input, temp_dir: &Path, max: Option<u64>) -> Result<Prepared, String> {
+pub fn prepare(input: &Input, temp_dir: &Path, max: Option<u64>) -> Result<Prepared, PrepareError> {
     let plain = |hprof: PathBuf, temp, hprof_entry| Prepared {
         hprof,
         _temp: temp,
@@ -140,11 +236,11 @@ pub fn prepare(input: &Input, temp_dir: &Path, max: Option<u64>) -> Result<Prepa
         Kind::HprofGz => {
             let cap = Cap::of(max, temp_dir);
             let mut temp = temp_in(temp_dir)?;
-            let f = File::open(&input.path).map_err(|e| e.to_string())?;
+            let f = File::open(&input.path)?;
             let mut gz = GzMembers::new(BufReader::new(f));
             let mut out = std::io::BufWriter::new(temp.as_file_mut());
             copy_capped(&mut gz, &mut out, &cap, "the decompressed dump")?;
-            out.flush().map_err(|e| e.to_string())?;
+            out.flush()?;
             drop(out);
             // Named after the input, not the temporary file, so a package is the same
             // from one run to the next.
@@ -167,37 +263,40 @@ fn safe_entry_name(name: &str) -> bool {
             .all(|c| matches!(c, std::path::Component::Normal(_)))
 }
 
-fn from_zip(path: &Path, temp_dir: &Path, cap: &Cap) -> Result<Prepared, String> {
+fn from_zip(path: &Path, temp_dir: &Path, cap: &Cap) -> Result<Prepared, PrepareError> {
     let zip = PackageReader::open(path).map_err(|e| match e {
-        PackageError::NotZip(reason) => format!("not a readable zip: {reason}"),
-        e => e.to_string(),
+        PackageError::NotZip(reason) => PrepareError::NotZip(reason),
+        e => PrepareError::Package(e),
     })?;
     let pairs = zip.manifest().map_err(|e| match e {
-        PackageError::Missing(_) => format!("a zip without {RESULT_INFO}: not a Matrix package"),
-        e => e.to_string(),
+        PackageError::Missing(_) => PrepareError::NotMatrix,
+        e => PrepareError::Package(e),
     })?;
     let get = |k: &str| reader::value(&pairs, k).map(str::to_string);
-    let entry = get("hprofEntry").ok_or_else(|| format!("{RESULT_INFO} has no hprofEntry"))?;
+    let entry = get("hprofEntry").ok_or(PrepareError::NoHprofEntry)?;
     if !safe_entry_name(&entry) {
-        return Err(format!(
-            "refusing the entry name {entry:?}: it leaves the archive"
-        ));
+        return Err(PrepareError::UnsafeEntry { entry });
     }
-    let extra = zip.extra().map_err(|e| e.to_string())?;
+    let extra = zip.extra().map_err(PrepareError::Package)?;
     let mut temp = temp_in(temp_dir)?;
     {
         let declared = zip
             .declared_size(&entry)
-            .ok_or_else(|| format!("hprofEntry {entry:?}: no such entry in the zip"))?;
+            .ok_or_else(|| PrepareError::MissingEntry {
+                entry: entry.clone(),
+            })?;
         if declared > cap.bytes {
-            return Err(format!(
-                "hprofEntry {entry:?} declares {declared} bytes, over the limit of {} ({})",
-                cap.bytes, cap.why
-            ));
+            return Err(PrepareError::DeclaresTooMuch {
+                entry,
+                declared,
+                limit: cap.bytes,
+                why: cap.why.clone(),
+            });
         }
-        let mut e = zip
-            .stream(&entry)
-            .map_err(|e| format!("hprofEntry {entry:?}: {e}"))?;
+        let mut e = zip.stream(&entry).map_err(|source| PrepareError::Entry {
+            entry: entry.clone(),
+            source,
+        })?;
         let mut out = std::io::BufWriter::new(temp.as_file_mut());
         // The reader stops at the declared size and checks the CRC; the cap guards the rest.
         let declared_cap = Cap {
@@ -211,11 +310,13 @@ fn from_zip(path: &Path, temp_dir: &Path, cap: &Cap) -> Result<Prepared, String>
             &format!("hprofEntry {entry:?}"),
         )?;
         if n != declared {
-            return Err(format!(
-                "hprofEntry {entry:?} holds {n} bytes, it declares {declared}"
-            ));
+            return Err(PrepareError::ShortEntry {
+                entry,
+                held: n,
+                declared,
+            });
         }
-        out.flush().map_err(|e| e.to_string())?;
+        out.flush()?;
     }
     // A name for the new entry: the old one's file name.
     let name = Path::new(&entry)

@@ -559,7 +559,7 @@ pub struct ShrinkMode {
 }
 
 /// `--hprof-entry`: the core's rule for the name, checked as clap checks any value.
-fn parse_entry_name(s: &str) -> Result<String, String> {
+fn parse_entry_name(s: &str) -> Result<String, hprof_shrink_core::package::manifest::BadEntryName> {
     hprof_shrink_core::package::manifest::check_entry_name(s)?;
     Ok(s.to_string())
 }
@@ -707,15 +707,19 @@ pub struct VerifyArgs {
 const DIFF_ABOUT: &str = "\
 Compares two heap dumps (or packages, .hprof.gz, as analyze reads them): BASE, then NEW. \
 Each is analyzed in turn and only what the comparison needs is kept of it, so the two \
-graphs are never in memory together: it costs the time of two analyses and the memory of \
-one (its census holds about 17 bytes per object more than analyze at the dominators' step).
+graphs are never in memory together: it costs the time of two analyses and their censuses \
+(a census is two more parallel passes over the objects) and the memory of one analysis \
+(its census holds about 17 bytes per object more than analyze at the dominators' step).
 
 It reports, per class (by name), the change in reachable instances, shallow bytes and \
 retained bytes (the retained sizes of its instances that no instance of the same class \
 dominates); the leaks whose signature is in one dump and not the other; and the largest \
 objects under the GC roots (those nothing else dominates), matched by their path from the \
 root (class and field names, no ids), that are new or grew by 2 % of BASE's reachable \
-bytes or more. Lists are capped and say how many they left out (docs/analyze.md).";
+bytes or more. Lists are capped and say how many they left out: --max-classes classes, \
+50 new and 50 gone leak signatures, 20 retainers (of the 1000 largest paths each dump \
+keeps); a retainer's path keeps its first 20 and last 20 steps; class names are cut to \
+256 bytes and path steps to 512 (docs/diff.md).";
 
 const DIFF_AFTER: &str = "\
 Examples:
@@ -832,5 +836,37 @@ mod tests {
             assert!(help.contains(&want), "{want:?} not in the help");
         }
         assert_eq!(MAX_MAPPING_BYTES, 1 << 30, "the --mapping help says 1 GiB");
+    }
+
+    /// diff's help states its caps; they must be the ones in force.
+    #[test]
+    fn diff_help_states_the_caps_in_force() {
+        use hprof_shrink_analyze::{census, diff, growth};
+        let help = super::DIFF_ABOUT.replace("\n", " ");
+        for want in [
+            format!(
+                "{} new and {} gone leak signatures",
+                diff::MAX_LEAK_GROUPS,
+                diff::MAX_LEAK_GROUPS
+            ),
+            format!(
+                "{} retainers (of the {} largest paths",
+                diff::MAX_RETAINERS,
+                census::MAX_CENSUS_RETAINERS
+            ),
+            format!(
+                "first {} and last {} steps",
+                census::PATH_HEAD,
+                census::PATH_TAIL
+            ),
+            format!(
+                "class names are cut to {} bytes and path steps to {}",
+                hprof_shrink_analyze::limits::MAX_NAME_BYTES,
+                growth::MAX_NAME_BYTES
+            ),
+            format!("grew by {} %", diff::RETAINER_GROWTH_PERCENT),
+        ] {
+            assert!(help.contains(&want), "{want:?} not in the help");
+        }
     }
 }

@@ -36,7 +36,11 @@ Each package is analyzed in a child process of this program, at the lowest prior
 held to --analysis-memory and --analysis-seconds: a package past them fails its job, never \
 the server. A job failed by a passing fault (I/O, the store, the database, a crash) is tried \
 again after --retry-seconds, up to three attempts; --requeue-failed (or POST \
-/api/packages/ID/requeue with the upload token) puts failed jobs back. One server per DIR: \
+/api/packages/ID/requeue with the upload token) puts failed jobs back. Packages analyzed \
+by an older analyzer (an older signature version or schema) are analyzed again at start, \
+after every new package and one at a time per process, so that their leaks join the groups \
+of the new signatures; the pages and /api/leaks show the regrouping's progress until it is \
+done (docs/serve.md, \"Regrouping\"). One server per DIR: \
 a second one on the same DIR is refused.
 
 Beyond one machine: --database postgres://... (or HPROF_SHRINK_DATABASE_URL) for the \

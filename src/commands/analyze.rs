@@ -58,7 +58,7 @@ pub fn run(a: AnalyzeArgs) -> Result<(), HostError> {
                 let took = s.took.as_secs_f64();
                 match (s.name, bytes) {
                     ("dominators", Some(b)) => format!(
-                        "dominators {took:.2} ({} MiB, {} tree steps, {} frames deep)",
+                        "dominators {took:.2} ({} MiB, {} tree steps, stack {})",
                         b >> 20,
                         t.dominator_steps,
                         t.dominator_depth

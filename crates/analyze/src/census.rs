@@ -14,9 +14,11 @@ use super::dominators::{Dominators, Place};
 use super::graph::Graph;
 use super::growth::{clip, edge_text, root_text, simple, target_text};
 use super::index::{Node, NONE};
+use super::limits::MAX_NAME_BYTES;
 use super::map::Map;
 use super::reach::Reach;
-use super::Histogram;
+use super::shown::clipped;
+use super::{Histogram, Sizer};
 
 /// Retainers a census keeps: the largest objects right under the GC roots (those no other
 /// object dominates), grouped by path. Enough that a retainer of the new dump missing
@@ -26,10 +28,13 @@ pub const MAX_CENSUS_RETAINERS: usize = 1000;
 /// Top-level objects whose paths are made: the largest, before grouping by path.
 const MAX_TOP_LEVEL: usize = 4 * MAX_CENSUS_RETAINERS;
 
-/// Steps of a retainer's path kept: the first [`PATH_HEAD`] and last [`PATH_TAIL`].
-const PATH_HEAD: usize = 20;
-const PATH_TAIL: usize = 20;
+/// Steps of a retainer's path kept: the first [`PATH_HEAD`] and last [`PATH_TAIL`], the
+/// ones between counted in one step.
+pub const PATH_HEAD: usize = 20;
+/// See [`PATH_HEAD`].
+pub const PATH_TAIL: usize = 20;
 
+/// What `diff` keeps of one dump: its classes and its largest retainers.
 #[derive(Debug, Clone, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Census {
@@ -37,6 +42,7 @@ pub struct Census {
     pub retainers: Vec<RetainerCensus>,
 }
 
+/// One class's reachable instances (see the module's text for its retained bytes).
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ClassCensus {
@@ -46,6 +52,7 @@ pub struct ClassCensus {
     pub retained_bytes: u64,
 }
 
+/// Top-level objects (dominated by no other object) of one path, added up.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RetainerCensus {
@@ -58,48 +65,100 @@ pub struct RetainerCensus {
     pub retained_bytes: u64,
 }
 
-/// Takes the census of an analysis: `by_class` is its reachable objects by class.
+/// Takes the census of an analysis: `all_objects` is its objects by class, reachable or
+/// not. Two parallel passes over the objects: one adds up every number's retained bytes
+/// (and the unreachable objects by class), one counts them by class.
+#[allow(clippy::too_many_lines)] // TODO(issue 33): split by phase (h3's diff and growth, merged before the lint)
 pub(super) fn take(
     doms: &Dominators,
     g: &Graph<'_, '_>,
     reach: &Reach,
-    by_class: &Histogram,
+    all_objects: &Histogram,
 ) -> Census {
-    let (node_of, bytes) = doms.retained_all(|node| g.shallow_size(node));
-    let mut retained: Map<(u8, u64), u64> = Map::default();
-    let mut top: Vec<(u64, Node)> = Vec::new();
-    let mut last: Option<((u8, u64), u32, bool)> = None;
-    for u in 0..g.ix.len() as Node {
-        let (size, dom) = match doms.place(u) {
-            None => continue,
-            Some(Place::Vertex(p)) => (bytes[p as usize], doms.idom_of(p)),
-            Some(Place::Leaf(p)) => (g.shallow_size(u), p),
-        };
-        let key = g.class_key(u);
-        if dom == 0 {
-            top.push((size, u));
-            *retained.entry(key).or_default() += size;
-            continue;
-        }
-        // Neighbours in the dump often share a class and a dominator.
-        let same = match last {
-            Some((k, d, same)) if k == key && d == dom => same,
-            _ => {
-                let d = node_of[dom as usize];
-                let same = d != NONE && g.class_key(d) == key;
-                last = Some((key, dom, same));
-                same
-            }
-        };
-        if !same {
-            *retained.entry(key).or_default() += size;
+    use rayon::prelude::*;
+    let (node_of, bytes, gone) = doms.retained_all(
+        |node| g.shallow_size(node),
+        Sizer::default,
+        |sizer, node| {
+            sizer.add(g, node);
+        },
+        Sizer::merge,
+    );
+    let mut by_class = all_objects.clone();
+    for (key, (objects, bytes)) in gone.finish() {
+        if let Some(e) = by_class.get_mut(&key) {
+            e.0 = e.0.saturating_sub(objects);
+            e.1 = e.1.saturating_sub(bytes);
         }
     }
+    by_class.retain(|_, (objects, _)| *objects > 0);
+
+    // Each run: its retained bytes by class and its top-level objects.
+    type Run = (Map<(u8, u64), u64>, Vec<(u64, Node)>);
+    const RUN: usize = 1 << 16;
+    let len = g.ix.len();
+    let (retained, mut top) = (0..len.div_ceil(RUN))
+        .into_par_iter()
+        .map(|c| {
+            let (mut retained, mut top): Run = Default::default();
+            let mut last_class = None;
+            // The class key and whether it is the dominator's, for the last dominator:
+            // neighbours in the dump often share a class and a dominator.
+            let mut last: Option<((u8, u64), u32, bool)> = None;
+            // A run of one class adds up before it goes into the map.
+            let mut pending: Option<((u8, u64), u64)> = None;
+            for u in (c * RUN..((c + 1) * RUN).min(len)).map(|u| u as Node) {
+                let Some(place) = doms.place(u) else {
+                    continue;
+                };
+                let (key, shallow) = g.sized_with(u, &mut last_class);
+                let (size, dom) = match place {
+                    Place::Vertex(p) => (bytes[p as usize], doms.idom_of(p)),
+                    Place::Leaf(p) => (shallow, p),
+                };
+                let counts = if dom == 0 {
+                    top.push((size, u));
+                    true
+                } else {
+                    let same = match last {
+                        Some((k, d, same)) if k == key && d == dom => same,
+                        _ => {
+                            let d = node_of[dom as usize];
+                            let same = d != NONE && g.class_key(d) == key;
+                            last = Some((key, dom, same));
+                            same
+                        }
+                    };
+                    !same
+                };
+                if counts {
+                    match &mut pending {
+                        Some((k, sum)) if *k == key => *sum += size,
+                        _ => {
+                            if let Some((k, sum)) = pending.replace((key, size)) {
+                                *retained.entry(k).or_default() += sum;
+                            }
+                        }
+                    }
+                }
+            }
+            if let Some((k, sum)) = pending {
+                *retained.entry(k).or_default() += sum;
+            }
+            (retained, top)
+        })
+        .reduce(Run::default, |(mut a, mut ta), (b, tb)| {
+            for (k, v) in b {
+                *a.entry(k).or_default() += v;
+            }
+            ta.extend(tb);
+            (a, ta)
+        });
     drop((node_of, bytes));
     let mut classes: Vec<ClassCensus> = by_class
         .iter()
         .map(|(key, &(instances, shallow_bytes))| ClassCensus {
-            class_name: g.class_key_name(*key),
+            class_name: clipped(&g.class_key_name(*key), MAX_NAME_BYTES),
             instances,
             shallow_bytes,
             retained_bytes: retained.get(key).copied().unwrap_or(0),
@@ -107,8 +166,12 @@ pub(super) fn take(
         .collect();
     classes.sort_by(|a, b| a.class_name.cmp(&b.class_name));
 
-    top.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-    top.truncate(MAX_TOP_LEVEL);
+    let order = |a: &(u64, Node), b: &(u64, Node)| b.0.cmp(&a.0).then(a.1.cmp(&b.1));
+    if top.len() > MAX_TOP_LEVEL {
+        top.select_nth_unstable_by(MAX_TOP_LEVEL, order);
+        top.truncate(MAX_TOP_LEVEL);
+    }
+    top.sort_unstable_by(order);
     let mut by_path: Map<Vec<String>, usize> = Map::default();
     let mut retainers: Vec<RetainerCensus> = Vec::new();
     for (size, node) in top {
@@ -122,7 +185,7 @@ pub(super) fn take(
                 by_path.insert(path.clone(), retainers.len());
                 retainers.push(RetainerCensus {
                     path,
-                    class_name: g.node_class_name(node),
+                    class_name: clipped(&g.node_class_name(node), MAX_NAME_BYTES),
                     objects: 1,
                     retained_bytes: size,
                 });

@@ -29,6 +29,7 @@ pub const RETAINER_GROWTH_PERCENT: f64 = 2.0;
 /// The version of the JSON below.
 pub const DIFF_SCHEMA: u32 = 1;
 
+/// What `diff` compares and how much it lists.
 #[derive(Debug, Clone)]
 pub struct DiffOptions {
     pub mapping: Option<Mapping>,
@@ -52,6 +53,7 @@ pub enum Side {
     New,
 }
 
+/// What `diff` found (the JSON of docs/diff.md, schema [`DIFF_SCHEMA`]).
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DiffReport {
@@ -78,6 +80,7 @@ pub struct DiffReport {
     pub notes: Vec<String>,
 }
 
+/// One of the two dumps: what it is and what its analysis counted.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DumpSide {
@@ -91,6 +94,7 @@ pub struct DumpSide {
     pub seconds: f64,
 }
 
+/// A class's reachable instances and their bytes in one dump.
 #[derive(Debug, Clone, Copy, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ClassCounts {
@@ -99,6 +103,7 @@ pub struct ClassCounts {
     pub retained_bytes: u64,
 }
 
+/// A class in both dumps (by name) and the change, new less base.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ClassChange {
@@ -111,6 +116,7 @@ pub struct ClassChange {
     pub retained_bytes: i64,
 }
 
+/// The leaks of one signature in one dump.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LeakGroup {
@@ -124,6 +130,7 @@ pub struct LeakGroup {
     pub library_leak: bool,
 }
 
+/// A path of NEW's largest retainers that is new or grew.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RetainerChange {
@@ -172,6 +179,9 @@ fn keep(
         &Options {
             mapping: options.mapping.clone(),
             pictures: false,
+            // Duplicate bitmaps are not compared: none is looked for (their buffers are
+            // not hashed).
+            min_bitmap_bytes: u64::MAX,
             ..Options::default()
         },
         control,

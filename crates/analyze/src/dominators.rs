@@ -48,7 +48,7 @@ pub struct Dominators {
     /// Steps walked up the trees (path compression, the dominator tree): the work beyond
     /// the one pass per number and reference, bounded by O((n + m) log n).
     pub steps: u64,
-    /// The most frames the depth-first search's stack held.
+    /// The most entries the depth-first search's stack held.
     pub depth: u64,
 }
 
@@ -106,7 +106,7 @@ struct Search {
     more: Vec<(Node, Pre)>,
     /// References followed.
     followed: u64,
-    /// The most frames the search's stack held.
+    /// The most entries the search's stack held.
     deepest: usize,
 }
 
@@ -121,88 +121,65 @@ fn search(
     mut spare: Spare,
     check: &(dyn Fn(usize) -> Result<(), AnalyzeError> + Sync),
 ) -> Result<Search, AnalyzeError> {
-    let is_leaf = |t: Node| edges.of(t).is_empty();
-    let mut pre = spare.take(nodes, NONE);
-    // Leaves seen (a GC root is never taken for one: the super-root numbers it).
-    let mut leaf = Bits::new(nodes);
     let mut root = Bits::new(nodes);
     for &r in roots {
         root.set(r as usize);
     }
-    let mut leaves: Vec<Node> = Vec::new();
-    let mut more: Vec<(Node, Pre)> = Vec::new();
-    let mut others: Vec<(Pre, Pre)> = Vec::new();
-    let mut followed = 0u64;
-    let mut deepest = 0usize;
-    // Reserved, not touched: only the numbers given take memory.
-    let mut parent: Vec<Pre> = spare.with_capacity(nodes + 1);
-    parent.push(0);
-    // Visiting a node numbers it and notes its leaf children at once; its other children
-    // wait in a frame (node, number, next child), taken in order. A child taken that is
-    // numbered by then is a reference other than the tree's; otherwise it is numbered
-    // from the frame's number: a depth-first tree. The stack holds a frame per node on
-    // the current path that has children left (12 bytes each), not an entry per child
-    // waiting: an array of a million objects waits as one frame. Taking children in
-    // order keeps it shallow on the usual chains (a list node's value before its `next`):
-    // the frame of a node whose last child is taken goes before that child is visited.
-    let mut stack: Vec<(Node, Pre, u32)> = vec![(NONE, 0, 0)];
-    let mut next = roots.iter().map(|&r| (r, 0));
-    while let Some(frame) = stack.last_mut() {
-        let (v, from) = if frame.0 == NONE {
-            // The super-root's frame: the roots, in order.
-            match next.next() {
-                Some(entry) => entry,
-                None => break,
-            }
-        } else {
-            let (u, me) = (frame.0, frame.1);
-            let children = edges.of(u);
-            let t = children[frame.2 as usize];
-            frame.2 += 1;
-            if frame.2 as usize == children.len() {
-                stack.pop();
-            }
-            // Self references and leaves were dealt with when the frame was made.
-            if t == u || leaf.get(t as usize) {
-                continue;
-            }
-            (t, me)
-        };
-        let seen = pre[v as usize];
+    let mut w = Walk {
+        pre: spare.take(nodes, NONE),
+        leaf: Bits::new(nodes),
+        root,
+        // Reserved, not touched: only the numbers given take memory.
+        parent: spare.with_capacity(nodes + 1),
+        leaves: Vec::new(),
+        more: Vec::new(),
+        others: Vec::new(),
+        followed: 0,
+        edges: &edges,
+    };
+    w.parent.push(0);
+    // (node, the number of the object that reached it): visiting an entry pushes the
+    // node's children not numbered yet, and an entry already numbered when popped is a
+    // reference other than the tree's. The entry that numbers a node is the last pushed
+    // for it, from the largest number among its predecessors visited so far: a
+    // depth-first tree (children are visited in reverse order, after the shallow ones).
+    let mut stack: Vec<(Node, Pre)> = roots.iter().rev().map(|&r| (r, 0)).collect();
+    let mut deepest = stack.len();
+    while let Some((v, from)) = stack.pop() {
+        let seen = w.pre[v as usize];
         if seen != NONE {
-            others.push((seen, from));
+            w.others.push((seen, from));
             continue;
         }
-        let me = parent.len() as Pre;
-        if parent.len().is_multiple_of(65536) {
-            check(parent.len())?;
-        }
-        pre[v as usize] = me;
-        parent.push(from);
-        let children = edges.of(v);
-        let mut waiting = false;
-        for &t in children {
-            if t == v {
-                continue;
-            }
-            followed += 1;
-            if leaf.get(t as usize) {
-                more.push((t, me));
-            } else if is_leaf(t) && !root.get(t as usize) {
-                leaf.set(t as usize);
-                pre[t as usize] = me;
-                leaves.push(t);
-            } else {
-                waiting = true;
+        let me = w.number(v, from, check)?;
+        for &t in edges.of(v) {
+            if let Some(t) = w.child(v, t, me) {
+                if w.shallow(t) {
+                    // Visited at once: nothing of its own waits, and a list node's value
+                    // left on the stack while its `next` is followed would keep an entry
+                    // per node of the list there.
+                    let mine = w.number(t, me, check)?;
+                    for &c in edges.of(t) {
+                        w.child(t, c, mine);
+                    }
+                } else {
+                    stack.push((t, me));
+                }
             }
         }
-        if waiting {
-            stack.push((v, me, 0));
-            deepest = deepest.max(stack.len());
-        }
+        deepest = deepest.max(stack.len());
     }
     drop(stack);
-    drop(root);
+    let Walk {
+        pre,
+        leaf,
+        parent,
+        leaves,
+        more,
+        mut others,
+        followed,
+        ..
+    } = w;
     edges.into_spare(&mut spare);
     check(parent.len())?;
     others.par_sort_unstable();
@@ -217,6 +194,77 @@ fn search(
         followed,
         deepest,
     })
+}
+
+/// The depth-first search's state.
+struct Walk<'e> {
+    pre: Vec<Pre>,
+    leaf: Bits,
+    root: Bits,
+    parent: Vec<Pre>,
+    leaves: Vec<Node>,
+    more: Vec<(Node, Pre)>,
+    others: Vec<(Pre, Pre)>,
+    followed: u64,
+    edges: &'e Edges,
+}
+
+impl Walk<'_> {
+    /// Gives `v` the next number, its tree parent `from`.
+    #[inline]
+    fn number(
+        &mut self,
+        v: Node,
+        from: Pre,
+        check: &(dyn Fn(usize) -> Result<(), AnalyzeError> + Sync),
+    ) -> Result<Pre, AnalyzeError> {
+        let me = self.parent.len() as Pre;
+        if self.parent.len().is_multiple_of(65536) {
+            check(self.parent.len())?;
+        }
+        self.pre[v as usize] = me;
+        self.parent.push(from);
+        Ok(me)
+    }
+
+    /// Whether `t` has no references of its own (and is no GC root, which the super-root
+    /// numbers): a leaf, left out of the numbering.
+    #[inline]
+    fn is_leaf(&self, t: Node) -> bool {
+        self.edges.of(t).is_empty() && !self.root.get(t as usize)
+    }
+
+    /// The reference from `v` (numbered `me`) to `t`: a leaf's is noted, one to a number
+    /// is another reference; returns `t` when it is still to be visited.
+    #[inline]
+    fn child(&mut self, v: Node, t: Node, me: Pre) -> Option<Node> {
+        if t == v {
+            return None;
+        }
+        self.followed += 1;
+        if self.leaf.get(t as usize) {
+            self.more.push((t, me));
+        } else if self.is_leaf(t) {
+            self.leaf.set(t as usize);
+            self.pre[t as usize] = me;
+            self.leaves.push(t);
+        } else {
+            match self.pre[t as usize] {
+                NONE => return Some(t),
+                k => self.others.push((k, me)),
+            }
+        }
+        None
+    }
+
+    /// Whether visiting `t` would leave nothing to visit after it: each of its references
+    /// goes to itself, a leaf or a number.
+    #[inline]
+    fn shallow(&self, t: Node) -> bool {
+        self.edges.of(t).iter().all(|&c| {
+            c == t || self.leaf.get(c as usize) || self.is_leaf(c) || self.pre[c as usize] != NONE
+        })
+    }
 }
 
 /// Semi-NCA over a depth-first tree: the immediate dominator of every number, given each
@@ -553,25 +601,51 @@ impl Dominators {
 
     /// Every number's node (the super-root's is `NONE`) and every number's retained bytes
     /// (itself and all it dominates, leaves included), for `diff`'s census: 12 bytes per
-    /// numbered object, made in one pass over the nodes and one back over the numbers.
-    pub fn retained_all(&self, size: impl Fn(Node) -> u64) -> (Vec<Node>, Vec<u64>) {
+    /// numbered object. One parallel pass over the nodes (`size` of each reachable one,
+    /// `gone` of each unreachable one into the runs' states, merged with `merge`), then one
+    /// pass back over the numbers.
+    pub fn retained_all<S: Send>(
+        &self,
+        size: impl Fn(Node) -> u64 + Sync,
+        init: impl Fn() -> S + Sync + Send,
+        gone: impl Fn(&mut S, Node) + Sync,
+        merge: impl Fn(S, S) -> S + Sync + Send,
+    ) -> (Vec<Node>, Vec<u64>, S) {
+        use rayon::prelude::*;
+        use std::sync::atomic::{AtomicU64, Ordering};
         let mut node_of = vec![NONE; self.idom.len()];
-        let mut bytes = vec![0u64; self.idom.len()];
         for (u, &p) in self.pre.iter().enumerate() {
-            if p == NONE {
-                continue;
-            }
-            if !self.leaf.get(u) {
+            if p != NONE && !self.leaf.get(u) {
                 node_of[p as usize] = u as Node;
             }
-            // A leaf's entry is its dominator's number: its bytes go there.
-            bytes[p as usize] += size(u as Node);
         }
+        let bytes: Vec<AtomicU64> = std::iter::repeat_with(|| AtomicU64::new(0))
+            .take(self.idom.len())
+            .collect();
+        const RUN: usize = 1 << 16;
+        let state = (0..self.pre.len().div_ceil(RUN))
+            .into_par_iter()
+            .map(|c| {
+                let mut state = init();
+                let first = c * RUN;
+                let run = &self.pre[first..((c + 1) * RUN).min(self.pre.len())];
+                for (u, &p) in (first..).zip(run) {
+                    if p == NONE {
+                        gone(&mut state, u as Node);
+                    } else {
+                        // A leaf's entry is its dominator's number: its bytes go there.
+                        bytes[p as usize].fetch_add(size(u as Node), Ordering::Relaxed);
+                    }
+                }
+                state
+            })
+            .reduce(&init, &merge);
+        let mut bytes: Vec<u64> = bytes.into_iter().map(AtomicU64::into_inner).collect();
         for k in (1..self.idom.len()).rev() {
             let d = self.idom[k] as usize;
             bytes[d] += bytes[k];
         }
-        (node_of, bytes)
+        (node_of, bytes, state)
     }
 
     /// The number of the immediate dominator of number `p` (0: the super-root).
@@ -730,31 +804,40 @@ mod tests {
     }
 
     #[test]
-    fn the_search_stack_holds_a_frame_per_branching_node_on_the_path_not_an_entry_per_child() {
-        // An array of 100,000 objects, each holding a leaf: one frame waits for them all.
+    fn objects_holding_only_leaves_are_visited_at_once_so_the_stack_stays_flat() {
+        // An array of 100,000 objects, each holding a leaf: none waits on the stack.
         let n = 100_000u32;
         let mut succ: Vec<Vec<u32>> = vec![(1..=n).collect()];
         succ.extend((1..=n).map(|i| vec![n + i]));
         succ.extend((0..n).map(|_| Vec::new()));
-        assert_eq!(deepest(&succ, &[0]), 2);
-        // A list whose nodes each hold a value (itself holding a leaf) before `next`: the
-        // node's frame is gone by the time its `next` is visited, however long the list.
-        let len = 50_000u32;
-        let node = |i: u32| 3 * i;
-        let mut succ: Vec<Vec<u32>> = Vec::new();
-        for i in 0..len {
-            let next = if i + 1 < len {
-                vec![node(i + 1)]
-            } else {
-                vec![]
-            };
-            succ.push([vec![node(i) + 1], next].concat());
-            succ.push(vec![node(i) + 2]);
-            succ.push(Vec::new());
+        assert!(deepest(&succ, &[0]) <= 1);
+        // A list whose nodes each hold a value (itself holding a leaf), with the value's
+        // field before `next` and after it: the value never waits while the rest of the
+        // list is visited, however long the list.
+        for value_first in [true, false] {
+            let len = 50_000u32;
+            let node = |i: u32| 3 * i;
+            let mut succ: Vec<Vec<u32>> = Vec::new();
+            for i in 0..len {
+                let next = if i + 1 < len {
+                    vec![node(i + 1)]
+                } else {
+                    vec![]
+                };
+                let value = vec![node(i) + 1];
+                succ.push(if value_first {
+                    [value, next].concat()
+                } else {
+                    [next, value].concat()
+                });
+                succ.push(vec![node(i) + 2]);
+                succ.push(Vec::new());
+            }
+            assert!(deepest(&succ, &[0]) <= 2, "value first: {value_first}");
+            let d = dominators(&succ, &[0]);
+            assert_eq!(d[node(len - 1) as usize], Some(node(len - 2)));
+            assert_eq!(d[node(len - 1) as usize + 1], Some(node(len - 1)));
         }
-        assert!(deepest(&succ, &[0]) <= 3);
-        let d = dominators(&succ, &[0]);
-        assert_eq!(d[node(len - 1) as usize], Some(node(len - 2)));
     }
 
     /// Immediate dominators (as node numbers) of a graph given as successor lists, the

@@ -47,6 +47,7 @@ pub const MAX_CHILDREN: usize = 20;
 /// Steps of a node's path from its GC root that a report shows: the first
 /// [`PATH_HEAD_STEPS`] and the last [`PATH_TAIL_STEPS`], with the count left out between.
 pub const PATH_HEAD_STEPS: usize = 30;
+/// See [`PATH_HEAD_STEPS`].
 pub const PATH_TAIL_STEPS: usize = 30;
 
 /// Bytes kept of a path node's name (a class or field name from the dump can be long).
@@ -55,6 +56,7 @@ pub const MAX_NAME_BYTES: usize = 512;
 /// The version of the JSON below.
 pub const GROWTH_SCHEMA: u32 = 1;
 
+/// How `growth` reads the dumps.
 #[derive(Debug, Clone)]
 pub struct GrowthOptions {
     /// How many times the scenario ran between two dumps: the smallest increase per step
@@ -95,6 +97,7 @@ pub struct GrowthReport {
     pub omitted_nodes: u64,
 }
 
+/// One dump read, and what its path tree held.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GrowthDump {
@@ -110,6 +113,7 @@ pub struct GrowthDump {
     pub seconds: f64,
 }
 
+/// A path that grew in every step (the highest of its path), as reported.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GrowingNode {
@@ -132,6 +136,7 @@ pub struct GrowingNode {
     pub omitted_children: u64,
 }
 
+/// One node on the path from a GC root type down to a reported node.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PathStep {
@@ -139,6 +144,7 @@ pub struct PathStep {
     pub objects: u64,
 }
 
+/// A child of a reported node that grew in every step.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GrowingChild {

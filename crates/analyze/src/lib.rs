@@ -130,8 +130,8 @@ pub struct Timings {
     /// Steps it walked up its trees beyond one pass over the graph (see
     /// `docs/analyze.md`): a measure of its work, O((n + m) log n) at most.
     pub dominator_steps: u64,
-    /// The most frames the dominators' depth-first search held at once (12 bytes each):
-    /// one per object on the current path with references left to follow.
+    /// The most entries the dominators' depth-first search held on its stack at once
+    /// (8 bytes each): references waiting to be followed.
     pub dominator_depth: u64,
 }
 
@@ -582,15 +582,7 @@ fn analyze_input(
     let (reachable_objects, reachable_edges) = (doms.reachable, doms.edges);
     let census = match &reach {
         Some(reach) => {
-            let mut reachable = all_objects.clone();
-            for (key, (objects, bytes)) in gone_by_class(&doms, &g) {
-                if let Some(e) = reachable.get_mut(&key) {
-                    e.0 = e.0.saturating_sub(objects);
-                    e.1 = e.1.saturating_sub(bytes);
-                }
-            }
-            reachable.retain(|_, (objects, _)| *objects > 0);
-            let c = census::take(&doms, &g, reach, &reachable);
+            let c = census::take(&doms, &g, reach, &all_objects);
             t = timings.step("census", t);
             Some(c)
         }
@@ -742,18 +734,6 @@ fn analyze_input(
         },
         census,
     ))
-}
-
-/// The unreachable objects by class, for a census taken before the retained sizes (which
-/// count them on the way).
-fn gone_by_class(doms: &dominators::Dominators, g: &Graph<'_, '_>) -> Histogram {
-    let mut sizer = Sizer::default();
-    for node in 0..g.ix.len() as index::Node {
-        if doms.place(node).is_none() {
-            sizer.add(g, node);
-        }
-    }
-    sizer.finish()
 }
 
 /// What the reader must know when some objects' references could not be read: which

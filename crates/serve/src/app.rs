@@ -84,6 +84,11 @@ pub struct App {
     pub limits: Limits,
     /// A place per upload being received ([`Limits::max_uploads`]).
     pub uploads: Arc<tokio::sync::Semaphore>,
+    /// Set while this process's workers run a re-analysis: one at a time
+    /// ([`crate::jobs`]).
+    pub regroup_busy: std::sync::atomic::AtomicBool,
+    /// When an idle worker next looks for packages analyzed by an older analyzer.
+    pub regroup_scan: std::sync::Mutex<std::time::Instant>,
 }
 
 impl App {

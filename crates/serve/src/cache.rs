@@ -4,7 +4,9 @@
 //! same transaction, so every process sharing the database sees it; each leak row carries
 //! the generation that recorded it. A request reads the generation (one tiny query): if
 //! the entry was made under it, it is served as is; otherwise only the rows recorded since
-//! are folded in (see [`Store::leaks_since`]), or every row when some were removed.
+//! are folded in (see [`Store::leaks_since`]); when some were removed (a package analyzed
+//! again), the groups that lost rows are made again from their rows alone, or every group
+//! when the removals are too old to be known one by one.
 //!
 //! Memory is bounded by a budget, not only a count: each entry's bytes are estimated as it
 //! is made ([`Fold::bytes`], [`Top::bytes`]); the filtered entries share
@@ -18,7 +20,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::groups::{Fold, LeakGroup, Top};
 use super::limits;
-use super::store::{Column, DbResult, Filter, Menu, Menus, Store, Version};
+use super::store::{Column, DbResult, Filter, Menu, Menus, Queue, Regrouping, Store, Version};
 
 /// What the groups page and API show for one filter.
 pub struct Shown {
@@ -31,17 +33,20 @@ pub struct Shown {
     pub menus: Arc<Menus>,
     /// The analysis queue: (state, jobs).
     pub jobs: Vec<(String, i64)>,
+    /// Packages being analyzed again for new signatures, while any is left.
+    pub regrouping: Option<Regrouping>,
 }
 
 impl Shown {
-    fn new(top: Top, menus: Arc<Menus>, jobs: Vec<(String, i64)>) -> Shown {
+    fn new(top: Top, menus: Arc<Menus>, queue: Queue) -> Shown {
         Shown {
             app: top.app,
             app_left_out: top.app_left_out,
             library: top.library,
             library_left_out: top.library_left_out,
             menus,
-            jobs,
+            jobs: queue.states,
+            regrouping: queue.regrouping,
         }
     }
 }
@@ -233,9 +238,9 @@ impl Cache {
                 // A filter no package matches shows nothing, and is not kept: a crawler
                 // trying values costs a lookup per request, not an entry per value.
                 None if !store.admits_any(f).await? => {
-                    let jobs = store.job_counts().await?;
+                    let queue = store.queue().await?;
                     let menus = self.menus(store, now).await?;
-                    return Ok(Arc::new(Shown::new(Top::default(), menus, jobs)));
+                    return Ok(Arc::new(Shown::new(Top::default(), menus, queue)));
                 }
                 None => self.keep(&key),
             }
@@ -263,7 +268,7 @@ impl Cache {
         let groups = Arc::new(Shown::new(
             top,
             self.menus(store, version.generation).await?,
-            store.job_counts().await?,
+            store.queue().await?,
         ));
         *lock(&entry.shown) = Some((version.generation, groups.clone()));
         drop(fold);

@@ -8,12 +8,17 @@ use serde::Serialize;
 
 use super::limits;
 use super::rows::{BitmapRow, LeakRef, LeakRow};
+use hprof_shrink_analyze::model::SIGNATURE_VERSION;
 
 /// One bug seen on many devices: every leak with this signature.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LeakGroup {
     pub signature: String,
+    /// LeakCanary's short description of the leak in the most recent occurrence (the first
+    /// suspect reference, `Listener$1.this$0`; a library leak's pattern), or the leaking
+    /// class where that occurrence was recorded before it was kept.
+    pub title: String,
     /// The leaking object's class in the most recent occurrence.
     pub class_name: String,
     /// The known framework leak's description: a library leak, not the app's bug.
@@ -32,6 +37,10 @@ pub struct LeakGroup {
     pub app_versions: Vec<(String, u64)>,
     pub app_versions_left_out: u64,
     pub retained_bytes: Distribution,
+    /// Occurrences recorded with an older signature version than the analyzer's: their
+    /// packages are to be analyzed again, and their leaks will move to the groups of their
+    /// new signatures (see [`crate::rows::Regrouping`]).
+    pub older_signatures: u64,
 }
 
 /// Bytes a structure of the groups holds besides its strings (allocation headers, map
@@ -56,6 +65,7 @@ impl LeakGroup {
             |v: &[(String, u64)]| -> usize { v.iter().map(|(s, _)| s.len() + cost::VALUE).sum() };
         cost::GROUP
             + self.signature.len()
+            + self.title.len()
             + self.class_name.len()
             + self.library_leak.as_ref().map_or(0, String::len)
             + spread(&self.sdk_versions)
@@ -174,6 +184,9 @@ struct Acc {
     latest: (i64, i64, i64),
     class_name: String,
     library: Option<String>,
+    title: Option<String>,
+    /// Occurrences with an older signature version.
+    older: u64,
     sdk: BTreeMap<String, u64>,
     manufacturer: BTreeMap<String, u64>,
     app_version: BTreeMap<String, u64>,
@@ -196,6 +209,8 @@ impl Acc {
             latest: (i64::MIN, i64::MIN, i64::MIN),
             class_name: String::new(),
             library: None,
+            title: None,
+            older: 0,
             sdk: BTreeMap::new(),
             manufacturer: BTreeMap::new(),
             app_version: BTreeMap::new(),
@@ -215,16 +230,27 @@ impl Acc {
         let key = (l.received_ms, l.package_id, l.leak_id);
         if key > self.latest {
             self.latest = key;
-            let names = self.class_name.len() + self.library.as_ref().map_or(0, String::len);
+            let names = |a: &Acc| {
+                a.class_name.len()
+                    + a.library.as_ref().map_or(0, String::len)
+                    + a.title.as_ref().map_or(0, String::len)
+            };
+            let before = names(self);
             limits::cut(l.class_name, limits::NAME_BYTES)
                 .as_ref()
                 .clone_into(&mut self.class_name);
             self.library = l
                 .library
                 .map(|d| limits::cut(d, limits::NAME_BYTES).into_owned());
-            self.bytes = self.bytes - names
-                + self.class_name.len()
-                + self.library.as_ref().map_or(0, String::len);
+            self.title = l
+                .title
+                .map(|t| limits::cut(t, limits::NAME_BYTES).into_owned());
+            self.bytes = self.bytes - before + names(self);
+        }
+        if l.signature_version
+            .is_none_or(|v| v < i64::from(SIGNATURE_VERSION))
+        {
+            self.older += 1;
         }
         self.bytes += count(&mut self.sdk, l.sdk);
         self.bytes += count(&mut self.manufacturer, l.manufacturer);
@@ -246,6 +272,10 @@ impl Acc {
             let (app_versions, app_versions_left_out) = spread(&self.app_version);
             let made = LeakGroup {
                 signature: signature.to_string(),
+                title: self
+                    .title
+                    .clone()
+                    .unwrap_or_else(|| self.class_name.clone()),
                 class_name: self.class_name.clone(),
                 library_leak: self.library.clone(),
                 occurrences: self.occurrences,
@@ -259,6 +289,7 @@ impl Acc {
                 app_versions,
                 app_versions_left_out,
                 retained_bytes: Distribution::of_counts(&self.retained, self.occurrences),
+                older_signatures: self.older,
             };
             self.bytes += made.bytes();
             self.made = Some(made);
@@ -320,6 +351,14 @@ impl Fold {
                 self.bytes += acc.bytes + l.signature.len();
                 self.by_sig.insert(l.signature.to_string(), acc);
             }
+        }
+    }
+
+    /// Forgets every leak added with this signature (its group is to be made again from
+    /// its rows: some were removed).
+    pub fn forget(&mut self, signature: &str) {
+        if let Some(acc) = self.by_sig.remove(signature) {
+            self.bytes -= acc.bytes + signature.len();
         }
     }
 
@@ -473,6 +512,8 @@ mod tests {
             class_name: "com.example.A".into(),
             library: None,
             retained_bytes: retained,
+            title: None,
+            signature_version: Some(i64::from(SIGNATURE_VERSION)),
         }
     }
 
@@ -577,6 +618,53 @@ mod tests {
         assert_eq!(serde_json::to_value(fold.groups()).unwrap(), all);
         fold.clear();
         assert!(fold.groups().is_empty());
+    }
+
+    /// The cache's use when rows were removed: a group forgotten and its remaining rows
+    /// added again gives the groups of those rows added at once, bytes included; a
+    /// group with no rows left is gone.
+    #[test]
+    fn a_group_forgotten_and_made_again_equals_one_made_once() {
+        let rows: Vec<LeakRow> = (0..120)
+            .map(|i| {
+                let mut r = row(i / 2, i, ["a", "b", "c"][i as usize % 3], "25", "m", i);
+                r.leak_id = i;
+                r.signature_version = (i % 4 != 0).then_some(i64::from(SIGNATURE_VERSION));
+                r.title = (i % 5 != 0).then(|| format!("T{i}.f"));
+                r
+            })
+            .collect();
+        // Package 7's rows removed: "a" and "b" lose a row each; "c" loses all of its.
+        let kept: Vec<LeakRow> = rows
+            .iter()
+            .filter(|r| r.package_id != 7 && r.signature != "c")
+            .cloned()
+            .collect();
+        let mut fold = Fold::default();
+        for r in &rows {
+            fold.add(&r.leak());
+        }
+        fold.top();
+        for sig in ["a", "b", "c"] {
+            fold.forget(sig);
+        }
+        for r in kept.iter().filter(|r| r.signature != "c") {
+            fold.add(&r.leak());
+        }
+        let mut once = Fold::default();
+        for r in &kept {
+            once.add(&r.leak());
+        }
+        assert_eq!(
+            serde_json::to_value(fold.groups()).unwrap(),
+            serde_json::to_value(once.groups()).unwrap()
+        );
+        assert_eq!(fold.bytes(), once.bytes());
+        let g = fold.groups();
+        assert_eq!(g.len(), 2, "the emptied group is gone");
+        assert!(g
+            .iter()
+            .all(|g| g.older_signatures > 0 && g.title.starts_with('T')));
     }
 
     /// What a page shows of a fold is bounded: spreads list the most frequent values,

@@ -9,8 +9,9 @@
 //! job up again; the first one, should it come back, can no longer record a result (see
 //! [`super::store::Store::finish`]).
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -33,6 +34,49 @@ fn poll_interval(lease: Duration) -> Duration {
     POLL.min(lease / 3).max(Duration::from_millis(50))
 }
 
+/// How often an idle process looks for packages analyzed by an older analyzer besides at
+/// its start (a process of an older version sharing the database may have recorded some).
+pub const REGROUP_SCAN: Duration = Duration::from_secs(600);
+
+/// The one re-analysis a process runs at a time ([`Store::claim_with`]): taken before a
+/// claim that may return one, given back when the claim returned another job or the
+/// re-analysis ended.
+///
+/// [`Store::claim_with`]: super::store::Store::claim_with
+struct RegroupSlot<'a>(&'a AtomicBool);
+
+impl<'a> RegroupSlot<'a> {
+    fn take(busy: &'a AtomicBool) -> Option<RegroupSlot<'a>> {
+        busy.compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
+            .ok()
+            .map(|_| RegroupSlot(busy))
+    }
+}
+
+impl Drop for RegroupSlot<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Release);
+    }
+}
+
+/// Queues the packages analyzed by an older analyzer for re-analysis (see
+/// [`super::store::Store::queue_regroup`]), and says so.
+pub async fn queue_regroup(app: &App) {
+    match app.store.queue_regroup().await {
+        Ok(0) => {}
+        Ok(n) => {
+            (app.log)(&format!(
+                "{n} package(s) analyzed by an older analyzer queued for re-analysis \
+                 (signature version {}): their leaks move to the groups of their new \
+                 signatures, one re-analysis at a time, after every new package",
+                hprof_shrink_analyze::model::SIGNATURE_VERSION
+            ));
+            app.wake.notify_waiters();
+        }
+        Err(e) => (app.log)(&format!("queueing re-analyses: {e}")),
+    }
+}
+
 pub async fn worker(app: Arc<App>, mut stop: watch::Receiver<bool>) {
     loop {
         if *stop.borrow() {
@@ -40,7 +84,10 @@ pub async fn worker(app: Arc<App>, mut stop: watch::Receiver<bool>) {
         }
         // Registered before looking, so a package queued in between still wakes us.
         let woken = app.wake.notified();
-        match app.store.claim(app.lease).await {
+        // At most one re-analysis at a time in this process: the other workers stay free
+        // for new packages, and a single worker runs at most one before looking again.
+        let slot = RegroupSlot::take(&app.regroup_busy);
+        match app.store.claim_with(app.lease, slot.is_some()).await {
             Ok((claimed, failed)) => {
                 if failed > 0 {
                     (app.log)(&format!(
@@ -49,15 +96,37 @@ pub async fn worker(app: Arc<App>, mut stop: watch::Receiver<bool>) {
                     ));
                 }
                 if let Some(c) = claimed {
+                    let _slot = slot.filter(|_| c.regroup);
                     (app.log)(&format!(
-                        "analyzing package {} (attempt {})",
-                        c.id, c.attempt
+                        "{} package {} (attempt {})",
+                        if c.regroup {
+                            "re-analyzing (signatures changed)"
+                        } else {
+                            "analyzing"
+                        },
+                        c.id,
+                        c.attempt
                     ));
                     run_leased(&app, &c).await;
                     continue;
                 }
+                drop(slot);
+                let due = {
+                    let mut next = app.regroup_scan.lock().unwrap_or_else(|e| e.into_inner());
+                    let due = Instant::now() >= *next;
+                    if due {
+                        *next = Instant::now() + REGROUP_SCAN;
+                    }
+                    due
+                };
+                if due {
+                    queue_regroup(&app).await;
+                }
             }
-            Err(e) => (app.log)(&format!("analysis queue: {e}")),
+            Err(e) => {
+                drop(slot);
+                (app.log)(&format!("analysis queue: {e}"));
+            }
         }
         tokio::select! {
             _ = woken => {}

@@ -46,6 +46,7 @@ mod rows;
 pub mod s3;
 mod server;
 pub mod store;
+pub mod title;
 pub mod views;
 
 pub use app::{App, Dirs};

@@ -7,7 +7,7 @@ use maud::{html, Markup, PreEscaped, DOCTYPE};
 use super::cache::Shown;
 use super::groups::{DuplicateBuffer, LeakGroup};
 use super::limits::{self, Cut};
-use super::store::{Filter, LeakRow, Menu, Package, PackageRow};
+use super::store::{Filter, LeakRow, Menu, Package, PackageRow, Regrouping};
 use hprof_shrink_analyze::model::Trace;
 use hprof_shrink_analyze::render::html::trace;
 use hprof_shrink_analyze::render::{human, shown};
@@ -24,7 +24,7 @@ td.n{text-align:right;font-variant-numeric:tabular-nums}
 .spread span{display:inline-block;background:#eef;border-radius:3px;padding:0 .4em;margin:0 .3em .2em 0}
 .gallery{display:flex;flex-wrap:wrap;gap:1.2em}.bitmap{border:1px solid #ddd;padding:.8em;max-width:22em}
 .bitmap img{max-width:20em;max-height:20em;image-rendering:pixelated;background:repeating-conic-gradient(#eee 0 25%,#fff 0 50%) 0/16px 16px}
-.failed{color:#b00020}.note{background:#fff8e1;padding:.4em .8em}.more{color:#777}
+.failed{color:#b00020}.rebuilding{color:#8a5a00}.note{background:#fff8e1;padding:.4em .8em}.more{color:#777}
 ";
 
 fn page(title: &str, body: Markup) -> String {
@@ -88,11 +88,40 @@ fn bytes(n: i64) -> String {
     human(n.max(0) as u64)
 }
 
-fn group_table(groups: &[LeakGroup]) -> Markup {
+/// What a regrouping under way says, at the top of the groups page and of a group's.
+fn regrouping(r: Option<&Regrouping>) -> Markup {
+    html! {
+        @if let Some(r) = r {
+            p.note.regrouping {
+                "Regrouping: " (r.reanalyzed) " of " (r.packages) " packages re-analyzed"
+                @if r.failed > 0 { " (" (r.failed) " failed: their leaks keep their old signatures)" }
+                ". The analyzer's signatures changed (version " (r.signature_version) "): packages "
+                "analyzed before are being analyzed again, after every new package, and their "
+                "leaks move to the groups of their new signatures. Until then one bug may show "
+                "as an old group and a new one; groups being rebuilt say so."
+            }
+        }
+    }
+}
+
+/// A group's mark while some of its occurrences carry an older signature.
+fn rebuilding(g: &LeakGroup, r: Option<&Regrouping>) -> Markup {
+    html! {
+        @if g.older_signatures > 0 {
+            @if r.is_some() {
+                span.rebuilding { "being rebuilt: " (g.older_signatures) " of its occurrences are to be re-analyzed" }
+            } @else {
+                span.rebuilding { (g.older_signatures) " of its occurrences carry an older signature (not re-analyzed)" }
+            }
+        }
+    }
+}
+
+fn group_table(groups: &[LeakGroup], r: Option<&Regrouping>) -> Markup {
     html! {
         table {
             tr {
-                th { "occurrences" } th { "packages" } th { "leaking class" } th { "SDK" }
+                th { "occurrences" } th { "packages" } th { "leak" } th { "SDK" }
                 th { "manufacturer" } th { "app version" } th { "retained (median / max)" }
                 th { "first seen" } th { "last seen" }
             }
@@ -101,9 +130,11 @@ fn group_table(groups: &[LeakGroup]) -> Markup {
                     td.n { (g.occurrences) }
                     td.n { (g.packages) }
                     td {
-                        a href={ "/groups/" (g.signature) } { (shown(&g.class_name)) }
+                        a.title href={ "/groups/" (g.signature) } { (shown(&g.title)) }
+                        @if g.title != g.class_name { br; small { "leaking: " (shown(&g.class_name)) } }
                         br; span.sig { (g.signature) }
                         @if let Some(lib) = &g.library_leak { br; small { (lib) } }
+                        @if g.older_signatures > 0 { br; (rebuilding(g, r)) }
                     }
                     td { (spread(&g.sdk_versions, g.sdk_versions_left_out)) }
                     td { (spread(&g.manufacturers, g.manufacturers_left_out)) }
@@ -154,20 +185,29 @@ pub fn leak_groups(g: &Shown, filter: &Filter) -> String {
             "Analysis queue: "
             @for (state, n) in &g.jobs { (state) " " (n) "; " }
         }
+        (regrouping(g.regrouping.as_ref()))
         h2 { "App leaks (" (app.len() as u64 + g.app_left_out) " groups)" }
-        @if app.is_empty() { p { "None yet." } } @else { (group_table(app)) }
+        @if app.is_empty() { p { "None yet." } } @else { (group_table(app, g.regrouping.as_ref())) }
         (more(g.app_left_out, "groups (the least frequent)"))
         h2 { "Library leaks (" (library.len() as u64 + g.library_left_out) " groups)" }
         p { "Leaks whose only path runs through a known framework leak: not the app's bug." }
-        @if library.is_empty() { p { "None." } } @else { (group_table(library)) }
+        @if library.is_empty() { p { "None." } } @else { (group_table(library, g.regrouping.as_ref())) }
         (more(g.library_left_out, "groups (the least frequent)"))
     };
     page("Leak groups", body)
 }
 
-pub fn group(g: &LeakGroup, t: Option<&Trace>, occurrences: &[LeakRow]) -> String {
+pub fn group(
+    g: &LeakGroup,
+    t: Option<&Trace>,
+    occurrences: &[LeakRow],
+    r: Option<&Regrouping>,
+) -> String {
     let left_out = g.occurrences.saturating_sub(occurrences.len() as u64);
     let body = html! {
+        (regrouping(r))
+        @if g.older_signatures > 0 { p.note { (rebuilding(g, r)) } }
+        p { "Leaking: " (shown(&g.class_name)) }
         p.sig { "signature " (g.signature) }
         @if let Some(lib) = &g.library_leak { p.note { "Library leak: " (lib) } }
         table {
@@ -199,7 +239,7 @@ pub fn group(g: &LeakGroup, t: Option<&Trace>, occurrences: &[LeakRow]) -> Strin
         }
         (more(left_out, "occurrences (older)"))
     };
-    page(&format!("Leak group: {}", shown(&g.class_name)), body)
+    page(&format!("Leak group: {}", shown(&g.title)), body)
 }
 
 pub struct PackageLeak {
@@ -239,8 +279,14 @@ pub fn package(pkg: &Package, leaks: &[PackageLeak], bitmaps: &[DuplicateBuffer]
             tr { th { "received" } td { (when(p.received_ms)) } }
             tr { th { "analysis" } td {
                 (p.state)
+                @if p.reanalysis { " (a re-analysis: analyzed before by an older analyzer, whose signatures group leaks differently)" }
                 @if let Some(e) = &p.error { " — " span.failed { (e) } }
             } }
+            @if p.analyses > 0 {
+                tr { th { "signature version" } td {
+                    @match p.signature_version { Some(v) => { (v) }, None => { "older (not recorded)" } }
+                } }
+            }
         }
         h2 { "result.info" }
         (props(&pkg.manifest, pkg.manifest_cut.as_ref()))

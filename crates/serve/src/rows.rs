@@ -22,8 +22,15 @@ pub struct PackageRow {
     pub state: String,
     pub error: Option<String>,
     pub attempts: i64,
-    /// Analyses recorded for this package: 1 once done, whatever the attempts.
+    /// Analyses recorded for this package: 1 once done, whatever the attempts; one more
+    /// for each re-analysis.
     pub analyses: i64,
+    /// The recorded analysis's `signatureVersion`; None when recorded by a server that did
+    /// not keep it (an older analyzer's), or not analyzed yet.
+    pub signature_version: Option<i64>,
+    /// The job was queued again because its analysis was older than the analyzer's (see
+    /// [`Regrouping`]): it waits behind every other job.
+    pub reanalysis: bool,
 }
 
 /// One package with its `result.info` and `extra.info` as recorded (cut to
@@ -57,6 +64,32 @@ pub struct Claim {
     /// The claimer's token: the job's result is recorded only by whoever holds it while
     /// the job still names it.
     pub token: String,
+    /// A re-analysis of a package analyzed by an older analyzer (the lowest priority).
+    pub regroup: bool,
+}
+
+/// Packages analyzed by an older analyzer, queued to be analyzed again so that their leaks
+/// join the groups of the current signatures: how far that has come. Present while any is
+/// still queued or under way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Regrouping {
+    /// Packages queued for re-analysis in this regrouping.
+    pub packages: i64,
+    /// Of those, analyzed again (their leaks in their new groups).
+    pub reanalyzed: i64,
+    /// Of those, whose re-analysis failed: their leaks stay under their old signatures.
+    pub failed: i64,
+    /// The signature version the packages are analyzed again with.
+    pub signature_version: i64,
+}
+
+/// The analysis queue as the groups page shows it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Queue {
+    /// (state, jobs) of every job.
+    pub states: Vec<(String, i64)>,
+    pub regrouping: Option<Regrouping>,
 }
 
 /// One leak of one package, with what the grouping needs of its package.
@@ -73,6 +106,10 @@ pub struct LeakRow {
     pub class_name: String,
     pub library: Option<String>,
     pub retained_bytes: i64,
+    /// LeakCanary's short description; None in rows recorded before it was kept.
+    pub title: Option<String>,
+    /// The signature's version; None in rows recorded before it was kept.
+    pub signature_version: Option<i64>,
 }
 
 impl LeakRow {
@@ -90,6 +127,8 @@ impl LeakRow {
             class_name: l.class_name.to_string(),
             library: l.library.map(str::to_string),
             retained_bytes: l.retained_bytes,
+            title: l.title.map(str::to_string),
+            signature_version: l.signature_version,
         }
     }
 
@@ -105,6 +144,8 @@ impl LeakRow {
             class_name: &self.class_name,
             library: self.library.as_deref(),
             retained_bytes: self.retained_bytes,
+            title: self.title.as_deref(),
+            signature_version: self.signature_version,
         }
     }
 }
@@ -123,6 +164,8 @@ pub struct LeakRef<'a> {
     pub class_name: &'a str,
     pub library: Option<&'a str>,
     pub retained_bytes: i64,
+    pub title: Option<&'a str>,
+    pub signature_version: Option<i64>,
 }
 
 /// The state of the leak rows: the generation (bumped by every change), and how many

@@ -261,7 +261,13 @@ pub async fn start(config: Config) -> Result<Running, ServeError> {
         log: config.log,
         uploads: Arc::new(tokio::sync::Semaphore::new(limits.max_uploads.max(1))),
         limits,
+        regroup_busy: Default::default(),
+        regroup_scan: std::sync::Mutex::new(std::time::Instant::now() + jobs::REGROUP_SCAN),
     });
+    // Packages analyzed by an older analyzer (their signatures group the same bug apart
+    // from the new ones) queued again, behind every new package. Every process does it:
+    // the query is idempotent.
+    jobs::queue_regroup(&app).await;
     let (stop, stopped) = watch::channel(false);
     let workers = (0..config.workers)
         .map(|_| tokio::spawn(jobs::worker(app.clone(), stopped.clone())))

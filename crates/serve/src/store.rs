@@ -23,6 +23,7 @@ use super::groups::{DuplicateBuffer, Fold};
 use super::limits::{self, Props};
 /// The plain records the store reads and writes, named here too (`store::Filter`).
 pub use crate::rows::*;
+use hprof_shrink_analyze::model::{SCHEMA_VERSION, SIGNATURE_VERSION};
 use hprof_shrink_analyze::Analysis;
 
 /// A job is tried at most this many times, whatever ended its attempts (its worker died or
@@ -53,6 +54,11 @@ const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
         "retries",
         include_str!("migrations/sqlite/0004_retries.sql"),
     ),
+    (
+        5,
+        "regroup",
+        include_str!("migrations/sqlite/0005_regroup.sql"),
+    ),
 ];
 
 const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
@@ -71,6 +77,11 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
         4,
         "retries",
         include_str!("migrations/postgres/0004_retries.sql"),
+    ),
+    (
+        5,
+        "regroup",
+        include_str!("migrations/postgres/0005_regroup.sql"),
     ),
 ];
 
@@ -146,6 +157,8 @@ macro_rules! package_row {
             error: error.map(|e| limits::cut(&e, limits::ERROR_BYTES).into_owned()),
             attempts: r.try_get("attempts")?,
             analyses: r.try_get("analyses")?,
+            signature_version: r.try_get("signature_version")?,
+            reanalysis: r.try_get("regroup")?,
         })
     }};
 }
@@ -172,7 +185,8 @@ macro_rules! grouped_leaks {
     ($extra:literal) => {
         concat!(
             "SELECT l.id, l.package_id, p.received_ms, p.sdk, p.manufacturer, p.app_version, \
-             l.signature, l.class_name, l.library, l.retained_bytes",
+             l.signature, l.class_name, l.library, l.retained_bytes, l.title, \
+             l.signature_version",
             $extra,
             " FROM leaks l JOIN packages p ON p.id = l.package_id \
              WHERE ($1 IS NULL OR p.sdk = $1) AND ($2 IS NULL OR p.manufacturer = $2) \
@@ -196,6 +210,8 @@ macro_rules! leak_row {
             class_name: r.try_get(7)?,
             library: r.try_get(8)?,
             retained_bytes: r.try_get(9)?,
+            title: r.try_get(10)?,
+            signature_version: r.try_get(11)?,
         }
     }};
 }
@@ -212,30 +228,52 @@ const FAIL_EXPIRED: &str = "UPDATE jobs SET state = 'failed', lease_owner = NULL
      ' times (its worker stopped or lost its lease)' \
      WHERE state = 'analyzing' AND lease_until < $1 AND attempts >= $2";
 
-/// The oldest job that is queued (and not waiting out a backoff), or whose lease ran out.
+/// The oldest job that is queued (and not waiting out a backoff), or whose lease ran out;
+/// re-analyses ($4: whether one may be taken) only when no other job is waiting.
 /// SQLite serializes writers, so one UPDATE is enough there.
 const CLAIM_SQLITE: &str = "UPDATE jobs SET state = 'analyzing', attempts = attempts + 1, \
      lease_owner = $2, lease_until = $3, updated_ms = $1 \
-     WHERE package_id = (SELECT package_id FROM jobs WHERE (state = 'received' \
+     WHERE package_id = (SELECT package_id FROM jobs WHERE ((state = 'received' \
      AND not_before <= $1) \
-     OR (state = 'analyzing' AND lease_until < $1) ORDER BY package_id LIMIT 1) \
-     RETURNING package_id, attempts";
+     OR (state = 'analyzing' AND lease_until < $1)) AND ($4 OR NOT regroup) \
+     ORDER BY regroup, package_id LIMIT 1) \
+     RETURNING package_id, attempts, regroup";
 
 /// PostgreSQL: the candidate row is locked by the inner SELECT, and rows other claimers
 /// hold are skipped rather than waited for, so concurrent claims take different jobs.
 const CLAIM_POSTGRES: &str = "UPDATE jobs SET state = 'analyzing', attempts = attempts + 1, \
      lease_owner = $2, lease_until = $3, updated_ms = $1 \
-     WHERE package_id = (SELECT package_id FROM jobs WHERE (state = 'received' \
+     WHERE package_id = (SELECT package_id FROM jobs WHERE ((state = 'received' \
      AND not_before <= $1) \
-     OR (state = 'analyzing' AND lease_until < $1) ORDER BY package_id LIMIT 1 \
+     OR (state = 'analyzing' AND lease_until < $1)) AND ($4 OR NOT regroup) \
+     ORDER BY regroup, package_id LIMIT 1 \
      FOR UPDATE SKIP LOCKED) \
-     RETURNING package_id, attempts";
+     RETURNING package_id, attempts, regroup";
 
 /// Only the current holder ends a job: a worker presumed dead whose job was retaken finds
 /// its token gone and records nothing.
 const FINISH_JOB: &str = "UPDATE jobs SET state = 'done', error = NULL, lease_owner = NULL, \
-     analyses = analyses + 1, updated_ms = $1 \
+     analyses = analyses + 1, updated_ms = $1, signature_version = $4, analysis_schema = $5 \
      WHERE package_id = $2 AND lease_owner = $3 AND state = 'analyzing'";
+
+/// Done jobs whose analysis is older than the analyzer's ($2: its signature version, $3:
+/// its schema; unknown counts as older), queued again as re-analyses.
+const QUEUE_REGROUP: &str = "UPDATE jobs SET state = 'received', regroup = TRUE, error = NULL, \
+     attempts = 0, not_before = 0, lease_owner = NULL, updated_ms = $1 \
+     WHERE state = 'done' AND (signature_version IS NULL OR signature_version < $2 \
+     OR analysis_schema IS NULL OR analysis_schema < $3)";
+
+/// Re-analyses of an earlier regrouping that ended: no longer counted in the next one.
+const END_REGROUPING: &str = "UPDATE jobs SET regroup = FALSE \
+     WHERE regroup AND state IN ('done', 'failed')";
+
+/// Re-analyses queued or under way.
+const REGROUPS_PENDING: &str =
+    "SELECT COUNT(*) FROM jobs WHERE regroup AND state IN ('received', 'analyzing')";
+
+/// How long the signatures of removed leak rows are kept for the caches (see
+/// `leak_removals` in the migrations): a cache that last looked before starts over.
+const REMOVALS_KEPT_MS: i64 = 3_600_000;
 
 const FAIL_JOB: &str = "UPDATE jobs SET state = 'failed', error = $1, lease_owner = NULL, \
      updated_ms = $2 WHERE package_id = $3 AND lease_owner = $4 AND state = 'analyzing'";
@@ -450,6 +488,16 @@ impl Store {
     /// whose lease ran out after [`MAX_ATTEMPTS`] attempts are failed on the way. Returns
     /// the claim and how many jobs were failed so.
     pub async fn claim(&self, lease: Duration) -> DbResult<(Option<Claim>, u64)> {
+        self.claim_with(lease, true).await
+    }
+
+    /// [`Store::claim`], taking a re-analysis (the lowest priority, see
+    /// [`Store::queue_regroup`]) only if `regroup` and no other job is waiting.
+    pub async fn claim_with(
+        &self,
+        lease: Duration,
+        regroup: bool,
+    ) -> DbResult<(Option<Claim>, u64)> {
         let now = now_ms();
         let until = now.saturating_add(lease.as_millis() as i64);
         let token = claim_token();
@@ -457,7 +505,7 @@ impl Store {
             Store::Sqlite(_) => CLAIM_SQLITE,
             Store::Postgres(_) => CLAIM_POSTGRES,
         };
-        let (claimed, failed): (Option<(i64, i64)>, u64) = on!(self, pool => {
+        let (claimed, failed): (Option<(i64, i64, bool)>, u64) = on!(self, pool => {
             let failed = sqlx::query(FAIL_EXPIRED)
                 .bind(now)
                 .bind(MAX_ATTEMPTS)
@@ -469,10 +517,11 @@ impl Store {
                 .bind(now)
                 .bind(&token)
                 .bind(until)
+                .bind(regroup)
                 .fetch_optional(&mut *tx)
                 .await?;
             let claimed = match row {
-                Some(r) => Some((r.try_get::<i64, _>(0)?, r.try_get::<i64, _>(1)?)),
+                Some(r) => Some((r.try_get::<i64, _>(0)?, r.try_get::<i64, _>(1)?, r.try_get::<bool, _>(2)?)),
                 None => None,
             };
             if claimed.is_some() || failed > 0 {
@@ -482,7 +531,7 @@ impl Store {
             tx.commit().await?;
             (claimed, failed)
         });
-        let Some((id, attempt)) = claimed else {
+        let Some((id, attempt, regroup)) = claimed else {
             return Ok((None, failed));
         };
         let md5: String = on!(self, pool => sqlx::query_scalar("SELECT md5 FROM packages WHERE id = $1")
@@ -495,6 +544,7 @@ impl Store {
                 md5,
                 attempt,
                 token,
+                regroup,
             }),
             failed,
         ))
@@ -519,14 +569,17 @@ impl Store {
     /// what an earlier run wrote.
     pub async fn finish(&self, c: &Claim, a: &Analysis, pictured: &[String]) -> DbResult<bool> {
         let id = c.id;
+        let now = now_ms();
         on!(self, pool => {
             let mut tx = pool.begin().await?;
             // First, so that the row stays locked (PostgreSQL) until the commit: a claim
             // cannot take the job from under this transaction.
             let held = sqlx::query(FINISH_JOB)
-                .bind(now_ms())
+                .bind(now)
                 .bind(id)
                 .bind(&c.token)
+                .bind(i64::from(a.signature_version))
+                .bind(i64::from(a.schema))
                 .execute(&mut *tx)
                 .await?
                 .rows_affected()
@@ -535,23 +588,45 @@ impl Store {
                 tx.rollback().await?;
                 return Ok(false);
             }
-            let removed = sqlx::query("DELETE FROM leaks WHERE package_id = $1")
-                .bind(id)
-                .execute(&mut *tx)
-                .await?
-                .rows_affected();
+            let mut removed: Vec<String> =
+                sqlx::query_scalar("DELETE FROM leaks WHERE package_id = $1 RETURNING signature")
+                    .bind(id)
+                    .fetch_all(&mut *tx)
+                    .await?;
             sqlx::query("DELETE FROM bitmaps WHERE package_id = $1")
                 .bind(id)
                 .execute(&mut *tx)
                 .await?;
             let stamp: i64 = sqlx::query_scalar(BUMP_GENERATION_FOR_LEAKS)
-                .bind(i64::from(removed > 0))
+                .bind(i64::from(!removed.is_empty()))
                 .fetch_one(&mut *tx)
                 .await?;
+            if !removed.is_empty() {
+                // The groups these rows were in, for the caches to remake (see
+                // `leaks_since`); what no cache can still need, dropped.
+                sqlx::query("DELETE FROM leak_removals WHERE at_ms < $1")
+                    .bind(now - REMOVALS_KEPT_MS)
+                    .execute(&mut *tx)
+                    .await?;
+                removed.sort_unstable();
+                removed.dedup();
+                for sig in &removed {
+                    sqlx::query(
+                        "INSERT INTO leak_removals (generation, signature, at_ms) \
+                         VALUES ($1, $2, $3)",
+                    )
+                    .bind(stamp)
+                    .bind(sig)
+                    .bind(now)
+                    .execute(&mut *tx)
+                    .await?;
+                }
+            }
             for l in &a.leaks {
                 sqlx::query(
                     "INSERT INTO leaks (package_id, signature, class_name, library, \
-                     retained_bytes, trace, generation) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                     retained_bytes, trace, generation, title, signature_version) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
                 )
                 .bind(id)
                 .bind(&l.signature)
@@ -560,6 +635,8 @@ impl Store {
                 .bind(l.retained_bytes as i64)
                 .bind(serde_json::to_string(&l.trace).unwrap_or_default())
                 .bind(stamp)
+                .bind(limits::cut(&crate::title::short_description(l), limits::NAME_BYTES).as_ref())
+                .bind(i64::from(a.signature_version))
                 .execute(&mut *tx)
                 .await?;
             }
@@ -685,45 +762,162 @@ impl Store {
                 generation: r.try_get(0)?,
                 removals: r.try_get(1)?,
             };
-            let (sql, full) = match since {
+            // Groups that lost rows since: remade from their rows alone, when every
+            // removal since is in the log (one generation per removing transaction).
+            let mut remake: Option<Vec<String>> = None;
+            match since {
                 Some(s) if s == now => {
                     tx.commit().await?;
                     return Ok((now, false));
                 }
                 Some(s) if s.removals == now.removals && s.generation < now.generation => {
-                    (GROUPED_LEAKS_SINCE, false)
+                    remake = Some(Vec::new());
                 }
-                _ => {
-                    sink.clear();
-                    (GROUPED_LEAKS, true)
+                Some(s) if s.removals < now.removals && s.generation < now.generation => {
+                    let rows = sqlx::query(
+                        "SELECT generation, signature FROM leak_removals WHERE generation > $1",
+                    )
+                    .bind(s.generation)
+                    .fetch_all(&mut *tx)
+                    .await?;
+                    let mut gens = std::collections::HashSet::new();
+                    let mut sigs = Vec::with_capacity(rows.len());
+                    for r in &rows {
+                        gens.insert(r.try_get::<i64, _>(0)?);
+                        sigs.push(r.try_get::<String, _>(1)?);
+                    }
+                    if gens.len() as i64 == now.removals - s.removals {
+                        sigs.sort_unstable();
+                        sigs.dedup();
+                        remake = Some(sigs);
+                    }
                 }
+                _ => {}
+            }
+            let Some(remake) = remake else {
+                sink.clear();
+                let rows = sqlx::query(GROUPED_LEAKS)
+                    .bind(&f.sdk)
+                    .bind(&f.manufacturer)
+                    .bind(&f.app_version)
+                    .fetch_all(&mut *tx)
+                    .await?;
+                tx.commit().await?;
+                for r in &rows {
+                    sink.add(&leak_row!(r));
+                }
+                return Ok((now, true));
             };
-            let mut q = sqlx::query(sql)
+            // Only where it is named: PostgreSQL refuses a parameter too many.
+            let rows = sqlx::query(GROUPED_LEAKS_SINCE)
                 .bind(&f.sdk)
                 .bind(&f.manufacturer)
-                .bind(&f.app_version);
-            if !full {
-                // Only where it is named: PostgreSQL refuses a parameter too many.
-                q = q.bind(since.map_or(0, |s| s.generation));
+                .bind(&f.app_version)
+                .bind(since.map_or(0, |s| s.generation))
+                .fetch_all(&mut *tx)
+                .await?;
+            let mut regrouped = Vec::with_capacity(remake.len());
+            for sig in &remake {
+                regrouped.push(
+                    sqlx::query(concat!(grouped_leaks!(""), " AND l.signature = $4"))
+                        .bind(&f.sdk)
+                        .bind(&f.manufacturer)
+                        .bind(&f.app_version)
+                        .bind(sig)
+                        .fetch_all(&mut *tx)
+                        .await?,
+                );
             }
-            let rows = q.fetch_all(&mut *tx).await?;
             tx.commit().await?;
+            for sig in &remake {
+                sink.forget(sig);
+            }
             for r in &rows {
+                let l = leak_row!(r);
+                // Added with its group's other rows below.
+                if remake.binary_search_by(|s| s.as_str().cmp(l.signature)).is_err() {
+                    sink.add(&l);
+                }
+            }
+            for r in regrouped.iter().flatten() {
                 sink.add(&leak_row!(r));
             }
-            Ok((now, full))
+            Ok((now, false))
         })
     }
 
     /// Jobs by state: (state, count).
     pub async fn job_counts(&self) -> DbResult<Vec<(String, i64)>> {
-        on!(self, pool => {
-            let rows = sqlx::query("SELECT state, COUNT(*) AS n FROM jobs GROUP BY state ORDER BY state")
-                .fetch_all(pool)
-                .await?;
+        Ok(self.queue().await?.states)
+    }
+
+    /// The queue: jobs by state, and the regrouping under way if any (read by index).
+    pub async fn queue(&self) -> DbResult<Queue> {
+        let counts: Vec<(String, bool, i64)> = on!(self, pool => {
+            let rows = sqlx::query(
+                "SELECT state, regroup, COUNT(*) AS n FROM jobs GROUP BY state, regroup",
+            )
+            .fetch_all(pool)
+            .await?;
             rows.iter()
-                .map(|r| Ok((r.try_get("state")?, r.try_get("n")?)))
-                .collect()
+                .map(|r| Ok::<_, sqlx::Error>((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?)))
+                .collect::<DbResult<_>>()?
+        });
+        let mut states: std::collections::BTreeMap<String, i64> = Default::default();
+        let mut r = Regrouping {
+            packages: 0,
+            reanalyzed: 0,
+            failed: 0,
+            signature_version: i64::from(SIGNATURE_VERSION),
+        };
+        let mut pending = 0;
+        for (state, regroup, n) in counts {
+            *states.entry(state.clone()).or_default() += n;
+            if regroup {
+                r.packages += n;
+                match state.as_str() {
+                    "done" => r.reanalyzed += n,
+                    "failed" => r.failed += n,
+                    _ => pending += n,
+                }
+            }
+        }
+        Ok(Queue {
+            states: states.into_iter().collect(),
+            regrouping: (pending > 0).then_some(r),
+        })
+    }
+
+    /// Queues every package whose recorded analysis is older than this analyzer's
+    /// (signature version or schema; unknown counts as older) for re-analysis at the
+    /// lowest priority, unless its job is failed (a failed re-analysis is not tried again
+    /// by itself). Returns how many were queued. Counts of an earlier regrouping that
+    /// ended are reset first, so that "N of M" counts this one's.
+    pub async fn queue_regroup(&self) -> DbResult<u64> {
+        let now = now_ms();
+        on!(self, pool => {
+            let mut tx = pool.begin().await?;
+            let pending: i64 = sqlx::query_scalar(REGROUPS_PENDING)
+                .fetch_one(&mut *tx)
+                .await?;
+            if pending == 0 {
+                sqlx::query(END_REGROUPING).execute(&mut *tx).await?;
+            }
+            let n = sqlx::query(QUEUE_REGROUP)
+                .bind(now)
+                .bind(i64::from(SIGNATURE_VERSION))
+                .bind(i64::from(SCHEMA_VERSION))
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+            if n > 0 {
+                sqlx::query(BUMP_GENERATION).execute(&mut *tx).await?;
+                tx.commit().await?;
+            } else {
+                // Nothing queued: the flags of the ended regrouping may stay as they were.
+                tx.rollback().await?;
+            }
+            Ok(n)
         })
     }
 
@@ -741,7 +935,7 @@ impl Store {
             .fetch_all(pool)
             .await?;
             rows.iter()
-                .map(|r| Ok(LeakRow::of(&leak_row!(r), r.try_get(10)?)))
+                .map(|r| Ok(LeakRow::of(&leak_row!(r), r.try_get(12)?)))
                 .collect()
         })
     }
@@ -888,7 +1082,7 @@ impl Store {
             .fetch_all(pool)
             .await?;
             rows.iter()
-                .map(|r| Ok(LeakRow::of(&leak_row!(r), r.try_get(10)?)))
+                .map(|r| Ok(LeakRow::of(&leak_row!(r), r.try_get(12)?)))
                 .collect()
         })
     }
@@ -960,11 +1154,11 @@ async fn migrate(
 mod package_sql {
     pub const ONE: &str = "SELECT p.id, p.md5, p.name, p.bytes, p.received_ms, p.sdk, \
          p.manufacturer, p.app_version, p.manifest, p.extra, j.state, j.error, j.attempts, \
-         j.analyses FROM packages p JOIN jobs j ON j.package_id = p.id WHERE p.id = $1";
+         j.analyses, j.signature_version, j.regroup FROM packages p JOIN jobs j ON j.package_id = p.id WHERE p.id = $1";
     /// Without `manifest` and `extra`: a list carries only the short columns.
     pub const RECENT: &str = "SELECT p.id, p.md5, p.name, p.bytes, p.received_ms, p.sdk, \
          p.manufacturer, p.app_version, j.state, j.error, j.attempts, \
-         j.analyses FROM packages p JOIN jobs j ON j.package_id = p.id \
+         j.analyses, j.signature_version, j.regroup FROM packages p JOIN jobs j ON j.package_id = p.id \
          WHERE p.id < $2 ORDER BY p.id DESC LIMIT $1";
 }
 

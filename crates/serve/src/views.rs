@@ -18,7 +18,7 @@ use super::fault::scrub;
 use super::groups::{bitmap_groups, Fold, LeakGroup};
 use super::limits;
 use super::pages::{self, PackageLeak};
-use super::store::{Filter, LeakRow, Package};
+use super::store::{Filter, LeakRow, Package, Regrouping};
 use crate::app::App;
 use crate::hex::is_hex;
 use hprof_shrink_analyze::model::Trace;
@@ -65,6 +65,7 @@ pub async fn leaks_api(
         "appLeaksLeftOut": groups.app_left_out,
         "libraryLeaks": groups.library,
         "libraryLeaksLeftOut": groups.library_left_out,
+        "regrouping": groups.regrouping,
     })))
 }
 
@@ -73,14 +74,18 @@ pub async fn leaks_api(
 async fn group_of(
     app: &App,
     signature: &str,
-) -> Result<(LeakGroup, Option<Trace>, Vec<LeakRow>), ApiError> {
+) -> Result<(LeakGroup, Option<Trace>, Vec<LeakRow>, Option<Regrouping>), ApiError> {
     let mut fold = Fold::default();
     app.store.fold_signature(signature, &mut fold).await?;
-    let g = fold
-        .groups()
-        .into_iter()
-        .next()
-        .ok_or_else(|| ApiError::not_found("no leak has this signature"))?;
+    let regrouping = app.store.queue().await?.regrouping;
+    let g = fold.groups().into_iter().next().ok_or_else(|| {
+        ApiError::not_found(if regrouping.is_some() {
+            "no leak has this signature: the analyzer's signatures changed and packages \
+             are being analyzed again, so its leaks may be in another group now"
+        } else {
+            "no leak has this signature"
+        })
+    })?;
     let rows = app
         .store
         .occurrences(signature, limits::OCCURRENCES as i64)
@@ -90,7 +95,7 @@ async fn group_of(
         .latest_trace(signature)
         .await?
         .and_then(|t| serde_json::from_str(&t).ok());
-    Ok((g, trace, rows))
+    Ok((g, trace, rows, regrouping))
 }
 
 pub async fn group_page(
@@ -99,7 +104,7 @@ pub async fn group_page(
 ) -> Result<Html<String>, Response> {
     let page = group_of(&app, &signature)
         .await
-        .map(|(g, t, rows)| pages::group(&g, t.as_ref(), &rows));
+        .map(|(g, t, rows, r)| pages::group(&g, t.as_ref(), &rows, r.as_ref()));
     html_or_not_found(page)
 }
 
@@ -120,7 +125,7 @@ pub async fn group_api(
     State(app): State<Arc<App>>,
     Path(signature): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    let (g, t, rows) = group_of(&app, &signature).await?;
+    let (g, t, rows, regrouping) = group_of(&app, &signature).await?;
     let occurrences: Vec<Value> = rows
         .iter()
         .map(|o| {
@@ -141,6 +146,7 @@ pub async fn group_api(
         "trace": t,
         "occurrences": occurrences,
         "occurrencesLeftOut": left_out,
+        "regrouping": regrouping,
     })))
 }
 

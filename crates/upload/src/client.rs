@@ -506,9 +506,9 @@ impl Uploader {
         drop(file);
         let fields = match self.cfg.method {
             Method::Post => {
-                package::result_info(path).map_err(|reason| UploadError::NotAPackage {
+                package::result_info(path).map_err(|source| UploadError::NotAPackage {
                     path: path.to_path_buf(),
-                    reason,
+                    source,
                 })?
             }
             Method::Put => Vec::new(),

@@ -26,12 +26,12 @@ pub enum UploadError {
     },
 
     /// The file is not a package the multipart protocol can describe.
-    #[error("{}: not an upload package: {reason}", path.display())]
+    #[error("{}: not an upload package: {source}", path.display())]
     NotAPackage {
         /// The zip.
         path: PathBuf,
         /// What the package reader found wrong.
-        reason: String,
+        source: hprof_shrink_core::package::PackageError,
     },
 
     /// A failure that another attempt would repeat: a 4xx other than 408/429, an

@@ -7,7 +7,7 @@ use std::io::{self, Read};
 use std::path::Path;
 
 use base64::Engine;
-use hprof_shrink_core::package::PackageReader;
+use hprof_shrink_core::package::{PackageError, PackageReader};
 use md5::{Digest, Md5};
 
 /// A zip's size and MD5, read once before its first attempt.
@@ -53,10 +53,8 @@ pub fn digest(file: &mut File) -> io::Result<Digested> {
 
 /// The `result.info` properties of a package, in file order. The error says why the file
 /// is not a package.
-pub fn result_info(path: &Path) -> Result<Vec<(String, String)>, String> {
-    PackageReader::open(path)
-        .and_then(|p| p.manifest())
-        .map_err(|e| e.to_string())
+pub fn result_info(path: &Path) -> Result<Vec<(String, String)>, PackageError> {
+    PackageReader::open(path).and_then(|p| p.manifest())
 }
 
 #[cfg(test)]
@@ -99,10 +97,16 @@ mod tests {
         let mut w = zip::ZipWriter::new(File::create(&other).unwrap());
         w.start_file("readme.txt", opts).unwrap();
         w.finish().unwrap();
-        assert!(result_info(&other).unwrap_err().contains("no result.info"));
+        assert!(result_info(&other)
+            .unwrap_err()
+            .to_string()
+            .contains("no result.info"));
 
         let junk = dir.path().join("junk.zip");
         std::fs::write(&junk, b"not a zip at all").unwrap();
-        assert!(result_info(&junk).unwrap_err().starts_with("not a zip"));
+        assert!(result_info(&junk)
+            .unwrap_err()
+            .to_string()
+            .starts_with("not a zip"));
     }
 }

@@ -154,12 +154,25 @@ pub fn resolve(
     }
 }
 
-/// The name of the hprof entry for an input file: its stem with `_shrink.hprof`, as Matrix
-/// names its shrunk dumps.
+/// Why a name cannot be the hprof entry's.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("hprof entry name {name:?} {why}")]
+pub struct BadEntryName {
+    /// The name.
+    pub name: String,
+    /// What is wrong with it.
+    pub why: &'static str,
+}
+
 /// Checks that `name` can be the hprof entry's name: a plain file name, which every reader
 /// extracts where it expects and which is not one of the manifest entries.
-pub fn check_entry_name(name: &str) -> Result<(), String> {
-    let bad = |why: &str| Err(format!("hprof entry name {name:?} {why}"));
+pub fn check_entry_name(name: &str) -> Result<(), BadEntryName> {
+    let bad = |why: &'static str| {
+        Err(BadEntryName {
+            name: name.to_string(),
+            why,
+        })
+    };
     if name.is_empty() {
         return bad("is empty");
     }

@@ -7,6 +7,7 @@ use maud::{html, PreEscaped, DOCTYPE};
 use super::{grouped, human};
 use crate::diff::{DiffReport, LeakGroup};
 
+/// The report as pretty JSON (docs/diff.md's schema).
 pub fn json(r: &DiffReport) -> String {
     let mut s = serde_json::to_string_pretty(r).expect("the report serializes");
     s.push('\n');
@@ -57,6 +58,7 @@ fn leaks_text(s: &mut String, title: &str, list: &[LeakGroup], omitted: u64) {
     }
 }
 
+/// The report for a terminal.
 #[allow(clippy::too_many_lines)] // TODO(issue 33): split by phase (h3's diff and growth, merged before the lint)
 pub fn text(r: &DiffReport) -> String {
     let mut s = String::new();
@@ -206,6 +208,7 @@ fn leaks_html(title: &str, list: &[LeakGroup], omitted: u64) -> maud::Markup {
     }
 }
 
+/// The report as one self-contained HTML page, every name from the dumps escaped.
 pub fn html(r: &DiffReport) -> String {
     let (b, n) = (&r.base, &r.new);
     let page = html! {

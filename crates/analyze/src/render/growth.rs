@@ -8,6 +8,7 @@ use maud::{html, PreEscaped, DOCTYPE};
 use super::{grouped, human};
 use crate::growth::{GrowingNode, GrowthReport, PATH_HEAD_STEPS};
 
+/// The report as pretty JSON (docs/diff.md's schema).
 pub fn json(r: &GrowthReport) -> String {
     let mut s = serde_json::to_string_pretty(r).expect("the report serializes");
     s.push('\n');
@@ -46,6 +47,7 @@ fn plural(n: u64, one: &str, many: &str) -> String {
     format!("{} {}", grouped(n), if n == 1 { one } else { many })
 }
 
+/// The report for a terminal, LeakCanary's shape.
 #[allow(clippy::too_many_lines)] // TODO(issue 33): split by phase (h3's diff and growth, merged before the lint)
 pub fn text(r: &GrowthReport) -> String {
     let mut s = String::new();
@@ -165,6 +167,7 @@ td.n{text-align:right;font-variant-numeric:tabular-nums}
 .note{background:#fff8e1;padding:.4em .8em}
 ";
 
+/// The report as one self-contained HTML page, every name from the dumps escaped.
 pub fn html(r: &GrowthReport) -> String {
     let page = html! {
         (DOCTYPE)
