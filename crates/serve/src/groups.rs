@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use serde::Serialize;
 
 use super::limits;
-use super::rows::{BitmapRow, LeakRef, LeakRow};
+use super::rows::{BitmapRow, LeakRef, LeakRow, LeakSink};
 
 /// One bug seen on many devices: every leak with this signature.
 #[derive(Debug, Clone, Serialize)]
@@ -91,7 +91,7 @@ impl Distribution {
     }
 
     /// The same of `n` values given as value → how many times.
-    fn of_counts(counts: &BTreeMap<i64, u64>, n: u64) -> Distribution {
+    pub(crate) fn of_counts(counts: &BTreeMap<i64, u64>, n: u64) -> Distribution {
         let (Some((&min, _)), Some((&max, _))) =
             (counts.first_key_value(), counts.last_key_value())
         else {
@@ -389,6 +389,15 @@ impl Fold {
             library,
             library_left_out,
         }
+    }
+}
+
+impl LeakSink for Fold {
+    fn add(&mut self, l: &LeakRef<'_>) {
+        Fold::add(self, l);
+    }
+    fn clear(&mut self) {
+        Fold::clear(self);
     }
 }
 
