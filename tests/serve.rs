@@ -3272,6 +3272,32 @@ async fn bench_groups_page_with_10000_packages() {
         record_with_signature(&store, &analysis, &md5, &sdk, &[], i % 200).await;
         changed.push(page().await);
     }
+    // The per-app-version view: the first load folds every row, then as the groups.
+    let versions = || async {
+        let t = Instant::now();
+        let r = http.get(srv.url("/versions")).send().await.unwrap();
+        assert_eq!(r.status(), 200);
+        let body = r.text().await.unwrap();
+        let took = t.elapsed();
+        assert!(body.contains("id=\"v-1.6\""));
+        took
+    };
+    let first = versions().await;
+    let mut v_cached = Vec::new();
+    for _ in 0..100 {
+        v_cached.push(versions().await);
+    }
+    let mut v_changed = Vec::new();
+    for i in 0..100u32 {
+        let md5 = format!("{run:016x}{:016x}", 1000 + i);
+        let extra = [("appVersion".to_string(), format!("1.{}", i % 7))];
+        record_with_signature(&store, &analysis, &md5, &[], &extra, i % 200).await;
+        v_changed.push(versions().await);
+    }
+    println!(
+        "GET /versions, the first after the start: {:.1} ms",
+        first.as_secs_f64() * 1e3
+    );
     store.close().await;
     let list = get_json(&srv.url("/api/leaks"), None).await;
     let g = &list["appLeaks"][0];
@@ -3281,7 +3307,12 @@ async fn bench_groups_page_with_10000_packages() {
     )
     .await;
     assert_eq!(one["group"], *g);
-    for (what, mut times) in [("cached", cached), ("right after a change", changed)] {
+    for (what, mut times) in [
+        ("cached", cached),
+        ("right after a change", changed),
+        ("/versions, cached", v_cached),
+        ("/versions, right after a change", v_changed),
+    ] {
         times.sort();
         let at = |p: usize| times[(times.len() * p).div_ceil(100) - 1].as_secs_f64() * 1e3;
         println!(

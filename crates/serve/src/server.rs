@@ -283,6 +283,8 @@ pub async fn start(config: Config) -> Result<Running, ServeError> {
                 .leak_cache
                 .current(&app.store, &store::Filter::default())
                 .await;
+            // The per-app-version view likewise.
+            let _ = app.versions.current(&app.store).await;
         });
     }
     Ok(Running {
