@@ -586,51 +586,32 @@ impl Dominators {
 
     /// Every number's node (the super-root's is `NONE`) and every number's retained bytes
     /// (itself and all it dominates, leaves included), for `diff`'s census: 12 bytes per
-    /// numbered object. One parallel pass over the nodes (`size` of each reachable one,
-    /// `gone` of each unreachable one into the runs' states, merged with `merge`), then one
-    /// pass back over the numbers.
-    pub fn retained_all<S: Send>(
+    /// numbered object. One pass over the nodes (`size` of each reachable one, `gone` of
+    /// each unreachable one), then one back over the numbers. On one thread: spread over
+    /// threads, its scattered additions cost more than they saved where cores are shared.
+    pub fn retained_all(
         &self,
-        size: impl Fn(Node) -> u64 + Sync,
-        init: impl Fn() -> S + Sync + Send,
-        gone: impl Fn(&mut S, Node) + Sync,
-        merge: impl Fn(S, S) -> S + Sync + Send,
-    ) -> (Vec<Node>, Vec<u64>, S) {
-        use rayon::prelude::*;
-        use std::sync::atomic::{AtomicU64, Ordering};
+        size: impl Fn(Node) -> u64,
+        mut gone: impl FnMut(Node),
+    ) -> (Vec<Node>, Vec<u64>) {
         let mut node_of = vec![NONE; self.idom.len()];
+        let mut bytes = vec![0u64; self.idom.len()];
         for (u, &p) in self.pre.iter().enumerate() {
-            if p != NONE && !self.leaf.get(u) {
+            if p == NONE {
+                gone(u as Node);
+                continue;
+            }
+            if !self.leaf.get(u) {
                 node_of[p as usize] = u as Node;
             }
+            // A leaf's entry is its dominator's number: its bytes go there.
+            bytes[p as usize] += size(u as Node);
         }
-        let bytes: Vec<AtomicU64> = std::iter::repeat_with(|| AtomicU64::new(0))
-            .take(self.idom.len())
-            .collect();
-        const RUN: usize = 1 << 16;
-        let state = (0..self.pre.len().div_ceil(RUN))
-            .into_par_iter()
-            .map(|c| {
-                let mut state = init();
-                let first = c * RUN;
-                let run = &self.pre[first..((c + 1) * RUN).min(self.pre.len())];
-                for (u, &p) in (first..).zip(run) {
-                    if p == NONE {
-                        gone(&mut state, u as Node);
-                    } else {
-                        // A leaf's entry is its dominator's number: its bytes go there.
-                        bytes[p as usize].fetch_add(size(u as Node), Ordering::Relaxed);
-                    }
-                }
-                state
-            })
-            .reduce(&init, &merge);
-        let mut bytes: Vec<u64> = bytes.into_iter().map(AtomicU64::into_inner).collect();
         for k in (1..self.idom.len()).rev() {
             let d = self.idom[k] as usize;
             bytes[d] += bytes[k];
         }
-        (node_of, bytes, state)
+        (node_of, bytes)
     }
 
     /// The number of the immediate dominator of number `p` (0: the super-root).
