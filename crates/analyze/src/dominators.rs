@@ -746,27 +746,23 @@ mod tests {
 
     /// With `slack` 0 the jump pointers are built at the first step up the tree.
     fn compute_with(succ: &[Vec<u32>], roots: &[u32], slack: u64) -> Dominators {
-        let found = search(
+        Dominators::from_search(searched(succ, roots), slack)
+    }
+
+    /// The depth-first search the analyzer runs, on successor lists.
+    fn searched(succ: &[Vec<u32>], roots: &[u32]) -> Search {
+        search(
             succ.len(),
             roots,
             Edges::from_lists(succ),
             Spare::default(),
             &|_| Ok(()),
         )
-        .unwrap();
-        Dominators::from_search(found, slack)
+        .unwrap()
     }
 
     fn deepest(succ: &[Vec<u32>], roots: &[u32]) -> usize {
-        let found = search(
-            succ.len(),
-            roots,
-            Edges::from_lists(succ),
-            Spare::default(),
-            &|_| Ok(()),
-        )
-        .unwrap();
-        found.deepest
+        searched(succ, roots).deepest
     }
 
     #[test]
