@@ -50,7 +50,7 @@ beside cat and md5sum of the same file:
 and two comparisons of the same dump, beside (p) of the same binary (the baseline may have
 no such commands):
   (r)  hprof-shrink diff FILE FILE --format json           two analyses and their censuses
-  (s)  hprof-shrink growth FILE FILE FILE --format json    three path trees
+  (s)  hprof-shrink growth FILE FILE FILE --format json    three path trees (dumps up to 300 MB)
 with the ratios (p)/(a), (p)/(m), seconds per GB, and peak anonymous memory per input
 byte, per object and per reference, and the paths step's share of (p) (from analyze -v),
 against the targets: (r) <= 2 x (p), (s) <= 3 x (p), (p) and (q) <= 2 s per GB of the dump (the largest dumps measured:
@@ -457,11 +457,18 @@ def analysis_rows(args, exe, dump, package, out, r):
     r["r_diff"], r["r_peak_anon"] = best_of(
         args.runs, [exe, "diff", str(dump), str(dump), "--format", "json", "-o", str(f_out)],
         outputs=[f_out])
-    r["s_growth"], r["s_peak_anon"] = best_of(
-        args.runs, [exe, "growth", str(dump), str(dump), str(dump), "--format", "json", "-o", str(f_out)],
-        outputs=[f_out])
+    # The target is for ~200 MB dumps; growth refuses a path tree past --max-paths (one
+    # path per object on a tree-shaped heap), which is a result, not a broken bench.
+    r["s_growth"] = r["s_peak_anon"] = r["s_over_p"] = r["s_refused"] = None
+    if r["bytes"] <= 300e6:
+        try:
+            r["s_growth"], r["s_peak_anon"] = best_of(
+                args.runs, [exe, "growth", str(dump), str(dump), str(dump), "--format", "json", "-o", str(f_out)],
+                outputs=[f_out])
+            r["s_over_p"] = r["s_growth"] / r["p_analyze"]
+        except SystemExit as refused:
+            r["s_refused"] = str(refused).splitlines()[-1][-120:]
     r["r_over_p"] = r["r_diff"] / r["p_analyze"]
-    r["s_over_p"] = r["s_growth"] / r["p_analyze"]
     f_out.unlink(missing_ok=True)
     r["p_per_gb"] = r["p_analyze"] / (r["bytes"] / 1e9)
     # Per GB of the dump the package was made from: the target counts the inflating too.
@@ -487,8 +494,12 @@ def print_analysis(rows):
     print(f"\ncomparing dumps: (r) diff DUMP DUMP, (s) growth DUMP DUMP DUMP, beside (p) of the same binary")
     print(f"{'dump':18} {'(p)':>7} {'(r)diff':>8} {'r/p':>5} {'peak(r)':>9} {'(s)growth':>9} {'s/p':>5} {'peak(s)':>9}")
     for r in rows:
+        if r["s_growth"] is not None:
+            growth = f"{r['s_growth']:8.2f}s {r['s_over_p']:5.2f} {r['s_peak_anon']/MIB:7.1f}Mi"
+        else:
+            growth = f"refused: {r['s_refused']}" if r["s_refused"] else "(only on dumps up to 300 MB)"
         print(f"{r['dump']:18} {r['p_analyze']:6.2f}s {r['r_diff']:7.2f}s {r['r_over_p']:5.2f} "
-              f"{r['r_peak_anon']/MIB:7.1f}Mi {r['s_growth']:8.2f}s {r['s_over_p']:5.2f} {r['s_peak_anon']/MIB:7.1f}Mi")
+              f"{r['r_peak_anon']/MIB:7.1f}Mi {growth}")
     if any("p_base" in r for r in rows):
         print("\nanalysis against the baseline (best of each; new/base < 1 is faster):")
         print(f"{'dump':18} {'(p) new':>8} {'(p) base':>9} {'new/base':>9} {'(q) new':>8} {'(q) base':>9} "
@@ -504,7 +515,8 @@ def print_analysis(rows):
         ("(p) <= 2 s per GB on the largest dumps", all(r["p_per_gb"] <= 2 for r in big)),
         ("(q) <= 2 s per GB of dump on their packages", all(r["q_per_gb"] <= 2 for r in big)),
         ("(r) diff <= 2 x (p) on the largest dumps", all(r["r_over_p"] <= 2 for r in big)),
-        ("(s) growth of three <= 3 x (p) on the largest dumps", all(r["s_over_p"] <= 3 for r in big)),
+        ("(s) growth of three <= 3 x (p) on the ~200 MB dumps (a refusal fails)",
+         all(r["s_over_p"] is not None and r["s_over_p"] <= 3 for r in rows if r["bytes"] <= 300e6)),
     ]
     # Each shape's peak on its own line, so a new shape's miss is not hidden in another's pass.
     for shape in SHAPES:

@@ -1,7 +1,8 @@
-//! JSON out: reports written to a file (`--report`), results printed (`--json`).
+//! Results out: reports written to a file (`--report`), results printed (`--json`), a
+//! command's output to `-o FILE` or stdout, and the default name of a page it writes.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use hprof_shrink_core::output::PendingFile;
 use serde::Serialize;
@@ -41,4 +42,27 @@ pub fn write_pending(
 pub fn print(value: &impl Serialize) -> Result<(), HostError> {
     crate::say::out(&(serde_json::to_string_pretty(value)? + "\n"))?;
     Ok(())
+}
+
+/// `text` to `out` (complete or not at all) or, without one, to stdout.
+pub fn emit(out: Option<&Path>, text: &str) -> Result<(), HostError> {
+    match out {
+        Some(path) => write_text(path, text),
+        None => Ok(crate::say::out(text)?),
+    }
+}
+
+/// `NAME.EXT` in the current directory, NAME being the input's file name up to its first
+/// dot (`dump.hprof.gz` → `dump.html`), `fallback` when it has none.
+pub fn beside(input: &Path, ext: &str, fallback: &str) -> PathBuf {
+    let name = input
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| fallback.into());
+    let stem = name
+        .split('.')
+        .next()
+        .filter(|s| !s.is_empty())
+        .unwrap_or(fallback);
+    PathBuf::from(format!("{stem}.{ext}"))
 }

@@ -868,6 +868,8 @@ fn completions_for_every_shell_and_man_pages_come_from_the_clap_definitions() {
             "hprof-shrink-analyze.1",
             "hprof-shrink-batch.1",
             "hprof-shrink-completions.1",
+            "hprof-shrink-diff.1",
+            "hprof-shrink-growth.1",
             "hprof-shrink-inspect.1",
             "hprof-shrink-serve.1",
             "hprof-shrink-upload.1",

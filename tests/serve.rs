@@ -1829,6 +1829,80 @@ async fn a_package_whose_file_is_missing_or_damaged_fails_its_reanalysis_alone()
     srv.stop().await;
 }
 
+/// The per-app-version view kept change by change: see `versions_view_change_by_change`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_sqlite_the_versions_view_kept_change_by_change_equals_one_from_scratch() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, zip) = sqlite_store(dir.path()).await;
+    serve_common::versions_view_change_by_change(&store, &store, &zip).await;
+    store.close().await;
+}
+
+/// `/api/versions` and `/versions`: packages of two leak signatures with app versions
+/// 1.0, 1.1, 1.9 and 1.10, first received in that order; the versions in that order (not
+/// their text's), the group new in 1.1 marked new there, each version's counts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_versions_view_lists_new_groups_and_counts_per_app_version_in_release_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let zip = package(dir.path(), "a.zip", &[]);
+    let base = hprof_shrink_analyze::analyze_path(
+        &zip,
+        &hprof_shrink_analyze::Options::default(),
+        &hprof_shrink_core::Control::default(),
+    )
+    .unwrap()
+    .analysis;
+    let data = dir.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let store = hprof_shrink_serve::store::Store::open(&data.join("meta.sqlite"))
+        .await
+        .unwrap();
+    serve_common::record_versions(&store, &base, 1).await;
+    store.close().await;
+    let srv = start(&data, Opts::receive_only()).await;
+    let r = client().get(srv.url("/api/versions")).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::OK, "GET /api/versions");
+    serve_common::check_versions(&json_of(r).await);
+
+    let (status, page) = get_text(&srv.url("/versions")).await;
+    assert_eq!(status, StatusCode::OK, "GET /versions");
+    let at = |v: &str| {
+        page.find(&format!("id=\"v-{v}\""))
+            .unwrap_or_else(|| panic!("no section for {v}"))
+    };
+    let sections = [at("1.0"), at("1.1"), at("1.9"), at("1.10"), page.len()];
+    assert!(sections.windows(2).all(|w| w[0] < w[1]), "{sections:?}");
+    let [a, b] = serve_common::VERSION_SIGS;
+    let new = "<strong class=\"new\">new</strong>";
+    let section = |k: usize| &page[sections[k]..sections[k + 1]];
+    // 1.0: A new; 1.1: B new, A not; later: nothing new.
+    for (k, new_sig, counts) in [
+        (0, Some(a), "1 leak groups, 1 new"),
+        (1, Some(b), "2 leak groups, 1 new"),
+        (2, None, "2 leak groups, 0 new"),
+        (3, None, "2 leak groups, 0 new"),
+    ] {
+        let s = section(k);
+        assert!(s.contains(counts), "{k}: {s}");
+        assert_eq!(
+            s.matches(new).count(),
+            usize::from(new_sig.is_some()),
+            "{s}"
+        );
+        if let Some(sig) = new_sig {
+            let marked = s.find(new).unwrap();
+            let first_row = s[marked..].find("/groups/").unwrap() + marked;
+            assert!(s[first_row..].starts_with(&format!("/groups/{sig}")), "{s}");
+        }
+    }
+    // 1.9's B: 2 packages, as in 1.1.
+    assert!(section(2).contains("2 → 2"), "{}", section(2));
+    // Linked from the groups page.
+    let (_, groups) = get_text(&srv.url("/")).await;
+    assert!(groups.contains("href=\"/versions\""));
+    srv.stop().await;
+}
+
 // ---------------------------------------------------------------- budgets, disk, nothing lost
 
 /// The server's log so far, one line per message.
@@ -3552,6 +3626,32 @@ async fn bench_groups_page_with_10000_packages() {
         shown["regrouping"]
     );
     println!("{queued} packages queued for re-analysis");
+    // The per-app-version view: the first load folds every row, then as the groups.
+    let versions = || async {
+        let t = Instant::now();
+        let r = http.get(srv.url("/versions")).send().await.unwrap();
+        assert_eq!(r.status(), 200);
+        let body = r.text().await.unwrap();
+        let took = t.elapsed();
+        assert!(body.contains("id=\"v-1.6\""));
+        took
+    };
+    let first = versions().await;
+    let mut v_cached = Vec::new();
+    for _ in 0..100 {
+        v_cached.push(versions().await);
+    }
+    let mut v_changed = Vec::new();
+    for i in 0..100u32 {
+        let md5 = format!("{run:016x}{:016x}", 1000 + i);
+        let extra = [("appVersion".to_string(), format!("1.{}", i % 7))];
+        record_with_signature(&store, &analysis, &md5, &[], &extra, i % 200).await;
+        v_changed.push(versions().await);
+    }
+    println!(
+        "GET /versions, the first after the start: {:.1} ms",
+        first.as_secs_f64() * 1e3
+    );
     store.close().await;
     let list = get_json(&srv.url("/api/leaks"), None).await;
     let g = &list["appLeaks"][0];
@@ -3568,6 +3668,8 @@ async fn bench_groups_page_with_10000_packages() {
             "during a regrouping, right after each re-analysis",
             regrouping,
         ),
+        ("/versions, cached", v_cached),
+        ("/versions, right after a change", v_changed),
     ] {
         times.sort();
         let at = |p: usize| times[(times.len() * p).div_ceil(100) - 1].as_secs_f64() * 1e3;

@@ -761,6 +761,20 @@ async fn on_postgres_the_groups_folded_change_by_change_equal_a_fold_from_scratc
     other.close().await;
 }
 
+/// The per-app-version view on PostgreSQL, its changes made by another process: see
+/// `versions_view_change_by_change`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_postgres_the_versions_view_kept_change_by_change_equals_one_from_scratch() {
+    let Some((_pg, store, other)) = two_pools().await else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let zip = scenario_packages(dir.path()).remove(0);
+    serve_common::versions_view_change_by_change(&store, &other, &zip).await;
+    store.close().await;
+    other.close().await;
+}
+
 /// Environment variables a case sets.
 type Env = Vec<(&'static str, String)>;
 

@@ -708,7 +708,7 @@ const DIFF_ABOUT: &str = "\
 Compares two heap dumps (or packages, .hprof.gz, as analyze reads them): BASE, then NEW. \
 Each is analyzed in turn and only what the comparison needs is kept of it, so the two \
 graphs are never in memory together: it costs the time of two analyses and their censuses \
-(a census is two more parallel passes over the objects) and the memory of one analysis \
+(a census is two more passes over the objects) and the memory of one analysis \
 (its census holds about 17 bytes per object more than analyze at the dominators' step).
 
 It reports, per class (by name), the change in reachable instances, shallow bytes and \

@@ -18,7 +18,9 @@ Receives packages as `hprof-shrink upload` sends them (POST /api/packages, multi
 before answering 2xx, stores it under DIR and records it in DIR/meta.sqlite. The same \
 package sent twice is one record. Packages are analyzed in the background; leaks are \
 grouped by signature across packages, with the SDK versions, manufacturers and app versions \
-(extra.info appVersion) they were seen on. Pages under /, JSON under /api/.
+(extra.info appVersion) they were seen on; /versions shows, per app version (in the order \
+their first packages came), the groups new in it and how each group's packages and retained \
+size moved from the version before. Pages under /, JSON under /api/.
 
 What a package carries is cut where it is recorded (each result.info and extra.info value \
 to 4 KiB, each key to 128 bytes, 64 pairs and 16 KiB per file; SDK, manufacturer and app \

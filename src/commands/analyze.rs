@@ -1,6 +1,5 @@
 //! `hprof-shrink analyze`: leak traces and duplicate bitmaps, rendered as asked.
 
-use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use crate::progress::Bar;
@@ -84,10 +83,13 @@ pub fn run(a: AnalyzeArgs) -> Result<(), HostError> {
     }
     let an = &outcome.analysis;
     match a.format {
-        AnalyzeFormat::Text => emit(a.output.as_deref(), &render::text::render(an)),
-        AnalyzeFormat::Json => emit(a.output.as_deref(), &render::json(an)),
+        AnalyzeFormat::Text => crate::json::emit(a.output.as_deref(), &render::text::render(an)),
+        AnalyzeFormat::Json => crate::json::emit(a.output.as_deref(), &render::json(an)),
         AnalyzeFormat::Html => {
-            let out = a.output.clone().unwrap_or_else(|| beside(&a.input, "html"));
+            let out = a
+                .output
+                .clone()
+                .unwrap_or_else(|| crate::json::beside(&a.input, "html", "analysis"));
             crate::json::write_text(&out, &render::html::render(an, &outcome.pictures))?;
             say!("wrote {}", out.display());
             Ok(())
@@ -96,33 +98,11 @@ pub fn run(a: AnalyzeArgs) -> Result<(), HostError> {
             let dir = a
                 .output
                 .clone()
-                .unwrap_or_else(|| beside(&a.input, "matrix"));
+                .unwrap_or_else(|| crate::json::beside(&a.input, "matrix", "analysis"));
             render::matrix::write_dir(&dir, an, &outcome.pictures, elapsed.as_millis() as u64)
                 .map_err(|e| HostError::io(&dir, e))?;
             say!("wrote {}", dir.join("result.json").display());
             Ok(())
         }
-    }
-}
-
-/// `NAME.EXT` in the current directory, NAME being the input's file name up to its first
-/// dot (`dump.hprof.gz` → `dump.html`).
-fn beside(input: &Path, ext: &str) -> PathBuf {
-    let name = input
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "analysis".into());
-    let stem = name
-        .split('.')
-        .next()
-        .filter(|s| !s.is_empty())
-        .unwrap_or("analysis");
-    PathBuf::from(format!("{stem}.{ext}"))
-}
-
-fn emit(out: Option<&Path>, text: &str) -> Result<(), HostError> {
-    match out {
-        Some(path) => crate::json::write_text(path, text),
-        None => Ok(crate::say::out(text)?),
     }
 }

@@ -1,6 +1,6 @@
 //! `hprof-shrink diff` and `hprof-shrink growth`: two or more dumps compared.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::progress::Bar;
 use hprof_shrink_analyze::diff::{self, DiffOptions, Side};
@@ -58,13 +58,13 @@ pub fn diff(a: DiffArgs) -> Result<(), HostError> {
     bar.finish();
     let report = result?;
     match a.format {
-        CompareFormat::Text => emit(a.output.as_deref(), &render::diff::text(&report)),
-        CompareFormat::Json => emit(a.output.as_deref(), &render::diff::json(&report)),
+        CompareFormat::Text => crate::json::emit(a.output.as_deref(), &render::diff::text(&report)),
+        CompareFormat::Json => crate::json::emit(a.output.as_deref(), &render::diff::json(&report)),
         CompareFormat::Html => {
             let out = a
                 .output
                 .clone()
-                .unwrap_or_else(|| beside(&a.new, "diff.html"));
+                .unwrap_or_else(|| crate::json::beside(&a.new, "diff.html", "diff"));
             crate::json::write_text(&out, &render::diff::html(&report))?;
             say!("wrote {}", out.display());
             Ok(())
@@ -123,8 +123,12 @@ pub fn growth(a: GrowthArgs) -> Result<(), HostError> {
     bar.finish();
     let report = result?;
     match a.format {
-        CompareFormat::Text => emit(a.output.as_deref(), &render::growth::text(&report)),
-        CompareFormat::Json => emit(a.output.as_deref(), &render::growth::json(&report)),
+        CompareFormat::Text => {
+            crate::json::emit(a.output.as_deref(), &render::growth::text(&report))
+        }
+        CompareFormat::Json => {
+            crate::json::emit(a.output.as_deref(), &render::growth::json(&report))
+        }
         CompareFormat::Html => {
             let out = a
                 .output
@@ -165,26 +169,4 @@ fn dump_list(given: &[PathBuf]) -> Result<Vec<PathBuf>, HostError> {
     // Equal times (a tool that writes none) fall back on the names.
     found.sort();
     Ok(found.into_iter().map(|(_, p)| p).collect())
-}
-
-/// `NAME.EXT` in the current directory, NAME being the input's file name up to its first
-/// dot.
-fn beside(input: &Path, ext: &str) -> PathBuf {
-    let name = input
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "diff".into());
-    let stem = name
-        .split('.')
-        .next()
-        .filter(|s| !s.is_empty())
-        .unwrap_or("diff");
-    PathBuf::from(format!("{stem}.{ext}"))
-}
-
-fn emit(out: Option<&Path>, text: &str) -> Result<(), HostError> {
-    match out {
-        Some(path) => crate::json::write_text(path, text),
-        None => Ok(crate::say::out(text)?),
-    }
 }

@@ -671,3 +671,197 @@ pub async fn retries_wait_out_their_backoff(store: &Store, other: &Store) {
     let (c3, _) = other.claim(Duration::from_secs(60)).await.unwrap();
     assert_eq!(c3.map(|c| (c.id, c.attempt)), Some((id, 1)));
 }
+
+/// The two groups of the per-app-version scenario.
+pub const VERSION_SIGS: [&str; 2] = [
+    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+    "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",
+];
+
+/// Packages of two leak signatures recorded through `via` and analyzed, their app
+/// versions first received in the order 1.0, 1.1, 1.9, 1.10 (not their text's): A in
+/// 1.0 (2 packages), 1.1 (1), 1.9 (1), 1.10 (1); B new in 1.1 (2 packages), then 1.9 (2),
+/// 1.10 (1). Package ids from `first` on.
+pub async fn record_versions(via: &Store, base: &hprof_shrink_analyze::Analysis, first: u32) {
+    let [a, b] = VERSION_SIGS;
+    let packages: [(&str, &[&str], u64); 8] = [
+        ("1.0", &[a], 100),
+        ("1.0", &[a], 110),
+        ("1.1", &[a, b], 200),
+        ("1.1", &[b], 300),
+        ("1.9", &[a], 400),
+        ("1.9", &[b], 500),
+        ("1.9", &[b], 600),
+        ("1.10", &[a, b], 700),
+    ];
+    let mut last = "";
+    for (i, (version, sigs, retained)) in packages.into_iter().enumerate() {
+        if version != last {
+            // Each version's first package a few ms after the last one's.
+            tokio::time::sleep(Duration::from_millis(5)).await;
+            last = version;
+        }
+        let md5 = format!("{:032x}", first as usize + i);
+        record(via, base, &md5, ("25", "acme", version), sigs, retained).await;
+    }
+}
+
+/// What `GET /api/versions` answers for [`record_versions`] alone.
+pub fn check_versions(v: &serde_json::Value) {
+    let [a, b] = VERSION_SIGS;
+    let versions = v["versions"].as_array().expect("versions");
+    let names: Vec<&str> = versions
+        .iter()
+        .map(|v| v["appVersion"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["1.0", "1.1", "1.9", "1.10"], "{v}");
+    assert_eq!(v["versionsLeftOut"], 0);
+    // (version's packages, groups seen, new; per group listed: signature, new, packages,
+    // occurrences, median and max retained, packages in the version before)
+    type Expected<'a> = (
+        i64,
+        u64,
+        u64,
+        Vec<(&'a str, bool, u64, u64, i64, i64, Option<u64>)>,
+    );
+    let expected: [Expected; 4] = [
+        (2, 1, 1, vec![(a, true, 2, 2, 100, 110, None)]),
+        (
+            2,
+            2,
+            1,
+            vec![
+                (b, true, 2, 2, 201, 300, None),
+                (a, false, 1, 1, 200, 200, Some(2)),
+            ],
+        ),
+        (
+            3,
+            2,
+            0,
+            vec![
+                (b, false, 2, 2, 500, 600, Some(2)),
+                (a, false, 1, 1, 400, 400, Some(1)),
+            ],
+        ),
+        (
+            1,
+            2,
+            0,
+            vec![
+                (a, false, 1, 1, 700, 700, Some(1)),
+                (b, false, 1, 1, 701, 701, Some(2)),
+            ],
+        ),
+    ];
+    for (k, (ver, (packages, seen, new, groups))) in versions.iter().zip(expected).enumerate() {
+        let name = &names[k];
+        assert_eq!(ver["packages"], packages, "{name}: {ver}");
+        assert_eq!(ver["groupsSeen"], seen, "{name}: {ver}");
+        assert_eq!(ver["newGroups"], new, "{name}: {ver}");
+        assert_eq!(ver["groupsLeftOut"], 0, "{name}");
+        let previous = k.checked_sub(1).map(|p| names[p]);
+        assert_eq!(ver["previousVersion"].as_str(), previous, "{name}");
+        let listed = ver["groups"].as_array().unwrap();
+        assert_eq!(listed.len(), groups.len(), "{name}: {ver}");
+        for (g, (sig, is_new, n, occ, p50, max, before)) in listed.iter().zip(groups) {
+            let got = (
+                g["signature"].as_str().unwrap(),
+                g["new"].as_bool().unwrap(),
+                g["packages"].as_u64().unwrap(),
+                g["occurrences"].as_u64().unwrap(),
+                g["retainedBytes"]["p50"].as_i64().unwrap(),
+                g["retainedBytes"]["max"].as_i64().unwrap(),
+                g["previous"]["packages"].as_u64(),
+            );
+            assert_eq!(got, (sig, is_new, n, occ, p50, max, before), "{name}: {g}");
+        }
+    }
+}
+
+/// The per-app-version view on one database seen by two processes: of
+/// [`record_versions`] recorded through `other`, read through `store`; then, kept and
+/// brought up to date change by change (a new version with a new group, a package of an
+/// old version, an analysis recorded again over an earlier one), it equals a view made
+/// from every row.
+pub async fn versions_view_change_by_change(store: &Store, other: &Store, zip: &Path) {
+    use hprof_shrink_serve::versions::Kept;
+    let base = hprof_shrink_analyze::analyze_path(
+        zip,
+        &hprof_shrink_analyze::Options::default(),
+        &hprof_shrink_core::Control::default(),
+    )
+    .unwrap()
+    .analysis;
+    let kept = Kept::default();
+    let json = |v: &hprof_shrink_serve::versions::View| serde_json::to_value(v).unwrap();
+    assert_eq!(
+        json(&kept.current(store).await.unwrap()),
+        serde_json::json!({"versions": [], "versionsLeftOut": 0})
+    );
+    record_versions(other, &base, 1).await;
+    let first = kept.current(store).await.unwrap();
+    check_versions(&json(&first));
+    // Nothing changed: the same view, not made again.
+    assert!(std::sync::Arc::ptr_eq(
+        &first,
+        &kept.current(store).await.unwrap()
+    ));
+    let same_as_fresh = |step: &'static str| async move {
+        let fresh = Kept::default().current(store).await.unwrap();
+        (json(&fresh), step)
+    };
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    let id = record(
+        other,
+        &base,
+        &format!("{:032x}", 50),
+        ("25", "acme", "2.0"),
+        &["c", VERSION_SIGS[0]],
+        900,
+    )
+    .await;
+    record(
+        other,
+        &base,
+        &format!("{:032x}", 51),
+        ("25", "acme", "1.1"),
+        &[VERSION_SIGS[1]],
+        50,
+    )
+    .await;
+    let (fresh, step) = same_as_fresh("new packages").await;
+    let now = json(&kept.current(store).await.unwrap());
+    assert_eq!(now, fresh, "{step}");
+    let last = &now["versions"][4];
+    assert_eq!(last["appVersion"], "2.0");
+    assert_eq!(
+        (last["groupsSeen"].as_u64(), last["newGroups"].as_u64()),
+        (Some(2), Some(1))
+    );
+    assert_eq!(last["groups"][0]["signature"], "c");
+    assert_eq!(
+        now["versions"][1]["groups"][0]["packages"], 3,
+        "1.1's B: one more"
+    );
+    // Package `id` analyzed again: its rows replaced, the kept view starts over.
+    requeue(other, id).await;
+    let (claim, _) = other.claim(Duration::from_secs(60)).await.unwrap();
+    assert!(other
+        .finish(
+            &claim.unwrap(),
+            &analysis_of(&base, &[VERSION_SIGS[1]], 950),
+            &[]
+        )
+        .await
+        .unwrap());
+    let (fresh, step) = same_as_fresh("an analysis recorded again").await;
+    let now = json(&kept.current(store).await.unwrap());
+    assert_eq!(now, fresh, "{step}");
+    let last = &now["versions"][4];
+    assert_eq!(
+        (last["groupsSeen"].as_u64(), last["newGroups"].as_u64()),
+        (Some(1), Some(0))
+    );
+    assert_eq!(last["groups"][0]["signature"], VERSION_SIGS[1]);
+}

@@ -66,23 +66,20 @@ pub struct RetainerCensus {
 }
 
 /// Takes the census of an analysis: `all_objects` is its objects by class, reachable or
-/// not. Two parallel passes over the objects: one adds up every number's retained bytes
-/// (and the unreachable objects by class), one counts them by class.
-#[allow(clippy::too_many_lines)] // TODO(issue 33): split by phase (h3's diff and growth, merged before the lint)
+/// not. Two passes over the objects: one adds up every number's retained bytes (and the
+/// unreachable objects by class), one counts them by class.
 pub(super) fn take(
     doms: &Dominators,
     g: &Graph<'_, '_>,
     reach: &Reach,
     all_objects: &Histogram,
 ) -> Census {
-    use rayon::prelude::*;
-    let (node_of, bytes, gone) = doms.retained_all(
+    let mut gone = Sizer::default();
+    let (node_of, bytes) = doms.retained_all(
         |node| g.shallow_size(node),
-        Sizer::default,
-        |sizer, node| {
-            sizer.add(g, node);
+        |node| {
+            gone.add(g, node);
         },
-        Sizer::merge,
     );
     let mut by_class = all_objects.clone();
     for (key, (objects, bytes)) in gone.finish() {
@@ -93,67 +90,36 @@ pub(super) fn take(
     }
     by_class.retain(|_, (objects, _)| *objects > 0);
 
-    // Each run: its retained bytes by class and its top-level objects.
-    type Run = (Map<(u8, u64), u64>, Vec<(u64, Node)>);
-    const RUN: usize = 1 << 16;
-    let len = g.ix.len();
-    let (retained, mut top) = (0..len.div_ceil(RUN))
-        .into_par_iter()
-        .map(|c| {
-            let (mut retained, mut top): Run = Default::default();
-            let mut last_class = None;
-            // The class key and whether it is the dominator's, for the last dominator:
-            // neighbours in the dump often share a class and a dominator.
-            let mut last: Option<((u8, u64), u32, bool)> = None;
-            // A run of one class adds up before it goes into the map.
-            let mut pending: Option<((u8, u64), u64)> = None;
-            for u in (c * RUN..((c + 1) * RUN).min(len)).map(|u| u as Node) {
-                let Some(place) = doms.place(u) else {
-                    continue;
-                };
-                let (key, shallow) = g.sized_with(u, &mut last_class);
-                let (size, dom) = match place {
-                    Place::Vertex(p) => (bytes[p as usize], doms.idom_of(p)),
-                    Place::Leaf(p) => (shallow, p),
-                };
-                let counts = if dom == 0 {
-                    top.push((size, u));
-                    true
-                } else {
-                    let same = match last {
-                        Some((k, d, same)) if k == key && d == dom => same,
-                        _ => {
-                            let d = node_of[dom as usize];
-                            let same = d != NONE && g.class_key(d) == key;
-                            last = Some((key, dom, same));
-                            same
-                        }
-                    };
-                    !same
-                };
-                if counts {
-                    match &mut pending {
-                        Some((k, sum)) if *k == key => *sum += size,
-                        _ => {
-                            if let Some((k, sum)) = pending.replace((key, size)) {
-                                *retained.entry(k).or_default() += sum;
-                            }
-                        }
-                    }
-                }
+    let mut retained: Map<(u8, u64), u64> = Map::default();
+    let mut top: Vec<(u64, Node)> = Vec::new();
+    // The class key and whether it is the dominator's, for the last dominator: neighbours
+    // in the dump often share a class and a dominator.
+    let mut last: Option<((u8, u64), u32, bool)> = None;
+    for u in 0..g.ix.len() as Node {
+        let (size, dom) = match doms.place(u) {
+            None => continue,
+            Some(Place::Vertex(p)) => (bytes[p as usize], doms.idom_of(p)),
+            Some(Place::Leaf(p)) => (g.shallow_size(u), p),
+        };
+        let key = g.class_key(u);
+        if dom == 0 {
+            top.push((size, u));
+            *retained.entry(key).or_default() += size;
+            continue;
+        }
+        let same = match last {
+            Some((k, d, same)) if k == key && d == dom => same,
+            _ => {
+                let d = node_of[dom as usize];
+                let same = d != NONE && g.class_key(d) == key;
+                last = Some((key, dom, same));
+                same
             }
-            if let Some((k, sum)) = pending {
-                *retained.entry(k).or_default() += sum;
-            }
-            (retained, top)
-        })
-        .reduce(Run::default, |(mut a, mut ta), (b, tb)| {
-            for (k, v) in b {
-                *a.entry(k).or_default() += v;
-            }
-            ta.extend(tb);
-            (a, ta)
-        });
+        };
+        if !same {
+            *retained.entry(key).or_default() += size;
+        }
+    }
     drop((node_of, bytes));
     let mut classes: Vec<ClassCensus> = by_class
         .iter()

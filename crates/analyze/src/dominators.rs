@@ -83,6 +83,10 @@ impl Bits {
     fn set(&mut self, i: usize) {
         self.0[i / 64] |= 1 << (i % 64);
     }
+    #[inline]
+    fn clear(&mut self, i: usize) {
+        self.0[i / 64] &= !(1 << (i % 64));
+    }
 }
 
 /// What the search yields.
@@ -154,15 +158,10 @@ fn search(
         let me = w.number(v, from, check)?;
         for &t in edges.of(v) {
             if let Some(t) = w.child(v, t, me) {
-                if w.shallow(t) {
-                    // Visited at once: nothing of its own waits, and a list node's value
-                    // left on the stack while its `next` is followed would keep an entry
-                    // per node of the list there.
-                    let mine = w.number(t, me, check)?;
-                    for &c in edges.of(t) {
-                        w.child(t, c, mine);
-                    }
-                } else {
+                // Visited at once when nothing of its own would wait: a list node's value
+                // left on the stack while its `next` is followed would keep an entry per
+                // node of the list there.
+                if !w.visit_shallow(t, me, check)? {
                     stack.push((t, me));
                 }
             }
@@ -257,13 +256,41 @@ impl Walk<'_> {
         None
     }
 
-    /// Whether visiting `t` would leave nothing to visit after it: each of its references
-    /// goes to itself, a leaf or a number.
+    /// Visits `t` (from `me`) at once when that leaves nothing to visit after it: each of
+    /// its references goes to itself, a leaf or a number. Otherwise undoes what it did
+    /// and returns false. One read of `t`'s references in the common case, where a
+    /// separate check would read them twice.
     #[inline]
-    fn shallow(&self, t: Node) -> bool {
-        self.edges.of(t).iter().all(|&c| {
-            c == t || self.leaf.get(c as usize) || self.is_leaf(c) || self.pre[c as usize] != NONE
-        })
+    fn visit_shallow(
+        &mut self,
+        t: Node,
+        me: Pre,
+        check: &(dyn Fn(usize) -> Result<(), AnalyzeError> + Sync),
+    ) -> Result<bool, AnalyzeError> {
+        // The number `t` gets: nothing else is numbered before it.
+        let mine = self.parent.len() as Pre;
+        let marks = (
+            self.more.len(),
+            self.others.len(),
+            self.leaves.len(),
+            self.followed,
+        );
+        for &c in self.edges.of(t) {
+            if c != t && self.pre[c as usize] == NONE && !self.is_leaf(c) {
+                for &l in &self.leaves[marks.2..] {
+                    self.leaf.clear(l as usize);
+                    self.pre[l as usize] = NONE;
+                }
+                self.more.truncate(marks.0);
+                self.others.truncate(marks.1);
+                self.leaves.truncate(marks.2);
+                self.followed = marks.3;
+                return Ok(false);
+            }
+            self.child(t, c, mine);
+        }
+        self.number(t, me, check)?;
+        Ok(true)
     }
 }
 
@@ -601,51 +628,32 @@ impl Dominators {
 
     /// Every number's node (the super-root's is `NONE`) and every number's retained bytes
     /// (itself and all it dominates, leaves included), for `diff`'s census: 12 bytes per
-    /// numbered object. One parallel pass over the nodes (`size` of each reachable one,
-    /// `gone` of each unreachable one into the runs' states, merged with `merge`), then one
-    /// pass back over the numbers.
-    pub fn retained_all<S: Send>(
+    /// numbered object. One pass over the nodes (`size` of each reachable one, `gone` of
+    /// each unreachable one), then one back over the numbers. On one thread: spread over
+    /// threads, its scattered additions cost more than they saved where cores are shared.
+    pub fn retained_all(
         &self,
-        size: impl Fn(Node) -> u64 + Sync,
-        init: impl Fn() -> S + Sync + Send,
-        gone: impl Fn(&mut S, Node) + Sync,
-        merge: impl Fn(S, S) -> S + Sync + Send,
-    ) -> (Vec<Node>, Vec<u64>, S) {
-        use rayon::prelude::*;
-        use std::sync::atomic::{AtomicU64, Ordering};
+        size: impl Fn(Node) -> u64,
+        mut gone: impl FnMut(Node),
+    ) -> (Vec<Node>, Vec<u64>) {
         let mut node_of = vec![NONE; self.idom.len()];
+        let mut bytes = vec![0u64; self.idom.len()];
         for (u, &p) in self.pre.iter().enumerate() {
-            if p != NONE && !self.leaf.get(u) {
+            if p == NONE {
+                gone(u as Node);
+                continue;
+            }
+            if !self.leaf.get(u) {
                 node_of[p as usize] = u as Node;
             }
+            // A leaf's entry is its dominator's number: its bytes go there.
+            bytes[p as usize] += size(u as Node);
         }
-        let bytes: Vec<AtomicU64> = std::iter::repeat_with(|| AtomicU64::new(0))
-            .take(self.idom.len())
-            .collect();
-        const RUN: usize = 1 << 16;
-        let state = (0..self.pre.len().div_ceil(RUN))
-            .into_par_iter()
-            .map(|c| {
-                let mut state = init();
-                let first = c * RUN;
-                let run = &self.pre[first..((c + 1) * RUN).min(self.pre.len())];
-                for (u, &p) in (first..).zip(run) {
-                    if p == NONE {
-                        gone(&mut state, u as Node);
-                    } else {
-                        // A leaf's entry is its dominator's number: its bytes go there.
-                        bytes[p as usize].fetch_add(size(u as Node), Ordering::Relaxed);
-                    }
-                }
-                state
-            })
-            .reduce(&init, &merge);
-        let mut bytes: Vec<u64> = bytes.into_iter().map(AtomicU64::into_inner).collect();
         for k in (1..self.idom.len()).rev() {
             let d = self.idom[k] as usize;
             bytes[d] += bytes[k];
         }
-        (node_of, bytes, state)
+        (node_of, bytes)
     }
 
     /// The number of the immediate dominator of number `p` (0: the super-root).
@@ -780,27 +788,23 @@ mod tests {
 
     /// With `slack` 0 the jump pointers are built at the first step up the tree.
     fn compute_with(succ: &[Vec<u32>], roots: &[u32], slack: u64) -> Dominators {
-        let found = search(
+        Dominators::from_search(searched(succ, roots), slack)
+    }
+
+    /// The depth-first search the analyzer runs, on successor lists.
+    fn searched(succ: &[Vec<u32>], roots: &[u32]) -> Search {
+        search(
             succ.len(),
             roots,
             Edges::from_lists(succ),
             Spare::default(),
             &|_| Ok(()),
         )
-        .unwrap();
-        Dominators::from_search(found, slack)
+        .unwrap()
     }
 
     fn deepest(succ: &[Vec<u32>], roots: &[u32]) -> usize {
-        let found = search(
-            succ.len(),
-            roots,
-            Edges::from_lists(succ),
-            Spare::default(),
-            &|_| Ok(()),
-        )
-        .unwrap();
-        found.deepest
+        searched(succ, roots).deepest
     }
 
     #[test]

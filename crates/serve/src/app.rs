@@ -12,7 +12,7 @@ use crate::blobs::Blobs;
 use crate::budget::Budget;
 use crate::conn_limits::Limits;
 use crate::store::Store;
-use crate::{cache, guard};
+use crate::{cache, guard, versions};
 use hprof_shrink_upload::Log;
 
 /// Where things live under the data directory.
@@ -74,6 +74,8 @@ pub struct App {
     /// The leak groups per filter, each brought up to date with the rows recorded since
     /// it was made ([`cache`]).
     pub leak_cache: cache::Cache,
+    /// The per-app-version view, brought up to date change by change ([`versions`]).
+    pub versions: versions::Kept,
     pub analysis_delay: Duration,
     pub answer_delay: Duration,
     pub budget: Budget,

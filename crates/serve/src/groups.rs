@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use serde::Serialize;
 
 use super::limits;
-use super::rows::{BitmapRow, LeakRef, LeakRow};
+use super::rows::{BitmapRow, LeakRef, LeakRow, LeakSink};
 use hprof_shrink_analyze::model::SIGNATURE_VERSION;
 
 /// One bug seen on many devices: every leak with this signature.
@@ -101,7 +101,7 @@ impl Distribution {
     }
 
     /// The same of `n` values given as value → how many times.
-    fn of_counts(counts: &BTreeMap<i64, u64>, n: u64) -> Distribution {
+    pub(crate) fn of_counts(counts: &BTreeMap<i64, u64>, n: u64) -> Distribution {
         let (Some((&min, _)), Some((&max, _))) =
             (counts.first_key_value(), counts.last_key_value())
         else {
@@ -428,6 +428,18 @@ impl Fold {
             library,
             library_left_out,
         }
+    }
+}
+
+impl LeakSink for Fold {
+    fn add(&mut self, l: &LeakRef<'_>) {
+        Fold::add(self, l);
+    }
+    fn clear(&mut self) {
+        Fold::clear(self);
+    }
+    fn forget(&mut self, signature: &str) {
+        Fold::forget(self, signature);
     }
 }
 

@@ -11,7 +11,8 @@
 //! - [`groups`]: leaks by signature, bitmaps by buffer hash; [`cache`]: the groups kept
 //!   per filter, change by change, within a memory budget;
 //! - [`limits`]: how much is kept and shown of what packages carry;
-//! - [`views`] and [`pages`]: what readers get, as JSON and HTML;
+//! - [`views`] and [`pages`]: what readers get, as JSON and HTML; [`versions`]: leak groups
+//!   per app version, new ones and how they move;
 //! - [`auth`]: the upload and read tokens, and the names a request without one may use;
 //! - [`conn`], [`body`] and [`conn_limits`]: the accept loop, each connection's timeouts and the
 //!   caps on connections and uploads; [`fault`]: failures of the server's own as 503/507.
@@ -47,6 +48,7 @@ pub mod s3;
 mod server;
 pub mod store;
 pub mod title;
+pub mod versions;
 pub mod views;
 
 pub use app::{App, Dirs};

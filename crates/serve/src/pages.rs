@@ -27,7 +27,7 @@ td.n{text-align:right;font-variant-numeric:tabular-nums}
 .failed{color:#b00020}.rebuilding{color:#8a5a00}.note{background:#fff8e1;padding:.4em .8em}.more{color:#777}
 ";
 
-fn page(title: &str, body: Markup) -> String {
+pub(crate) fn page(title: &str, body: Markup) -> String {
     html! {
         (DOCTYPE)
         html lang="en" {
@@ -38,7 +38,7 @@ fn page(title: &str, body: Markup) -> String {
                 style { (PreEscaped(STYLE)) }
             }
             body {
-                nav { a href="/" { "Leak groups" } a href="/bitmaps" { "Duplicate bitmaps" } a href="/packages" { "Packages" } }
+                nav { a href="/" { "Leak groups" } a href="/versions" { "By app version" } a href="/bitmaps" { "Duplicate bitmaps" } a href="/packages" { "Packages" } }
                 h1 { (title) }
                 (body)
             }

@@ -168,6 +168,19 @@ pub struct LeakRef<'a> {
     pub signature_version: Option<i64>,
 }
 
+/// What takes the leak rows a store reads ([`Store::leaks_since`](crate::store::Store::leaks_since)):
+/// the groups ([`Fold`](crate::groups::Fold)), the per-app-version view
+/// ([`Versions`](crate::versions::Versions)).
+pub trait LeakSink {
+    /// Takes one more leak.
+    fn add(&mut self, l: &LeakRef<'_>);
+    /// Forgets every leak taken, before every row is sent again.
+    fn clear(&mut self);
+    /// Forgets the leaks of one signature, before its rows are sent again (some of them
+    /// removed: a package re-analyzed).
+    fn forget(&mut self, signature: &str);
+}
+
 /// The state of the leak rows: the generation (bumped by every change), and how many
 /// changes removed rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

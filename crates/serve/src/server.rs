@@ -15,7 +15,7 @@ use crate::blobs::Blobs;
 use crate::config::Config;
 use crate::error::ServeError;
 use crate::store::{self, Store};
-use crate::{cache, conn, fault, guard, jobs, receive, s3, views};
+use crate::{cache, conn, fault, guard, jobs, receive, s3, versions, views};
 
 /// A server running on the current tokio runtime.
 pub struct Running {
@@ -73,6 +73,8 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/api/leaks/{signature}", get(views::group_api))
         .route("/api/packages", get(views::packages_api))
         .route("/api/bitmaps", get(views::bitmaps_api))
+        .route("/versions", get(versions::page))
+        .route("/api/versions", get(versions::api))
         .route_layer(axum::middleware::from_fn_with_state(
             app.clone(),
             views::require_read,
@@ -254,6 +256,7 @@ pub async fn start(config: Config) -> Result<Running, ServeError> {
         max_bytes: config.max_bytes,
         wake: Notify::new(),
         leak_cache: cache::Cache::default(),
+        versions: Default::default(),
         analysis_delay: config.analysis_delay,
         answer_delay: config.answer_delay,
         budget: config.budget,
@@ -286,6 +289,8 @@ pub async fn start(config: Config) -> Result<Running, ServeError> {
                 .leak_cache
                 .current(&app.store, &store::Filter::default())
                 .await;
+            // The per-app-version view likewise.
+            let _ = app.versions.current(&app.store).await;
         });
     }
     Ok(Running {

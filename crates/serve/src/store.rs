@@ -59,6 +59,11 @@ const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
         "regroup",
         include_str!("migrations/sqlite/0005_regroup.sql"),
     ),
+    (
+        6,
+        "version_order",
+        include_str!("migrations/sqlite/0006_version_order.sql"),
+    ),
 ];
 
 const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
@@ -82,6 +87,11 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
         5,
         "regroup",
         include_str!("migrations/postgres/0005_regroup.sql"),
+    ),
+    (
+        6,
+        "version_order",
+        include_str!("migrations/postgres/0006_version_order.sql"),
     ),
 ];
 
@@ -744,7 +754,7 @@ impl Store {
         &self,
         f: &Filter,
         since: Option<Version>,
-        sink: &mut Fold,
+        sink: &mut impl LeakSink,
     ) -> DbResult<(Version, bool)> {
         on!(self, pool => {
             let mut tx = pool.begin().await?;
@@ -1161,6 +1171,10 @@ mod package_sql {
          j.analyses, j.signature_version, j.regroup FROM packages p JOIN jobs j ON j.package_id = p.id \
          WHERE p.id < $2 ORDER BY p.id DESC LIMIT $1";
 }
+
+// After the macros above, which it uses.
+mod by_version;
+pub use by_version::AppVersion;
 
 /// The package columns a filter can name (never text from a request in SQL).
 #[derive(Debug, Clone, Copy)]

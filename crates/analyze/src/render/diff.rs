@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use maud::{html, PreEscaped, DOCTYPE};
+use maud::html;
 
 use super::{grouped, human};
 use crate::diff::{DiffReport, LeakGroup};
@@ -182,12 +182,8 @@ pub fn text(r: &DiffReport) -> String {
     s
 }
 
-const STYLE: &str = "
-body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:70em;padding:0 1em;color:#222}
-h1{font-size:1.5em}h2{font-size:1.2em;margin-top:2em;border-bottom:1px solid #ccc}
-table{border-collapse:collapse}td,th{padding:.2em .8em;text-align:left;border-bottom:1px solid #eee}
-td.n{text-align:right;font-variant-numeric:tabular-nums}
-.path{font-family:ui-monospace,monospace;font-size:12px;color:#555}
+/// What this page adds to [`super::BASE_STYLE`].
+const STYLE: &str = ".path{font-family:ui-monospace,monospace;font-size:12px;color:#555}
 .sig{font-family:ui-monospace,monospace;font-size:12px;color:#555}
 .note{background:#fff8e1;padding:.4em .8em}
 ";
@@ -211,54 +207,44 @@ fn leaks_html(title: &str, list: &[LeakGroup], omitted: u64) -> maud::Markup {
 /// The report as one self-contained HTML page, every name from the dumps escaped.
 pub fn html(r: &DiffReport) -> String {
     let (b, n) = (&r.base, &r.new);
-    let page = html! {
-        (DOCTYPE)
-        html lang="en" {
-            head {
-                meta charset="utf-8";
-                meta name="viewport" content="width=device-width, initial-scale=1";
-                title { "Heap diff: " (b.path) " → " (n.path) }
-                style { (PreEscaped(STYLE)) }
+    let title = html! { "Heap diff: " (b.path) " → " (n.path) };
+    let body = html! {
+        h1 { "Heap diff" }
+        @for note in &r.notes { p.note { (note) } }
+        table {
+            tr { th {} th { "base" } th { "new" } th { "change" } }
+            tr { th { "dump" } td { code { (b.path) } } td { code { (n.path) } } td {} }
+            tr { th { "size" } td.n { (human(b.bytes)) } td.n { (human(n.bytes)) } td {} }
+            tr { th { "reachable objects" } td.n { (grouped(b.reachable_objects)) } td.n { (grouped(n.reachable_objects)) }
+                 td.n { (signed(n.reachable_objects as i64 - b.reachable_objects as i64)) } }
+            tr { th { "reachable bytes" } td.n { (human(b.reachable_bytes)) } td.n { (human(n.reachable_bytes)) }
+                 td.n { (signed_human(n.reachable_bytes as i64 - b.reachable_bytes as i64)) } }
+            tr { th { "leaks" } td.n { (b.leaks) } td.n { (n.leaks) } td.n { (signed(n.leaks as i64 - b.leaks as i64)) } }
+        }
+        (leaks_html("New leaks", &r.new_leaks, r.omitted_new_leaks))
+        (leaks_html("Gone leaks", &r.gone_leaks, r.omitted_gone_leaks))
+        h2 { "Retainers that grew by " (human(r.retainer_threshold_bytes)) " or more (" (r.retainers.len() as u64 + r.omitted_retainers) ")" }
+        @if !r.retainers.is_empty() {
+            table {
+                tr { th { "change" } th { "retained now" } th { "retainer and its path" } }
+                @for x in &r.retainers {
+                    tr { td.n { (signed_human(x.change)) } td.n { (human(x.retained_bytes)) @if x.base_retained_bytes.is_none() { " (new)" } }
+                         td { (x.class_name) @for step in &x.path { div.path { (step) } } } }
+                }
             }
-            body {
-                h1 { "Heap diff" }
-                @for note in &r.notes { p.note { (note) } }
-                table {
-                    tr { th {} th { "base" } th { "new" } th { "change" } }
-                    tr { th { "dump" } td { code { (b.path) } } td { code { (n.path) } } td {} }
-                    tr { th { "size" } td.n { (human(b.bytes)) } td.n { (human(n.bytes)) } td {} }
-                    tr { th { "reachable objects" } td.n { (grouped(b.reachable_objects)) } td.n { (grouped(n.reachable_objects)) }
-                         td.n { (signed(n.reachable_objects as i64 - b.reachable_objects as i64)) } }
-                    tr { th { "reachable bytes" } td.n { (human(b.reachable_bytes)) } td.n { (human(n.reachable_bytes)) }
-                         td.n { (signed_human(n.reachable_bytes as i64 - b.reachable_bytes as i64)) } }
-                    tr { th { "leaks" } td.n { (b.leaks) } td.n { (n.leaks) } td.n { (signed(n.leaks as i64 - b.leaks as i64)) } }
-                }
-                (leaks_html("New leaks", &r.new_leaks, r.omitted_new_leaks))
-                (leaks_html("Gone leaks", &r.gone_leaks, r.omitted_gone_leaks))
-                h2 { "Retainers that grew by " (human(r.retainer_threshold_bytes)) " or more (" (r.retainers.len() as u64 + r.omitted_retainers) ")" }
-                @if !r.retainers.is_empty() {
-                    table {
-                        tr { th { "change" } th { "retained now" } th { "retainer and its path" } }
-                        @for x in &r.retainers {
-                            tr { td.n { (signed_human(x.change)) } td.n { (human(x.retained_bytes)) @if x.base_retained_bytes.is_none() { " (new)" } }
-                                 td { (x.class_name) @for step in &x.path { div.path { (step) } } } }
-                        }
-                    }
-                    @if r.omitted_retainers > 0 { p { "and " (r.omitted_retainers) " more" } }
-                }
-                h2 { "Classes by change of retained bytes (" (r.classes.len() as u64 + r.omitted_classes) ")" }
-                table {
-                    tr { th { "class" } th { "instances" } th { "Δ" } th { "shallow" } th { "Δ" } th { "retained" } th { "Δ" } }
-                    @for c in &r.classes {
-                        tr { td { (c.class_name) }
-                             td.n { (grouped(c.new.instances)) } td.n { (signed(c.instances)) }
-                             td.n { (grouped(c.new.shallow_bytes)) } td.n { (signed(c.shallow_bytes)) }
-                             td.n { (grouped(c.new.retained_bytes)) } td.n { (signed(c.retained_bytes)) } }
-                    }
-                }
-                @if r.omitted_classes > 0 { p { "and " (r.omitted_classes) " more classes changed" } }
+            @if r.omitted_retainers > 0 { p { "and " (r.omitted_retainers) " more" } }
+        }
+        h2 { "Classes by change of retained bytes (" (r.classes.len() as u64 + r.omitted_classes) ")" }
+        table {
+            tr { th { "class" } th { "instances" } th { "Δ" } th { "shallow" } th { "Δ" } th { "retained" } th { "Δ" } }
+            @for c in &r.classes {
+                tr { td { (c.class_name) }
+                     td.n { (grouped(c.new.instances)) } td.n { (signed(c.instances)) }
+                     td.n { (grouped(c.new.shallow_bytes)) } td.n { (signed(c.shallow_bytes)) }
+                     td.n { (grouped(c.new.retained_bytes)) } td.n { (signed(c.retained_bytes)) } }
             }
         }
+        @if r.omitted_classes > 0 { p { "and " (r.omitted_classes) " more classes changed" } }
     };
-    page.into_string()
+    super::page(title, STYLE, body)
 }

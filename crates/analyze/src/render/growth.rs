@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use maud::{html, PreEscaped, DOCTYPE};
+use maud::html;
 
 use super::{grouped, human};
 use crate::growth::{GrowingNode, GrowthReport, PATH_HEAD_STEPS};
@@ -157,67 +157,53 @@ pub fn text(r: &GrowthReport) -> String {
     s
 }
 
-const STYLE: &str = "
-body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:70em;padding:0 1em;color:#222}
-h1{font-size:1.5em}h2{font-size:1.2em;margin-top:2em;border-bottom:1px solid #ccc}
-table{border-collapse:collapse}td,th{padding:.2em .8em;text-align:left;border-bottom:1px solid #eee}
-td.n{text-align:right;font-variant-numeric:tabular-nums}
-.path{font-family:ui-monospace,monospace;font-size:13px;border-left:3px solid #888;padding-left:1em}
+/// What this page adds to [`super::BASE_STYLE`].
+const STYLE: &str = ".path{font-family:ui-monospace,monospace;font-size:13px;border-left:3px solid #888;padding-left:1em}
 .step{margin:.3em 0}.grow{color:#b00020;font-weight:bold}
 .note{background:#fff8e1;padding:.4em .8em}
 ";
 
 /// The report as one self-contained HTML page, every name from the dumps escaped.
 pub fn html(r: &GrowthReport) -> String {
-    let page = html! {
-        (DOCTYPE)
-        html lang="en" {
-            head {
-                meta charset="utf-8";
-                meta name="viewport" content="width=device-width, initial-scale=1";
-                title { "Heap growth" }
-                style { (PreEscaped(STYLE)) }
-            }
-            body {
-                h1 { "Heap growth over " (r.dumps_given) " dumps" }
-                p { (r.scenario_loops) " scenario loop" @if r.scenario_loops != 1 { "s" } " per dump: a child grows when it gains at least that many objects in every step." }
-                h2 { "Dumps" }
-                table {
-                    tr { th { "#" } th { "dump" } th { "size" } th { "reachable objects" } th { "paths" } th { "growing" } }
-                    @for (i, d) in r.dumps.iter().enumerate() {
-                        tr { td.n { (i + 1) } td { code { (d.path) } } td.n { (human(d.bytes)) }
-                             td.n { (grouped(d.reachable_objects)) } td.n { (grouped(d.path_nodes)) }
-                             td.n { @if i == 0 { "-" } @else { (grouped(d.growing_nodes)) } } }
-                    }
-                }
-                @if let Some(k) = r.stopped_at {
-                    p.note { "Not growing: nothing grew in every step up to dump " (k) "." }
-                } @else if !r.growing {
-                    p.note { "Not growing: one dump has nothing to compare with." }
-                } @else {
-                    h2 { (r.nodes.len() as u64 + r.omitted_nodes) " growing object path" @if r.nodes.len() as u64 + r.omitted_nodes != 1 { "s" } }
-                    @for n in &r.nodes {
-                        h3 { code { (n.name) } }
-                        @if let Some((bytes, objects)) = retained_line(n) { p { (bytes) br; (objects) } }
-                        div.path {
-                            @for step in &n.path { div.step { (step.name) " (" (grouped(step.objects)) ")" } }
-                            @if n.omitted_steps > 0 { div.step { "… " (n.omitted_steps) " steps left out …" } }
-                            div.step.grow { (n.name) " (" (grouped(n.objects)) ")" }
-                        }
-                        table {
-                            tr { th { "growing child" } th { "objects" } th { "per step" } th { "per loop" } }
-                            @for c in &n.children {
-                                tr { td { code { (c.name) } } td.n { (grouped(c.objects)) }
-                                     td.n { (c.increases.iter().map(|i| format!("+{}", grouped(*i))).collect::<Vec<_>>().join(", ")) }
-                                     td.n { (format!("{:.1}", c.increase_per_loop)) } }
-                            }
-                        }
-                        @if n.omitted_children > 0 { p { "and " (n.omitted_children) " more growing children" } }
-                    }
-                    @if r.omitted_nodes > 0 { p { "and " (r.omitted_nodes) " more growing paths (the smallest)" } }
-                }
+    let title = html! { "Heap growth" };
+    let body = html! {
+        h1 { "Heap growth over " (r.dumps_given) " dumps" }
+        p { (r.scenario_loops) " scenario loop" @if r.scenario_loops != 1 { "s" } " per dump: a child grows when it gains at least that many objects in every step." }
+        h2 { "Dumps" }
+        table {
+            tr { th { "#" } th { "dump" } th { "size" } th { "reachable objects" } th { "paths" } th { "growing" } }
+            @for (i, d) in r.dumps.iter().enumerate() {
+                tr { td.n { (i + 1) } td { code { (d.path) } } td.n { (human(d.bytes)) }
+                     td.n { (grouped(d.reachable_objects)) } td.n { (grouped(d.path_nodes)) }
+                     td.n { @if i == 0 { "-" } @else { (grouped(d.growing_nodes)) } } }
             }
         }
+        @if let Some(k) = r.stopped_at {
+            p.note { "Not growing: nothing grew in every step up to dump " (k) "." }
+        } @else if !r.growing {
+            p.note { "Not growing: one dump has nothing to compare with." }
+        } @else {
+            h2 { (r.nodes.len() as u64 + r.omitted_nodes) " growing object path" @if r.nodes.len() as u64 + r.omitted_nodes != 1 { "s" } }
+            @for n in &r.nodes {
+                h3 { code { (n.name) } }
+                @if let Some((bytes, objects)) = retained_line(n) { p { (bytes) br; (objects) } }
+                div.path {
+                    @for step in &n.path { div.step { (step.name) " (" (grouped(step.objects)) ")" } }
+                    @if n.omitted_steps > 0 { div.step { "… " (n.omitted_steps) " steps left out …" } }
+                    div.step.grow { (n.name) " (" (grouped(n.objects)) ")" }
+                }
+                table {
+                    tr { th { "growing child" } th { "objects" } th { "per step" } th { "per loop" } }
+                    @for c in &n.children {
+                        tr { td { code { (c.name) } } td.n { (grouped(c.objects)) }
+                             td.n { (c.increases.iter().map(|i| format!("+{}", grouped(*i))).collect::<Vec<_>>().join(", ")) }
+                             td.n { (format!("{:.1}", c.increase_per_loop)) } }
+                    }
+                }
+                @if n.omitted_children > 0 { p { "and " (n.omitted_children) " more growing children" } }
+            }
+            @if r.omitted_nodes > 0 { p { "and " (r.omitted_nodes) " more growing paths (the smallest)" } }
+        }
     };
-    page.into_string()
+    super::page(title, STYLE, body)
 }

@@ -5,7 +5,7 @@
 //! changes what the page shows.
 
 use base64::Engine;
-use maud::{html, Markup, PreEscaped, DOCTYPE};
+use maud::{html, Markup};
 
 use super::{
     counted, grouped, human, omitted_steps_text, reference_text, retaining_with_native, shown,
@@ -13,12 +13,8 @@ use super::{
 use crate::limits::MAX_BITMAP_GROUPS;
 use crate::model::{Analysis, Trace};
 
-const STYLE: &str = "
-body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:70em;padding:0 1em;color:#222}
-h1{font-size:1.5em}h2{font-size:1.2em;margin-top:2em;border-bottom:1px solid #ccc}
-table{border-collapse:collapse}td,th{padding:.2em .8em;text-align:left;border-bottom:1px solid #eee}
-td.n{text-align:right;font-variant-numeric:tabular-nums}
-.trace{font-family:ui-monospace,monospace;font-size:13px;border-left:3px solid #888;padding-left:1em}
+/// What this page adds to [`super::BASE_STYLE`].
+const STYLE: &str = ".trace{font-family:ui-monospace,monospace;font-size:13px;border-left:3px solid #888;padding-left:1em}
 .step{margin:.4em 0}.YES{color:#b00020;font-weight:bold}.NO{color:#1b5e20}.UNKNOWN{color:#777}
 .suspect{text-decoration:underline wavy #b00020}
 .sig{font-family:ui-monospace,monospace;font-size:12px;color:#555}
@@ -31,116 +27,106 @@ td.n{text-align:right;font-variant-numeric:tabular-nums}
 #[allow(clippy::too_many_lines)] // TODO(issue 33): split after diff/triage land
 pub fn render(a: &Analysis, pictures: &[(String, Vec<u8>)]) -> String {
     let d = &a.dump;
-    let page = html! {
-        (DOCTYPE)
-        html lang="en" {
-            head {
-                meta charset="utf-8";
-                meta name="viewport" content="width=device-width, initial-scale=1";
-                title { "Heap analysis: " (shown(&a.input.path)) }
-                style { (PreEscaped(STYLE)) }
+    let title = html! { "Heap analysis: " (shown(&a.input.path)) };
+    let body = html! {
+        h1 { "Heap analysis of " code { (shown(&a.input.path)) } }
+        @for n in &a.notes { p.note { (shown(n)) } }
+        @if a.omitted_notes > 0 { p.note { (counted(a.omitted_notes, "more note")) " not shown." } }
+        h2 { "Dump" }
+        table {
+            tr { th { "input" } td { (shown(&a.input.kind)) @if a.input.shrunk { " (shrunk)" } } }
+            tr { th { "format" } td { (shown(&d.format)) ", " (d.id_size) "-byte ids" } }
+            tr { th { "objects" } td.n { (grouped(d.instances + d.object_arrays + d.primitive_arrays + d.classes)) } }
+            tr { th { "GC roots" } td.n { (grouped(d.gc_roots)) } }
+            tr { th { "instances" } td.n { (grouped(d.instances)) } }
+            tr { th { "object arrays" } td.n { (grouped(d.object_arrays)) } }
+            tr { th { "primitive arrays" } td.n { (grouped(d.primitive_arrays)) } }
+            tr { th { "classes" } td.n { (grouped(d.classes)) } }
+            tr { th { "threads" } td.n { (grouped(d.threads)) } }
+            tr { th { "heap" } td.n { (human(d.heap_bytes)) } }
+            @if let Some(device) = super::text::device_line(&a.metadata) {
+                tr { th { "from the heap" } td { (device) } }
             }
-            body {
-                h1 { "Heap analysis of " code { (shown(&a.input.path)) } }
-                @for n in &a.notes { p.note { (shown(n)) } }
-                @if a.omitted_notes > 0 { p.note { (counted(a.omitted_notes, "more note")) " not shown." } }
-                h2 { "Dump" }
-                table {
-                    tr { th { "input" } td { (shown(&a.input.kind)) @if a.input.shrunk { " (shrunk)" } } }
-                    tr { th { "format" } td { (shown(&d.format)) ", " (d.id_size) "-byte ids" } }
-                    tr { th { "objects" } td.n { (grouped(d.instances + d.object_arrays + d.primitive_arrays + d.classes)) } }
-                    tr { th { "GC roots" } td.n { (grouped(d.gc_roots)) } }
-                    tr { th { "instances" } td.n { (grouped(d.instances)) } }
-                    tr { th { "object arrays" } td.n { (grouped(d.object_arrays)) } }
-                    tr { th { "primitive arrays" } td.n { (grouped(d.primitive_arrays)) } }
-                    tr { th { "classes" } td.n { (grouped(d.classes)) } }
-                    tr { th { "threads" } td.n { (grouped(d.threads)) } }
-                    tr { th { "heap" } td.n { (human(d.heap_bytes)) } }
-                    @if let Some(device) = super::text::device_line(&a.metadata) {
-                        tr { th { "from the heap" } td { (device) } }
-                    }
-                    tr { th { "strongly reachable" } td.n { (counted(d.reachable_objects, "object")) ", " (super::with_native(d.reachable_bytes, d.reachable_native_bytes)) } }
-                    @for (k, v) in &a.input.manifest { tr { th { (shown(k)) } td { (shown(v)) } } }
-                    @for (k, v) in &a.input.extra { tr { th { (shown(k)) } td { (shown(v)) } } }
+            tr { th { "strongly reachable" } td.n { (counted(d.reachable_objects, "object")) ", " (super::with_native(d.reachable_bytes, d.reachable_native_bytes)) } }
+            @for (k, v) in &a.input.manifest { tr { th { (shown(k)) } td { (shown(v)) } } }
+            @for (k, v) in &a.input.extra { tr { th { (shown(k)) } td { (shown(v)) } } }
+        }
+        @if let (true, Some(t)) = (a.leaks.is_empty(), &a.triage) { (super::triage::html(t)) }
+        h2 { (counted(a.leaks.len() as u64 + a.omitted_leaks, "leak")) }
+        @if a.omitted_leaks > 0 { p.note { "The first " (a.leaks.len()) " found are listed." } }
+        @if let Some(k) = &a.key { p { "Key: " code { (shown(k)) } } }
+        @for (i, leak) in a.leaks.iter().enumerate() {
+            h3 { "Leak " (i + 1) ": " (shown(&leak.class_name))
+                @if leak.library_leak.is_some() { " (library leak)" } }
+            p {
+                "Retaining " b { (retaining_with_native(leak.retained_bytes, leak.retained_native_bytes, leak.retained_objects)) } ". "
+                span.sig { "signature " (shown(&leak.signature)) }
+                @if !leak.finders.is_empty() { br; span.sig { "found by " (shown(&leak.finders.join(", "))) } }
+                @if leak.trace_count > 1 {
+                    br; "Showing 1 trace of " (leak.trace_count) " with this signature, retaining "
+                    (retaining_with_native(leak.total_retained_bytes, leak.total_retained_native_bytes, leak.total_retained_objects)) " together."
                 }
-                @if let (true, Some(t)) = (a.leaks.is_empty(), &a.triage) { (super::triage::html(t)) }
-                h2 { (counted(a.leaks.len() as u64 + a.omitted_leaks, "leak")) }
-                @if a.omitted_leaks > 0 { p.note { "The first " (a.leaks.len()) " found are listed." } }
-                @if let Some(k) = &a.key { p { "Key: " code { (shown(k)) } } }
-                @for (i, leak) in a.leaks.iter().enumerate() {
-                    h3 { "Leak " (i + 1) ": " (shown(&leak.class_name))
-                        @if leak.library_leak.is_some() { " (library leak)" } }
-                    p {
-                        "Retaining " b { (retaining_with_native(leak.retained_bytes, leak.retained_native_bytes, leak.retained_objects)) } ". "
-                        span.sig { "signature " (shown(&leak.signature)) }
-                        @if !leak.finders.is_empty() { br; span.sig { "found by " (shown(&leak.finders.join(", "))) } }
-                        @if leak.trace_count > 1 {
-                            br; "Showing 1 trace of " (leak.trace_count) " with this signature, retaining "
-                            (retaining_with_native(leak.total_retained_bytes, leak.total_retained_native_bytes, leak.total_retained_objects)) " together."
-                        }
-                    }
-                    @if let Some(lib) = &leak.library_leak {
-                        p.note { "Known framework leak " code { (shown(&lib.pattern)) } ": " (shown(&lib.description)) }
-                    }
-                    (trace(&leak.trace))
-                }
-                @if !a.unreachable.is_empty() || a.omitted_unreachable > 0 {
-                    h2 { (counted(a.unreachable.len() as u64 + a.omitted_unreachable, "unreachable object")) }
-                    p { "Leaking, but no strong path from a GC root reaches them." }
-                    @if a.omitted_unreachable > 0 { p.note { "The first " (a.unreachable.len()) " found are listed." } }
-                    @for u in &a.unreachable {
-                        div.trace {
-                            div.step {
-                                (shown(&u.class_name)) " " (shown(&u.kind)) " "
-                                span.YES { "Leaking: YES" } " (" (shown(&u.leaking_reason)) ")"
-                                @for l in &u.labels { br; (shown(l)) }
-                                @if u.omitted_labels > 0 { br; span.omitted { "… " (counted(u.omitted_labels, "more label")) } }
-                                br; span.sig { "found by " (shown(&u.finders.join(", "))) }
-                            }
-                        }
+            }
+            @if let Some(lib) = &leak.library_leak {
+                p.note { "Known framework leak " code { (shown(&lib.pattern)) } ": " (shown(&lib.description)) }
+            }
+            (trace(&leak.trace))
+        }
+        @if !a.unreachable.is_empty() || a.omitted_unreachable > 0 {
+            h2 { (counted(a.unreachable.len() as u64 + a.omitted_unreachable, "unreachable object")) }
+            p { "Leaking, but no strong path from a GC root reaches them." }
+            @if a.omitted_unreachable > 0 { p.note { "The first " (a.unreachable.len()) " found are listed." } }
+            @for u in &a.unreachable {
+                div.trace {
+                    div.step {
+                        (shown(&u.class_name)) " " (shown(&u.kind)) " "
+                        span.YES { "Leaking: YES" } " (" (shown(&u.leaking_reason)) ")"
+                        @for l in &u.labels { br; (shown(l)) }
+                        @if u.omitted_labels > 0 { br; span.omitted { "… " (counted(u.omitted_labels, "more label")) } }
+                        br; span.sig { "found by " (shown(&u.finders.join(", "))) }
                     }
                 }
-                h2 { (counted(a.duplicate_bitmaps.len() as u64 + a.omitted_duplicate_bitmaps, "group")) " of duplicate bitmaps" }
-                @if a.omitted_duplicate_bitmaps > 0 {
-                    p.note { "The " (a.duplicate_bitmaps.len()) " groups that waste the most are listed." }
-                }
-                div.bitmaps {
-                    // An analysis stored before the groups were capped may have more.
-                    @for (i, g) in a.duplicate_bitmaps.iter().enumerate() {
-                        div.bitmap {
-                            @if let Some(img) = g.image.as_ref().filter(|_| i < MAX_BITMAP_GROUPS).and_then(|n| picture(n, pictures)) {
-                                img src=(img) alt=(format!("{}×{} bitmap", g.width, g.height));
-                            }
-                            p {
-                                b { (g.count) " × " (g.width) "×" (g.height) } " " (shown(&g.format)) br;
-                                (human(g.buffer_bytes)) " each, " (human(g.wasted_bytes)) " wasted" br;
-                                span.sig { "md5 " (shown(&g.hash)) }
-                            }
-                            details {
-                                summary { "paths" }
-                                @for inst in &g.instances {
-                                    @if let Some(t) = &inst.trace { (trace(t)) }
-                                }
-                                @if g.omitted_instances > 0 {
-                                    p { "… and " (counted(g.omitted_instances, "more instance")) }
-                                }
-                            }
-                        }
-                    }
-                }
-                @if let (false, Some(t)) = (a.leaks.is_empty(), &a.triage) { (super::triage::html(t)) }
-                h2 { "Largest classes" }
-                table {
-                    tr { th { "class" } th { "instances" } th { "shallow bytes" } }
-                    @for c in &d.top_classes {
-                        tr { td { (shown(&c.class_name)) } td.n { (grouped(c.instances)) } td.n { (grouped(c.shallow_bytes)) } }
-                    }
-                }
-                p.sig { (shown(&a.tool)) ", schema " (a.schema) }
             }
         }
+        h2 { (counted(a.duplicate_bitmaps.len() as u64 + a.omitted_duplicate_bitmaps, "group")) " of duplicate bitmaps" }
+        @if a.omitted_duplicate_bitmaps > 0 {
+            p.note { "The " (a.duplicate_bitmaps.len()) " groups that waste the most are listed." }
+        }
+        div.bitmaps {
+            // An analysis stored before the groups were capped may have more.
+            @for (i, g) in a.duplicate_bitmaps.iter().enumerate() {
+                div.bitmap {
+                    @if let Some(img) = g.image.as_ref().filter(|_| i < MAX_BITMAP_GROUPS).and_then(|n| picture(n, pictures)) {
+                        img src=(img) alt=(format!("{}×{} bitmap", g.width, g.height));
+                    }
+                    p {
+                        b { (g.count) " × " (g.width) "×" (g.height) } " " (shown(&g.format)) br;
+                        (human(g.buffer_bytes)) " each, " (human(g.wasted_bytes)) " wasted" br;
+                        span.sig { "md5 " (shown(&g.hash)) }
+                    }
+                    details {
+                        summary { "paths" }
+                        @for inst in &g.instances {
+                            @if let Some(t) = &inst.trace { (trace(t)) }
+                        }
+                        @if g.omitted_instances > 0 {
+                            p { "… and " (counted(g.omitted_instances, "more instance")) }
+                        }
+                    }
+                }
+            }
+        }
+        @if let (false, Some(t)) = (a.leaks.is_empty(), &a.triage) { (super::triage::html(t)) }
+        h2 { "Largest classes" }
+        table {
+            tr { th { "class" } th { "instances" } th { "shallow bytes" } }
+            @for c in &d.top_classes {
+                tr { td { (shown(&c.class_name)) } td.n { (grouped(c.instances)) } td.n { (grouped(c.shallow_bytes)) } }
+            }
+        }
+        p.sig { (shown(&a.tool)) ", schema " (a.schema) }
     };
-    page.into_string()
+    super::page(title, STYLE, body)
 }
 
 /// A leak trace as HTML (the analysis page and `serve`'s pages show it alike).

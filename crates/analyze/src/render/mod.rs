@@ -13,6 +13,33 @@ use super::model::Analysis;
 pub use super::shown::shown;
 
 /// The analysis as pretty JSON (the schema is docs/analyze.md's).
+/// The look every HTML page shares (type, headings, tables, numbers); each page adds its
+/// own rules after it.
+pub const BASE_STYLE: &str = "
+body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:70em;padding:0 1em;color:#222}
+h1{font-size:1.5em}h2{font-size:1.2em;margin-top:2em;border-bottom:1px solid #ccc}
+table{border-collapse:collapse}td,th{padding:.2em .8em;text-align:left;border-bottom:1px solid #eee}
+td.n{text-align:right;font-variant-numeric:tabular-nums}
+";
+
+/// One self-contained HTML page: its title, [`BASE_STYLE`] and `style`, and its body.
+pub fn page(title: maud::Markup, style: &str, body: maud::Markup) -> String {
+    use maud::{html, PreEscaped, DOCTYPE};
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                title { (title) }
+                style { (PreEscaped(BASE_STYLE)) (PreEscaped(style)) }
+            }
+            body { (body) }
+        }
+    }
+    .into_string()
+}
+
 pub fn json(analysis: &Analysis) -> String {
     let mut s = serde_json::to_string_pretty(analysis).expect("the model serializes");
     s.push('\n');

@@ -1,0 +1,502 @@
+//! Leak groups per app version: which groups are new in a version (seen in no version
+//! before it), and how each group's packages, occurrences and retained sizes move from one
+//! version to the next. `/versions` and `GET /api/versions`.
+//!
+//! Versions are ordered by the time their first package was received (not by their text:
+//! "1.10" comes after "1.9" when it was released after it). The leak rows are folded in
+//! change by change as the groups cache does ([`Store::leaks_since`]): one cell per
+//! (group, version) with its packages and retained sizes, so a request after a change
+//! reads only the rows recorded since, and the versions' order from an index; a request
+//! with no change since serves the view as last made.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use axum::extract::State;
+use axum::response::Html;
+use axum::Json;
+use serde::Serialize;
+
+use crate::api_error::ApiError;
+use crate::app::App;
+use crate::groups::Distribution;
+use crate::limits;
+use crate::rows::{Filter, LeakRef, LeakSink, Version};
+use crate::store::{AppVersion, DbResult, Store};
+
+/// One group's leaks in one app version.
+#[derive(Debug, Clone, Default)]
+struct Cell {
+    occurrences: u64,
+    packages: HashSet<i64>,
+    /// Retained size → occurrences: the percentiles need every value.
+    retained: BTreeMap<i64, u64>,
+}
+
+impl Cell {
+    fn counts(&self) -> Counts {
+        Counts {
+            packages: self.packages.len() as u64,
+            occurrences: self.occurrences,
+            retained_bytes: Distribution::of_counts(&self.retained, self.occurrences),
+        }
+    }
+}
+
+/// One group across versions.
+#[derive(Debug, Clone)]
+struct Group {
+    /// (received, package, leak id) of the most recent occurrence, whose class and
+    /// library the view shows.
+    latest: (i64, i64, i64),
+    class_name: String,
+    library: Option<String>,
+    /// By app version as the lists show it (cut to [`limits::COLUMN_BYTES`]).
+    by_version: HashMap<String, Cell>,
+}
+
+/// Every leak folded in so far, by group and app version.
+#[derive(Debug, Clone, Default)]
+pub struct Versions {
+    by_sig: HashMap<String, Group>,
+}
+
+impl LeakSink for Versions {
+    fn add(&mut self, l: &LeakRef<'_>) {
+        let g = self
+            .by_sig
+            .entry(l.signature.to_string())
+            .or_insert_with(|| Group {
+                latest: (i64::MIN, i64::MIN, i64::MIN),
+                class_name: String::new(),
+                library: None,
+                by_version: HashMap::new(),
+            });
+        let key = (l.received_ms, l.package_id, l.leak_id);
+        if key > g.latest {
+            g.latest = key;
+            g.class_name = limits::cut(l.class_name, limits::NAME_BYTES).into_owned();
+            g.library = l
+                .library
+                .map(|d| limits::cut(d, limits::NAME_BYTES).into_owned());
+        }
+        let version = limits::column(l.app_version);
+        let cell = match g.by_version.get_mut(version.as_ref()) {
+            Some(c) => c,
+            None => g.by_version.entry(version.into_owned()).or_default(),
+        };
+        cell.occurrences += 1;
+        cell.packages.insert(l.package_id);
+        *cell.retained.entry(l.retained_bytes).or_default() += 1;
+    }
+
+    fn clear(&mut self) {
+        self.by_sig.clear();
+    }
+    fn forget(&mut self, signature: &str) {
+        self.by_sig.remove(signature);
+    }
+}
+
+/// A group's leaks in one version.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Counts {
+    /// Distinct packages (devices) with the leak.
+    pub packages: u64,
+    pub occurrences: u64,
+    pub retained_bytes: Distribution,
+}
+
+/// A group as one version's list shows it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VersionGroup {
+    pub signature: String,
+    pub class_name: String,
+    pub library_leak: Option<String>,
+    /// Seen in this version and in none before it.
+    pub new: bool,
+    #[serde(flatten)]
+    pub here: Counts,
+    /// The same in the version before (`previousVersion`); null where it was not seen.
+    pub previous: Option<Counts>,
+}
+
+/// One app version.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VersionShown {
+    pub app_version: String,
+    pub first_received_ms: i64,
+    /// Packages of this version, analyzed or not.
+    pub packages: i64,
+    /// The version before this one, shown or not.
+    pub previous_version: Option<String>,
+    /// Groups with a leak in this version, and of those the new ones.
+    pub groups_seen: u64,
+    pub new_groups: u64,
+    /// The first [`limits::VERSION_GROUPS`]: the new groups, then the others, each by
+    /// packages, then occurrences (most first), then signature.
+    pub groups: Vec<VersionGroup>,
+    pub groups_left_out: u64,
+}
+
+/// The view: the latest [`limits::VERSIONS`] versions, oldest first.
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct View {
+    pub versions: Vec<VersionShown>,
+    /// Older versions not shown.
+    pub versions_left_out: u64,
+}
+
+impl Versions {
+    /// The view of what was folded in, the versions ordered as `recorded` says (their
+    /// first package's time, ties by value): the latest `max_versions`, each listing at
+    /// most `max_groups` groups.
+    pub fn view(&self, recorded: &[AppVersion], max_versions: usize, max_groups: usize) -> View {
+        // The versions as the lists show them: values recorded before the caps, cut, may
+        // fall together.
+        let mut merged: HashMap<String, (i64, i64)> = HashMap::new();
+        for v in recorded {
+            let e = merged
+                .entry(limits::column(&v.value).into_owned())
+                .or_insert((i64::MAX, 0));
+            e.0 = e.0.min(v.first_received_ms);
+            e.1 += v.packages;
+        }
+        let mut order: Vec<(String, i64, i64)> =
+            merged.into_iter().map(|(v, (t, n))| (v, t, n)).collect();
+        order.sort_by(|a, b| a.1.cmp(&b.1).then_with(|| a.0.cmp(&b.0)));
+        let rank: HashMap<&str, usize> = order
+            .iter()
+            .enumerate()
+            .map(|(i, (v, _, _))| (v.as_str(), i))
+            .collect();
+        let first_shown = order.len().saturating_sub(max_versions);
+        let mut lists: Vec<Vec<VersionGroup>> = vec![Vec::new(); order.len() - first_shown];
+        for (sig, g) in &self.by_sig {
+            // A leak's package is recorded before the leak, and never removed: every
+            // version folded in is in `recorded`, read after the fold.
+            let Some(earliest) = g
+                .by_version
+                .keys()
+                .filter_map(|v| rank.get(v.as_str()))
+                .min()
+            else {
+                continue;
+            };
+            for (v, cell) in &g.by_version {
+                let Some(&i) = rank.get(v.as_str()) else {
+                    continue;
+                };
+                if i < first_shown {
+                    continue;
+                }
+                let previous = i
+                    .checked_sub(1)
+                    .and_then(|p| g.by_version.get(&order[p].0))
+                    .map(Cell::counts);
+                lists[i - first_shown].push(VersionGroup {
+                    signature: sig.clone(),
+                    class_name: g.class_name.clone(),
+                    library_leak: g.library.clone(),
+                    new: i == *earliest,
+                    here: cell.counts(),
+                    previous,
+                });
+            }
+        }
+        let versions = lists
+            .into_iter()
+            .enumerate()
+            .map(|(k, mut groups)| {
+                let i = first_shown + k;
+                let (value, first, packages) = &order[i];
+                groups.sort_by(|a, b| {
+                    b.new
+                        .cmp(&a.new)
+                        .then(b.here.packages.cmp(&a.here.packages))
+                        .then(b.here.occurrences.cmp(&a.here.occurrences))
+                        .then_with(|| a.signature.cmp(&b.signature))
+                });
+                let seen = groups.len();
+                let new = groups.iter().filter(|g| g.new).count();
+                groups.truncate(max_groups);
+                VersionShown {
+                    app_version: value.clone(),
+                    first_received_ms: *first,
+                    packages: *packages,
+                    previous_version: i.checked_sub(1).map(|p| order[p].0.clone()),
+                    groups_seen: seen as u64,
+                    new_groups: new as u64,
+                    groups_left_out: (seen - groups.len()) as u64,
+                    groups,
+                }
+            })
+            .collect();
+        View {
+            versions,
+            versions_left_out: first_shown as u64,
+        }
+    }
+}
+
+/// The view kept between requests, brought up to date change by change.
+#[derive(Default)]
+pub struct Kept {
+    /// (generation, view): read by every request.
+    shown: Mutex<Option<(i64, Arc<View>)>>,
+    /// Taken by the one request that brings the view up to date; the others wait for it.
+    fold: tokio::sync::Mutex<Option<(Version, Versions)>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Kept {
+    /// The view as of the database's generation now.
+    pub async fn current(&self, store: &Store) -> DbResult<Arc<View>> {
+        let now = store.generation().await?;
+        if let Some(v) = self.since(now) {
+            return Ok(v);
+        }
+        let mut fold = self.fold.lock().await;
+        if let Some(v) = self.since(now) {
+            return Ok(v);
+        }
+        // Taken out while it changes: a failed read leaves nothing half folded.
+        let (since, mut acc) = fold
+            .take()
+            .map_or((None, Versions::default()), |(v, a)| (Some(v), a));
+        let (version, _) = store
+            .leaks_since(&Filter::default(), since, &mut acc)
+            .await?;
+        // After the leaks: every version they name is recorded by then.
+        let recorded = store.app_versions().await?;
+        let view = Arc::new(acc.view(&recorded, limits::VERSIONS, limits::VERSION_GROUPS));
+        *fold = Some((version, acc));
+        *lock(&self.shown) = Some((version.generation, view.clone()));
+        Ok(view)
+    }
+
+    fn since(&self, now: i64) -> Option<Arc<View>> {
+        lock(&self.shown)
+            .as_ref()
+            .filter(|(g, _)| *g >= now)
+            .map(|(_, v)| v.clone())
+    }
+}
+
+/// A kept view, serialized where it is.
+struct Shared(Arc<View>);
+
+impl Serialize for Shared {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+/// `GET /api/versions`.
+pub async fn api(State(app): State<Arc<App>>) -> Result<Json<impl Serialize>, ApiError> {
+    Ok(Json(Shared(app.versions.current(&app.store).await?)))
+}
+
+/// `GET /versions`.
+pub async fn page(State(app): State<Arc<App>>) -> Result<Html<String>, ApiError> {
+    let view = app.versions.current(&app.store).await?;
+    Ok(Html(html::versions(&view)))
+}
+
+mod html {
+    use maud::{html, Markup};
+
+    use super::{Counts, VersionGroup, View};
+    use crate::limits;
+    use crate::pages::{page, when};
+    use hprof_shrink_analyze::render::{human, shown};
+
+    fn bytes(n: i64) -> String {
+        human(n.max(0) as u64)
+    }
+
+    /// "3 → 5", or "5" (and "new") where the previous version had none.
+    fn moved(now: u64, before: Option<u64>) -> Markup {
+        html! {
+            @match before {
+                Some(b) => { (b) " → " (now) }
+                None => { (now) }
+            }
+        }
+    }
+
+    fn retained(c: &Counts, before: Option<&Counts>) -> Markup {
+        let r = &c.retained_bytes;
+        html! {
+            @if let Some(b) = before { (bytes(b.retained_bytes.p50)) " → " }
+            (bytes(r.p50)) " (max " (bytes(r.max)) ")"
+        }
+    }
+
+    fn row(g: &VersionGroup) -> Markup {
+        let before = g.previous.as_ref();
+        html! {
+            tr {
+                td { @if g.new { strong.new { "new" } } }
+                td {
+                    a href={ "/groups/" (g.signature) } { (shown(&g.class_name)) }
+                    br; span.sig { (g.signature) }
+                    @if let Some(lib) = &g.library_leak { br; small { "library leak: " (lib) } }
+                }
+                td.n { (moved(g.here.packages, before.map(|b| b.packages))) }
+                td.n { (moved(g.here.occurrences, before.map(|b| b.occurrences))) }
+                td.n { (retained(&g.here, before)) }
+            }
+        }
+    }
+
+    pub fn versions(v: &View) -> String {
+        let body = html! {
+            p {
+                "Leak groups by app version (" code { "appVersion" } ", else " code { "versionName" }
+                ", else " code { "app_version" } " of " code { "extra.info" } "), the versions in the order their first package was received, oldest first. "
+                "A group is new in a version when no package of an earlier version has it. "
+                "Each count is shown beside the version before's (before → now). "
+                a href="/api/versions" { "JSON" }
+            }
+            @if v.versions_left_out > 0 {
+                p.more { "The latest " (limits::VERSIONS) " versions shown; " (v.versions_left_out) " older not shown." }
+            }
+            @if v.versions.is_empty() { p { "No package yet." } }
+            @for ver in &v.versions {
+                h2 id={ "v-" (ver.app_version) } {
+                    "App version " @if ver.app_version.is_empty() { "?" } @else { (ver.app_version) }
+                }
+                p {
+                    "First package received " (when(ver.first_received_ms)) "; " (ver.packages) " packages; "
+                    (ver.groups_seen) " leak groups, " (ver.new_groups) " new"
+                    @if let Some(p) = &ver.previous_version {
+                        " (before: " @if p.is_empty() { "?" } @else { (p) } ")"
+                    }
+                    "."
+                }
+                @if !ver.groups.is_empty() {
+                    table {
+                        tr {
+                            th { "" } th { "leaking class" } th { "packages" } th { "occurrences" }
+                            th { "retained (median, max)" }
+                        }
+                        @for g in &ver.groups { (row(g)) }
+                    }
+                }
+                @if ver.groups_left_out > 0 {
+                    p.more { (ver.groups_left_out) " more groups not shown (the first " (limits::VERSION_GROUPS) ": new ones first, then by packages)." }
+                }
+            }
+        };
+        page("Leak groups by app version", body)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn leak(
+        id: i64,
+        pkg: i64,
+        ms: i64,
+        version: &str,
+        sig: &str,
+        retained: i64,
+    ) -> LeakRef<'static> {
+        LeakRef {
+            leak_id: id,
+            package_id: pkg,
+            received_ms: ms,
+            sdk: "25",
+            manufacturer: "acme",
+            app_version: Box::leak(version.to_string().into_boxed_str()),
+            signature: Box::leak(sig.to_string().into_boxed_str()),
+            class_name: "com.example.A",
+            library: None,
+            retained_bytes: retained,
+            title: None,
+            signature_version: None,
+        }
+    }
+
+    fn recorded(v: &[(&str, i64, i64)]) -> Vec<AppVersion> {
+        v.iter()
+            .map(|(value, t, n)| AppVersion {
+                value: value.to_string(),
+                first_received_ms: *t,
+                packages: *n,
+            })
+            .collect()
+    }
+
+    /// Versions by their first package's time, not by text; a group new where it first
+    /// appears in that order, even when its first occurrence came later in time.
+    #[test]
+    fn new_groups_and_moves_by_first_received_order() {
+        let mut f = Versions::default();
+        f.add(&leak(1, 1, 160, "1.10", "a", 10));
+        // "b" was seen in 1.9 only after 1.10 came out: still 1.9's.
+        f.add(&leak(2, 2, 300, "1.9", "b", 20));
+        f.add(&leak(3, 3, 200, "1.10", "b", 30));
+        f.add(&leak(4, 3, 200, "1.10", "b", 40));
+        let order = recorded(&[("1.10", 150, 2), ("1.9", 50, 1), ("2.0", 400, 1)]);
+        let v = f.view(&order, 20, 50);
+        let names: Vec<_> = v.versions.iter().map(|v| v.app_version.as_str()).collect();
+        assert_eq!(names, ["1.9", "1.10", "2.0"]);
+        let (nine, ten) = (&v.versions[0], &v.versions[1]);
+        assert_eq!((nine.groups_seen, nine.new_groups), (1, 1));
+        assert!(nine.groups[0].new && nine.groups[0].previous.is_none());
+        assert_eq!((ten.groups_seen, ten.new_groups), (2, 1));
+        assert_eq!(ten.previous_version.as_deref(), Some("1.9"));
+        // New first.
+        assert_eq!(ten.groups[0].signature, "a");
+        assert!(ten.groups[0].new);
+        let b = &ten.groups[1];
+        assert!(!b.new);
+        assert_eq!((b.here.packages, b.here.occurrences), (1, 2));
+        assert_eq!(
+            (b.here.retained_bytes.p50, b.here.retained_bytes.max),
+            (30, 40)
+        );
+        assert_eq!(b.previous.as_ref().map(|p| p.packages), Some(1));
+        // A version with packages and no leak.
+        assert_eq!((v.versions[2].groups_seen, v.versions[2].packages), (0, 1));
+    }
+
+    /// At most so many versions (the latest) and groups per version; what was cut is
+    /// counted; a group is new in its first version even when that one is not shown.
+    #[test]
+    fn versions_and_groups_are_bounded() {
+        let mut f = Versions::default();
+        let mut order = Vec::new();
+        for k in 0..25i64 {
+            let version = format!("v{k}");
+            order.push((version.clone(), k * 10, 1));
+            f.add(&leak(k, k, k * 10, &version, "old", 1));
+        }
+        for s in 0..60i64 {
+            f.add(&leak(100 + s, 100 + s, 1000, "v24", &format!("s{s:02}"), 1));
+        }
+        let order: Vec<_> = order.iter().map(|(v, t, n)| (v.as_str(), *t, *n)).collect();
+        let v = f.view(&recorded(&order), 20, 50);
+        assert_eq!(v.versions.len(), 20);
+        assert_eq!(v.versions_left_out, 5);
+        assert_eq!(v.versions[0].app_version, "v5");
+        assert_eq!(v.versions[0].new_groups, 0, "'old' is v0's");
+        let last = &v.versions[19];
+        assert_eq!((last.groups_seen, last.new_groups), (61, 60));
+        assert_eq!((last.groups.len(), last.groups_left_out), (50, 11));
+        assert!(last.groups.iter().all(|g| g.new));
+        f.clear();
+        assert!(f.view(&[], 20, 50).versions.is_empty());
+    }
+}
