@@ -274,7 +274,7 @@ fn bitmaps(
     out.largest = kept
         .into_iter()
         .map(|(mut info, node)| {
-            info.path = path(g, reach, ins, node);
+            info.path = path(g, Some(reach), ins, node);
             info
         })
         .collect();

@@ -25,13 +25,13 @@ struct Chunk<S> {
 
 impl Edges {
     /// Every object's references, and `visit(state, node, class key, shallow size, why its
-    /// references could not be read)` (see [`Graph::for_each_ref`]) called on every node in
-    /// the same pass, from the same look at its record: each run of nodes has a state from
-    /// `init`, and the runs' states are joined in node order by `merge`.
+    /// references could not be read, its references)` (see [`Graph::for_each_ref`]) called
+    /// on every node in the same pass, from the same look at its record: each run of nodes
+    /// has a state from `init`, and the runs' states are joined in node order by `merge`.
     pub fn build<S: Send>(
         g: &Graph<'_, '_>,
         init: impl Fn() -> S + Sync,
-        visit: impl Fn(&mut S, Node, (u8, u64), u64, Option<Broken>) + Sync,
+        visit: impl Fn(&mut S, Node, (u8, u64), u64, Option<Broken>, &[Node]) + Sync,
         merge: impl Fn(S, S) -> S,
     ) -> (Edges, S) {
         let n = g.ix.len();
@@ -51,7 +51,8 @@ impl Edges {
                     let (key, size, unread) =
                         g.for_each_ref(node as Node, |t| chunk.targets.push(t));
                     chunk.degrees.push((chunk.targets.len() - before) as u32);
-                    visit(&mut chunk.seen, node as Node, key, size, unread);
+                    let refs = &chunk.targets[before..];
+                    visit(&mut chunk.seen, node as Node, key, size, unread, refs);
                 }
                 chunk
             })

@@ -581,7 +581,7 @@ fn traverse(
             }
         }
         drop(owner);
-        let (edges, ()) = Edges::build(&g, || (), |_, _, _, _, _| (), |_, _| ());
+        let (edges, ()) = Edges::build(&g, || (), |_, _, _, _, _, _| (), |_, _| ());
         control.check()?;
         let doms = Dominators::compute(edges, ix.len(), &root_nodes, Spare::default(), control)?;
         let (sums, _, ()) = doms.retained(

@@ -37,6 +37,8 @@ pub struct Index<'a> {
     /// its tag byte): the node number is the position.
     objects: Offsets,
     lookup: Lookup,
+    /// The lookup was freed ([`Index::release_lookup`]).
+    released: bool,
     pub roots: Vec<RootRecord>,
     /// Thread serial → thread object id (from ROOT_THREAD_OBJECT).
     pub threads: Map<u32, u64>,
@@ -81,6 +83,7 @@ impl<'a> Index<'a> {
             classes: ClassIndex::new(id_size),
             objects: Offsets::empty(data.len() as u64),
             lookup: Lookup::default(),
+            released: false,
             roots: Vec::new(),
             threads: Map::default(),
             heaps: Vec::new(),
@@ -238,17 +241,40 @@ impl<'a> Index<'a> {
         self.objects.len()
     }
 
-    /// Frees the id lookup for the steps that need none: [`Index::node`] finds nothing
-    /// after this.
+    /// Frees the id lookup (2 bytes an object) for the steps that look up few ids or
+    /// none: [`Index::node`] then searches all objects, log2(objects) reads of the dump an
+    /// id (the triage's paths, after the dominators, look up a few hundred).
     pub fn release_lookup(&mut self) {
         self.lookup = Lookup::default();
+        self.released = true;
     }
 
     /// The node of an object id; `None` for 0, and for ids the dump does not hold (a
     /// dropped array of a shrunk dump, or a dangling reference).
     #[inline]
     pub fn node(&self, id: u64) -> Option<Node> {
+        if self.released {
+            return self.search_all(id);
+        }
         self.lookup.find(id, |n| self.id(n))
+    }
+
+    /// [`Index::node`] without the lookup: a binary search of all objects, sorted by id.
+    #[cold]
+    fn search_all(&self, id: u64) -> Option<Node> {
+        if id == 0 {
+            return None;
+        }
+        let (mut lo, mut hi) = (0usize, self.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            match self.id(mid as Node).cmp(&id) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Some(mid as Node),
+            }
+        }
+        None
     }
 
     /// Every object's sub-record has its id right after the tag byte.

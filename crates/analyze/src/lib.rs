@@ -41,6 +41,7 @@ mod metadata;
 pub mod model;
 mod native_size;
 mod offsets;
+mod parked;
 mod reach;
 #[cfg(test)]
 mod reach_tests;
@@ -186,7 +187,7 @@ pub fn analyze_path_within(
     let t = Instant::now();
     let input = input::open_within(path, unpack)?;
     timings.step("open", t);
-    analyze_input(&input, path, options, control, timings, false).map(|(o, _)| o)
+    analyze_input(&input, path, options, unpack, control, timings, false).map(|(o, _)| o)
 }
 
 /// [`analyze_path`], with the census `diff` compares (see [`census`]): it keeps the path
@@ -201,7 +202,15 @@ pub fn analyze_path_census(
     let t = Instant::now();
     let input = input::open(path)?;
     timings.step("open", t);
-    let (outcome, census) = analyze_input(&input, path, options, control, timings, true)?;
+    let (outcome, census) = analyze_input(
+        &input,
+        path,
+        options,
+        &Unpack::default(),
+        control,
+        timings,
+        true,
+    )?;
     Ok((outcome, census.unwrap_or_default()))
 }
 
@@ -235,6 +244,7 @@ fn analyze_input(
     input: &input::Input,
     path: &Path,
     options: &Options,
+    unpack: &Unpack,
     control: &Control<'_>,
     mut timings: Timings,
     take_census: bool,
@@ -327,20 +337,30 @@ fn analyze_input(
     let t = timings.step("finder classes", t);
     let (edges, seen) = edges::Edges::build(
         &g,
-        Seen::default,
-        |seen, node, key, size, unread| {
+        Seen::new,
+        |seen, node, key, size, unread, refs| {
             seen.add(&wanted, node, key, size, unread);
             // Each String's value hashed as the pass reaches it, for the duplicates.
             if key == (tags::INSTANCE_DUMP, string_class) {
-                if let Some(h) = string_values.as_ref().and_then(|v| v.hash(&g, node)) {
-                    seen.strings.push((h, node));
+                if let Some((h, array)) =
+                    string_values.as_ref().and_then(|v| v.hash(&g, node, refs))
+                {
+                    if let Some(run) = seen.strings.last_mut() {
+                        run.push((h, array, node));
+                    }
                 }
             }
         },
         Seen::merge,
     );
     let special = seen.special;
-    let string_rows = strings::seen_twice(seen.strings);
+    // What the triage reads after the dominators waits on disk through the peak.
+    let sizes = parked::Parked::park(seen.sizes, unpack, "the objects' sizes");
+    let string_rows = parked::Parked::park(
+        vec![strings::seen_twice(seen.strings)],
+        unpack,
+        "the Strings' hashes",
+    );
     let (all_objects, instances) = (seen.sizer.finish(), Instances::from_pairs(seen.instances));
     let unread = seen.unread;
     give_back_freed_memory();
@@ -527,12 +547,6 @@ fn analyze_input(
         &native,
         options.screen,
     );
-    if let Some(values) = &string_values {
-        (
-            counted.duplicate_strings,
-            counted.duplicate_strings_left_out,
-        ) = strings::duplicates(&g, &reach, values, string_rows);
-    }
     drop(instances);
     notes.extend(ins.take_notes());
     if input.shrunk {
@@ -552,53 +566,91 @@ fn analyze_input(
         r.sort_unstable_by_key(|&n| ix.offset(n));
         r
     };
-    // The paths, the id lookup and the inspectors stay for the triage's objects, known
-    // once the dominators are (the paths' parents and states, 5 bytes an object, and the
-    // lookup's 2 held through the dominators).
-    let spare = spare::Spare::default();
+    // Its arrays go to the next step rather than back to the system. A census names its
+    // retainers by their paths: it keeps the search. Else the search is written to an
+    // unnamed file (5 bytes an object) for the triage's paths, read back a few entries a
+    // path once the dominators are known.
+    let mut spare = spare::Spare::default();
+    let mut reach = Some(reach);
+    if !take_census {
+        if let Some(r) = reach.as_mut() {
+            let spilled = unpack.tempfile(None).and_then(|file| {
+                unpack.admit("the path search", ix.len() as u64 * 5, &file)?;
+                r.spill(file, &mut spare)
+            });
+            if let Err(e) = spilled {
+                notes.push(format!(
+                    "the triage's objects are shown without paths: the path search could not be written to a temporary file ({e})"
+                ));
+                if let Some(r) = reach.take() {
+                    r.into_spare(&mut spare);
+                }
+            }
+        }
+    }
+    // The id lookup goes too (2 bytes an object), and the graph and the inspectors are
+    // made again on what remains, with the same per-class tables: the triage's paths look
+    // their few ids up without it.
+    let (kinds, watched) = ins.into_parts();
+    let classes = g.classes();
+    drop(g);
+    ix.release_lookup();
+    let g = Graph::with_classes(&ix, classes, options.mapping.as_ref());
     let doms = dominators::Dominators::compute(edges, ix.len(), &roots, spare, control)?;
     timings.dominator_bytes = doms.peak_bytes;
     timings.dominator_steps = doms.steps;
     timings.dominator_depth = doms.depth;
     let t = timings.step("dominators", t);
-    let trees = subtrees::Subtrees::compute(&g, &doms, &native, triage::LIST_CAP);
+    // Every number's retained size, the leaks' among them, and the shallow bytes of the
+    // unreachable objects by class.
+    // Unreadable, the sizes are read from the dump again.
+    let sizes = sizes.take().unwrap_or_default();
+    let (trees, retained, gone) = subtrees::Subtrees::compute(
+        &g,
+        &doms,
+        &sizes,
+        &native,
+        triage::LIST_CAP,
+        &leak_nodes,
+        Sizer::default,
+        |sizer, key, size| sizer.add_sized(key, size),
+        Sizer::merge,
+    );
+    drop(sizes);
     let t = timings.step("subtrees", t);
+    let ins = inspect::Inspectors::new(inspect::heap::Heap::new(&ix, &g), kinds, watched);
     let leak_native: Vec<u64> = leak_nodes
         .iter()
         .map(|&n| trees.of_node(&g, &doms, n, &native).1)
         .collect();
-    let triage = triage::assemble(&g, &reach, &ins, &doms, &trees, &native, counted);
-    drop((trees, native));
-    // Nothing below looks an id up: the lookup table goes too, and the graph is made again
-    // on what remains, with the same per-class tables.
-    drop(ins);
-    let classes = g.classes();
-    drop(g);
-    ix.release_lookup();
-    let g = Graph::with_classes(&ix, classes, options.mapping.as_ref());
+    if string_values.is_some() {
+        match string_rows.take() {
+            Ok(rows) => {
+                (
+                    counted.duplicate_strings,
+                    counted.duplicate_strings_left_out,
+                ) = strings::duplicates(&g, |s| doms.place(s).is_some(), rows);
+            }
+            Err(e) => notes.push(format!(
+                "duplicate Strings are left out: their hashes could not be read back ({e})"
+            )),
+        }
+    }
+    let triage = triage::assemble(&g, reach.as_ref(), &ins, &doms, &trees, &native, counted);
+    let reachable_bytes = trees.reachable_java();
+    drop((trees, native, ins));
     let mut t = timings.step("triage", t);
-    // A census names its retainers by their paths: it keeps the search.
-    let reach = take_census.then_some(reach);
     let (reachable_objects, reachable_edges) = (doms.reachable, doms.edges);
-    let census = match &reach {
-        Some(reach) => {
+    let census = match (take_census, &reach) {
+        (true, Some(reach)) => {
             let c = census::take(&doms, &g, reach, &all_objects);
             t = timings.step("census", t);
             Some(c)
         }
-        None => None,
+        _ => None,
     };
-    drop(reach);
-    // Retained sizes, and the shallow bytes of the reachable objects by class.
+    drop((reach, doms));
     let total_bytes: u64 = all_objects.values().map(|&(_, bytes)| bytes).sum();
-    let (retained, all, gone) = doms.retained(
-        &leak_nodes,
-        total_bytes,
-        |node| g.shallow_size(node),
-        Sizer::default,
-        |sizer, node| sizer.add(&g, node),
-        Sizer::merge,
-    );
     // The reachable by class: all objects but the unreachable.
     let mut by_class = all_objects;
     for (key, (objects, bytes)) in gone.finish() {
@@ -678,7 +730,7 @@ fn analyze_input(
         threads: metadata::thread_count(&ix),
         heap_bytes: total_bytes,
         reachable_objects,
-        reachable_bytes: all.bytes,
+        reachable_bytes,
         reachable_native_bytes: triage.heap_native_bytes,
         reachable_edges,
         heaps,
@@ -878,8 +930,11 @@ const SPECIAL: u8 = 2;
 #[derive(Default)]
 struct Seen {
     sizer: Sizer,
-    /// (hash of the value, String) of every String ([`strings`]).
-    strings: Vec<(u64, index::Node)>,
+    /// Every String's row ([`strings`]), a run for each run of nodes.
+    strings: Vec<Vec<strings::Row>>,
+    /// Every object's shallow size in a byte ([`subtrees::SizeCodes`]), in node order,
+    /// a run for each run of nodes.
+    sizes: Vec<Vec<u8>>,
     instances: Vec<(u64, index::Node)>,
     special: Vec<index::Node>,
     /// The last instance class asked about, and what it is.
@@ -888,6 +943,15 @@ struct Seen {
 }
 
 impl Seen {
+    /// A run's state: one run of rows and sizes, which merging lists, never copies.
+    fn new() -> Seen {
+        Seen {
+            sizes: vec![Vec::new()],
+            strings: vec![Vec::new()],
+            ..Seen::default()
+        }
+    }
+
     fn add(
         &mut self,
         wanted: &Map<u64, u8>,
@@ -897,6 +961,9 @@ impl Seen {
         unread: Option<graph::Broken>,
     ) {
         self.sizer.add_sized(key, size);
+        if let Some(run) = self.sizes.last_mut() {
+            run.push(subtrees::SizeCodes::code(key, size));
+        }
         if let Some(why) = unread {
             *self.unread.entry((key.1, why)).or_default() += 1;
         }
@@ -922,6 +989,7 @@ impl Seen {
     fn merge(mut a: Seen, b: Seen) -> Seen {
         a.instances.extend(b.instances);
         a.strings.extend(b.strings);
+        a.sizes.extend(b.sizes);
         a.special.extend(b.special);
         for (k, n) in b.unread {
             *a.unread.entry(k).or_default() += n;
@@ -929,6 +997,7 @@ impl Seen {
         Seen {
             sizer: Sizer::merge(a.sizer, b.sizer),
             strings: a.strings,
+            sizes: a.sizes,
             instances: a.instances,
             special: a.special,
             last: None,

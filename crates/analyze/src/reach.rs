@@ -88,9 +88,9 @@ impl Related {
 }
 
 pub struct Reach {
-    /// Node → the node before it on its path (`ROOT` for a root object).
-    parent: Vec<Node>,
-    state: Vec<u8>,
+    /// Node → the node before it on its path (`ROOT` for a root object), and each node's
+    /// state: in memory, or written out ([`Reach::spill`]).
+    arrays: Arrays,
     /// Root object → the root it was taken from, and that root's known-leak row.
     roots: Map<Node, (RootRecord, Option<u16>)>,
     /// Every GC root object, whatever its type (the dominators' roots).
@@ -102,6 +102,30 @@ pub struct Reach {
     /// Leaking objects (with a trace) → the other leaking objects whose subgraph reaches
     /// them.
     retained_by: Map<Node, Related>,
+}
+
+/// The search's per-node arrays.
+enum Arrays {
+    Held {
+        parent: Vec<Node>,
+        state: Vec<u8>,
+    },
+    /// In an unnamed file: the parents (4 bytes each, native order), then the states.
+    Spilled {
+        file: std::fs::File,
+        nodes: usize,
+    },
+}
+
+fn read_at(file: &std::fs::File, buf: &mut [u8], at: u64) -> std::io::Result<()> {
+    #[cfg(unix)]
+    return std::os::unix::fs::FileExt::read_exact_at(file, buf, at);
+    // Elsewhere the arrays stay in memory ([`Reach::spill`] refuses).
+    #[cfg(not(unix))]
+    {
+        let _ = (file, buf, at);
+        Err(std::io::ErrorKind::Unsupported.into())
+    }
 }
 
 /// Shark's class name of each root type it reads (`shark.GcRoot$…`), which orders them.
@@ -387,8 +411,7 @@ impl Reach {
             ..
         } = s;
         Ok(Reach {
-            parent,
-            state,
+            arrays: Arrays::Held { parent, state },
             roots,
             gc_roots,
             refs,
@@ -400,7 +423,73 @@ impl Reach {
 
     /// Ends the search, keeping its largest array for the next step.
     pub fn into_spare(self, spare: &mut super::spare::Spare) {
-        spare.give(self.parent);
+        if let Arrays::Held { parent, .. } = self.arrays {
+            spare.give(parent);
+        }
+    }
+
+    /// Writes the per-node arrays (5 bytes an object) to `file` and frees them (the parents'
+    /// array into `spare`), for the steps that take memory next: the paths are read back
+    /// from the file afterwards, a few entries each. On an error the arrays stay.
+    pub fn spill(
+        &mut self,
+        mut file: std::fs::File,
+        spare: &mut super::spare::Spare,
+    ) -> std::io::Result<()> {
+        use std::io::Write;
+        if cfg!(not(unix)) {
+            return Err(std::io::ErrorKind::Unsupported.into());
+        }
+        let Arrays::Held { parent, state } = &self.arrays else {
+            return Ok(());
+        };
+        let nodes = state.len();
+        let mut buf = vec![0u8; 1 << 20];
+        for run in parent.chunks(1 << 18) {
+            let out = &mut buf[..run.len() * 4];
+            for (to, &p) in out.chunks_exact_mut(4).zip(run) {
+                to.copy_from_slice(&p.to_ne_bytes());
+            }
+            file.write_all(out)?;
+        }
+        file.write_all(state)?;
+        file.flush()?;
+        let held = std::mem::replace(&mut self.arrays, Arrays::Spilled { file, nodes });
+        if let Arrays::Held { parent, .. } = held {
+            spare.give(parent);
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn state_of(&self, node: Node) -> u8 {
+        match &self.arrays {
+            Arrays::Held { state, .. } => state[node as usize],
+            Arrays::Spilled { file, nodes } => {
+                let mut b = [0u8; 1];
+                let at = *nodes as u64 * 4 + node as u64;
+                // Unreadable: as not reached (no path shown).
+                read_at(file, &mut b, at).map_or(0, |()| b[0])
+            }
+        }
+    }
+
+    #[inline]
+    fn parent_of(&self, node: Node) -> Node {
+        match &self.arrays {
+            Arrays::Held { parent, .. } => parent[node as usize],
+            Arrays::Spilled { file, .. } => {
+                let mut b = [0u8; 4];
+                read_at(file, &mut b, node as u64 * 4).map_or(NONE, |()| Node::from_ne_bytes(b))
+            }
+        }
+    }
+
+    fn nodes(&self) -> usize {
+        match &self.arrays {
+            Arrays::Held { state, .. } => state.len(),
+            Arrays::Spilled { nodes, .. } => *nodes,
+        }
     }
 
     /// Every GC root object, whatever its type, by node.
@@ -411,18 +500,18 @@ impl Reach {
     /// Whether the search reached `node` (through no ignored reference, from a root that
     /// makes paths): it has a path.
     pub fn on_path(&self, node: Node) -> bool {
-        self.state[node as usize] & SEEN != 0
+        self.state_of(node) & SEEN != 0
     }
 
     /// Whether a leaking object has a trace of its own: a path through no other leaking
     /// object.
     pub fn has_trace(&self, node: Node) -> bool {
-        self.state[node as usize] & FOUND != 0
+        self.state_of(node) & FOUND != 0
     }
 
     /// Whether `node` is reached only through a leaking object.
     pub fn only_through_leak(&self, node: Node) -> bool {
-        self.state[node as usize] & LATE != 0
+        self.state_of(node) & LATE != 0
     }
 
     /// The root `node`'s path starts from (the object at its start), and that root's
@@ -440,8 +529,8 @@ impl Reach {
         let mut at = node;
         while at != ROOT && at != NONE {
             out.push(at);
-            at = self.parent[at as usize];
-            if out.len() > self.parent.len() {
+            at = self.parent_of(at);
+            if out.len() > self.nodes() {
                 break;
             }
         }
@@ -457,7 +546,7 @@ impl Reach {
         from: Node,
         to: Node,
     ) -> Option<(Reference, Option<u16>)> {
-        let s = |n: Node| self.state[n as usize];
+        let s = |n: Node| self.state_of(n);
         // Which of `from`'s references to `to` it was: in the second search or after the
         // first queue ran dry, the first; else the first of the priority `to` came by.
         let want = if s(to) & LATE != 0 || s(from) & LOW != 0 {
@@ -480,7 +569,7 @@ impl Reach {
             // Known leaks are visited last, or read by the mNewActivities reader: only
             // such steps are named.
             let could =
-                self.state[v as usize] & (LOW | LATE) != 0 || self.refs.names_new_activities(g, u);
+                self.state_of(v) & (LOW | LATE) != 0 || self.refs.names_new_activities(g, u);
             if could {
                 if let Some((_, Some(e))) = self.reference(g, u, v) {
                     return Some(e);

@@ -35,7 +35,7 @@ fn traces(
     let (edges, special) = Edges::build(
         &g,
         Vec::new,
-        |special: &mut Vec<Node>, node, key, _, _| {
+        |special: &mut Vec<Node>, node, key, _, _, _| {
             if key.0 == tags::INSTANCE_DUMP && path_refs.special_class(key.1) {
                 special.push(node);
             }

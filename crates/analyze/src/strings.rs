@@ -3,19 +3,19 @@
 //!
 //! Cheap by design, since a heap may hold millions of Strings: each String's value is
 //! hashed in the references' pass, as that pass reaches the String (its `value` array is
-//! most often the next object in the dump), by a hash seeded at random per run (64 bits,
-//! the length included), so that a dump cannot make two values collide on purpose; the
-//! pass keeps 16 bytes per String. Right after it, one pass over those hashes with two
-//! bits per slot of a table of 4 slots per String (1 byte a String) drops the values seen
-//! once (most of them); only the rest are kept, and sorted and grouped after the path
-//! search.
+//! among the references the pass has just read: no id is looked up), by a hash seeded at
+//! random per run (64 bits, the length included), so that a dump cannot make two values
+//! collide on purpose; the pass keeps 16 bytes per String. Right after it, one pass over
+//! those hashes with two bits per slot of a table of 4 slots per String (1 byte a String)
+//! drops the values seen once (most of them); only the rest are kept (in a temporary file
+//! through the path search and the dominators, [`super::parked`]), and sorted and grouped
+//! after the dominators, which say which Strings are strongly reachable.
 
 use hprof_shrink_core::hprof::{id_at, BasicType};
 
 use super::graph::Graph;
 use super::index::Node;
 use super::limits::MAX_NAME_BYTES;
-use super::reach::Reach;
 use super::shown::clipped;
 use super::triage::{DuplicateString, Top, LIST_CAP, STRING_SHOWN};
 
@@ -39,45 +39,54 @@ impl StringValues {
         })
     }
 
-    /// The value array of the String `s`.
+    /// The hash of the String `s`'s value and its value array, given the objects `s`
+    /// references (`None` without a readable value).
     #[inline]
-    fn array(&self, g: &Graph<'_, '_>, s: Node) -> Option<Node> {
-        let (_, data) = g.instance_data(s)?;
-        let id = id_at(data, self.at, g.ix.id_size)?;
-        // Most often allocated right after its String: the next node, without a search.
-        let next = s + 1;
-        if (next as usize) < g.ix.len() && id != 0 && g.ix.id(next) == id {
-            return Some(next);
-        }
-        g.ix.node(id)
-    }
-
-    /// The hash of the String `s`'s value (`None` without a readable one).
-    #[inline]
-    pub fn hash(&self, g: &Graph<'_, '_>, s: Node) -> Option<u64> {
-        let (_, bytes) = g.primitive(self.array(g, s)?)?;
-        Some(std::hash::BuildHasher::hash_one(&self.seed, bytes))
+    pub fn hash(&self, g: &Graph<'_, '_>, s: Node, refs: &[Node]) -> Option<(u64, Node)> {
+        let array = match refs {
+            [] => return None,
+            // A String references its value alone (ART, JDK): no need to ask which.
+            [only] => *only,
+            _ => {
+                let (_, data) = g.instance_data(s)?;
+                let id = id_at(data, self.at, g.ix.id_size)?;
+                *refs.iter().find(|&&t| g.ix.id(t) == id)?
+            }
+        };
+        let (_, bytes) = g.primitive(array)?;
+        Some((std::hash::BuildHasher::hash_one(&self.seed, bytes), array))
     }
 }
 
-/// `rows` ((hash of the value, String), from the references' pass) without the values
+/// A String's row: (hash of its value, its value array, the String).
+pub type Row = (u64, Node, Node);
+
+/// `rows` (from the references' pass) without the values
 /// seen once: two bits per slot (seen, seen again), 4 slots per String. Run right after
 /// that pass, so that the path search's memory does not come on top of every String's.
-pub fn seen_twice(mut rows: Vec<(u64, Node)>) -> Vec<(u64, Node)> {
-    let slots = (rows.len() * 4).next_power_of_two().max(64);
+/// The rows come in the runs the pass made them in (no run is copied into a larger one:
+/// that would take twice their memory at the pass's end), the kept ones in one array.
+pub fn seen_twice(runs: Vec<Vec<Row>>) -> Vec<Row> {
+    let all: usize = runs.iter().map(Vec::len).sum();
+    let slots = (all * 4).next_power_of_two().max(64);
     let mask = (slots - 1) as u64;
     let mut seen = vec![0u64; slots / 64];
     let mut again = vec![0u64; slots / 64];
-    for &(h, _) in &rows {
+    for &(h, _, _) in runs.iter().flatten() {
         let (w, b) = ((h & mask) as usize / 64, 1u64 << (h & 63));
         if seen[w] & b != 0 {
             again[w] |= b;
         }
         seen[w] |= b;
     }
-    rows.retain(|&(h, _)| again[(h & mask) as usize / 64] & (1u64 << (h & 63)) != 0);
-    rows.shrink_to_fit();
-    rows
+    drop(seen);
+    let twice = |h: u64| again[(h & mask) as usize / 64] & (1u64 << (h & 63)) != 0;
+    let kept = runs.iter().flatten().filter(|r| twice(r.0)).count();
+    let mut out = Vec::with_capacity(kept);
+    for run in runs {
+        out.extend(run.into_iter().filter(|r| twice(r.0)));
+    }
+    out
 }
 
 /// The groups of duplicate values among `rows` (from [`seen_twice`]), the strongly
@@ -85,16 +94,12 @@ pub fn seen_twice(mut rows: Vec<(u64, Node)>) -> Vec<(u64, Node)> {
 /// were left out.
 pub fn duplicates(
     g: &Graph<'_, '_>,
-    reach: &Reach,
-    values: &StringValues,
-    rows: Vec<(u64, Node)>,
+    reachable: impl Fn(Node) -> bool,
+    mut rows: Vec<Row>,
 ) -> (Vec<DuplicateString>, u64) {
     // (hash, value array, String), sorted: runs of one hash are one value.
-    let mut full: Vec<(u64, Node, Node)> = rows
-        .into_iter()
-        .filter(|&(_, s)| reach.on_path(s))
-        .filter_map(|(h, s)| Some((h, values.array(g, s)?, s)))
-        .collect();
+    rows.retain(|&(_, _, s)| reachable(s));
+    let mut full = rows;
     full.sort_unstable();
     // Strings sharing one array are one copy.
     full.dedup_by(|a, b| a.0 == b.0 && a.1 == b.1);

@@ -1,15 +1,20 @@
 //! The retained size of every reachable object, from the dominator tree: what the triage
 //! reads (the largest subtrees under the roots, where their memory accumulates, the
-//! largest arrays). One parallel pass sizes each object into its number (a leaf into its
-//! dominator's), one pass over the numbers from the last adds each into its immediate
-//! dominator and keeps each number's largest child; registered native bytes are carried
-//! up apart, from the few objects that have them.
+//! largest arrays), and the leaks' retained sizes.
+//!
+//! One parallel pass over the nodes adds each object's shallow size into its number (a
+//! leaf into its dominator's), from the size the references' pass left for it (a byte an
+//! object, [`SizeCodes`]: the record is read again only for the objects too large for it,
+//! and for the unreachable, which are tallied by class); one pass over the numbers
+//! from the last adds each into its immediate dominator. 8 bytes per numbered object (9
+//! with leaks to count objects for), where semi-NCA's arrays, gone by then, took 12.
+//! Registered native bytes are carried up apart, from the few objects that have them.
 
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use hprof_shrink_core::hprof::tags;
 
-use super::dominators::{Dominators, Place, Pre};
+use super::dominators::{Dominators, Place, Pre, Retained};
 use super::graph::Graph;
 use super::index::{Node, NONE};
 use super::map::Map;
@@ -23,18 +28,55 @@ const MAX_WALK: usize = 1000;
 /// Class key → (objects, bytes retained with native, native).
 pub type ByClass = Map<(u8, u64), (u64, u64, u64)>;
 
+/// Each object's shallow size in a byte, as the references' pass found it: an object
+/// other than an array below 128 bytes as its size; a primitive array below 64 bytes as
+/// `0x80 | size`; an object array below 48 bytes as `0xC0 + size`; a larger one as
+/// [`BIG_PRIMITIVE_ARRAY`], [`BIG_OBJECT_ARRAY`] or [`BIG`], whose record is read again.
+pub struct SizeCodes;
+
+const BIG_PRIMITIVE_ARRAY: u8 = 0xFD;
+const BIG_OBJECT_ARRAY: u8 = 0xFE;
+const BIG: u8 = 0xFF;
+
+/// What a size code says: the array kind (its tag, or 0) and the size, if it holds it.
+#[inline]
+fn decode(code: u8) -> (u8, Option<u64>) {
+    match code {
+        0..=0x7F => (0, Some(code as u64)),
+        0x80..=0xBF => (tags::PRIMITIVE_ARRAY_DUMP, Some((code & 0x3F) as u64)),
+        0xC0..=0xEF => (tags::OBJECT_ARRAY_DUMP, Some((code - 0xC0) as u64)),
+        BIG_PRIMITIVE_ARRAY => (tags::PRIMITIVE_ARRAY_DUMP, None),
+        BIG_OBJECT_ARRAY => (tags::OBJECT_ARRAY_DUMP, None),
+        _ => (0, None),
+    }
+}
+
+impl SizeCodes {
+    /// The code of an object of class key `key` and shallow size `size`.
+    #[inline]
+    pub fn code(key: (u8, u64), size: u64) -> u8 {
+        match key.0 {
+            tags::PRIMITIVE_ARRAY_DUMP if size < 0x40 => 0x80 | size as u8,
+            tags::PRIMITIVE_ARRAY_DUMP => BIG_PRIMITIVE_ARRAY,
+            tags::OBJECT_ARRAY_DUMP if size < 0x30 => 0xC0 + size as u8,
+            tags::OBJECT_ARRAY_DUMP => BIG_OBJECT_ARRAY,
+            _ if size < 0x80 => size as u8,
+            _ => BIG,
+        }
+    }
+}
+
 pub struct Subtrees {
-    /// Number → retained bytes, registered native bytes included.
+    /// Number → Java bytes retained (shallow sizes of its dominator subtree).
     total: Vec<u64>,
-    /// Number → its largest dominated number (0: it dominates no numbered object).
-    best: Vec<Pre>,
-    /// Number → its node.
-    node_of: Vec<Node>,
     /// Number → registered native bytes retained, for the numbers that retain any.
     native: Map<Pre, u64>,
-    /// The objects the super-root dominates directly (MAT's top-level dominators).
-    pub top: Vec<Pre>,
-    /// The largest arrays by shallow size: (bytes, node), largest first, `keep` at most.
+    /// The objects the super-root dominates directly (MAT's top-level dominators, leaves
+    /// included): (bytes retained with native, native, node, number or 0 for a leaf),
+    /// largest first (ties: the lower node).
+    pub top: Vec<(u64, u64, Node, Pre)>,
+    /// The largest reachable arrays by shallow size: (bytes, node), largest first, `keep`
+    /// at most.
     pub primitive_arrays: Vec<(u64, Node)>,
     pub object_arrays: Vec<(u64, Node)>,
 }
@@ -64,114 +106,275 @@ impl Largest {
     }
 }
 
+/// What one run of nodes found.
+struct Run<S> {
+    prims: Largest,
+    objs: Largest,
+    /// (node, number or 0 for a leaf) of the top-level dominators.
+    top: Vec<(Node, Pre)>,
+    /// Objects by the slot of their nearest wanted dominator (0: none).
+    objects: Vec<u64>,
+    state: S,
+}
+
+/// Native bytes, carried up from their owners to every number above them: sparse,
+/// numbers last to first.
+fn carried(doms: &Dominators, native: &Map<Node, u64>) -> Map<Pre, u64> {
+    let idom = doms.idoms();
+    let mut pending: std::collections::BTreeMap<Pre, u64> = Default::default();
+    for (&owner, &bytes) in native {
+        let at = match doms.place(owner) {
+            Some(Place::Vertex(p)) => p,
+            Some(Place::Leaf(d)) => d,
+            None => continue,
+        };
+        *pending.entry(at).or_default() += bytes;
+    }
+    let mut out: Map<Pre, u64> = Map::default();
+    while let Some((k, v)) = pending.pop_last() {
+        out.insert(k, v);
+        if k != 0 {
+            *pending.entry(idom[k as usize]).or_default() += v;
+        }
+    }
+    out
+}
+
+/// Where each number's objects are counted: the slot of its nearest wanted dominator
+/// (itself included), 0 for none; one byte a number, made only when there are leaks.
+struct Slots {
+    of: Vec<u8>,
+    /// Wanted number → its slot.
+    slot: Map<Pre, u8>,
+}
+
+impl Slots {
+    fn new(doms: &Dominators, wanted: &[Place]) -> Option<Slots> {
+        let mut slot: Map<Pre, u8> = Map::default();
+        for place in wanted {
+            if let Place::Vertex(p) = *place {
+                let next = slot.len() + 1;
+                // Leaks are at most `limits::MAX_LEAKS` (50): a byte holds their slots.
+                let Ok(next) = u8::try_from(next) else {
+                    break;
+                };
+                slot.entry(p).or_insert(next);
+            }
+        }
+        if slot.is_empty() {
+            return None;
+        }
+        let idom = doms.idoms();
+        let mut of = vec![0u8; idom.len()];
+        // Parents come before children in preorder.
+        for k in 1..idom.len() {
+            of[k] = match slot.get(&(k as Pre)) {
+                Some(&s) => s,
+                None => of[idom[k] as usize],
+            };
+        }
+        Some(Slots { of, slot })
+    }
+}
+
 impl Subtrees {
+    /// Sums every number's subtree from `codes` (a [`SizeCodes`] byte per node); `gone`
+    /// tallies each unreachable object (class key, shallow size) into the runs' states
+    /// (from `init`, joined by `merge`). Returns with it what each of `wanted` retains.
     /// `keep`: how many of the largest arrays of each kind to keep.
-    pub fn compute(
+    #[allow(clippy::too_many_arguments)]
+    pub fn compute<S: Send>(
         g: &Graph<'_, '_>,
         doms: &Dominators,
+        codes: &[u8],
         native: &Map<Node, u64>,
         keep: usize,
-    ) -> Subtrees {
+        wanted: &[Node],
+        init: impl Fn() -> S + Sync + Send,
+        gone: impl Fn(&mut S, (u8, u64), u64) + Sync,
+        merge: impl Fn(S, S) -> S + Sync + Send,
+    ) -> (Subtrees, Vec<Retained>, S) {
         use rayon::prelude::*;
         let numbered = doms.numbered();
         let idom = doms.idoms();
+        let places: Vec<Option<Place>> = wanted.iter().map(|&w| doms.place(w)).collect();
+        let slots = Slots::new(doms, &places.iter().flatten().copied().collect::<Vec<_>>());
+        let slot_count = slots.as_ref().map_or(1, |s| s.slot.len() + 1);
         let total: Vec<AtomicU64> = (0..numbered).map(|_| AtomicU64::new(0)).collect();
-        let node_of: Vec<AtomicU32> = (0..numbered).map(|_| AtomicU32::new(NONE)).collect();
         const RUN: usize = 1 << 16;
         let nodes = doms.nodes();
-        let (prims, objs) = (0..nodes.div_ceil(RUN))
+        let empty = || Run {
+            prims: Largest::default(),
+            objs: Largest::default(),
+            top: Vec::new(),
+            objects: vec![0; slot_count],
+            state: init(),
+        };
+        let found = (0..nodes.div_ceil(RUN))
             .into_par_iter()
             .map(|c| {
-                let (mut prims, mut objs) = (Largest::default(), Largest::default());
+                let mut run = empty();
                 let mut last = None;
+                // Neighbours mostly go into one number (an object and its leaves): added
+                // once a stretch.
+                let (mut into, mut bytes) = (0 as Pre, 0u64);
                 for u in (c * RUN)..((c + 1) * RUN).min(nodes) {
                     let u = u as Node;
                     let Some(place) = doms.place(u) else {
+                        let (key, size) = g.sized_with(u, &mut last);
+                        gone(&mut run.state, key, size);
                         continue;
                     };
-                    let (key, size) = g.sized_with(u, &mut last);
-                    let into = match place {
+                    // Without codes (unreadable), every size is read again.
+                    let (array, known) = decode(codes.get(u as usize).copied().unwrap_or(BIG));
+                    let size = match known {
+                        Some(s) => s,
+                        None => g.sized_with(u, &mut last).1,
+                    };
+                    let to = match place {
                         Place::Vertex(p) => {
-                            node_of[p as usize].store(u, Relaxed);
+                            if idom[p as usize] == 0 {
+                                run.top.push((u, p));
+                            }
                             p
                         }
-                        Place::Leaf(d) => d,
+                        Place::Leaf(d) => {
+                            if d == 0 {
+                                run.top.push((u, 0));
+                            }
+                            d
+                        }
                     };
-                    total[into as usize].fetch_add(size, Relaxed);
-                    match key.0 {
-                        tags::PRIMITIVE_ARRAY_DUMP => prims.offer(keep, size, u),
-                        tags::OBJECT_ARRAY_DUMP => objs.offer(keep, size, u),
+                    if to != into {
+                        total[into as usize].fetch_add(bytes, Relaxed);
+                        (into, bytes) = (to, 0);
+                    }
+                    bytes += size;
+                    if let Some(s) = &slots {
+                        run.objects[s.of[to as usize] as usize] += 1;
+                    }
+                    match array {
+                        tags::PRIMITIVE_ARRAY_DUMP => run.prims.offer(keep, size, u),
+                        tags::OBJECT_ARRAY_DUMP => run.objs.offer(keep, size, u),
                         _ => {}
                     }
                 }
-                (prims, objs)
+                total[into as usize].fetch_add(bytes, Relaxed);
+                run
             })
-            .reduce(
-                || (Largest::default(), Largest::default()),
-                |(a, b), (c, d)| (a.merge(c, keep), b.merge(d, keep)),
-            );
+            .reduce(empty, |mut a, b| {
+                a.prims = a.prims.merge(b.prims, keep);
+                a.objs = a.objs.merge(b.objs, keep);
+                a.top.extend(b.top);
+                for (x, y) in a.objects.iter_mut().zip(b.objects) {
+                    *x += y;
+                }
+                a.state = merge(a.state, b.state);
+                a
+            });
         let mut total: Vec<u64> = total.into_iter().map(AtomicU64::into_inner).collect();
-        let node_of: Vec<Node> = node_of.into_iter().map(AtomicU32::into_inner).collect();
-        // Native bytes, carried up from their owners: sparse, numbers last to first.
-        let mut pending: std::collections::BTreeMap<Pre, u64> = Default::default();
-        for (&owner, &bytes) in native {
-            let at = match doms.place(owner) {
-                Some(Place::Vertex(p)) => p,
-                Some(Place::Leaf(d)) => d,
-                None => continue,
-            };
-            total[at as usize] += bytes;
-            *pending.entry(at).or_default() += bytes;
-        }
-        let mut carried: Map<Pre, u64> = Map::default();
-        while let Some((k, v)) = pending.pop_last() {
-            carried.insert(k, v);
-            if k != 0 {
-                *pending.entry(idom[k as usize]).or_default() += v;
-            }
-        }
-        // Each number into its dominator, children (higher numbers) first; a number's
-        // own sum is complete when it is reached.
-        let mut best: Vec<Pre> = vec![0; numbered];
-        let mut top = Vec::new();
+        // Each number into its dominator, children (higher numbers) first.
         for k in (1..numbered).rev() {
-            let d = idom[k] as usize;
             let v = total[k];
-            total[d] += v;
-            let b = best[d] as usize;
-            if b == 0 || v > total[b] || (v == total[b] && k < b) {
-                best[d] = k as Pre;
-            }
-            if d == 0 {
-                top.push(k as Pre);
-            }
+            total[idom[k] as usize] += v;
         }
-        top.sort_unstable_by(|&a, &b| total[b as usize].cmp(&total[a as usize]).then(a.cmp(&b)));
-        Subtrees {
+        let mut trees = Subtrees {
             total,
-            best,
-            node_of,
-            native: carried,
-            top,
-            primitive_arrays: prims.0,
-            object_arrays: objs.0,
+            native: carried(doms, native),
+            top: Vec::new(),
+            primitive_arrays: found.prims.0,
+            object_arrays: found.objs.0,
+        };
+        trees.top = trees.ranked(g, found.top, native);
+        let retained = trees.wanted(g, wanted, &places, slots.as_ref(), found.objects, idom);
+        (trees, retained, found.state)
+    }
+
+    /// The top-level dominators with what they retain, largest first (ties: the lower
+    /// node).
+    fn ranked(
+        &self,
+        g: &Graph<'_, '_>,
+        top: Vec<(Node, Pre)>,
+        native: &Map<Node, u64>,
+    ) -> Vec<(u64, u64, Node, Pre)> {
+        let mut top: Vec<(u64, u64, Node, Pre)> = top
+            .into_iter()
+            .map(|(u, p)| {
+                let (with, nat) = match p {
+                    0 => self.leaf(g, u, native),
+                    p => self.of(p),
+                };
+                (with, nat, u, p)
+            })
+            .collect();
+        top.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.2.cmp(&b.2)));
+        top
+    }
+
+    /// What each wanted object retains: Java bytes from the sums; objects from the slots,
+    /// nested wanted ones added into those above them, children first.
+    fn wanted(
+        &self,
+        g: &Graph<'_, '_>,
+        wanted: &[Node],
+        places: &[Option<Place>],
+        slots: Option<&Slots>,
+        mut objects: Vec<u64>,
+        idom: &[Pre],
+    ) -> Vec<Retained> {
+        if let Some(s) = slots {
+            let mut order: Vec<(Pre, u8)> = s.slot.iter().map(|(&p, &k)| (p, k)).collect();
+            order.sort_unstable_by_key(|o| std::cmp::Reverse(o.0));
+            for (p, k) in order {
+                let above = s.of[idom[p as usize] as usize];
+                if above != 0 {
+                    objects[above as usize] += objects[k as usize];
+                }
+            }
         }
+        wanted
+            .iter()
+            .zip(places)
+            .map(|(&w, place)| match place {
+                None => Retained::default(),
+                Some(Place::Leaf(_)) => Retained {
+                    bytes: g.shallow_size(w),
+                    objects: 1,
+                },
+                Some(Place::Vertex(p)) => Retained {
+                    bytes: self.total[*p as usize],
+                    objects: slots
+                        .and_then(|s| s.slot.get(p))
+                        .map_or(0, |&k| objects[k as usize]),
+                },
+            })
+            .collect()
     }
 
     /// Everything reachable: bytes (native included) and the native part.
     pub fn reachable(&self) -> (u64, u64) {
-        (self.total[0], self.native.get(&0).copied().unwrap_or(0))
+        self.of(0)
+    }
+
+    /// The reachable objects' Java bytes.
+    pub fn reachable_java(&self) -> u64 {
+        self.total[0]
     }
 
     /// A numbered object's retained bytes (native included) and native part.
     pub fn of(&self, p: Pre) -> (u64, u64) {
-        (
-            self.total[p as usize],
-            self.native.get(&p).copied().unwrap_or(0),
-        )
+        let n = self.native.get(&p).copied().unwrap_or(0);
+        (self.total[p as usize] + n, n)
     }
 
-    /// What a reachable node retains: (bytes with native, native). A leaf retains itself.
+    /// A leaf retains itself.
+    fn leaf(&self, g: &Graph<'_, '_>, node: Node, native: &Map<Node, u64>) -> (u64, u64) {
+        let n = native.get(&node).copied().unwrap_or(0);
+        (g.shallow_size(node) + n, n)
+    }
+
+    /// What a reachable node retains: (bytes with native, native).
     pub fn of_node(
         &self,
         g: &Graph<'_, '_>,
@@ -181,34 +384,74 @@ impl Subtrees {
     ) -> (u64, u64) {
         match doms.place(node) {
             Some(Place::Vertex(p)) => self.of(p),
-            Some(Place::Leaf(_)) => {
-                let n = native.get(&node).copied().unwrap_or(0);
-                (g.shallow_size(node) + n, n)
-            }
+            Some(Place::Leaf(_)) => self.leaf(g, node, native),
             None => (0, 0),
         }
     }
 
-    pub fn node(&self, p: Pre) -> Node {
-        self.node_of[p as usize]
+    /// MAT's accumulation point under each of `from`: down the largest child while it
+    /// keeps at least 70% of its parent's retained size; `None` past MAT's 1000 steps.
+    /// One pass over the numbers after the first of `from`: a child keeping 70% is the
+    /// only one that can (the children's sums are at most the parent's), and it comes
+    /// after its parent in preorder, its own children after it.
+    pub fn accumulation_points(&self, doms: &Dominators, from: &[Pre]) -> Vec<Option<Pre>> {
+        let idom = doms.idoms();
+        // Each walk's last number (`NONE` once past MAX_WALK), and its steps.
+        let mut tails: Vec<Pre> = from.to_vec();
+        let mut steps = vec![0usize; from.len()];
+        let Some(&first) = from.iter().min() else {
+            return Vec::new();
+        };
+        // The tails as bits, for a test per number that costs no more for more walks (the
+        // walks run down disjoint subtrees: no two share a tail).
+        let mut is_tail = vec![0u64; idom.len().div_ceil(64)];
+        let flip = |bits: &mut [u64], p: Pre| bits[p as usize / 64] ^= 1 << (p % 64);
+        for &p in from {
+            flip(&mut is_tail, p);
+        }
+        for (k, &d) in idom.iter().enumerate().skip(first as usize + 1) {
+            if is_tail[d as usize / 64] & (1 << (d % 64)) == 0 {
+                continue;
+            }
+            let child = self.of(k as Pre).0;
+            if (child as f64) < BIG_DROP * self.of(d).0 as f64 {
+                continue;
+            }
+            flip(&mut is_tail, d);
+            for (t, s) in tails.iter_mut().zip(&mut steps).filter(|(t, _)| **t == d) {
+                *s += 1;
+                *t = if *s >= MAX_WALK { NONE } else { k as Pre };
+                if *t != NONE {
+                    flip(&mut is_tail, k as Pre);
+                }
+            }
+        }
+        tails
+            .into_iter()
+            .map(|t| (t != NONE).then_some(t))
+            .collect()
     }
 
-    /// MAT's accumulation point under `p`: down the largest child while it keeps at
-    /// least 70% of its parent's retained size; `None` past MAT's 1000 steps.
-    pub fn accumulation_point(&self, mut p: Pre) -> Option<Pre> {
-        for _ in 0..MAX_WALK {
-            let c = self.best[p as usize];
-            if c == 0 || (self.total[c as usize] as f64) < BIG_DROP * self.total[p as usize] as f64
-            {
-                return Some(p);
-            }
-            p = c;
+    /// The object of each of `numbers`, found in one pass over the nodes.
+    pub fn nodes_of(&self, doms: &Dominators, numbers: &[Pre]) -> Vec<Node> {
+        let at: Map<Pre, usize> = numbers.iter().enumerate().map(|(i, &p)| (p, i)).collect();
+        let mut out = vec![NONE; numbers.len()];
+        if at.is_empty() {
+            return out;
         }
-        None
+        for u in 0..doms.nodes() as Node {
+            if let Some(Place::Vertex(p)) = doms.place(u) {
+                if let Some(&i) = at.get(&p) {
+                    out[i] = u;
+                }
+            }
+        }
+        out
     }
 
     /// The objects `points` dominate directly, by class: (class key) → (objects, bytes
-    /// retained with native, native), per point. One pass over the nodes.
+    /// retained with native, native), per point. One pass over the numbers to mark the
+    /// points' children, one over the nodes.
     pub fn dominated_by_class(
         &self,
         g: &Graph<'_, '_>,
@@ -222,26 +465,27 @@ impl Subtrees {
         }
         let idom = doms.idoms();
         let at: Map<Pre, usize> = points.iter().enumerate().map(|(i, &p)| (p, i)).collect();
+        let mut point = vec![0u64; idom.len().div_ceil(64)];
+        for &p in points {
+            point[p as usize / 64] |= 1 << (p % 64);
+        }
+        let is = |bits: &[u64], p: Pre| bits[p as usize / 64] & (1 << (p % 64)) != 0;
+        let mut child = vec![0u64; idom.len().div_ceil(64)];
+        for (k, &d) in idom.iter().enumerate().skip(1) {
+            if is(&point, d) {
+                child[k / 64] |= 1 << (k % 64);
+            }
+        }
         for u in 0..doms.nodes() as Node {
-            let (d, vertex) = match doms.place(u) {
-                Some(Place::Vertex(p)) => (idom[p as usize], Some(p)),
-                Some(Place::Leaf(d)) => (d, None),
-                None => continue,
+            let (d, sizes) = match doms.place(u) {
+                Some(Place::Vertex(p)) if is(&child, p) => (idom[p as usize], self.of(p)),
+                Some(Place::Leaf(d)) if is(&point, d) => (d, self.leaf(g, u, native)),
+                _ => continue,
             };
-            let Some(&i) = at.get(&d) else {
-                continue;
-            };
-            let (bytes, nat) = match vertex {
-                Some(p) => self.of(p),
-                None => {
-                    let n = native.get(&u).copied().unwrap_or(0);
-                    (g.shallow_size(u) + n, n)
-                }
-            };
-            let e = out[i].entry(g.class_key(u)).or_default();
+            let e = out[at[&d]].entry(g.class_key(u)).or_default();
             e.0 += 1;
-            e.1 += bytes;
-            e.2 += nat;
+            e.1 += sizes.0;
+            e.2 += sizes.1;
         }
         out
     }

@@ -186,8 +186,13 @@ pub struct DuplicateString {
 
 /// The shortest path from a GC root to `node` with LeakCanary's statuses (a path to
 /// show, not a leak: nothing on it is taken to be leaking for being on it).
-pub fn path(g: &Graph<'_, '_>, reach: &Reach, ins: &Inspectors<'_>, node: Node) -> Option<Trace> {
-    super::trace::trace(g, reach, ins, node)
+pub fn path(
+    g: &Graph<'_, '_>,
+    reach: Option<&Reach>,
+    ins: &Inspectors<'_>,
+    node: Node,
+) -> Option<Trace> {
+    super::trace::trace(g, reach?, ins, node)
 }
 
 /// The parts of the triage made before the dominators (they need the id lookup and
@@ -238,7 +243,7 @@ pub fn thread_groups(names: impl IntoIterator<Item = String>) -> (Vec<ThreadGrou
 
 fn object(
     g: &Graph<'_, '_>,
-    reach: &Reach,
+    reach: Option<&Reach>,
     ins: &Inspectors<'_>,
     node: Node,
     (total, native): (u64, u64),
@@ -258,7 +263,7 @@ fn object(
 #[allow(clippy::too_many_arguments)]
 pub fn assemble(
     g: &Graph<'_, '_>,
-    reach: &Reach,
+    reach: Option<&Reach>,
     ins: &Inspectors<'_>,
     doms: &Dominators,
     trees: &Subtrees,
@@ -267,48 +272,62 @@ pub fn assemble(
 ) -> Triage {
     let (heap_total, heap_native) = trees.reachable();
     let threshold = SUSPECT_SHARE * heap_total as f64;
-    let mut top_retainers = Vec::new();
-    let mut points: Vec<(usize, Pre)> = Vec::new();
-    for &p in trees.top.iter().take(LIST_CAP) {
-        let sizes = trees.of(p);
-        let suspect = sizes.0 as f64 > threshold;
-        let node = trees.node(p);
-        if suspect {
-            if let Some(a) = trees.accumulation_point(p) {
-                points.push((top_retainers.len(), a));
-            }
-        }
-        top_retainers.push(Retainer {
-            object: object(g, reach, ins, node, sizes),
-            suspect,
-            accumulation: None,
-        });
-    }
-    let by_point = trees.dominated_by_class(
-        g,
-        doms,
-        native,
-        &points.iter().map(|&(_, a)| a).collect::<Vec<_>>(),
-    );
-    for ((i, a), classes) in points.into_iter().zip(by_point) {
+    let shown = &trees.top[..trees.top.len().min(LIST_CAP)];
+    let suspects: Vec<Pre> = shown
+        .iter()
+        .filter(|&&(with, _, _, p)| p != 0 && with as f64 > threshold)
+        .map(|&(_, _, _, p)| p)
+        .collect();
+    // Each suspect's accumulation point (none past MAT's walk), what it dominates by class.
+    let walked = trees.accumulation_points(doms, &suspects);
+    let points: Vec<Pre> = walked.iter().flatten().copied().collect();
+    let mut found = trees
+        .nodes_of(doms, &points)
+        .into_iter()
+        .zip(trees.dominated_by_class(g, doms, native, &points));
+    let mut accumulations: Map<Pre, Accumulation> = Map::default();
+    for (&s, a) in suspects.iter().zip(walked) {
+        let (Some(a), Some((a_node, classes))) = (a, a.and_then(|_| found.next())) else {
+            continue;
+        };
         let (dominated_by_class, left) = class_list(
             g,
             classes.into_iter().map(|(k, (n, b, nat))| (k, n, b, nat)),
         );
-        top_retainers[i].accumulation = Some(Accumulation {
-            object: object(g, reach, ins, trees.node(a), trees.of(a)),
-            dominated_by_class,
-            dominated_by_class_left_out: left,
+        accumulations.insert(
+            s,
+            Accumulation {
+                object: object(g, reach, ins, a_node, trees.of(a)),
+                dominated_by_class,
+                dominated_by_class_left_out: left,
+            },
+        );
+    }
+    let mut top_retainers = Vec::new();
+    for &(with, nat, node, p) in shown {
+        let suspect = with as f64 > threshold;
+        let accumulation = match (suspect, p) {
+            (false, _) => None,
+            // A suspect leaf dominates nothing: it is its own accumulation point.
+            (true, 0) => Some(Accumulation {
+                object: object(g, reach, ins, node, (with, nat)),
+                ..Accumulation::default()
+            }),
+            (true, _) => accumulations.remove(&p),
+        };
+        top_retainers.push(Retainer {
+            object: object(g, reach, ins, node, (with, nat)),
+            suspect,
+            accumulation,
         });
     }
     // The top-level dominators by class.
     let mut by_class: Map<(u8, u64), (u64, u64, u64)> = Map::default();
-    for &p in &trees.top {
-        let (t, n) = trees.of(p);
-        let e = by_class.entry(g.class_key(trees.node(p))).or_default();
+    for &(with, nat, node, _) in &trees.top {
+        let e = by_class.entry(g.class_key(node)).or_default();
         e.0 += 1;
-        e.1 += t;
-        e.2 += n;
+        e.1 += with;
+        e.2 += nat;
     }
     let (retained_by_class, retained_by_class_left_out) = class_list(
         g,

@@ -333,6 +333,12 @@ impl<'h> Inspectors<'h> {
         }
     }
 
+    /// What outlives the graph they read (the classes' kinds, what LeakCanary watched),
+    /// for inspectors made again on another graph of the same dump.
+    pub fn into_parts(self) -> (Kinds, watch::Watched) {
+        (self.kinds, self.watched)
+    }
+
     /// What was skipped, for the analysis's notes.
     pub fn take_notes(&self) -> Vec<String> {
         std::mem::take(&mut *self.notes.borrow_mut())

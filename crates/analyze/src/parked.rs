@@ -1,0 +1,128 @@
+//! Arrays made before the analysis's peak of memory (the path search, the dominators) and
+//! read only after it: the objects' size codes and the Strings' hashes, for the triage.
+//! They wait in an unnamed temporary file (within the disk bounds `serve` sets), so that
+//! they take no memory at the peak; written and read back whole, once each. When the file
+//! cannot be written they stay in memory.
+
+use std::fs::File;
+use std::io::{Read, Seek, Write};
+
+use hprof_shrink_core::space::Unpack;
+
+use super::index::Node;
+
+/// A value written as plain bytes (native order: the file is this process's alone).
+pub trait Plain: Copy {
+    const SIZE: usize;
+    fn put(self, out: &mut [u8]);
+    fn get(b: &[u8]) -> Self;
+}
+
+impl Plain for u8 {
+    const SIZE: usize = 1;
+    #[inline]
+    fn put(self, out: &mut [u8]) {
+        out[0] = self;
+    }
+    #[inline]
+    fn get(b: &[u8]) -> u8 {
+        b[0]
+    }
+}
+
+impl Plain for (u64, Node, Node) {
+    const SIZE: usize = 16;
+    #[inline]
+    fn put(self, out: &mut [u8]) {
+        out[..8].copy_from_slice(&self.0.to_ne_bytes());
+        out[8..12].copy_from_slice(&self.1.to_ne_bytes());
+        out[12..].copy_from_slice(&self.2.to_ne_bytes());
+    }
+    #[inline]
+    fn get(b: &[u8]) -> Self {
+        let mut h = [0u8; 8];
+        h.copy_from_slice(&b[..8]);
+        let at = |i: usize| [b[i], b[i + 1], b[i + 2], b[i + 3]];
+        (
+            u64::from_ne_bytes(h),
+            Node::from_ne_bytes(at(8)),
+            Node::from_ne_bytes(at(12)),
+        )
+    }
+}
+
+pub enum Parked<T> {
+    Held(Vec<T>),
+    Written { file: File, len: usize },
+}
+
+/// Bytes written or read at a time.
+const BLOCK: usize = 1 << 20;
+
+impl<T: Plain> Parked<T> {
+    /// `runs` (in order) written to a temporary file `unpack` admits, each freed once
+    /// written; kept in memory, as one array, when the file cannot be written.
+    pub fn park(mut runs: Vec<Vec<T>>, unpack: &Unpack, what: &str) -> Parked<T> {
+        let len: usize = runs.iter().map(Vec::len).sum();
+        let mut done = 0;
+        let written = unpack.tempfile(None).and_then(|mut file| {
+            unpack.admit(what, (len * T::SIZE) as u64, &file)?;
+            let mut buf = vec![0u8; (BLOCK / T::SIZE).max(1) * T::SIZE];
+            for v in runs.iter_mut() {
+                for run in v.chunks((BLOCK / T::SIZE).max(1)) {
+                    let out = &mut buf[..run.len() * T::SIZE];
+                    for (to, &x) in out.chunks_exact_mut(T::SIZE).zip(run) {
+                        x.put(to);
+                    }
+                    file.write_all(out)?;
+                }
+                *v = Vec::new();
+                done += 1;
+            }
+            file.flush()?;
+            Ok(file)
+        });
+        match written {
+            Ok(file) => Parked::Written { file, len },
+            // Freed runs cannot come back: nothing is kept then.
+            Err(_) if done > 0 => Parked::Held(Vec::new()),
+            Err(_) => Parked::Held(runs.into_iter().flatten().collect()),
+        }
+    }
+
+    /// The values back.
+    pub fn take(self) -> std::io::Result<Vec<T>> {
+        let (mut file, len) = match self {
+            Parked::Held(v) => return Ok(v),
+            Parked::Written { file, len } => (file, len),
+        };
+        file.rewind()?;
+        let mut out = Vec::with_capacity(len);
+        let mut buf = vec![0u8; (BLOCK / T::SIZE).max(1) * T::SIZE];
+        while out.len() < len {
+            let n = ((len - out.len()) * T::SIZE).min(buf.len());
+            file.read_exact(&mut buf[..n])?;
+            out.extend(buf[..n].chunks_exact(T::SIZE).map(T::get));
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_come_back_as_they_went() {
+        let rows: Vec<(u64, Node, Node)> = (0..100_000u32)
+            .map(|i| (u64::from(i).wrapping_mul(0x9E37_79B9_7F4A_7C15), i, !i))
+            .collect();
+        let runs = vec![rows[..10].to_vec(), Vec::new(), rows[10..].to_vec()];
+        let parked = Parked::park(runs, &Unpack::default(), "rows");
+        assert!(matches!(parked, Parked::Written { .. }));
+        assert_eq!(parked.take().unwrap(), rows);
+        let bytes: Vec<u8> = (0..3_000_000u32).map(|i| (i % 251) as u8).collect();
+        let parked = Parked::park(vec![bytes.clone()], &Unpack::default(), "bytes");
+        assert_eq!(parked.take().unwrap(), bytes);
+    }
+}
