@@ -24,7 +24,7 @@ const STYLE: &str = ".trace{font-family:ui-monospace,monospace;font-size:13px;bo
 .omitted{color:#777;font-style:italic}
 ";
 
-#[allow(clippy::too_many_lines)] // TODO(issue 33): split after diff/triage land
+/// The analysis as one HTML page, section by section.
 pub fn render(a: &Analysis, pictures: &[(String, Vec<u8>)]) -> String {
     let d = &a.dump;
     let title = html! { "Heap analysis: " (shown(&a.input.path)) };
@@ -32,6 +32,28 @@ pub fn render(a: &Analysis, pictures: &[(String, Vec<u8>)]) -> String {
         h1 { "Heap analysis of " code { (shown(&a.input.path)) } }
         @for n in &a.notes { p.note { (shown(n)) } }
         @if a.omitted_notes > 0 { p.note { (counted(a.omitted_notes, "more note")) " not shown." } }
+        (dump(a))
+        @if let (true, Some(t)) = (a.leaks.is_empty(), &a.triage) { (super::triage::html(t)) }
+        (leaks(a))
+        (unreachable(a))
+        (duplicate_bitmaps(a, pictures))
+        @if let (false, Some(t)) = (a.leaks.is_empty(), &a.triage) { (super::triage::html(t)) }
+        h2 { "Largest classes" }
+        table {
+            tr { th { "class" } th { "instances" } th { "shallow bytes" } }
+            @for c in &d.top_classes {
+                tr { td { (shown(&c.class_name)) } td.n { (grouped(c.instances)) } td.n { (grouped(c.shallow_bytes)) } }
+            }
+        }
+        p.sig { (shown(&a.tool)) ", schema " (a.schema) }
+    };
+    super::page(title, STYLE, body)
+}
+
+/// The dump's summary table.
+fn dump(a: &Analysis) -> Markup {
+    let d = &a.dump;
+    html! {
         h2 { "Dump" }
         table {
             tr { th { "input" } td { (shown(&a.input.kind)) @if a.input.shrunk { " (shrunk)" } } }
@@ -51,7 +73,12 @@ pub fn render(a: &Analysis, pictures: &[(String, Vec<u8>)]) -> String {
             @for (k, v) in &a.input.manifest { tr { th { (shown(k)) } td { (shown(v)) } } }
             @for (k, v) in &a.input.extra { tr { th { (shown(k)) } td { (shown(v)) } } }
         }
-        @if let (true, Some(t)) = (a.leaks.is_empty(), &a.triage) { (super::triage::html(t)) }
+    }
+}
+
+/// The leaks, each with its trace.
+fn leaks(a: &Analysis) -> Markup {
+    html! {
         h2 { (counted(a.leaks.len() as u64 + a.omitted_leaks, "leak")) }
         @if a.omitted_leaks > 0 { p.note { "The first " (a.leaks.len()) " found are listed." } }
         @if let Some(k) = &a.key { p { "Key: " code { (shown(k)) } } }
@@ -72,6 +99,12 @@ pub fn render(a: &Analysis, pictures: &[(String, Vec<u8>)]) -> String {
             }
             (trace(&leak.trace))
         }
+    }
+}
+
+/// The leaking objects no strong path reaches.
+fn unreachable(a: &Analysis) -> Markup {
+    html! {
         @if !a.unreachable.is_empty() || a.omitted_unreachable > 0 {
             h2 { (counted(a.unreachable.len() as u64 + a.omitted_unreachable, "unreachable object")) }
             p { "Leaking, but no strong path from a GC root reaches them." }
@@ -88,6 +121,12 @@ pub fn render(a: &Analysis, pictures: &[(String, Vec<u8>)]) -> String {
                 }
             }
         }
+    }
+}
+
+/// The groups of duplicate bitmaps, with their pictures.
+fn duplicate_bitmaps(a: &Analysis, pictures: &[(String, Vec<u8>)]) -> Markup {
+    html! {
         h2 { (counted(a.duplicate_bitmaps.len() as u64 + a.omitted_duplicate_bitmaps, "group")) " of duplicate bitmaps" }
         @if a.omitted_duplicate_bitmaps > 0 {
             p.note { "The " (a.duplicate_bitmaps.len()) " groups that waste the most are listed." }
@@ -116,17 +155,7 @@ pub fn render(a: &Analysis, pictures: &[(String, Vec<u8>)]) -> String {
                 }
             }
         }
-        @if let (false, Some(t)) = (a.leaks.is_empty(), &a.triage) { (super::triage::html(t)) }
-        h2 { "Largest classes" }
-        table {
-            tr { th { "class" } th { "instances" } th { "shallow bytes" } }
-            @for c in &d.top_classes {
-                tr { td { (shown(&c.class_name)) } td.n { (grouped(c.instances)) } td.n { (grouped(c.shallow_bytes)) } }
-            }
-        }
-        p.sig { (shown(&a.tool)) ", schema " (a.schema) }
-    };
-    super::page(title, STYLE, body)
+    }
 }
 
 /// A leak trace as HTML (the analysis page and `serve`'s pages show it alike).

@@ -304,8 +304,13 @@ fn root_description(root: &str) -> String {
 
 /// This analysis's own section: what was read and how, notes, and per leak what
 /// LeakCanary's text has no place for.
-#[allow(clippy::too_many_lines)] // TODO(issue 33): split after diff/triage land
 fn ours(o: &mut String, a: &Analysis) {
+    ours_header(o, a);
+    ours_leaks(o, a);
+}
+
+/// What was read and how, and the notes.
+fn ours_header(o: &mut String, a: &Analysis) {
     let _ = writeln!(o, "HPROF-SHRINK ANALYSIS\n");
     let d = &a.dump;
     let _ = writeln!(
@@ -350,6 +355,10 @@ fn ours(o: &mut String, a: &Analysis) {
         );
     }
     let _ = writeln!(o);
+}
+
+/// How many leaks, and per leak what LeakCanary's text has no place for.
+fn ours_leaks(o: &mut String, a: &Analysis) {
     // Leaks are signatures; what is left out is leaking objects not traced.
     match (a.leaks.len() as u64, a.omitted_leaks) {
         (0, 0) => {
