@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 
 mod android;
 mod big;
+mod diff;
+mod growth;
 mod paths;
 mod scenarios;
 mod signatures;
@@ -14,4 +16,11 @@ mod signatures;
 /// The workspace's root, where `fixtures/` is (and `../shared/corpus` beside it).
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Writes `bytes` to `dir/name`, giving its path.
+fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).unwrap();
+    path
 }
