@@ -9,7 +9,7 @@
 //! Without a JDK (java and javac on PATH) the HotSpot scenarios are skipped, saying so.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use hprof_fixtures::scenarios::{Error, Generator, Scenario, SPECS};
 use hprof_shrink_analyze::{analyze_path, Analysis, Leak, Options, Step};
@@ -44,7 +44,7 @@ fn analyze(path: &Path) -> Analysis {
 /// Shark's answers on one scenario dump, with its filter finder (every inspector's).
 fn shark(dump: &Path) -> Json {
     let stem = dump.file_stem().unwrap().to_str().unwrap();
-    let file = Path::new(env!("CARGO_MANIFEST_DIR"))
+    let file = super::repo()
         .join("fixtures/scenarios")
         .join(format!("{stem}.shark.json"));
     let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
@@ -622,8 +622,7 @@ fn metadata_comes_from_the_heap_and_a_packages_disagreement_is_a_note() {
 /// ActivityThread no longer holds), step by step (research/traces.md §c.4).
 #[test]
 fn the_dialer_dump_matches_shark() {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/corpus/android-dialer-api19.hprof");
+    let path = super::repo().join("../shared/corpus/android-dialer-api19.hprof");
     if !path.exists() {
         eprintln!("skipping: {} is not here", path.display());
         return;

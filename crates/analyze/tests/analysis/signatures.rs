@@ -32,7 +32,7 @@ fn scenario(name: &str) -> Option<Scenario> {
 }
 
 fn shark(name: &str) -> Value {
-    let path: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR"))
+    let path: PathBuf = super::repo()
         .join("fixtures/scenarios")
         .join(format!("{name}.shark.json"));
     serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap()
@@ -219,7 +219,7 @@ const ZWSP: char = '\u{200B}';
 
 /// Shark's text for one finder (`kwr` or `filter`), without the oracle's own label lines.
 fn sharks_text(name: &str, mode: &str) -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+    let path = super::repo()
         .join("fixtures/scenarios")
         .join(format!("{name}.shark.txt"));
     let all = std::fs::read_to_string(path).unwrap();
@@ -347,7 +347,7 @@ fn the_text_is_laid_out_as_leakcanary_prints_it() {
 /// this change the library leak and the ArrayList listener hashed their paths.
 #[test]
 fn the_fixtures_leaks_are_signed_as_leakcanary_signs_them() {
-    let dump = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/hotspot-leaks.hprof.gz");
+    let dump = super::repo().join("fixtures/hotspot-leaks.hprof.gz");
     let options = Options {
         ignore_package_key: true,
         pictures: false,

@@ -35,7 +35,7 @@ fn scenario(name: &str) -> Option<Scenario> {
 }
 
 fn shark(name: &str) -> Value {
-    let path: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR"))
+    let path: PathBuf = super::repo()
         .join("fixtures/scenarios")
         .join(format!("{name}.shark.json"));
     serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap()
