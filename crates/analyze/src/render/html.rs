@@ -22,7 +22,7 @@ const STYLE: &str = ".trace{font-family:ui-monospace,monospace;font-size:13px;bo
 .omitted{color:#777;font-style:italic}
 ";
 
-#[allow(clippy::too_many_lines)] // TODO(issue 33): split after diff/triage land
+/// The analysis as one HTML page, section by section.
 pub fn render(a: &Analysis, pictures: &[(String, Vec<u8>)]) -> String {
     let d = &a.dump;
     let title = html! { "Heap analysis: " (shown(&a.input.path)) };
@@ -30,25 +30,7 @@ pub fn render(a: &Analysis, pictures: &[(String, Vec<u8>)]) -> String {
         h1 { "Heap analysis of " code { (shown(&a.input.path)) } }
         @for n in &a.notes { p.note { (shown(n)) } }
         @if a.omitted_notes > 0 { p.note { (counted(a.omitted_notes, "more note")) " not shown." } }
-        h2 { "Dump" }
-        table {
-            tr { th { "input" } td { (shown(&a.input.kind)) @if a.input.shrunk { " (shrunk)" } } }
-            tr { th { "format" } td { (shown(&d.format)) ", " (d.id_size) "-byte ids" } }
-            tr { th { "objects" } td.n { (grouped(d.instances + d.object_arrays + d.primitive_arrays + d.classes)) } }
-            tr { th { "GC roots" } td.n { (grouped(d.gc_roots)) } }
-            tr { th { "instances" } td.n { (grouped(d.instances)) } }
-            tr { th { "object arrays" } td.n { (grouped(d.object_arrays)) } }
-            tr { th { "primitive arrays" } td.n { (grouped(d.primitive_arrays)) } }
-            tr { th { "classes" } td.n { (grouped(d.classes)) } }
-            tr { th { "threads" } td.n { (grouped(d.threads)) } }
-            tr { th { "heap" } td.n { (human(d.heap_bytes)) } }
-            @if let Some(device) = super::text::device_line(&a.metadata) {
-                tr { th { "from the heap" } td { (device) } }
-            }
-            tr { th { "strongly reachable" } td.n { (counted(d.reachable_objects, "object")) ", " (human(d.reachable_bytes)) } }
-            @for (k, v) in &a.input.manifest { tr { th { (shown(k)) } td { (shown(v)) } } }
-            @for (k, v) in &a.input.extra { tr { th { (shown(k)) } td { (shown(v)) } } }
-        }
+        (dump(a))
         h2 { (counted(a.leaks.len() as u64 + a.omitted_leaks, "leak")) }
         @if a.omitted_leaks > 0 { p.note { "The first " (a.leaks.len()) " found are listed." } }
         @if let Some(k) = &a.key { p { "Key: " code { (shown(k)) } } }
@@ -123,6 +105,32 @@ pub fn render(a: &Analysis, pictures: &[(String, Vec<u8>)]) -> String {
         p.sig { (shown(&a.tool)) ", schema " (a.schema) }
     };
     super::page(title, STYLE, body)
+}
+
+/// The dump's summary table.
+fn dump(a: &Analysis) -> Markup {
+    let d = &a.dump;
+    html! {
+        h2 { "Dump" }
+        table {
+            tr { th { "input" } td { (shown(&a.input.kind)) @if a.input.shrunk { " (shrunk)" } } }
+            tr { th { "format" } td { (shown(&d.format)) ", " (d.id_size) "-byte ids" } }
+            tr { th { "objects" } td.n { (grouped(d.instances + d.object_arrays + d.primitive_arrays + d.classes)) } }
+            tr { th { "GC roots" } td.n { (grouped(d.gc_roots)) } }
+            tr { th { "instances" } td.n { (grouped(d.instances)) } }
+            tr { th { "object arrays" } td.n { (grouped(d.object_arrays)) } }
+            tr { th { "primitive arrays" } td.n { (grouped(d.primitive_arrays)) } }
+            tr { th { "classes" } td.n { (grouped(d.classes)) } }
+            tr { th { "threads" } td.n { (grouped(d.threads)) } }
+            tr { th { "heap" } td.n { (human(d.heap_bytes)) } }
+            @if let Some(device) = super::text::device_line(&a.metadata) {
+                tr { th { "from the heap" } td { (device) } }
+            }
+            tr { th { "strongly reachable" } td.n { (counted(d.reachable_objects, "object")) ", " (human(d.reachable_bytes)) } }
+            @for (k, v) in &a.input.manifest { tr { th { (shown(k)) } td { (shown(v)) } } }
+            @for (k, v) in &a.input.extra { tr { th { (shown(k)) } td { (shown(v)) } } }
+        }
+    }
 }
 
 /// A leak trace as HTML (the analysis page and `serve`'s pages show it alike).
