@@ -1498,53 +1498,43 @@ fn entry_reference(
 /// The readers of lists (`LinkedList`, `ArrayList`, `CopyOnWriteArrayList`), each by the
 /// layout its class's own fields tell.
 fn list_readers(g: &Graph<'_, '_>, out: &mut Map<u64, Reader>) {
-    let slot = |class: u64, declared_by: &str, name: &str| {
-        g.field_slot(class, declared_by, name).map(|(at, _)| at)
-    };
     let class = |name: &str| g.class_named(name);
-    let declares = |c: u64, f: &str| g.declares_field(c, f);
+    // The field holding class `c`'s contents under OpenJDK's name or, when `c` does not
+    // declare that, Android's older (harmony) one: whether harmony's, and its slot.
+    let contents = |c: u64, owner: &str, [openjdk, harmony]: [&str; 2]| {
+        let (is_harmony, name) = [(false, openjdk), (true, harmony)]
+            .into_iter()
+            .find(|&(_, f)| g.declares_field(c, f))?;
+        g.field_slot(c, owner, name).map(|(at, _)| (is_harmony, at))
+    };
     if let Some(c) = class(LINKED_LIST) {
-        for (harmony, head) in [(false, "first"), (true, "voidLink")] {
-            if declares(c, head) {
-                if let Some(head) = slot(c, LINKED_LIST, head) {
-                    out.insert(c, Reader::LinkedList { harmony, head });
-                }
-                break;
-            }
+        if let Some((harmony, head)) = contents(c, LINKED_LIST, ["first", "voidLink"]) {
+            out.insert(c, Reader::LinkedList { harmony, head });
         }
     }
     if let Some(c) = class(ARRAY_LIST) {
-        for (harmony, array) in [(false, "elementData"), (true, "array")] {
-            if declares(c, array) {
-                if let Some(array) = slot(c, ARRAY_LIST, array) {
-                    out.insert(
-                        c,
-                        Reader::List {
-                            tag: Tag::ArrayList { harmony },
-                            array,
-                            size: slot(c, ARRAY_LIST, "size"),
-                        },
-                    );
-                }
-                break;
-            }
+        if let Some((harmony, array)) = contents(c, ARRAY_LIST, ["elementData", "array"]) {
+            let size = g.field_slot(c, ARRAY_LIST, "size").map(|(at, _)| at);
+            out.insert(
+                c,
+                Reader::List {
+                    tag: Tag::ArrayList { harmony },
+                    array,
+                    size,
+                },
+            );
         }
     }
     if let Some(c) = class(COWAL) {
-        for (harmony, array) in [(false, "array"), (true, "elements")] {
-            if declares(c, array) {
-                if let Some(array) = slot(c, COWAL, array) {
-                    out.insert(
-                        c,
-                        Reader::List {
-                            tag: Tag::CopyOnWriteArrayList { harmony },
-                            array,
-                            size: None,
-                        },
-                    );
-                }
-                break;
-            }
+        if let Some((harmony, array)) = contents(c, COWAL, ["array", "elements"]) {
+            out.insert(
+                c,
+                Reader::List {
+                    tag: Tag::CopyOnWriteArrayList { harmony },
+                    array,
+                    size: None,
+                },
+            );
         }
     }
 }
