@@ -4,6 +4,7 @@
 mod common;
 
 use common::*;
+use hprof_fixtures::series::{self, ITEM_NODE, LIST_NODE};
 
 #[test]
 fn shrinks_a_fixture_into_a_zip_that_verifies() {
@@ -899,4 +900,135 @@ fn completions_for_every_shell_and_man_pages_come_from_the_clap_definitions() {
         assert!(o.status.success(), "man: {}", stderr(&o));
         assert!(stdout(&o).contains("--strip"), "{}", stdout(&o));
     }
+}
+
+/// Writes `bytes` to `dir/name`, giving its path.
+fn write(dir: &std::path::Path, name: &str, bytes: &[u8]) -> std::path::PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+#[test]
+fn diff_command_writes_text_json_and_html() {
+    // Two dumps that differ by N leaked objects of one class and one leaking Activity.
+    const N: usize = 37;
+    let dir = tempfile::tempdir().unwrap();
+    let base = write(dir.path(), "base.hprof", &series::cache(20, false));
+    let new = write(dir.path(), "new.hprof", &series::cache(20 + N, true));
+    let (b, n) = (s(&base), s(&new));
+
+    let out = run(&["diff", b, n]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("New leaks (1)"), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.contains("com.example.Leaked") && l.contains(&format!("+{N}"))),
+        "{text}"
+    );
+
+    let json_path = dir.path().join("diff.json");
+    let out = run(&["diff", b, n, "--format", "json", "-o", s(&json_path)]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
+    assert_eq!(v["schema"], 1);
+    let leaked = v["classes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["className"] == "com.example.Leaked")
+        .unwrap();
+    assert_eq!(leaked["instances"], N as i64);
+    assert_eq!(v["newLeaks"][0]["className"], "com.example.LeakyActivity");
+
+    let html = dir.path().join("diff.html");
+    let out = run(&["diff", b, n, "--format", "html", "-o", s(&html)]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("com.example.Leaked") && page.contains("New leaks (1)"));
+
+    // A missing input is one clear line and exit 1; a missing argument is usage, 2.
+    let out = run(&["diff", b, s(&dir.path().join("nope.hprof"))]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nope.hprof"));
+    let out = run(&["diff", b]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn growth_command_orders_a_directory_by_dump_time() {
+    // A list growing by K items from one dump to the next.
+    const K: usize = 3;
+    let dir = tempfile::tempdir().unwrap();
+    let dumps_dir = dir.path().join("dumps");
+    std::fs::create_dir(&dumps_dir).unwrap();
+    // Names in the reverse of the dumps' times: the header's time decides.
+    for (name, items, t) in [
+        ("c.hprof", 10, 1),
+        ("b.hprof", 10 + K, 2),
+        ("a.hprof", 10 + 2 * K, 3),
+    ] {
+        write(
+            &dumps_dir,
+            name,
+            &series::item_list(items, 1_700_000_000_000 + t),
+        );
+    }
+    let out = run(&["growth", s(&dumps_dir), "--format", "json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["growing"], true, "{v:#}");
+    assert!(v["dumps"][0]["path"].as_str().unwrap().ends_with("c.hprof"));
+    assert_eq!(v["nodes"][0]["name"], LIST_NODE);
+    assert_eq!(
+        v["nodes"][0]["children"][0]["increases"],
+        serde_json::json!([K, K])
+    );
+
+    let out = run(&["growth", s(&dumps_dir)]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains(&format!("╰→{LIST_NODE} (1 object)")),
+        "{text}"
+    );
+    assert!(text.contains(ITEM_NODE), "{text}");
+
+    let html = dir.path().join("g.html");
+    let out = run(&["growth", s(&dumps_dir), "--format", "html", "-o", s(&html)]);
+    assert!(out.status.success());
+    assert!(std::fs::read_to_string(&html)
+        .unwrap()
+        .contains("ItemList.elements"));
+
+    // One dump is bad usage (exit 2); an unreadable one a failure (exit 1).
+    let one = dumps_dir.join("a.hprof");
+    assert_eq!(run(&["growth", s(&one)]).status.code(), Some(2));
+    let bad = write(dir.path(), "bad.hprof", b"not a dump");
+    let out = run(&["growth", s(&one), s(&bad)]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        run(&["growth", s(&one), s(&one), "--scenario-loops", "0"])
+            .status
+            .code(),
+        Some(2)
+    );
 }

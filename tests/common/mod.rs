@@ -4,10 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-#[path = "../../shrink/tests/common/entry_names.rs"]
-mod entry_names;
 #[allow(unused_imports)] // not every test file checks entry names
-pub use entry_names::NOT_PLAIN_ENTRY_NAMES;
+pub use hprof_shrink_test_support::entry_names::NOT_PLAIN_ENTRY_NAMES;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_hprof-shrink");
 

@@ -41,7 +41,6 @@ pub struct Duplicates {
 }
 
 /// The duplicate-bitmap groups.
-#[allow(clippy::too_many_lines)] // TODO(issue 33): split after diff/triage land
 pub fn duplicates(
     g: &Graph<'_, '_>,
     reach: &Reach,
@@ -55,6 +54,38 @@ pub fn duplicates(
         return Duplicates::default();
     };
     let dump_data = dump_data_buffers(g, bitmap);
+    let found = found(g, reach, instances, bitmap, &dump_data, min_bytes);
+    let classes = equal_buffers(&found);
+    let mut order = by_waste(&found, classes);
+    let omitted = super::limits::keep_first(&mut order, MAX_BITMAP_GROUPS);
+    let (groups, mut to_draw) = groups(g, reach, ins, &found, order);
+    to_draw.sort();
+    to_draw.dedup_by(|a, b| a.0 == b.0);
+    let pictures = if want_pictures {
+        to_draw
+            .into_par_iter()
+            .filter_map(|(name, i)| draw(&found[i]).map(|bytes| (name, bytes)))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    Duplicates {
+        groups,
+        omitted,
+        pictures,
+    }
+}
+
+/// The strongly reachable Bitmaps of the app's heap with a buffer of at least
+/// `min_bytes`, in the order of `instances`.
+fn found<'a>(
+    g: &Graph<'_, 'a>,
+    reach: &Reach,
+    instances: &Instances,
+    bitmap: u64,
+    dump_data: &Map<i64, &'a [u8]>,
+    min_bytes: u64,
+) -> Vec<Found<'a>> {
     let mut found = Vec::new();
     for node in instances.of(&[bitmap]) {
         if !reach.on_path(node) {
@@ -96,13 +127,19 @@ pub fn duplicates(
             from_dump_data,
         });
     }
+    found
+}
+
+/// The classes of equal buffers (two or more each), as indices into `found`.
+fn equal_buffers(found: &[Found<'_>]) -> Vec<Vec<usize>> {
+    use rayon::prelude::*;
     // Only buffers that share their length can be duplicates. Those are grouped by a
     // fast hash (on all threads, seeded at random so that a dump cannot make its buffers
     // collide), each group split by the bytes themselves (sorted, so that however many
     // contents share a hash, each buffer takes a few comparisons), and only a copy that
     // has a duplicate gets the MD5 the result names it by.
     let mut by_len: Map<usize, u32> = Map::default();
-    for f in &found {
+    for f in found {
         *by_len.entry(f.bytes.len()).or_default() += 1;
     }
     let seed = foldhash::fast::RandomState::default();
@@ -129,6 +166,12 @@ pub fn duplicates(
                 .map(<[usize]>::to_vec),
         );
     }
+    classes
+}
+
+/// The classes with their wasted bytes and MD5, the most wasteful first.
+fn by_waste(found: &[Found<'_>], classes: Vec<Vec<usize>>) -> Vec<(u64, String, Vec<usize>)> {
+    use rayon::prelude::*;
     let digests: Vec<[u8; 16]> = classes
         .par_iter()
         .map(|c| Md5::digest(found[c[0]].bytes).into())
@@ -150,7 +193,18 @@ pub fn duplicates(
             .then_with(|| a.1.cmp(&b.1))
             .then_with(|| a.2[0].cmp(&b.2[0]))
     });
-    let omitted = super::limits::keep_first(&mut order, MAX_BITMAP_GROUPS);
+    order
+}
+
+/// The kept classes as groups (their first instances traced), and the pictures to draw:
+/// (file name, index of the copy drawn).
+fn groups(
+    g: &Graph<'_, '_>,
+    reach: &Reach,
+    ins: &Inspectors<'_>,
+    found: &[Found<'_>],
+    order: Vec<(u64, String, Vec<usize>)>,
+) -> (Vec<BitmapGroup>, Vec<(String, usize)>) {
     let mut groups = Vec::new();
     let mut to_draw: Vec<(String, usize)> = Vec::new();
     for (wasted, hex, mut class) in order {
@@ -189,21 +243,7 @@ pub fn duplicates(
             omitted_instances,
         });
     }
-    to_draw.sort();
-    to_draw.dedup_by(|a, b| a.0 == b.0);
-    let pictures = if want_pictures {
-        to_draw
-            .into_par_iter()
-            .filter_map(|(name, i)| draw(&found[i]).map(|bytes| (name, bytes)))
-            .collect()
-    } else {
-        Vec::new()
-    };
-    Duplicates {
-        groups,
-        omitted,
-        pictures,
-    }
+    (groups, to_draw)
 }
 
 /// `Bitmap.dumpData`: native pointer → encoded image bytes.

@@ -223,8 +223,49 @@ fn keep(
     Ok((kept, outcome.timings))
 }
 
-#[allow(clippy::too_many_lines)] // TODO(issue 33): split by phase (h3's diff and growth, merged before the lint)
 fn compare(base: Kept, new: Kept, options: &DiffOptions) -> DiffReport {
+    let (classes, omitted_classes) = class_changes(&base, &new, options.max_classes);
+    let LeakChanges {
+        new_leaks,
+        omitted_new_leaks,
+        gone_leaks,
+        omitted_gone_leaks,
+        kept_leak_signatures,
+    } = leak_changes(&base, &new);
+    let (retainers, omitted_retainers, threshold) = retainer_changes(&base, &new);
+    let mut notes = Vec::new();
+    for (which, kept) in [("base", &base), ("new", &new)] {
+        for n in &kept.notes {
+            notes.push(format!("{which}: {n}"));
+        }
+    }
+    DiffReport {
+        schema: DIFF_SCHEMA,
+        tool: format!("hprof-shrink {}", env!("CARGO_PKG_VERSION")),
+        base: base.side,
+        new: new.side,
+        classes,
+        omitted_classes,
+        new_leaks,
+        omitted_new_leaks,
+        gone_leaks,
+        omitted_gone_leaks,
+        kept_leak_signatures,
+        retainers,
+        omitted_retainers,
+        retainer_threshold_bytes: threshold,
+        notes,
+    }
+}
+
+/// The change of one number from base to new.
+fn delta(a: u64, b: u64) -> i64 {
+    b as i64 - a as i64
+}
+
+/// The classes that changed, by name, largest change of retained bytes first: the first
+/// `max`, and how many were left out.
+fn class_changes(base: &Kept, new: &Kept, max: usize) -> (Vec<ClassChange>, u64) {
     // Classes by name (two loaders' classes of one name count as one).
     let mut by_name: std::collections::BTreeMap<String, (ClassCounts, ClassCounts)> =
         Default::default();
@@ -237,7 +278,6 @@ fn compare(base: Kept, new: Kept, options: &DiffOptions) -> DiffReport {
             counts.retained_bytes += c.retained_bytes;
         }
     }
-    let delta = |a: u64, b: u64| b as i64 - a as i64;
     let mut classes: Vec<ClassChange> = by_name
         .into_iter()
         .map(|(class_name, (b, n))| ClassChange {
@@ -262,9 +302,24 @@ fn compare(base: Kept, new: Kept, options: &DiffOptions) -> DiffReport {
             .then(b.instances.unsigned_abs().cmp(&a.instances.unsigned_abs()))
             .then_with(|| a.class_name.cmp(&b.class_name))
     });
-    let omitted_classes = classes.len().saturating_sub(options.max_classes) as u64;
-    classes.truncate(options.max_classes);
+    let omitted_classes = classes.len().saturating_sub(max) as u64;
+    classes.truncate(max);
 
+    (classes, omitted_classes)
+}
+
+/// The leak signatures of one dump and not the other.
+struct LeakChanges {
+    new_leaks: Vec<LeakGroup>,
+    omitted_new_leaks: u64,
+    gone_leaks: Vec<LeakGroup>,
+    omitted_gone_leaks: u64,
+    kept_leak_signatures: u64,
+}
+
+/// The new and the gone leak signatures, largest retained first, each list cut to
+/// [`MAX_LEAK_GROUPS`].
+fn leak_changes(base: &Kept, new: &Kept) -> LeakChanges {
     let has = |list: &[LeakGroup], sig: &str| list.iter().any(|g| g.signature == sig);
     let mut new_leaks: Vec<LeakGroup> = new
         .leaks
@@ -291,6 +346,19 @@ fn compare(base: Kept, new: Kept, options: &DiffOptions) -> DiffReport {
     let omitted_gone_leaks = gone_leaks.len().saturating_sub(MAX_LEAK_GROUPS) as u64;
     gone_leaks.truncate(MAX_LEAK_GROUPS);
 
+    LeakChanges {
+        new_leaks,
+        omitted_new_leaks,
+        gone_leaks,
+        omitted_gone_leaks,
+        kept_leak_signatures,
+    }
+}
+
+/// The retainers (by path) that grew by [`RETAINER_GROWTH_PERCENT`] of the base's
+/// reachable bytes or more, largest growth first, cut to [`MAX_RETAINERS`]: with how many
+/// were left out and the threshold in bytes.
+fn retainer_changes(base: &Kept, new: &Kept) -> (Vec<RetainerChange>, u64, u64) {
     let threshold =
         ((base.side.reachable_bytes as f64 * RETAINER_GROWTH_PERCENT / 100.0) as u64).max(1);
     let before: std::collections::HashMap<&[String], &RetainerCensus> = base
@@ -320,27 +388,5 @@ fn compare(base: Kept, new: Kept, options: &DiffOptions) -> DiffReport {
     let omitted_retainers = retainers.len().saturating_sub(MAX_RETAINERS) as u64;
     retainers.truncate(MAX_RETAINERS);
 
-    let mut notes = Vec::new();
-    for (which, kept) in [("base", &base), ("new", &new)] {
-        for n in &kept.notes {
-            notes.push(format!("{which}: {n}"));
-        }
-    }
-    DiffReport {
-        schema: DIFF_SCHEMA,
-        tool: format!("hprof-shrink {}", env!("CARGO_PKG_VERSION")),
-        base: base.side,
-        new: new.side,
-        classes,
-        omitted_classes,
-        new_leaks,
-        omitted_new_leaks,
-        gone_leaks,
-        omitted_gone_leaks,
-        kept_leak_signatures,
-        retainers,
-        omitted_retainers,
-        retainer_threshold_bytes: threshold,
-        notes,
-    }
+    (retainers, omitted_retainers, threshold)
 }

@@ -156,15 +156,26 @@ fn search(
             continue;
         }
         let me = w.number(v, from, check)?;
+        // A child to visit waits on the stack unless nothing of its own would wait after
+        // it: a list node's value left there while its `next` is followed would keep an
+        // entry per node of the list. The last child is popped next anyway, so it is
+        // pushed unchecked.
+        let mut last = None;
         for &t in edges.of(v) {
             if let Some(t) = w.child(v, t, me) {
-                // Visited at once when nothing of its own would wait: a list node's value
-                // left on the stack while its `next` is followed would keep an entry per
-                // node of the list there.
-                if !w.visit_shallow(t, me, check)? {
-                    stack.push((t, me));
+                if let Some(p) = last.replace(t) {
+                    // (Numbered already when `v` references it twice.)
+                    let seen = w.pre[p as usize];
+                    if seen != NONE {
+                        w.others.push((seen, me));
+                    } else if !w.visit_shallow(p, me, check)? {
+                        stack.push((p, me));
+                    }
                 }
             }
+        }
+        if let Some(p) = last {
+            stack.push((p, me));
         }
         deepest = deepest.max(stack.len());
     }
@@ -276,18 +287,30 @@ impl Walk<'_> {
             self.followed,
         );
         for &c in self.edges.of(t) {
-            if c != t && self.pre[c as usize] == NONE && !self.is_leaf(c) {
-                for &l in &self.leaves[marks.2..] {
-                    self.leaf.clear(l as usize);
-                    self.pre[l as usize] = NONE;
-                }
-                self.more.truncate(marks.0);
-                self.others.truncate(marks.1);
-                self.leaves.truncate(marks.2);
-                self.followed = marks.3;
-                return Ok(false);
+            if c == t {
+                continue;
             }
-            self.child(t, c, mine);
+            match self.pre[c as usize] {
+                NONE if self.is_leaf(c) => {
+                    self.leaf.set(c as usize);
+                    self.pre[c as usize] = mine;
+                    self.leaves.push(c);
+                }
+                NONE => {
+                    for &l in &self.leaves[marks.2..] {
+                        self.leaf.clear(l as usize);
+                        self.pre[l as usize] = NONE;
+                    }
+                    self.more.truncate(marks.0);
+                    self.others.truncate(marks.1);
+                    self.leaves.truncate(marks.2);
+                    self.followed = marks.3;
+                    return Ok(false);
+                }
+                _ if self.leaf.get(c as usize) => self.more.push((c, mine)),
+                k => self.others.push((k, mine)),
+            }
+            self.followed += 1;
         }
         self.number(t, me, check)?;
         Ok(true)
@@ -1004,6 +1027,17 @@ mod tests {
         succ.push(Vec::new());
         let roots: Vec<u32> = (0..255).collect();
         assert_eq!(dominators(&succ, &roots)[255], Some(NONE));
+    }
+
+    #[test]
+    fn a_child_referenced_twice_is_numbered_once() {
+        // 0 → {1, 1, 3}; 1 → {0, 2} holds a leaf and is visited at once while 0's
+        // references are still read; 3 → 0. Numbering 1 a second time (at 3) would give
+        // the leaf two holders under 0, and 0 would be taken for its dominator.
+        let succ = vec![vec![1, 1, 3], vec![0, 2], vec![], vec![0]];
+        let d = dominators(&succ, &[0]);
+        assert_eq!(d, by_definition(&succ, &[0]));
+        assert_eq!(d, vec![Some(NONE), Some(0), Some(1), Some(0)]);
     }
 
     #[test]

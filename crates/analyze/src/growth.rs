@@ -391,8 +391,6 @@ struct Pending {
 }
 
 /// Reads one dump, builds its path tree against the previous one, and marks what grew.
-#[allow(clippy::too_many_arguments)]
-#[allow(clippy::too_many_lines)] // TODO(issue 33): split by phase (h3's diff and growth, merged before the lint)
 fn traverse(
     path: &Path,
     options: &GrowthOptions,
@@ -418,194 +416,27 @@ fn traverse(
     let g = Graph::new(&ix, options.mapping.as_ref());
     control.check()?;
 
-    // Each root object once, under its best root type (as the leak paths choose).
-    let mut roots: Map<Node, u8> = Map::default();
-    for root in &ix.roots {
-        if let Some(node) = ix.node(root.object_id) {
-            let e = roots.entry(node).or_insert(root.tag);
-            if rank(root.tag) < rank(*e) {
-                *e = root.tag;
-            }
-        }
-    }
-    let mut root_nodes: Vec<Node> = roots.keys().copied().collect();
-    root_nodes.sort_unstable_by_key(|&n| ix.offset(n));
-
-    let mut tree = Tree::default();
-    let root_name = names.intern("root".into());
-    tree.nodes.push(PathNode {
-        name: root_name,
-        parent: NONE,
-        head: 0,
-        prev: if prev.is_some() { 0 } else { NONE },
-        objects: 1,
-        flags: 0,
-    });
-    // Roots by type, path-making types first (their order), the rest visited last.
-    let mut by_kind: Vec<(u8, Vec<Node>)> = Vec::new();
-    for &n in &root_nodes {
-        let tag = roots[&n];
-        match by_kind.iter_mut().find(|(t, _)| *t == tag) {
-            Some((_, v)) => v.push(n),
-            None => by_kind.push((tag, vec![n])),
-        }
-    }
-    by_kind.sort_by_key(|(t, _)| rank(*t));
-    let mut queue: VecDeque<Pending> = VecDeque::new();
-    let mut late: VecDeque<Pending> = VecDeque::new();
-    for (tag, objects) in by_kind {
-        let name = names.intern(format!("GcRoot({})", root_kind(tag)));
-        let p = Pending {
-            parent: 0,
-            name,
-            objects,
-        };
-        if reach::is_path_root(tag) {
-            queue.push_back(p);
-        } else {
-            late.push_back(p);
-        }
-    }
-
-    // Object → the path node that took it.
-    let mut owner: Vec<u32> = vec![NONE; ix.len()];
-    let mut reached = 0u64;
-    let mut keys: Map<EdgeKey, u32> = Map::default();
-    let mut in_late = false;
-    let mut visited_nodes = 0u64;
-    loop {
-        let p = match queue.pop_front() {
-            Some(p) => p,
-            None => match late.pop_front() {
-                Some(p) => {
-                    in_late = true;
-                    p
-                }
-                None => break,
-            },
-        };
-        visited_nodes += 1;
-        if visited_nodes.is_multiple_of(4096) {
-            control.check()?;
-        }
-        let fresh: Vec<Node> = p
-            .objects
-            .into_iter()
-            .filter(|&o| owner[o as usize] == NONE)
-            .collect();
-        if fresh.is_empty() {
-            continue;
-        }
-        if tree.nodes.len() >= options.max_paths {
-            return Err(AnalyzeError::TooManyPaths {
-                path: path.to_path_buf(),
-                limit: options.max_paths,
-            });
-        }
-        let me = tree.nodes.len() as u32;
-        let parent = tree.nodes[p.parent as usize];
-        // A run of same-named nodes (a linked list) counts on its first node.
-        let head = if parent.name == p.name && p.parent != 0 {
-            parent.head
-        } else {
-            me
-        };
-        let prev_node = match prev {
-            Some(t) if parent.prev != NONE => t.child(parent.prev, p.name),
-            _ => NONE,
-        };
-        tree.nodes.push(PathNode {
-            name: p.name,
-            parent: p.parent,
-            head,
-            prev: prev_node,
-            objects: 0,
-            flags: 0,
-        });
-        tree.children.insert((p.parent, p.name), me);
-        tree.nodes[head as usize].objects += fresh.len() as u64;
-        for &o in &fresh {
-            owner[o as usize] = me;
-        }
-        reached += fresh.len() as u64;
-        // The children: the objects not yet taken, by the name of the reference.
-        let mut groups: Vec<Pending> = Vec::new();
-        let mut slot: Map<u32, usize> = Map::default();
-        for &o in &fresh {
-            g.for_each_named_ref(o, |t, r| {
-                if owner[t as usize] != NONE {
-                    return;
-                }
-                let key: EdgeKey = match r {
-                    RefName::Field {
-                        declared_by,
-                        name_id,
-                    } => (0, declared_by, name_id, target_key(&g, t)),
-                    RefName::Static { class, name_id } => (1, class, name_id, target_key(&g, t)),
-                    RefName::Element(_) => (2, g.class_of(o).unwrap_or(0), 0, target_key(&g, t)),
-                };
-                let name = *keys
-                    .entry(key)
-                    .or_insert_with(|| names.intern(edge_text(&g, o, t, r)));
-                let at = *slot.entry(name).or_insert_with(|| {
-                    groups.push(Pending {
-                        parent: me,
-                        name,
-                        objects: Vec::new(),
-                    });
-                    groups.len() - 1
-                });
-                groups[at].objects.push(t);
-            });
-        }
-        let into = if in_late { &mut late } else { &mut queue };
-        into.extend(groups);
-    }
-    drop(queue);
-    drop(late);
+    let (by_kind, root_nodes) = roots_by_kind(&ix);
+    let mut walk = TreeWalk {
+        g: &g,
+        prev,
+        names,
+        tree: Tree::default(),
+        owner: vec![NONE; ix.len()],
+        keys: Map::default(),
+        reached: 0,
+    };
+    walk.walk(by_kind, path, options.max_paths, control)?;
+    let TreeWalk {
+        mut tree,
+        owner,
+        reached,
+        ..
+    } = walk;
 
     let growing_nodes = mark(&mut tree, prev, step, loops);
-
-    // Retained sizes of the reported nodes, from this dump's dominator tree.
     if growing_nodes > 0 {
-        let reported: Vec<u32> = (0..tree.nodes.len() as u32)
-            .filter(|&k| tree.has(k, REPORTED))
-            .collect();
-        let which: Map<u32, usize> = reported.iter().enumerate().map(|(i, &k)| (k, i)).collect();
-        let mut wanted: Vec<Node> = Vec::new();
-        let mut of: Vec<usize> = Vec::new();
-        for (o, &k) in owner.iter().enumerate() {
-            if let Some(&i) = which.get(&k) {
-                wanted.push(o as Node);
-                of.push(i);
-            }
-        }
-        drop(owner);
-        let (edges, ()) = Edges::build(&g, || (), |_, _, _, _, _, _| (), |_, _| ());
-        control.check()?;
-        let doms = Dominators::compute(edges, ix.len(), &root_nodes, Spare::default(), control)?;
-        let (sums, _, ()) = doms.retained(
-            &wanted,
-            0,
-            |node| g.shallow_size(node),
-            || (),
-            |_, _| 0,
-            |_, _| (),
-        );
-        let mut per = vec![Retained::default(); reported.len()];
-        for (r, i) in sums.into_iter().zip(of) {
-            per[i].bytes += r.bytes;
-            per[i].objects += r.objects;
-        }
-        tree.retained = reported.into_iter().zip(per).collect();
-        if let Some(prev) = prev {
-            for &k in tree.retained.keys() {
-                let p = tree.nodes[k as usize].prev;
-                if let Some(&r) = prev.retained.get(&p) {
-                    tree.before.insert(k, r);
-                }
-            }
-        }
+        retained_sizes(&g, &mut tree, prev, owner, &root_nodes, control)?;
     }
     if let input::Bytes::File(m) = &input.bytes {
         m.check_intact()?;
@@ -620,6 +451,248 @@ fn traverse(
         seconds: 0.0,
     };
     Ok((tree, dump))
+}
+
+/// The root objects by type, path-making types first (in their order), each object once
+/// under its best type (as the leak paths choose); and every root object, in dump order.
+fn roots_by_kind(ix: &Index<'_>) -> (Vec<(u8, Vec<Node>)>, Vec<Node>) {
+    // Each root object once, under its best root type (as the leak paths choose).
+    let mut roots: Map<Node, u8> = Map::default();
+    for root in &ix.roots {
+        if let Some(node) = ix.node(root.object_id) {
+            let e = roots.entry(node).or_insert(root.tag);
+            if rank(root.tag) < rank(*e) {
+                *e = root.tag;
+            }
+        }
+    }
+    let mut root_nodes: Vec<Node> = roots.keys().copied().collect();
+    root_nodes.sort_unstable_by_key(|&n| ix.offset(n));
+
+    // Roots by type, path-making types first (their order), the rest visited last.
+    let mut by_kind: Vec<(u8, Vec<Node>)> = Vec::new();
+    for &n in &root_nodes {
+        let tag = roots[&n];
+        match by_kind.iter_mut().find(|(t, _)| *t == tag) {
+            Some((_, v)) => v.push(n),
+            None => by_kind.push((tag, vec![n])),
+        }
+    }
+    by_kind.sort_by_key(|(t, _)| rank(*t));
+    (by_kind, root_nodes)
+}
+
+/// One dump's path tree as it is built: each object taken by the first path node that
+/// reaches it, breadth first.
+struct TreeWalk<'w, 'g> {
+    g: &'w Graph<'g, 'g>,
+    prev: Option<&'w Tree>,
+    names: &'w mut Names,
+    tree: Tree,
+    /// Object → the path node that took it.
+    owner: Vec<u32>,
+    keys: Map<EdgeKey, u32>,
+    /// Objects taken.
+    reached: u64,
+}
+
+impl TreeWalk<'_, '_> {
+    /// Builds the tree from the roots (`by_kind`, the types that make no paths visited
+    /// last), at most `max_paths` nodes (`path` names the dump in the error).
+    fn walk(
+        &mut self,
+        by_kind: Vec<(u8, Vec<Node>)>,
+        path: &Path,
+        max_paths: usize,
+        control: &Control<'_>,
+    ) -> Result<(), AnalyzeError> {
+        let root_name = self.names.intern("root".into());
+        self.tree.nodes.push(PathNode {
+            name: root_name,
+            parent: NONE,
+            head: 0,
+            prev: if self.prev.is_some() { 0 } else { NONE },
+            objects: 1,
+            flags: 0,
+        });
+        let mut queue: VecDeque<Pending> = VecDeque::new();
+        let mut late: VecDeque<Pending> = VecDeque::new();
+        for (tag, objects) in by_kind {
+            let name = self.names.intern(format!("GcRoot({})", root_kind(tag)));
+            let p = Pending {
+                parent: 0,
+                name,
+                objects,
+            };
+            if reach::is_path_root(tag) {
+                queue.push_back(p);
+            } else {
+                late.push_back(p);
+            }
+        }
+        let mut in_late = false;
+        let mut visited_nodes = 0u64;
+        loop {
+            let p = match queue.pop_front() {
+                Some(p) => p,
+                None => match late.pop_front() {
+                    Some(p) => {
+                        in_late = true;
+                        p
+                    }
+                    None => break,
+                },
+            };
+            visited_nodes += 1;
+            if visited_nodes.is_multiple_of(4096) {
+                control.check()?;
+            }
+            let fresh: Vec<Node> = p
+                .objects
+                .into_iter()
+                .filter(|&o| self.owner[o as usize] == NONE)
+                .collect();
+            if fresh.is_empty() {
+                continue;
+            }
+            if self.tree.nodes.len() >= max_paths {
+                return Err(AnalyzeError::TooManyPaths {
+                    path: path.to_path_buf(),
+                    limit: max_paths,
+                });
+            }
+            let me = self.take(p.parent, p.name, &fresh);
+            let groups = self.children(me, &fresh);
+            let into = if in_late { &mut late } else { &mut queue };
+            into.extend(groups);
+        }
+        Ok(())
+    }
+
+    /// A new path node `name` under `parent`, taking the objects `fresh`.
+    fn take(&mut self, parent_at: u32, name: u32, fresh: &[Node]) -> u32 {
+        let tree = &mut self.tree;
+        let me = tree.nodes.len() as u32;
+        let parent = tree.nodes[parent_at as usize];
+        // A run of same-named nodes (a linked list) counts on its first node.
+        let head = if parent.name == name && parent_at != 0 {
+            parent.head
+        } else {
+            me
+        };
+        let prev_node = match self.prev {
+            Some(t) if parent.prev != NONE => t.child(parent.prev, name),
+            _ => NONE,
+        };
+        tree.nodes.push(PathNode {
+            name,
+            parent: parent_at,
+            head,
+            prev: prev_node,
+            objects: 0,
+            flags: 0,
+        });
+        tree.children.insert((parent_at, name), me);
+        tree.nodes[head as usize].objects += fresh.len() as u64;
+        for &o in fresh {
+            self.owner[o as usize] = me;
+        }
+        self.reached += fresh.len() as u64;
+        me
+    }
+
+    /// The children of node `me`: the objects its objects reference and no node has
+    /// taken yet, by the name of the reference, in the order first met.
+    #[inline]
+    fn children(&mut self, me: u32, fresh: &[Node]) -> Vec<Pending> {
+        let g = self.g;
+        let owner = &self.owner;
+        let keys = &mut self.keys;
+        let names = &mut *self.names;
+        let mut groups: Vec<Pending> = Vec::new();
+        let mut slot: Map<u32, usize> = Map::default();
+        for &o in fresh {
+            g.for_each_named_ref(o, |t, r| {
+                if owner[t as usize] != NONE {
+                    return;
+                }
+                let key: EdgeKey = match r {
+                    RefName::Field {
+                        declared_by,
+                        name_id,
+                    } => (0, declared_by, name_id, target_key(g, t)),
+                    RefName::Static { class, name_id } => (1, class, name_id, target_key(g, t)),
+                    RefName::Element(_) => (2, g.class_of(o).unwrap_or(0), 0, target_key(g, t)),
+                };
+                let name = *keys
+                    .entry(key)
+                    .or_insert_with(|| names.intern(edge_text(g, o, t, r)));
+                let at = *slot.entry(name).or_insert_with(|| {
+                    groups.push(Pending {
+                        parent: me,
+                        name,
+                        objects: Vec::new(),
+                    });
+                    groups.len() - 1
+                });
+                groups[at].objects.push(t);
+            });
+        }
+        groups
+    }
+}
+
+/// The retained sizes of the reported nodes (and what they retained in the previous dump),
+/// from this dump's dominator tree; `owner` (the path node of each object) is dropped
+/// before the tree is built.
+fn retained_sizes(
+    g: &Graph<'_, '_>,
+    tree: &mut Tree,
+    prev: Option<&Tree>,
+    owner: Vec<u32>,
+    root_nodes: &[Node],
+    control: &Control<'_>,
+) -> Result<(), AnalyzeError> {
+    let ix = g.ix;
+    let reported: Vec<u32> = (0..tree.nodes.len() as u32)
+        .filter(|&k| tree.has(k, REPORTED))
+        .collect();
+    let which: Map<u32, usize> = reported.iter().enumerate().map(|(i, &k)| (k, i)).collect();
+    let mut wanted: Vec<Node> = Vec::new();
+    let mut of: Vec<usize> = Vec::new();
+    for (o, &k) in owner.iter().enumerate() {
+        if let Some(&i) = which.get(&k) {
+            wanted.push(o as Node);
+            of.push(i);
+        }
+    }
+    drop(owner);
+    let (edges, ()) = Edges::build(g, || (), |_, _, _, _, _, _| (), |_, _| ());
+    control.check()?;
+    let doms = Dominators::compute(edges, ix.len(), root_nodes, Spare::default(), control)?;
+    let (sums, _, ()) = doms.retained(
+        &wanted,
+        0,
+        |node| g.shallow_size(node),
+        || (),
+        |_, _| 0,
+        |_, _| (),
+    );
+    let mut per = vec![Retained::default(); reported.len()];
+    for (r, i) in sums.into_iter().zip(of) {
+        per[i].bytes += r.bytes;
+        per[i].objects += r.objects;
+    }
+    tree.retained = reported.into_iter().zip(per).collect();
+    if let Some(prev) = prev {
+        for &k in tree.retained.keys() {
+            let p = tree.nodes[k as usize].prev;
+            if let Some(&r) = prev.retained.get(&p) {
+                tree.before.insert(k, r);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Root types in the order the leak paths prefer them; the rest after.

@@ -868,14 +868,39 @@ fn give_back_freed_memory() {
 
 type Histogram = Map<(u8, u64), (u64, u64)>;
 
-/// Shallow sizes on one thread, counted by class: a run of one class is added up before it
-/// goes into the map, since neighbours are mostly of one class.
-#[derive(Default)]
+/// Shallow sizes on one thread, counted by class. Neighbours in a dump are mostly of a
+/// few classes (a list node, its String, the String's array), so each class is added up
+/// in a slot of a small table and goes into the map only when another class takes its
+/// slot.
 struct Sizer {
     histogram: Histogram,
-    /// The run being added up: (class key, objects, bytes).
-    run: Option<((u8, u64), u64, u64)>,
+    /// `EMPTY` marks a free slot.
+    slots: Box<[Tally; SLOTS]>,
     last_class: Option<(u64, u64)>,
+}
+
+/// (class key, objects, bytes).
+type Tally = ((u8, u64), u64, u64);
+
+/// Slots of [`Sizer`] and [`Seen`]: a power of two.
+const SLOTS: usize = 64;
+/// No class key has this tag.
+const EMPTY: (u8, u64) = (u8::MAX, 0);
+
+/// The slot of a class id (ids are aligned addresses: their low bits are mostly zero).
+#[inline]
+fn slot_of(class: u64) -> usize {
+    (class.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58) as usize & (SLOTS - 1)
+}
+
+impl Default for Sizer {
+    fn default() -> Sizer {
+        Sizer {
+            histogram: Histogram::default(),
+            slots: Box::new([(EMPTY, 0, 0); SLOTS]),
+            last_class: None,
+        }
+    }
 }
 
 impl Sizer {
@@ -885,23 +910,25 @@ impl Sizer {
         size
     }
 
+    #[inline]
     fn add_sized(&mut self, key: (u8, u64), size: u64) {
-        match &mut self.run {
-            Some((k, n, bytes)) if *k == key => {
-                *n += 1;
-                *bytes += size;
-            }
-            run => {
-                if let Some((k, n, bytes)) = run.replace((key, 1, size)) {
-                    tally(&mut self.histogram, k, n, bytes);
-                }
+        let slot = &mut self.slots[slot_of(key.1 ^ key.0 as u64)];
+        if slot.0 == key {
+            slot.1 += 1;
+            slot.2 += size;
+        } else {
+            let (k, n, bytes) = std::mem::replace(slot, (key, 1, size));
+            if k != EMPTY {
+                tally(&mut self.histogram, k, n, bytes);
             }
         }
     }
 
     fn finish(mut self) -> Histogram {
-        if let Some((k, n, bytes)) = self.run.take() {
-            tally(&mut self.histogram, k, n, bytes);
+        for &(k, n, bytes) in self.slots.iter() {
+            if k != EMPTY {
+                tally(&mut self.histogram, k, n, bytes);
+            }
         }
         self.histogram
     }
@@ -921,13 +948,14 @@ type Unread = Map<(u64, graph::Broken), u64>;
 
 /// A class whose instances the finders look at.
 const WANTED: u8 = 1;
+/// In [`Seen`]'s slots: the class was looked up.
+const KNOWN: u8 = 0x80;
 /// A class whose instances the path search reads from the dump ([`refs`]).
 const SPECIAL: u8 = 2;
 
 /// What the references' pass takes from each object: its shallow size by class, the
 /// instances of the classes the finders look at (class, node) and those the path search
 /// reads, in node order, and the objects whose references could not be read.
-#[derive(Default)]
 struct Seen {
     sizer: Sizer,
     /// Every String's row ([`strings`]), a run for each run of nodes.
@@ -937,9 +965,23 @@ struct Seen {
     sizes: Vec<Vec<u8>>,
     instances: Vec<(u64, index::Node)>,
     special: Vec<index::Node>,
-    /// The last instance class asked about, and what it is.
-    last: Option<(u64, u8)>,
+    /// Instance classes asked about, and what each is (`KNOWN` set), by [`slot_of`].
+    wants: Box<[(u64, u8); SLOTS]>,
     unread: Unread,
+}
+
+impl Default for Seen {
+    fn default() -> Seen {
+        Seen {
+            sizer: Sizer::default(),
+            strings: Vec::new(),
+            sizes: Vec::new(),
+            instances: Vec::new(),
+            special: Vec::new(),
+            wants: Box::new([(0, 0); SLOTS]),
+            unread: Unread::default(),
+        }
+    }
 }
 
 impl Seen {
@@ -952,6 +994,7 @@ impl Seen {
         }
     }
 
+    #[inline]
     fn add(
         &mut self,
         wanted: &Map<u64, u8>,
@@ -968,14 +1011,15 @@ impl Seen {
             *self.unread.entry((key.1, why)).or_default() += 1;
         }
         if key.0 == tags::INSTANCE_DUMP {
-            // Neighbours are mostly of one class: ask the map once a run.
-            let want = match self.last {
-                Some((class, want)) if class == key.1 => want,
-                _ => {
-                    let want = wanted.get(&key.1).copied().unwrap_or(0);
-                    self.last = Some((key.1, want));
-                    want
-                }
+            // Neighbours are mostly of a few classes: the map is asked once a class
+            // while it keeps its slot.
+            let slot = &mut self.wants[slot_of(key.1)];
+            let want = if slot.0 == key.1 && slot.1 & KNOWN != 0 {
+                slot.1
+            } else {
+                let want = wanted.get(&key.1).copied().unwrap_or(0) | KNOWN;
+                *slot = (key.1, want);
+                want
             };
             if want & WANTED != 0 {
                 self.instances.push((key.1, node));
@@ -1000,7 +1044,7 @@ impl Seen {
             sizes: a.sizes,
             instances: a.instances,
             special: a.special,
-            last: None,
+            wants: a.wants,
             unread: a.unread,
         }
     }

@@ -171,6 +171,9 @@ pub fn root_name(tag: u8) -> &'static str {
     }
 }
 
+/// Leaking objects related to each leaking object (what it retains, or what retains it).
+type RelatedBy = Map<Node, Related>;
+
 /// The search's moving parts.
 struct Search<'r> {
     parent: Vec<Node>,
@@ -246,6 +249,123 @@ impl Search<'_> {
         None
     }
 
+    /// Queues the roots that make paths, in Shark's order (thread objects first, then by
+    /// root type and class name), and gives every GC root object, sorted.
+    fn seed(&mut self, g: &Graph<'_, '_>) -> Vec<Node> {
+        let ix = g.ix;
+        let serials = PathRefs::thread_serials(g);
+        let mut gc_roots = Vec::new();
+        let mut seeds: Vec<(Node, RootRecord, String)> = Vec::new();
+        for root in &ix.roots {
+            let Some(node) = ix.node(root.object_id) else {
+                continue;
+            };
+            gc_roots.push(node);
+            if !is_path_root(root.tag)
+                || (root.tag == tags::ROOT_JAVA_FRAME
+                    && root.thread_serial.is_some_and(|t| serials.contains(&t)))
+            {
+                continue;
+            }
+            seeds.push((node, *root, g.node_class_name(node)));
+        }
+        gc_roots.sort_unstable();
+        gc_roots.dedup();
+        seeds.sort_by(|(_, a, ca), (_, b, cb)| {
+            let thread = |r: &RootRecord| r.tag != tags::ROOT_THREAD_OBJECT;
+            thread(a)
+                .cmp(&thread(b))
+                .then_with(|| shark_root_name(b.tag).cmp(&shark_root_name(a.tag)))
+                .then_with(|| utf16_cmp(ca, cb))
+        });
+        for (node, root, class) in &seeds {
+            match root.tag {
+                tags::ROOT_JAVA_FRAME => self.enqueue_root(*node, *root, true, None),
+                tags::ROOT_JNI_GLOBAL => match self.refs.matchers.jni_global(class) {
+                    Some(Mark::Ignored) => {}
+                    Some(Mark::Library(e)) => self.enqueue_root(*node, *root, true, Some(e)),
+                    None => self.enqueue_root(*node, *root, false, None),
+                },
+                _ => self.enqueue_root(*node, *root, false, None),
+            }
+        }
+        gc_roots
+    }
+
+    /// The search itself, from the queued roots: every object reached is visited once,
+    /// leaking objects as leaves (not expanded). Gives the leaking objects in the order
+    /// found; `visited` counts the objects visited, for the cancellation checks.
+    #[inline]
+    fn visit(
+        &mut self,
+        g: &Graph<'_, '_>,
+        edges: &Edges,
+        control: &Control<'_>,
+        visited: &mut u64,
+    ) -> Result<Vec<Node>, AnalyzeError> {
+        let mut found: Vec<Node> = Vec::new();
+        while let Some(u) = self.poll() {
+            *visited += 1;
+            if visited.is_multiple_of(65536) {
+                control.check().map_err(|_| AnalyzeError::Cancelled)?;
+            }
+            if self.state[u as usize] & LEAF != 0 {
+                self.state[u as usize] |= FOUND;
+                found.push(u);
+                continue;
+            }
+            self.expand(g, edges, u, |s, v, low| s.enqueue(v, u, low));
+        }
+        Ok(found)
+    }
+
+    /// What only leaking objects reach, from each in the order found: (what each
+    /// `wanted` leaking object retains of the others, and which others retain it).
+    #[inline]
+    fn related(
+        &mut self,
+        g: &Graph<'_, '_>,
+        edges: &Edges,
+        found: &[Node],
+        wanted: &Set<Node>,
+        control: &Control<'_>,
+        visited: &mut u64,
+    ) -> Result<(RelatedBy, RelatedBy), AnalyzeError> {
+        let mut retains: Map<Node, Related> = Map::default();
+        let mut retained_by: Map<Node, Related> = Map::default();
+        let mut queue = std::mem::take(&mut self.normal);
+        queue.clear();
+        for &l in found {
+            queue.push_back(l);
+            while let Some(x) = queue.pop_front() {
+                *visited += 1;
+                if visited.is_multiple_of(65536) {
+                    control.check().map_err(|_| AnalyzeError::Cancelled)?;
+                }
+                self.expand(g, edges, x, |s, r, _| {
+                    let st = s.state[r as usize];
+                    let leaking = st & LEAF != 0 && r != l;
+                    if leaking && st & FOUND != 0 {
+                        if wanted.contains(&r) {
+                            retained_by.entry(r).or_default().add(l);
+                        }
+                        return;
+                    }
+                    if st & SEEN != 0 {
+                        return;
+                    }
+                    s.state[r as usize] = st | SEEN | LATE;
+                    s.parent[r as usize] = x;
+                    if leaking && wanted.contains(&l) {
+                        retains.entry(l).or_default().add(r);
+                    }
+                    queue.push_back(r);
+                });
+            }
+        }
+        Ok((retains, retained_by))
+    }
+
     /// The references of `u` the search follows, as (target, visited last).
     #[inline]
     fn expand(
@@ -278,7 +398,6 @@ impl Reach {
     /// its special classes), `leaves` the leaking objects in the finders' order; the
     /// related leaking objects are recorded for the first `traced` of them that have a
     /// path.
-    #[allow(clippy::too_many_lines)] // TODO(issue 33): split after diff/triage land
     pub fn compute(
         g: &Graph<'_, '_>,
         edges: &Edges,
@@ -288,8 +407,7 @@ impl Reach {
         traced: usize,
         control: &Control<'_>,
     ) -> Result<Reach, AnalyzeError> {
-        let ix = g.ix;
-        let n = ix.len();
+        let n = g.ix.len();
         let mut s = Search {
             parent: vec![NONE; n],
             state: vec![0; n],
@@ -308,101 +426,16 @@ impl Reach {
         for &v in leaves {
             s.state[v as usize] |= LEAF;
         }
-
-        // The roots, in Shark's order.
-        let serials = PathRefs::thread_serials(g);
-        let mut gc_roots = Vec::new();
-        let mut seeds: Vec<(Node, RootRecord, String)> = Vec::new();
-        for root in &ix.roots {
-            let Some(node) = ix.node(root.object_id) else {
-                continue;
-            };
-            gc_roots.push(node);
-            if !is_path_root(root.tag)
-                || (root.tag == tags::ROOT_JAVA_FRAME
-                    && root.thread_serial.is_some_and(|t| serials.contains(&t)))
-            {
-                continue;
-            }
-            seeds.push((node, *root, g.node_class_name(node)));
-        }
-        gc_roots.sort_unstable();
-        gc_roots.dedup();
-        seeds.sort_by(|(_, a, ca), (_, b, cb)| {
-            let thread = |r: &RootRecord| r.tag != tags::ROOT_THREAD_OBJECT;
-            thread(a)
-                .cmp(&thread(b))
-                .then_with(|| shark_root_name(b.tag).cmp(&shark_root_name(a.tag)))
-                .then_with(|| utf16_cmp(ca, cb))
-        });
-        for (node, root, class) in &seeds {
-            match root.tag {
-                tags::ROOT_JAVA_FRAME => s.enqueue_root(*node, *root, true, None),
-                tags::ROOT_JNI_GLOBAL => match refs.matchers.jni_global(class) {
-                    Some(Mark::Ignored) => {}
-                    Some(Mark::Library(e)) => s.enqueue_root(*node, *root, true, Some(e)),
-                    None => s.enqueue_root(*node, *root, false, None),
-                },
-                _ => s.enqueue_root(*node, *root, false, None),
-            }
-        }
-        drop(seeds);
-
-        // Leaking objects are leaves.
-        let mut found: Vec<Node> = Vec::new();
+        let gc_roots = s.seed(g);
         let mut visited = 0u64;
-        while let Some(u) = s.poll() {
-            visited += 1;
-            if visited.is_multiple_of(65536) {
-                control.check().map_err(|_| AnalyzeError::Cancelled)?;
-            }
-            if s.state[u as usize] & LEAF != 0 {
-                s.state[u as usize] |= FOUND;
-                found.push(u);
-                continue;
-            }
-            s.expand(g, edges, u, |s, v, low| s.enqueue(v, u, low));
-        }
-
-        // What only leaking objects reach, from each in the order found.
+        let found = s.visit(g, edges, control, &mut visited)?;
         let wanted: Set<Node> = leaves
             .iter()
             .copied()
             .filter(|&l| s.state[l as usize] & FOUND != 0)
             .take(traced)
             .collect();
-        let mut retains: Map<Node, Related> = Map::default();
-        let mut retained_by: Map<Node, Related> = Map::default();
-        let mut queue = std::mem::take(&mut s.normal);
-        queue.clear();
-        for &l in &found {
-            queue.push_back(l);
-            while let Some(x) = queue.pop_front() {
-                visited += 1;
-                if visited.is_multiple_of(65536) {
-                    control.check().map_err(|_| AnalyzeError::Cancelled)?;
-                }
-                s.expand(g, edges, x, |s, r, _| {
-                    let st = s.state[r as usize];
-                    let leaking = st & LEAF != 0 && r != l;
-                    if leaking && st & FOUND != 0 {
-                        if wanted.contains(&r) {
-                            retained_by.entry(r).or_default().add(l);
-                        }
-                        return;
-                    }
-                    if st & SEEN != 0 {
-                        return;
-                    }
-                    s.state[r as usize] = st | SEEN | LATE;
-                    s.parent[r as usize] = x;
-                    if leaking && wanted.contains(&l) {
-                        retains.entry(l).or_default().add(r);
-                    }
-                    queue.push_back(r);
-                });
-            }
-        }
+        let (retains, retained_by) = s.related(g, edges, &found, &wanted, control, &mut visited)?;
         let Search {
             parent,
             state,

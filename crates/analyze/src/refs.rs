@@ -483,14 +483,9 @@ impl PathRefs {
 
     /// The collection readers that apply to this dump, by exact class id, as Shark's
     /// factories decide (a class's own field names tell the layout).
-    #[allow(clippy::too_many_lines)] // TODO(issue 33): split after diff/triage land
     fn readers(&mut self, g: &Graph<'_, '_>) -> Map<u64, Reader> {
         let mut out = Map::default();
-        let slot = |class: u64, declared_by: &str, name: &str| {
-            g.field_slot(class, declared_by, name).map(|(at, _)| at)
-        };
         let class = |name: &str| g.class_named(name);
-        let declares = |c: u64, f: &str| g.declares_field(c, f);
         // The node class of HashMap's table: JDK 7's Entry, Android's HashMapEntry, else
         // JDK 8's Node (Shark's order of preference).
         self.map_node = if class("java.util.HashMap$Entry").is_some() {
@@ -500,50 +495,20 @@ impl PathRefs {
         } else {
             "java.util.HashMap$Node"
         };
-        if let Some(c) = class(LINKED_LIST) {
-            for (harmony, head) in [(false, "first"), (true, "voidLink")] {
-                if declares(c, head) {
-                    if let Some(head) = slot(c, LINKED_LIST, head) {
-                        out.insert(c, Reader::LinkedList { harmony, head });
-                    }
-                    break;
-                }
-            }
-        }
-        if let Some(c) = class(ARRAY_LIST) {
-            for (harmony, array) in [(false, "elementData"), (true, "array")] {
-                if declares(c, array) {
-                    if let Some(array) = slot(c, ARRAY_LIST, array) {
-                        out.insert(
-                            c,
-                            Reader::List {
-                                tag: Tag::ArrayList { harmony },
-                                array,
-                                size: slot(c, ARRAY_LIST, "size"),
-                            },
-                        );
-                    }
-                    break;
-                }
-            }
-        }
-        if let Some(c) = class(COWAL) {
-            for (harmony, array) in [(false, "array"), (true, "elements")] {
-                if declares(c, array) {
-                    if let Some(array) = slot(c, COWAL, array) {
-                        out.insert(
-                            c,
-                            Reader::List {
-                                tag: Tag::CopyOnWriteArrayList { harmony },
-                                array,
-                                size: None,
-                            },
-                        );
-                    }
-                    break;
-                }
-            }
-        }
+        list_readers(g, &mut out);
+        self.map_readers(g, &mut out);
+        self.android_readers(g, &mut out);
+        out
+    }
+
+    /// The readers of hash tables (maps, sets, weak maps); a Harmony `HashMap` sets the
+    /// node class of its table.
+    fn map_readers(&mut self, g: &Graph<'_, '_>, out: &mut Map<u64, Reader>) {
+        let slot = |class: u64, declared_by: &str, name: &str| {
+            g.field_slot(class, declared_by, name).map(|(at, _)| at)
+        };
+        let class = |name: &str| g.class_named(name);
+        let declares = |c: u64, f: &str| g.declares_field(c, f);
         if let Some(c) = class(HASH_MAP) {
             // Harmony's HashMap has no loadFactor; its entries are always HashMapEntry.
             if !declares(c, "loadFactor") {
@@ -606,6 +571,16 @@ impl PathRefs {
                 out.insert(c, Reader::WeakHashMap { harmony, table });
             }
         }
+    }
+
+    /// The readers of Android's own structures (new activities, message queues, animator
+    /// targets, `SafeIterableMap`, `ArraySet`).
+    fn android_readers(&self, g: &Graph<'_, '_>, out: &mut Map<u64, Reader>) {
+        let slot = |class: u64, declared_by: &str, name: &str| {
+            g.field_slot(class, declared_by, name).map(|(at, _)| at)
+        };
+        let class = |name: &str| g.class_named(name);
+        let declares = |c: u64, f: &str| g.declares_field(c, f);
         if let (Some(at), Some(record)) = (class(ACTIVITY_THREAD), class(CLIENT_RECORD)) {
             if declares(at, "mNewActivities")
                 && declares(record, "nextIdle")
@@ -639,7 +614,6 @@ impl PathRefs {
                 out.insert(c, Reader::ArraySet { array });
             }
         }
-        out
     }
 
     /// Each thread object (a GC root, an instance of `java.lang.Thread`) with the objects
@@ -718,7 +692,6 @@ impl PathRefs {
     /// Every reference the search follows out of `node`, in Shark's order: the virtual
     /// ones (a thread's locals, a collection's entries) first, then fields (or array
     /// elements, or static fields). Ignored references are not given.
-    #[allow(clippy::too_many_lines)] // TODO(issue 33): split after diff/triage land
     pub fn for_each(
         &self,
         g: &Graph<'_, '_>,
@@ -727,116 +700,138 @@ impl PathRefs {
         ctx: &mut Ctx,
         mut f: impl FnMut(Emit),
     ) {
-        let n = self.id_size;
         match g.ix.tag(node) {
-            tags::INSTANCE_DUMP => {
-                let Some((class, data)) = g.instance_data(node) else {
-                    return;
-                };
-                let special = self.classes.get(&class);
-                if let Some(locals) = self.threads.get(&node) {
-                    if locals.mark != Some(Mark::Ignored) {
-                        let library = match locals.mark {
-                            Some(Mark::Library(e)) => Some(e),
-                            _ => None,
-                        };
-                        for &t in &locals.frames {
-                            f(Emit {
-                                target: t,
-                                low: true,
-                                library,
-                                via: Via::Local,
-                            });
-                        }
-                    }
-                } else if let Some((_, Some(reader))) = special {
-                    self.read(g, node, data, *reader, scratch, ctx, &mut f);
-                }
-                match special
-                    .and_then(|(fields, _)| fields.as_ref())
-                    .and_then(|spec| self.fields(g, class, spec))
-                {
-                    Some(fields) => {
-                        for pf in fields {
-                            if pf.mark == Some(Mark::Ignored) {
-                                continue;
-                            }
-                            let id = id_at(data, pf.at as usize, n as u8).unwrap_or(0);
-                            if let Some(t) = self.node(g, id) {
-                                let library = match pf.mark {
-                                    Some(Mark::Library(e)) => Some(e),
-                                    _ => None,
-                                };
-                                f(Emit {
-                                    target: t,
-                                    low: library.is_some(),
-                                    library,
-                                    via: Via::Field {
-                                        name_id: pf.name_id,
-                                        declared_by: pf.declared_by,
-                                    },
-                                });
-                            }
-                        }
-                    }
-                    None => {
-                        for rf in g.ref_fields(class) {
-                            let id = id_at(data, rf.at as usize, n as u8).unwrap_or(0);
-                            if let Some(t) = self.node(g, id) {
-                                f(Emit {
-                                    target: t,
-                                    low: false,
-                                    library: None,
-                                    via: Via::Field {
-                                        name_id: rf.name_id,
-                                        declared_by: rf.declared_by,
-                                    },
-                                });
-                            }
-                        }
-                    }
-                }
-            }
-            tags::OBJECT_ARRAY_DUMP => {
-                let len = g.array_len(node).unwrap_or(0);
-                for i in 0..len {
-                    if let Some(t) = self.node(g, g.array_id(node, i)) {
-                        f(Emit {
-                            target: t,
-                            low: false,
-                            library: None,
-                            via: Via::Element(i as u32),
-                        });
-                    }
-                }
-            }
-            tags::CLASS_DUMP => {
-                let raw = g.ix.raw(node);
-                let class_id = id_at(raw, 1, n as u8).unwrap_or(0);
-                let Some(class) = g.ix.classes.get(class_id) else {
-                    return;
-                };
-                let marks = self.statics.get(&class_id);
-                for s in g.ix.classes.static_fields(g.ix.data, class) {
-                    let Value::Object(id) = s.value else { continue };
-                    let Some(t) = self.node(g, id) else { continue };
-                    let mark = marks
-                        .and_then(|m| m.iter().find(|(name, _)| *name == s.name_id))
-                        .map(|(_, m)| *m);
-                    let library = match mark {
-                        Some(Mark::Ignored) => continue,
-                        Some(Mark::Library(e)) => Some(e),
-                        None => None,
-                    };
-                    f(Emit {
-                        target: t,
-                        low: library.is_some(),
-                        library,
-                        via: Via::Static { name_id: s.name_id },
-                    });
-                }
-            }
+            tags::INSTANCE_DUMP => self.instance_refs(g, node, scratch, ctx, &mut f),
+            tags::OBJECT_ARRAY_DUMP => self.element_refs(g, node, &mut f),
+            tags::CLASS_DUMP => self.static_refs(g, node, &mut f),
             _ => {}
+        }
+    }
+
+    /// An instance's references: a thread's locals or a collection's entries, then its
+    /// fields (as its class's marks and referent say, or the graph's plain ones).
+    #[inline]
+    fn instance_refs(
+        &self,
+        g: &Graph<'_, '_>,
+        node: Node,
+        scratch: &mut Scratch,
+        ctx: &mut Ctx,
+        f: &mut impl FnMut(Emit),
+    ) {
+        let Some((class, data)) = g.instance_data(node) else {
+            return;
+        };
+        let special = self.classes.get(&class);
+        if let Some(locals) = self.threads.get(&node) {
+            local_refs(locals, f);
+        } else if let Some((_, Some(reader))) = special {
+            self.read(g, node, data, *reader, scratch, ctx, f);
+        }
+        match special
+            .and_then(|(fields, _)| fields.as_ref())
+            .and_then(|spec| self.fields(g, class, spec))
+        {
+            Some(fields) => self.marked_field_refs(g, data, fields, f),
+            None => self.field_refs(g, class, data, f),
+        }
+    }
+
+    /// The fields of an instance whose class has marked fields or a referent to follow:
+    /// ignored ones left out, library leaks followed last.
+    #[inline]
+    fn marked_field_refs(
+        &self,
+        g: &Graph<'_, '_>,
+        data: &[u8],
+        fields: &[PathField],
+        f: &mut impl FnMut(Emit),
+    ) {
+        for pf in fields {
+            if pf.mark == Some(Mark::Ignored) {
+                continue;
+            }
+            let id = id_at(data, pf.at as usize, self.id_size as u8).unwrap_or(0);
+            if let Some(t) = self.node(g, id) {
+                let library = match pf.mark {
+                    Some(Mark::Library(e)) => Some(e),
+                    _ => None,
+                };
+                f(Emit {
+                    target: t,
+                    low: library.is_some(),
+                    library,
+                    via: Via::Field {
+                        name_id: pf.name_id,
+                        declared_by: pf.declared_by,
+                    },
+                });
+            }
+        }
+    }
+
+    /// The plain reference fields of an instance, in the graph's order.
+    #[inline]
+    fn field_refs(&self, g: &Graph<'_, '_>, class: u64, data: &[u8], f: &mut impl FnMut(Emit)) {
+        for rf in g.ref_fields(class) {
+            let id = id_at(data, rf.at as usize, self.id_size as u8).unwrap_or(0);
+            if let Some(t) = self.node(g, id) {
+                f(Emit {
+                    target: t,
+                    low: false,
+                    library: None,
+                    via: Via::Field {
+                        name_id: rf.name_id,
+                        declared_by: rf.declared_by,
+                    },
+                });
+            }
+        }
+    }
+
+    /// An object array's non-null elements, in order.
+    #[inline]
+    fn element_refs(&self, g: &Graph<'_, '_>, node: Node, f: &mut impl FnMut(Emit)) {
+        let len = g.array_len(node).unwrap_or(0);
+        for i in 0..len {
+            if let Some(t) = self.node(g, g.array_id(node, i)) {
+                f(Emit {
+                    target: t,
+                    low: false,
+                    library: None,
+                    via: Via::Element(i as u32),
+                });
+            }
+        }
+    }
+
+    /// A class object's static object fields: ignored ones left out, library leaks
+    /// followed last.
+    #[inline]
+    fn static_refs(&self, g: &Graph<'_, '_>, node: Node, f: &mut impl FnMut(Emit)) {
+        let raw = g.ix.raw(node);
+        let class_id = id_at(raw, 1, self.id_size as u8).unwrap_or(0);
+        let Some(class) = g.ix.classes.get(class_id) else {
+            return;
+        };
+        let marks = self.statics.get(&class_id);
+        for s in g.ix.classes.static_fields(g.ix.data, class) {
+            let Value::Object(id) = s.value else { continue };
+            let Some(t) = self.node(g, id) else { continue };
+            let mark = marks
+                .and_then(|m| m.iter().find(|(name, _)| *name == s.name_id))
+                .map(|(_, m)| *m);
+            let library = match mark {
+                Some(Mark::Ignored) => continue,
+                Some(Mark::Library(e)) => Some(e),
+                None => None,
+            };
+            f(Emit {
+                target: t,
+                low: library.is_some(),
+                library,
+                via: Via::Static { name_id: s.name_id },
+            });
         }
     }
 
@@ -955,7 +950,6 @@ impl PathRefs {
 
     /// The virtual references of a collection (or queue, thread, animator).
     #[allow(clippy::too_many_arguments)]
-    #[allow(clippy::too_many_lines)] // TODO(issue 33): split after diff/triage land
     fn read(
         &self,
         g: &Graph<'_, '_>,
@@ -968,58 +962,18 @@ impl PathRefs {
     ) {
         let n = self.id_size;
         let field = |at: u32| id_at(data, at as usize, n as u8).unwrap_or(0);
-        let entry =
-            |tag: Tag, role: Role, position: u32, bucket: u32, chain: u32, key: u64| Via::Entry {
-                tag,
-                role,
-                position,
-                bucket,
-                chain,
-                key,
-            };
         match reader {
             Reader::List { tag, array, size } => {
-                let Some(arr) = self.node(g, field(array)) else {
-                    return;
-                };
-                let Some(len) = g.array_len(arr) else { return };
-                let take = match size {
+                let take = |len: usize| match size {
                     Some(at) if at as usize + 4 <= data.len() => {
                         (u4_at(data, at as usize).unwrap_or(0) as i32).max(0) as usize
                     }
                     _ => len,
                 };
-                for i in 0..len.min(take) {
-                    if let Some(t) = self.node(g, g.array_id(arr, i)) {
-                        f(Emit {
-                            target: t,
-                            low: false,
-                            library: None,
-                            via: entry(tag, Role::Element, i as u32, 0, i as u32, 0),
-                        });
-                    }
-                }
+                self.read_array(g, field(array), tag, take, f);
             }
             Reader::LinkedList { harmony, head } => {
-                let first = self.instance(g, field(head));
-                self.chain(
-                    g,
-                    first,
-                    NodeField::LinkedNext,
-                    harmony,
-                    scratch,
-                    |s, link, i| {
-                        let item = self.object(g, link, NodeField::LinkedItem, harmony, s);
-                        if let Some(t) = self.node(g, item) {
-                            f(Emit {
-                                target: t,
-                                low: false,
-                                library: None,
-                                via: entry(Tag::LinkedList { harmony }, Role::Element, i, 0, i, 0),
-                            });
-                        }
-                    },
-                );
+                self.read_linked_list(g, field(head), harmony, scratch, f);
             }
             Reader::Map { tag, table } => {
                 self.read_map(g, field(table), tag, false, scratch, f);
@@ -1032,165 +986,282 @@ impl PathRefs {
                 self.read_map(g, table, Tag::HashSet { harmony }, true, scratch, f);
             }
             Reader::ArraySet { array } => {
-                let Some(arr) = self.node(g, field(array)) else {
-                    return;
-                };
-                let Some(len) = g.array_len(arr) else { return };
-                for i in 0..len {
-                    if let Some(t) = self.node(g, g.array_id(arr, i)) {
-                        f(Emit {
-                            target: t,
-                            low: false,
-                            library: None,
-                            via: entry(Tag::ArraySet, Role::Element, i as u32, 0, i as u32, 0),
-                        });
-                    }
-                }
+                self.read_array(g, field(array), Tag::ArraySet, |len| len, f);
             }
             Reader::SafeIterableMap { start } => {
-                let first = self.instance(g, field(start));
-                self.chain(g, first, NodeField::SimNext, false, scratch, |s, e, i| {
-                    let key = self.object(g, e, NodeField::SimKey, false, s);
-                    let value = self.object(g, e, NodeField::SimValue, false, s);
-                    let tag = Tag::SafeIterableMap;
-                    if let Some(t) = self.node(g, key) {
-                        let via = entry(tag, Role::Key, i, 0, i, key);
-                        f(Emit {
-                            target: t,
-                            low: false,
-                            library: None,
-                            via,
-                        });
-                    }
-                    if let Some(t) = self.node(g, value) {
-                        let via = entry(tag, Role::Value, i, 0, i, key);
-                        f(Emit {
-                            target: t,
-                            low: false,
-                            library: None,
-                            via,
-                        });
-                    }
-                });
+                self.read_safe_map(g, field(start), scratch, f);
             }
             Reader::MessageQueue { messages } => {
-                let first = self.instance(g, field(messages));
-                self.chain(
-                    g,
-                    first,
-                    NodeField::MessageNext,
-                    false,
-                    scratch,
-                    |_, m, i| {
-                        f(Emit {
-                            target: m,
-                            low: false,
-                            library: None,
-                            via: entry(Tag::MessageQueue, Role::Element, i, 0, i, 0),
-                        });
-                    },
-                );
+                self.read_message_queue(g, field(messages), scratch, f);
             }
             Reader::ActivityThread { new_activities } => {
-                let head = field(new_activities);
-                if head == 0 {
-                    return;
-                }
-                ctx.new_activities = Some(head);
-                if let Some(t) = self.node(g, head) {
+                self.read_new_activities(g, field(new_activities), ctx, f);
+            }
+            Reader::ClientRecord => self.read_client_record(g, node, scratch, ctx, f),
+            Reader::ObjectAnimator { target } => {
+                self.read_animator(g, field(target), scratch, f);
+            }
+            Reader::WeakHashMap { harmony, table } => {
+                self.read_weak_map(g, field(table), harmony, scratch, f);
+            }
+        }
+    }
+
+    /// A list backed by an array (`ArrayList`, `CopyOnWriteArrayList`, `ArraySet`): the
+    /// first `take(length)` elements of the array `array`.
+    #[inline]
+    fn read_array(
+        &self,
+        g: &Graph<'_, '_>,
+        array: u64,
+        tag: Tag,
+        take: impl FnOnce(usize) -> usize,
+        f: &mut impl FnMut(Emit),
+    ) {
+        let Some(arr) = self.node(g, array) else {
+            return;
+        };
+        let Some(len) = g.array_len(arr) else { return };
+        for i in 0..len.min(take(len)) {
+            if let Some(t) = self.node(g, g.array_id(arr, i)) {
+                f(Emit {
+                    target: t,
+                    low: false,
+                    library: None,
+                    via: entry(tag, Role::Element, i as u32, 0, i as u32, 0),
+                });
+            }
+        }
+    }
+
+    /// A `LinkedList`'s items, from the link `head` on.
+    #[inline]
+    fn read_linked_list(
+        &self,
+        g: &Graph<'_, '_>,
+        head: u64,
+        harmony: bool,
+        scratch: &mut Scratch,
+        f: &mut impl FnMut(Emit),
+    ) {
+        let first = self.instance(g, head);
+        self.chain(
+            g,
+            first,
+            NodeField::LinkedNext,
+            harmony,
+            scratch,
+            |s, link, i| {
+                let item = self.object(g, link, NodeField::LinkedItem, harmony, s);
+                if let Some(t) = self.node(g, item) {
                     f(Emit {
                         target: t,
                         low: false,
-                        library: self.new_activities_row,
-                        via: Via::NewActivities,
+                        library: None,
+                        via: entry(Tag::LinkedList { harmony }, Role::Element, i, 0, i, 0),
                     });
                 }
+            },
+        );
+    }
+
+    /// A `SafeIterableMap`'s keys and values, from the entry `start` on.
+    #[inline]
+    fn read_safe_map(
+        &self,
+        g: &Graph<'_, '_>,
+        start: u64,
+        scratch: &mut Scratch,
+        f: &mut impl FnMut(Emit),
+    ) {
+        let first = self.instance(g, start);
+        self.chain(g, first, NodeField::SimNext, false, scratch, |s, e, i| {
+            let key = self.object(g, e, NodeField::SimKey, false, s);
+            let value = self.object(g, e, NodeField::SimValue, false, s);
+            let tag = Tag::SafeIterableMap;
+            if let Some(t) = self.node(g, key) {
+                let via = entry(tag, Role::Key, i, 0, i, key);
+                f(Emit {
+                    target: t,
+                    low: false,
+                    library: None,
+                    via,
+                });
             }
-            Reader::ClientRecord => {
-                if ctx.new_activities != Some(g.ix.id(node)) {
-                    return;
-                }
-                self.chain(
-                    g,
-                    Some(node),
-                    NodeField::RecordNextIdle,
-                    false,
-                    scratch,
-                    |s, r, i| {
-                        let activity = self.object(g, r, NodeField::RecordActivity, false, s);
-                        let Some(a) = self.instance(g, activity) else {
-                            return;
-                        };
-                        if self.value(g, a, NodeField::ActivityDestroyed, false, s)
-                            != Some(Value::Boolean(true))
-                        {
-                            return;
-                        }
-                        f(Emit {
-                            target: a,
-                            low: false,
-                            library: None,
-                            via: entry(Tag::NewActivities, Role::Element, i, 0, i, 0),
-                        });
-                    },
-                );
+            if let Some(t) = self.node(g, value) {
+                let via = entry(tag, Role::Value, i, 0, i, key);
+                f(Emit {
+                    target: t,
+                    low: false,
+                    library: None,
+                    via,
+                });
             }
-            Reader::ObjectAnimator { target } => {
-                let Some(weak) = self.instance(g, field(target)) else {
+        });
+    }
+
+    /// A `MessageQueue`'s messages, from `messages` on.
+    #[inline]
+    fn read_message_queue(
+        &self,
+        g: &Graph<'_, '_>,
+        messages: u64,
+        scratch: &mut Scratch,
+        f: &mut impl FnMut(Emit),
+    ) {
+        let first = self.instance(g, messages);
+        self.chain(
+            g,
+            first,
+            NodeField::MessageNext,
+            false,
+            scratch,
+            |_, m, i| {
+                f(Emit {
+                    target: m,
+                    low: false,
+                    library: None,
+                    via: entry(Tag::MessageQueue, Role::Element, i, 0, i, 0),
+                });
+            },
+        );
+    }
+
+    /// `ActivityThread.mNewActivities` (`head`), remembered in `ctx` so that its records
+    /// are read as its entries.
+    #[inline]
+    fn read_new_activities(
+        &self,
+        g: &Graph<'_, '_>,
+        head: u64,
+        ctx: &mut Ctx,
+        f: &mut impl FnMut(Emit),
+    ) {
+        if head == 0 {
+            return;
+        }
+        ctx.new_activities = Some(head);
+        if let Some(t) = self.node(g, head) {
+            f(Emit {
+                target: t,
+                low: false,
+                library: self.new_activities_row,
+                via: Via::NewActivities,
+            });
+        }
+    }
+
+    /// The destroyed activities down the `nextIdle` chain of the record that heads
+    /// `mNewActivities` (other records give none).
+    #[inline]
+    fn read_client_record(
+        &self,
+        g: &Graph<'_, '_>,
+        node: Node,
+        scratch: &mut Scratch,
+        ctx: &Ctx,
+        f: &mut impl FnMut(Emit),
+    ) {
+        if ctx.new_activities != Some(g.ix.id(node)) {
+            return;
+        }
+        self.chain(
+            g,
+            Some(node),
+            NodeField::RecordNextIdle,
+            false,
+            scratch,
+            |s, r, i| {
+                let activity = self.object(g, r, NodeField::RecordActivity, false, s);
+                let Some(a) = self.instance(g, activity) else {
                     return;
                 };
-                if g.class_of(weak) != Some(self.weak_reference) {
+                if self.value(g, a, NodeField::ActivityDestroyed, false, s)
+                    != Some(Value::Boolean(true))
+                {
                     return;
                 }
-                let referent = self.object(g, weak, NodeField::Referent, false, scratch);
-                if let Some(t) = self.node(g, referent) {
+                f(Emit {
+                    target: a,
+                    low: false,
+                    library: None,
+                    via: entry(Tag::NewActivities, Role::Element, i, 0, i, 0),
+                });
+            },
+        );
+    }
+
+    /// An `ObjectAnimator`'s target, through its `WeakReference` (followed last).
+    #[inline]
+    fn read_animator(
+        &self,
+        g: &Graph<'_, '_>,
+        target: u64,
+        scratch: &mut Scratch,
+        f: &mut impl FnMut(Emit),
+    ) {
+        let Some(weak) = self.instance(g, target) else {
+            return;
+        };
+        if g.class_of(weak) != Some(self.weak_reference) {
+            return;
+        }
+        let referent = self.object(g, weak, NodeField::Referent, false, scratch);
+        if let Some(t) = self.node(g, referent) {
+            f(Emit {
+                target: t,
+                low: true,
+                library: None,
+                via: Via::AnimatorTarget,
+            });
+        }
+    }
+
+    /// A `WeakHashMap`'s values whose keys are not cleared, bucket by bucket.
+    #[inline]
+    fn read_weak_map(
+        &self,
+        g: &Graph<'_, '_>,
+        table: u64,
+        harmony: bool,
+        scratch: &mut Scratch,
+        f: &mut impl FnMut(Emit),
+    ) {
+        let Some(arr) = self.node(g, table) else {
+            return;
+        };
+        let Some(len) = g.array_len(arr) else { return };
+        let mut position = 0u32;
+        for b in 0..len {
+            let first = self.instance(g, g.array_id(arr, b));
+            self.chain(g, first, NodeField::WhmNext, false, scratch, |s, e, k| {
+                let null_key = if harmony {
+                    self.value(g, e, NodeField::WhmIsNull, false, s) == Some(Value::Boolean(true))
+                } else {
+                    self.object(g, e, NodeField::Referent, false, s) == self.null_key
+                };
+                let key = if null_key {
+                    0
+                } else {
+                    let key = self.object(g, e, NodeField::Referent, false, s);
+                    if key == 0 {
+                        return; // a cleared key
+                    }
+                    key
+                };
+                let value = self.object(g, e, NodeField::WhmValue, false, s);
+                if let Some(t) = self.node(g, value) {
+                    let tag = Tag::WeakHashMap { harmony };
+                    let via = entry(tag, Role::Value, position, b as u32, k, key);
                     f(Emit {
                         target: t,
-                        low: true,
+                        low: false,
                         library: None,
-                        via: Via::AnimatorTarget,
+                        via,
                     });
                 }
-            }
-            Reader::WeakHashMap { harmony, table } => {
-                let Some(arr) = self.node(g, field(table)) else {
-                    return;
-                };
-                let Some(len) = g.array_len(arr) else { return };
-                let mut position = 0u32;
-                for b in 0..len {
-                    let first = self.instance(g, g.array_id(arr, b));
-                    self.chain(g, first, NodeField::WhmNext, false, scratch, |s, e, k| {
-                        let null_key = if harmony {
-                            self.value(g, e, NodeField::WhmIsNull, false, s)
-                                == Some(Value::Boolean(true))
-                        } else {
-                            self.object(g, e, NodeField::Referent, false, s) == self.null_key
-                        };
-                        let key = if null_key {
-                            0
-                        } else {
-                            let key = self.object(g, e, NodeField::Referent, false, s);
-                            if key == 0 {
-                                return; // a cleared key
-                            }
-                            key
-                        };
-                        let value = self.object(g, e, NodeField::WhmValue, false, s);
-                        if let Some(t) = self.node(g, value) {
-                            let tag = Tag::WeakHashMap { harmony };
-                            let via = entry(tag, Role::Value, position, b as u32, k, key);
-                            f(Emit {
-                                target: t,
-                                low: false,
-                                library: None,
-                                via,
-                            });
-                        }
-                        position = position.saturating_add(1);
-                    });
-                }
-            }
+                position = position.saturating_add(1);
+            });
         }
     }
 
@@ -1289,7 +1360,6 @@ impl PathRefs {
     }
 
     /// A reference as a trace shows it.
-    #[allow(clippy::too_many_lines)] // TODO(issue 33): split after diff/triage land
     fn describe(&self, g: &Graph<'_, '_>, from: Node, via: Via, library: Option<u16>) -> Reference {
         let class_of = |node: Node| g.node_class_name(node);
         let library_match = library.map(|e| self.table.get(e).pattern_text());
@@ -1344,12 +1414,7 @@ impl PathRefs {
                     ACTIVITY_THREAD.into(),
                     "mNewActivities".into(),
                 );
-                r.collection = Some(CollectionStep {
-                    class_name: ACTIVITY_THREAD.into(),
-                    layout: "android".into(),
-                    position: 0,
-                    internal_path: vec!["mNewActivities".into()],
-                });
+                r.collection = Some(android_step(ACTIVITY_THREAD, &["mNewActivities"]));
                 r
             }
             Via::AnimatorTarget => {
@@ -1359,12 +1424,7 @@ impl PathRefs {
                     OBJECT_ANIMATOR.into(),
                     "mTarget".into(),
                 );
-                r.collection = Some(CollectionStep {
-                    class_name: OBJECT_ANIMATOR.into(),
-                    layout: "android".into(),
-                    position: 0,
-                    internal_path: vec!["mTarget".into(), "referent".into()],
-                });
+                r.collection = Some(android_step(OBJECT_ANIMATOR, &["mTarget", "referent"]));
                 r
             }
             Via::Entry {
@@ -1380,29 +1440,135 @@ impl PathRefs {
                     Tag::NewActivities => CLIENT_RECORD.to_string(),
                     _ => class_of(from),
                 };
-                let name = match (tag, role) {
-                    (Tag::HashSet { .. } | Tag::ArraySet, _) => "element()".to_string(),
-                    (_, Role::Key) => "key()".to_string(),
-                    (_, Role::Value) => key_text(g, key),
-                    (_, Role::Element) => position.to_string(),
-                };
-                Reference {
-                    kind: "array".into(),
-                    name: format!("[{name}]"),
-                    reference_type: Some("ARRAY_ENTRY".into()),
-                    owning_class: Some(owner.clone()),
-                    generic_name: Some("[x]".into()),
-                    library_match,
-                    collection: Some(CollectionStep {
-                        class_name: owner,
-                        layout: tag.layout().into(),
-                        position: position as u64,
-                        internal_path: internal_path(tag, role, bucket, chain),
-                    }),
-                    ..Reference::default()
-                }
+                let name = entry_name(g, tag, role, position, key);
+                let path = internal_path(tag, role, bucket, chain);
+                entry_reference(owner, name, library_match, tag, position, path)
             }
         }
+    }
+}
+
+/// The collection step of a reference to one of Android's own structures' fields.
+fn android_step(class_name: &str, internal_path: &[&str]) -> CollectionStep {
+    CollectionStep {
+        class_name: class_name.into(),
+        layout: "android".into(),
+        position: 0,
+        internal_path: internal_path.iter().map(|&f| f.into()).collect(),
+    }
+}
+
+/// How a collection's entry is named in a trace: its position, its key, or `element()`
+/// and `key()`.
+fn entry_name(g: &Graph<'_, '_>, tag: Tag, role: Role, position: u32, key: u64) -> String {
+    match (tag, role) {
+        (Tag::HashSet { .. } | Tag::ArraySet, _) => "element()".to_string(),
+        (_, Role::Key) => "key()".to_string(),
+        (_, Role::Value) => key_text(g, key),
+        (_, Role::Element) => position.to_string(),
+    }
+}
+
+/// A reference to a collection's entry, with the collection step it stands for.
+fn entry_reference(
+    owner: String,
+    name: String,
+    library_match: Option<String>,
+    tag: Tag,
+    position: u32,
+    internal_path: Vec<String>,
+) -> Reference {
+    Reference {
+        kind: "array".into(),
+        name: format!("[{name}]"),
+        reference_type: Some("ARRAY_ENTRY".into()),
+        owning_class: Some(owner.clone()),
+        generic_name: Some("[x]".into()),
+        library_match,
+        collection: Some(CollectionStep {
+            class_name: owner,
+            layout: tag.layout().into(),
+            position: position as u64,
+            internal_path,
+        }),
+        ..Reference::default()
+    }
+}
+
+/// The readers of lists (`LinkedList`, `ArrayList`, `CopyOnWriteArrayList`), each by the
+/// layout its class's own fields tell.
+fn list_readers(g: &Graph<'_, '_>, out: &mut Map<u64, Reader>) {
+    let class = |name: &str| g.class_named(name);
+    // The field holding class `c`'s contents under OpenJDK's name or, when `c` does not
+    // declare that, Android's older (harmony) one: whether harmony's, and its slot.
+    let contents = |c: u64, owner: &str, [openjdk, harmony]: [&str; 2]| {
+        let (is_harmony, name) = [(false, openjdk), (true, harmony)]
+            .into_iter()
+            .find(|&(_, f)| g.declares_field(c, f))?;
+        g.field_slot(c, owner, name).map(|(at, _)| (is_harmony, at))
+    };
+    if let Some(c) = class(LINKED_LIST) {
+        if let Some((harmony, head)) = contents(c, LINKED_LIST, ["first", "voidLink"]) {
+            out.insert(c, Reader::LinkedList { harmony, head });
+        }
+    }
+    if let Some(c) = class(ARRAY_LIST) {
+        if let Some((harmony, array)) = contents(c, ARRAY_LIST, ["elementData", "array"]) {
+            let size = g.field_slot(c, ARRAY_LIST, "size").map(|(at, _)| at);
+            out.insert(
+                c,
+                Reader::List {
+                    tag: Tag::ArrayList { harmony },
+                    array,
+                    size,
+                },
+            );
+        }
+    }
+    if let Some(c) = class(COWAL) {
+        if let Some((harmony, array)) = contents(c, COWAL, ["array", "elements"]) {
+            out.insert(
+                c,
+                Reader::List {
+                    tag: Tag::CopyOnWriteArrayList { harmony },
+                    array,
+                    size: None,
+                },
+            );
+        }
+    }
+}
+
+/// A collection's entry as a step of a path.
+#[inline]
+fn entry(tag: Tag, role: Role, position: u32, bucket: u32, chain: u32, key: u64) -> Via {
+    Via::Entry {
+        tag,
+        role,
+        position,
+        bucket,
+        chain,
+        key,
+    }
+}
+
+/// A thread's Java frames as its references (followed last), unless the thread is ignored.
+#[inline]
+fn local_refs(locals: &Locals, f: &mut impl FnMut(Emit)) {
+    if locals.mark == Some(Mark::Ignored) {
+        return;
+    }
+    let library = match locals.mark {
+        Some(Mark::Library(e)) => Some(e),
+        _ => None,
+    };
+    for &t in &locals.frames {
+        f(Emit {
+            target: t,
+            low: true,
+            library,
+            via: Via::Local,
+        });
     }
 }
 

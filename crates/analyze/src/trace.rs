@@ -8,6 +8,8 @@
 //! [`Step`]s, with their names escaped and cut: a trace costs time in its length, and
 //! memory and output in its cap.
 
+use std::ops::Range;
+
 use sha1::{Digest, Sha1};
 
 use super::graph::Graph;
@@ -87,7 +89,6 @@ struct Kept {
 }
 
 /// `leak`: `Some(watcher)` for a leak trace (the last object is the leaking one).
-#[allow(clippy::too_many_lines)] // TODO(issue 33): split after diff/triage land
 fn build(
     g: &Graph<'_, '_>,
     reach: &Reach,
@@ -103,9 +104,43 @@ fn build(
     let len = walk.len();
     let last = len - 1;
 
-    // Every object's own status decides where the suspect references are, so every
-    // object of the path is inspected; only the steps kept keep their reasons and labels
-    // (and run the inspectors that only label).
+    let (own, mut steps) = inspect_path(&walk, ins, leak);
+    // LeakCanary's reading of a path: everything before an object that is not leaking is
+    // not leaking either (it keeps that object alive for good reason), and everything after
+    // a leaking object leaks with it; each names the nearest object that decided alone.
+    let (last_no, first_yes) = resolve::bounds(&own);
+    mark_deciders(&own, first_yes, &mut steps);
+    let resolved = propagated(g, &walk, steps, last_no, first_yes, last);
+
+    // The suspect references run from the last NO to the first YES after it (the whole
+    // path when there is no NO, to the end when there is no YES): found on the whole path.
+    let suspects = last_no.unwrap_or(0)..first_yes;
+    let signature = sign.then(|| signature(g, reach, &walk, &suspects, last));
+    let steps = shown_steps(g, reach, &walk, resolved, &suspects, last);
+    let omitted = len - steps.len();
+    Some((
+        Trace {
+            root: root_name(root.tag).into(),
+            steps,
+            omitted_steps: omitted as u64,
+            omitted_after: (omitted > 0).then_some(TRACE_HEAD_STEPS as u64),
+        },
+        signature,
+    ))
+}
+
+/// Every object's own status on the path, and the kept steps' verdicts and labels.
+///
+/// Every object's own status decides where the suspect references are, so every object of
+/// the path is inspected; only the steps kept keep their reasons and labels (and run the
+/// inspectors that only label).
+fn inspect_path(
+    walk: &Walk<'_>,
+    ins: &Inspectors<'_>,
+    leak: Option<Option<&str>>,
+) -> (Vec<Status>, Vec<Kept>) {
+    let len = walk.len();
+    let last = len - 1;
     let mut own: Vec<Status> = Vec::with_capacity(len);
     let mut steps: Vec<Kept> = Vec::with_capacity(len.min(MAX_TRACE_STEPS));
     for i in 0..len {
@@ -138,13 +173,15 @@ fn build(
         };
         own.push(status);
     }
-    // LeakCanary's reading of a path: everything before an object that is not leaking is
-    // not leaking either (it keeps that object alive for good reason), and everything after
-    // a leaking object leaks with it; each names the nearest object that decided alone.
-    let (last_no, first_yes) = resolve::bounds(&own);
+    (own, steps)
+}
+
+/// Each kept step's nearest NO after it and YES before it (from `first_yes` on), found on
+/// the whole path's own statuses.
+fn mark_deciders(own: &[Status], first_yes: usize, steps: &mut [Kept]) {
     let mut no_after = None;
     let mut k = steps.len();
-    for i in (0..len).rev() {
+    for i in (0..own.len()).rev() {
         if k > 0 && steps[k - 1].i == i {
             k -= 1;
             steps[k].no_after = no_after;
@@ -164,8 +201,19 @@ fn build(
             yes_before = Some(i);
         }
     }
+}
+
+/// The kept steps' verdicts after the path's propagation: `(step, verdict, labels)`.
+fn propagated(
+    g: &Graph<'_, '_>,
+    walk: &Walk<'_>,
+    steps: Vec<Kept>,
+    last_no: Option<usize>,
+    first_yes: usize,
+    last: usize,
+) -> Vec<(usize, (Status, String), Vec<String>)> {
     let simple = |i: usize| short(&g.node_class_name(walk.node(i)));
-    let resolved: Vec<(usize, (Status, String), Vec<String>)> = steps
+    steps
         .into_iter()
         .map(|s| {
             let verdict = match (last_no, s.no_after, s.yes_before) {
@@ -177,29 +225,43 @@ fn build(
             };
             (s.i, verdict, s.labels)
         })
-        .collect();
+        .collect()
+}
 
-    // The suspect references run from the last NO to the first YES after it (the whole
-    // path when there is no NO, to the end when there is no YES): found on the whole path.
-    let from = last_no.unwrap_or(0);
-    let suspect = |i: usize| i >= from && i < first_yes;
-    let signature = sign.then(|| {
-        let mut sha = Sha1::new();
-        for i in (from..first_yes).filter(|&i| i < last) {
-            let r = walk.reference(g, reach, i);
-            sha.update(g.node_class_name(walk.node(i)).as_bytes());
-            sha.update(r.generic().as_bytes());
-        }
-        hex(&sha.finalize())
-    });
+/// The signature of a path: the SHA-1 of the suspect references' classes and generic
+/// names, over the whole suspect stretch (the leaking object's own step excluded).
+fn signature(
+    g: &Graph<'_, '_>,
+    reach: &Reach,
+    walk: &Walk<'_>,
+    suspects: &Range<usize>,
+    last: usize,
+) -> String {
+    let mut sha = Sha1::new();
+    for i in suspects.clone().filter(|&i| i < last) {
+        let r = walk.reference(g, reach, i);
+        sha.update(g.node_class_name(walk.node(i)).as_bytes());
+        sha.update(r.generic().as_bytes());
+    }
+    hex(&sha.finalize())
+}
 
-    let steps: Vec<Step> = resolved
+/// The kept steps as a trace shows them: names escaped and cut, references marked suspect.
+fn shown_steps(
+    g: &Graph<'_, '_>,
+    reach: &Reach,
+    walk: &Walk<'_>,
+    resolved: Vec<(usize, (Status, String), Vec<String>)>,
+    suspects: &Range<usize>,
+    last: usize,
+) -> Vec<Step> {
+    resolved
         .into_iter()
         .map(|(i, (status, reason), labels)| {
             let n = walk.node(i);
             let reference = (i < last).then(|| {
                 let r = walk.reference(g, reach, i);
-                clipped_reference(r, suspect(i))
+                clipped_reference(r, suspects.contains(&i))
             });
             let (labels, omitted_labels) = shown_labels(labels);
             Step {
@@ -214,17 +276,7 @@ fn build(
                 reference,
             }
         })
-        .collect();
-    let omitted = len - steps.len();
-    Some((
-        Trace {
-            root: root_name(root.tag).into(),
-            steps,
-            omitted_steps: omitted as u64,
-            omitted_after: (omitted > 0).then_some(TRACE_HEAD_STEPS as u64),
-        },
-        signature,
-    ))
+        .collect()
 }
 
 /// Labels as an analysis keeps them: each cut to [`MAX_TEXT_BYTES`], the first

@@ -22,14 +22,17 @@ pub struct Dirs {
 }
 
 impl Dirs {
+    /// The directories under `root` (nothing is made until the server starts).
     pub fn new(root: &Path) -> Dirs {
         Dirs {
             root: root.to_path_buf(),
         }
     }
+    /// The data directory itself.
     pub fn root(&self) -> &Path {
         &self.root
     }
+    /// The embedded database's file, `meta.sqlite`.
     pub fn db(&self) -> PathBuf {
         self.root.join("meta.sqlite")
     }
@@ -63,11 +66,17 @@ impl Dirs {
 
 /// What every handler shares.
 pub struct App {
+    /// The metadata: packages, jobs, leaks.
     pub store: Store,
+    /// Where packages, analyses and pictures are kept.
     pub blobs: Blobs,
+    /// The data directory's places.
     pub dirs: Dirs,
+    /// How long a claimed job stays a worker's without being renewed.
     pub lease: Duration,
+    /// Who may upload and read.
     pub access: Access,
+    /// The largest upload accepted, in bytes.
     pub max_bytes: u64,
     /// Wakes idle workers when a package is queued.
     pub wake: Notify,
@@ -76,11 +85,15 @@ pub struct App {
     pub leak_cache: cache::Cache,
     /// The per-app-version view, brought up to date change by change ([`versions`]).
     pub versions: versions::Kept,
+    /// Each analysis process waits this long before analyzing (tests).
     pub analysis_delay: Duration,
+    /// Each new package waits this long between being recorded and being answered (tests).
     pub answer_delay: Duration,
+    /// What a package may cost to analyze.
     pub budget: Budget,
     /// `meta.sqlite` as opened (the embedded database only).
     pub db_file: Option<guard::Identity>,
+    /// Where informational lines go.
     pub log: Log,
     /// Connections, timeouts and uploads at once, as fitted to the descriptor limit.
     pub limits: Limits,

@@ -74,10 +74,13 @@ pub enum Denied {
 /// Which token a request presents.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Presented {
+    /// No token.
     None,
     /// One that is neither of this server's (or an Authorization header it cannot read).
     Wrong,
+    /// The upload token.
     Upload,
+    /// The read token.
     Read,
 }
 
@@ -88,6 +91,7 @@ pub struct Access {
     pub upload: Option<Secret>,
     /// None: only with `public_read` can anyone read.
     pub read: Option<Secret>,
+    /// Anyone may read, without a token (`--public-read`).
     pub public_read: bool,
     /// Names (lowercase, without port or final dot) a request without a token may give as
     /// its `Host`, besides IP addresses and loopback names (`--public-host`).
@@ -120,10 +124,12 @@ impl Access {
         }
     }
 
+    /// Whether the request may upload.
     pub fn may_upload(&self, headers: &HeaderMap) -> bool {
         self.upload_check(headers).is_ok()
     }
 
+    /// Whether the request may read.
     pub fn may_read(&self, headers: &HeaderMap) -> bool {
         self.read_check(headers).is_ok()
     }

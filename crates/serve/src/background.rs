@@ -59,7 +59,9 @@ pub struct Job {
     pub package: PathBuf,
     /// Where its hprof is inflated, within `max_inflated` bytes and leaving `keep_free`.
     pub tmp: PathBuf,
+    /// The most the inflated hprof may take, in bytes.
     pub max_inflated: u64,
+    /// Free disk space the inflating leaves, in bytes.
     pub keep_free: u64,
     /// A wait before the analysis (tests: to kill the server, or the child, mid-job).
     pub delay_ms: u64,
@@ -87,6 +89,7 @@ pub enum Failure {
 pub struct Analyzed {
     /// The analysis JSON, as stored.
     pub json: Vec<u8>,
+    /// The analysis, read back.
     pub analysis: Analysis,
     /// The pictures' names (the bitmap groups' `image`), in the order of their files.
     pub pictures: Vec<String>,

@@ -12,33 +12,38 @@ use tempfile::TempPath;
 
 use super::s3::Bucket;
 
-pub fn package_key(md5: &str) -> String {
+pub(crate) fn package_key(md5: &str) -> String {
     format!("packages/{md5}.zip")
 }
 
-pub fn analysis_key(id: i64) -> String {
+pub(crate) fn analysis_key(id: i64) -> String {
     format!("analyses/{id}.json")
 }
 
-pub fn picture_key(hash: &str) -> String {
+pub(crate) fn picture_key(hash: &str) -> String {
     format!("pictures/{hash}.png")
 }
 
+/// The blob store: a directory, or an S3 bucket.
 #[derive(Debug, Clone)]
 pub enum Blobs {
     /// Under this directory, a file per key.
     Dir(PathBuf),
+    /// In this bucket, under its prefix.
     S3(Bucket),
 }
 
 /// A package as a local file, for the analyzer to map: the stored file itself, or a
 /// temporary copy (removed when dropped).
 pub enum Local {
+    /// The stored file (a directory store).
     Stored(PathBuf),
+    /// A copy fetched from the bucket, removed when dropped.
     Copy(TempPath),
 }
 
 impl Local {
+    /// The file to read.
     pub fn path(&self) -> &Path {
         match self {
             Local::Stored(p) => p,
@@ -49,7 +54,9 @@ impl Local {
 
 /// An object read as it is sent: its length when known, and the body.
 pub struct Object {
+    /// The object's length in bytes, when known.
     pub len: Option<u64>,
+    /// The object's bytes, streamed.
     pub body: Body,
 }
 
@@ -78,6 +85,7 @@ impl Blobs {
         root.join(key)
     }
 
+    /// Where the store is, for the log: its directory or its bucket.
     pub fn describe(&self) -> String {
         match self {
             Blobs::Dir(root) => root.display().to_string(),
@@ -94,6 +102,7 @@ impl Blobs {
         }
     }
 
+    /// Whether an object is stored under `key`.
     pub async fn exists(&self, key: &str) -> io::Result<bool> {
         match self {
             Blobs::Dir(root) => tokio::fs::try_exists(Self::file(root, key)).await,

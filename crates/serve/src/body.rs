@@ -17,7 +17,9 @@ use tokio::time::{Instant, Sleep};
 #[derive(Debug, thiserror::Error)]
 #[error("the body stalled: fewer than {min} bytes came in {} s", window.as_secs_f64())]
 pub struct Stalled {
+    /// The bytes a body had to bring.
     pub min: u64,
+    /// The waiting time it had to bring them in.
     pub window: Duration,
 }
 
@@ -36,10 +38,13 @@ pub fn stalled_in<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a St
     None
 }
 
+/// Why a [`Paced`] body failed.
 #[derive(Debug, thiserror::Error)]
 pub enum PacedError {
+    /// It stalled.
     #[error(transparent)]
     Stalled(#[from] Stalled),
+    /// The body it wraps failed.
     #[error(transparent)]
     Inner(Box<dyn std::error::Error + Send + Sync>),
 }
@@ -60,6 +65,8 @@ pub struct Paced<B, H> {
 }
 
 impl<B: Body, H> Paced<B, H> {
+    /// `inner`, held to `min` bytes per `window` of waiting; `hold` is kept until the body
+    /// ends.
     pub fn new(inner: B, min: u64, window: Duration, hold: H) -> Paced<B, H> {
         // An empty body (a GET) holds nothing: the request's answer does.
         let hold = (!inner.is_end_stream()).then_some(hold);
@@ -147,6 +154,7 @@ pub struct Held<B, H> {
 }
 
 impl<B, H> Held<B, H> {
+    /// `inner`, keeping `hold` until it has been sent or dropped.
     pub fn new(inner: B, hold: H) -> Held<B, H> {
         Held {
             inner,

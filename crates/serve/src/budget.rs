@@ -32,6 +32,7 @@ pub const DEFAULT_BACKOFF: Duration = Duration::from_secs(30);
 /// The longest wait between attempts, whatever the backoff.
 const MAX_BACKOFF: Duration = Duration::from_secs(3600);
 
+/// What one package's analysis may cost, and how soon a failed one is tried again.
 #[derive(Debug, Clone)]
 pub struct Budget {
     /// The executable analyses run in (`ANALYZER __analyze-job DIR`): the CLI's own

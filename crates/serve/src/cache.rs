@@ -26,8 +26,11 @@ use super::store::{Column, DbResult, Filter, Menu, Menus, Queue, Regrouping, Sto
 pub struct Shown {
     /// The first [`limits::GROUPS`] app leak groups, and how many more there are.
     pub app: Vec<LeakGroup>,
+    /// App leak groups not in `app`.
     pub app_left_out: u64,
+    /// The first [`limits::GROUPS`] library leak groups.
     pub library: Vec<LeakGroup>,
+    /// Library leak groups not in `library`.
     pub library_left_out: u64,
     /// The filter menus' values: the same for every filter, so shared.
     pub menus: Arc<Menus>,
@@ -87,6 +90,8 @@ struct Others {
     clock: u64,
 }
 
+/// The leak groups per filter, each brought up to date with the rows recorded since it was
+/// made, within a memory budget.
 pub struct Cache {
     /// The unfiltered groups, every reader's first page: kept apart, so that no number of
     /// other filters evicts them.

@@ -19,6 +19,8 @@ pub const DEFAULT_LEASE: Duration = Duration::from_secs(60);
 
 /// What [`crate::start`] opens, listens on and runs.
 pub struct Config {
+    /// The data directory: its lock, `tmp/` and `work/`, and (by default) the database and
+    /// the blobs.
     pub data: PathBuf,
     /// None: no listener, analysis only (`serve --worker`).
     pub listen: Option<SocketAddr>,
@@ -28,7 +30,9 @@ pub struct Config {
     pub store: Option<String>,
     /// See [`DEFAULT_LEASE`].
     pub lease: Duration,
+    /// Who may upload and read.
     pub access: Access,
+    /// The largest upload accepted, in bytes.
     pub max_bytes: u64,
     /// Analysis workers; 0 receives only (another process analyzes).
     pub workers: usize,
@@ -41,6 +45,7 @@ pub struct Config {
     /// What a package may cost: the analysis's memory and time, the inflated size, the
     /// free disk; and the backoff between attempts.
     pub budget: Budget,
+    /// Where informational lines go.
     pub log: Log,
     /// Connections, timeouts and uploads at once ([`conn_limits`](crate::conn_limits)).
     pub limits: Limits,

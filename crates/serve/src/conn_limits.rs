@@ -23,14 +23,21 @@ pub struct Limits {
     /// A request body must bring [`Limits::body_min_bytes`] in every this long spent
     /// waiting for it; an answer the client does not read for this long is dropped too.
     pub body_timeout: Duration,
+    /// The bytes a request body must bring in each `body_timeout` of waiting.
     pub body_min_bytes: u64,
 }
 
+/// [`Limits::max_connections`] by default.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 512;
+/// [`Limits::max_unauthenticated`] by default.
 pub const DEFAULT_MAX_UNAUTHENTICATED: usize = 128;
+/// [`Limits::max_uploads`] by default.
 pub const DEFAULT_MAX_UPLOADS: usize = 32;
+/// [`Limits::header_timeout`] by default.
 pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(20);
+/// [`Limits::idle_timeout`] by default.
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(30);
+/// [`Limits::body_timeout`] by default.
 pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
 /// 16 KiB per 30 s of waiting: about 550 bytes/s, a tenth of what GPRS carries, so a
 /// phone on a bad network gets through and a body that stopped does not stay.
@@ -43,6 +50,7 @@ pub const BUSY_RETRY_AFTER: u32 = 5;
 /// Refused connections being answered 503 at once (each for at most
 /// [`REFUSAL_LINGER`]); past it a refused connection is closed unanswered.
 pub const MAX_REFUSALS: usize = 32;
+/// The longest a refused connection is kept while it is answered 503.
 pub const REFUSAL_LINGER: Duration = Duration::from_secs(1);
 
 /// File descriptors kept for everything but connections and uploads: the database pool

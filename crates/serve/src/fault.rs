@@ -15,6 +15,7 @@ use axum::response::Response;
 use super::conn::Peer;
 use hprof_shrink_upload::Log;
 
+/// What sort of failure a [`Fault`] is, which decides the status of its answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     /// The disk, a quota or a file size limit is full: 507.
@@ -31,13 +32,16 @@ pub enum Kind {
 /// A server-side failure: what failed (for the client) and why (for the log).
 #[derive(Debug, Clone)]
 pub struct Fault {
+    /// What sort of failure.
     pub kind: Kind,
     /// "the database", "the package store", "the server's disk".
     pub what: &'static str,
+    /// The cause, for the log only (it may name the server's paths).
     pub detail: String,
 }
 
 impl Fault {
+    /// An I/O failure of `what` ("the package store", "the server's disk").
     pub fn io(what: &'static str, e: &io::Error) -> Fault {
         Fault {
             kind: io_kind(e),
@@ -46,6 +50,7 @@ impl Fault {
         }
     }
 
+    /// A failure of the database.
     pub fn db(e: &sqlx::Error) -> Fault {
         Fault {
             kind: db_kind(e),
@@ -54,6 +59,7 @@ impl Fault {
         }
     }
 
+    /// A fault of the server's own (a panic): 500.
     pub fn internal(detail: impl Into<String>) -> Fault {
         Fault {
             kind: Kind::Internal,
@@ -62,6 +68,7 @@ impl Fault {
         }
     }
 
+    /// The answer's status: 507, 503 or 500.
     pub fn status(&self) -> StatusCode {
         match self.kind {
             Kind::Full => StatusCode::INSUFFICIENT_STORAGE,

@@ -14,6 +14,7 @@ use hprof_shrink_analyze::model::SIGNATURE_VERSION;
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LeakGroup {
+    /// The signature all its leaks share.
     pub signature: String,
     /// LeakCanary's short description of the leak in the most recent occurrence (the first
     /// suspect reference, `Listener$1.this$0`; a library leak's pattern), or the leaking
@@ -23,19 +24,27 @@ pub struct LeakGroup {
     pub class_name: String,
     /// The known framework leak's description: a library leak, not the app's bug.
     pub library_leak: Option<String>,
+    /// Leaks in the group (a package may hold several).
     pub occurrences: u64,
     /// Distinct packages.
     pub packages: u64,
+    /// When the first package with it was recorded (milliseconds since the Unix epoch).
     pub first_seen_ms: i64,
+    /// When the latest package with it was recorded (milliseconds since the Unix epoch).
     pub last_seen_ms: i64,
     /// (value, occurrences), most frequent first: the first [`limits::SPREAD`].
     pub sdk_versions: Vec<(String, u64)>,
     /// Distinct values not listed in `sdk_versions`.
     pub sdk_versions_left_out: u64,
+    /// (manufacturer, occurrences), most frequent first: the first [`limits::SPREAD`].
     pub manufacturers: Vec<(String, u64)>,
+    /// Distinct values not listed in `manufacturers`.
     pub manufacturers_left_out: u64,
+    /// (app version, occurrences), most frequent first: the first [`limits::SPREAD`].
     pub app_versions: Vec<(String, u64)>,
+    /// Distinct values not listed in `app_versions`.
     pub app_versions_left_out: u64,
+    /// The retained sizes of its leaks.
     pub retained_bytes: Distribution,
     /// Occurrences recorded with an older signature version than the analyzer's: their
     /// packages are to be analyzed again, and their leaks will move to the groups of their
@@ -77,9 +86,13 @@ impl LeakGroup {
 /// Nearest-rank percentiles of the retained sizes.
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
 pub struct Distribution {
+    /// The smallest.
     pub min: i64,
+    /// The median.
     pub p50: i64,
+    /// The 90th percentile.
     pub p90: i64,
+    /// The largest.
     pub max: i64,
 }
 
@@ -319,9 +332,13 @@ pub struct Fold {
 /// The groups of a fold as the pages show them: the first [`limits::GROUPS`] of each kind.
 #[derive(Debug, Clone, Default)]
 pub struct Top {
+    /// The first [`limits::GROUPS`] app leak groups, most occurrences first.
     pub app: Vec<LeakGroup>,
+    /// App leak groups not in `app`.
     pub app_left_out: u64,
+    /// The first [`limits::GROUPS`] library leak groups, most occurrences first.
     pub library: Vec<LeakGroup>,
+    /// Library leak groups not in `library`.
     pub library_left_out: u64,
 }
 
@@ -337,6 +354,7 @@ impl Top {
 }
 
 impl Fold {
+    /// Takes one more leak into its signature's group.
     pub fn add(&mut self, l: &LeakRef<'_>) {
         match self.by_sig.get_mut(l.signature) {
             Some(acc) => {
@@ -456,10 +474,15 @@ pub fn leak_groups(rows: &[LeakRow]) -> Vec<LeakGroup> {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DuplicateBuffer {
+    /// The MD5 of the buffer (hex).
     pub hash: String,
+    /// The bitmap's width in pixels.
     pub width: i64,
+    /// The bitmap's height in pixels.
     pub height: i64,
+    /// The buffer's format as the analyses named it.
     pub format: String,
+    /// Bytes of one copy's buffer.
     pub buffer_bytes: i64,
     /// Packages holding duplicates of this buffer (the first
     /// [`limits::BITMAP_PACKAGES`] by id).
@@ -468,6 +491,7 @@ pub struct DuplicateBuffer {
     pub packages_left_out: u64,
     /// Copies in all those packages together.
     pub copies: i64,
+    /// Bytes the copies beyond the first take, summed over the packages.
     pub wasted_bytes: i64,
     /// `/pictures/<hash>.png`, when a picture was made.
     pub picture: Option<String>,

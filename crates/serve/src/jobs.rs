@@ -77,7 +77,7 @@ pub async fn queue_regroup(app: &App) {
     }
 }
 
-pub async fn worker(app: Arc<App>, mut stop: watch::Receiver<bool>) {
+pub(crate) async fn worker(app: Arc<App>, mut stop: watch::Receiver<bool>) {
     loop {
         if *stop.borrow() {
             return;

@@ -23,6 +23,8 @@
 //! `--database postgres://…` and `--store s3://…` only `tmp/` and `work/` are used, and several
 //! processes (each with a data directory of its own) share the database and the bucket.
 
+#![warn(missing_docs)]
+
 mod api_error;
 mod app;
 pub mod auth;

@@ -54,7 +54,7 @@ pub const PACKAGES_PAGE: i64 = 500;
 /// The groups cache's memory budget for the filtered entries (estimated), and how many it
 /// keeps at most; the unfiltered entry is kept apart, whatever the others cost.
 pub const CACHE_BYTES: usize = 64 << 20;
-pub const CACHE_ENTRIES: usize = 1024;
+pub(crate) const CACHE_ENTRIES: usize = 1024;
 
 /// `s` whole if it is at most `max` bytes; otherwise its longest prefix (on a character
 /// boundary) that fits with the [`MARK`], then the mark.
@@ -130,7 +130,9 @@ impl Cut {
 /// One file's pairs as recorded: within the caps, and what was cut.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Props {
+    /// The pairs kept, in the file's order.
     pub pairs: Vec<(String, String)>,
+    /// What was cut, if anything.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cut: Option<Cut>,
 }

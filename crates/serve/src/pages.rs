@@ -172,6 +172,7 @@ fn select(name: &str, label: &str, menu: &Menu, chosen: &Option<String>) -> Mark
     }
 }
 
+/// The groups page: the filter, the queue, the app and library leak groups.
 pub fn leak_groups(g: &Shown, filter: &Filter) -> String {
     let (app, library, menus) = (&g.app, &g.library, &g.menus);
     let body = html! {
@@ -197,6 +198,7 @@ pub fn leak_groups(g: &Shown, filter: &Filter) -> String {
     page("Leak groups", body)
 }
 
+/// One group's page: its trace (`t`, the latest occurrence's) and its latest occurrences.
 pub fn group(
     g: &LeakGroup,
     t: Option<&Trace>,
@@ -242,10 +244,15 @@ pub fn group(
     page(&format!("Leak group: {}", shown(&g.title)), body)
 }
 
+/// One leak of a package, as its page lists it.
 pub struct PackageLeak {
+    /// The leak's signature (a link to its group).
     pub signature: String,
+    /// The leaking object's class.
     pub class_name: String,
+    /// The known framework leak it runs through, if any.
     pub library: Option<String>,
+    /// Bytes the leaking object retains.
     pub retained_bytes: i64,
 }
 
@@ -264,6 +271,7 @@ fn props(pairs: &[(String, String)], cut: Option<&Cut>) -> Markup {
     }
 }
 
+/// One package's page: its properties, its leaks and its duplicated bitmaps.
 pub fn package(pkg: &Package, leaks: &[PackageLeak], bitmaps: &[DuplicateBuffer]) -> String {
     let p = &pkg.row;
     let body = html! {
@@ -368,11 +376,12 @@ fn gallery(groups: &[DuplicateBuffer], left_out: u64) -> Markup {
     }
 }
 
+/// The duplicated bitmaps page: the first groups, and how many were left out.
 pub fn bitmaps(groups: &[DuplicateBuffer], left_out: u64) -> String {
     page("Duplicate bitmaps", gallery(groups, left_out))
 }
 
-pub fn not_found(what: &str) -> String {
+pub(crate) fn not_found(what: &str) -> String {
     page("Not found", html! { p { (what) } })
 }
 

@@ -447,7 +447,7 @@ fn upload_place(app: &Arc<App>) -> Result<OwnedSemaphorePermit, ApiError> {
     app.uploads.clone().try_acquire_owned().map_err(|_| busy())
 }
 
-pub async fn put(
+pub(crate) async fn put(
     State(app): State<Arc<App>>,
     Path(name): Path<String>,
     headers: HeaderMap,
@@ -533,7 +533,7 @@ impl Budget {
     }
 }
 
-pub async fn post(State(app): State<Arc<App>>, req: Request) -> Result<Response, ApiError> {
+pub(crate) async fn post(State(app): State<Arc<App>>, req: Request) -> Result<Response, ApiError> {
     let (parts, body) = req.into_parts();
     let headers = &parts.headers;
     let budget = Arc::new(Budget::default());

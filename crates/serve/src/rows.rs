@@ -11,16 +11,27 @@ use crate::limits::Cut;
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PackageRow {
+    /// The package's id in the store.
     pub id: i64,
+    /// The MD5 of the package's bytes (hex): its key in the blob store.
     pub md5: String,
+    /// The file name it was uploaded under, as shown.
     pub name: String,
+    /// The package's size in bytes.
     pub bytes: i64,
+    /// When the server recorded it (milliseconds since the Unix epoch).
     pub received_ms: i64,
+    /// The device's Android SDK version, from its `result.info` ("" when absent).
     pub sdk: String,
+    /// The device's manufacturer, from its `result.info` ("" when absent).
     pub manufacturer: String,
+    /// The app's version, from its `extra.info` ([`APP_VERSION_KEYS`]; "" when absent).
     pub app_version: String,
+    /// The analysis job's state: `received`, `analyzing`, `done` or `failed`.
     pub state: String,
+    /// Why the last attempt failed, when it did.
     pub error: Option<String>,
+    /// Attempts at the analysis so far.
     pub attempts: i64,
     /// Analyses recorded for this package: 1 once done, whatever the attempts; one more
     /// for each re-analysis.
@@ -38,28 +49,41 @@ pub struct PackageRow {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Package {
+    /// The package as the lists show it.
     #[serde(flatten)]
     pub row: PackageRow,
+    /// `result.info`'s pairs, in the package's order.
     pub manifest: Vec<(String, String)>,
+    /// What was cut of `result.info`, if anything.
     pub manifest_cut: Option<Cut>,
+    /// `extra.info`'s pairs, in the package's order.
     pub extra: Vec<(String, String)>,
+    /// What was cut of `extra.info`, if anything.
     pub extra_cut: Option<Cut>,
 }
 
 /// What is recorded of a new package: its properties whole, cut where they are recorded.
 pub struct NewPackage<'a> {
+    /// The MD5 of the package's bytes (hex).
     pub md5: &'a str,
+    /// The file name it was uploaded under.
     pub name: &'a str,
+    /// The package's size in bytes.
     pub bytes: u64,
+    /// `result.info`'s pairs.
     pub manifest: &'a [(String, String)],
+    /// `extra.info`'s pairs.
     pub extra: &'a [(String, String)],
 }
 
 /// A job taken by a worker: the package, and the lease that lets it record the result.
 #[derive(Debug, Clone)]
 pub struct Claim {
+    /// The package's id.
     pub id: i64,
+    /// The MD5 of the package's bytes: its key in the blob store.
     pub md5: String,
+    /// Which attempt this is (1 for the first).
     pub attempt: i64,
     /// The claimer's token: the job's result is recorded only by whoever holds it while
     /// the job still names it.
@@ -89,22 +113,34 @@ pub struct Regrouping {
 pub struct Queue {
     /// (state, jobs) of every job.
     pub states: Vec<(String, i64)>,
+    /// The regrouping under way, if any.
     pub regrouping: Option<Regrouping>,
 }
 
 /// One leak of one package, with what the grouping needs of its package.
 #[derive(Debug, Clone)]
 pub struct LeakRow {
+    /// The leak's id in the store.
     pub leak_id: i64,
+    /// The package it was found in.
     pub package_id: i64,
+    /// That package's file name.
     pub package_name: String,
+    /// When that package was recorded (milliseconds since the Unix epoch).
     pub received_ms: i64,
+    /// That package's SDK version ("" when unknown).
     pub sdk: String,
+    /// That package's device manufacturer ("" when unknown).
     pub manufacturer: String,
+    /// That package's app version ("" when unknown).
     pub app_version: String,
+    /// The leak's signature: what groups it with the same bug elsewhere.
     pub signature: String,
+    /// The leaking object's class.
     pub class_name: String,
+    /// The known framework leak it runs through (a library leak), if any.
     pub library: Option<String>,
+    /// Bytes the leaking object retains.
     pub retained_bytes: i64,
     /// LeakCanary's short description; None in rows recorded before it was kept.
     pub title: Option<String>,
@@ -132,6 +168,7 @@ impl LeakRow {
         }
     }
 
+    /// The row as the grouping takes it, borrowed.
     pub fn leak(&self) -> LeakRef<'_> {
         LeakRef {
             leak_id: self.leak_id,
@@ -154,17 +191,29 @@ impl LeakRow {
 /// a database row as it is read: 10,000 packages' leaks need no string of their own).
 #[derive(Debug, Clone, Copy)]
 pub struct LeakRef<'a> {
+    /// The leak's id in the store.
     pub leak_id: i64,
+    /// The package it was found in.
     pub package_id: i64,
+    /// When that package was recorded (milliseconds since the Unix epoch).
     pub received_ms: i64,
+    /// That package's SDK version ("" when unknown).
     pub sdk: &'a str,
+    /// That package's device manufacturer ("" when unknown).
     pub manufacturer: &'a str,
+    /// That package's app version ("" when unknown).
     pub app_version: &'a str,
+    /// The leak's signature.
     pub signature: &'a str,
+    /// The leaking object's class.
     pub class_name: &'a str,
+    /// The known framework leak it runs through (a library leak), if any.
     pub library: Option<&'a str>,
+    /// Bytes the leaking object retains.
     pub retained_bytes: i64,
+    /// LeakCanary's short description; None in rows recorded before it was kept.
     pub title: Option<&'a str>,
+    /// The signature's version; None in rows recorded before it was kept.
     pub signature_version: Option<i64>,
 }
 
@@ -185,28 +234,44 @@ pub trait LeakSink {
 /// changes removed rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Version {
+    /// Bumped by every change of the leak rows.
     pub generation: i64,
+    /// Changes that removed rows (a package re-analyzed): a fold cannot just add those.
     pub removals: i64,
 }
 
+/// One group of duplicated bitmaps of one package, as recorded from its analysis.
 #[derive(Debug, Clone)]
 pub struct BitmapRow {
+    /// The package whose analysis found it.
     pub package_id: i64,
+    /// The MD5 of the buffer the copies share (hex).
     pub hash: String,
+    /// The bitmap's width in pixels.
     pub width: i64,
+    /// The bitmap's height in pixels.
     pub height: i64,
+    /// Bytes of one copy's buffer.
     pub buffer_bytes: i64,
+    /// Copies of the buffer in the package.
     pub copies: i64,
+    /// Bytes the copies beyond the first take.
     pub wasted_bytes: i64,
+    /// The buffer's format as the analysis named it (a pixel layout, an image format, or
+    /// `unknown`).
     pub format: String,
+    /// Whether a picture of it was stored (`pictures/<hash>.png`).
     pub has_picture: bool,
 }
 
 /// Restricts the leaks looked at to packages with these values.
 #[derive(Debug, Clone, Default, serde::Deserialize)]
 pub struct Filter {
+    /// Only packages of this SDK version.
     pub sdk: Option<String>,
+    /// Only packages from this manufacturer.
     pub manufacturer: Option<String>,
+    /// Only packages of this app version.
     pub app_version: Option<String>,
 }
 
@@ -236,6 +301,7 @@ pub const APP_VERSION_KEYS: &[&str] = &["appVersion", "versionName", "app_versio
 /// ([`limits::MENU`](crate::limits::MENU)), in order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Menu {
+    /// The values listed, most packages first.
     pub values: Vec<String>,
     /// Distinct values not listed.
     pub left_out: u64,
@@ -244,7 +310,10 @@ pub struct Menu {
 /// The filter menus of the groups page, one per column a filter restricts.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Menus {
+    /// The SDK versions.
     pub sdk: Menu,
+    /// The device manufacturers.
     pub manufacturer: Menu,
+    /// The app versions.
     pub app_version: Menu,
 }

@@ -50,26 +50,53 @@ impl std::fmt::Debug for Bucket {
 pub enum S3ConfigError {
     /// Not `s3://…`.
     #[error("{url}: a package store is s3://BUCKET[/PREFIX]")]
-    NotS3Url { url: String },
+    NotS3Url {
+        /// The URL given.
+        url: String,
+    },
+    /// The bucket's name is not one S3 allows.
     #[error("{url}: {bucket:?} is not a bucket name (3 to 63 of a-z, 0-9, '-', '.')")]
-    BadBucket { url: String, bucket: String },
+    BadBucket {
+        /// The URL given.
+        url: String,
+        /// The bucket's name in it.
+        bucket: String,
+    },
     /// A URL resolves these as a file system would: "../other" would reach another bucket.
     #[error("{url}: a prefix has no '.' or '..' segment")]
-    DotSegment { url: String },
+    DotSegment {
+        /// The URL given.
+        url: String,
+    },
+    /// `AWS_ENDPOINT_URL` is not an HTTP(S) URL of a host.
     #[error("AWS_ENDPOINT_URL {value:?}: an endpoint is http(s)://HOST[:PORT]")]
-    BadEndpoint { value: String },
+    BadEndpoint {
+        /// `AWS_ENDPOINT_URL`'s value.
+        value: String,
+    },
+    /// `AWS_ACCESS_KEY_ID` or `AWS_SECRET_ACCESS_KEY` is not set.
     #[error("{url}: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY must be set for an S3 store")]
-    NoCredentials { url: String },
+    NoCredentials {
+        /// The URL given.
+        url: String,
+    },
+    /// `AWS_REGION` makes no endpoint URL.
     #[error("AWS_REGION {region:?}: {source}")]
     BadRegion {
+        /// `AWS_REGION`'s value.
         region: String,
+        /// Why its endpoint URL does not parse.
         source: url::ParseError,
     },
+    /// The bucket and endpoint make no URL.
     #[error("{url}: no URL for this bucket ({source})")]
     NoBucketUrl {
+        /// The URL given.
         url: String,
+        /// Why.
         source: rusty_s3::BucketError,
     },
+    /// The HTTP client could not be made.
     #[error("the S3 client: {0}")]
     Client(reqwest::Error),
 }
@@ -297,6 +324,7 @@ impl Bucket {
         self.put(key, body, md5, len).await
     }
 
+    /// Stores `bytes` under `key`, with their Content-MD5.
     pub async fn put_bytes(&self, key: &str, bytes: Vec<u8>) -> io::Result<()> {
         let md5: [u8; 16] = <md5::Md5 as md5::Digest>::digest(&bytes).into();
         let len = bytes.len() as u64;

@@ -59,6 +59,8 @@ impl Running {
     }
 }
 
+/// The server's routes on `app`: the uploads, the pages, the JSON API and the downloads,
+/// each behind its access check.
 pub fn router(app: Arc<App>) -> Router {
     let reads = Router::new()
         .route("/", get(views::groups_page))

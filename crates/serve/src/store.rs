@@ -31,7 +31,7 @@ use hprof_shrink_analyze::Analysis;
 /// taken up again: a package that kills workers must not do so forever.
 pub const MAX_ATTEMPTS: i64 = 3;
 
-pub type DbResult<T> = Result<T, sqlx::Error>;
+pub(crate) type DbResult<T> = Result<T, sqlx::Error>;
 
 /// The migrations of one engine, compiled in: `migrations/<engine>/NNNN_name.sql`.
 #[derive(Debug)]
@@ -119,6 +119,7 @@ impl MigrationSource<'static> for Embedded {
     }
 }
 
+/// The time now, in milliseconds since the Unix epoch (0 before it).
 pub fn now_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -129,7 +130,9 @@ pub fn now_ms() -> i64 {
 /// `on!`).
 #[derive(Clone)]
 pub enum Store {
+    /// SQLite, the embedded default.
     Sqlite(SqlitePool),
+    /// PostgreSQL, shared by several processes.
     Postgres(PgPool),
 }
 
@@ -374,11 +377,12 @@ impl Store {
         matches!(self, Store::Postgres(_))
     }
 
+    /// Closes the pool: no connection is taken after, and the open ones are closed.
     pub async fn close(&self) {
         on!(self, pool => pool.close().await)
     }
 
-    pub async fn package_by_md5(&self, md5: &str) -> DbResult<Option<i64>> {
+    pub(crate) async fn package_by_md5(&self, md5: &str) -> DbResult<Option<i64>> {
         on!(self, pool => sqlx::query_scalar("SELECT id FROM packages WHERE md5 = $1")
             .bind(md5)
             .fetch_optional(pool)
@@ -438,6 +442,7 @@ impl Store {
         }
     }
 
+    /// The package `id` with its `result.info` and `extra.info`; None when there is none.
     pub async fn package(&self, id: i64) -> DbResult<Option<Package>> {
         const SQL: &str = package_sql::ONE;
         on!(self, pool => {
@@ -976,6 +981,7 @@ impl Store {
         })
     }
 
+    /// The duplicated bitmaps recorded, of one package or (None) of all.
     pub async fn bitmaps(&self, package: Option<i64>) -> DbResult<Vec<BitmapRow>> {
         on!(self, pool => {
             let rows = sqlx::query(
@@ -1179,7 +1185,10 @@ pub use by_version::AppVersion;
 /// The package columns a filter can name (never text from a request in SQL).
 #[derive(Debug, Clone, Copy)]
 pub enum Column {
+    /// The device's SDK version.
     Sdk,
+    /// The device's manufacturer.
     Manufacturer,
+    /// The app's version.
     AppVersion,
 }

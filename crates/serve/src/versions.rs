@@ -104,7 +104,9 @@ impl LeakSink for Versions {
 pub struct Counts {
     /// Distinct packages (devices) with the leak.
     pub packages: u64,
+    /// Leaks of the group in this version.
     pub occurrences: u64,
+    /// The retained sizes of those leaks.
     pub retained_bytes: Distribution,
 }
 
@@ -112,11 +114,15 @@ pub struct Counts {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct VersionGroup {
+    /// The group's signature.
     pub signature: String,
+    /// The leaking object's class in its most recent occurrence.
     pub class_name: String,
+    /// The known framework leak's description, for a library leak.
     pub library_leak: Option<String>,
     /// Seen in this version and in none before it.
     pub new: bool,
+    /// Its leaks in this version.
     #[serde(flatten)]
     pub here: Counts,
     /// The same in the version before (`previousVersion`); null where it was not seen.
@@ -127,7 +133,9 @@ pub struct VersionGroup {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct VersionShown {
+    /// The version's name.
     pub app_version: String,
+    /// When its first package was recorded (milliseconds since the Unix epoch).
     pub first_received_ms: i64,
     /// Packages of this version, analyzed or not.
     pub packages: i64,
@@ -135,10 +143,12 @@ pub struct VersionShown {
     pub previous_version: Option<String>,
     /// Groups with a leak in this version, and of those the new ones.
     pub groups_seen: u64,
+    /// Groups seen in this version and in none before it.
     pub new_groups: u64,
     /// The first [`limits::VERSION_GROUPS`]: the new groups, then the others, each by
     /// packages, then occurrences (most first), then signature.
     pub groups: Vec<VersionGroup>,
+    /// Groups not in `groups`.
     pub groups_left_out: u64,
 }
 
@@ -146,6 +156,7 @@ pub struct VersionShown {
 #[derive(Debug, Clone, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct View {
+    /// The versions shown, oldest first.
     pub versions: Vec<VersionShown>,
     /// Older versions not shown.
     pub versions_left_out: u64,

@@ -31,6 +31,8 @@ fn unauthorized(why: Denied) -> ApiError {
     ApiError::unauthorized(msg, Realm::Read)
 }
 
+/// Lets a request through to the pages and the API only with the read token (or when reading
+/// is public); else 401.
 pub async fn require_read(State(app): State<Arc<App>>, req: Request, next: Next) -> Response {
     match app.access.read_check(req.headers()) {
         Ok(()) => next.run(req).await,
@@ -46,7 +48,7 @@ async fn grouped(app: &App, f: &Filter) -> Result<Arc<Shown>, ApiError> {
         .map_err(ApiError::from)
 }
 
-pub async fn groups_page(
+pub(crate) async fn groups_page(
     State(app): State<Arc<App>>,
     Query(f): Query<Filter>,
 ) -> Result<Html<String>, ApiError> {
@@ -55,7 +57,7 @@ pub async fn groups_page(
     Ok(Html(pages::leak_groups(&groups, &f)))
 }
 
-pub async fn leaks_api(
+pub(crate) async fn leaks_api(
     State(app): State<Arc<App>>,
     Query(f): Query<Filter>,
 ) -> Result<Json<Value>, ApiError> {
@@ -98,7 +100,7 @@ async fn group_of(
     Ok((g, trace, rows, regrouping))
 }
 
-pub async fn group_page(
+pub(crate) async fn group_page(
     State(app): State<Arc<App>>,
     Path(signature): Path<String>,
 ) -> Result<Html<String>, Response> {
@@ -121,7 +123,7 @@ fn html_or_not_found(page: Result<String, ApiError>) -> Result<Html<String>, Res
     }
 }
 
-pub async fn group_api(
+pub(crate) async fn group_api(
     State(app): State<Arc<App>>,
     Path(signature): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
@@ -185,7 +187,7 @@ fn shown(app: &App, mut p: super::store::PackageRow) -> super::store::PackageRow
     p
 }
 
-pub async fn package_page(
+pub(crate) async fn package_page(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
 ) -> Result<Html<String>, Response> {
@@ -268,7 +270,7 @@ async fn page_of(
     Ok((list, next))
 }
 
-pub async fn packages_api(
+pub(crate) async fn packages_api(
     State(app): State<Arc<App>>,
     Query(p): Query<Page>,
 ) -> Result<Json<Value>, ApiError> {
@@ -278,7 +280,7 @@ pub async fn packages_api(
     Ok(Json(json!({ "packages": list, "next": next })))
 }
 
-pub async fn packages_page(
+pub(crate) async fn packages_page(
     State(app): State<Arc<App>>,
     Query(p): Query<Page>,
 ) -> Result<Html<String>, ApiError> {
@@ -370,7 +372,7 @@ async fn send_file(
     Ok(r)
 }
 
-pub async fn download(
+pub(crate) async fn download(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
@@ -384,7 +386,7 @@ pub async fn download(
     .await
 }
 
-pub async fn picture(
+pub(crate) async fn picture(
     State(app): State<Arc<App>>,
     Path(file): Path<String>,
 ) -> Result<Response, ApiError> {
@@ -406,12 +408,12 @@ async fn top_bitmaps(app: &App) -> Result<(Vec<super::groups::DuplicateBuffer>, 
     Ok((groups, left_out))
 }
 
-pub async fn bitmaps_page(State(app): State<Arc<App>>) -> Result<Html<String>, ApiError> {
+pub(crate) async fn bitmaps_page(State(app): State<Arc<App>>) -> Result<Html<String>, ApiError> {
     let (groups, left_out) = top_bitmaps(&app).await?;
     Ok(Html(pages::bitmaps(&groups, left_out)))
 }
 
-pub async fn bitmaps_api(State(app): State<Arc<App>>) -> Result<Json<Value>, ApiError> {
+pub(crate) async fn bitmaps_api(State(app): State<Arc<App>>) -> Result<Json<Value>, ApiError> {
     let (groups, left_out) = top_bitmaps(&app).await?;
     Ok(Json(
         json!({ "bitmaps": groups, "bitmapsLeftOut": left_out }),

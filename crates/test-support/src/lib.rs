@@ -1,5 +1,7 @@
 //! What the workspace's tests share: [`fence`], the check that a crate's dependency tree
-//! holds none of the crates it must not reach. A dev-dependency only; it depends on none of
-//! the workspace's library crates, so no test sees two copies of a type.
+//! holds none of the crates it must not reach, and [`entry_names`], the hprof entry names
+//! every interface refuses. A dev-dependency only; it depends on none of the workspace's
+//! library crates, so no test sees two copies of a type.
 
+pub mod entry_names;
 pub mod fence;

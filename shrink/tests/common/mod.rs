@@ -3,9 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-mod entry_names;
 #[allow(unused_imports)] // only the C ABI tests check entry names
-pub use entry_names::NOT_PLAIN_ENTRY_NAMES;
+pub use hprof_shrink_test_support::entry_names::NOT_PLAIN_ENTRY_NAMES;
 
 pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

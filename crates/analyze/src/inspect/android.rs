@@ -5,8 +5,9 @@
 use crate::map::Set;
 use hprof_shrink_core::hprof::{BasicType, Value};
 
+use super::context::Unwrapped;
 use super::kinds::{Component, Kind};
-use super::{Checked, Inspectors, Inst, Missing, Report, Unwrapped};
+use super::vocab::{Checked, Inspectors, Inst, Missing, Report};
 use crate::limits::{MAX_NAME_BYTES, MAX_STEP_LABELS};
 use crate::shown::clipped;
 
@@ -30,8 +31,14 @@ pub fn activity_leaking(ins: &Inspectors<'_>, o: &Inst) -> bool {
     ins.destroyed(o) == Some(true)
 }
 
+/// The ids of the Services `ActivityThread.sCurrentActivityThread.mServices` holds, read
+/// on first need.
+fn alive_services<'i>(ins: &'i Inspectors<'_>) -> &'i Checked<Set<u64>> {
+    ins.services.get_or_init(|| read_alive_services(ins))
+}
+
 /// The Services `ActivityThread.sCurrentActivityThread.mServices` (an ArrayMap) holds.
-pub fn alive_services(ins: &Inspectors<'_>) -> Checked<Set<u64>> {
+fn read_alive_services(ins: &Inspectors<'_>) -> Checked<Set<u64>> {
     const THREAD: &str = "android.app.ActivityThread";
     let class = ins
         .heap
@@ -64,7 +71,7 @@ pub fn service(ins: &Inspectors<'_>, o: &Inst, r: &mut Report) -> Checked {
 }
 
 fn service_alive(ins: &Inspectors<'_>, o: &Inst) -> Checked<bool> {
-    match ins.alive_services() {
+    match alive_services(ins) {
         Ok(ids) => Ok(ids.contains(&ins.heap.ix.id(o.node))),
         Err(m) => Err(*m),
     }

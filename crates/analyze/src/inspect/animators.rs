@@ -3,7 +3,7 @@
 
 use hprof_shrink_core::hprof::Value;
 
-use super::{Checked, Inspectors, Inst, Missing, Report};
+use super::vocab::{Checked, Inspectors, Inst, Missing, Report};
 use crate::limits::{MAX_NAME_BYTES, MAX_STEP_LABELS};
 use crate::shown::clipped;
 

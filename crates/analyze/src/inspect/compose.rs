@@ -2,7 +2,7 @@
 
 use hprof_shrink_core::hprof::Value;
 
-use super::{Checked, Inspectors, Inst, Missing, Report};
+use super::vocab::{Checked, Inspectors, Inst, Missing, Report};
 use crate::limits::MAX_NAME_BYTES;
 
 const RECOMPOSER: &str = "androidx.compose.runtime.Recomposer";

@@ -2,7 +2,7 @@
 //! a `DecorContext`'s phone window) to the Activity, Application or Service it stands for.
 
 use super::kinds::{Component, Kind};
-use super::{Checked, Inspectors, Inst, Missing};
+use super::vocab::{Checked, Inspectors, Inst, Missing};
 
 /// Wrappers followed at most: real apps nest a few; a dump may chain any number.
 const MAX_UNWRAP: usize = 32;

@@ -1,7 +1,7 @@
 //! Fragments (the framework's, the support library's and androidx's) and androidx's
 //! LifecycleRegistry.
 
-use super::{Checked, Inspectors, Inst, Missing, Report};
+use super::vocab::{Checked, Inspectors, Inst, Missing, Report};
 use crate::limits::MAX_NAME_BYTES;
 
 const FRAMEWORK: &str = "android.app.Fragment";

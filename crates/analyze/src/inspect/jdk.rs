@@ -1,7 +1,7 @@
 //! The JDK inspectors (Shark's `ObjectInspectors`): LeakCanary's watched objects, class
 //! loaders, classes, anonymous classes, threads; and Android's main thread.
 
-use super::{Checked, Inspectors, Inst, Report};
+use super::vocab::{Checked, Inspectors, Inst, Report};
 use crate::index::Node;
 use crate::limits::MAX_NAME_BYTES;
 use crate::shown::clipped;

@@ -3,7 +3,7 @@
 //! where a NO makes everything before it NO and a YES everything after it YES, naming the
 //! nearest object that decided on its own.
 
-use super::Report;
+use super::vocab::Report;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Status {

@@ -1,6 +1,6 @@
 //! Square's libraries: Mortar's presenters and scopes, Coordinators.
 
-use super::{Checked, Inspectors, Inst, Report};
+use super::vocab::{Checked, Inspectors, Inst, Report};
 
 /// MORTAR_PRESENTER: whether it has a view.
 pub fn presenter(ins: &Inspectors<'_>, o: &Inst, r: &mut Report) -> Checked {

@@ -3,7 +3,7 @@
 //! Toast; each inspector with the finder rule of the same class.
 
 use super::kinds::Kind;
-use super::{Checked, Inspectors, Inst, Report};
+use super::vocab::{Checked, Inspectors, Inst, Report};
 use crate::limits::MAX_NAME_BYTES;
 
 const VIEW: &str = "android.view.View";

@@ -53,7 +53,7 @@ impl Watched {
         [V2, V1].iter().filter_map(|n| heap.class(n)).collect()
     }
 
-    #[allow(clippy::too_many_lines)] // TODO(issue 33): split after diff/triage land
+    /// Every KeyedWeakReference of the dump (2.x ones first), and notes on those skipped.
     pub fn read(heap: &Heap<'_>, instances: &Instances) -> Watched {
         let mut w = Watched::default();
         let v2 = heap.class(V2);
@@ -63,104 +63,50 @@ impl Watched {
             .and_then(|c| heap.static_field(c, "heapDumpUptimeMillis"))
             .and_then(|v| v.as_i64());
         w.heap_dump_uptime = heap_dump_uptime;
-        let (mut cleared_retained, mut not_retained, mut absent, mut keyless) = (0u64, 0, 0, 0);
-        let mut missing_times = 0u64;
+        let mut skipped = Skipped::default();
         for (class, name) in [(v2, V2), (v1, V1)] {
             let Some(class) = class else { continue };
             for r in instances.of(&[class]) {
                 let referent = heap
                     .field(r, "java.lang.ref.Reference", "referent")
                     .and_then(|v| v.as_object());
-                let Some(key) = heap
-                    .field(r, name, "key")
-                    .and_then(|v| v.as_object())
-                    .and_then(|id| heap.string(id, MAX_NAME_BYTES))
-                else {
-                    keyless += 1;
+                let Some(watch) = read_watch(heap, r, name, heap_dump_uptime, &mut skipped) else {
                     continue;
                 };
-                let text = |field: &'static str| {
-                    heap.field(r, name, field)
-                        .map(|v| v.as_object().and_then(|id| heap.string(id, MAX_NAME_BYTES)))
-                };
-                let description = text("description")
-                    .or_else(|| text("name"))
-                    .flatten()
-                    .unwrap_or_else(|| "Unknown (legacy)".into());
-                let long =
-                    |field: &'static str| heap.field(r, name, field).and_then(|v| v.as_i64());
-                let retained_at = long("retainedUptimeMillis");
-                let (watch, retained) = match heap_dump_uptime {
-                    Some(h) => {
-                        let watch = long("watchUptimeMillis").map(|w| h - w);
-                        let retained = retained_at.map(|t| if t == -1 { -1 } else { h - t });
-                        if watch.is_none() || retained.is_none() {
-                            missing_times += 1;
-                        }
-                        (watch, retained)
-                    }
-                    None => (None, None),
-                };
-                let watch = Watch {
-                    key,
-                    description,
-                    watch_duration_ms: watch,
-                    retained_duration_ms: retained,
-                    retained: retained_at != Some(-1),
-                };
-                let retained = watch.retained;
-                match referent.filter(|&id| id != 0) {
-                    None => {
-                        if retained {
-                            cleared_retained += 1;
-                        }
-                    }
-                    Some(id) => match heap.node(id) {
-                        None => absent += 1,
-                        Some(node) => {
-                            if !retained {
-                                not_retained += 1;
-                            }
-                            let next = w.order.len();
-                            let (at, list) =
-                                w.by_referent.entry(node).or_insert((next, Vec::new()));
-                            if *at == next {
-                                w.order.push((node, retained));
-                            } else if retained {
-                                w.order[*at].1 = true;
-                            }
-                            list.push(watch);
-                        }
-                    },
-                }
+                w.add(heap, referent, watch, &mut skipped);
             }
         }
-        if cleared_retained > 0 {
-            w.notes.push(format!(
-                "KeyedWeakReferences retained but whose objects were collected before the dump (LeakCanary's \"Count of retained yet cleared\"): {cleared_retained}"
-            ));
-        }
-        if not_retained > 0 {
-            w.notes.push(format!(
-                "KeyedWeakReferences whose objects are not retained yet (retainedUptimeMillis -1), so not leaks: {not_retained}"
-            ));
-        }
-        if absent > 0 {
-            w.notes.push(format!(
-                "KeyedWeakReferences skipped, their objects not in the dump: {absent}"
-            ));
-        }
-        if keyless > 0 {
-            w.notes.push(format!(
-                "KeyedWeakReferences skipped, without a key (LeakCanary's Shark would stop the analysis there): {keyless}"
-            ));
-        }
-        if missing_times > 0 {
-            w.notes.push(format!(
-                "KeyedWeakReferences without watchUptimeMillis or retainedUptimeMillis, their durations unknown and counted as retained: {missing_times}"
-            ));
-        }
+        w.notes = skipped.notes();
         w
+    }
+
+    /// Files a reference under the object it watches (`referent`); one whose object is
+    /// collected or absent is only counted.
+    fn add(&mut self, heap: &Heap<'_>, referent: Option<u64>, watch: Watch, skipped: &mut Skipped) {
+        let retained = watch.retained;
+        match referent.filter(|&id| id != 0) {
+            None => {
+                if retained {
+                    skipped.cleared_retained += 1;
+                }
+            }
+            Some(id) => match heap.node(id) {
+                None => skipped.absent += 1,
+                Some(node) => {
+                    if !retained {
+                        skipped.not_retained += 1;
+                    }
+                    let next = self.order.len();
+                    let (at, list) = self.by_referent.entry(node).or_insert((next, Vec::new()));
+                    if *at == next {
+                        self.order.push((node, retained));
+                    } else if retained {
+                        self.order[*at].1 = true;
+                    }
+                    list.push(watch);
+                }
+            },
+        }
     }
 
     /// The references watching `node`, in the order found.
@@ -179,4 +125,99 @@ impl Watched {
     pub fn is_empty(&self) -> bool {
         self.by_referent.is_empty()
     }
+}
+
+/// The references a reading skipped or could not time, by why: each kind a note.
+#[derive(Default)]
+struct Skipped {
+    cleared_retained: u64,
+    not_retained: u64,
+    absent: u64,
+    keyless: u64,
+    missing_times: u64,
+}
+
+impl Skipped {
+    /// A note for each kind that happened, in a set order.
+    fn notes(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        if self.cleared_retained > 0 {
+            notes.push(format!(
+                "KeyedWeakReferences retained but whose objects were collected before the dump (LeakCanary's \"Count of retained yet cleared\"): {}",
+                self.cleared_retained
+            ));
+        }
+        if self.not_retained > 0 {
+            notes.push(format!(
+                "KeyedWeakReferences whose objects are not retained yet (retainedUptimeMillis -1), so not leaks: {}",
+                self.not_retained
+            ));
+        }
+        if self.absent > 0 {
+            notes.push(format!(
+                "KeyedWeakReferences skipped, their objects not in the dump: {}",
+                self.absent
+            ));
+        }
+        if self.keyless > 0 {
+            notes.push(format!(
+                "KeyedWeakReferences skipped, without a key (LeakCanary's Shark would stop the analysis there): {}",
+                self.keyless
+            ));
+        }
+        if self.missing_times > 0 {
+            notes.push(format!(
+                "KeyedWeakReferences without watchUptimeMillis or retainedUptimeMillis, their durations unknown and counted as retained: {}",
+                self.missing_times
+            ));
+        }
+        notes
+    }
+}
+
+/// One reference's key, description and durations (`None`, counted, when it has no key);
+/// `name` is its class.
+fn read_watch(
+    heap: &Heap<'_>,
+    r: Node,
+    name: &'static str,
+    heap_dump_uptime: Option<i64>,
+    skipped: &mut Skipped,
+) -> Option<Watch> {
+    let Some(key) = heap
+        .field(r, name, "key")
+        .and_then(|v| v.as_object())
+        .and_then(|id| heap.string(id, MAX_NAME_BYTES))
+    else {
+        skipped.keyless += 1;
+        return None;
+    };
+    let text = |field: &'static str| {
+        heap.field(r, name, field)
+            .map(|v| v.as_object().and_then(|id| heap.string(id, MAX_NAME_BYTES)))
+    };
+    let description = text("description")
+        .or_else(|| text("name"))
+        .flatten()
+        .unwrap_or_else(|| "Unknown (legacy)".into());
+    let long = |field: &'static str| heap.field(r, name, field).and_then(|v| v.as_i64());
+    let retained_at = long("retainedUptimeMillis");
+    let (watch, retained) = match heap_dump_uptime {
+        Some(h) => {
+            let watch = long("watchUptimeMillis").map(|w| h - w);
+            let retained = retained_at.map(|t| if t == -1 { -1 } else { h - t });
+            if watch.is_none() || retained.is_none() {
+                skipped.missing_times += 1;
+            }
+            (watch, retained)
+        }
+        None => (None, None),
+    };
+    Some(Watch {
+        key,
+        description,
+        watch_duration_ms: watch,
+        retained_duration_ms: retained,
+        retained: retained_at != Some(-1),
+    })
 }

@@ -59,9 +59,18 @@ fn leaks_text(s: &mut String, title: &str, list: &[LeakGroup], omitted: u64) {
 }
 
 /// The report for a terminal.
-#[allow(clippy::too_many_lines)] // TODO(issue 33): split by phase (h3's diff and growth, merged before the lint)
 pub fn text(r: &DiffReport) -> String {
     let mut s = String::new();
+    summary_text(&mut s, r);
+    leaks_text(&mut s, "New leaks", &r.new_leaks, r.omitted_new_leaks);
+    leaks_text(&mut s, "Gone leaks", &r.gone_leaks, r.omitted_gone_leaks);
+    retainers_text(&mut s, r);
+    classes_text(&mut s, r);
+    s
+}
+
+/// The two dumps, the reachable change, the leak counts and the notes.
+fn summary_text(s: &mut String, r: &DiffReport) {
     let (b, n) = (&r.base, &r.new);
     let _ = writeln!(s, "Base: {} ({}, {})", b.path, b.kind, human(b.bytes));
     let _ = writeln!(s, "New:  {} ({}, {})", n.path, n.kind, human(n.bytes));
@@ -90,96 +99,100 @@ pub fn text(r: &DiffReport) -> String {
     for note in &r.notes {
         let _ = writeln!(s, "Note: {note}");
     }
-    leaks_text(&mut s, "New leaks", &r.new_leaks, r.omitted_new_leaks);
-    leaks_text(&mut s, "Gone leaks", &r.gone_leaks, r.omitted_gone_leaks);
+}
 
-    if !r.retainers.is_empty() {
+/// The retainers that grew past the threshold, each with its path.
+fn retainers_text(s: &mut String, r: &DiffReport) {
+    if r.retainers.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "\nRetainers that grew by {} or more:",
+        human(r.retainer_threshold_bytes)
+    );
+    for x in &r.retainers {
         let _ = writeln!(
             s,
-            "\nRetainers that grew by {} or more:",
-            human(r.retainer_threshold_bytes)
-        );
-        for x in &r.retainers {
-            let _ = writeln!(
-                s,
-                "  {} {} (now {}{})",
-                signed_human(x.change),
-                x.class_name,
-                human(x.retained_bytes),
-                if x.base_retained_bytes.is_none() {
-                    ", new"
-                } else {
-                    ""
-                }
-            );
-            for step in &x.path {
-                let _ = writeln!(s, "      {step}");
+            "  {} {} (now {}{})",
+            signed_human(x.change),
+            x.class_name,
+            human(x.retained_bytes),
+            if x.base_retained_bytes.is_none() {
+                ", new"
+            } else {
+                ""
             }
-        }
-        if r.omitted_retainers > 0 {
-            let _ = writeln!(s, "  and {} more", grouped(r.omitted_retainers));
+        );
+        for step in &x.path {
+            let _ = writeln!(s, "      {step}");
         }
     }
+    if r.omitted_retainers > 0 {
+        let _ = writeln!(s, "  and {} more", grouped(r.omitted_retainers));
+    }
+}
 
+/// The classes by change of retained bytes, as a table with right-aligned numbers.
+fn classes_text(s: &mut String, r: &DiffReport) {
     if r.classes.is_empty() {
         let _ = writeln!(s, "\nNo class changed.");
-    } else {
-        let _ = writeln!(s, "\nClasses by change of retained bytes:");
-        let rows: Vec<[String; 4]> = r
-            .classes
-            .iter()
-            .map(|c| {
-                [
-                    signed(c.instances),
-                    signed(c.shallow_bytes),
-                    signed(c.retained_bytes),
-                    c.class_name.clone(),
-                ]
-            })
-            .collect();
-        let head = ["instances", "shallow", "retained", "class"];
-        let width: Vec<usize> = (0..3)
-            .map(|i| {
-                rows.iter()
-                    .map(|r| r[i].len())
-                    .chain([head[i].len()])
-                    .max()
-                    .unwrap_or(0)
-            })
-            .collect();
+        return;
+    }
+    let _ = writeln!(s, "\nClasses by change of retained bytes:");
+    let rows: Vec<[String; 4]> = r
+        .classes
+        .iter()
+        .map(|c| {
+            [
+                signed(c.instances),
+                signed(c.shallow_bytes),
+                signed(c.retained_bytes),
+                c.class_name.clone(),
+            ]
+        })
+        .collect();
+    let head = ["instances", "shallow", "retained", "class"];
+    let width: Vec<usize> = (0..3)
+        .map(|i| {
+            rows.iter()
+                .map(|r| r[i].len())
+                .chain([head[i].len()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let _ = writeln!(
+        s,
+        "  {:>w0$}  {:>w1$}  {:>w2$}  {}",
+        head[0],
+        head[1],
+        head[2],
+        head[3],
+        w0 = width[0],
+        w1 = width[1],
+        w2 = width[2]
+    );
+    for row in rows {
         let _ = writeln!(
             s,
             "  {:>w0$}  {:>w1$}  {:>w2$}  {}",
-            head[0],
-            head[1],
-            head[2],
-            head[3],
+            row[0],
+            row[1],
+            row[2],
+            row[3],
             w0 = width[0],
             w1 = width[1],
             w2 = width[2]
         );
-        for row in rows {
-            let _ = writeln!(
-                s,
-                "  {:>w0$}  {:>w1$}  {:>w2$}  {}",
-                row[0],
-                row[1],
-                row[2],
-                row[3],
-                w0 = width[0],
-                w1 = width[1],
-                w2 = width[2]
-            );
-        }
-        if r.omitted_classes > 0 {
-            let _ = writeln!(
-                s,
-                "  and {} more classes changed",
-                grouped(r.omitted_classes)
-            );
-        }
     }
-    s
+    if r.omitted_classes > 0 {
+        let _ = writeln!(
+            s,
+            "  and {} more classes changed",
+            grouped(r.omitted_classes)
+        );
+    }
 }
 
 /// What this page adds to [`super::BASE_STYLE`].

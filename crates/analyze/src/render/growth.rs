@@ -48,7 +48,6 @@ fn plural(n: u64, one: &str, many: &str) -> String {
 }
 
 /// The report for a terminal, LeakCanary's shape.
-#[allow(clippy::too_many_lines)] // TODO(issue 33): split by phase (h3's diff and growth, merged before the lint)
 pub fn text(r: &GrowthReport) -> String {
     let mut s = String::new();
     let _ = writeln!(
@@ -96,56 +95,7 @@ pub fn text(r: &GrowthReport) -> String {
         plural(total, "object path", "object paths")
     );
     for n in &r.nodes {
-        s.push('\n');
-        s.push_str("┬───\n");
-        for (i, step) in n.path.iter().enumerate() {
-            let lead = if i == 0 { "│ " } else { "├─" };
-            let _ = writeln!(
-                s,
-                "{lead}{} ({})",
-                step.name,
-                plural(step.objects, "object", "objects")
-            );
-            s.push_str("│ \n");
-            if i + 1 == PATH_HEAD_STEPS && n.omitted_steps > 0 {
-                let _ = writeln!(s, "│ ... {} ...", plural(n.omitted_steps, "step", "steps"));
-                s.push_str("│ \n");
-            }
-        }
-        let _ = writeln!(
-            s,
-            "╰→{} ({})",
-            n.name,
-            plural(n.objects, "object", "objects")
-        );
-        if let Some((bytes, objects)) = retained_line(n) {
-            let _ = writeln!(s, "    {bytes}");
-            let _ = writeln!(s, "    {objects}");
-        }
-        s.push_str("    Children:\n");
-        for c in &n.children {
-            let last = c.increases.last().copied().unwrap_or(0);
-            let steps: Vec<String> = c
-                .increases
-                .iter()
-                .map(|i| format!("+{}", grouped(*i)))
-                .collect();
-            let _ = writeln!(
-                s,
-                "    {} ({} new; per step {}): {}",
-                plural(c.objects, "object", "objects"),
-                grouped(last),
-                steps.join(", "),
-                c.name
-            );
-        }
-        if n.omitted_children > 0 {
-            let _ = writeln!(
-                s,
-                "    and {} more",
-                plural(n.omitted_children, "growing child", "growing children")
-            );
-        }
+        node_text(&mut s, n);
     }
     if r.omitted_nodes > 0 {
         let _ = writeln!(
@@ -155,6 +105,61 @@ pub fn text(r: &GrowthReport) -> String {
         );
     }
     s
+}
+
+/// One growing node: its path from a root (LeakCanary's shape), its retained size and its
+/// growing children.
+fn node_text(s: &mut String, n: &GrowingNode) {
+    s.push('\n');
+    s.push_str("┬───\n");
+    for (i, step) in n.path.iter().enumerate() {
+        let lead = if i == 0 { "│ " } else { "├─" };
+        let _ = writeln!(
+            s,
+            "{lead}{} ({})",
+            step.name,
+            plural(step.objects, "object", "objects")
+        );
+        s.push_str("│ \n");
+        if i + 1 == PATH_HEAD_STEPS && n.omitted_steps > 0 {
+            let _ = writeln!(s, "│ ... {} ...", plural(n.omitted_steps, "step", "steps"));
+            s.push_str("│ \n");
+        }
+    }
+    let _ = writeln!(
+        s,
+        "╰→{} ({})",
+        n.name,
+        plural(n.objects, "object", "objects")
+    );
+    if let Some((bytes, objects)) = retained_line(n) {
+        let _ = writeln!(s, "    {bytes}");
+        let _ = writeln!(s, "    {objects}");
+    }
+    s.push_str("    Children:\n");
+    for c in &n.children {
+        let last = c.increases.last().copied().unwrap_or(0);
+        let steps: Vec<String> = c
+            .increases
+            .iter()
+            .map(|i| format!("+{}", grouped(*i)))
+            .collect();
+        let _ = writeln!(
+            s,
+            "    {} ({} new; per step {}): {}",
+            plural(c.objects, "object", "objects"),
+            grouped(last),
+            steps.join(", "),
+            c.name
+        );
+    }
+    if n.omitted_children > 0 {
+        let _ = writeln!(
+            s,
+            "    and {} more",
+            plural(n.omitted_children, "growing child", "growing children")
+        );
+    }
 }
 
 /// What this page adds to [`super::BASE_STYLE`].

@@ -50,32 +50,6 @@ pub fn render(a: &Analysis, pictures: &[(String, Vec<u8>)]) -> String {
     super::page(title, STYLE, body)
 }
 
-/// The dump's summary table.
-fn dump(a: &Analysis) -> Markup {
-    let d = &a.dump;
-    html! {
-        h2 { "Dump" }
-        table {
-            tr { th { "input" } td { (shown(&a.input.kind)) @if a.input.shrunk { " (shrunk)" } } }
-            tr { th { "format" } td { (shown(&d.format)) ", " (d.id_size) "-byte ids" } }
-            tr { th { "objects" } td.n { (grouped(d.instances + d.object_arrays + d.primitive_arrays + d.classes)) } }
-            tr { th { "GC roots" } td.n { (grouped(d.gc_roots)) } }
-            tr { th { "instances" } td.n { (grouped(d.instances)) } }
-            tr { th { "object arrays" } td.n { (grouped(d.object_arrays)) } }
-            tr { th { "primitive arrays" } td.n { (grouped(d.primitive_arrays)) } }
-            tr { th { "classes" } td.n { (grouped(d.classes)) } }
-            tr { th { "threads" } td.n { (grouped(d.threads)) } }
-            tr { th { "heap" } td.n { (human(d.heap_bytes)) } }
-            @if let Some(device) = super::text::device_line(&a.metadata) {
-                tr { th { "from the heap" } td { (device) } }
-            }
-            tr { th { "strongly reachable" } td.n { (counted(d.reachable_objects, "object")) ", " (super::with_native(d.reachable_bytes, d.reachable_native_bytes)) } }
-            @for (k, v) in &a.input.manifest { tr { th { (shown(k)) } td { (shown(v)) } } }
-            @for (k, v) in &a.input.extra { tr { th { (shown(k)) } td { (shown(v)) } } }
-        }
-    }
-}
-
 /// The leaks, each with its trace.
 fn leaks(a: &Analysis) -> Markup {
     html! {
@@ -154,6 +128,32 @@ fn duplicate_bitmaps(a: &Analysis, pictures: &[(String, Vec<u8>)]) -> Markup {
                     }
                 }
             }
+        }
+    }
+}
+
+/// The dump's summary table.
+fn dump(a: &Analysis) -> Markup {
+    let d = &a.dump;
+    html! {
+        h2 { "Dump" }
+        table {
+            tr { th { "input" } td { (shown(&a.input.kind)) @if a.input.shrunk { " (shrunk)" } } }
+            tr { th { "format" } td { (shown(&d.format)) ", " (d.id_size) "-byte ids" } }
+            tr { th { "objects" } td.n { (grouped(d.instances + d.object_arrays + d.primitive_arrays + d.classes)) } }
+            tr { th { "GC roots" } td.n { (grouped(d.gc_roots)) } }
+            tr { th { "instances" } td.n { (grouped(d.instances)) } }
+            tr { th { "object arrays" } td.n { (grouped(d.object_arrays)) } }
+            tr { th { "primitive arrays" } td.n { (grouped(d.primitive_arrays)) } }
+            tr { th { "classes" } td.n { (grouped(d.classes)) } }
+            tr { th { "threads" } td.n { (grouped(d.threads)) } }
+            tr { th { "heap" } td.n { (human(d.heap_bytes)) } }
+            @if let Some(device) = super::text::device_line(&a.metadata) {
+                tr { th { "from the heap" } td { (device) } }
+            }
+            tr { th { "strongly reachable" } td.n { (counted(d.reachable_objects, "object")) ", " (super::with_native(d.reachable_bytes, d.reachable_native_bytes)) } }
+            @for (k, v) in &a.input.manifest { tr { th { (shown(k)) } td { (shown(v)) } } }
+            @for (k, v) in &a.input.extra { tr { th { (shown(k)) } td { (shown(v)) } } }
         }
     }
 }

@@ -384,54 +384,60 @@ fn ours_leaks(o: &mut String, a: &Analysis) {
         );
     }
     for (i, leak) in a.leaks.iter().enumerate() {
+        leak_lines(o, i + 1, leak);
+    }
+}
+
+/// Leak number `n` in this analysis's words: its signatures, who found it, what it
+/// retains.
+fn leak_lines(o: &mut String, n: usize, leak: &Leak) {
+    let _ = writeln!(
+        o,
+        "Leak {}: {} ({:#x}){}",
+        n,
+        shown(&leak.class_name),
+        leak.object_id,
+        if leak.library_leak.is_some() {
+            " — library leak"
+        } else {
+            ""
+        }
+    );
+    let _ = writeln!(o, "  signature {}", shown(&leak.signature));
+    if !leak.finders.is_empty() {
+        let _ = writeln!(o, "  found by {}", shown(&leak.finders.join(", ")));
+    }
+    if let Some(ts) = &leak.trace_signature {
+        if *ts != leak.signature {
+            let _ = writeln!(o, "  trace signature {}", shown(ts));
+        }
+    }
+    let _ = writeln!(
+        o,
+        "  Retaining {} (dominators, as ahat)",
+        retaining_with_native(
+            leak.retained_bytes,
+            leak.retained_native_bytes,
+            leak.retained_objects
+        )
+    );
+    if leak.trace_count > 1 {
+        let ids: Vec<String> = leak
+            .object_ids
+            .iter()
+            .map(|id| format!("{id:#x}"))
+            .collect();
         let _ = writeln!(
             o,
-            "Leak {}: {} ({:#x}){}",
-            i + 1,
-            shown(&leak.class_name),
-            leak.object_id,
-            if leak.library_leak.is_some() {
-                " — library leak"
-            } else {
-                ""
-            }
-        );
-        let _ = writeln!(o, "  signature {}", shown(&leak.signature));
-        if !leak.finders.is_empty() {
-            let _ = writeln!(o, "  found by {}", shown(&leak.finders.join(", ")));
-        }
-        if let Some(ts) = &leak.trace_signature {
-            if *ts != leak.signature {
-                let _ = writeln!(o, "  trace signature {}", shown(ts));
-            }
-        }
-        let _ = writeln!(
-            o,
-            "  Retaining {} (dominators, as ahat)",
+            "  {} with this signature ({}), retaining {} together",
+            counted(leak.trace_count, "leaking object"),
+            ids.join(", "),
             retaining_with_native(
-                leak.retained_bytes,
-                leak.retained_native_bytes,
-                leak.retained_objects
+                leak.total_retained_bytes,
+                leak.total_retained_native_bytes,
+                leak.total_retained_objects
             )
         );
-        if leak.trace_count > 1 {
-            let ids: Vec<String> = leak
-                .object_ids
-                .iter()
-                .map(|id| format!("{id:#x}"))
-                .collect();
-            let _ = writeln!(
-                o,
-                "  {} with this signature ({}), retaining {} together",
-                counted(leak.trace_count, "leaking object"),
-                ids.join(", "),
-                retaining_with_native(
-                    leak.total_retained_bytes,
-                    leak.total_retained_native_bytes,
-                    leak.total_retained_objects
-                )
-            );
-        }
     }
 }
 

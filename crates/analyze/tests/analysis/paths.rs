@@ -12,34 +12,11 @@
 //!
 //! Without a JDK the HotSpot scenarios are skipped, saying so.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use hprof_fixtures::scenarios::{Error, Generator, Scenario};
 use hprof_shrink_analyze::{analyze_path, Analysis, Leak, Options};
 use hprof_shrink_core::Control;
 use serde_json::Value;
-
-fn generator() -> &'static Generator {
-    Generator::shared(Path::new(env!("CARGO_TARGET_TMPDIR")).join("scenarios"))
-}
-
-fn scenario(name: &str) -> Option<Scenario> {
-    match generator().get(name) {
-        Ok(s) => Some(s),
-        Err(Error::Unavailable(why)) => {
-            eprintln!("skipping scenario {name}: {why}");
-            None
-        }
-        Err(Error::Failed(why)) => panic!("scenario {name}: {why}"),
-    }
-}
-
-fn shark(name: &str) -> Value {
-    let path: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/scenarios")
-        .join(format!("{name}.shark.json"));
-    serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap()
-}
 
 fn analyze(dump: &Path) -> Analysis {
     let options = Options {
@@ -164,8 +141,10 @@ fn same_trace(ours: &[Step], want: &[Step]) -> bool {
 /// Compares every Shark trace (of `mode`) of an object this analysis finds leaking (or
 /// passes through on the way to one); returns how many were compared.
 fn compare(name: &str, mode: &str) -> usize {
-    let Some(s) = scenario(name) else { return 0 };
-    let answer = shark(name);
+    let Some(s) = super::scenario(name) else {
+        return 0;
+    };
+    let answer = super::committed_shark(name);
     let dump = s.dump(answer["dump"]["file"].as_str().unwrap());
     let ours = analyze(&dump);
     let mut compared = 0;
@@ -297,7 +276,7 @@ fn the_other_scenarios_traces_are_sharks() {
     ] {
         // Only the traces of objects this analysis finds leaking (its finders are
         // LeakCanary's watched objects and destroyed Activities).
-        let answer = shark(name);
+        let answer = super::committed_shark(name);
         let leaks = answer["kwr"]["leaks"].as_array().unwrap().len();
         if leaks == 0 {
             continue;

@@ -8,41 +8,16 @@
 //!
 //! Without a JDK the HotSpot scenarios are skipped, saying so.
 
-use std::path::{Path, PathBuf};
-
-use hprof_fixtures::scenarios::{Error, Generator, Scenario};
 use hprof_shrink_analyze::{analyze_path, Analysis, Leak, Options};
 use hprof_shrink_core::Control;
 use serde_json::Value;
 use sha1::{Digest, Sha1};
 
-fn generator() -> &'static Generator {
-    Generator::shared(Path::new(env!("CARGO_TARGET_TMPDIR")).join("scenarios"))
-}
-
-fn scenario(name: &str) -> Option<Scenario> {
-    match generator().get(name) {
-        Ok(s) => Some(s),
-        Err(Error::Unavailable(why)) => {
-            eprintln!("skipping scenario {name}: {why}");
-            None
-        }
-        Err(Error::Failed(why)) => panic!("scenario {name}: {why}"),
-    }
-}
-
-fn shark(name: &str) -> Value {
-    let path: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/scenarios")
-        .join(format!("{name}.shark.json"));
-    serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap()
-}
-
 /// The scenario's dump analyzed LeakCanary's way (every watched and destroyed object),
 /// and Shark's answer on it; `None` when this machine cannot make the dump.
 fn analyzed(name: &str) -> Option<(Analysis, Value)> {
-    let s = scenario(name)?;
-    let answer = shark(name);
+    let s = super::scenario(name)?;
+    let answer = super::committed_shark(name);
     let dump = s.dump(answer["dump"]["file"].as_str().unwrap());
     let options = Options {
         ignore_package_key: true,
@@ -219,7 +194,7 @@ const ZWSP: char = '\u{200B}';
 
 /// Shark's text for one finder (`kwr` or `filter`), without the oracle's own label lines.
 fn sharks_text(name: &str, mode: &str) -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+    let path = super::repo()
         .join("fixtures/scenarios")
         .join(format!("{name}.shark.txt"));
     let all = std::fs::read_to_string(path).unwrap();
@@ -347,7 +322,7 @@ fn the_text_is_laid_out_as_leakcanary_prints_it() {
 /// this change the library leak and the ArrayList listener hashed their paths.
 #[test]
 fn the_fixtures_leaks_are_signed_as_leakcanary_signs_them() {
-    let dump = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/hotspot-leaks.hprof.gz");
+    let dump = super::repo().join("fixtures/hotspot-leaks.hprof.gz");
     let options = Options {
         ignore_package_key: true,
         pictures: false,

@@ -3,7 +3,7 @@
 //! is not a leak; the duplicate-bitmap groups. The truth (NAME.leaks.json) comes from how
 //! the fixture was built, not from the analyzer.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use hprof_shrink_analyze::{analyze_path, Analysis, Leak, Options};
 use hprof_shrink_core::Control;
@@ -11,9 +11,7 @@ use serde_json::Value;
 use sha1::Digest;
 
 fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures")
-        .join(name)
+    super::repo().join("fixtures").join(name)
 }
 
 fn json(name: &str) -> Value {

@@ -9,27 +9,12 @@
 //! Without a JDK (java and javac on PATH) the HotSpot scenarios are skipped, saying so.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use hprof_fixtures::scenarios::{Error, Generator, Scenario, SPECS};
+use hprof_fixtures::scenarios::{Scenario, SPECS};
 use hprof_shrink_analyze::{analyze_path, Analysis, Leak, Options, Step};
 use hprof_shrink_core::Control;
 use serde_json::Value as Json;
-
-fn generator() -> &'static Generator {
-    Generator::shared(Path::new(env!("CARGO_TARGET_TMPDIR")).join("scenarios"))
-}
-
-fn scenario(name: &str) -> Option<Scenario> {
-    match generator().get(name) {
-        Ok(s) => Some(s),
-        Err(Error::Unavailable(why)) => {
-            eprintln!("skipping scenario {name}: {why}");
-            None
-        }
-        Err(Error::Failed(why)) => panic!("scenario {name}: {why}"),
-    }
-}
 
 fn analyze(path: &Path) -> Analysis {
     let options = Options {
@@ -44,7 +29,7 @@ fn analyze(path: &Path) -> Analysis {
 /// Shark's answers on one scenario dump, with its filter finder (every inspector's).
 fn shark(dump: &Path) -> Json {
     let stem = dump.file_stem().unwrap().to_str().unwrap();
-    let file = Path::new(env!("CARGO_MANIFEST_DIR"))
+    let file = super::repo()
         .join("fixtures/scenarios")
         .join(format!("{stem}.shark.json"));
     let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
@@ -336,7 +321,7 @@ const PATHS_NOT_YET_SHARKS: &[&str] = &[];
 fn every_scenario_agrees_with_shark() {
     let mut whole = Vec::new();
     for spec in SPECS {
-        let Some(s) = scenario(spec.name) else {
+        let Some(s) = super::scenario(spec.name) else {
             continue;
         };
         for dump in &s.truth.dumps {
@@ -447,7 +432,7 @@ fn androidx_initialized(s: &Scenario, dump: &str, a: &Analysis) {
 
 #[test]
 fn a_fragment_leak_is_found_without_a_watcher() {
-    let Some(s) = scenario("fragments-unwatched") else {
+    let Some(s) = super::scenario("fragments-unwatched") else {
         return;
     };
     let a = analyze(&s.dump(&s.truth.dumps[0]));
@@ -495,7 +480,7 @@ fn a_fragment_leak_is_found_without_a_watcher() {
 
 #[test]
 fn leakcanary_1x_references_count_as_retained() {
-    let Some(s) = scenario("leakcanary-1x") else {
+    let Some(s) = super::scenario("leakcanary-1x") else {
         return;
     };
     let a = analyze(&s.dump(&s.truth.dumps[0]));
@@ -522,7 +507,7 @@ fn leakcanary_1x_references_count_as_retained() {
 
 #[test]
 fn a_watched_object_without_a_strong_path_is_listed_unreachable() {
-    let Some(s) = scenario("unreachable") else {
+    let Some(s) = super::scenario("unreachable") else {
         return;
     };
     let a = analyze(&s.dump(&s.truth.dumps[0]));
@@ -561,7 +546,7 @@ fn the_heaps_sdk_level_decides_a_known_leaks_range_on_a_raw_dump() {
     // leak is the library's, on API 29 the app's, though neither dump comes with a
     // result.info.
     for (name, library) in [("sdk-edge-inside", true), ("sdk-edge-outside", false)] {
-        let Some(s) = scenario(name) else {
+        let Some(s) = super::scenario(name) else {
             return;
         };
         let a = analyze(&s.dump(&s.truth.dumps[0]));
@@ -573,7 +558,7 @@ fn the_heaps_sdk_level_decides_a_known_leaks_range_on_a_raw_dump() {
 
 #[test]
 fn metadata_comes_from_the_heap_and_a_packages_disagreement_is_a_note() {
-    let Some(s) = scenario("view-detached") else {
+    let Some(s) = super::scenario("view-detached") else {
         return;
     };
     let dump = s.dump(&s.truth.dumps[0]);
@@ -622,8 +607,7 @@ fn metadata_comes_from_the_heap_and_a_packages_disagreement_is_a_note() {
 /// ActivityThread no longer holds), step by step (research/traces.md §c.4).
 #[test]
 fn the_dialer_dump_matches_shark() {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/corpus/android-dialer-api19.hprof");
+    let path = super::repo().join("../shared/corpus/android-dialer-api19.hprof");
     if !path.exists() {
         eprintln!("skipping: {} is not here", path.display());
         return;

@@ -1,4 +1,5 @@
-//! Shared by the core's C ABI tests and the CLI's tests, which check the same rule.
+//! The entry names a package must refuse: the core's C ABI tests and the CLI's tests check
+//! the same rule.
 
 /// Hprof entry names a package must refuse: a manifest entry's own name, or one an
 /// extracting reader would write somewhere else. (The empty name is refused too, with a

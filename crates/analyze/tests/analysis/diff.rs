@@ -1,0 +1,91 @@
+//! `diff_paths`: two dumps made here that differ by N leaked objects of one class (and one
+//! leaking Activity), compared (the `diff` command's own test is the CLI's, tests/cli.rs).
+
+use std::path::Path;
+
+use hprof_fixtures::series::{cache as dump, PAYLOAD_LONGS as PAYLOAD};
+use hprof_shrink_analyze::diff::{diff_paths, DiffOptions, DiffReport};
+use hprof_shrink_core::Control;
+
+use super::write;
+
+/// Bytes of a `com.example.Leaked` instance: java.lang.Object's two fields (ART's
+/// `shadow$_klass_` and `shadow$_monitor_`), then one int and one reference (4-byte ids).
+const LEAKED_BYTES: u64 = 8 + 8;
+
+fn diff(base: &Path, new: &Path) -> DiffReport {
+    diff_paths(
+        base,
+        new,
+        &DiffOptions::default(),
+        &Control::default(),
+        &mut |_, _, _| {},
+    )
+    .unwrap_or_else(|e| panic!("diff: {e}"))
+}
+
+const BASE_ITEMS: usize = 20;
+const N: usize = 37;
+
+#[test]
+fn diff_counts_the_leaked_objects_of_one_class_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = write(dir.path(), "base.hprof", &dump(BASE_ITEMS, false));
+    let new = write(dir.path(), "new.hprof", &dump(BASE_ITEMS + N, true));
+    let r = diff(&base, &new);
+
+    let class = |name: &str| {
+        r.classes
+            .iter()
+            .find(|c| c.class_name == name)
+            .unwrap_or_else(|| panic!("{name} not in {:#?}", r.classes))
+    };
+    let leaked = class("com.example.Leaked");
+    assert_eq!(leaked.base.instances, BASE_ITEMS as u64);
+    assert_eq!(leaked.new.instances, (BASE_ITEMS + N) as u64);
+    assert_eq!(leaked.instances, N as i64);
+    assert_eq!(leaked.shallow_bytes, (N as u64 * LEAKED_BYTES) as i64);
+    // Each retains itself and its payload, whose size is the same in both dumps.
+    let payload = class("long[]");
+    assert_eq!(payload.instances, N as i64);
+    let payload_bytes = payload.shallow_bytes as u64 / N as u64;
+    assert_eq!(payload.shallow_bytes as u64, N as u64 * payload_bytes);
+    assert!(payload_bytes >= 8 * PAYLOAD as u64, "{payload_bytes}");
+    assert_eq!(
+        leaked.retained_bytes,
+        (N as u64 * (LEAKED_BYTES + payload_bytes)) as i64
+    );
+    // Largest change of retained bytes first: the Leaked before their payloads (the
+    // class object of the cache, which retains them all, before both).
+    let at = |name: &str| r.classes.iter().position(|c| c.class_name == name).unwrap();
+    assert!(at("java.lang.Class") < at("com.example.Leaked"));
+    assert!(at("com.example.Leaked") < at("long[]"));
+
+    // The Activity leaks in the new dump only.
+    assert_eq!(r.new_leaks.len(), 1, "{:#?}", r.new_leaks);
+    assert_eq!(r.new_leaks[0].class_name, "com.example.LeakyActivity");
+    assert!(r.gone_leaks.is_empty());
+
+    // The cache's class retains the items: a retainer that grew, named by its path.
+    let cache = r
+        .retainers
+        .iter()
+        .find(|x| x.path.iter().any(|p| p.contains("com.example.Cache")))
+        .unwrap_or_else(|| panic!("no Cache retainer in {:#?}", r.retainers));
+    assert!(cache.base_retained_bytes.is_some());
+    assert!(
+        cache.change >= (N as u64 * (LEAKED_BYTES + payload_bytes)) as i64,
+        "{cache:#?}"
+    );
+}
+
+#[test]
+fn diff_of_a_dump_with_itself_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = write(dir.path(), "a.hprof", &dump(BASE_ITEMS, true));
+    let r = diff(&base, &base);
+    assert!(r.classes.is_empty(), "{:#?}", r.classes);
+    assert!(r.new_leaks.is_empty() && r.gone_leaks.is_empty());
+    assert_eq!(r.kept_leak_signatures, 1);
+    assert!(r.retainers.is_empty(), "{:#?}", r.retainers);
+}

@@ -1,0 +1,115 @@
+//! `growth_paths`: LeakCanary's heap growth detection over dumps made here, of a list
+//! growing by k objects from one dump to the next, and of one that does not grow (the
+//! `growth` command's own test is the CLI's, tests/cli.rs).
+
+use std::path::{Path, PathBuf};
+
+use hprof_fixtures::series::{item_list as dump, ITEM_NODE, LIST_NODE};
+use hprof_shrink_analyze::growth::{growth_paths, GrowthOptions, GrowthReport};
+use hprof_shrink_core::Control;
+
+use super::write;
+
+/// An Item (java.lang.Object's two fields and one int) and its slot in the array (a
+/// 4-byte id).
+const BYTES_PER_ITEM: i64 = 8 + 4 + 4;
+
+fn growth(paths: &[PathBuf], loops: u64) -> GrowthReport {
+    let options = GrowthOptions {
+        scenario_loops: loops,
+        ..GrowthOptions::default()
+    };
+    growth_paths(paths, &options, &Control::default(), &mut |_, _| {})
+        .unwrap_or_else(|e| panic!("growth: {e}"))
+}
+
+/// Three dumps of the list at `sizes`.
+fn dumps(dir: &Path, sizes: [usize; 3]) -> Vec<PathBuf> {
+    sizes
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| {
+            write(
+                dir,
+                &format!("d{i}.hprof"),
+                &dump(n, 1_700_000_000_000 + i as u64),
+            )
+        })
+        .collect()
+}
+
+const K: usize = 3;
+
+#[test]
+fn a_list_growing_by_k_is_reported_with_k_per_step() {
+    let dir = tempfile::tempdir().unwrap();
+    let paths = dumps(dir.path(), [10, 10 + K, 10 + 2 * K]);
+    let r = growth(&paths, 1);
+    assert!(r.growing, "{r:#?}");
+    assert_eq!(r.stopped_at, None);
+    assert_eq!(r.dumps.len(), 3);
+    // The list's array alone grows: not the stable array, not the holders above it.
+    assert_eq!(r.nodes.len(), 1, "{:#?}", r.nodes);
+    let node = &r.nodes[0];
+    assert_eq!(node.name, LIST_NODE);
+    assert_eq!(node.objects, 1);
+    let path: Vec<&str> = node.path.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(
+        path,
+        [
+            "GcRoot(StickyClass)",
+            "STATIC_FIELD Cart.sItems -> instance of com.example.ItemList",
+        ]
+    );
+    assert_eq!(node.children.len(), 1);
+    let child = &node.children[0];
+    assert_eq!(child.name, ITEM_NODE);
+    assert_eq!(child.objects, (10 + 2 * K) as u64);
+    assert_eq!(child.increases, [K as u64, K as u64]);
+    assert_eq!(child.increase_per_loop, K as f64);
+    // It retains its Items (and itself); the increase over the dump before is k Items.
+    let retained = node.retained_bytes.expect("retained size");
+    assert!(retained >= (10 + 2 * K) as u64 * BYTES_PER_ITEM as u64);
+    assert_eq!(node.retained_objects, Some((1 + 10 + 2 * K) as u64));
+    assert_eq!(
+        node.retained_increase_bytes,
+        Some(K as i64 * BYTES_PER_ITEM)
+    );
+    assert_eq!(node.retained_increase_objects, Some(K as i64));
+}
+
+#[test]
+fn growth_below_the_scenario_loops_is_not_growth() {
+    let dir = tempfile::tempdir().unwrap();
+    let paths = dumps(dir.path(), [10, 10 + K, 10 + 2 * K]);
+    // k per step over k loops: one object per loop, still growth.
+    let r = growth(&paths, K as u64);
+    assert!(r.growing);
+    assert_eq!(r.nodes[0].children[0].increase_per_loop, 1.0);
+    // Fewer than one object per loop is not.
+    let r = growth(&paths, K as u64 + 1);
+    assert!(!r.growing);
+    assert_eq!(r.stopped_at, Some(2));
+    assert!(r.nodes.is_empty());
+}
+
+#[test]
+fn a_list_that_does_not_grow_is_not_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let paths = dumps(dir.path(), [10, 10, 10]);
+    let r = growth(&paths, 1);
+    assert!(!r.growing, "{r:#?}");
+    assert!(r.nodes.is_empty());
+    // Nothing grew from dump 1 to 2: the third is not read.
+    assert_eq!(r.stopped_at, Some(2));
+    assert_eq!(r.dumps.len(), 2);
+}
+
+#[test]
+fn growth_that_stops_is_not_growth() {
+    let dir = tempfile::tempdir().unwrap();
+    let paths = dumps(dir.path(), [10, 10 + K, 10 + K]);
+    let r = growth(&paths, 1);
+    assert!(!r.growing);
+    assert_eq!(r.stopped_at, Some(3));
+}
