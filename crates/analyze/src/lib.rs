@@ -345,8 +345,10 @@ fn analyze_input(
                 if let Some((h, array)) =
                     string_values.as_ref().and_then(|v| v.hash(&g, node, refs))
                 {
-                    if let Some(run) = seen.strings.last_mut() {
-                        run.push((h, array, node));
+                    // This run's lists are the last BUCKETS.
+                    let lists = seen.strings.len();
+                    if let Some(at) = lists.checked_sub(strings::BUCKETS) {
+                        seen.strings[at + strings::bucket(h)].push((h, array, node));
                     }
                 }
             }
@@ -989,7 +991,7 @@ impl Seen {
     fn new() -> Seen {
         Seen {
             sizes: vec![Vec::new()],
-            strings: vec![Vec::new()],
+            strings: (0..strings::BUCKETS).map(|_| Vec::new()).collect(),
             ..Seen::default()
         }
     }

@@ -5,9 +5,10 @@
 //! hashed in the references' pass, as that pass reaches the String (its `value` array is
 //! among the references the pass has just read: no id is looked up), by a hash seeded at
 //! random per run (64 bits, the length included), so that a dump cannot make two values
-//! collide on purpose; the pass keeps 16 bytes per String. Right after it, one pass over
-//! those hashes with two bits per slot of a table of 4 slots per String (1 byte a String)
-//! drops the values seen once (most of them); only the rest are kept (in a temporary file
+//! collide on purpose; the pass keeps 16 bytes per String, in one of [`BUCKETS`] lists by
+//! its hash. Right after it, each list's hashes, with two bits per slot of a table of 4
+//! slots per String (1 byte a String), drop the values seen once (most of them), the lists
+//! in parallel; only the rest are kept (in a temporary file
 //! through the path search and the dominators, [`super::parked`]), and sorted and grouped
 //! after the dominators, which say which Strings are strongly reachable.
 
@@ -61,12 +62,33 @@ impl StringValues {
 /// A String's row: (hash of its value, its value array, the String).
 pub type Row = (u64, Node, Node);
 
-/// `rows` (from the references' pass) without the values
-/// seen once: two bits per slot (seen, seen again), 4 slots per String. Run right after
-/// that pass, so that the path search's memory does not come on top of every String's.
-/// The rows come in the runs the pass made them in (no run is copied into a larger one:
-/// that would take twice their memory at the pass's end), the kept ones in one array.
+/// The rows of each run of the references' pass go to this many lists by their hash's
+/// top bits, so that the values seen once are dropped list by list, in parallel, each
+/// with a table small enough to stay in a core's cache.
+pub const BUCKETS: usize = 64;
+
+/// The list of a row of hash `h`.
+#[inline]
+pub fn bucket(h: u64) -> usize {
+    (h >> 58) as usize
+}
+
+/// `runs` (from the references' pass: [`BUCKETS`] lists a run, the `k`-th of each holding
+/// the hashes of list `k`) without the values seen once: two bits per slot (seen, seen
+/// again), 4 slots per row of a list. Run right after that pass, so that the path
+/// search's memory does not come on top of every String's.
 pub fn seen_twice(runs: Vec<Vec<Row>>) -> Vec<Row> {
+    use rayon::prelude::*;
+    let mut lists: Vec<Vec<Vec<Row>>> = (0..BUCKETS).map(|_| Vec::new()).collect();
+    for (i, run) in runs.into_iter().enumerate() {
+        lists[i % BUCKETS].push(run);
+    }
+    let kept: Vec<Vec<Row>> = lists.into_par_iter().map(once_dropped).collect();
+    kept.concat()
+}
+
+/// One list's rows without the values seen once in it.
+fn once_dropped(runs: Vec<Vec<Row>>) -> Vec<Row> {
     let all: usize = runs.iter().map(Vec::len).sum();
     let slots = (all * 4).next_power_of_two().max(64);
     let mask = (slots - 1) as u64;
@@ -81,8 +103,7 @@ pub fn seen_twice(runs: Vec<Vec<Row>>) -> Vec<Row> {
     }
     drop(seen);
     let twice = |h: u64| again[(h & mask) as usize / 64] & (1u64 << (h & 63)) != 0;
-    let kept = runs.iter().flatten().filter(|r| twice(r.0)).count();
-    let mut out = Vec::with_capacity(kept);
+    let mut out = Vec::new();
     for run in runs {
         out.extend(run.into_iter().filter(|r| twice(r.0)));
     }
