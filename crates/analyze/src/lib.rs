@@ -55,6 +55,7 @@ mod trace;
 pub mod triage;
 
 use std::path::Path;
+use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
 use hprof_shrink_core::hprof::{tags, Hprof, Tick};
@@ -335,11 +336,16 @@ fn analyze_input(
         }
     }
     let t = timings.step("finder classes", t);
+    // Every object's shallow size in a byte ([`subtrees::SizeCodes`]), by node.
+    let codes: Vec<AtomicU8> = std::iter::repeat_with(|| AtomicU8::new(0))
+        .take(g.ix.len())
+        .collect();
     let (edges, seen) = edges::Edges::build(
         &g,
         Seen::new,
         |seen, node, key, size, unread, refs| {
             seen.add(&wanted, node, key, size, unread);
+            codes[node as usize].store(subtrees::SizeCodes::code(key, size), Relaxed);
             // Each String's value hashed as the pass reaches it, for the duplicates.
             if key == (tags::INSTANCE_DUMP, string_class) {
                 if let Some((h, array)) =
@@ -357,12 +363,10 @@ fn analyze_input(
     );
     let special = seen.special;
     // What the triage reads after the dominators waits on disk through the peak.
-    let sizes = parked::Parked::park(seen.sizes, unpack, "the objects' sizes");
-    let string_rows = parked::Parked::park(
-        vec![strings::seen_twice(seen.strings)],
-        unpack,
-        "the Strings' hashes",
-    );
+    let codes: Vec<u8> = codes.into_iter().map(AtomicU8::into_inner).collect();
+    let sizes = parked::Parked::park(codes, unpack, "the objects' sizes");
+    let twice = strings::seen_twice(seen.strings);
+    let string_rows = parked::Parked::park(twice, unpack, "the Strings' hashes");
     let (all_objects, instances) = (seen.sizer.finish(), Instances::from_pairs(seen.instances));
     let unread = seen.unread;
     give_back_freed_memory();
@@ -962,9 +966,6 @@ struct Seen {
     sizer: Sizer,
     /// Every String's row ([`strings`]), a run for each run of nodes.
     strings: Vec<Vec<strings::Row>>,
-    /// Every object's shallow size in a byte ([`subtrees::SizeCodes`]), in node order,
-    /// a run for each run of nodes.
-    sizes: Vec<Vec<u8>>,
     instances: Vec<(u64, index::Node)>,
     special: Vec<index::Node>,
     /// Instance classes asked about, and what each is (`KNOWN` set), by [`slot_of`].
@@ -977,7 +978,6 @@ impl Default for Seen {
         Seen {
             sizer: Sizer::default(),
             strings: Vec::new(),
-            sizes: Vec::new(),
             instances: Vec::new(),
             special: Vec::new(),
             wants: Box::new([(0, 0); SLOTS]),
@@ -987,10 +987,9 @@ impl Default for Seen {
 }
 
 impl Seen {
-    /// A run's state: one run of rows and sizes, which merging lists, never copies.
+    /// A run's state: its lists of String rows, which merging lists, never copies.
     fn new() -> Seen {
         Seen {
-            sizes: vec![Vec::new()],
             strings: (0..strings::BUCKETS).map(|_| Vec::new()).collect(),
             ..Seen::default()
         }
@@ -1006,9 +1005,6 @@ impl Seen {
         unread: Option<graph::Broken>,
     ) {
         self.sizer.add_sized(key, size);
-        if let Some(run) = self.sizes.last_mut() {
-            run.push(subtrees::SizeCodes::code(key, size));
-        }
         if let Some(why) = unread {
             *self.unread.entry((key.1, why)).or_default() += 1;
         }
@@ -1035,7 +1031,6 @@ impl Seen {
     fn merge(mut a: Seen, b: Seen) -> Seen {
         a.instances.extend(b.instances);
         a.strings.extend(b.strings);
-        a.sizes.extend(b.sizes);
         a.special.extend(b.special);
         for (k, n) in b.unread {
             *a.unread.entry(k).or_default() += n;
@@ -1043,7 +1038,6 @@ impl Seen {
         Seen {
             sizer: Sizer::merge(a.sizer, b.sizer),
             strings: a.strings,
-            sizes: a.sizes,
             instances: a.instances,
             special: a.special,
             wants: a.wants,

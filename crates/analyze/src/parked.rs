@@ -60,33 +60,26 @@ pub enum Parked<T> {
 const BLOCK: usize = 1 << 20;
 
 impl<T: Plain> Parked<T> {
-    /// `runs` (in order) written to a temporary file `unpack` admits, each freed once
-    /// written; kept in memory, as one array, when the file cannot be written.
-    pub fn park(mut runs: Vec<Vec<T>>, unpack: &Unpack, what: &str) -> Parked<T> {
-        let len: usize = runs.iter().map(Vec::len).sum();
-        let mut done = 0;
+    /// `values` written to a temporary file `unpack` admits and freed; kept in memory
+    /// when the file cannot be written (nothing is freed before the file is whole).
+    pub fn park(values: Vec<T>, unpack: &Unpack, what: &str) -> Parked<T> {
+        let len = values.len();
         let written = unpack.tempfile(None).and_then(|mut file| {
             unpack.admit(what, (len * T::SIZE) as u64, &file)?;
             let mut buf = vec![0u8; (BLOCK / T::SIZE).max(1) * T::SIZE];
-            for v in runs.iter_mut() {
-                for run in v.chunks((BLOCK / T::SIZE).max(1)) {
-                    let out = &mut buf[..run.len() * T::SIZE];
-                    for (to, &x) in out.chunks_exact_mut(T::SIZE).zip(run) {
-                        x.put(to);
-                    }
-                    file.write_all(out)?;
+            for run in values.chunks((BLOCK / T::SIZE).max(1)) {
+                let out = &mut buf[..run.len() * T::SIZE];
+                for (to, &x) in out.chunks_exact_mut(T::SIZE).zip(run) {
+                    x.put(to);
                 }
-                *v = Vec::new();
-                done += 1;
+                file.write_all(out)?;
             }
             file.flush()?;
             Ok(file)
         });
         match written {
             Ok(file) => Parked::Written { file, len },
-            // Freed runs cannot come back: nothing is kept then.
-            Err(_) if done > 0 => Parked::Held(Vec::new()),
-            Err(_) => Parked::Held(runs.into_iter().flatten().collect()),
+            Err(_) => Parked::Held(values),
         }
     }
 
@@ -117,12 +110,11 @@ mod tests {
         let rows: Vec<(u64, Node, Node)> = (0..100_000u32)
             .map(|i| (u64::from(i).wrapping_mul(0x9E37_79B9_7F4A_7C15), i, !i))
             .collect();
-        let runs = vec![rows[..10].to_vec(), Vec::new(), rows[10..].to_vec()];
-        let parked = Parked::park(runs, &Unpack::default(), "rows");
+        let parked = Parked::park(rows.clone(), &Unpack::default(), "rows");
         assert!(matches!(parked, Parked::Written { .. }));
         assert_eq!(parked.take().unwrap(), rows);
         let bytes: Vec<u8> = (0..3_000_000u32).map(|i| (i % 251) as u8).collect();
-        let parked = Parked::park(vec![bytes.clone()], &Unpack::default(), "bytes");
+        let parked = Parked::park(bytes.clone(), &Unpack::default(), "bytes");
         assert_eq!(parked.take().unwrap(), bytes);
     }
 }

@@ -6,9 +6,9 @@
 //! among the references the pass has just read: no id is looked up), by a hash seeded at
 //! random per run (64 bits, the length included), so that a dump cannot make two values
 //! collide on purpose; the pass keeps 16 bytes per String, in one of [`BUCKETS`] lists by
-//! its hash. Right after it, each list's hashes, with two bits per slot of a table of 4
-//! slots per String (1 byte a String), drop the values seen once (most of them), the lists
-//! in parallel; only the rest are kept (in a temporary file
+//! its hash. Right after it, each list's hashes, with two tables of two bits per slot and
+//! 4 slots per String (2 bytes a String), drop the values seen once (all but about 1 in
+//! 20 of them), the lists in parallel; only the rest are kept (in a temporary file
 //! through the path search and the dominators, [`super::parked`]), and sorted and grouped
 //! after the dominators, which say which Strings are strongly reachable.
 
@@ -74,9 +74,9 @@ pub fn bucket(h: u64) -> usize {
 }
 
 /// `runs` (from the references' pass: [`BUCKETS`] lists a run, the `k`-th of each holding
-/// the hashes of list `k`) without the values seen once: two bits per slot (seen, seen
-/// again), 4 slots per row of a list. Run right after that pass, so that the path
-/// search's memory does not come on top of every String's.
+/// the hashes of list `k`) without the values seen once ([`once_dropped`]). Run right
+/// after that pass, so that the path search's memory does not come on top of every
+/// String's.
 pub fn seen_twice(runs: Vec<Vec<Row>>) -> Vec<Row> {
     use rayon::prelude::*;
     let mut lists: Vec<Vec<Vec<Row>>> = (0..BUCKETS).map(|_| Vec::new()).collect();
@@ -87,22 +87,32 @@ pub fn seen_twice(runs: Vec<Vec<Row>>) -> Vec<Row> {
     kept.concat()
 }
 
-/// One list's rows without the values seen once in it.
+/// One list's rows without the values seen once in it. Two tables, each of two bits per
+/// slot (seen, seen again) and 4 slots a row, read from different bits of the hash: a
+/// value seen once stays only when it shares a slot with another in both (about 1 in 20).
 fn once_dropped(runs: Vec<Vec<Row>>) -> Vec<Row> {
     let all: usize = runs.iter().map(Vec::len).sum();
     let slots = (all * 4).next_power_of_two().max(64);
     let mask = (slots - 1) as u64;
-    let mut seen = vec![0u64; slots / 64];
-    let mut again = vec![0u64; slots / 64];
+    // The second table's slot from bits above the first's (the list's are the top 6).
+    let at = |h: u64| [h & mask, ((h >> 29) & mask) + slots as u64];
+    let mut seen = vec![0u64; slots * 2 / 64];
+    let mut again = vec![0u64; slots * 2 / 64];
     for &(h, _, _) in runs.iter().flatten() {
-        let (w, b) = ((h & mask) as usize / 64, 1u64 << (h & 63));
-        if seen[w] & b != 0 {
-            again[w] |= b;
+        for k in at(h) {
+            let (w, b) = (k as usize / 64, 1u64 << (k % 64));
+            if seen[w] & b != 0 {
+                again[w] |= b;
+            }
+            seen[w] |= b;
         }
-        seen[w] |= b;
     }
     drop(seen);
-    let twice = |h: u64| again[(h & mask) as usize / 64] & (1u64 << (h & 63)) != 0;
+    let twice = |h: u64| {
+        at(h)
+            .iter()
+            .all(|&k| again[k as usize / 64] & (1u64 << (k % 64)) != 0)
+    };
     let mut out = Vec::new();
     for run in runs {
         out.extend(run.into_iter().filter(|r| twice(r.0)));

@@ -201,6 +201,15 @@ impl Subtrees {
         let slots = Slots::new(doms, &places.iter().flatten().copied().collect::<Vec<_>>());
         let slot_count = slots.as_ref().map_or(1, |s| s.slot.len() + 1);
         let total: Vec<AtomicU64> = (0..numbered).map(|_| AtomicU64::new(0)).collect();
+        // The numbers the super-root dominates directly, as bits: the pass asks of each
+        // object in node order, whose numbers are scattered, and a bit table stays in
+        // cache where the dominators' array would not.
+        let mut top_level = vec![0u64; numbered.div_ceil(64)];
+        for (k, &d) in idom.iter().enumerate().skip(1) {
+            if d == 0 {
+                top_level[k / 64] |= 1 << (k % 64);
+            }
+        }
         const RUN: usize = 1 << 16;
         let nodes = doms.nodes();
         let empty = || Run {
@@ -233,7 +242,7 @@ impl Subtrees {
                     };
                     let to = match place {
                         Place::Vertex(p) => {
-                            if idom[p as usize] == 0 {
+                            if top_level[p as usize / 64] & (1 << (p % 64)) != 0 {
                                 run.top.push((u, p));
                             }
                             p
