@@ -1539,8 +1539,10 @@ async fn put_analyzed(srv: &Srv, packages: &[Vec<u8>]) -> Vec<i64> {
     let mut ids = Vec::new();
     for (i, bytes) in packages.iter().enumerate() {
         let r = put(srv, &format!("p{i}.zip"), bytes.clone(), md5_of(bytes)).await;
-        assert_eq!(r.status(), StatusCode::CREATED);
-        ids.push(json_of(r).await["id"].as_i64().unwrap());
+        let status = r.status();
+        let answer = json_of(r).await;
+        assert_eq!(status, StatusCode::CREATED, "{answer}");
+        ids.push(answer["id"].as_i64().unwrap());
     }
     for id in &ids {
         assert_eq!(
@@ -3770,4 +3772,107 @@ async fn phases(store: &hprof_shrink_serve::store::Store) {
         html.len(),
         json.len()
     );
+}
+
+// ---------------------------------------------------------------- triage, native sizes, no-leak groups
+
+/// A package holding `hprof` as `d.hprof`, with a `result.info` naming this device and
+/// an `extra.info` naming this app version.
+fn dump_package(hprof: &[u8], (sdk, maker, version): (&str, &str, &str)) -> Vec<u8> {
+    let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let opts = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated);
+    w.start_file("result.info", opts).unwrap();
+    // No key known: every leaking object is looked for.
+    let key = hprof_shrink_core::package::manifest::PLACEHOLDER_KEY;
+    writeln!(
+        w,
+        "# t\nsdkVersion={sdk}\nmanufacturer={maker}\nhprofEntry=d.hprof\nleakedActivityKey={key}"
+    )
+    .unwrap();
+    w.start_file("d.hprof", opts).unwrap();
+    w.write_all(hprof).unwrap();
+    let bytes = w.finish().unwrap().into_inner();
+    serve_common::variant(&bytes, &format!("appVersion={version}\n"))
+}
+
+/// A scenario dump (fixtures/README.md, "Scenarios"), or `None` (said) where the JDK
+/// that makes them is missing.
+fn scenario_dump(name: &str) -> Option<Vec<u8>> {
+    use hprof_fixtures::scenarios::{Error, Generator};
+    let gen = Generator::shared(Path::new(env!("CARGO_TARGET_TMPDIR")).join("scenarios"));
+    match gen.get(name) {
+        Ok(s) => Some(std::fs::read(&s.dumps[0]).unwrap()),
+        Err(Error::Unavailable(why)) => {
+            eprintln!("skipping: {name}: {why}");
+            None
+        }
+        Err(Error::Failed(why)) => panic!("{name}: {why}"),
+    }
+}
+
+/// A leak retaining registered native bytes (Bitmap pixels on API 26+) shows them apart
+/// from its Java bytes ("5.8 kB + 20.1 MB native") in the groups list, on the group's
+/// page, in both JSON answers and in the per-version view.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_leak_groups_retained_size_carries_its_native_bytes() {
+    let Some(hprof) = scenario_dump("bitmap-native") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let srv = start(&dir.path().join("data"), Opts::default()).await;
+    let packages = [
+        dump_package(&hprof, ("28", "acme", "1.0")),
+        dump_package(&hprof, ("29", "zeta", "1.0")),
+    ];
+    let ids = put_analyzed(&srv, &packages).await;
+    let a = get_json(&srv.url(&format!("/api/packages/{}", ids[0])), None).await;
+    let leak = &a["analysis"]["leaks"][0];
+    let (java, native) = (
+        leak["retainedBytes"].as_i64().unwrap(),
+        leak["retainedNativeBytes"].as_i64().unwrap(),
+    );
+    assert!(
+        native > 0,
+        "the scenario's leak retains native bytes: {leak}"
+    );
+    let sig = leak["signature"].as_str().unwrap();
+
+    let v = get_json(&srv.url("/api/leaks"), None).await;
+    let g = v["appLeaks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["signature"] == sig)
+        .unwrap_or_else(|| panic!("{v}"));
+    assert_eq!(g["packages"], 2, "{g}");
+    for k in ["min", "p50", "p90", "max"] {
+        assert_eq!(g["retainedBytes"][k], java, "{g}");
+        assert_eq!(g["retainedNativeBytes"][k], native, "{g}");
+    }
+    let shown = hprof_shrink_analyze::render::with_native(java as u64, native as u64);
+    assert!(shown.ends_with(" native"), "{shown}");
+    let (_, page) = get_text(&srv.url("/")).await;
+    assert!(
+        page.contains(&format!("{shown} / {shown}")),
+        "{shown}: {page}"
+    );
+    let (_, page) = get_text(&srv.url(&format!("/groups/{sig}"))).await;
+    assert!(page.contains(&format!("median {shown}")), "{shown}: {page}");
+    assert_eq!(
+        page.matches(&format!("<td class=\"n\">{shown}</td>"))
+            .count(),
+        2
+    );
+    let g = get_json(&srv.url(&format!("/api/leaks/{sig}")), None).await;
+    assert_eq!(g["group"]["retainedNativeBytes"]["max"], native, "{g}");
+    for o in g["occurrences"].as_array().unwrap() {
+        assert_eq!(o["retainedNativeBytes"], native, "{o}");
+    }
+    let v = get_json(&srv.url("/api/versions"), None).await;
+    let here = &v["versions"][0]["groups"][0];
+    assert_eq!(here["retainedNativeBytes"]["p50"], native, "{v}");
+    let (_, page) = get_text(&srv.url("/versions")).await;
+    assert!(page.contains(&shown), "{shown}: {page}");
+    srv.stop().await;
 }

@@ -10,7 +10,7 @@ use super::limits::{self, Cut};
 use super::store::{Filter, LeakRow, Menu, Package, PackageRow, Regrouping};
 use hprof_shrink_analyze::model::Trace;
 use hprof_shrink_analyze::render::html::trace;
-use hprof_shrink_analyze::render::{human, shown};
+use hprof_shrink_analyze::render::{human, shown, with_native};
 
 const STYLE: &str = "
 body{font:14px/1.45 system-ui,sans-serif;margin:1.5em auto;max-width:80em;padding:0 1em;color:#222}
@@ -88,6 +88,11 @@ fn bytes(n: i64) -> String {
     human(n.max(0) as u64)
 }
 
+/// Java bytes with their registered native bytes when any: "5.8 kB + 20.1 MB native".
+fn sized(java: i64, native: i64) -> String {
+    with_native(java.max(0) as u64, native.max(0) as u64)
+}
+
 /// What a regrouping under way says, at the top of the groups page and of a group's.
 fn regrouping(r: Option<&Regrouping>) -> Markup {
     html! {
@@ -139,7 +144,10 @@ fn group_table(groups: &[LeakGroup], r: Option<&Regrouping>) -> Markup {
                     td { (spread(&g.sdk_versions, g.sdk_versions_left_out)) }
                     td { (spread(&g.manufacturers, g.manufacturers_left_out)) }
                     td { (spread(&g.app_versions, g.app_versions_left_out)) }
-                    td.n { (bytes(g.retained_bytes.p50)) " / " (bytes(g.retained_bytes.max)) }
+                    td.n {
+                        (sized(g.retained_bytes.p50, g.retained_native_bytes.p50)) " / "
+                        (sized(g.retained_bytes.max, g.retained_native_bytes.max))
+                    }
                     td { (when(g.first_seen_ms)) }
                     td { (when(g.last_seen_ms)) }
                 }
@@ -218,8 +226,10 @@ pub fn group(
             tr { th { "manufacturer" } td { (spread(&g.manufacturers, g.manufacturers_left_out)) } }
             tr { th { "app version" } td { (spread(&g.app_versions, g.app_versions_left_out)) } }
             tr { th { "retained" } td {
-                "min " (bytes(g.retained_bytes.min)) ", median " (bytes(g.retained_bytes.p50))
-                ", p90 " (bytes(g.retained_bytes.p90)) ", max " (bytes(g.retained_bytes.max))
+                "min " (sized(g.retained_bytes.min, g.retained_native_bytes.min))
+                ", median " (sized(g.retained_bytes.p50, g.retained_native_bytes.p50))
+                ", p90 " (sized(g.retained_bytes.p90, g.retained_native_bytes.p90))
+                ", max " (sized(g.retained_bytes.max, g.retained_native_bytes.max))
             } }
         }
         h2 { "Leak trace (most recent occurrence)" }
@@ -232,7 +242,7 @@ pub fn group(
                     td { a href={ "/packages/" (o.package_id) } { (o.package_name) } }
                     td { (when(o.received_ms)) }
                     td { (column(&o.sdk)) } td { (column(&o.manufacturer)) } td { (column(&o.app_version)) }
-                    td.n { (bytes(o.retained_bytes)) }
+                    td.n { (sized(o.retained_bytes, o.retained_native_bytes)) }
                     td { a href={ "/packages/" (o.package_id) "/analysis" } { "analysis" } }
                 }
             }
@@ -247,6 +257,7 @@ pub struct PackageLeak {
     pub class_name: String,
     pub library: Option<String>,
     pub retained_bytes: i64,
+    pub retained_native_bytes: i64,
 }
 
 /// A `result.info` or `extra.info` as recorded, with what was cut.
@@ -299,7 +310,7 @@ pub fn package(pkg: &Package, leaks: &[PackageLeak], bitmaps: &[DuplicateBuffer]
             @for l in leaks {
                 tr {
                     td { a href={ "/groups/" (l.signature) } { (shown(&l.class_name)) } }
-                    td.n { (bytes(l.retained_bytes)) }
+                    td.n { (sized(l.retained_bytes, l.retained_native_bytes)) }
                     td { @if let Some(lib) = &l.library { "library leak: " (lib) } }
                 }
             }

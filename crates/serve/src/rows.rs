@@ -110,6 +110,9 @@ pub struct LeakRow {
     pub title: Option<String>,
     /// The signature's version; None in rows recorded before it was kept.
     pub signature_version: Option<i64>,
+    /// Registered native bytes retained, apart from `retained_bytes`; 0 in rows recorded
+    /// before they were kept.
+    pub retained_native_bytes: i64,
 }
 
 impl LeakRow {
@@ -129,6 +132,7 @@ impl LeakRow {
             retained_bytes: l.retained_bytes,
             title: l.title.map(str::to_string),
             signature_version: l.signature_version,
+            retained_native_bytes: l.retained_native_bytes,
         }
     }
 
@@ -146,6 +150,7 @@ impl LeakRow {
             retained_bytes: self.retained_bytes,
             title: self.title.as_deref(),
             signature_version: self.signature_version,
+            retained_native_bytes: self.retained_native_bytes,
         }
     }
 }
@@ -166,6 +171,7 @@ pub struct LeakRef<'a> {
     pub retained_bytes: i64,
     pub title: Option<&'a str>,
     pub signature_version: Option<i64>,
+    pub retained_native_bytes: i64,
 }
 
 /// What takes the leak rows a store reads ([`Store::leaks_since`](crate::store::Store::leaks_since)):

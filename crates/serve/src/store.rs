@@ -64,6 +64,11 @@ const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
         "version_order",
         include_str!("migrations/sqlite/0006_version_order.sql"),
     ),
+    (
+        7,
+        "native",
+        include_str!("migrations/sqlite/0007_native.sql"),
+    ),
 ];
 
 const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
@@ -92,6 +97,11 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
         6,
         "version_order",
         include_str!("migrations/postgres/0006_version_order.sql"),
+    ),
+    (
+        7,
+        "native",
+        include_str!("migrations/postgres/0007_native.sql"),
     ),
 ];
 
@@ -181,6 +191,10 @@ macro_rules! props {
     }};
 }
 
+/// One leak of one package as its page lists it: (signature, class name, library,
+/// retained bytes, retained native bytes).
+pub type PackageLeakRow = (String, String, Option<String>, i64, i64);
+
 const BUMP_GENERATION: &str = "UPDATE generation SET n = n + 1 WHERE id = 1";
 
 /// The bump of a transaction that records leaks: the new generation is their stamp. The
@@ -196,7 +210,7 @@ macro_rules! grouped_leaks {
         concat!(
             "SELECT l.id, l.package_id, p.received_ms, p.sdk, p.manufacturer, p.app_version, \
              l.signature, l.class_name, l.library, l.retained_bytes, l.title, \
-             l.signature_version",
+             l.signature_version, l.retained_native_bytes",
             $extra,
             " FROM leaks l JOIN packages p ON p.id = l.package_id \
              WHERE ($1 IS NULL OR p.sdk = $1) AND ($2 IS NULL OR p.manufacturer = $2) \
@@ -222,6 +236,7 @@ macro_rules! leak_row {
             retained_bytes: r.try_get(9)?,
             title: r.try_get(10)?,
             signature_version: r.try_get(11)?,
+            retained_native_bytes: r.try_get(12)?,
         }
     }};
 }
@@ -635,8 +650,9 @@ impl Store {
             for l in &a.leaks {
                 sqlx::query(
                     "INSERT INTO leaks (package_id, signature, class_name, library, \
-                     retained_bytes, trace, generation, title, signature_version) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                     retained_bytes, trace, generation, title, signature_version, \
+                     retained_native_bytes) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
                 )
                 .bind(id)
                 .bind(&l.signature)
@@ -647,6 +663,7 @@ impl Store {
                 .bind(stamp)
                 .bind(limits::cut(&crate::title::short_description(l), limits::NAME_BYTES).as_ref())
                 .bind(i64::from(a.signature_version))
+                .bind(l.retained_native_bytes as i64)
                 .execute(&mut *tx)
                 .await?;
             }
@@ -945,7 +962,7 @@ impl Store {
             .fetch_all(pool)
             .await?;
             rows.iter()
-                .map(|r| Ok(LeakRow::of(&leak_row!(r), r.try_get(12)?)))
+                .map(|r| Ok(LeakRow::of(&leak_row!(r), r.try_get(13)?)))
                 .collect()
         })
     }
@@ -960,18 +977,27 @@ impl Store {
         .await)
     }
 
-    /// The leaks of one package: (signature, class name, library, retained bytes).
-    pub async fn leaks_of(&self, id: i64) -> DbResult<Vec<(String, String, Option<String>, i64)>> {
+    /// The leaks of one package: (signature, class name, library, retained bytes, retained
+    /// native bytes).
+    pub async fn leaks_of(&self, id: i64) -> DbResult<Vec<PackageLeakRow>> {
         on!(self, pool => {
             let rows = sqlx::query(
-                "SELECT signature, class_name, library, retained_bytes FROM leaks \
-                 WHERE package_id = $1 ORDER BY id",
+                "SELECT signature, class_name, library, retained_bytes, retained_native_bytes \
+                 FROM leaks WHERE package_id = $1 ORDER BY id",
             )
             .bind(id)
             .fetch_all(pool)
             .await?;
             rows.iter()
-                .map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?, r.try_get(3)?)))
+                .map(|r| {
+                    Ok((
+                        r.try_get(0)?,
+                        r.try_get(1)?,
+                        r.try_get(2)?,
+                        r.try_get(3)?,
+                        r.try_get(4)?,
+                    ))
+                })
                 .collect()
         })
     }
@@ -1092,7 +1118,7 @@ impl Store {
             .fetch_all(pool)
             .await?;
             rows.iter()
-                .map(|r| Ok(LeakRow::of(&leak_row!(r), r.try_get(12)?)))
+                .map(|r| Ok(LeakRow::of(&leak_row!(r), r.try_get(13)?)))
                 .collect()
         })
     }

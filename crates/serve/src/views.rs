@@ -137,6 +137,7 @@ pub async fn group_api(
                 "manufacturer": limits::column(&o.manufacturer),
                 "appVersion": limits::column(&o.app_version),
                 "retainedBytes": o.retained_bytes,
+                "retainedNativeBytes": o.retained_native_bytes,
             })
         })
         .collect();
@@ -197,11 +198,14 @@ pub async fn package_page(
             .await?
             .into_iter()
             .map(
-                |(signature, class_name, library, retained_bytes)| PackageLeak {
-                    signature,
-                    class_name,
-                    library,
-                    retained_bytes,
+                |(signature, class_name, library, retained_bytes, retained_native_bytes)| {
+                    PackageLeak {
+                        signature,
+                        class_name,
+                        library,
+                        retained_bytes,
+                        retained_native_bytes,
+                    }
                 },
             )
             .collect::<Vec<_>>();
