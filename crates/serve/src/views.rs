@@ -210,7 +210,8 @@ pub async fn package_page(
             )
             .collect::<Vec<_>>();
         let bitmaps = bitmap_groups(&app.store.bitmaps(Some(id)).await?);
-        Ok::<_, ApiError>(pages::package(&p, &leaks, &bitmaps))
+        let triage = app.store.triage(id).await?;
+        Ok::<_, ApiError>(pages::package(&p, &leaks, &bitmaps, triage.as_ref()))
     };
     html_or_not_found(page.await)
 }
