@@ -730,7 +730,10 @@ fn every_step_is_timed_and_named() {
             "traces",
             "unreachable",
             "bitmaps",
+            "counts",
             "dominators",
+            "subtrees",
+            "triage",
             "retained sizes",
             "summary",
             "check"

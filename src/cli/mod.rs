@@ -514,6 +514,18 @@ fn parse_dump(s: &str) -> Result<usize, String> {
     }
 }
 
+/// `1080x2400`: a screen's width and height in pixels, each 1 to 100000.
+fn parse_screen(s: &str) -> Result<(u64, u64), String> {
+    let bad = || format!("{s:?} is not a screen size in pixels, WIDTHxHEIGHT (e.g. 1080x2400)");
+    let (w, h) = s.trim().split_once(['x', 'X', '×']).ok_or_else(bad)?;
+    let w: u64 = w.trim().parse().map_err(|_| bad())?;
+    let h: u64 = h.trim().parse().map_err(|_| bad())?;
+    if !(1..=100_000).contains(&w) || !(1..=100_000).contains(&h) {
+        return Err(bad());
+    }
+    Ok((w, h))
+}
+
 fn parse_secs(s: &str) -> Result<Duration, String> {
     let v: f64 = s
         .parse()
@@ -660,6 +672,12 @@ pub struct AnalyzeArgs {
     /// wrote them one after another), counting from 1 [default: the last].
     #[arg(long, value_name = "N", value_parser = parse_dump)]
     pub dump: Option<usize>,
+
+    /// The device's screen, WIDTHxHEIGHT in pixels, for the triage's large Bitmaps (more
+    /// pixels than the screen's × 1.1) when the heap holds no android.util.DisplayMetrics;
+    /// without either, KOOM's 768x1366 is the bound.
+    #[arg(long, value_name = "WxH", value_parser = parse_screen)]
+    pub screen: Option<(u64, u64)>,
 
     /// Print on stderr every step of the analysis with the time it took and the memory
     /// after it.

@@ -28,6 +28,7 @@ pub fn run(a: AnalyzeArgs) -> Result<(), HostError> {
         ignore_package_key: a.all_leaks,
         pictures: matches!(a.format, AnalyzeFormat::Html | AnalyzeFormat::Matrix),
         dump: a.dump,
+        screen: a.screen,
     };
     let bar = Bar::new(true);
     let progress = |p| bar.update(p);

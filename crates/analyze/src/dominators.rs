@@ -634,6 +634,21 @@ impl Dominators {
         }
     }
 
+    /// Numbers given, the super-root's included.
+    pub fn numbered(&self) -> usize {
+        self.idom.len()
+    }
+
+    /// Number → the number of its immediate dominator (0 for the super-root itself).
+    pub fn idoms(&self) -> &[Pre] {
+        &self.idom
+    }
+
+    /// Nodes in the dump, reachable or not.
+    pub fn nodes(&self) -> usize {
+        self.pre.len()
+    }
+
     /// Every number's node (the super-root's is `NONE`) and every number's retained bytes
     /// (itself and all it dominates, leaves included), for `diff`'s census: 12 bytes per
     /// numbered object. One pass over the nodes (`size` of each reachable one, `gone` of

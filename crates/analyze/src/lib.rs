@@ -8,13 +8,19 @@
 //! 3. `dominators`: immediate dominators from that search, retained sizes from them;
 //! 4. `leaks` finds the leaking objects, `trace` explains each one (statuses from
 //!    `status`, known leaks from [`library`]), [`bitmaps`] groups duplicate buffers;
-//! 5. [`render`] writes text, JSON, Matrix's `result.json` or one HTML page.
+//! 5. `native_size` credits each object the native bytes registered for it
+//!    (NativeAllocationRegistry), counted in every retained size apart from the Java
+//!    bytes, and [`triage`] says what the dump holds for a reader without a leak (top
+//!    retainers, accumulation points, the largest arrays, counts, Bitmaps, duplicate
+//!    Strings), from the dominator tree and passes that run anyway;
+//! 6. [`render`] writes text, JSON, Matrix's `result.json` or one HTML page.
 //!
 //! What an analysis keeps is bounded whatever the dump ([`limits`]), and every name it
 //! takes from the dump is escaped and cut ([`shown`]).
 
 pub mod bitmaps;
 pub mod census;
+mod counts;
 mod device;
 pub mod diff;
 mod dominators;
@@ -33,6 +39,7 @@ mod map;
 pub mod mapping;
 mod metadata;
 pub mod model;
+mod native_size;
 mod offsets;
 mod reach;
 #[cfg(test)]
@@ -41,7 +48,10 @@ mod refs;
 pub mod render;
 pub mod shown;
 mod spare;
+mod strings;
+mod subtrees;
 mod trace;
+pub mod triage;
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -78,6 +88,9 @@ pub struct Options {
     pub pictures: bool,
     /// Which heap dump of a file holding several to analyze, from 1; `None`: the last.
     pub dump: Option<usize>,
+    /// The screen (width, height in pixels) large Bitmaps are measured against when the
+    /// heap holds no DisplayMetrics.
+    pub screen: Option<(u64, u64)>,
 }
 
 impl Default for Options {
@@ -89,6 +102,7 @@ impl Default for Options {
             ignore_package_key: false,
             pictures: true,
             dump: None,
+            screen: None,
         }
     }
 }
@@ -285,11 +299,23 @@ fn analyze_input(
     // reads every object for its references.
     let heap = inspect::heap::Heap::new(g.ix, &g);
     let kinds = inspect::kinds::Kinds::new(&heap);
+    // And the instances the triage reads: Cleaners (native sizes), the classes it
+    // counts, Strings.
+    let cleaners = native_size::cleaner_classes(&g);
+    let counted_classes = counts::Classes::new(&g, &kinds);
+    let string_values = strings::StringValues::new(&g);
+    let string_class = string_values.as_ref().map_or(u64::MAX, |v| v.class);
+    let triage_classes: Vec<u64> = cleaners
+        .iter()
+        .copied()
+        .chain(counted_classes.all())
+        .collect();
     let mut wanted: Map<u64, u8> = Map::default();
     for c in leaks::destroyed_info_classes(&g)
         .into_iter()
         .chain(finders::wanted(&kinds, &heap))
         .chain(g.class_named("android.graphics.Bitmap"))
+        .chain(triage_classes.iter().copied())
     {
         *wanted.entry(c).or_default() |= WANTED;
     }
@@ -302,10 +328,19 @@ fn analyze_input(
     let (edges, seen) = edges::Edges::build(
         &g,
         Seen::default,
-        |seen, node, key, size, unread| seen.add(&wanted, node, key, size, unread),
+        |seen, node, key, size, unread| {
+            seen.add(&wanted, node, key, size, unread);
+            // Each String's value hashed as the pass reaches it, for the duplicates.
+            if key == (tags::INSTANCE_DUMP, string_class) {
+                if let Some(h) = string_values.as_ref().and_then(|v| v.hash(&g, node)) {
+                    seen.strings.push((h, node));
+                }
+            }
+        },
         Seen::merge,
     );
     let special = seen.special;
+    let string_rows = strings::seen_twice(seen.strings);
     let (all_objects, instances) = (seen.sizer.finish(), Instances::from_pairs(seen.instances));
     let unread = seen.unread;
     give_back_freed_memory();
@@ -440,11 +475,13 @@ fn analyze_input(
             signature: leak_signature,
             trace_signature: Some(signature),
             retained_bytes: 0,
+            retained_native_bytes: 0,
             retained_objects: 0,
             trace_count: 1,
             object_ids: Vec::new(),
             total_retained_bytes: 0,
             total_retained_objects: 0,
+            total_retained_native_bytes: 0,
             trace,
         });
     }
@@ -479,6 +516,23 @@ fn analyze_input(
         options.min_bitmap_bytes,
         options.pictures,
     );
+    let t = timings.step("bitmaps", t);
+    let native = native_size::registered(&g, &instances, &cleaners);
+    let mut counted = counts::take(
+        &g,
+        &reach,
+        &ins,
+        &instances,
+        &counted_classes,
+        &native,
+        options.screen,
+    );
+    if let Some(values) = &string_values {
+        (
+            counted.duplicate_strings,
+            counted.duplicate_strings_left_out,
+        ) = strings::duplicates(&g, &reach, values, string_rows);
+    }
     drop(instances);
     notes.extend(ins.take_notes());
     if input.shrunk {
@@ -490,7 +544,7 @@ fn analyze_input(
     if let Some(note) = unread_note(&g, &unread, leaks_out.is_empty()) {
         notes.push(note);
     }
-    let t = timings.step("bitmaps", t);
+    let t = timings.step("counts", t);
 
     // The paths are made; their memory goes before the dominators take theirs.
     let roots: Vec<index::Node> = {
@@ -498,15 +552,23 @@ fn analyze_input(
         r.sort_unstable_by_key(|&n| ix.offset(n));
         r
     };
-    // Its arrays go to the next step rather than back to the system.
-    let mut spare = spare::Spare::default();
-    // A census names its retainers by their paths: it keeps the search.
-    let reach = if take_census {
-        Some(reach)
-    } else {
-        reach.into_spare(&mut spare);
-        None
-    };
+    // The paths, the id lookup and the inspectors stay for the triage's objects, known
+    // once the dominators are (the paths' parents and states, 5 bytes an object, and the
+    // lookup's 2 held through the dominators).
+    let spare = spare::Spare::default();
+    let doms = dominators::Dominators::compute(edges, ix.len(), &roots, spare, control)?;
+    timings.dominator_bytes = doms.peak_bytes;
+    timings.dominator_steps = doms.steps;
+    timings.dominator_depth = doms.depth;
+    let t = timings.step("dominators", t);
+    let trees = subtrees::Subtrees::compute(&g, &doms, &native, triage::LIST_CAP);
+    let t = timings.step("subtrees", t);
+    let leak_native: Vec<u64> = leak_nodes
+        .iter()
+        .map(|&n| trees.of_node(&g, &doms, n, &native).1)
+        .collect();
+    let triage = triage::assemble(&g, &reach, &ins, &doms, &trees, &native, counted);
+    drop((trees, native));
     // Nothing below looks an id up: the lookup table goes too, and the graph is made again
     // on what remains, with the same per-class tables.
     drop(ins);
@@ -514,11 +576,9 @@ fn analyze_input(
     drop(g);
     ix.release_lookup();
     let g = Graph::with_classes(&ix, classes, options.mapping.as_ref());
-    let doms = dominators::Dominators::compute(edges, ix.len(), &roots, spare, control)?;
-    timings.dominator_bytes = doms.peak_bytes;
-    timings.dominator_steps = doms.steps;
-    timings.dominator_depth = doms.depth;
-    let mut t = timings.step("dominators", t);
+    let mut t = timings.step("triage", t);
+    // A census names its retainers by their paths: it keeps the search.
+    let reach = take_census.then_some(reach);
     let (reachable_objects, reachable_edges) = (doms.reachable, doms.edges);
     let census = match &reach {
         Some(reach) => {
@@ -548,14 +608,15 @@ fn analyze_input(
         }
     }
     by_class.retain(|_, (objects, _)| *objects > 0);
-    for (leak, r) in leaks_out.iter_mut().zip(retained) {
+    for ((leak, r), native) in leaks_out.iter_mut().zip(retained).zip(leak_native) {
         (leak.retained_bytes, leak.retained_objects) = (r.bytes, r.objects);
+        leak.retained_native_bytes = native;
     }
     let t = timings.step("retained sizes", t);
     control.check()?;
     leaks_out.sort_by(|a, b| {
-        b.retained_bytes
-            .cmp(&a.retained_bytes)
+        (b.retained_bytes + b.retained_native_bytes)
+            .cmp(&(a.retained_bytes + a.retained_native_bytes))
             .then(a.object_id.cmp(&b.object_id))
     });
     let leaks_out = one_per_signature(leaks_out);
@@ -618,6 +679,7 @@ fn analyze_input(
         heap_bytes: total_bytes,
         reachable_objects,
         reachable_bytes: all.bytes,
+        reachable_native_bytes: triage.heap_native_bytes,
         reachable_edges,
         heaps,
         omitted_heaps,
@@ -655,6 +717,7 @@ fn analyze_input(
         omitted_unreachable: more_unreachable,
         duplicate_bitmaps,
         omitted_duplicate_bitmaps,
+        triage: Some(triage),
         notes,
         omitted_notes,
     };
@@ -843,6 +906,8 @@ const SPECIAL: u8 = 2;
 /// reads, in node order, and the objects whose references could not be read.
 struct Seen {
     sizer: Sizer,
+    /// (hash of the value, String) of every String ([`strings`]).
+    strings: Vec<(u64, index::Node)>,
     instances: Vec<(u64, index::Node)>,
     special: Vec<index::Node>,
     /// Instance classes asked about, and what each is (`KNOWN` set), by [`slot_of`].
@@ -854,6 +919,7 @@ impl Default for Seen {
     fn default() -> Seen {
         Seen {
             sizer: Sizer::default(),
+            strings: Vec::new(),
             instances: Vec::new(),
             special: Vec::new(),
             wants: Box::new([(0, 0); SLOTS]),
@@ -898,12 +964,14 @@ impl Seen {
 
     fn merge(mut a: Seen, b: Seen) -> Seen {
         a.instances.extend(b.instances);
+        a.strings.extend(b.strings);
         a.special.extend(b.special);
         for (k, n) in b.unread {
             *a.unread.entry(k).or_default() += n;
         }
         Seen {
             sizer: Sizer::merge(a.sizer, b.sizer),
+            strings: a.strings,
             instances: a.instances,
             special: a.special,
             wants: a.wants,
@@ -939,6 +1007,7 @@ fn one_per_signature(leaks: Vec<Leak>) -> Vec<Leak> {
                 first.object_ids.push(l.object_id);
                 first.total_retained_bytes += l.retained_bytes;
                 first.total_retained_objects += l.retained_objects;
+                first.total_retained_native_bytes += l.retained_native_bytes;
             }
             None => {
                 at.insert(l.signature.clone(), out.len());
@@ -947,6 +1016,7 @@ fn one_per_signature(leaks: Vec<Leak>) -> Vec<Leak> {
                     object_ids: vec![l.object_id],
                     total_retained_bytes: l.retained_bytes,
                     total_retained_objects: l.retained_objects,
+                    total_retained_native_bytes: l.retained_native_bytes,
                     ..l
                 });
             }

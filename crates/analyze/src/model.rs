@@ -68,6 +68,9 @@ pub struct Analysis {
     pub duplicate_bitmaps: Vec<BitmapGroup>,
     #[serde(default)]
     pub omitted_duplicate_bitmaps: u64,
+    /// What the dump holds, for a reader without a leak to look at (docs/analyze.md).
+    #[serde(default)]
+    pub triage: Option<super::triage::Triage>,
     /// What the reader should know: a shrunk dump's dropped arrays, a key not found, …
     pub notes: Vec<String>,
     #[serde(default)]
@@ -149,6 +152,9 @@ pub struct DumpSummary {
     pub reachable_objects: u64,
     /// Their shallow bytes (the retained size of all GC roots together).
     pub reachable_bytes: u64,
+    /// The registered native bytes they own (Android 7+: NativeAllocationRegistry).
+    #[serde(default)]
+    pub reachable_native_bytes: u64,
     /// Strong references between reachable objects.
     pub reachable_edges: u64,
     /// The heaps the dump names (ART: app, zygote, image), with their objects.
@@ -204,8 +210,12 @@ pub struct Leak {
     /// and the reference's generic name, concatenated (LeakCanary's trace signature).
     #[serde(default)]
     pub trace_signature: Option<String>,
-    /// The shown trace's leaking object's retained size (ahat's model).
+    /// The shown trace's leaking object's retained size (ahat's model): the shallow Java
+    /// bytes of its dominator subtree.
     pub retained_bytes: u64,
+    /// Registered native bytes retained (Android 7+: NativeAllocationRegistry), apart.
+    #[serde(default)]
+    pub retained_native_bytes: u64,
     pub retained_objects: u64,
     /// Leaking objects with this signature (traces LeakCanary groups as one leak); the
     /// trace shown is the one retaining the most.
@@ -221,6 +231,9 @@ pub struct Leak {
     pub total_retained_bytes: u64,
     #[serde(default)]
     pub total_retained_objects: u64,
+    /// The sum of their registered native bytes retained.
+    #[serde(default)]
+    pub total_retained_native_bytes: u64,
     pub trace: Trace,
 }
 

@@ -7,7 +7,9 @@
 use base64::Engine;
 use maud::{html, Markup};
 
-use super::{counted, grouped, human, omitted_steps_text, reference_text, retaining, shown};
+use super::{
+    counted, grouped, human, omitted_steps_text, reference_text, retaining_with_native, shown,
+};
 use crate::limits::MAX_BITMAP_GROUPS;
 use crate::model::{Analysis, Trace};
 
@@ -45,10 +47,11 @@ pub fn render(a: &Analysis, pictures: &[(String, Vec<u8>)]) -> String {
             @if let Some(device) = super::text::device_line(&a.metadata) {
                 tr { th { "from the heap" } td { (device) } }
             }
-            tr { th { "strongly reachable" } td.n { (counted(d.reachable_objects, "object")) ", " (human(d.reachable_bytes)) } }
+            tr { th { "strongly reachable" } td.n { (counted(d.reachable_objects, "object")) ", " (super::with_native(d.reachable_bytes, d.reachable_native_bytes)) } }
             @for (k, v) in &a.input.manifest { tr { th { (shown(k)) } td { (shown(v)) } } }
             @for (k, v) in &a.input.extra { tr { th { (shown(k)) } td { (shown(v)) } } }
         }
+        @if let (true, Some(t)) = (a.leaks.is_empty(), &a.triage) { (super::triage::html(t)) }
         h2 { (counted(a.leaks.len() as u64 + a.omitted_leaks, "leak")) }
         @if a.omitted_leaks > 0 { p.note { "The first " (a.leaks.len()) " found are listed." } }
         @if let Some(k) = &a.key { p { "Key: " code { (shown(k)) } } }
@@ -56,12 +59,12 @@ pub fn render(a: &Analysis, pictures: &[(String, Vec<u8>)]) -> String {
             h3 { "Leak " (i + 1) ": " (shown(&leak.class_name))
                 @if leak.library_leak.is_some() { " (library leak)" } }
             p {
-                "Retaining " b { (retaining(leak.retained_bytes, leak.retained_objects)) } ". "
+                "Retaining " b { (retaining_with_native(leak.retained_bytes, leak.retained_native_bytes, leak.retained_objects)) } ". "
                 span.sig { "signature " (shown(&leak.signature)) }
                 @if !leak.finders.is_empty() { br; span.sig { "found by " (shown(&leak.finders.join(", "))) } }
                 @if leak.trace_count > 1 {
                     br; "Showing 1 trace of " (leak.trace_count) " with this signature, retaining "
-                    (retaining(leak.total_retained_bytes, leak.total_retained_objects)) " together."
+                    (retaining_with_native(leak.total_retained_bytes, leak.total_retained_native_bytes, leak.total_retained_objects)) " together."
                 }
             }
             @if let Some(lib) = &leak.library_leak {
@@ -113,6 +116,7 @@ pub fn render(a: &Analysis, pictures: &[(String, Vec<u8>)]) -> String {
                 }
             }
         }
+        @if let (false, Some(t)) = (a.leaks.is_empty(), &a.triage) { (super::triage::html(t)) }
         h2 { "Largest classes" }
         table {
             tr { th { "class" } th { "instances" } th { "shallow bytes" } }

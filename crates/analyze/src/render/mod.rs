@@ -7,6 +7,7 @@ pub mod growth;
 pub mod html;
 pub mod matrix;
 pub mod text;
+pub mod triage;
 
 use super::model::Analysis;
 pub use super::shown::shown;
@@ -128,12 +129,29 @@ pub fn omitted_steps_text(n: u64) -> String {
 /// `16.0 kB (16,017 bytes) in 2 objects`, `17 bytes in 1 object`: what a leak retains, as
 /// every output shows it.
 pub fn retaining(bytes: u64, objects: u64) -> String {
-    let size = if bytes < 1000 {
+    retaining_with_native(bytes, 0, objects)
+}
+
+/// `16.0 kB (16,017 bytes) + 20.1 MB native in 2 objects`: registered native bytes apart.
+pub fn retaining_with_native(bytes: u64, native: u64, objects: u64) -> String {
+    let mut size = if bytes < 1000 {
         human(bytes)
     } else {
         format!("{} ({} bytes)", human(bytes), grouped(bytes))
     };
+    if native > 0 {
+        size = format!("{size} + {} native", human(native));
+    }
     format!("{size} in {}", counted(objects, "object"))
+}
+
+/// `5.8 kB + 20.1 MB native`; the Java bytes alone when there are no native ones.
+pub fn with_native(bytes: u64, native: u64) -> String {
+    if native == 0 {
+        human(bytes)
+    } else {
+        format!("{} + {} native", human(bytes), human(native))
+    }
 }
 
 #[cfg(test)]
@@ -150,6 +168,12 @@ mod tests {
         assert_eq!(human(999), "999 bytes");
         assert_eq!(retaining(1, 1), "1 byte in 1 object");
         assert_eq!(retaining(16017, 2), "16.0 kB (16,017 bytes) in 2 objects");
+        assert_eq!(
+            retaining_with_native(5800, 20_100_000, 3),
+            "5.8 kB (5,800 bytes) + 20.1 MB native in 3 objects"
+        );
+        assert_eq!(with_native(5800, 0), "5.8 kB");
+        assert_eq!(with_native(5800, 20_100_000), "5.8 kB + 20.1 MB native");
     }
 
     #[test]

@@ -12,8 +12,8 @@
 use std::fmt::Write;
 
 use super::{
-    counted, grouped, human, omitted_steps_text, reference_parts, retaining, shown,
-    size_as_leakcanary,
+    counted, grouped, human, omitted_steps_text, reference_parts, retaining_with_native, shown,
+    size_as_leakcanary, with_native,
 };
 use crate::model::{Analysis, HeapMetadata, Leak, Step, Trace, UnreachableObject};
 
@@ -64,12 +64,27 @@ pub fn render(a: &Analysis) -> String {
         let _ = writeln!(o, "{k}: {}", shown(&v));
     }
     let _ = writeln!(o, "{BAR}");
+    // The triage comes first when there is no leak to read.
+    let triage_first = a.leaks.is_empty();
+    if let (true, Some(t)) = (triage_first, &a.triage) {
+        triage(&mut o, t);
+    }
     ours(&mut o, a);
     ours_unreachable(&mut o, a);
     let _ = writeln!(o, "{BAR}");
     bitmaps(&mut o, a);
     let _ = writeln!(o, "{BAR}");
+    if let (false, Some(t)) = (triage_first, &a.triage) {
+        triage(&mut o, t);
+    }
     o
+}
+
+/// The TRIAGE section, ending with a bar.
+fn triage(o: &mut String, t: &crate::triage::Triage) {
+    let _ = writeln!(o, "TRIAGE\n");
+    super::triage::text(o, t);
+    let _ = writeln!(o, "{BAR}");
 }
 
 /// METADATA's lines, LeakCanary's keys in its order: the device and app as the heap says
@@ -166,10 +181,12 @@ fn leak_text(l: &Leak) -> String {
         let _ = writeln!(o, "Leak pattern: {}", shown(pattern));
         let _ = writeln!(o, "Description: {}", shown(&lib.description));
     }
+    // Shark's retained sizes count the registered native bytes (its
+    // AndroidNativeSizeMapper), as its text shows them.
     let total = if l.trace_count > 1 || l.total_retained_bytes > 0 {
-        l.total_retained_bytes
+        l.total_retained_bytes + l.total_retained_native_bytes
     } else {
-        l.retained_bytes
+        l.retained_bytes + l.retained_native_bytes
     };
     let _ = writeln!(o, "{total} bytes retained by leaking objects");
     if l.trace_count > 1 {
@@ -183,7 +200,10 @@ fn leak_text(l: &Leak) -> String {
     write_trace(
         &mut o,
         &l.trace,
-        Some((l.retained_bytes, l.retained_objects)),
+        Some((
+            l.retained_bytes + l.retained_native_bytes,
+            l.retained_objects,
+        )),
     );
     if l.library_leak.is_none() {
         // LeakCanary ends an application leak's text without a newline.
@@ -302,7 +322,7 @@ fn ours(o: &mut String, a: &Analysis) {
         ),
         counted(d.gc_roots, "GC root"),
         grouped(d.reachable_objects),
-        human(d.reachable_bytes),
+        with_native(d.reachable_bytes, d.reachable_native_bytes),
     );
     match &a.key {
         Some(k) => {
@@ -379,7 +399,11 @@ fn ours(o: &mut String, a: &Analysis) {
         let _ = writeln!(
             o,
             "  Retaining {} (dominators, as ahat)",
-            retaining(leak.retained_bytes, leak.retained_objects)
+            retaining_with_native(
+                leak.retained_bytes,
+                leak.retained_native_bytes,
+                leak.retained_objects
+            )
         );
         if leak.trace_count > 1 {
             let ids: Vec<String> = leak
@@ -392,7 +416,11 @@ fn ours(o: &mut String, a: &Analysis) {
                 "  {} with this signature ({}), retaining {} together",
                 counted(leak.trace_count, "leaking object"),
                 ids.join(", "),
-                retaining(leak.total_retained_bytes, leak.total_retained_objects)
+                retaining_with_native(
+                    leak.total_retained_bytes,
+                    leak.total_retained_native_bytes,
+                    leak.total_retained_objects
+                )
             );
         }
     }
