@@ -676,12 +676,26 @@ async fn hostile_values_are_escaped_on_every_page() {
         .as_str()
         .unwrap()
         .to_string();
+    // A package without a leak whose objects' class is the script: its triage and its
+    // no-leak group name it.
+    let no_leak = dump_package(
+        &chain_dump_of(20, evil),
+        ("26", "<img src=x onerror=alert(2)>", evil),
+    );
+    let id = put_analyzed(&srv, &[no_leak]).await[0];
+    let no_leak_sig = get_json(&srv.url("/api/no-leak"), None).await["groups"][0]["signature"]
+        .as_str()
+        .unwrap()
+        .to_string();
     for path in [
         "/".to_string(),
         format!("/groups/{sig}"),
         "/packages/1".into(),
         "/packages".into(),
         "/packages/1/analysis".into(),
+        format!("/packages/{id}"),
+        "/no-leak".into(),
+        format!("/no-leak/{no_leak_sig}"),
     ] {
         let (st, page) = get_text(&srv.url(&path)).await;
         assert_eq!(st, 200, "{path}");
@@ -1539,8 +1553,10 @@ async fn put_analyzed(srv: &Srv, packages: &[Vec<u8>]) -> Vec<i64> {
     let mut ids = Vec::new();
     for (i, bytes) in packages.iter().enumerate() {
         let r = put(srv, &format!("p{i}.zip"), bytes.clone(), md5_of(bytes)).await;
-        assert_eq!(r.status(), StatusCode::CREATED);
-        ids.push(json_of(r).await["id"].as_i64().unwrap());
+        let status = r.status();
+        let answer = json_of(r).await;
+        assert_eq!(status, StatusCode::CREATED, "{answer}");
+        ids.push(answer["id"].as_i64().unwrap());
     }
     for id in &ids {
         assert_eq!(
@@ -1838,6 +1854,15 @@ async fn on_sqlite_the_versions_view_kept_change_by_change_equals_one_from_scrat
     store.close().await;
 }
 
+/// What is kept of the triage, through the store: see `triage_rows_round_trip`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_sqlite_the_triage_and_the_no_leak_groups_are_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, zip) = sqlite_store(dir.path()).await;
+    serve_common::triage_rows_round_trip(&store, &store, &zip).await;
+    store.close().await;
+}
+
 /// `/api/versions` and `/versions`: packages of two leak signatures with app versions
 /// 1.0, 1.1, 1.9 and 1.10, first received in that order; the versions in that order (not
 /// their text's), the group new in 1.1 marked new there, each version's counts.
@@ -1913,6 +1938,11 @@ fn logged(srv: &Srv) -> String {
 /// A dump of `n` objects in one chain from a JNI global root (ids of 4 bytes, 21 bytes per
 /// object), written raw: what the analysis's memory grows with, in few bytes of package.
 fn chain_dump(n: u32) -> Vec<u8> {
+    chain_dump_of(n, "com.example.Node")
+}
+
+/// The same, its objects of class `class`.
+fn chain_dump_of(n: u32, class: &str) -> Vec<u8> {
     let mut out = b"JAVA PROFILE 1.0.3\0".to_vec();
     let u4 = |v: &mut Vec<u8>, x: u32| v.extend_from_slice(&x.to_be_bytes());
     u4(&mut out, 4);
@@ -1924,11 +1954,7 @@ fn chain_dump(n: u32) -> Vec<u8> {
         out.extend_from_slice(&(body.len() as u32).to_be_bytes());
         out.extend_from_slice(body);
     };
-    for (id, s) in [
-        (1u32, "java.lang.Object"),
-        (2, "com.example.Node"),
-        (3, "next"),
-    ] {
+    for (id, s) in [(1u32, "java.lang.Object"), (2, class), (3, "next")] {
         let mut b = id.to_be_bytes().to_vec();
         b.extend_from_slice(s.as_bytes());
         record(&mut out, 0x01, &b);
@@ -3770,4 +3796,330 @@ async fn phases(store: &hprof_shrink_serve::store::Store) {
         html.len(),
         json.len()
     );
+}
+
+// ---------------------------------------------------------------- triage, native sizes, no-leak groups
+
+/// A package holding `hprof` as `d.hprof`, with a `result.info` naming this device and
+/// an `extra.info` naming this app version.
+fn dump_package(hprof: &[u8], (sdk, maker, version): (&str, &str, &str)) -> Vec<u8> {
+    let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let opts = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated);
+    w.start_file("result.info", opts).unwrap();
+    // No key known: every leaking object is looked for.
+    let key = hprof_shrink_core::package::manifest::PLACEHOLDER_KEY;
+    writeln!(
+        w,
+        "# t\nsdkVersion={sdk}\nmanufacturer={maker}\nhprofEntry=d.hprof\nleakedActivityKey={key}"
+    )
+    .unwrap();
+    w.start_file("d.hprof", opts).unwrap();
+    w.write_all(hprof).unwrap();
+    let bytes = w.finish().unwrap().into_inner();
+    serve_common::variant(&bytes, &format!("appVersion={version}\n"))
+}
+
+/// Text as maud writes it in a page.
+fn escaped(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// The signature docs/serve.md gives a path of an analysis JSON ("Packages without a
+/// leak"), computed here: SHA-1 (hex) of the root's type and each step's class and its
+/// reference's generic name, a line each, a gap as `…`.
+fn path_signature(path: &Value) -> String {
+    use sha1::{Digest, Sha1};
+    let mut lines = vec![path["root"].as_str().unwrap().to_string()];
+    let gap = (path["omittedSteps"].as_u64().unwrap_or(0) > 0)
+        .then(|| path["omittedAfter"].as_u64().unwrap() as usize);
+    for (i, step) in path["steps"].as_array().unwrap().iter().enumerate() {
+        if gap == Some(i) {
+            lines.push("…".into());
+        }
+        let mut line = step["className"].as_str().unwrap().to_string();
+        let r = &step["reference"];
+        if !r.is_null() {
+            let generic = match (r["genericName"].as_str(), r["kind"].as_str()) {
+                (Some(g), _) => g,
+                (None, Some("array")) => "[x]",
+                (None, _) => r["name"].as_str().unwrap(),
+            };
+            line = format!("{line} {generic}");
+        }
+        lines.push(line);
+    }
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    hex(&Sha1::digest(text.as_bytes()))
+}
+
+/// A path of an analysis JSON.
+fn trace_of(v: &Value) -> hprof_shrink_analyze::Trace {
+    serde_json::from_value(v.clone()).unwrap()
+}
+
+/// A package's page shows its analysis's triage: every top retainer with its retained
+/// size (Java + native) and its path, the counts, the Bitmaps, the threads; a package
+/// whose recorded analysis has no triage (analyzed before it existed) says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_packages_page_shows_its_triage_and_one_analyzed_before_it_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let zip = std::fs::read(package(dir.path(), "a.zip", &[])).unwrap();
+    let data = dir.path().join("data");
+    let srv = start(&data, Opts::default()).await;
+    let id = put_analyzed(&srv, &[zip]).await[0];
+    let v = get_json(&srv.url(&format!("/api/packages/{id}")), None).await;
+    let t = &v["analysis"]["triage"];
+    let (status, page) = get_text(&srv.url(&format!("/packages/{id}"))).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(page.contains("<h2>Triage</h2>"), "{page}");
+    let retainers = t["topRetainers"].as_array().unwrap();
+    assert!(!retainers.is_empty(), "{t}");
+    let u = |v: &Value| v.as_u64().unwrap();
+    // Each retainer's row, in order, after the leaks.
+    let mut from = page.find("<h2>Triage</h2>").unwrap();
+    for r in retainers {
+        let size = hprof_shrink_analyze::render::with_native(
+            u(&r["retainedBytes"]),
+            u(&r["retainedNativeBytes"]),
+        );
+        let class = escaped(r["className"].as_str().unwrap());
+        let row = format!("<td class=\"n\">{size}</td>");
+        let at = from
+            + page[from..]
+                .find(&row)
+                .unwrap_or_else(|| panic!("{row}: {page}"));
+        let line = &page[at..at + page[at..].find("</tr>").unwrap()];
+        from = at + line.len();
+        assert!(line.contains(&class), "{class}: {line}");
+        if !r["path"].is_null() {
+            let path = hprof_shrink_analyze::render::triage::one_line(&trace_of(&r["path"]));
+            assert!(line.contains(&escaped(&path)), "{path}: {line}");
+        }
+    }
+    let c = &t["counts"];
+    for (name, key) in [
+        ("Activities", "activities"),
+        ("Fragments", "fragments"),
+        ("Windows", "windows"),
+        ("Bitmaps", "bitmaps"),
+        ("threads", "threads"),
+    ] {
+        let want = format!("<th>{name}</th><td class=\"n\">{}</td>", c[key]);
+        assert!(page.contains(&want), "{want}: {page}");
+    }
+    let b = &t["bitmaps"];
+    assert!(
+        page.contains(&format!("{} Bitmaps of the app", b["count"])),
+        "{page}"
+    );
+    for x in b["largest"].as_array().unwrap() {
+        assert!(
+            page.contains(&format!("{} × {}", x["width"], x["height"])),
+            "{x}: {page}"
+        );
+    }
+    for g in t["threads"].as_array().unwrap() {
+        let name = escaped(g["name"].as_str().unwrap());
+        assert!(page.contains(&format!("{name} ×{}", g["count"])), "{g}");
+    }
+    srv.stop().await;
+
+    // The same package as a server before the triage left it.
+    let store = hprof_shrink_serve::store::Store::open(&data.join("meta.sqlite"))
+        .await
+        .unwrap();
+    serve_common::forget_triages(&store).await;
+    store.close().await;
+    let srv = start(&data, Opts::receive_only()).await;
+    let (status, page) = get_text(&srv.url(&format!("/packages/{id}"))).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        page.contains("analyzed before the triage existed"),
+        "{page}"
+    );
+    assert!(!page.contains("Top retainers"), "{page}");
+    srv.stop().await;
+}
+
+/// A scenario dump (fixtures/README.md, "Scenarios"), or `None` (said) where the JDK
+/// that makes them is missing.
+fn scenario_dump(name: &str) -> Option<Vec<u8>> {
+    use hprof_fixtures::scenarios::{Error, Generator};
+    let gen = Generator::shared(Path::new(env!("CARGO_TARGET_TMPDIR")).join("scenarios"));
+    match gen.get(name) {
+        Ok(s) => Some(std::fs::read(&s.dumps[0]).unwrap()),
+        Err(Error::Unavailable(why)) => {
+            eprintln!("skipping: {name}: {why}");
+            None
+        }
+        Err(Error::Failed(why)) => panic!("{name}: {why}"),
+    }
+}
+
+/// A leak retaining registered native bytes (Bitmap pixels on API 26+) shows them apart
+/// from its Java bytes ("5.8 kB + 20.1 MB native") in the groups list, on the group's
+/// page, in both JSON answers and in the per-version view.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_leak_groups_retained_size_carries_its_native_bytes() {
+    let Some(hprof) = scenario_dump("bitmap-native") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let srv = start(&dir.path().join("data"), Opts::default()).await;
+    let packages = [
+        dump_package(&hprof, ("28", "acme", "1.0")),
+        dump_package(&hprof, ("29", "zeta", "1.0")),
+    ];
+    let ids = put_analyzed(&srv, &packages).await;
+    let a = get_json(&srv.url(&format!("/api/packages/{}", ids[0])), None).await;
+    let leak = &a["analysis"]["leaks"][0];
+    let (java, native) = (
+        leak["retainedBytes"].as_i64().unwrap(),
+        leak["retainedNativeBytes"].as_i64().unwrap(),
+    );
+    assert!(
+        native > 0,
+        "the scenario's leak retains native bytes: {leak}"
+    );
+    let sig = leak["signature"].as_str().unwrap();
+
+    let v = get_json(&srv.url("/api/leaks"), None).await;
+    let g = v["appLeaks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["signature"] == sig)
+        .unwrap_or_else(|| panic!("{v}"));
+    assert_eq!(g["packages"], 2, "{g}");
+    for k in ["min", "p50", "p90", "max"] {
+        assert_eq!(g["retainedBytes"][k], java, "{g}");
+        assert_eq!(g["retainedNativeBytes"][k], native, "{g}");
+    }
+    let shown = hprof_shrink_analyze::render::with_native(java as u64, native as u64);
+    assert!(shown.ends_with(" native"), "{shown}");
+    let (_, page) = get_text(&srv.url("/")).await;
+    assert!(
+        page.contains(&format!("{shown} / {shown}")),
+        "{shown}: {page}"
+    );
+    let (_, page) = get_text(&srv.url(&format!("/groups/{sig}"))).await;
+    assert!(page.contains(&format!("median {shown}")), "{shown}: {page}");
+    assert_eq!(
+        page.matches(&format!("<td class=\"n\">{shown}</td>"))
+            .count(),
+        2
+    );
+    let g = get_json(&srv.url(&format!("/api/leaks/{sig}")), None).await;
+    assert_eq!(g["group"]["retainedNativeBytes"]["max"], native, "{g}");
+    for o in g["occurrences"].as_array().unwrap() {
+        assert_eq!(o["retainedNativeBytes"], native, "{o}");
+    }
+    let v = get_json(&srv.url("/api/versions"), None).await;
+    let here = &v["versions"][0]["groups"][0];
+    assert_eq!(here["retainedNativeBytes"]["p50"], native, "{v}");
+    let (_, page) = get_text(&srv.url("/versions")).await;
+    assert!(page.contains(&shown), "{shown}: {page}");
+    srv.stop().await;
+}
+
+/// Packages without a leak are grouped by their first top retainer's path, keyed by
+/// classes and field names (not object ids, not sizes): two out-of-memory dumps of one
+/// cause from two devices and versions are one group, another cause is another, a
+/// package with a leak is in none; each group has its page and its JSON.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn packages_without_a_leak_are_grouped_by_their_top_retainers_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let srv = start(&dir.path().join("data"), Opts::default()).await;
+    let leaking = std::fs::read(package(dir.path(), "leak.zip", &[])).unwrap();
+    let packages = [
+        dump_package(&chain_dump(40), ("26", "acme", "1.0")),
+        dump_package(&chain_dump(90), ("28", "zeta", "2.0")),
+        dump_package(
+            &chain_dump_of(30, "com.example.Other"),
+            ("26", "acme", "1.0"),
+        ),
+        leaking,
+    ];
+    let ids = put_analyzed(&srv, &packages).await;
+    let mut first_paths = Vec::new();
+    for id in &ids[..3] {
+        let a = get_json(&srv.url(&format!("/api/packages/{id}")), None).await;
+        let r = a["analysis"]["triage"]["topRetainers"][0].clone();
+        assert!(a["analysis"]["leaks"].as_array().unwrap().is_empty(), "{a}");
+        first_paths.push((r["path"].clone(), r["retainedBytes"].as_i64().unwrap()));
+    }
+    let sign = path_signature;
+    let (same, other) = (sign(&first_paths[0].0), sign(&first_paths[2].0));
+    assert_eq!(
+        same,
+        sign(&first_paths[1].0),
+        "sizes differ, classes do not"
+    );
+    assert_ne!(
+        first_paths[0].1, first_paths[1].1,
+        "the retained sizes differ"
+    );
+    assert_ne!(same, other);
+
+    let v = get_json(&srv.url("/api/no-leak"), None).await;
+    let groups = v["groups"].as_array().unwrap();
+    let sigs: Vec<&str> = groups
+        .iter()
+        .map(|g| g["signature"].as_str().unwrap())
+        .collect();
+    assert_eq!(sigs, [same.as_str(), other.as_str()], "{v}");
+    let g = &groups[0];
+    assert_eq!(
+        (g["packages"].clone(), g["occurrences"].clone()),
+        (2.into(), 2.into())
+    );
+    assert_eq!(
+        g["appVersions"],
+        serde_json::json!([["1.0", 1], ["2.0", 1]]),
+        "{g}"
+    );
+    assert_eq!(
+        g["manufacturers"],
+        serde_json::json!([["acme", 1], ["zeta", 1]]),
+        "{g}"
+    );
+    assert_eq!(g["className"], "com.example.Node");
+    let sizes = (first_paths[0].1, first_paths[1].1);
+    assert_eq!(g["retainedBytes"]["min"], sizes.0.min(sizes.1), "{g}");
+    assert_eq!(g["retainedBytes"]["max"], sizes.0.max(sizes.1), "{g}");
+    assert_eq!(groups[1]["packages"], 1);
+    assert_eq!(v["groupsLeftOut"], 0);
+
+    let (status, page) = get_text(&srv.url("/no-leak")).await;
+    assert_eq!(status, StatusCode::OK);
+    let title = escaped(&hprof_shrink_analyze::render::triage::one_line(&trace_of(
+        &first_paths[0].0,
+    )));
+    assert!(
+        page.contains(&format!("href=\"/no-leak/{same}\"")),
+        "{page}"
+    );
+    assert!(page.contains(&title), "{title}: {page}");
+    let (_, groups_page) = get_text(&srv.url("/")).await;
+    assert!(groups_page.contains("href=\"/no-leak\""));
+
+    let (status, page) = get_text(&srv.url(&format!("/no-leak/{same}"))).await;
+    assert_eq!(status, StatusCode::OK);
+    for id in &ids[..2] {
+        assert!(page.contains(&format!("href=\"/packages/{id}\"")), "{page}");
+    }
+    assert!(
+        !page.contains(&format!("href=\"/packages/{}\"", ids[2])),
+        "{page}"
+    );
+    let g = get_json(&srv.url(&format!("/api/no-leak/{same}")), None).await;
+    assert_eq!(g["packages"].as_array().unwrap().len(), 2, "{g}");
+    assert_eq!(sign(&g["path"]), same, "{g}");
+    let (status, _) = get_text(&srv.url("/no-leak/0000")).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    srv.stop().await;
 }

@@ -775,6 +775,20 @@ async fn on_postgres_the_versions_view_kept_change_by_change_equals_one_from_scr
     other.close().await;
 }
 
+/// What is kept of the triage on PostgreSQL (migration 8), recorded by another
+/// process: see `triage_rows_round_trip`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_postgres_the_triage_and_the_no_leak_groups_are_kept() {
+    let Some((_pg, store, other)) = two_pools().await else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let zip = scenario_packages(dir.path()).remove(0);
+    serve_common::triage_rows_round_trip(&store, &other, &zip).await;
+    store.close().await;
+    other.close().await;
+}
+
 /// Environment variables a case sets.
 type Env = Vec<(&'static str, String)>;
 

@@ -434,6 +434,13 @@ async fn execute(store: &Store, sql: &str, id: Option<i64>) -> u64 {
     done.unwrap()
 }
 
+/// Makes every recorded analysis look as a server before the triage left it: no
+/// triage kept, no package in a no-leak group.
+pub async fn forget_triages(store: &Store) {
+    execute(store, "DELETE FROM triages", None).await;
+    execute(store, "DELETE FROM retainers", None).await;
+}
+
 /// Makes the recorded analyses of packages `ids` (all when empty) look as a server before
 /// signature versions recorded them: each leak's signature another one (the old formula
 /// gave the same bug another hash: `old-` and the new one here, the same for every
@@ -864,4 +871,77 @@ pub async fn versions_view_change_by_change(store: &Store, other: &Store, zip: &
         (Some(1), Some(0))
     );
     assert_eq!(last["groups"][0]["signature"], VERSION_SIGS[1]);
+}
+
+/// What is kept of the triage, through the store (`other` records, `store` reads, as two
+/// processes would): a package's triage as its page shows it; packages without a leak,
+/// by their first top retainer's path, in one no-leak group across devices and versions
+/// (a package with a leak in none); the kept groups made again once a package changes
+/// them, and served as kept while nothing changed.
+pub async fn triage_rows_round_trip(store: &Store, other: &Store, zip: &Path) {
+    use hprof_shrink_serve::groups::Fold;
+    use hprof_shrink_serve::no_leak::Kept;
+    use hprof_shrink_serve::triage::{path_signature, PackageTriage};
+    let base = hprof_shrink_analyze::analyze_path(
+        zip,
+        &hprof_shrink_analyze::Options::default(),
+        &hprof_shrink_core::Control::default(),
+    )
+    .unwrap()
+    .analysis;
+    let triage = base.triage.as_ref().expect("an analysis has a triage");
+    let top = &triage.top_retainers[0].object;
+    let path = top.path.as_ref().expect("the top retainer has a path");
+    let kept = Kept::default();
+    assert!(kept.current(store).await.unwrap().app.is_empty());
+    let md5 = |i: u32| format!("{:032x}", 0x7000 + i);
+    let a = record(other, &base, &md5(1), ("26", "acme", "1.0"), &[], 0).await;
+    let b = record(other, &base, &md5(2), ("28", "zeta", "2.0"), &[], 0).await;
+    let leaking = record(other, &base, &md5(3), ("28", "zeta", "2.0"), &["a"], 9).await;
+
+    for id in [a, b, leaking] {
+        assert_eq!(
+            store.triage(id).await.unwrap(),
+            Some(PackageTriage::of(triage)),
+            "package {id}"
+        );
+    }
+    let shown = PackageTriage::of(triage);
+    let kept_path = shown.top_retainers[0].path.clone().unwrap();
+    let sig = path_signature(&kept_path);
+    assert_eq!(sig, path_signature(path), "labels are not in the signature");
+    let mut fold = Fold::default();
+    store.fold_no_leak(None, &mut fold).await.unwrap();
+    let groups = fold.groups();
+    assert_eq!(groups.len(), 1, "{groups:?}");
+    let g = &groups[0];
+    assert_eq!((g.signature.as_str(), g.packages), (sig.as_str(), 2));
+    assert_eq!(g.class_name, top.class_name);
+    assert_eq!(g.retained_bytes.max, top.retained_bytes as i64);
+    assert_eq!(
+        g.retained_native_bytes.max,
+        top.retained_native_bytes as i64
+    );
+    assert_eq!(
+        g.app_versions,
+        [("1.0".to_string(), 1), ("2.0".to_string(), 1)]
+    );
+    let rows = store.no_leak_occurrences(&sig, 10).await.unwrap();
+    let ids: Vec<i64> = rows.iter().map(|r| r.package_id).collect();
+    assert_eq!(ids, [b, a], "newest first");
+    let latest = store.latest_no_leak_path(&sig).await.unwrap().unwrap();
+    let latest: hprof_shrink_analyze::Trace = serde_json::from_str(&latest).unwrap();
+    assert_eq!(latest, kept_path);
+
+    let first = kept.current(store).await.unwrap();
+    assert_eq!(first.app.len(), 1);
+    assert_eq!(first.app[0].packages, 2);
+    assert!(std::sync::Arc::ptr_eq(
+        &first,
+        &kept.current(store).await.unwrap()
+    ));
+    let c = record(other, &base, &md5(4), ("29", "acme", "2.0"), &[], 0).await;
+    let now = kept.current(store).await.unwrap();
+    assert_eq!(now.app[0].packages, 3, "made again after a change");
+    assert!(c > b);
 }

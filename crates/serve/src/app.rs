@@ -12,7 +12,7 @@ use crate::blobs::Blobs;
 use crate::budget::Budget;
 use crate::conn_limits::Limits;
 use crate::store::Store;
-use crate::{cache, guard, versions};
+use crate::{cache, guard, no_leak, versions};
 use hprof_shrink_upload::Log;
 
 /// Where things live under the data directory.
@@ -85,6 +85,8 @@ pub struct App {
     pub leak_cache: cache::Cache,
     /// The per-app-version view, brought up to date change by change ([`versions`]).
     pub versions: versions::Kept,
+    /// The no-leak groups, made again when the generation moves ([`no_leak`]).
+    pub no_leak: no_leak::Kept,
     /// Each analysis process waits this long before analyzing (tests).
     pub analysis_delay: Duration,
     /// Each new package waits this long between being recorded and being answered (tests).

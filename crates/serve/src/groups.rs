@@ -46,6 +46,9 @@ pub struct LeakGroup {
     pub app_versions_left_out: u64,
     /// The retained sizes of its leaks.
     pub retained_bytes: Distribution,
+    /// The registered native bytes retained (0 in rows recorded before they were kept),
+    /// their percentiles taken apart from the Java bytes'.
+    pub retained_native_bytes: Distribution,
     /// Occurrences recorded with an older signature version than the analyzer's: their
     /// packages are to be analyzed again, and their leaks will move to the groups of their
     /// new signatures (see [`crate::rows::Regrouping`]).
@@ -205,6 +208,8 @@ struct Acc {
     app_version: BTreeMap<String, u64>,
     /// Retained size → occurrences: the percentiles need every value.
     retained: BTreeMap<i64, u64>,
+    /// The same of the registered native bytes retained.
+    native: BTreeMap<i64, u64>,
     /// The group as last made; `None` once a leak was added since.
     made: Option<LeakGroup>,
     /// What this holds, estimated ([`cost`]): kept up to date as leaks are added.
@@ -228,6 +233,7 @@ impl Acc {
             manufacturer: BTreeMap::new(),
             app_version: BTreeMap::new(),
             retained: BTreeMap::new(),
+            native: BTreeMap::new(),
             made: None,
             bytes: cost::ACC,
         }
@@ -273,6 +279,11 @@ impl Acc {
             self.bytes += cost::RETAINED;
         }
         *n += 1;
+        let n = self.native.entry(l.retained_native_bytes).or_default();
+        if *n == 0 {
+            self.bytes += cost::RETAINED;
+        }
+        *n += 1;
         if let Some(made) = self.made.take() {
             self.bytes -= made.bytes();
         }
@@ -302,6 +313,7 @@ impl Acc {
                 app_versions,
                 app_versions_left_out,
                 retained_bytes: Distribution::of_counts(&self.retained, self.occurrences),
+                retained_native_bytes: Distribution::of_counts(&self.native, self.occurrences),
                 older_signatures: self.older,
             };
             self.bytes += made.bytes();
@@ -550,6 +562,7 @@ mod tests {
             retained_bytes: retained,
             title: None,
             signature_version: Some(i64::from(SIGNATURE_VERSION)),
+            retained_native_bytes: 0,
         }
     }
 

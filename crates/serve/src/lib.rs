@@ -9,10 +9,12 @@
 //!   each in a child process held to the server's [`Budget`] ([`background`]);
 //! - [`guard`]: the data directory's lock, and the database file's identity;
 //! - [`groups`]: leaks by signature, bitmaps by buffer hash; [`cache`]: the groups kept
-//!   per filter, change by change, within a memory budget;
+//!   per filter, change by change, within a memory budget; [`triage`]: what is kept of an
+//!   analysis's triage, and the no-leak groups' path signature;
 //! - [`limits`]: how much is kept and shown of what packages carry;
 //! - [`views`] and [`pages`]: what readers get, as JSON and HTML; [`versions`]: leak groups
-//!   per app version, new ones and how they move;
+//!   per app version, new ones and how they move; [`no_leak`]: packages without a leak
+//!   grouped by their top retainer's path;
 //! - [`auth`]: the upload and read tokens, and the names a request without one may use;
 //! - [`conn`], [`body`] and [`conn_limits`]: the accept loop, each connection's timeouts and the
 //!   caps on connections and uploads; [`fault`]: failures of the server's own as 503/507.
@@ -43,6 +45,7 @@ pub mod guard;
 mod hex;
 pub mod jobs;
 pub mod limits;
+pub mod no_leak;
 pub mod pages;
 pub mod receive;
 mod rows;
@@ -50,6 +53,7 @@ pub mod s3;
 mod server;
 pub mod store;
 pub mod title;
+pub mod triage;
 pub mod versions;
 pub mod views;
 

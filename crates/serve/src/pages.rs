@@ -8,9 +8,11 @@ use super::cache::Shown;
 use super::groups::{DuplicateBuffer, LeakGroup};
 use super::limits::{self, Cut};
 use super::store::{Filter, LeakRow, Menu, Package, PackageRow, Regrouping};
+use super::triage::PackageTriage;
 use hprof_shrink_analyze::model::Trace;
 use hprof_shrink_analyze::render::html::trace;
-use hprof_shrink_analyze::render::{human, shown};
+use hprof_shrink_analyze::render::triage::one_line;
+use hprof_shrink_analyze::render::{human, shown, with_native};
 
 const STYLE: &str = "
 body{font:14px/1.45 system-ui,sans-serif;margin:1.5em auto;max-width:80em;padding:0 1em;color:#222}
@@ -38,7 +40,7 @@ pub(crate) fn page(title: &str, body: Markup) -> String {
                 style { (PreEscaped(STYLE)) }
             }
             body {
-                nav { a href="/" { "Leak groups" } a href="/versions" { "By app version" } a href="/bitmaps" { "Duplicate bitmaps" } a href="/packages" { "Packages" } }
+                nav { a href="/" { "Leak groups" } a href="/versions" { "By app version" } a href="/no-leak" { "No-leak groups" } a href="/bitmaps" { "Duplicate bitmaps" } a href="/packages" { "Packages" } }
                 h1 { (title) }
                 (body)
             }
@@ -86,6 +88,11 @@ fn column(v: &str) -> std::borrow::Cow<'_, str> {
 
 fn bytes(n: i64) -> String {
     human(n.max(0) as u64)
+}
+
+/// Java bytes with their registered native bytes when any: "5.8 kB + 20.1 MB native".
+fn sized(java: i64, native: i64) -> String {
+    with_native(java.max(0) as u64, native.max(0) as u64)
 }
 
 /// What a regrouping under way says, at the top of the groups page and of a group's.
@@ -139,7 +146,10 @@ fn group_table(groups: &[LeakGroup], r: Option<&Regrouping>) -> Markup {
                     td { (spread(&g.sdk_versions, g.sdk_versions_left_out)) }
                     td { (spread(&g.manufacturers, g.manufacturers_left_out)) }
                     td { (spread(&g.app_versions, g.app_versions_left_out)) }
-                    td.n { (bytes(g.retained_bytes.p50)) " / " (bytes(g.retained_bytes.max)) }
+                    td.n {
+                        (sized(g.retained_bytes.p50, g.retained_native_bytes.p50)) " / "
+                        (sized(g.retained_bytes.max, g.retained_native_bytes.max))
+                    }
                     td { (when(g.first_seen_ms)) }
                     td { (when(g.last_seen_ms)) }
                 }
@@ -220,8 +230,10 @@ pub fn group(
             tr { th { "manufacturer" } td { (spread(&g.manufacturers, g.manufacturers_left_out)) } }
             tr { th { "app version" } td { (spread(&g.app_versions, g.app_versions_left_out)) } }
             tr { th { "retained" } td {
-                "min " (bytes(g.retained_bytes.min)) ", median " (bytes(g.retained_bytes.p50))
-                ", p90 " (bytes(g.retained_bytes.p90)) ", max " (bytes(g.retained_bytes.max))
+                "min " (sized(g.retained_bytes.min, g.retained_native_bytes.min))
+                ", median " (sized(g.retained_bytes.p50, g.retained_native_bytes.p50))
+                ", p90 " (sized(g.retained_bytes.p90, g.retained_native_bytes.p90))
+                ", max " (sized(g.retained_bytes.max, g.retained_native_bytes.max))
             } }
         }
         h2 { "Leak trace (most recent occurrence)" }
@@ -234,7 +246,7 @@ pub fn group(
                     td { a href={ "/packages/" (o.package_id) } { (o.package_name) } }
                     td { (when(o.received_ms)) }
                     td { (column(&o.sdk)) } td { (column(&o.manufacturer)) } td { (column(&o.app_version)) }
-                    td.n { (bytes(o.retained_bytes)) }
+                    td.n { (sized(o.retained_bytes, o.retained_native_bytes)) }
                     td { a href={ "/packages/" (o.package_id) "/analysis" } { "analysis" } }
                 }
             }
@@ -254,6 +266,8 @@ pub struct PackageLeak {
     pub library: Option<String>,
     /// Bytes the leaking object retains.
     pub retained_bytes: i64,
+    /// Registered native bytes it retains.
+    pub retained_native_bytes: i64,
 }
 
 /// A `result.info` or `extra.info` as recorded, with what was cut.
@@ -271,8 +285,117 @@ fn props(pairs: &[(String, String)], cut: Option<&Cut>) -> Markup {
     }
 }
 
+/// `part` of `of` in percent, "–" when `of` is 0.
+fn share(part: u64, of: u64) -> String {
+    if of == 0 {
+        return "–".into();
+    }
+    format!("{:.0}%", part as f64 * 100.0 / of as f64)
+}
+
+/// What a package's page shows of its analysis's triage; `analyzed`: the package has a
+/// recorded analysis (without a triage, one made before the triage existed).
+fn triage_section(t: Option<&PackageTriage>, analyzed: bool) -> Markup {
+    let Some(t) = t else {
+        return html! {
+            @if analyzed {
+                p.note {
+                    "No triage: this package was analyzed before the triage existed "
+                    "(its recorded analysis has none). Analyze the package again to see it."
+                }
+            } @else { p { "Not analyzed yet." } }
+        };
+    };
+    let heap = t.heap_bytes + t.heap_native_bytes;
+    let c = &t.counts;
+    let b = &t.bitmaps;
+    html! {
+        p { "Reachable: " (with_native(t.heap_bytes, t.heap_native_bytes)) "." }
+        h3 { "Top retainers" }
+        @if t.top_retainers.is_empty() { p { "None." } }
+        table.retainers {
+            tr { th { "retained" } th { "of the heap" } th { "object" } th { "path from a GC root" } }
+            @for r in &t.top_retainers {
+                tr {
+                    td.n { (with_native(r.retained_bytes, r.retained_native_bytes)) }
+                    td.n { (share(r.retained_bytes + r.retained_native_bytes, heap)) }
+                    td {
+                        (shown(&r.class_name)) " " (r.kind)
+                        @if r.suspect { br; span.failed { "leak suspect (over 10% of the heap)" } }
+                    }
+                    td {
+                        @match &r.path {
+                            Some(p) => { details { summary { code { (shown(&one_line(p))) } } (trace(p)) } }
+                            None => { "no path from a GC root" }
+                        }
+                    }
+                }
+            }
+        }
+        (more(t.top_retainers_left_out, "top retainers (smaller)"))
+        h3 { "Counts" }
+        table.counts {
+            tr { th { "Activities" } td.n { (c.activities) } td { (c.destroyed_activities) " destroyed" } }
+            tr { th { "Fragments" } td.n { (c.fragments) } td {} }
+            tr { th { "Windows" } td.n { (c.windows) } td {} }
+            tr { th { "Bitmaps" } td.n { (c.bitmaps) } td {} }
+            tr { th { "threads" } td.n { (c.threads) } td {} }
+        }
+        h3 { "Bitmaps" }
+        p {
+            (b.count) " Bitmaps of the app: " (with_native(b.java_bytes, b.native_bytes)) "; "
+            (b.large_count) " large (over " (b.large_threshold_pixels) " pixels, "
+            @match &b.screen {
+                Some(s) => { "the screen's " (s.width) "×" (s.height) " × 1.1, from " (shown(&s.source)) }
+                None => { "no screen known: " (shown(&b.large_rule)) "'s rule" }
+            }
+            "), " (human(b.large_bytes)) "."
+        }
+        @if !b.largest.is_empty() {
+            table.bitmaps {
+                tr { th { "width × height" } th { "config" } th { "bytes" } th { "" } }
+                @for x in &b.largest {
+                    tr {
+                        td.n { (x.width) " × " (x.height) }
+                        td { (shown(&x.config)) }
+                        td.n { (with_native(x.java_bytes, x.native_bytes)) }
+                        td { @if x.large { "large " } @if x.recycled { "recycled" } }
+                    }
+                }
+            }
+        }
+        (more(b.largest_left_out, "Bitmaps (smaller)"))
+        h3 { "Duplicate Strings" }
+        @if t.duplicate_strings.is_empty() { p { "None." } }
+        @else {
+            table.strings {
+                tr { th { "wasted" } th { "copies" } th { "length" } th { "value" } }
+                @for d in &t.duplicate_strings {
+                    tr {
+                        td.n { (human(d.wasted_bytes)) }
+                        td.n { (d.count) }
+                        td.n { (d.length) }
+                        td { code { (shown(&d.value)) } }
+                    }
+                }
+            }
+        }
+        (more(t.duplicate_strings_left_out, "duplicated Strings (less wasteful)"))
+        h3 { "Threads" }
+        p.spread {
+            @for g in &t.threads { span { (shown(&g.name)) " ×" (g.count) } }
+            @if t.threads_left_out > 0 { span.more { "+" (t.threads_left_out) " more names" } }
+        }
+    }
+}
+
 /// One package's page: its properties, its leaks and its duplicated bitmaps.
-pub fn package(pkg: &Package, leaks: &[PackageLeak], bitmaps: &[DuplicateBuffer]) -> String {
+pub fn package(
+    pkg: &Package,
+    leaks: &[PackageLeak],
+    bitmaps: &[DuplicateBuffer],
+    triage: Option<&PackageTriage>,
+) -> String {
     let p = &pkg.row;
     let body = html! {
         p {
@@ -307,11 +430,13 @@ pub fn package(pkg: &Package, leaks: &[PackageLeak], bitmaps: &[DuplicateBuffer]
             @for l in leaks {
                 tr {
                     td { a href={ "/groups/" (l.signature) } { (shown(&l.class_name)) } }
-                    td.n { (bytes(l.retained_bytes)) }
+                    td.n { (sized(l.retained_bytes, l.retained_native_bytes)) }
                     td { @if let Some(lib) = &l.library { "library leak: " (lib) } }
                 }
             }
         }
+        h2 { "Triage" }
+        (triage_section(triage, p.analyses > 0))
         h2 { "Duplicate bitmaps" }
         (gallery(bitmaps, 0))
     };
@@ -374,6 +499,85 @@ fn gallery(groups: &[DuplicateBuffer], left_out: u64) -> Markup {
         }
         (more(left_out, "groups (the least wasteful)"))
     }
+}
+
+/// The no-leak groups: packages without a leak, by their first top retainer's path.
+pub fn no_leak_groups(groups: &[LeakGroup], left_out: u64) -> String {
+    let body = html! {
+        p {
+            "Packages whose analysis found no leak (out-of-memory dumps, most of them), grouped "
+            "by the path from a GC root to their largest retainer: class and field names, not "
+            "object ids, so one cause on many devices is one group."
+        }
+        @if groups.is_empty() { p { "None yet." } } @else {
+            table {
+                tr {
+                    th { "packages" } th { "largest retainer's path" } th { "SDK" }
+                    th { "manufacturer" } th { "app version" } th { "retained (median / max)" }
+                    th { "first seen" } th { "last seen" }
+                }
+                @for g in groups {
+                    tr {
+                        td.n { (g.packages) }
+                        td {
+                            a.title href={ "/no-leak/" (g.signature) } { code { (shown(&g.title)) } }
+                            br; span.sig { (g.signature) }
+                        }
+                        td { (spread(&g.sdk_versions, g.sdk_versions_left_out)) }
+                        td { (spread(&g.manufacturers, g.manufacturers_left_out)) }
+                        td { (spread(&g.app_versions, g.app_versions_left_out)) }
+                        td.n {
+                            (sized(g.retained_bytes.p50, g.retained_native_bytes.p50)) " / "
+                            (sized(g.retained_bytes.max, g.retained_native_bytes.max))
+                        }
+                        td { (when(g.first_seen_ms)) }
+                        td { (when(g.last_seen_ms)) }
+                    }
+                }
+            }
+        }
+        (more(left_out, "groups (the least frequent)"))
+    };
+    page("No-leak groups", body)
+}
+
+/// One no-leak group: its packages and the most recent one's path.
+pub fn no_leak_group(g: &LeakGroup, path: Option<&Trace>, packages: &[LeakRow]) -> String {
+    let left_out = g.occurrences.saturating_sub(packages.len() as u64);
+    let body = html! {
+        p { "Largest retainer: " (shown(&g.class_name)) }
+        p.sig { "path signature " (g.signature) }
+        table {
+            tr { th { "packages" } td { (g.packages) } }
+            tr { th { "first seen" } td { (when(g.first_seen_ms)) } }
+            tr { th { "last seen" } td { (when(g.last_seen_ms)) } }
+            tr { th { "SDK" } td { (spread(&g.sdk_versions, g.sdk_versions_left_out)) } }
+            tr { th { "manufacturer" } td { (spread(&g.manufacturers, g.manufacturers_left_out)) } }
+            tr { th { "app version" } td { (spread(&g.app_versions, g.app_versions_left_out)) } }
+            tr { th { "retained" } td {
+                "min " (sized(g.retained_bytes.min, g.retained_native_bytes.min))
+                ", median " (sized(g.retained_bytes.p50, g.retained_native_bytes.p50))
+                ", p90 " (sized(g.retained_bytes.p90, g.retained_native_bytes.p90))
+                ", max " (sized(g.retained_bytes.max, g.retained_native_bytes.max))
+            } }
+        }
+        h2 { "Path from a GC root (most recent package)" }
+        @if let Some(t) = path { (trace(t)) } @else { p { "No path stored." } }
+        h2 { "Packages" @if left_out > 0 { " (the " (packages.len()) " most recent)" } }
+        table {
+            tr { th { "package" } th { "received" } th { "SDK" } th { "manufacturer" } th { "app version" } th { "retained" } }
+            @for o in packages {
+                tr {
+                    td { a href={ "/packages/" (o.package_id) } { (o.package_name) } }
+                    td { (when(o.received_ms)) }
+                    td { (column(&o.sdk)) } td { (column(&o.manufacturer)) } td { (column(&o.app_version)) }
+                    td.n { (sized(o.retained_bytes, o.retained_native_bytes)) }
+                }
+            }
+        }
+        (more(left_out, "packages (older)"))
+    };
+    page(&format!("No-leak group: {}", shown(&g.class_name)), body)
 }
 
 /// The duplicated bitmaps page: the first groups, and how many were left out.

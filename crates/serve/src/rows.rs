@@ -146,6 +146,9 @@ pub struct LeakRow {
     pub title: Option<String>,
     /// The signature's version; None in rows recorded before it was kept.
     pub signature_version: Option<i64>,
+    /// Registered native bytes retained, apart from `retained_bytes`; 0 in rows recorded
+    /// before they were kept.
+    pub retained_native_bytes: i64,
 }
 
 impl LeakRow {
@@ -165,6 +168,7 @@ impl LeakRow {
             retained_bytes: l.retained_bytes,
             title: l.title.map(str::to_string),
             signature_version: l.signature_version,
+            retained_native_bytes: l.retained_native_bytes,
         }
     }
 
@@ -183,6 +187,7 @@ impl LeakRow {
             retained_bytes: self.retained_bytes,
             title: self.title.as_deref(),
             signature_version: self.signature_version,
+            retained_native_bytes: self.retained_native_bytes,
         }
     }
 }
@@ -215,6 +220,9 @@ pub struct LeakRef<'a> {
     pub title: Option<&'a str>,
     /// The signature's version; None in rows recorded before it was kept.
     pub signature_version: Option<i64>,
+    /// Registered native bytes the leaking object retains (0 in rows recorded before
+    /// they were kept).
+    pub retained_native_bytes: i64,
 }
 
 /// What takes the leak rows a store reads ([`Store::leaks_since`](crate::store::Store::leaks_since)):

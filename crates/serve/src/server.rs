@@ -15,7 +15,7 @@ use crate::blobs::Blobs;
 use crate::config::Config;
 use crate::error::ServeError;
 use crate::store::{self, Store};
-use crate::{cache, conn, fault, guard, jobs, receive, s3, versions, views};
+use crate::{cache, conn, fault, guard, jobs, no_leak, receive, s3, versions, views};
 
 /// A server running on the current tokio runtime.
 pub struct Running {
@@ -76,6 +76,10 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/api/packages", get(views::packages_api))
         .route("/api/bitmaps", get(views::bitmaps_api))
         .route("/versions", get(versions::page))
+        .route("/no-leak", get(no_leak::page))
+        .route("/no-leak/{signature}", get(no_leak::group_page))
+        .route("/api/no-leak", get(no_leak::api))
+        .route("/api/no-leak/{signature}", get(no_leak::group_api))
         .route("/api/versions", get(versions::api))
         .route_layer(axum::middleware::from_fn_with_state(
             app.clone(),
@@ -259,6 +263,7 @@ pub async fn start(config: Config) -> Result<Running, ServeError> {
         wake: Notify::new(),
         leak_cache: cache::Cache::default(),
         versions: Default::default(),
+        no_leak: Default::default(),
         analysis_delay: config.analysis_delay,
         answer_delay: config.answer_delay,
         budget: config.budget,

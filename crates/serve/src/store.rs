@@ -21,6 +21,7 @@ use sqlx::Row;
 
 use super::groups::{DuplicateBuffer, Fold};
 use super::limits::{self, Props};
+use super::triage::{NoLeak, PackageTriage};
 /// The plain records the store reads and writes, named here too (`store::Filter`).
 pub use crate::rows::*;
 use hprof_shrink_analyze::model::{SCHEMA_VERSION, SIGNATURE_VERSION};
@@ -64,6 +65,16 @@ const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
         "version_order",
         include_str!("migrations/sqlite/0006_version_order.sql"),
     ),
+    (
+        7,
+        "native",
+        include_str!("migrations/sqlite/0007_native.sql"),
+    ),
+    (
+        8,
+        "triage",
+        include_str!("migrations/sqlite/0008_triage.sql"),
+    ),
 ];
 
 const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
@@ -92,6 +103,16 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
         6,
         "version_order",
         include_str!("migrations/postgres/0006_version_order.sql"),
+    ),
+    (
+        7,
+        "native",
+        include_str!("migrations/postgres/0007_native.sql"),
+    ),
+    (
+        8,
+        "triage",
+        include_str!("migrations/postgres/0008_triage.sql"),
     ),
 ];
 
@@ -184,6 +205,10 @@ macro_rules! props {
     }};
 }
 
+/// One leak of one package as its page lists it: (signature, class name, library,
+/// retained bytes, retained native bytes).
+pub type PackageLeakRow = (String, String, Option<String>, i64, i64);
+
 const BUMP_GENERATION: &str = "UPDATE generation SET n = n + 1 WHERE id = 1";
 
 /// The bump of a transaction that records leaks: the new generation is their stamp. The
@@ -199,7 +224,7 @@ macro_rules! grouped_leaks {
         concat!(
             "SELECT l.id, l.package_id, p.received_ms, p.sdk, p.manufacturer, p.app_version, \
              l.signature, l.class_name, l.library, l.retained_bytes, l.title, \
-             l.signature_version",
+             l.signature_version, l.retained_native_bytes",
             $extra,
             " FROM leaks l JOIN packages p ON p.id = l.package_id \
              WHERE ($1 IS NULL OR p.sdk = $1) AND ($2 IS NULL OR p.manufacturer = $2) \
@@ -225,6 +250,69 @@ macro_rules! leak_row {
             retained_bytes: r.try_get(9)?,
             title: r.try_get(10)?,
             signature_version: r.try_get(11)?,
+            retained_native_bytes: r.try_get(12)?,
+        }
+    }};
+}
+
+/// The packages without a leak, as the grouping reads leaks (by [`LeakRef`]'s columns, as
+/// `no_leak_row!` decodes them), with the package's name: of signature $1 (all when
+/// NULL), the $2 most recent.
+const NO_LEAK_ROWS: &str = "SELECT r.id, r.package_id, p.received_ms, p.sdk, p.manufacturer, \
+     p.app_version, r.signature, r.class_name, r.title, r.retained_bytes, \
+     r.retained_native_bytes, p.name \
+     FROM retainers r JOIN packages p ON p.id = r.package_id \
+     WHERE ($1 IS NULL OR r.signature = $1) ORDER BY r.package_id DESC LIMIT $2";
+
+/// A [`LeakRef`] borrowed from a row of [`NO_LEAK_ROWS`]: no library, the current
+/// signature version (a path's signature has no version of the analyzer's).
+macro_rules! no_leak_row {
+    ($r:expr) => {{
+        let r = $r;
+        LeakRef {
+            leak_id: r.try_get(0)?,
+            package_id: r.try_get(1)?,
+            received_ms: r.try_get(2)?,
+            sdk: r.try_get(3)?,
+            manufacturer: r.try_get(4)?,
+            app_version: r.try_get(5)?,
+            signature: r.try_get(6)?,
+            class_name: r.try_get(7)?,
+            library: None,
+            title: Some(r.try_get(8)?),
+            retained_bytes: r.try_get(9)?,
+            retained_native_bytes: r.try_get(10)?,
+            signature_version: Some(i64::from(SIGNATURE_VERSION)),
+        }
+    }};
+}
+
+/// Records in `$tx` what is kept of analysis `$a`'s triage for package `$id`: the triage
+/// as its page shows it, and the package's no-leak group when it has no leak.
+macro_rules! record_triage {
+    ($tx:ident, $id:expr, $a:expr) => {{
+        if let Some(t) = &$a.triage {
+            sqlx::query("INSERT INTO triages (package_id, triage) VALUES ($1, $2)")
+                .bind($id)
+                .bind(serde_json::to_string(&PackageTriage::of(t)).unwrap_or_default())
+                .execute(&mut *$tx)
+                .await?;
+        }
+        if let Some(n) = NoLeak::of($a) {
+            sqlx::query(
+                "INSERT INTO retainers (package_id, signature, class_name, title, \
+                 retained_bytes, retained_native_bytes, path) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            )
+            .bind($id)
+            .bind(&n.signature)
+            .bind(&n.class_name)
+            .bind(&n.title)
+            .bind(n.retained_bytes as i64)
+            .bind(n.retained_native_bytes as i64)
+            .bind(&n.path)
+            .execute(&mut *$tx)
+            .await?;
         }
     }};
 }
@@ -608,10 +696,12 @@ impl Store {
                     .bind(id)
                     .fetch_all(&mut *tx)
                     .await?;
-            sqlx::query("DELETE FROM bitmaps WHERE package_id = $1")
-                .bind(id)
-                .execute(&mut *tx)
-                .await?;
+            for table in ["bitmaps", "triages", "retainers"] {
+                sqlx::query(&format!("DELETE FROM {table} WHERE package_id = $1"))
+                    .bind(id)
+                    .execute(&mut *tx)
+                    .await?;
+            }
             let stamp: i64 = sqlx::query_scalar(BUMP_GENERATION_FOR_LEAKS)
                 .bind(i64::from(!removed.is_empty()))
                 .fetch_one(&mut *tx)
@@ -640,8 +730,9 @@ impl Store {
             for l in &a.leaks {
                 sqlx::query(
                     "INSERT INTO leaks (package_id, signature, class_name, library, \
-                     retained_bytes, trace, generation, title, signature_version) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                     retained_bytes, trace, generation, title, signature_version, \
+                     retained_native_bytes) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
                 )
                 .bind(id)
                 .bind(&l.signature)
@@ -652,6 +743,7 @@ impl Store {
                 .bind(stamp)
                 .bind(limits::cut(&crate::title::short_description(l), limits::NAME_BYTES).as_ref())
                 .bind(i64::from(a.signature_version))
+                .bind(l.retained_native_bytes as i64)
                 .execute(&mut *tx)
                 .await?;
             }
@@ -673,6 +765,7 @@ impl Store {
                 .execute(&mut *tx)
                 .await?;
             }
+            record_triage!(tx, id, a);
             tx.commit().await?;
             Ok(true)
         })
@@ -950,7 +1043,7 @@ impl Store {
             .fetch_all(pool)
             .await?;
             rows.iter()
-                .map(|r| Ok(LeakRow::of(&leak_row!(r), r.try_get(12)?)))
+                .map(|r| Ok(LeakRow::of(&leak_row!(r), r.try_get(13)?)))
                 .collect()
         })
     }
@@ -965,20 +1058,83 @@ impl Store {
         .await)
     }
 
-    /// The leaks of one package: (signature, class name, library, retained bytes).
-    pub async fn leaks_of(&self, id: i64) -> DbResult<Vec<(String, String, Option<String>, i64)>> {
+    /// The leaks of one package: (signature, class name, library, retained bytes, retained
+    /// native bytes).
+    pub async fn leaks_of(&self, id: i64) -> DbResult<Vec<PackageLeakRow>> {
         on!(self, pool => {
             let rows = sqlx::query(
-                "SELECT signature, class_name, library, retained_bytes FROM leaks \
-                 WHERE package_id = $1 ORDER BY id",
+                "SELECT signature, class_name, library, retained_bytes, retained_native_bytes \
+                 FROM leaks WHERE package_id = $1 ORDER BY id",
             )
             .bind(id)
             .fetch_all(pool)
             .await?;
             rows.iter()
-                .map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?, r.try_get(3)?)))
+                .map(|r| {
+                    Ok((
+                        r.try_get(0)?,
+                        r.try_get(1)?,
+                        r.try_get(2)?,
+                        r.try_get(3)?,
+                        r.try_get(4)?,
+                    ))
+                })
                 .collect()
         })
+    }
+
+    /// What the package's page shows of its analysis's triage; `None` when it has none
+    /// (not analyzed yet, or analyzed before the triage existed).
+    pub async fn triage(&self, id: i64) -> DbResult<Option<PackageTriage>> {
+        let text: Option<String> = on!(self, pool => sqlx::query_scalar(
+            "SELECT triage FROM triages WHERE package_id = $1",
+        )
+        .bind(id)
+        .fetch_optional(pool)
+        .await)?;
+        text.map(|t| serde_json::from_str(&t).map_err(|e| sqlx::Error::Decode(Box::new(e))))
+            .transpose()
+    }
+
+    /// Sends `sink` every package without a leak, as a leak of the no-leak group of its
+    /// first top retainer's path (only those of `signature` when given).
+    pub async fn fold_no_leak(&self, signature: Option<&str>, sink: &mut Fold) -> DbResult<()> {
+        on!(self, pool => {
+            let rows = sqlx::query(NO_LEAK_ROWS)
+                .bind(signature)
+                .bind(i64::MAX)
+                .fetch_all(pool)
+                .await?;
+            for r in &rows {
+                sink.add(&no_leak_row!(r));
+            }
+            Ok(())
+        })
+    }
+
+    /// The `limit` most recent packages of a no-leak group, as leak rows.
+    pub async fn no_leak_occurrences(&self, signature: &str, limit: i64) -> DbResult<Vec<LeakRow>> {
+        on!(self, pool => {
+            let rows = sqlx::query(NO_LEAK_ROWS)
+                .bind(signature)
+                .bind(limit)
+                .fetch_all(pool)
+                .await?;
+            rows.iter()
+                .map(|r| Ok(LeakRow::of(&no_leak_row!(r), r.try_get(11)?)))
+                .collect()
+        })
+    }
+
+    /// The path (JSON) of the most recent package of a no-leak group.
+    pub async fn latest_no_leak_path(&self, signature: &str) -> DbResult<Option<String>> {
+        on!(self, pool => sqlx::query_scalar(
+            "SELECT path FROM retainers WHERE signature = $1 \
+             ORDER BY package_id DESC LIMIT 1",
+        )
+        .bind(signature)
+        .fetch_optional(pool)
+        .await)
     }
 
     /// The duplicated bitmaps recorded, of one package or (None) of all.
@@ -1098,7 +1254,7 @@ impl Store {
             .fetch_all(pool)
             .await?;
             rows.iter()
-                .map(|r| Ok(LeakRow::of(&leak_row!(r), r.try_get(12)?)))
+                .map(|r| Ok(LeakRow::of(&leak_row!(r), r.try_get(13)?)))
                 .collect()
         })
     }

@@ -31,6 +31,8 @@ struct Cell {
     packages: HashSet<i64>,
     /// Retained size → occurrences: the percentiles need every value.
     retained: BTreeMap<i64, u64>,
+    /// The same of the registered native bytes retained.
+    native: BTreeMap<i64, u64>,
 }
 
 impl Cell {
@@ -39,6 +41,7 @@ impl Cell {
             packages: self.packages.len() as u64,
             occurrences: self.occurrences,
             retained_bytes: Distribution::of_counts(&self.retained, self.occurrences),
+            retained_native_bytes: Distribution::of_counts(&self.native, self.occurrences),
         }
     }
 }
@@ -88,6 +91,7 @@ impl LeakSink for Versions {
         cell.occurrences += 1;
         cell.packages.insert(l.package_id);
         *cell.retained.entry(l.retained_bytes).or_default() += 1;
+        *cell.native.entry(l.retained_native_bytes).or_default() += 1;
     }
 
     fn clear(&mut self) {
@@ -108,6 +112,9 @@ pub struct Counts {
     pub occurrences: u64,
     /// The retained sizes of those leaks.
     pub retained_bytes: Distribution,
+    /// Registered native bytes retained (0 in leaks recorded before they were kept),
+    /// their percentiles taken apart from the Java bytes'.
+    pub retained_native_bytes: Distribution,
 }
 
 /// A group as one version's list shows it.
@@ -327,11 +334,7 @@ mod html {
     use super::{Counts, VersionGroup, View};
     use crate::limits;
     use crate::pages::{page, when};
-    use hprof_shrink_analyze::render::{human, shown};
-
-    fn bytes(n: i64) -> String {
-        human(n.max(0) as u64)
-    }
+    use hprof_shrink_analyze::render::{shown, with_native};
 
     /// "3 → 5", or "5" (and "new") where the previous version had none.
     fn moved(now: u64, before: Option<u64>) -> Markup {
@@ -343,11 +346,21 @@ mod html {
         }
     }
 
+    /// The median's Java bytes, with their native bytes when any.
+    fn median(c: &Counts) -> String {
+        with_native(
+            c.retained_bytes.p50.max(0) as u64,
+            c.retained_native_bytes.p50.max(0) as u64,
+        )
+    }
+
     fn retained(c: &Counts, before: Option<&Counts>) -> Markup {
-        let r = &c.retained_bytes;
         html! {
-            @if let Some(b) = before { (bytes(b.retained_bytes.p50)) " → " }
-            (bytes(r.p50)) " (max " (bytes(r.max)) ")"
+            @if let Some(b) = before { (median(b)) " → " }
+            (median(c)) " (max " (with_native(
+                c.retained_bytes.max.max(0) as u64,
+                c.retained_native_bytes.max.max(0) as u64,
+            )) ")"
         }
     }
 
@@ -436,6 +449,7 @@ mod tests {
             retained_bytes: retained,
             title: None,
             signature_version: None,
+            retained_native_bytes: 0,
         }
     }
 

@@ -139,6 +139,7 @@ pub(crate) async fn group_api(
                 "manufacturer": limits::column(&o.manufacturer),
                 "appVersion": limits::column(&o.app_version),
                 "retainedBytes": o.retained_bytes,
+                "retainedNativeBytes": o.retained_native_bytes,
             })
         })
         .collect();
@@ -199,16 +200,20 @@ pub(crate) async fn package_page(
             .await?
             .into_iter()
             .map(
-                |(signature, class_name, library, retained_bytes)| PackageLeak {
-                    signature,
-                    class_name,
-                    library,
-                    retained_bytes,
+                |(signature, class_name, library, retained_bytes, retained_native_bytes)| {
+                    PackageLeak {
+                        signature,
+                        class_name,
+                        library,
+                        retained_bytes,
+                        retained_native_bytes,
+                    }
                 },
             )
             .collect::<Vec<_>>();
         let bitmaps = bitmap_groups(&app.store.bitmaps(Some(id)).await?);
-        Ok::<_, ApiError>(pages::package(&p, &leaks, &bitmaps))
+        let triage = app.store.triage(id).await?;
+        Ok::<_, ApiError>(pages::package(&p, &leaks, &bitmaps, triage.as_ref()))
     };
     html_or_not_found(page.await)
 }

@@ -1,0 +1,149 @@
+//! Packages whose analysis found no leak (out-of-memory dumps, most of them), grouped by
+//! their first top retainer's path from a GC root ([`crate::triage::path_signature`]):
+//! `/no-leak`, `/no-leak/{signature}` and their JSON at `/api/no-leak`.
+//!
+//! A group is made as a leak group is ([`Fold`]), each package one occurrence. The list
+//! is made again from every no-leak package's row (one per package, a few hundred bytes)
+//! when the database's generation moved since it was last made, and kept until it moves
+//! again: one tiny query per request otherwise. It holds the first [`limits::GROUPS`]
+//! groups.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use axum::extract::{Path, State};
+use axum::response::{Html, IntoResponse, Response};
+use axum::Json;
+use serde_json::{json, Value};
+
+use crate::api_error::ApiError;
+use crate::app::App;
+use crate::groups::{Fold, LeakGroup, Top};
+use crate::limits;
+use crate::pages;
+use crate::store::{DbResult, LeakRow, Store};
+use hprof_shrink_analyze::model::Trace;
+
+/// The groups as last made, with the generation they were made at.
+#[derive(Default)]
+pub struct Kept {
+    shown: Mutex<Option<(i64, Arc<Top>)>>,
+    /// Taken by the one request that makes the groups again; the others wait for it.
+    making: tokio::sync::Mutex<()>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Kept {
+    /// The first [`limits::GROUPS`] groups as of the database's generation now.
+    pub async fn current(&self, store: &Store) -> DbResult<Arc<Top>> {
+        let now = store.generation().await?;
+        if let Some(t) = self.since(now) {
+            return Ok(t);
+        }
+        let _making = self.making.lock().await;
+        if let Some(t) = self.since(now) {
+            return Ok(t);
+        }
+        let mut fold = Fold::default();
+        // Read after the generation: the rows are at least as new as `now`.
+        store.fold_no_leak(None, &mut fold).await?;
+        let top = Arc::new(fold.top());
+        *lock(&self.shown) = Some((now, top.clone()));
+        Ok(top)
+    }
+
+    fn since(&self, now: i64) -> Option<Arc<Top>> {
+        lock(&self.shown)
+            .as_ref()
+            .filter(|(g, _)| *g >= now)
+            .map(|(_, t)| t.clone())
+    }
+}
+
+/// `GET /no-leak`.
+pub async fn page(State(app): State<Arc<App>>) -> Result<Html<String>, ApiError> {
+    let top = app.no_leak.current(&app.store).await?;
+    Ok(Html(pages::no_leak_groups(&top.app, top.app_left_out)))
+}
+
+/// `GET /api/no-leak`.
+pub async fn api(State(app): State<Arc<App>>) -> Result<Json<Value>, ApiError> {
+    let top = app.no_leak.current(&app.store).await?;
+    Ok(Json(json!({
+        "groups": top.app,
+        "groupsLeftOut": top.app_left_out,
+    })))
+}
+
+/// One no-leak group: its summary (of every package), the most recent path, the most
+/// recent [`limits::OCCURRENCES`] packages.
+async fn group_of(
+    app: &App,
+    signature: &str,
+) -> Result<(LeakGroup, Option<Trace>, Vec<LeakRow>), ApiError> {
+    let mut fold = Fold::default();
+    app.store.fold_no_leak(Some(signature), &mut fold).await?;
+    let g = fold
+        .groups()
+        .into_iter()
+        .next()
+        .ok_or_else(|| ApiError::not_found("no package without a leak has this path"))?;
+    let rows = app
+        .store
+        .no_leak_occurrences(signature, limits::OCCURRENCES as i64)
+        .await?;
+    let path = app
+        .store
+        .latest_no_leak_path(signature)
+        .await?
+        .and_then(|t| serde_json::from_str(&t).ok());
+    Ok((g, path, rows))
+}
+
+/// `GET /no-leak/{signature}`.
+pub async fn group_page(
+    State(app): State<Arc<App>>,
+    Path(signature): Path<String>,
+) -> Result<Html<String>, Response> {
+    match group_of(&app, &signature).await {
+        Ok((g, path, rows)) => Ok(Html(pages::no_leak_group(&g, path.as_ref(), &rows))),
+        Err(e) if e.status == axum::http::StatusCode::NOT_FOUND => Err((
+            axum::http::StatusCode::NOT_FOUND,
+            Html(pages::not_found(&e.message)),
+        )
+            .into_response()),
+        Err(e) => Err(e.into_response()),
+    }
+}
+
+/// `GET /api/no-leak/{signature}`.
+pub async fn group_api(
+    State(app): State<Arc<App>>,
+    Path(signature): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let (g, path, rows) = group_of(&app, &signature).await?;
+    let packages: Vec<Value> = rows
+        .iter()
+        .map(|o| {
+            json!({
+                "packageId": o.package_id,
+                "packageName": o.package_name,
+                "receivedMs": o.received_ms,
+                "sdk": limits::column(&o.sdk),
+                "manufacturer": limits::column(&o.manufacturer),
+                "appVersion": limits::column(&o.app_version),
+                "retainedBytes": o.retained_bytes,
+                "retainedNativeBytes": o.retained_native_bytes,
+            })
+        })
+        .collect();
+    let left_out = g.occurrences.saturating_sub(rows.len() as u64);
+    Ok(Json(json!({
+        "group": g,
+        "path": path,
+        "packages": packages,
+        "packagesLeftOut": left_out,
+    })))
+}

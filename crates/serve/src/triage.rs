@@ -1,0 +1,280 @@
+//! What the server keeps of an analysis's triage (issue 32): the part a package's page
+//! shows ([`PackageTriage`], stored as JSON beside the package), and, for a package with
+//! no leak, its first top retainer's path signed so that packages run out of memory by
+//! one cause group together ([`NoLeak`]). Both are cut as the page shows them: each list
+//! to [`LIST`] entries (the analysis's own cap), names to [`limits::NAME_BYTES`], paths to
+//! the analysis's [`MAX_TRACE_STEPS`] steps without their labels.
+
+use serde::{Deserialize, Serialize};
+use sha1::{Digest, Sha1};
+
+use crate::limits;
+use hprof_shrink_analyze::limits::MAX_TRACE_STEPS;
+use hprof_shrink_analyze::model::{Analysis, Trace};
+use hprof_shrink_analyze::render::triage::one_line;
+use hprof_shrink_analyze::triage::{
+    BitmapCounts, Counts, DuplicateString, ThreadGroup, Triage, LIST_CAP,
+};
+
+/// Entries kept of each list: as many as the analysis keeps.
+pub const LIST: usize = LIST_CAP;
+
+/// Bytes kept of a duplicated String's value (the analysis keeps 100 characters).
+const STRING_BYTES: usize = 400;
+
+/// The triage as a package's page shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PackageTriage {
+    /// What the shares are of: the reachable objects' Java bytes and registered native
+    /// bytes.
+    pub heap_bytes: u64,
+    /// (See `heap_bytes`.)
+    pub heap_native_bytes: u64,
+    /// The largest objects the GC roots dominate directly, largest first.
+    pub top_retainers: Vec<ShownRetainer>,
+    /// Top retainers beyond those kept.
+    pub top_retainers_left_out: u64,
+    /// Activities, Fragments, Windows, Bitmaps and threads, counted.
+    pub counts: Counts,
+    /// The app's Bitmaps: count, bytes, the large ones and the largest.
+    pub bitmaps: BitmapCounts,
+    /// Strings held more than once, most bytes wasted first.
+    pub duplicate_strings: Vec<DuplicateString>,
+    /// Duplicated values beyond those kept.
+    pub duplicate_strings_left_out: u64,
+    /// Threads grouped by name.
+    pub threads: Vec<ThreadGroup>,
+    /// Thread names beyond those kept.
+    pub threads_left_out: u64,
+}
+
+/// One of the objects the GC roots dominate directly, largest first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ShownRetainer {
+    /// Its class, cut to the stored name length.
+    pub class_name: String,
+    /// instance, object array, primitive array or class.
+    pub kind: String,
+    /// The Java bytes it retains.
+    pub retained_bytes: u64,
+    /// The registered native bytes it retains.
+    pub retained_native_bytes: u64,
+    /// Over 10% of the heap (MAT's leak suspect).
+    pub suspect: bool,
+    /// Its shortest path from a GC root, labels left out.
+    pub path: Option<Trace>,
+}
+
+/// The first [`LIST`] of `v`, and how many more there were (with `left_out`, those the
+/// analysis left out already).
+fn first<T>(v: &[T], left_out: u64) -> (Vec<T>, u64)
+where
+    T: Clone,
+{
+    let kept = v.len().min(LIST);
+    (v[..kept].to_vec(), left_out + (v.len() - kept) as u64)
+}
+
+fn name(s: &str) -> String {
+    limits::cut(s, limits::NAME_BYTES).into_owned()
+}
+
+/// A path as kept: its steps' names cut, their labels left out (counted); none when
+/// longer than an analysis makes one.
+fn path(t: &Trace) -> Option<Trace> {
+    if t.steps.len() > MAX_TRACE_STEPS {
+        return None;
+    }
+    let mut t = t.clone();
+    t.root = name(&t.root);
+    for s in &mut t.steps {
+        s.class_name = name(&s.class_name);
+        s.omitted_labels += s.labels.len() as u64;
+        s.labels.clear();
+        s.leaking_reason = None;
+        if let Some(r) = &mut s.reference {
+            r.name = name(&r.name);
+            r.declared_by = r.declared_by.as_deref().map(name);
+            r.owning_class = r.owning_class.as_deref().map(name);
+            r.generic_name = r.generic_name.as_deref().map(name);
+            r.library_match = None;
+            r.collection = None;
+        }
+    }
+    Some(t)
+}
+
+impl PackageTriage {
+    /// What is kept of an analysis's triage: every list cut to the page's length, names
+    /// and Strings cut, paths without labels.
+    pub fn of(t: &Triage) -> PackageTriage {
+        let (top, top_left_out) = first(&t.top_retainers, t.top_retainers_left_out);
+        let (mut strings, strings_left_out) =
+            first(&t.duplicate_strings, t.duplicate_strings_left_out);
+        for s in &mut strings {
+            s.value = limits::cut(&s.value, STRING_BYTES).into_owned();
+        }
+        let (mut threads, threads_left_out) = first(&t.threads, t.threads_left_out);
+        for g in &mut threads {
+            g.name = name(&g.name);
+        }
+        let mut bitmaps = t.bitmaps.clone();
+        let (mut largest, largest_left_out) = first(&bitmaps.largest, bitmaps.largest_left_out);
+        for b in &mut largest {
+            // The page shows each Bitmap's size, not its path.
+            b.path = None;
+            b.config = name(&b.config);
+        }
+        bitmaps.largest = largest;
+        bitmaps.largest_left_out = largest_left_out;
+        bitmaps.large_rule = name(&bitmaps.large_rule);
+        if let Some(s) = &mut bitmaps.screen {
+            s.source = name(&s.source);
+        }
+        PackageTriage {
+            heap_bytes: t.heap_bytes,
+            heap_native_bytes: t.heap_native_bytes,
+            top_retainers: top
+                .iter()
+                .map(|r| ShownRetainer {
+                    class_name: name(&r.object.class_name),
+                    kind: name(&r.object.kind),
+                    retained_bytes: r.object.retained_bytes,
+                    retained_native_bytes: r.object.retained_native_bytes,
+                    suspect: r.suspect,
+                    path: r.object.path.as_ref().and_then(path),
+                })
+                .collect(),
+            top_retainers_left_out: top_left_out,
+            counts: t.counts.clone(),
+            bitmaps,
+            duplicate_strings: strings,
+            duplicate_strings_left_out: strings_left_out,
+            threads,
+            threads_left_out,
+        }
+    }
+}
+
+/// A package with no leak, by its first top retainer: what its no-leak group is made of.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NoLeak {
+    /// [`path_signature`] of the path.
+    pub signature: String,
+    /// The top retainer's class.
+    pub class_name: String,
+    /// The path on one line, cut: the group's title.
+    pub title: String,
+    /// The Java bytes the top retainer retains.
+    pub retained_bytes: u64,
+    /// The registered native bytes it retains.
+    pub retained_native_bytes: u64,
+    /// The path as kept ([`PackageTriage`]'s), JSON.
+    pub path: String,
+}
+
+impl NoLeak {
+    /// `None` when the analysis found a leak, has no triage (an analyzer before it), no
+    /// top retainer, or no path to it.
+    pub fn of(a: &Analysis) -> Option<NoLeak> {
+        if !a.leaks.is_empty() {
+            return None;
+        }
+        let r = a.triage.as_ref()?.top_retainers.first()?;
+        let kept = path(r.object.path.as_ref()?)?;
+        Some(NoLeak {
+            signature: path_signature(&kept),
+            class_name: name(&r.object.class_name),
+            title: name(&one_line(&kept)),
+            retained_bytes: r.object.retained_bytes,
+            retained_native_bytes: r.object.retained_native_bytes,
+            path: serde_json::to_string(&kept).unwrap_or_default(),
+        })
+    }
+}
+
+/// The signature of a path from a GC root, as a leak trace's is made (SHA-1, hex) but of
+/// the whole path: the root's type, then each step's class and the generic name of its
+/// reference to the next (`[x]` for any array element or collection entry), a gap where
+/// the analysis left steps out marked without their count. Object ids, sizes, labels and
+/// the length of a gap are not in it: the same cause in dumps of different devices (or
+/// of one list at different lengths) signs alike.
+pub fn path_signature(t: &Trace) -> String {
+    let mut sha = Sha1::new();
+    sha.update(t.root.as_bytes());
+    sha.update(b"\n");
+    for s in t.shown_steps() {
+        match s {
+            Some(s) => {
+                sha.update(s.class_name.as_bytes());
+                if let Some(r) = &s.reference {
+                    sha.update(b" ");
+                    sha.update(r.generic().as_bytes());
+                }
+            }
+            None => sha.update("…".as_bytes()),
+        }
+        sha.update(b"\n");
+    }
+    hex::encode(sha.finalize())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hprof_shrink_analyze::model::{Reference, Step};
+
+    fn step(class: &str, id: u64, field: Option<&str>) -> Step {
+        Step {
+            object_id: id,
+            class_name: class.into(),
+            kind: "instance".into(),
+            leaking: "UNKNOWN".into(),
+            leaking_reason: None,
+            labels: vec![format!("label {id}")],
+            omitted_labels: 0,
+            reference: field.map(|f| Reference {
+                kind: if f.starts_with('[') { "array" } else { "field" }.into(),
+                name: f.into(),
+                ..Reference::default()
+            }),
+        }
+    }
+
+    fn trace(steps: Vec<Step>) -> Trace {
+        Trace {
+            root: "JNI global".into(),
+            steps,
+            omitted_steps: 0,
+            omitted_after: None,
+        }
+    }
+
+    /// Object ids, labels and array indexes are not in a path's signature; classes,
+    /// fields and the root are.
+    #[test]
+    fn a_paths_signature_is_its_classes_and_fields() {
+        let a = trace(vec![
+            step("com.example.Cache", 1, Some("entries")),
+            step("java.lang.Object[]", 2, Some("[3]")),
+            step("com.example.Entry", 3, None),
+        ]);
+        let b = trace(vec![
+            step("com.example.Cache", 100, Some("entries")),
+            step("java.lang.Object[]", 200, Some("[17]")),
+            step("com.example.Entry", 300, None),
+        ]);
+        assert_eq!(path_signature(&a), path_signature(&b));
+        let mut c = b.clone();
+        c.steps[0].reference.as_mut().unwrap().name = "other".into();
+        assert_ne!(path_signature(&a), path_signature(&c));
+        let mut d = b.clone();
+        d.steps[2].class_name = "com.example.Other".into();
+        assert_ne!(path_signature(&a), path_signature(&d));
+        let mut e = b;
+        e.root = "sticky class".into();
+        assert_ne!(path_signature(&a), path_signature(&e));
+    }
+}
