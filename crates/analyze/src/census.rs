@@ -18,7 +18,8 @@ use super::limits::MAX_NAME_BYTES;
 use super::map::Map;
 use super::reach::Reach;
 use super::shown::clipped;
-use super::{Histogram, Sizer};
+use super::subtrees::Subtrees;
+use super::Histogram;
 
 /// Retainers a census keeps: the largest objects right under the GC roots (those no other
 /// object dominates), grouped by path. Enough that a retainer of the new dump missing
@@ -65,63 +66,73 @@ pub struct RetainerCensus {
     pub retained_bytes: u64,
 }
 
-/// Takes the census of an analysis: `all_objects` is its objects by class, reachable or
-/// not. Two passes over the objects: one adds up every number's retained bytes (and the
-/// unreachable objects by class), one counts them by class.
+/// The census of one analysis: `reachable` is its reachable objects by class, `trees`
+/// what each number retains. One pass over the objects names each number's object; one
+/// more, in parallel runs, reads each reachable object's class and adds its retained
+/// bytes to its class unless its immediate dominator is of the same class.
 pub(super) fn take(
     doms: &Dominators,
     g: &Graph<'_, '_>,
     reach: &Reach,
-    all_objects: &Histogram,
+    trees: &Subtrees,
+    reachable: Histogram,
 ) -> Census {
-    let mut gone = Sizer::default();
-    let (node_of, bytes) = doms.retained_all(
-        |node| g.shallow_size(node),
-        |node| {
-            gone.add(g, node);
-        },
-    );
-    let mut by_class = all_objects.clone();
-    for (key, (objects, bytes)) in gone.finish() {
-        if let Some(e) = by_class.get_mut(&key) {
-            e.0 = e.0.saturating_sub(objects);
-            e.1 = e.1.saturating_sub(bytes);
+    use rayon::prelude::*;
+    let mut node_of = vec![NONE; doms.numbered()];
+    for u in 0..doms.nodes() as Node {
+        if let Some(Place::Vertex(p)) = doms.place(u) {
+            node_of[p as usize] = u;
         }
     }
-    by_class.retain(|_, (objects, _)| *objects > 0);
-
-    let mut retained: Map<(u8, u64), u64> = Map::default();
-    let mut top: Vec<(u64, Node)> = Vec::new();
-    // The class key and whether it is the dominator's, for the last dominator: neighbours
-    // in the dump often share a class and a dominator.
-    let mut last: Option<((u8, u64), u32, bool)> = None;
-    for u in 0..g.ix.len() as Node {
-        let (size, dom) = match doms.place(u) {
-            None => continue,
-            Some(Place::Vertex(p)) => (bytes[p as usize], doms.idom_of(p)),
-            Some(Place::Leaf(p)) => (g.shallow_size(u), p),
-        };
-        let key = g.class_key(u);
-        if dom == 0 {
-            top.push((size, u));
-            *retained.entry(key).or_default() += size;
-            continue;
-        }
-        let same = match last {
-            Some((k, d, same)) if k == key && d == dom => same,
-            _ => {
-                let d = node_of[dom as usize];
-                let same = d != NONE && g.class_key(d) == key;
-                last = Some((key, dom, same));
-                same
+    const RUN: usize = 1 << 16;
+    let empty = || (Map::<(u8, u64), u64>::default(), Vec::<(u64, Node)>::new());
+    let (retained, mut top) = (0..doms.nodes().div_ceil(RUN))
+        .into_par_iter()
+        .map(|c| {
+            let (mut retained, mut top) = empty();
+            // The class key and whether it is the dominator's, for the last dominator:
+            // neighbours in the dump often share a class and a dominator.
+            let mut last: Option<((u8, u64), u32, bool)> = None;
+            let mut last_class = None;
+            for u in (c * RUN)..((c + 1) * RUN).min(doms.nodes()) {
+                let u = u as Node;
+                let (key, size, dom) = match doms.place(u) {
+                    None => continue,
+                    Some(Place::Vertex(p)) => (g.class_key(u), trees.java(p), doms.idom_of(p)),
+                    Some(Place::Leaf(p)) => {
+                        let (key, size) = g.sized_with(u, &mut last_class);
+                        (key, size, p)
+                    }
+                };
+                if dom == 0 {
+                    top.push((size, u));
+                    *retained.entry(key).or_default() += size;
+                    continue;
+                }
+                let same = match last {
+                    Some((k, d, same)) if k == key && d == dom => same,
+                    _ => {
+                        let d = node_of[dom as usize];
+                        let same = d != NONE && g.class_key(d) == key;
+                        last = Some((key, dom, same));
+                        same
+                    }
+                };
+                if !same {
+                    *retained.entry(key).or_default() += size;
+                }
             }
-        };
-        if !same {
-            *retained.entry(key).or_default() += size;
-        }
-    }
-    drop((node_of, bytes));
-    let mut classes: Vec<ClassCensus> = by_class
+            (retained, top)
+        })
+        .reduce(empty, |(mut a, mut ta), (b, tb)| {
+            for (k, v) in b {
+                *a.entry(k).or_default() += v;
+            }
+            ta.extend(tb);
+            (a, ta)
+        });
+    drop(node_of);
+    let mut classes: Vec<ClassCensus> = reachable
         .iter()
         .map(|(key, &(instances, shallow_bytes))| ClassCensus {
             class_name: clipped(&g.class_key_name(*key), MAX_NAME_BYTES),

@@ -649,36 +649,6 @@ impl Dominators {
         self.pre.len()
     }
 
-    /// Every number's node (the super-root's is `NONE`) and every number's retained bytes
-    /// (itself and all it dominates, leaves included), for `diff`'s census: 12 bytes per
-    /// numbered object. One pass over the nodes (`size` of each reachable one, `gone` of
-    /// each unreachable one), then one back over the numbers. On one thread: spread over
-    /// threads, its scattered additions cost more than they saved where cores are shared.
-    pub fn retained_all(
-        &self,
-        size: impl Fn(Node) -> u64,
-        mut gone: impl FnMut(Node),
-    ) -> (Vec<Node>, Vec<u64>) {
-        let mut node_of = vec![NONE; self.idom.len()];
-        let mut bytes = vec![0u64; self.idom.len()];
-        for (u, &p) in self.pre.iter().enumerate() {
-            if p == NONE {
-                gone(u as Node);
-                continue;
-            }
-            if !self.leaf.get(u) {
-                node_of[p as usize] = u as Node;
-            }
-            // A leaf's entry is its dominator's number: its bytes go there.
-            bytes[p as usize] += size(u as Node);
-        }
-        for k in (1..self.idom.len()).rev() {
-            let d = self.idom[k] as usize;
-            bytes[d] += bytes[k];
-        }
-        (node_of, bytes)
-    }
-
     /// The number of the immediate dominator of number `p` (0: the super-root).
     pub fn idom_of(&self, p: Pre) -> Pre {
         self.idom[p as usize]

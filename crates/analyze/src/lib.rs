@@ -596,11 +596,14 @@ fn analyze_input(
     }
     // The id lookup goes too (2 bytes an object), and the graph and the inspectors are
     // made again on what remains, with the same per-class tables: the triage's paths look
-    // their few ids up without it.
+    // their few ids up without it. A census keeps it: its thousands of paths would cost a
+    // search of all objects an id.
     let (kinds, watched) = ins.into_parts();
     let classes = g.classes();
     drop(g);
-    ix.release_lookup();
+    if !take_census {
+        ix.release_lookup();
+    }
     let g = Graph::with_classes(&ix, classes, options.mapping.as_ref());
     let doms = dominators::Dominators::compute(edges, ix.len(), &roots, spare, control)?;
     timings.dominator_bytes = doms.peak_bytes;
@@ -644,18 +647,9 @@ fn analyze_input(
     }
     let triage = triage::assemble(&g, reach.as_ref(), &ins, &doms, &trees, &native, counted);
     let reachable_bytes = trees.reachable_java();
-    drop((trees, native, ins));
+    drop((native, ins));
     let mut t = timings.step("triage", t);
     let (reachable_objects, reachable_edges) = (doms.reachable, doms.edges);
-    let census = match (take_census, &reach) {
-        (true, Some(reach)) => {
-            let c = census::take(&doms, &g, reach, &all_objects);
-            t = timings.step("census", t);
-            Some(c)
-        }
-        _ => None,
-    };
-    drop((reach, doms));
     let total_bytes: u64 = all_objects.values().map(|&(_, bytes)| bytes).sum();
     // The reachable by class: all objects but the unreachable.
     let mut by_class = all_objects;
@@ -666,6 +660,15 @@ fn analyze_input(
         }
     }
     by_class.retain(|_, (objects, _)| *objects > 0);
+    let census = match (take_census, &reach) {
+        (true, Some(reach)) => {
+            let c = census::take(&doms, &g, reach, &trees, by_class.clone());
+            t = timings.step("census", t);
+            Some(c)
+        }
+        _ => None,
+    };
+    drop((trees, reach, doms));
     for ((leak, r), native) in leaks_out.iter_mut().zip(retained).zip(leak_native) {
         (leak.retained_bytes, leak.retained_objects) = (r.bytes, r.objects);
         leak.retained_native_bytes = native;
@@ -882,7 +885,6 @@ struct Sizer {
     histogram: Histogram,
     /// `EMPTY` marks a free slot.
     slots: Box<[Tally; SLOTS]>,
-    last_class: Option<(u64, u64)>,
 }
 
 /// (class key, objects, bytes).
@@ -904,18 +906,11 @@ impl Default for Sizer {
         Sizer {
             histogram: Histogram::default(),
             slots: Box::new([(EMPTY, 0, 0); SLOTS]),
-            last_class: None,
         }
     }
 }
 
 impl Sizer {
-    fn add(&mut self, g: &Graph<'_, '_>, node: index::Node) -> u64 {
-        let (key, size) = g.sized_with(node, &mut self.last_class);
-        self.add_sized(key, size);
-        size
-    }
-
     #[inline]
     fn add_sized(&mut self, key: (u8, u64), size: u64) {
         let slot = &mut self.slots[slot_of(key.1 ^ key.0 as u64)];

@@ -371,6 +371,11 @@ impl Subtrees {
         self.total[0]
     }
 
+    /// The Java bytes number `p` retains (native left out).
+    pub fn java(&self, p: Pre) -> u64 {
+        self.total[p as usize]
+    }
+
     /// A numbered object's retained bytes (native included) and native part.
     pub fn of(&self, p: Pre) -> (u64, u64) {
         let n = self.native.get(&p).copied().unwrap_or(0);
