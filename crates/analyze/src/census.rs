@@ -18,7 +18,7 @@ use super::limits::MAX_NAME_BYTES;
 use super::map::Map;
 use super::reach::Reach;
 use super::shown::clipped;
-use super::{Histogram, Sizer};
+use crate::references::{Histogram, Sizer};
 
 /// Retainers a census keeps: the largest objects right under the GC roots (those no other
 /// object dominates), grouped by path. Enough that a retainer of the new dump missing
