@@ -27,6 +27,7 @@ mod dominators;
 mod edges;
 pub mod error;
 mod finders;
+mod found;
 mod graph;
 pub mod growth;
 mod index;
@@ -52,6 +53,7 @@ pub mod shown;
 mod spare;
 mod strings;
 mod subtrees;
+mod summary;
 mod trace;
 pub mod triage;
 
@@ -70,7 +72,6 @@ pub use model::*;
 
 use graph::Graph;
 use index::Index;
-use map::Map;
 use reach::Reach;
 use references::{Sizer, Unread};
 
@@ -365,132 +366,25 @@ fn analyze_input(
     drop((special, leaves));
     let t = timings.step("paths", t);
 
-    let Found {
+    let found::Found {
         to_trace,
         unreachable_nodes,
         more_leaks,
         more_unreachable,
         keys_found,
         more_keys,
-    } = match &key {
-        Some(k) => {
-            let mut found = leaks::by_key(&g, &|node| reach.has_trace(node), &instances, k);
-            notes.append(&mut found.notes);
-            let matrix = finders::Finders::default().with(finders::Finder::MatrixKey);
-            let more_unreachable =
-                limits::keep_first(&mut found.unreachable, limits::MAX_UNREACHABLE);
-            Found {
-                to_trace: found
-                    .suspects
-                    .into_iter()
-                    .map(|s| (s.node, matrix, Some(s.reason)))
-                    .collect(),
-                unreachable_nodes: found.unreachable.into_iter().map(|n| (n, matrix)).collect(),
-                more_leaks: found.more,
-                more_unreachable,
-                keys_found: found.keys,
-                more_keys: found.more_keys,
-            }
-        }
-        None => {
-            let settled = finders::settle(&candidates, &reach);
-            if settled.behind > 0 {
-                notes.push(format!(
-                    "leaking objects reached only through another leaking object, whose trace covers them: {}",
-                    settled.behind
-                ));
-            }
-            Found {
-                to_trace: settled
-                    .traced
-                    .iter()
-                    .map(|c| (c.node, c.finders, None))
-                    .collect(),
-                unreachable_nodes: settled
-                    .unreachable
-                    .iter()
-                    .map(|c| (c.node, c.finders))
-                    .collect(),
-                more_leaks: settled.more,
-                more_unreachable: settled.more_unreachable,
-                keys_found: Vec::new(),
-                more_keys: 0,
-            }
-        }
-    };
-    drop(candidates);
-    if more_leaks > 0 {
-        notes.push(format!(
-            "{} leaking objects found: the first {} found are traced and listed",
-            to_trace.len() as u64 + more_leaks,
-            limits::MAX_LEAKS
-        ));
-    }
+    } = found::found(
+        &g,
+        &reach,
+        &instances,
+        key.as_deref(),
+        candidates,
+        &mut notes,
+    );
     let t = timings.step("leaks", t);
-    let mut leaks_out = Vec::new();
-    let mut leak_nodes = Vec::new();
-    for (node, found_by, watcher) in to_trace {
-        let Some((mut trace, signature)) =
-            trace::leak_trace(&g, &reach, &ins, node, watcher.as_deref())
-        else {
-            continue;
-        };
-        // The leaking objects only this one reaches, and those that reach it too.
-        if let Some(last) = trace.steps.last_mut() {
-            last.labels.extend(reach.related_labels(&g, node));
-        }
-        let library_leak = reach
-            .library_on_path(&g, &reach.path(node))
-            .map(|e| library_leak(library.get(e)));
-        // LeakCanary signs a library leak by its pattern, whatever the path.
-        let leak_signature = library_leak
-            .as_ref()
-            .and_then(|l| l.leak_pattern.as_deref())
-            .map(trace::text_signature)
-            .unwrap_or_else(|| signature.clone());
-        leak_nodes.push(node);
-        let reason = trace
-            .steps
-            .last()
-            .and_then(|s| s.leaking_reason.clone())
-            .unwrap_or_default();
-        leaks_out.push(Leak {
-            object_id: ix.id(node),
-            class_name: shown::clipped(&g.node_class_name(node), limits::MAX_NAME_BYTES),
-            reason,
-            finders: found_by.names(),
-            library_leak,
-            signature: leak_signature,
-            trace_signature: Some(signature),
-            retained_bytes: 0,
-            retained_native_bytes: 0,
-            retained_objects: 0,
-            trace_count: 1,
-            object_ids: Vec::new(),
-            total_retained_bytes: 0,
-            total_retained_objects: 0,
-            total_retained_native_bytes: 0,
-            trace,
-        });
-    }
+    let (mut leaks_out, leak_nodes) = found::traces(&g, &reach, &ins, library, to_trace);
     let t = timings.step("traces", t);
-    let unreachable: Vec<UnreachableObject> = unreachable_nodes
-        .into_iter()
-        .map(|(node, found_by)| {
-            let report = ins.inspect(node, true);
-            let reason = inspect::resolve::unreachable_object(&report);
-            let (labels, omitted_labels) = trace::shown_labels(report.labels);
-            UnreachableObject {
-                object_id: ix.id(node),
-                class_name: shown::clipped(&g.node_class_name(node), limits::MAX_NAME_BYTES),
-                kind: g.node_kind(node).into(),
-                finders: found_by.names(),
-                leaking_reason: shown::clipped(&reason, limits::MAX_TEXT_BYTES),
-                labels,
-                omitted_labels,
-            }
-        })
-        .collect();
+    let unreachable = found::unreachable(&g, &ins, unreachable_nodes);
     let t = timings.step("unreachable", t);
     let bitmaps::Duplicates {
         groups: duplicate_bitmaps,
@@ -619,95 +513,30 @@ fn analyze_input(
     };
     drop((reach, doms));
     let total_bytes: u64 = all_objects.values().map(|&(_, bytes)| bytes).sum();
-    // The reachable by class: all objects but the unreachable.
-    let mut by_class = all_objects;
-    for (key, (objects, bytes)) in gone.finish() {
-        if let Some(e) = by_class.get_mut(&key) {
-            e.0 = e.0.saturating_sub(objects);
-            e.1 = e.1.saturating_sub(bytes);
-        }
-    }
-    by_class.retain(|_, (objects, _)| *objects > 0);
+    let by_class = summary::reachable_by_class(all_objects, gone);
     for ((leak, r), native) in leaks_out.iter_mut().zip(retained).zip(leak_native) {
         (leak.retained_bytes, leak.retained_objects) = (r.bytes, r.objects);
         leak.retained_native_bytes = native;
     }
     let t = timings.step("retained sizes", t);
     control.check()?;
-    leaks_out.sort_by(|a, b| {
-        (b.retained_bytes + b.retained_native_bytes)
-            .cmp(&(a.retained_bytes + a.retained_native_bytes))
-            .then(a.object_id.cmp(&b.object_id))
-    });
-    let leaks_out = one_per_signature(leaks_out);
-
-    // Top classes by the shallow bytes of their reachable objects.
-    let mut top: Vec<ClassSummary> = by_class
-        .into_iter()
-        .map(|(key, (instances, shallow_bytes))| ClassSummary {
-            class_name: g.class_key_name(key),
-            instances,
-            shallow_bytes,
-        })
-        .collect();
-    top.sort_by(|a, b| {
-        b.shallow_bytes
-            .cmp(&a.shallow_bytes)
-            .then(a.class_name.cmp(&b.class_name))
-    });
-    let omitted_top_classes = limits::keep_first(&mut top, limits::MAX_TOP_CLASSES);
-    for c in &mut top {
-        c.class_name = shown::clipped(&c.class_name, limits::MAX_NAME_BYTES);
-    }
-
-    let mut heaps: Vec<HeapSummary> = Vec::new();
-    if !ix.heaps.is_empty() {
-        // Counted by heap, named once at the end.
-        let mut per: Map<(u32, u64), u64> = Default::default();
-        for node in ix.nodes() {
-            *per.entry(ix.heap_of(ix.offset(node))).or_default() += 1;
-        }
-        let mut named: std::collections::BTreeMap<String, u64> = Default::default();
-        for ((id, name_id), objects) in per {
-            let name = ix
-                .string(name_id)
-                .map(|s| s.into_owned())
-                .unwrap_or_else(|| heap_name(id).to_string());
-            *named.entry(name).or_default() += objects;
-        }
-        heaps = named
-            .into_iter()
-            .map(|(name, objects)| HeapSummary {
-                name: shown::clipped(&name, limits::MAX_NAME_BYTES),
-                objects,
-            })
-            .collect();
-    }
-    let omitted_heaps = limits::keep_first(&mut heaps, limits::MAX_HEAPS);
-
-    let dump = DumpSummary {
-        format: ix.format.clone(),
-        id_size: ix.id_size,
-        timestamp_ms: ix.timestamp_ms,
+    let leaks_out = found::largest_first(leaks_out);
+    let (top_classes, omitted_top_classes) = summary::top_classes(&g, by_class);
+    let chosen = summary::Chosen {
         bytes: data.len() as u64,
-        instances: ix.counts.instances,
-        object_arrays: ix.counts.object_arrays,
-        primitive_arrays: ix.counts.primitive_arrays,
-        classes: ix.counts.classes,
-        gc_roots: ix.roots.len() as u64,
-        threads: metadata::thread_count(&ix),
+        dumps: dumps.len(),
+        chosen,
+    };
+    let totals = summary::Totals {
         heap_bytes: total_bytes,
         reachable_objects,
         reachable_bytes,
         reachable_native_bytes: triage.heap_native_bytes,
         reachable_edges,
-        heaps,
-        omitted_heaps,
-        top_classes: top,
+        top_classes,
         omitted_top_classes,
-        heap_dumps: dumps.len() as u64,
-        heap_dump: if dumps.is_empty() { 0 } else { chosen as u64 },
     };
+    let dump = summary::dump(&ix, &chosen, totals);
     let omitted_notes = limits::keep_first(&mut notes, limits::MAX_NOTES);
     let analysis = Analysis {
         schema: SCHEMA_VERSION,
@@ -821,68 +650,4 @@ fn leak_key(options: &Options, input: &input::Input) -> (Option<String>, Option<
         Some(k) if !k.is_empty() => (Some(k.to_string()), None),
         _ => (None, None),
     }
-}
-
-/// A known leak as the analysis reports it.
-/// LeakCanary's grouping: the leaks that share a signature are one leak, shown by its
-/// first trace (`leaks` come largest first), with the count and the summed sizes.
-fn one_per_signature(leaks: Vec<Leak>) -> Vec<Leak> {
-    let mut out: Vec<Leak> = Vec::with_capacity(leaks.len());
-    let mut at: Map<String, usize> = Map::default();
-    for l in leaks {
-        match at.get(&l.signature) {
-            Some(&i) => {
-                let first = &mut out[i];
-                first.trace_count += 1;
-                first.object_ids.push(l.object_id);
-                first.total_retained_bytes += l.retained_bytes;
-                first.total_retained_objects += l.retained_objects;
-                first.total_retained_native_bytes += l.retained_native_bytes;
-            }
-            None => {
-                at.insert(l.signature.clone(), out.len());
-                out.push(Leak {
-                    trace_count: 1,
-                    object_ids: vec![l.object_id],
-                    total_retained_bytes: l.retained_bytes,
-                    total_retained_objects: l.retained_objects,
-                    total_retained_native_bytes: l.retained_native_bytes,
-                    ..l
-                });
-            }
-        }
-    }
-    out
-}
-
-fn library_leak(entry: &library::Entry) -> LibraryLeak {
-    LibraryLeak {
-        pattern: entry.name(),
-        description: entry.description.clone(),
-        id: Some(entry.id.clone()),
-        kind: Some(entry.kind.word().to_string()),
-        leak_pattern: Some(entry.pattern_text()),
-        bug: entry.bug.clone(),
-    }
-}
-
-fn heap_name(id: u32) -> &'static str {
-    match id {
-        0x41 => "app",
-        0x5A => "zygote",
-        0x49 => "image",
-        _ => "default",
-    }
-}
-
-/// The leaking objects to trace and those found without a strong path, with what the
-/// caps left out.
-struct Found {
-    /// (node, finders, Matrix's reason) of each leak to trace.
-    to_trace: Vec<(index::Node, finders::Finders, Option<String>)>,
-    unreachable_nodes: Vec<(index::Node, finders::Finders)>,
-    more_leaks: u64,
-    more_unreachable: u64,
-    keys_found: Vec<String>,
-    more_keys: u64,
 }
