@@ -70,10 +70,11 @@ pub use library::LibraryTable;
 pub use mapping::Mapping;
 pub use model::*;
 
-use graph::Graph;
+use graph::{Graph, Instances};
 use index::Index;
+use map::Map;
 use reach::Reach;
-use references::{Sizer, Unread};
+use references::{Histogram, Sizer, Unread};
 
 /// Buffers smaller than this are not reported as duplicates (Matrix's default).
 pub const DEFAULT_MIN_BITMAP_BYTES: u64 = 5000;
@@ -242,88 +243,238 @@ impl Tick for Ticks<'_> {
 /// At most this many classes are named in the note on unreadable references.
 const UNREAD_NAMED: usize = 10;
 
-#[allow(clippy::too_many_lines)] // TODO(issue 33): split after diff/triage land
+/// Steps' timings, each from the end of the one before.
+struct Clock {
+    timings: Timings,
+    since: Instant,
+}
+
+impl Clock {
+    /// Records the step `name`, ending now.
+    fn step(&mut self, name: &'static str) {
+        self.since = self.timings.step(name, self.since);
+    }
+}
+
+/// What one analysis is asked, for its steps.
+struct Run<'r> {
+    input: &'r input::Input,
+    options: &'r Options,
+    unpack: &'r Unpack,
+    control: &'r Control<'r>,
+    /// Keep the path search through the dominators for a census (see [`census`]).
+    take_census: bool,
+}
+
 fn analyze_input(
     input: &input::Input,
     path: &Path,
     options: &Options,
     unpack: &Unpack,
     control: &Control<'_>,
-    mut timings: Timings,
+    timings: Timings,
     take_census: bool,
 ) -> Result<(Outcome, Option<census::Census>), AnalyzeError> {
     let data = input.bytes.bytes();
     let hprof = Hprof::new(data)?;
     let mut notes = Vec::new();
-    let t = Instant::now();
+    let mut clock = Clock {
+        timings,
+        since: Instant::now(),
+    };
+    let run = Run {
+        input,
+        options,
+        unpack,
+        control,
+        take_census,
+    };
     // A file can hold several heap dumps one after another; one is analyzed, the last
     // unless asked, as Eclipse MAT asks which to open.
     let dumps = hprof.heap_dumps()?;
-    let chosen = match options.dump {
-        Some(k) if k == 0 || k > dumps.len().max(1) => {
-            return Err(AnalyzeError::NoSuchDump {
-                asked: k,
-                found: dumps.len(),
-            })
-        }
-        Some(k) => k,
-        None => dumps.len().max(1),
-    };
-    if dumps.len() > 1 {
-        notes.push(format!(
-            "the file holds {} heap dumps, one after another; this is dump {chosen}{} (--dump N analyzes another)",
-            dumps.len(),
-            if options.dump.is_none() {
-                ", the last"
-            } else {
-                ""
-            }
-        ));
-    }
-    let t = timings.step("heap dumps", t);
+    let chosen = choose_dump(dumps.len(), options.dump, &mut notes)?;
+    clock.step("heap dumps");
     let done = std::sync::atomic::AtomicU64::new(0);
     let total = data.len() as u64;
     let threads = rayon::current_num_threads();
     let mut ix = Index::build(&hprof, threads, dumps.get(chosen - 1).cloned(), |start| {
         Ticks(control.shared_ticker(Stage::Read, total, &done, start))
     })?;
-    timings.index_bytes = ix.memory();
-    let t = timings.step("index", t);
+    clock.timings.index_bytes = ix.memory();
+    clock.step("index");
 
-    // The device, from the heap and the package; the known leaks depend on it.
     let metadata = metadata::read(&ix);
+    let (listed, traced) = find_leaks(&ix, &metadata, &run, &mut clock, &mut notes)?;
+    // The id lookup goes too (2 bytes an object), and the graph and the inspectors are
+    // made again on what remains, with the same per-class tables: the triage's paths look
+    // their few ids up without it.
+    ix.release_lookup();
+    let weighed = weigh(&ix, traced, &run, &mut clock, &mut notes)?;
+    let chosen = summary::Chosen {
+        bytes: data.len() as u64,
+        dumps: dumps.len(),
+        chosen,
+    };
+    let dump = summary::dump(&ix, &chosen, weighed.totals);
+    let omitted_notes = limits::keep_first(&mut notes, limits::MAX_NOTES);
+    let bitmaps::Duplicates {
+        groups: duplicate_bitmaps,
+        omitted: omitted_duplicate_bitmaps,
+        pictures,
+    } = listed.duplicates;
+    let analysis = Analysis {
+        schema: SCHEMA_VERSION,
+        signature_version: SIGNATURE_VERSION,
+        tool: format!("hprof-shrink {}", env!("CARGO_PKG_VERSION")),
+        input: input_summary(input, path),
+        dump,
+        metadata,
+        finder: if listed.key.is_some() {
+            "matrix-key"
+        } else {
+            "leakcanary"
+        }
+        .into(),
+        key: listed
+            .key
+            .map(|k| shown::clipped(&k, limits::MAX_NAME_BYTES)),
+        keys_found: listed.keys_found,
+        omitted_keys_found: listed.more_keys,
+        leaks: weighed.leaks,
+        omitted_leaks: listed.more_leaks,
+        unreachable: listed.unreachable,
+        omitted_unreachable: listed.more_unreachable,
+        duplicate_bitmaps,
+        omitted_duplicate_bitmaps,
+        triage: Some(weighed.triage),
+        notes,
+        omitted_notes,
+    };
+    clock.step("summary");
+    if let input::Bytes::File(m) = &input.bytes {
+        m.check_intact()?;
+    }
+    clock.step("check");
+    let outcome = Outcome {
+        analysis,
+        pictures,
+        timings: clock.timings,
+    };
+    Ok((outcome, weighed.census))
+}
+
+/// What the analysis says of its input.
+fn input_summary(input: &input::Input, path: &Path) -> InputSummary {
+    InputSummary {
+        path: path.display().to_string(),
+        kind: input.kind.into(),
+        manifest: input.manifest.clone(),
+        extra: input.extra.clone(),
+        shrunk: input.shrunk,
+    }
+}
+
+/// Which of the file's `found` heap dumps to analyze, from 1: the one `asked`, else the
+/// last; a note says so when there are several.
+fn choose_dump(
+    found: usize,
+    asked: Option<usize>,
+    notes: &mut Vec<String>,
+) -> Result<usize, AnalyzeError> {
+    let chosen = match asked {
+        Some(k) if k == 0 || k > found.max(1) => {
+            return Err(AnalyzeError::NoSuchDump { asked: k, found })
+        }
+        Some(k) => k,
+        None => found.max(1),
+    };
+    if found > 1 {
+        notes.push(format!(
+            "the file holds {} heap dumps, one after another; this is dump {chosen}{} (--dump N analyzes another)",
+            found,
+            if asked.is_none() {
+                ", the last"
+            } else {
+                ""
+            }
+        ));
+    }
+    Ok(chosen)
+}
+
+/// What the analysis lists as the steps up to the dominators found it.
+struct Listed {
+    /// The key looked for, if any (see [`leak_key`]).
+    key: Option<String>,
+    keys_found: Vec<String>,
+    more_keys: u64,
+    more_leaks: u64,
+    unreachable: Vec<UnreachableObject>,
+    more_unreachable: u64,
+    duplicates: bitmaps::Duplicates,
+}
+
+/// What the steps up to the dominators hand to those after: the graph's edges and roots,
+/// the path search (unless spilled), and what the retained sizes and the triage need.
+struct Traced {
+    edges: edges::Edges,
+    roots: Vec<index::Node>,
+    spare: spare::Spare,
+    reach: Option<Reach>,
+    classes: graph::Classes,
+    /// The leaks traced, their retained sizes still zero, and their nodes in that order.
+    leaks: Vec<Leak>,
+    leak_nodes: Vec<index::Node>,
+    all_objects: Histogram,
+    for_triage: ForTriage,
+}
+
+/// What the triage takes after the dominators.
+struct ForTriage {
+    sizes: parked::Parked<u8>,
+    string_rows: parked::Parked<strings::Row>,
+    /// The heap has Strings whose values can be read: their duplicates are looked for.
+    strings_wanted: bool,
+    native: Map<index::Node, u64>,
+    counted: triage::Counted,
+    kinds: inspect::kinds::Kinds,
+    watched: inspect::watch::Watched,
+}
+
+/// The steps on the whole graph, up to the dominators: classes and known leaks, the
+/// references' pass, the finders, the path search, the leaks' traces, the duplicate
+/// bitmaps and the triage's counts. The graph made on `ix` goes at the end, before its id
+/// lookup does.
+fn find_leaks(
+    ix: &Index<'_>,
+    metadata: &HeapMetadata,
+    run: &Run<'_>,
+    clock: &mut Clock,
+    notes: &mut Vec<String>,
+) -> Result<(Listed, Traced), AnalyzeError> {
+    // The device, from the heap and the package; the known leaks depend on it.
     let (sdk, manufacturer, device_notes) = metadata::device(
-        input.manifest_value("sdkVersion"),
-        input.manifest_value("manufacturer"),
-        &metadata,
+        run.input.manifest_value("sdkVersion"),
+        run.input.manifest_value("manufacturer"),
+        metadata,
     );
     let manufacturer = manufacturer.as_deref();
     let library = LibraryTable::builtin();
-    let g = Graph::new(&ix, options.mapping.as_ref());
-    let t = timings.step("classes", t);
-    control.check()?;
+    let g = Graph::new(ix, run.options.mapping.as_ref());
+    clock.step("classes");
+    run.control.check()?;
     // The known-leak rows that hold for this device, as the path search applies them.
     let device = device::device(&g, sdk, manufacturer);
     let path_refs = refs::PathRefs::new(&g, library, &device);
-    let t = timings.step("known leaks", t);
-
+    clock.step("known leaks");
     // The instances every finder looks at, the instances the path search reads from the
     // dump, and the shallow sizes of all objects by class, are taken in the pass that
     // reads every object for its references.
     let heap = inspect::heap::Heap::new(g.ix, &g);
     let kinds = inspect::kinds::Kinds::new(&heap);
-    // And the instances the triage reads: Cleaners (native sizes), the classes it
-    // counts, Strings.
-    let cleaners = native_size::cleaner_classes(&g);
-    let counted_classes = counts::Classes::new(&g, &kinds);
-    let string_values = strings::StringValues::new(&g);
-    let triage_classes: Vec<u64> = cleaners
-        .iter()
-        .copied()
-        .chain(counted_classes.all())
-        .collect();
-    let wanted = references::wanted(&g, &heap, &kinds, &triage_classes, &path_refs);
-    let t = timings.step("finder classes", t);
+    let triaged = TriageClasses::new(&g, &kinds);
+    let wanted = references::wanted(&g, &heap, &kinds, &triaged.all(), &path_refs);
+    clock.step("finder classes");
     let references::Passed {
         edges,
         special,
@@ -332,13 +483,116 @@ fn analyze_input(
         all_objects,
         instances,
         unread,
-    } = references::pass(&g, wanted, &string_values, unpack);
-    timings.edge_bytes = edges.memory();
-    let t = timings.step("references", t);
-    control.check()?;
+    } = references::pass(&g, wanted, &triaged.strings, run.unpack);
+    clock.timings.edge_bytes = edges.memory();
+    clock.step("references");
+    run.control.check()?;
+    let sought = seek(&g, heap, kinds, &instances, run, notes, device_notes);
+    clock.step("finders");
+    let (leaves, max) = (sought.leaves, limits::MAX_LEAKS);
+    let reach = Reach::compute(&g, &edges, path_refs, &special, &leaves, max, run.control)?;
+    drop((special, leaves));
+    clock.step("paths");
+    let key = sought.key.as_deref();
+    let found = found::found(&g, &reach, &instances, key, sought.candidates, notes);
+    clock.step("leaks");
+    let ins = sought.ins;
+    let (leaks, leak_nodes) = found::traces(&g, &reach, &ins, library, found.to_trace);
+    clock.step("traces");
+    let unreachable = found::unreachable(&g, &ins, found.unreachable_nodes);
+    clock.step("unreachable");
+    let (min_bytes, pictures) = (run.options.min_bitmap_bytes, run.options.pictures);
+    let duplicates = bitmaps::duplicates(&g, &reach, &ins, &instances, min_bytes, pictures);
+    clock.step("bitmaps");
+    let (native, counted) = count(&g, &reach, &ins, instances, &triaged, run, notes);
+    if let Some(note) = unread_note(&g, &unread, leaks.is_empty()) {
+        notes.push(note);
+    }
+    clock.step("counts");
+    let (roots, spare, reach) = spill_paths(reach, ix, run, notes);
+    let (kinds, watched) = ins.into_parts();
+    let listed = Listed {
+        key: sought.key,
+        keys_found: found.keys_found,
+        more_keys: found.more_keys,
+        more_leaks: found.more_leaks,
+        unreachable,
+        more_unreachable: found.more_unreachable,
+        duplicates,
+    };
+    let for_triage = ForTriage {
+        sizes,
+        string_rows,
+        strings_wanted: triaged.strings.is_some(),
+        native,
+        counted,
+        kinds,
+        watched,
+    };
+    let traced = Traced {
+        edges,
+        roots,
+        spare,
+        reach,
+        classes: g.classes(),
+        leaks,
+        leak_nodes,
+        all_objects,
+        for_triage,
+    };
+    Ok((listed, traced))
+}
 
-    let (key, key_note) = leak_key(options, input);
-    let watched = inspect::watch::Watched::read(&heap, &instances);
+/// The classes whose instances the triage reads: Cleaners (native sizes), the classes it
+/// counts, Strings.
+struct TriageClasses {
+    cleaners: Vec<u64>,
+    counted: counts::Classes,
+    strings: Option<strings::StringValues>,
+}
+
+impl TriageClasses {
+    fn new(g: &Graph<'_, '_>, kinds: &inspect::kinds::Kinds) -> TriageClasses {
+        TriageClasses {
+            cleaners: native_size::cleaner_classes(g),
+            counted: counts::Classes::new(g, kinds),
+            strings: strings::StringValues::new(g),
+        }
+    }
+
+    /// The classes whose instances the references' pass keeps for the triage.
+    fn all(&self) -> Vec<u64> {
+        self.cleaners
+            .iter()
+            .copied()
+            .chain(self.counted.all())
+            .collect()
+    }
+}
+
+/// The key, the inspectors, and the leaking objects found before the path search.
+struct Sought<'h> {
+    key: Option<String>,
+    ins: inspect::Inspectors<'h>,
+    /// The finders' candidates (none with a key).
+    candidates: Vec<finders::Candidate>,
+    /// Every leaking object: the path search's leaves.
+    leaves: Vec<index::Node>,
+}
+
+/// The key to look for, the inspectors on `heap`, and the leaking objects, with the
+/// notes of the key, the device and the watchers.
+fn seek<'h>(
+    g: &Graph<'_, '_>,
+    heap: inspect::heap::Heap<'h>,
+    kinds: inspect::kinds::Kinds,
+    instances: &Instances,
+    run: &Run<'_>,
+    notes: &mut Vec<String>,
+    device_notes: Vec<String>,
+) -> Sought<'h> {
+    let (key, key_note) = leak_key(run.options, run.input);
+    let watched = inspect::watch::Watched::read(&heap, instances);
     notes.extend(key_note);
     notes.extend(device_notes);
     notes.extend(watched.notes.iter().cloned());
@@ -347,81 +601,61 @@ fn analyze_input(
     // HEAD's leaves). Without a key the finders find them.
     let candidates = match &key {
         Some(_) => Vec::new(),
-        None => finders::candidates(&ins, &instances),
+        None => finders::candidates(&ins, instances),
     };
     let leaves: Vec<index::Node> = match &key {
-        Some(k) => leaks::by_key(&g, &|_| true, &instances, k).all,
+        Some(k) => leaks::by_key(g, &|_| true, instances, k).all,
         None => candidates.iter().map(|c| c.node).collect(),
     };
-    let t = timings.step("finders", t);
-    let reach = Reach::compute(
-        &g,
-        &edges,
-        path_refs,
-        &special,
-        &leaves,
-        limits::MAX_LEAKS,
-        control,
-    )?;
-    drop((special, leaves));
-    let t = timings.step("paths", t);
-
-    let found::Found {
-        to_trace,
-        unreachable_nodes,
-        more_leaks,
-        more_unreachable,
-        keys_found,
-        more_keys,
-    } = found::found(
-        &g,
-        &reach,
-        &instances,
-        key.as_deref(),
+    Sought {
+        key,
+        ins,
         candidates,
-        &mut notes,
-    );
-    let t = timings.step("leaks", t);
-    let (mut leaks_out, leak_nodes) = found::traces(&g, &reach, &ins, library, to_trace);
-    let t = timings.step("traces", t);
-    let unreachable = found::unreachable(&g, &ins, unreachable_nodes);
-    let t = timings.step("unreachable", t);
-    let bitmaps::Duplicates {
-        groups: duplicate_bitmaps,
-        omitted: omitted_duplicate_bitmaps,
-        pictures,
-    } = bitmaps::duplicates(
-        &g,
-        &reach,
-        &ins,
+        leaves,
+    }
+}
+
+/// The native bytes registered for each object and the triage's counts, from the pass's
+/// `instances`, which go here; with the inspectors' notes and the shrunk dump's.
+fn count(
+    g: &Graph<'_, '_>,
+    reach: &Reach,
+    ins: &inspect::Inspectors<'_>,
+    instances: Instances,
+    triaged: &TriageClasses,
+    run: &Run<'_>,
+    notes: &mut Vec<String>,
+) -> (Map<index::Node, u64>, triage::Counted) {
+    let native = native_size::registered(g, &instances, &triaged.cleaners);
+    let counted = counts::take(
+        g,
+        reach,
+        ins,
         &instances,
-        options.min_bitmap_bytes,
-        options.pictures,
-    );
-    let t = timings.step("bitmaps", t);
-    let native = native_size::registered(&g, &instances, &cleaners);
-    let mut counted = counts::take(
-        &g,
-        &reach,
-        &ins,
-        &instances,
-        &counted_classes,
+        &triaged.counted,
         &native,
-        options.screen,
+        run.options.screen,
     );
     drop(instances);
     notes.extend(ins.take_notes());
-    if input.shrunk {
+    if run.input.shrunk {
         notes.push(
             "the dump was shrunk: references to dropped primitive arrays read as null, and retained sizes leave out their bytes"
                 .into(),
         );
     }
-    if let Some(note) = unread_note(&g, &unread, leaks_out.is_empty()) {
-        notes.push(note);
-    }
-    let t = timings.step("counts", t);
+    (native, counted)
+}
 
+/// The GC roots in the dump's order, and the path search's memory made spare for the
+/// dominators: a census keeps the search, else it is spilled to a file (`None` when that
+/// fails: the triage's objects are then shown without paths).
+fn spill_paths(
+    reach: Reach,
+    ix: &Index<'_>,
+    run: &Run<'_>,
+    notes: &mut Vec<String>,
+) -> (Vec<index::Node>, spare::Spare, Option<Reach>) {
     // The paths are made; their memory goes before the dominators take theirs.
     let roots: Vec<index::Node> = {
         let mut r: Vec<index::Node> = reach.gc_roots().to_vec();
@@ -434,8 +668,9 @@ fn analyze_input(
     // path once the dominators are known.
     let mut spare = spare::Spare::default();
     let mut reach = Some(reach);
-    if !take_census {
+    if !run.take_census {
         if let Some(r) = reach.as_mut() {
+            let unpack = run.unpack;
             let spilled = unpack.tempfile(None).and_then(|file| {
                 unpack.admit("the path search", ix.len() as u64 * 5, &file)?;
                 r.spill(file, &mut spare)
@@ -450,139 +685,169 @@ fn analyze_input(
             }
         }
     }
-    // The id lookup goes too (2 bytes an object), and the graph and the inspectors are
-    // made again on what remains, with the same per-class tables: the triage's paths look
-    // their few ids up without it.
-    let (kinds, watched) = ins.into_parts();
-    let classes = g.classes();
-    drop(g);
-    ix.release_lookup();
-    let g = Graph::with_classes(&ix, classes, options.mapping.as_ref());
-    let doms = dominators::Dominators::compute(edges, ix.len(), &roots, spare, control)?;
-    timings.dominator_bytes = doms.peak_bytes;
-    timings.dominator_steps = doms.steps;
-    timings.dominator_depth = doms.depth;
-    let t = timings.step("dominators", t);
+    (roots, spare, reach)
+}
+
+/// What the steps from the dominators on hand to the summary.
+struct Weighed {
+    /// Largest first, one per signature.
+    leaks: Vec<Leak>,
+    triage: triage::Triage,
+    census: Option<census::Census>,
+    totals: summary::Totals,
+}
+
+/// The dominators on the graph made again on `ix` (its lookup released), the retained
+/// sizes and the triage, the census if asked, and the reachable objects by class.
+fn weigh(
+    ix: &Index<'_>,
+    traced: Traced,
+    run: &Run<'_>,
+    clock: &mut Clock,
+    notes: &mut Vec<String>,
+) -> Result<Weighed, AnalyzeError> {
+    let Traced {
+        edges,
+        roots,
+        spare,
+        reach,
+        classes,
+        mut leaks,
+        leak_nodes,
+        all_objects,
+        for_triage,
+    } = traced;
+    let g = Graph::with_classes(ix, classes, run.options.mapping.as_ref());
+    let doms = dominators::Dominators::compute(edges, ix.len(), &roots, spare, run.control)?;
+    clock.timings.dominator_bytes = doms.peak_bytes;
+    clock.timings.dominator_steps = doms.steps;
+    clock.timings.dominator_depth = doms.depth;
+    clock.step("dominators");
+    let triaged = subtrees_and_triage(
+        &g,
+        &doms,
+        reach.as_ref(),
+        &leak_nodes,
+        for_triage,
+        clock,
+        notes,
+    );
+    let (reachable_objects, reachable_edges) = (doms.reachable, doms.edges);
+    let census = match (run.take_census, &reach) {
+        (true, Some(reach)) => {
+            let c = census::take(&doms, &g, reach, &all_objects);
+            clock.step("census");
+            Some(c)
+        }
+        _ => None,
+    };
+    drop((reach, doms));
+    let heap_bytes: u64 = all_objects.values().map(|&(_, bytes)| bytes).sum();
+    let by_class = summary::reachable_by_class(all_objects, triaged.gone);
+    let retained = triaged.retained.into_iter().zip(triaged.leak_native);
+    for (leak, (r, native)) in leaks.iter_mut().zip(retained) {
+        (leak.retained_bytes, leak.retained_objects) = (r.bytes, r.objects);
+        leak.retained_native_bytes = native;
+    }
+    clock.step("retained sizes");
+    run.control.check()?;
+    let leaks = found::largest_first(leaks);
+    let (top_classes, omitted_top_classes) = summary::top_classes(&g, by_class);
+    let totals = summary::Totals {
+        heap_bytes,
+        reachable_objects,
+        reachable_bytes: triaged.reachable_bytes,
+        reachable_native_bytes: triaged.triage.heap_native_bytes,
+        reachable_edges,
+        top_classes,
+        omitted_top_classes,
+    };
+    Ok(Weighed {
+        leaks,
+        triage: triaged.triage,
+        census,
+        totals,
+    })
+}
+
+/// What the subtrees and the triage measured.
+struct Triaged {
+    triage: triage::Triage,
+    /// The reachable objects' Java bytes.
+    reachable_bytes: u64,
+    /// The leaks' retained sizes (Java, then native), in the order of their nodes.
+    retained: Vec<dominators::Retained>,
+    leak_native: Vec<u64>,
+    /// The unreachable objects' shallow sizes by class.
+    gone: Sizer,
+}
+
+/// Every object's retained size from the dominators (the leaks' among them), then the
+/// triage on them and on what the earlier steps counted.
+fn subtrees_and_triage(
+    g: &Graph<'_, '_>,
+    doms: &dominators::Dominators,
+    reach: Option<&Reach>,
+    leak_nodes: &[index::Node],
+    parts: ForTriage,
+    clock: &mut Clock,
+    notes: &mut Vec<String>,
+) -> Triaged {
+    let ForTriage {
+        sizes,
+        string_rows,
+        strings_wanted,
+        native,
+        mut counted,
+        kinds,
+        watched,
+    } = parts;
     // Every number's retained size, the leaks' among them, and the shallow bytes of the
     // unreachable objects by class.
     // Unreadable, the sizes are read from the dump again.
     let sizes = sizes.take().unwrap_or_default();
     let (trees, retained, gone) = subtrees::Subtrees::compute(
-        &g,
-        &doms,
+        g,
+        doms,
         &sizes,
         &native,
         triage::LIST_CAP,
-        &leak_nodes,
+        leak_nodes,
         Sizer::default,
         |sizer, key, size| sizer.add_sized(key, size),
         Sizer::merge,
     );
     drop(sizes);
-    let t = timings.step("subtrees", t);
-    let ins = inspect::Inspectors::new(inspect::heap::Heap::new(&ix, &g), kinds, watched);
+    clock.step("subtrees");
+    let ins = inspect::Inspectors::new(inspect::heap::Heap::new(g.ix, g), kinds, watched);
     let leak_native: Vec<u64> = leak_nodes
         .iter()
-        .map(|&n| trees.of_node(&g, &doms, n, &native).1)
+        .map(|&n| trees.of_node(g, doms, n, &native).1)
         .collect();
-    if string_values.is_some() {
+    if strings_wanted {
         match string_rows.take() {
             Ok(rows) => {
                 (
                     counted.duplicate_strings,
                     counted.duplicate_strings_left_out,
-                ) = strings::duplicates(&g, |s| doms.place(s).is_some(), rows);
+                ) = strings::duplicates(g, |s| doms.place(s).is_some(), rows);
             }
             Err(e) => notes.push(format!(
                 "duplicate Strings are left out: their hashes could not be read back ({e})"
             )),
         }
     }
-    let triage = triage::assemble(&g, reach.as_ref(), &ins, &doms, &trees, &native, counted);
+    let triage = triage::assemble(g, reach, &ins, doms, &trees, &native, counted);
     let reachable_bytes = trees.reachable_java();
     drop((trees, native, ins));
-    let mut t = timings.step("triage", t);
-    let (reachable_objects, reachable_edges) = (doms.reachable, doms.edges);
-    let census = match (take_census, &reach) {
-        (true, Some(reach)) => {
-            let c = census::take(&doms, &g, reach, &all_objects);
-            t = timings.step("census", t);
-            Some(c)
-        }
-        _ => None,
-    };
-    drop((reach, doms));
-    let total_bytes: u64 = all_objects.values().map(|&(_, bytes)| bytes).sum();
-    let by_class = summary::reachable_by_class(all_objects, gone);
-    for ((leak, r), native) in leaks_out.iter_mut().zip(retained).zip(leak_native) {
-        (leak.retained_bytes, leak.retained_objects) = (r.bytes, r.objects);
-        leak.retained_native_bytes = native;
-    }
-    let t = timings.step("retained sizes", t);
-    control.check()?;
-    let leaks_out = found::largest_first(leaks_out);
-    let (top_classes, omitted_top_classes) = summary::top_classes(&g, by_class);
-    let chosen = summary::Chosen {
-        bytes: data.len() as u64,
-        dumps: dumps.len(),
-        chosen,
-    };
-    let totals = summary::Totals {
-        heap_bytes: total_bytes,
-        reachable_objects,
+    clock.step("triage");
+    Triaged {
+        triage,
         reachable_bytes,
-        reachable_native_bytes: triage.heap_native_bytes,
-        reachable_edges,
-        top_classes,
-        omitted_top_classes,
-    };
-    let dump = summary::dump(&ix, &chosen, totals);
-    let omitted_notes = limits::keep_first(&mut notes, limits::MAX_NOTES);
-    let analysis = Analysis {
-        schema: SCHEMA_VERSION,
-        signature_version: SIGNATURE_VERSION,
-        tool: format!("hprof-shrink {}", env!("CARGO_PKG_VERSION")),
-        input: InputSummary {
-            path: path.display().to_string(),
-            kind: input.kind.into(),
-            manifest: input.manifest.clone(),
-            extra: input.extra.clone(),
-            shrunk: input.shrunk,
-        },
-        dump,
-        metadata,
-        finder: if key.is_some() {
-            "matrix-key"
-        } else {
-            "leakcanary"
-        }
-        .into(),
-        key: key.map(|k| shown::clipped(&k, limits::MAX_NAME_BYTES)),
-        keys_found,
-        omitted_keys_found: more_keys,
-        leaks: leaks_out,
-        omitted_leaks: more_leaks,
-        unreachable,
-        omitted_unreachable: more_unreachable,
-        duplicate_bitmaps,
-        omitted_duplicate_bitmaps,
-        triage: Some(triage),
-        notes,
-        omitted_notes,
-    };
-    let t = timings.step("summary", t);
-    if let input::Bytes::File(m) = &input.bytes {
-        m.check_intact()?;
+        retained,
+        leak_native,
+        gone,
     }
-    timings.step("check", t);
-    Ok((
-        Outcome {
-            analysis,
-            pictures,
-            timings,
-        },
-        census,
-    ))
 }
 
 /// What the reader must know when some objects' references could not be read: which
