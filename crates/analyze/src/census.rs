@@ -19,7 +19,7 @@ use super::map::Map;
 use super::reach::Reach;
 use super::shown::clipped;
 use super::subtrees::Subtrees;
-use super::Histogram;
+use crate::references::Histogram;
 
 /// Retainers a census keeps: the largest objects right under the GC roots (those no other
 /// object dominates), grouped by path. Enough that a retainer of the new dump missing

@@ -27,6 +27,7 @@ mod dominators;
 mod edges;
 pub mod error;
 mod finders;
+mod found;
 mod graph;
 pub mod growth;
 mod index;
@@ -45,20 +46,21 @@ mod parked;
 mod reach;
 #[cfg(test)]
 mod reach_tests;
+mod references;
 mod refs;
 pub mod render;
 pub mod shown;
 mod spare;
 mod strings;
 mod subtrees;
+mod summary;
 mod trace;
 pub mod triage;
 
 use std::path::Path;
-use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
-use hprof_shrink_core::hprof::{tags, Hprof, Tick};
+use hprof_shrink_core::hprof::{Hprof, Tick};
 use hprof_shrink_core::space::Unpack;
 use hprof_shrink_core::{Control, Stage};
 
@@ -72,6 +74,7 @@ use graph::{Graph, Instances};
 use index::Index;
 use map::Map;
 use reach::Reach;
+use references::{Histogram, Sizer, Unread};
 
 /// Buffers smaller than this are not reported as duplicates (Matrix's default).
 pub const DEFAULT_MIN_BITMAP_BYTES: u64 = 5000;
@@ -240,142 +243,359 @@ impl Tick for Ticks<'_> {
 /// At most this many classes are named in the note on unreadable references.
 const UNREAD_NAMED: usize = 10;
 
-#[allow(clippy::too_many_lines)] // TODO(issue 33): split after diff/triage land
+/// Steps' timings, each from the end of the one before.
+struct Clock {
+    timings: Timings,
+    since: Instant,
+}
+
+impl Clock {
+    /// Records the step `name`, ending now.
+    fn step(&mut self, name: &'static str) {
+        self.since = self.timings.step(name, self.since);
+    }
+}
+
+/// What one analysis is asked, for its steps.
+struct Run<'r> {
+    input: &'r input::Input,
+    options: &'r Options,
+    unpack: &'r Unpack,
+    control: &'r Control<'r>,
+    /// Keep the path search through the dominators for a census (see [`census`]).
+    take_census: bool,
+}
+
 fn analyze_input(
     input: &input::Input,
     path: &Path,
     options: &Options,
     unpack: &Unpack,
     control: &Control<'_>,
-    mut timings: Timings,
+    timings: Timings,
     take_census: bool,
 ) -> Result<(Outcome, Option<census::Census>), AnalyzeError> {
     let data = input.bytes.bytes();
     let hprof = Hprof::new(data)?;
     let mut notes = Vec::new();
-    let t = Instant::now();
+    let mut clock = Clock {
+        timings,
+        since: Instant::now(),
+    };
+    let run = Run {
+        input,
+        options,
+        unpack,
+        control,
+        take_census,
+    };
     // A file can hold several heap dumps one after another; one is analyzed, the last
     // unless asked, as Eclipse MAT asks which to open.
     let dumps = hprof.heap_dumps()?;
-    let chosen = match options.dump {
-        Some(k) if k == 0 || k > dumps.len().max(1) => {
-            return Err(AnalyzeError::NoSuchDump {
-                asked: k,
-                found: dumps.len(),
-            })
-        }
-        Some(k) => k,
-        None => dumps.len().max(1),
-    };
-    if dumps.len() > 1 {
-        notes.push(format!(
-            "the file holds {} heap dumps, one after another; this is dump {chosen}{} (--dump N analyzes another)",
-            dumps.len(),
-            if options.dump.is_none() {
-                ", the last"
-            } else {
-                ""
-            }
-        ));
-    }
-    let t = timings.step("heap dumps", t);
+    let chosen = choose_dump(dumps.len(), options.dump, &mut notes)?;
+    clock.step("heap dumps");
     let done = std::sync::atomic::AtomicU64::new(0);
     let total = data.len() as u64;
     let threads = rayon::current_num_threads();
     let mut ix = Index::build(&hprof, threads, dumps.get(chosen - 1).cloned(), |start| {
         Ticks(control.shared_ticker(Stage::Read, total, &done, start))
     })?;
-    timings.index_bytes = ix.memory();
-    let t = timings.step("index", t);
+    clock.timings.index_bytes = ix.memory();
+    clock.step("index");
 
-    // The device, from the heap and the package; the known leaks depend on it.
     let metadata = metadata::read(&ix);
+    let (listed, traced) = find_leaks(&ix, &metadata, &run, &mut clock, &mut notes)?;
+    // The id lookup goes too (2 bytes an object), and the graph and the inspectors are
+    // made again on what remains, with the same per-class tables: the triage's paths look
+    // their few ids up without it. A census keeps it: its thousands of paths would cost a
+    // search of all objects an id.
+    if !run.take_census {
+        ix.release_lookup();
+    }
+    let weighed = weigh(&ix, traced, &run, &mut clock, &mut notes)?;
+    let chosen = summary::Chosen {
+        bytes: data.len() as u64,
+        dumps: dumps.len(),
+        chosen,
+    };
+    let dump = summary::dump(&ix, &chosen, weighed.totals);
+    let omitted_notes = limits::keep_first(&mut notes, limits::MAX_NOTES);
+    let bitmaps::Duplicates {
+        groups: duplicate_bitmaps,
+        omitted: omitted_duplicate_bitmaps,
+        pictures,
+    } = listed.duplicates;
+    let analysis = Analysis {
+        schema: SCHEMA_VERSION,
+        signature_version: SIGNATURE_VERSION,
+        tool: format!("hprof-shrink {}", env!("CARGO_PKG_VERSION")),
+        input: input_summary(input, path),
+        dump,
+        metadata,
+        finder: if listed.key.is_some() {
+            "matrix-key"
+        } else {
+            "leakcanary"
+        }
+        .into(),
+        key: listed
+            .key
+            .map(|k| shown::clipped(&k, limits::MAX_NAME_BYTES)),
+        keys_found: listed.keys_found,
+        omitted_keys_found: listed.more_keys,
+        leaks: weighed.leaks,
+        omitted_leaks: listed.more_leaks,
+        unreachable: listed.unreachable,
+        omitted_unreachable: listed.more_unreachable,
+        duplicate_bitmaps,
+        omitted_duplicate_bitmaps,
+        triage: Some(weighed.triage),
+        notes,
+        omitted_notes,
+    };
+    clock.step("summary");
+    if let input::Bytes::File(m) = &input.bytes {
+        m.check_intact()?;
+    }
+    clock.step("check");
+    let outcome = Outcome {
+        analysis,
+        pictures,
+        timings: clock.timings,
+    };
+    Ok((outcome, weighed.census))
+}
+
+/// What the analysis says of its input.
+fn input_summary(input: &input::Input, path: &Path) -> InputSummary {
+    InputSummary {
+        path: path.display().to_string(),
+        kind: input.kind.into(),
+        manifest: input.manifest.clone(),
+        extra: input.extra.clone(),
+        shrunk: input.shrunk,
+    }
+}
+
+/// Which of the file's `found` heap dumps to analyze, from 1: the one `asked`, else the
+/// last; a note says so when there are several.
+fn choose_dump(
+    found: usize,
+    asked: Option<usize>,
+    notes: &mut Vec<String>,
+) -> Result<usize, AnalyzeError> {
+    let chosen = match asked {
+        Some(k) if k == 0 || k > found.max(1) => {
+            return Err(AnalyzeError::NoSuchDump { asked: k, found })
+        }
+        Some(k) => k,
+        None => found.max(1),
+    };
+    if found > 1 {
+        notes.push(format!(
+            "the file holds {} heap dumps, one after another; this is dump {chosen}{} (--dump N analyzes another)",
+            found,
+            if asked.is_none() {
+                ", the last"
+            } else {
+                ""
+            }
+        ));
+    }
+    Ok(chosen)
+}
+
+/// What the analysis lists as the steps up to the dominators found it.
+struct Listed {
+    /// The key looked for, if any (see [`leak_key`]).
+    key: Option<String>,
+    keys_found: Vec<String>,
+    more_keys: u64,
+    more_leaks: u64,
+    unreachable: Vec<UnreachableObject>,
+    more_unreachable: u64,
+    duplicates: bitmaps::Duplicates,
+}
+
+/// What the steps up to the dominators hand to those after: the graph's edges and roots,
+/// the path search (unless spilled), and what the retained sizes and the triage need.
+struct Traced {
+    edges: edges::Edges,
+    roots: Vec<index::Node>,
+    spare: spare::Spare,
+    reach: Option<Reach>,
+    classes: graph::Classes,
+    /// The leaks traced, their retained sizes still zero, and their nodes in that order.
+    leaks: Vec<Leak>,
+    leak_nodes: Vec<index::Node>,
+    all_objects: Histogram,
+    for_triage: ForTriage,
+}
+
+/// What the triage takes after the dominators.
+struct ForTriage {
+    sizes: parked::Parked<u8>,
+    string_rows: parked::Parked<strings::Row>,
+    /// The heap has Strings whose values can be read: their duplicates are looked for.
+    strings_wanted: bool,
+    native: Map<index::Node, u64>,
+    counted: triage::Counted,
+    kinds: inspect::kinds::Kinds,
+    watched: inspect::watch::Watched,
+}
+
+/// The steps on the whole graph, up to the dominators: classes and known leaks, the
+/// references' pass, the finders, the path search, the leaks' traces, the duplicate
+/// bitmaps and the triage's counts. The graph made on `ix` goes at the end, before its id
+/// lookup does.
+fn find_leaks(
+    ix: &Index<'_>,
+    metadata: &HeapMetadata,
+    run: &Run<'_>,
+    clock: &mut Clock,
+    notes: &mut Vec<String>,
+) -> Result<(Listed, Traced), AnalyzeError> {
+    // The device, from the heap and the package; the known leaks depend on it.
     let (sdk, manufacturer, device_notes) = metadata::device(
-        input.manifest_value("sdkVersion"),
-        input.manifest_value("manufacturer"),
-        &metadata,
+        run.input.manifest_value("sdkVersion"),
+        run.input.manifest_value("manufacturer"),
+        metadata,
     );
     let manufacturer = manufacturer.as_deref();
     let library = LibraryTable::builtin();
-    let g = Graph::new(&ix, options.mapping.as_ref());
-    let t = timings.step("classes", t);
-    control.check()?;
+    let g = Graph::new(ix, run.options.mapping.as_ref());
+    clock.step("classes");
+    run.control.check()?;
     // The known-leak rows that hold for this device, as the path search applies them.
     let device = device::device(&g, sdk, manufacturer);
     let path_refs = refs::PathRefs::new(&g, library, &device);
-    let t = timings.step("known leaks", t);
-
+    clock.step("known leaks");
     // The instances every finder looks at, the instances the path search reads from the
     // dump, and the shallow sizes of all objects by class, are taken in the pass that
     // reads every object for its references.
     let heap = inspect::heap::Heap::new(g.ix, &g);
     let kinds = inspect::kinds::Kinds::new(&heap);
-    // And the instances the triage reads: Cleaners (native sizes), the classes it
-    // counts, Strings.
-    let cleaners = native_size::cleaner_classes(&g);
-    let counted_classes = counts::Classes::new(&g, &kinds);
-    let string_values = strings::StringValues::new(&g);
-    let string_class = string_values.as_ref().map_or(u64::MAX, |v| v.class);
-    let triage_classes: Vec<u64> = cleaners
-        .iter()
-        .copied()
-        .chain(counted_classes.all())
-        .collect();
-    let mut wanted: Map<u64, u8> = Map::default();
-    for c in leaks::destroyed_info_classes(&g)
-        .into_iter()
-        .chain(finders::wanted(&kinds, &heap))
-        .chain(g.class_named("android.graphics.Bitmap"))
-        .chain(triage_classes.iter().copied())
-    {
-        *wanted.entry(c).or_default() |= WANTED;
+    let triaged = TriageClasses::new(&g, &kinds);
+    let wanted = references::wanted(&g, &heap, &kinds, &triaged.all(), &path_refs);
+    clock.step("finder classes");
+    let references::Passed {
+        edges,
+        special,
+        sizes,
+        string_rows,
+        all_objects,
+        instances,
+        unread,
+    } = references::pass(&g, wanted, &triaged.strings, run.unpack);
+    clock.timings.edge_bytes = edges.memory();
+    clock.step("references");
+    run.control.check()?;
+    let sought = seek(&g, heap, kinds, &instances, run, notes, device_notes);
+    clock.step("finders");
+    let (leaves, max) = (sought.leaves, limits::MAX_LEAKS);
+    let reach = Reach::compute(&g, &edges, path_refs, &special, &leaves, max, run.control)?;
+    drop((special, leaves));
+    clock.step("paths");
+    let key = sought.key.as_deref();
+    let found = found::found(&g, &reach, &instances, key, sought.candidates, notes);
+    clock.step("leaks");
+    let ins = sought.ins;
+    let (leaks, leak_nodes) = found::traces(&g, &reach, &ins, library, found.to_trace);
+    clock.step("traces");
+    let unreachable = found::unreachable(&g, &ins, found.unreachable_nodes);
+    clock.step("unreachable");
+    let (min_bytes, pictures) = (run.options.min_bitmap_bytes, run.options.pictures);
+    let duplicates = bitmaps::duplicates(&g, &reach, &ins, &instances, min_bytes, pictures);
+    clock.step("bitmaps");
+    let (native, counted) = count(&g, &reach, &ins, instances, &triaged, run, notes);
+    if let Some(note) = unread_note(&g, &unread, leaks.is_empty()) {
+        notes.push(note);
     }
-    for c in g.ix.classes.classes().map(|c| c.class_id) {
-        if path_refs.special_class(c) {
-            *wanted.entry(c).or_default() |= SPECIAL;
+    clock.step("counts");
+    let (roots, spare, reach) = spill_paths(reach, ix, run, notes);
+    let (kinds, watched) = ins.into_parts();
+    let listed = Listed {
+        key: sought.key,
+        keys_found: found.keys_found,
+        more_keys: found.more_keys,
+        more_leaks: found.more_leaks,
+        unreachable,
+        more_unreachable: found.more_unreachable,
+        duplicates,
+    };
+    let for_triage = ForTriage {
+        sizes,
+        string_rows,
+        strings_wanted: triaged.strings.is_some(),
+        native,
+        counted,
+        kinds,
+        watched,
+    };
+    let traced = Traced {
+        edges,
+        roots,
+        spare,
+        reach,
+        classes: g.classes(),
+        leaks,
+        leak_nodes,
+        all_objects,
+        for_triage,
+    };
+    Ok((listed, traced))
+}
+
+/// The classes whose instances the triage reads: Cleaners (native sizes), the classes it
+/// counts, Strings.
+struct TriageClasses {
+    cleaners: Vec<u64>,
+    counted: counts::Classes,
+    strings: Option<strings::StringValues>,
+}
+
+impl TriageClasses {
+    fn new(g: &Graph<'_, '_>, kinds: &inspect::kinds::Kinds) -> TriageClasses {
+        TriageClasses {
+            cleaners: native_size::cleaner_classes(g),
+            counted: counts::Classes::new(g, kinds),
+            strings: strings::StringValues::new(g),
         }
     }
-    let t = timings.step("finder classes", t);
-    // Every object's shallow size in a byte ([`subtrees::SizeCodes`]), by node.
-    let codes: Vec<AtomicU8> = std::iter::repeat_with(|| AtomicU8::new(0))
-        .take(g.ix.len())
-        .collect();
-    let (edges, seen) = edges::Edges::build(
-        &g,
-        Seen::new,
-        |seen, node, key, size, unread, refs| {
-            seen.add(&wanted, node, key, size, unread);
-            codes[node as usize].store(subtrees::SizeCodes::code(key, size), Relaxed);
-            // Each String's value hashed as the pass reaches it, for the duplicates.
-            if key == (tags::INSTANCE_DUMP, string_class) {
-                if let Some((h, array)) =
-                    string_values.as_ref().and_then(|v| v.hash(&g, node, refs))
-                {
-                    // This run's lists are the last BUCKETS.
-                    let lists = seen.strings.len();
-                    if let Some(at) = lists.checked_sub(strings::BUCKETS) {
-                        seen.strings[at + strings::bucket(h)].push((h, array, node));
-                    }
-                }
-            }
-        },
-        Seen::merge,
-    );
-    let special = seen.special;
-    // What the triage reads after the dominators waits on disk through the peak.
-    let codes: Vec<u8> = codes.into_iter().map(AtomicU8::into_inner).collect();
-    let sizes = parked::Parked::park(codes, unpack, "the objects' sizes");
-    let twice = strings::seen_twice(seen.strings);
-    let string_rows = parked::Parked::park(twice, unpack, "the Strings' hashes");
-    let (all_objects, instances) = (seen.sizer.finish(), Instances::from_pairs(seen.instances));
-    let unread = seen.unread;
-    give_back_freed_memory();
-    timings.edge_bytes = edges.memory();
-    let t = timings.step("references", t);
-    control.check()?;
 
-    let (key, key_note) = leak_key(options, input);
-    let watched = inspect::watch::Watched::read(&heap, &instances);
+    /// The classes whose instances the references' pass keeps for the triage.
+    fn all(&self) -> Vec<u64> {
+        self.cleaners
+            .iter()
+            .copied()
+            .chain(self.counted.all())
+            .collect()
+    }
+}
+
+/// The key, the inspectors, and the leaking objects found before the path search.
+struct Sought<'h> {
+    key: Option<String>,
+    ins: inspect::Inspectors<'h>,
+    /// The finders' candidates (none with a key).
+    candidates: Vec<finders::Candidate>,
+    /// Every leaking object: the path search's leaves.
+    leaves: Vec<index::Node>,
+}
+
+/// The key to look for, the inspectors on `heap`, and the leaking objects, with the
+/// notes of the key, the device and the watchers.
+fn seek<'h>(
+    g: &Graph<'_, '_>,
+    heap: inspect::heap::Heap<'h>,
+    kinds: inspect::kinds::Kinds,
+    instances: &Instances,
+    run: &Run<'_>,
+    notes: &mut Vec<String>,
+    device_notes: Vec<String>,
+) -> Sought<'h> {
+    let (key, key_note) = leak_key(run.options, run.input);
+    let watched = inspect::watch::Watched::read(&heap, instances);
     notes.extend(key_note);
     notes.extend(device_notes);
     notes.extend(watched.notes.iter().cloned());
@@ -384,188 +604,61 @@ fn analyze_input(
     // HEAD's leaves). Without a key the finders find them.
     let candidates = match &key {
         Some(_) => Vec::new(),
-        None => finders::candidates(&ins, &instances),
+        None => finders::candidates(&ins, instances),
     };
     let leaves: Vec<index::Node> = match &key {
-        Some(k) => leaks::by_key(&g, &|_| true, &instances, k).all,
+        Some(k) => leaks::by_key(g, &|_| true, instances, k).all,
         None => candidates.iter().map(|c| c.node).collect(),
     };
-    let t = timings.step("finders", t);
-    let reach = Reach::compute(
-        &g,
-        &edges,
-        path_refs,
-        &special,
-        &leaves,
-        limits::MAX_LEAKS,
-        control,
-    )?;
-    drop((special, leaves));
-    let t = timings.step("paths", t);
+    Sought {
+        key,
+        ins,
+        candidates,
+        leaves,
+    }
+}
 
-    let Found {
-        to_trace,
-        unreachable_nodes,
-        more_leaks,
-        more_unreachable,
-        keys_found,
-        more_keys,
-    } = match &key {
-        Some(k) => {
-            let mut found = leaks::by_key(&g, &|node| reach.has_trace(node), &instances, k);
-            notes.append(&mut found.notes);
-            let matrix = finders::Finders::default().with(finders::Finder::MatrixKey);
-            let more_unreachable =
-                limits::keep_first(&mut found.unreachable, limits::MAX_UNREACHABLE);
-            Found {
-                to_trace: found
-                    .suspects
-                    .into_iter()
-                    .map(|s| (s.node, matrix, Some(s.reason)))
-                    .collect(),
-                unreachable_nodes: found.unreachable.into_iter().map(|n| (n, matrix)).collect(),
-                more_leaks: found.more,
-                more_unreachable,
-                keys_found: found.keys,
-                more_keys: found.more_keys,
-            }
-        }
-        None => {
-            let settled = finders::settle(&candidates, &reach);
-            if settled.behind > 0 {
-                notes.push(format!(
-                    "leaking objects reached only through another leaking object, whose trace covers them: {}",
-                    settled.behind
-                ));
-            }
-            Found {
-                to_trace: settled
-                    .traced
-                    .iter()
-                    .map(|c| (c.node, c.finders, None))
-                    .collect(),
-                unreachable_nodes: settled
-                    .unreachable
-                    .iter()
-                    .map(|c| (c.node, c.finders))
-                    .collect(),
-                more_leaks: settled.more,
-                more_unreachable: settled.more_unreachable,
-                keys_found: Vec::new(),
-                more_keys: 0,
-            }
-        }
-    };
-    drop(candidates);
-    if more_leaks > 0 {
-        notes.push(format!(
-            "{} leaking objects found: the first {} found are traced and listed",
-            to_trace.len() as u64 + more_leaks,
-            limits::MAX_LEAKS
-        ));
-    }
-    let t = timings.step("leaks", t);
-    let mut leaks_out = Vec::new();
-    let mut leak_nodes = Vec::new();
-    for (node, found_by, watcher) in to_trace {
-        let Some((mut trace, signature)) =
-            trace::leak_trace(&g, &reach, &ins, node, watcher.as_deref())
-        else {
-            continue;
-        };
-        // The leaking objects only this one reaches, and those that reach it too.
-        if let Some(last) = trace.steps.last_mut() {
-            last.labels.extend(reach.related_labels(&g, node));
-        }
-        let library_leak = reach
-            .library_on_path(&g, &reach.path(node))
-            .map(|e| library_leak(library.get(e)));
-        // LeakCanary signs a library leak by its pattern, whatever the path.
-        let leak_signature = library_leak
-            .as_ref()
-            .and_then(|l| l.leak_pattern.as_deref())
-            .map(trace::text_signature)
-            .unwrap_or_else(|| signature.clone());
-        leak_nodes.push(node);
-        let reason = trace
-            .steps
-            .last()
-            .and_then(|s| s.leaking_reason.clone())
-            .unwrap_or_default();
-        leaks_out.push(Leak {
-            object_id: ix.id(node),
-            class_name: shown::clipped(&g.node_class_name(node), limits::MAX_NAME_BYTES),
-            reason,
-            finders: found_by.names(),
-            library_leak,
-            signature: leak_signature,
-            trace_signature: Some(signature),
-            retained_bytes: 0,
-            retained_native_bytes: 0,
-            retained_objects: 0,
-            trace_count: 1,
-            object_ids: Vec::new(),
-            total_retained_bytes: 0,
-            total_retained_objects: 0,
-            total_retained_native_bytes: 0,
-            trace,
-        });
-    }
-    let t = timings.step("traces", t);
-    let unreachable: Vec<UnreachableObject> = unreachable_nodes
-        .into_iter()
-        .map(|(node, found_by)| {
-            let report = ins.inspect(node, true);
-            let reason = inspect::resolve::unreachable_object(&report);
-            let (labels, omitted_labels) = trace::shown_labels(report.labels);
-            UnreachableObject {
-                object_id: ix.id(node),
-                class_name: shown::clipped(&g.node_class_name(node), limits::MAX_NAME_BYTES),
-                kind: g.node_kind(node).into(),
-                finders: found_by.names(),
-                leaking_reason: shown::clipped(&reason, limits::MAX_TEXT_BYTES),
-                labels,
-                omitted_labels,
-            }
-        })
-        .collect();
-    let t = timings.step("unreachable", t);
-    let bitmaps::Duplicates {
-        groups: duplicate_bitmaps,
-        omitted: omitted_duplicate_bitmaps,
-        pictures,
-    } = bitmaps::duplicates(
-        &g,
-        &reach,
-        &ins,
+/// The native bytes registered for each object and the triage's counts, from the pass's
+/// `instances`, which go here; with the inspectors' notes and the shrunk dump's.
+fn count(
+    g: &Graph<'_, '_>,
+    reach: &Reach,
+    ins: &inspect::Inspectors<'_>,
+    instances: Instances,
+    triaged: &TriageClasses,
+    run: &Run<'_>,
+    notes: &mut Vec<String>,
+) -> (Map<index::Node, u64>, triage::Counted) {
+    let native = native_size::registered(g, &instances, &triaged.cleaners);
+    let counted = counts::take(
+        g,
+        reach,
+        ins,
         &instances,
-        options.min_bitmap_bytes,
-        options.pictures,
-    );
-    let t = timings.step("bitmaps", t);
-    let native = native_size::registered(&g, &instances, &cleaners);
-    let mut counted = counts::take(
-        &g,
-        &reach,
-        &ins,
-        &instances,
-        &counted_classes,
+        &triaged.counted,
         &native,
-        options.screen,
+        run.options.screen,
     );
     drop(instances);
     notes.extend(ins.take_notes());
-    if input.shrunk {
+    if run.input.shrunk {
         notes.push(
             "the dump was shrunk: references to dropped primitive arrays read as null, and retained sizes leave out their bytes"
                 .into(),
         );
     }
-    if let Some(note) = unread_note(&g, &unread, leaks_out.is_empty()) {
-        notes.push(note);
-    }
-    let t = timings.step("counts", t);
+    (native, counted)
+}
 
+/// The GC roots in the dump's order, and the path search's memory made spare for the
+/// dominators: a census keeps the search, else it is spilled to a file (`None` when that
+/// fails: the triage's objects are then shown without paths).
+fn spill_paths(
+    reach: Reach,
+    ix: &Index<'_>,
+    run: &Run<'_>,
+    notes: &mut Vec<String>,
+) -> (Vec<index::Node>, spare::Spare, Option<Reach>) {
     // The paths are made; their memory goes before the dominators take theirs.
     let roots: Vec<index::Node> = {
         let mut r: Vec<index::Node> = reach.gc_roots().to_vec();
@@ -578,8 +671,9 @@ fn analyze_input(
     // path once the dominators are known.
     let mut spare = spare::Spare::default();
     let mut reach = Some(reach);
-    if !take_census {
+    if !run.take_census {
         if let Some(r) = reach.as_mut() {
+            let unpack = run.unpack;
             let spilled = unpack.tempfile(None).and_then(|file| {
                 unpack.admit("the path search", ix.len() as u64 * 5, &file)?;
                 r.spill(file, &mut spare)
@@ -594,207 +688,174 @@ fn analyze_input(
             }
         }
     }
-    // The id lookup goes too (2 bytes an object), and the graph and the inspectors are
-    // made again on what remains, with the same per-class tables: the triage's paths look
-    // their few ids up without it. A census keeps it: its thousands of paths would cost a
-    // search of all objects an id.
-    let (kinds, watched) = ins.into_parts();
-    let classes = g.classes();
-    drop(g);
-    if !take_census {
-        ix.release_lookup();
+    (roots, spare, reach)
+}
+
+/// What the steps from the dominators on hand to the summary.
+struct Weighed {
+    /// Largest first, one per signature.
+    leaks: Vec<Leak>,
+    triage: triage::Triage,
+    census: Option<census::Census>,
+    totals: summary::Totals,
+}
+
+/// The dominators on the graph made again on `ix` (its lookup released), the retained
+/// sizes and the triage, the census if asked, and the reachable objects by class.
+fn weigh(
+    ix: &Index<'_>,
+    traced: Traced,
+    run: &Run<'_>,
+    clock: &mut Clock,
+    notes: &mut Vec<String>,
+) -> Result<Weighed, AnalyzeError> {
+    let Traced {
+        edges,
+        roots,
+        spare,
+        reach,
+        classes,
+        mut leaks,
+        leak_nodes,
+        all_objects,
+        for_triage,
+    } = traced;
+    let g = Graph::with_classes(ix, classes, run.options.mapping.as_ref());
+    let doms = dominators::Dominators::compute(edges, ix.len(), &roots, spare, run.control)?;
+    clock.timings.dominator_bytes = doms.peak_bytes;
+    clock.timings.dominator_steps = doms.steps;
+    clock.timings.dominator_depth = doms.depth;
+    clock.step("dominators");
+    let triaged = subtrees_and_triage(
+        &g,
+        &doms,
+        reach.as_ref(),
+        &leak_nodes,
+        for_triage,
+        clock,
+        notes,
+    );
+    // Only a census reads every retained size from here on.
+    let trees = run.take_census.then_some(triaged.trees);
+    let (reachable_objects, reachable_edges) = (doms.reachable, doms.edges);
+    let heap_bytes: u64 = all_objects.values().map(|&(_, bytes)| bytes).sum();
+    let by_class = summary::reachable_by_class(all_objects, triaged.gone);
+    let census = match (trees, &reach) {
+        (Some(trees), Some(reach)) => {
+            let c = census::take(&doms, &g, reach, &trees, by_class.clone());
+            clock.step("census");
+            Some(c)
+        }
+        _ => None,
+    };
+    drop((reach, doms));
+    let retained = triaged.retained.into_iter().zip(triaged.leak_native);
+    for (leak, (r, native)) in leaks.iter_mut().zip(retained) {
+        (leak.retained_bytes, leak.retained_objects) = (r.bytes, r.objects);
+        leak.retained_native_bytes = native;
     }
-    let g = Graph::with_classes(&ix, classes, options.mapping.as_ref());
-    let doms = dominators::Dominators::compute(edges, ix.len(), &roots, spare, control)?;
-    timings.dominator_bytes = doms.peak_bytes;
-    timings.dominator_steps = doms.steps;
-    timings.dominator_depth = doms.depth;
-    let t = timings.step("dominators", t);
+    clock.step("retained sizes");
+    run.control.check()?;
+    let leaks = found::largest_first(leaks);
+    let (top_classes, omitted_top_classes) = summary::top_classes(&g, by_class);
+    let totals = summary::Totals {
+        heap_bytes,
+        reachable_objects,
+        reachable_bytes: triaged.reachable_bytes,
+        reachable_native_bytes: triaged.triage.heap_native_bytes,
+        reachable_edges,
+        top_classes,
+        omitted_top_classes,
+    };
+    Ok(Weighed {
+        leaks,
+        triage: triaged.triage,
+        census,
+        totals,
+    })
+}
+
+/// What the subtrees and the triage measured.
+struct Triaged {
+    triage: triage::Triage,
+    /// The reachable objects' Java bytes.
+    reachable_bytes: u64,
+    /// The leaks' retained sizes (Java, then native), in the order of their nodes.
+    retained: Vec<dominators::Retained>,
+    leak_native: Vec<u64>,
+    /// The unreachable objects' shallow sizes by class.
+    gone: Sizer,
+    /// Every number's retained size (for a census).
+    trees: subtrees::Subtrees,
+}
+
+/// Every object's retained size from the dominators (the leaks' among them), then the
+/// triage on them and on what the earlier steps counted.
+fn subtrees_and_triage(
+    g: &Graph<'_, '_>,
+    doms: &dominators::Dominators,
+    reach: Option<&Reach>,
+    leak_nodes: &[index::Node],
+    parts: ForTriage,
+    clock: &mut Clock,
+    notes: &mut Vec<String>,
+) -> Triaged {
+    let ForTriage {
+        sizes,
+        string_rows,
+        strings_wanted,
+        native,
+        mut counted,
+        kinds,
+        watched,
+    } = parts;
     // Every number's retained size, the leaks' among them, and the shallow bytes of the
     // unreachable objects by class.
     // Unreadable, the sizes are read from the dump again.
     let sizes = sizes.take().unwrap_or_default();
     let (trees, retained, gone) = subtrees::Subtrees::compute(
-        &g,
-        &doms,
+        g,
+        doms,
         &sizes,
         &native,
         triage::LIST_CAP,
-        &leak_nodes,
+        leak_nodes,
         Sizer::default,
         |sizer, key, size| sizer.add_sized(key, size),
         Sizer::merge,
     );
     drop(sizes);
-    let t = timings.step("subtrees", t);
-    let ins = inspect::Inspectors::new(inspect::heap::Heap::new(&ix, &g), kinds, watched);
+    clock.step("subtrees");
+    let ins = inspect::Inspectors::new(inspect::heap::Heap::new(g.ix, g), kinds, watched);
     let leak_native: Vec<u64> = leak_nodes
         .iter()
-        .map(|&n| trees.of_node(&g, &doms, n, &native).1)
+        .map(|&n| trees.of_node(g, doms, n, &native).1)
         .collect();
-    if string_values.is_some() {
+    if strings_wanted {
         match string_rows.take() {
             Ok(rows) => {
                 (
                     counted.duplicate_strings,
                     counted.duplicate_strings_left_out,
-                ) = strings::duplicates(&g, |s| doms.place(s).is_some(), rows);
+                ) = strings::duplicates(g, |s| doms.place(s).is_some(), rows);
             }
             Err(e) => notes.push(format!(
                 "duplicate Strings are left out: their hashes could not be read back ({e})"
             )),
         }
     }
-    let triage = triage::assemble(&g, reach.as_ref(), &ins, &doms, &trees, &native, counted);
+    let triage = triage::assemble(g, reach, &ins, doms, &trees, &native, counted);
     let reachable_bytes = trees.reachable_java();
     drop((native, ins));
-    let mut t = timings.step("triage", t);
-    let (reachable_objects, reachable_edges) = (doms.reachable, doms.edges);
-    let total_bytes: u64 = all_objects.values().map(|&(_, bytes)| bytes).sum();
-    // The reachable by class: all objects but the unreachable.
-    let mut by_class = all_objects;
-    for (key, (objects, bytes)) in gone.finish() {
-        if let Some(e) = by_class.get_mut(&key) {
-            e.0 = e.0.saturating_sub(objects);
-            e.1 = e.1.saturating_sub(bytes);
-        }
-    }
-    by_class.retain(|_, (objects, _)| *objects > 0);
-    let census = match (take_census, &reach) {
-        (true, Some(reach)) => {
-            let c = census::take(&doms, &g, reach, &trees, by_class.clone());
-            t = timings.step("census", t);
-            Some(c)
-        }
-        _ => None,
-    };
-    drop((trees, reach, doms));
-    for ((leak, r), native) in leaks_out.iter_mut().zip(retained).zip(leak_native) {
-        (leak.retained_bytes, leak.retained_objects) = (r.bytes, r.objects);
-        leak.retained_native_bytes = native;
-    }
-    let t = timings.step("retained sizes", t);
-    control.check()?;
-    leaks_out.sort_by(|a, b| {
-        (b.retained_bytes + b.retained_native_bytes)
-            .cmp(&(a.retained_bytes + a.retained_native_bytes))
-            .then(a.object_id.cmp(&b.object_id))
-    });
-    let leaks_out = one_per_signature(leaks_out);
-
-    // Top classes by the shallow bytes of their reachable objects.
-    let mut top: Vec<ClassSummary> = by_class
-        .into_iter()
-        .map(|(key, (instances, shallow_bytes))| ClassSummary {
-            class_name: g.class_key_name(key),
-            instances,
-            shallow_bytes,
-        })
-        .collect();
-    top.sort_by(|a, b| {
-        b.shallow_bytes
-            .cmp(&a.shallow_bytes)
-            .then(a.class_name.cmp(&b.class_name))
-    });
-    let omitted_top_classes = limits::keep_first(&mut top, limits::MAX_TOP_CLASSES);
-    for c in &mut top {
-        c.class_name = shown::clipped(&c.class_name, limits::MAX_NAME_BYTES);
-    }
-
-    let mut heaps: Vec<HeapSummary> = Vec::new();
-    if !ix.heaps.is_empty() {
-        // Counted by heap, named once at the end.
-        let mut per: Map<(u32, u64), u64> = Default::default();
-        for node in ix.nodes() {
-            *per.entry(ix.heap_of(ix.offset(node))).or_default() += 1;
-        }
-        let mut named: std::collections::BTreeMap<String, u64> = Default::default();
-        for ((id, name_id), objects) in per {
-            let name = ix
-                .string(name_id)
-                .map(|s| s.into_owned())
-                .unwrap_or_else(|| heap_name(id).to_string());
-            *named.entry(name).or_default() += objects;
-        }
-        heaps = named
-            .into_iter()
-            .map(|(name, objects)| HeapSummary {
-                name: shown::clipped(&name, limits::MAX_NAME_BYTES),
-                objects,
-            })
-            .collect();
-    }
-    let omitted_heaps = limits::keep_first(&mut heaps, limits::MAX_HEAPS);
-
-    let dump = DumpSummary {
-        format: ix.format.clone(),
-        id_size: ix.id_size,
-        timestamp_ms: ix.timestamp_ms,
-        bytes: data.len() as u64,
-        instances: ix.counts.instances,
-        object_arrays: ix.counts.object_arrays,
-        primitive_arrays: ix.counts.primitive_arrays,
-        classes: ix.counts.classes,
-        gc_roots: ix.roots.len() as u64,
-        threads: metadata::thread_count(&ix),
-        heap_bytes: total_bytes,
-        reachable_objects,
+    clock.step("triage");
+    Triaged {
+        triage,
         reachable_bytes,
-        reachable_native_bytes: triage.heap_native_bytes,
-        reachable_edges,
-        heaps,
-        omitted_heaps,
-        top_classes: top,
-        omitted_top_classes,
-        heap_dumps: dumps.len() as u64,
-        heap_dump: if dumps.is_empty() { 0 } else { chosen as u64 },
-    };
-    let omitted_notes = limits::keep_first(&mut notes, limits::MAX_NOTES);
-    let analysis = Analysis {
-        schema: SCHEMA_VERSION,
-        signature_version: SIGNATURE_VERSION,
-        tool: format!("hprof-shrink {}", env!("CARGO_PKG_VERSION")),
-        input: InputSummary {
-            path: path.display().to_string(),
-            kind: input.kind.into(),
-            manifest: input.manifest.clone(),
-            extra: input.extra.clone(),
-            shrunk: input.shrunk,
-        },
-        dump,
-        metadata,
-        finder: if key.is_some() {
-            "matrix-key"
-        } else {
-            "leakcanary"
-        }
-        .into(),
-        key: key.map(|k| shown::clipped(&k, limits::MAX_NAME_BYTES)),
-        keys_found,
-        omitted_keys_found: more_keys,
-        leaks: leaks_out,
-        omitted_leaks: more_leaks,
-        unreachable,
-        omitted_unreachable: more_unreachable,
-        duplicate_bitmaps,
-        omitted_duplicate_bitmaps,
-        triage: Some(triage),
-        notes,
-        omitted_notes,
-    };
-    let t = timings.step("summary", t);
-    if let input::Bytes::File(m) = &input.bytes {
-        m.check_intact()?;
+        retained,
+        leak_native,
+        gone,
+        trees,
     }
-    timings.step("check", t);
-    Ok((
-        Outcome {
-            analysis,
-            pictures,
-            timings,
-        },
-        census,
-    ))
 }
 
 /// What the reader must know when some objects' references could not be read: which
@@ -862,258 +923,4 @@ fn leak_key(options: &Options, input: &input::Input) -> (Option<String>, Option<
         Some(k) if !k.is_empty() => (Some(k.to_string()), None),
         _ => (None, None),
     }
-}
-
-/// Hands the memory the references' pass freed on its worker threads back to the system:
-/// glibc keeps what its per-thread heaps free below a block still in use, and the analysis
-/// would carry those megabytes to its peak.
-fn give_back_freed_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only returns free pages of malloc's own heaps to the system.
-    unsafe {
-        libc::malloc_trim(0);
-    }
-}
-
-type Histogram = Map<(u8, u64), (u64, u64)>;
-
-/// Shallow sizes on one thread, counted by class. Neighbours in a dump are mostly of a
-/// few classes (a list node, its String, the String's array), so each class is added up
-/// in a slot of a small table and goes into the map only when another class takes its
-/// slot.
-struct Sizer {
-    histogram: Histogram,
-    /// `EMPTY` marks a free slot.
-    slots: Box<[Tally; SLOTS]>,
-}
-
-/// (class key, objects, bytes).
-type Tally = ((u8, u64), u64, u64);
-
-/// Slots of [`Sizer`] and [`Seen`]: a power of two.
-const SLOTS: usize = 64;
-/// No class key has this tag.
-const EMPTY: (u8, u64) = (u8::MAX, 0);
-
-/// The slot of a class id (ids are aligned addresses: their low bits are mostly zero).
-#[inline]
-fn slot_of(class: u64) -> usize {
-    (class.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58) as usize & (SLOTS - 1)
-}
-
-impl Default for Sizer {
-    fn default() -> Sizer {
-        Sizer {
-            histogram: Histogram::default(),
-            slots: Box::new([(EMPTY, 0, 0); SLOTS]),
-        }
-    }
-}
-
-impl Sizer {
-    #[inline]
-    fn add_sized(&mut self, key: (u8, u64), size: u64) {
-        let slot = &mut self.slots[slot_of(key.1 ^ key.0 as u64)];
-        if slot.0 == key {
-            slot.1 += 1;
-            slot.2 += size;
-        } else {
-            let (k, n, bytes) = std::mem::replace(slot, (key, 1, size));
-            if k != EMPTY {
-                tally(&mut self.histogram, k, n, bytes);
-            }
-        }
-    }
-
-    fn finish(mut self) -> Histogram {
-        for &(k, n, bytes) in self.slots.iter() {
-            if k != EMPTY {
-                tally(&mut self.histogram, k, n, bytes);
-            }
-        }
-        self.histogram
-    }
-
-    fn merge(a: Sizer, b: Sizer) -> Sizer {
-        let mut h = a.finish();
-        merge_histograms(&mut h, b.finish());
-        Sizer {
-            histogram: h,
-            ..Sizer::default()
-        }
-    }
-}
-
-/// Objects whose references could not be read, by (class, why).
-type Unread = Map<(u64, graph::Broken), u64>;
-
-/// A class whose instances the finders look at.
-const WANTED: u8 = 1;
-/// In [`Seen`]'s slots: the class was looked up.
-const KNOWN: u8 = 0x80;
-/// A class whose instances the path search reads from the dump ([`refs`]).
-const SPECIAL: u8 = 2;
-
-/// What the references' pass takes from each object: its shallow size by class, the
-/// instances of the classes the finders look at (class, node) and those the path search
-/// reads, in node order, and the objects whose references could not be read.
-struct Seen {
-    sizer: Sizer,
-    /// Every String's row ([`strings`]), a run for each run of nodes.
-    strings: Vec<Vec<strings::Row>>,
-    instances: Vec<(u64, index::Node)>,
-    special: Vec<index::Node>,
-    /// Instance classes asked about, and what each is (`KNOWN` set), by [`slot_of`].
-    wants: Box<[(u64, u8); SLOTS]>,
-    unread: Unread,
-}
-
-impl Default for Seen {
-    fn default() -> Seen {
-        Seen {
-            sizer: Sizer::default(),
-            strings: Vec::new(),
-            instances: Vec::new(),
-            special: Vec::new(),
-            wants: Box::new([(0, 0); SLOTS]),
-            unread: Unread::default(),
-        }
-    }
-}
-
-impl Seen {
-    /// A run's state: its lists of String rows, which merging lists, never copies.
-    fn new() -> Seen {
-        Seen {
-            strings: (0..strings::BUCKETS).map(|_| Vec::new()).collect(),
-            ..Seen::default()
-        }
-    }
-
-    #[inline]
-    fn add(
-        &mut self,
-        wanted: &Map<u64, u8>,
-        node: index::Node,
-        key: (u8, u64),
-        size: u64,
-        unread: Option<graph::Broken>,
-    ) {
-        self.sizer.add_sized(key, size);
-        if let Some(why) = unread {
-            *self.unread.entry((key.1, why)).or_default() += 1;
-        }
-        if key.0 == tags::INSTANCE_DUMP {
-            // Neighbours are mostly of a few classes: the map is asked once a class
-            // while it keeps its slot.
-            let slot = &mut self.wants[slot_of(key.1)];
-            let want = if slot.0 == key.1 && slot.1 & KNOWN != 0 {
-                slot.1
-            } else {
-                let want = wanted.get(&key.1).copied().unwrap_or(0) | KNOWN;
-                *slot = (key.1, want);
-                want
-            };
-            if want & WANTED != 0 {
-                self.instances.push((key.1, node));
-            }
-            if want & SPECIAL != 0 {
-                self.special.push(node);
-            }
-        }
-    }
-
-    fn merge(mut a: Seen, b: Seen) -> Seen {
-        a.instances.extend(b.instances);
-        a.strings.extend(b.strings);
-        a.special.extend(b.special);
-        for (k, n) in b.unread {
-            *a.unread.entry(k).or_default() += n;
-        }
-        Seen {
-            sizer: Sizer::merge(a.sizer, b.sizer),
-            strings: a.strings,
-            instances: a.instances,
-            special: a.special,
-            wants: a.wants,
-            unread: a.unread,
-        }
-    }
-}
-
-fn merge_histograms(into: &mut Histogram, from: Histogram) {
-    for (k, (n, bytes)) in from {
-        tally(into, k, n, bytes);
-    }
-}
-
-/// Adds `n` objects of `bytes` in all to class `key`.
-fn tally(h: &mut Histogram, key: (u8, u64), n: u64, bytes: u64) {
-    let e = h.entry(key).or_default();
-    e.0 += n;
-    e.1 += bytes;
-}
-
-/// A known leak as the analysis reports it.
-/// LeakCanary's grouping: the leaks that share a signature are one leak, shown by its
-/// first trace (`leaks` come largest first), with the count and the summed sizes.
-fn one_per_signature(leaks: Vec<Leak>) -> Vec<Leak> {
-    let mut out: Vec<Leak> = Vec::with_capacity(leaks.len());
-    let mut at: Map<String, usize> = Map::default();
-    for l in leaks {
-        match at.get(&l.signature) {
-            Some(&i) => {
-                let first = &mut out[i];
-                first.trace_count += 1;
-                first.object_ids.push(l.object_id);
-                first.total_retained_bytes += l.retained_bytes;
-                first.total_retained_objects += l.retained_objects;
-                first.total_retained_native_bytes += l.retained_native_bytes;
-            }
-            None => {
-                at.insert(l.signature.clone(), out.len());
-                out.push(Leak {
-                    trace_count: 1,
-                    object_ids: vec![l.object_id],
-                    total_retained_bytes: l.retained_bytes,
-                    total_retained_objects: l.retained_objects,
-                    total_retained_native_bytes: l.retained_native_bytes,
-                    ..l
-                });
-            }
-        }
-    }
-    out
-}
-
-fn library_leak(entry: &library::Entry) -> LibraryLeak {
-    LibraryLeak {
-        pattern: entry.name(),
-        description: entry.description.clone(),
-        id: Some(entry.id.clone()),
-        kind: Some(entry.kind.word().to_string()),
-        leak_pattern: Some(entry.pattern_text()),
-        bug: entry.bug.clone(),
-    }
-}
-
-fn heap_name(id: u32) -> &'static str {
-    match id {
-        0x41 => "app",
-        0x5A => "zygote",
-        0x49 => "image",
-        _ => "default",
-    }
-}
-
-/// The leaking objects to trace and those found without a strong path, with what the
-/// caps left out.
-struct Found {
-    /// (node, finders, Matrix's reason) of each leak to trace.
-    to_trace: Vec<(index::Node, finders::Finders, Option<String>)>,
-    unreachable_nodes: Vec<(index::Node, finders::Finders)>,
-    more_leaks: u64,
-    more_unreachable: u64,
-    keys_found: Vec<String>,
-    more_keys: u64,
 }

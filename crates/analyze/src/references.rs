@@ -1,0 +1,302 @@
+//! The pass that reads every object for its references ([`edges::Edges::build`]), and
+//! what the later steps take from each object on the way ([`Seen`]): shallow sizes by
+//! class, the instances the finders and the path search read, each object's size code
+//! for the subtrees, the Strings' hashes for the duplicates, and the objects whose
+//! references could not be read.
+
+use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
+
+use hprof_shrink_core::hprof::tags;
+use hprof_shrink_core::space::Unpack;
+
+use crate::graph::{self, Graph, Instances};
+use crate::inspect::{heap::Heap, kinds::Kinds};
+use crate::map::Map;
+use crate::{edges, finders, index, leaks, parked, refs, strings, subtrees};
+
+/// What the references' pass hands on.
+pub(crate) struct Passed {
+    pub edges: edges::Edges,
+    /// The instances the path search reads from the dump, in node order.
+    pub special: Vec<index::Node>,
+    /// Every object's shallow size in a byte ([`subtrees::SizeCodes`]), by node, parked
+    /// through the peak for the subtrees.
+    pub sizes: parked::Parked<u8>,
+    /// The rows of the Strings whose hashes were seen twice, parked for the triage.
+    pub string_rows: parked::Parked<strings::Row>,
+    /// Every object's shallow size, by class.
+    pub all_objects: Histogram,
+    /// The instances of the classes the finders and the triage look at.
+    pub instances: Instances,
+    pub unread: Unread,
+}
+
+/// The classes whose instances the pass keeps: those the finders and the triage look at
+/// (`triage_classes`), and those the path search reads.
+pub(crate) fn wanted(
+    g: &Graph<'_, '_>,
+    heap: &Heap<'_>,
+    kinds: &Kinds,
+    triage_classes: &[u64],
+    path_refs: &refs::PathRefs,
+) -> Map<u64, u8> {
+    let mut wanted: Map<u64, u8> = Map::default();
+    for c in leaks::destroyed_info_classes(g)
+        .into_iter()
+        .chain(finders::wanted(kinds, heap))
+        .chain(g.class_named("android.graphics.Bitmap"))
+        .chain(triage_classes.iter().copied())
+    {
+        *wanted.entry(c).or_default() |= WANTED;
+    }
+    for c in g.ix.classes.classes().map(|c| c.class_id) {
+        if path_refs.special_class(c) {
+            *wanted.entry(c).or_default() |= SPECIAL;
+        }
+    }
+    wanted
+}
+
+/// Reads every object's references once (the graph's edges) and takes from each what
+/// [`Seen`] keeps; what the triage reads after the dominators is parked (see
+/// [`parked`]), and the memory the pass's threads freed goes back to the system.
+pub(crate) fn pass(
+    g: &Graph<'_, '_>,
+    wanted: Map<u64, u8>,
+    string_values: &Option<strings::StringValues>,
+    unpack: &Unpack,
+) -> Passed {
+    let string_class = string_values.as_ref().map_or(u64::MAX, |v| v.class);
+    // Every object's shallow size in a byte ([`subtrees::SizeCodes`]), by node.
+    let codes: Vec<AtomicU8> = std::iter::repeat_with(|| AtomicU8::new(0))
+        .take(g.ix.len())
+        .collect();
+    let (edges, seen) = edges::Edges::build(
+        g,
+        Seen::new,
+        |seen, node, key, size, unread, refs| {
+            seen.add(&wanted, node, key, size, unread);
+            codes[node as usize].store(subtrees::SizeCodes::code(key, size), Relaxed);
+            // Each String's value hashed as the pass reaches it, for the duplicates.
+            if key == (tags::INSTANCE_DUMP, string_class) {
+                if let Some((h, array)) = string_values.as_ref().and_then(|v| v.hash(g, node, refs))
+                {
+                    // This run's lists are the last BUCKETS.
+                    let lists = seen.strings.len();
+                    if let Some(at) = lists.checked_sub(strings::BUCKETS) {
+                        seen.strings[at + strings::bucket(h)].push((h, array, node));
+                    }
+                }
+            }
+        },
+        Seen::merge,
+    );
+    let special = seen.special;
+    // What the triage reads after the dominators waits on disk through the peak.
+    let codes: Vec<u8> = codes.into_iter().map(AtomicU8::into_inner).collect();
+    let sizes = parked::Parked::park(codes, unpack, "the objects' sizes");
+    let twice = strings::seen_twice(seen.strings);
+    let string_rows = parked::Parked::park(twice, unpack, "the Strings' hashes");
+    let (all_objects, instances) = (seen.sizer.finish(), Instances::from_pairs(seen.instances));
+    let unread = seen.unread;
+    give_back_freed_memory();
+    Passed {
+        edges,
+        special,
+        sizes,
+        string_rows,
+        all_objects,
+        instances,
+        unread,
+    }
+}
+
+/// Hands the memory the references' pass freed on its worker threads back to the system:
+/// glibc keeps what its per-thread heaps free below a block still in use, and the analysis
+/// would carry those megabytes to its peak.
+fn give_back_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free pages of malloc's own heaps to the system.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
+pub(crate) type Histogram = Map<(u8, u64), (u64, u64)>;
+
+/// Shallow sizes on one thread, counted by class. Neighbours in a dump are mostly of a
+/// few classes (a list node, its String, the String's array), so each class is added up
+/// in a slot of a small table and goes into the map only when another class takes its
+/// slot.
+pub(crate) struct Sizer {
+    histogram: Histogram,
+    /// `EMPTY` marks a free slot.
+    slots: Box<[Tally; SLOTS]>,
+}
+
+/// (class key, objects, bytes).
+type Tally = ((u8, u64), u64, u64);
+
+/// Slots of [`Sizer`] and [`Seen`]: a power of two.
+const SLOTS: usize = 64;
+/// No class key has this tag.
+const EMPTY: (u8, u64) = (u8::MAX, 0);
+
+/// The slot of a class id (ids are aligned addresses: their low bits are mostly zero).
+#[inline]
+fn slot_of(class: u64) -> usize {
+    (class.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58) as usize & (SLOTS - 1)
+}
+
+impl Default for Sizer {
+    fn default() -> Sizer {
+        Sizer {
+            histogram: Histogram::default(),
+            slots: Box::new([(EMPTY, 0, 0); SLOTS]),
+        }
+    }
+}
+
+impl Sizer {
+    #[inline]
+    pub(crate) fn add_sized(&mut self, key: (u8, u64), size: u64) {
+        let slot = &mut self.slots[slot_of(key.1 ^ key.0 as u64)];
+        if slot.0 == key {
+            slot.1 += 1;
+            slot.2 += size;
+        } else {
+            let (k, n, bytes) = std::mem::replace(slot, (key, 1, size));
+            if k != EMPTY {
+                tally(&mut self.histogram, k, n, bytes);
+            }
+        }
+    }
+
+    pub(crate) fn finish(mut self) -> Histogram {
+        for &(k, n, bytes) in self.slots.iter() {
+            if k != EMPTY {
+                tally(&mut self.histogram, k, n, bytes);
+            }
+        }
+        self.histogram
+    }
+
+    pub(crate) fn merge(a: Sizer, b: Sizer) -> Sizer {
+        let mut h = a.finish();
+        merge_histograms(&mut h, b.finish());
+        Sizer {
+            histogram: h,
+            ..Sizer::default()
+        }
+    }
+}
+
+/// Objects whose references could not be read, by (class, why).
+pub(crate) type Unread = Map<(u64, graph::Broken), u64>;
+
+/// A class whose instances the finders look at.
+const WANTED: u8 = 1;
+/// In [`Seen`]'s slots: the class was looked up.
+const KNOWN: u8 = 0x80;
+/// A class whose instances the path search reads from the dump ([`refs`]).
+const SPECIAL: u8 = 2;
+
+/// What the references' pass takes from each object: its shallow size by class, the
+/// instances of the classes the finders look at (class, node) and those the path search
+/// reads, in node order, and the objects whose references could not be read.
+struct Seen {
+    sizer: Sizer,
+    /// Every String's row ([`strings`]), a run for each run of nodes.
+    strings: Vec<Vec<strings::Row>>,
+    instances: Vec<(u64, index::Node)>,
+    special: Vec<index::Node>,
+    /// Instance classes asked about, and what each is (`KNOWN` set), by [`slot_of`].
+    wants: Box<[(u64, u8); SLOTS]>,
+    unread: Unread,
+}
+
+impl Default for Seen {
+    fn default() -> Seen {
+        Seen {
+            sizer: Sizer::default(),
+            strings: Vec::new(),
+            instances: Vec::new(),
+            special: Vec::new(),
+            wants: Box::new([(0, 0); SLOTS]),
+            unread: Unread::default(),
+        }
+    }
+}
+
+impl Seen {
+    /// A run's state: its lists of String rows, which merging lists, never copies.
+    fn new() -> Seen {
+        Seen {
+            strings: (0..strings::BUCKETS).map(|_| Vec::new()).collect(),
+            ..Seen::default()
+        }
+    }
+
+    #[inline]
+    fn add(
+        &mut self,
+        wanted: &Map<u64, u8>,
+        node: index::Node,
+        key: (u8, u64),
+        size: u64,
+        unread: Option<graph::Broken>,
+    ) {
+        self.sizer.add_sized(key, size);
+        if let Some(why) = unread {
+            *self.unread.entry((key.1, why)).or_default() += 1;
+        }
+        if key.0 == tags::INSTANCE_DUMP {
+            // Neighbours are mostly of a few classes: the map is asked once a class
+            // while it keeps its slot.
+            let slot = &mut self.wants[slot_of(key.1)];
+            let want = if slot.0 == key.1 && slot.1 & KNOWN != 0 {
+                slot.1
+            } else {
+                let want = wanted.get(&key.1).copied().unwrap_or(0) | KNOWN;
+                *slot = (key.1, want);
+                want
+            };
+            if want & WANTED != 0 {
+                self.instances.push((key.1, node));
+            }
+            if want & SPECIAL != 0 {
+                self.special.push(node);
+            }
+        }
+    }
+
+    fn merge(mut a: Seen, b: Seen) -> Seen {
+        a.instances.extend(b.instances);
+        a.strings.extend(b.strings);
+        a.special.extend(b.special);
+        for (k, n) in b.unread {
+            *a.unread.entry(k).or_default() += n;
+        }
+        Seen {
+            sizer: Sizer::merge(a.sizer, b.sizer),
+            strings: a.strings,
+            instances: a.instances,
+            special: a.special,
+            wants: a.wants,
+            unread: a.unread,
+        }
+    }
+}
+
+fn merge_histograms(into: &mut Histogram, from: Histogram) {
+    for (k, (n, bytes)) in from {
+        tally(into, k, n, bytes);
+    }
+}
+
+/// Adds `n` objects of `bytes` in all to class `key`.
+fn tally(h: &mut Histogram, key: (u8, u64), n: u64, bytes: u64) {
+    let e = h.entry(key).or_default();
+    e.0 += n;
+    e.1 += bytes;
+}
