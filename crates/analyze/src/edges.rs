@@ -34,6 +34,19 @@ impl Edges {
         visit: impl Fn(&mut S, Node, (u8, u64), u64, Option<Broken>, &[Node]) + Sync,
         merge: impl Fn(S, S) -> S,
     ) -> (Edges, S) {
+        Edges::build_settled(g, init, visit, merge, |s| s)
+    }
+
+    /// [`Edges::build`], with `settle` run on the joined state before the runs'
+    /// references are joined: what it frees is not held through the join, which holds
+    /// two copies of the references.
+    pub fn build_settled<S: Send>(
+        g: &Graph<'_, '_>,
+        init: impl Fn() -> S + Sync,
+        visit: impl Fn(&mut S, Node, (u8, u64), u64, Option<Broken>, &[Node]) + Sync,
+        merge: impl Fn(S, S) -> S,
+        settle: impl FnOnce(S) -> S,
+    ) -> (Edges, S) {
         let n = g.ix.len();
         let threads = rayon::current_num_threads().max(1);
         let per = (n / (threads * 16)).max(1 << 14);
@@ -61,16 +74,21 @@ impl Edges {
         let mut starts = Offsets::zeros(n + 1, total as u64);
         let mut targets = Vec::with_capacity(total);
         let mut seen = init();
+        let mut runs = Vec::with_capacity(chunks.len());
+        for chunk in chunks {
+            seen = merge(seen, chunk.seen);
+            runs.push((chunk.degrees, chunk.targets));
+        }
+        let seen = settle(seen);
         let mut node = 0usize;
         let mut at = 0u64;
-        for chunk in chunks {
-            for d in chunk.degrees {
+        for (degrees, run) in runs {
+            for d in degrees {
                 at += d as u64;
                 node += 1;
                 starts.set(node, at);
             }
-            targets.extend_from_slice(&chunk.targets);
-            seen = merge(seen, chunk.seen);
+            targets.extend_from_slice(&run);
         }
         (Edges { starts, targets }, seen)
     }

@@ -71,7 +71,7 @@ pub(crate) fn pass(
     let codes: Vec<AtomicU8> = std::iter::repeat_with(|| AtomicU8::new(0))
         .take(g.ix.len())
         .collect();
-    let (edges, seen) = edges::Edges::build(
+    let (edges, seen) = edges::Edges::build_settled(
         g,
         Seen::new,
         |seen, node, key, size, unread, refs| {
@@ -90,12 +90,17 @@ pub(crate) fn pass(
             }
         },
         Seen::merge,
+        // The values seen once go before the pass's references are joined.
+        |mut seen| {
+            seen.strings = vec![strings::seen_twice(std::mem::take(&mut seen.strings))];
+            seen
+        },
     );
     let special = seen.special;
     // What the triage reads after the dominators waits on disk through the peak.
     let codes: Vec<u8> = codes.into_iter().map(AtomicU8::into_inner).collect();
     let sizes = parked::Parked::park(codes, unpack, "the objects' sizes");
-    let twice = strings::seen_twice(seen.strings);
+    let twice = seen.strings.into_iter().next().unwrap_or_default();
     let string_rows = parked::Parked::park(twice, unpack, "the Strings' hashes");
     let (all_objects, instances) = (seen.sizer.finish(), Instances::from_pairs(seen.instances));
     let unread = seen.unread;
