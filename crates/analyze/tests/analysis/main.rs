@@ -12,6 +12,7 @@ mod growth;
 mod paths;
 mod scenarios;
 mod signatures;
+mod triage;
 
 /// The workspace's root, where `fixtures/` is (and `../shared/corpus` beside it).
 fn repo() -> PathBuf {

@@ -3,24 +3,12 @@
 //! out-of-memory-shaped heap and of an accumulation point, and the Bitmaps of an API 28
 //! heap without pixels, each against the scenario's truth (made by its construction).
 
-use std::path::Path;
-
-use hprof_fixtures::scenarios::{Error, Generator, Scenario};
+use hprof_fixtures::scenarios::Scenario;
 use hprof_shrink_analyze::{analyze_path, Analysis, Options, Trace};
 use hprof_shrink_core::Control;
 use serde_json::Value;
 
-fn scenario(name: &str) -> Option<Scenario> {
-    let gen = Generator::shared(Path::new(env!("CARGO_TARGET_TMPDIR")).join("scenarios"));
-    match gen.get(name) {
-        Ok(s) => Some(s),
-        Err(Error::Unavailable(why)) => {
-            eprintln!("skipping {name}: {why}");
-            None
-        }
-        Err(Error::Failed(why)) => panic!("{name}: {why}"),
-    }
-}
+use super::{repo, scenario};
 
 fn analyze(s: &Scenario, options: Options) -> Analysis {
     analyze_path(&s.dumps[0], &options, &Control::default())
@@ -37,7 +25,7 @@ fn options() -> Options {
 
 /// What ahat says (fixtures/scenarios/STEM.ahat.json): its objects.
 fn ahat(stem: &str) -> Vec<Value> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+    let path = repo()
         .join("fixtures/scenarios")
         .join(format!("{stem}.ahat.json"));
     let v: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
