@@ -79,12 +79,12 @@ pub(crate) fn pass(
             codes[node as usize].store(subtrees::SizeCodes::code(key, size), Relaxed);
             // Each String's value hashed as the pass reaches it, for the duplicates.
             if key == (tags::INSTANCE_DUMP, string_class) {
-                if let Some((h, array)) = string_values.as_ref().and_then(|v| v.hash(g, node, refs))
-                {
+                if let Some((h, _)) = string_values.as_ref().and_then(|v| v.hash(g, node, refs)) {
                     // This run's lists are the last BUCKETS.
                     let lists = seen.strings.len();
                     if let Some(at) = lists.checked_sub(strings::BUCKETS) {
-                        seen.strings[at + strings::bucket(h)].push((h, array, node));
+                        let p = strings::pending(h, node);
+                        seen.strings[at + strings::bucket(p)].push(p);
                     }
                 }
             }
@@ -100,8 +100,13 @@ pub(crate) fn pass(
     // What the triage reads after the dominators waits on disk through the peak.
     let codes: Vec<u8> = codes.into_iter().map(AtomicU8::into_inner).collect();
     let sizes = parked::Parked::park(codes, unpack, "the objects' sizes");
-    let twice = seen.strings.into_iter().next().unwrap_or_default();
-    let string_rows = parked::Parked::park(twice, unpack, "the Strings' hashes");
+    let kept = seen.strings.into_iter().next().unwrap_or_default();
+    let rows = match string_values {
+        Some(v) => strings::rows(g, v, &kept, &edges),
+        None => Vec::new(),
+    };
+    drop(kept);
+    let string_rows = parked::Parked::park(rows, unpack, "the Strings' hashes");
     let (all_objects, instances) = (seen.sizer.finish(), Instances::from_pairs(seen.instances));
     let unread = seen.unread;
     give_back_freed_memory();
@@ -211,8 +216,8 @@ const SPECIAL: u8 = 2;
 /// reads, in node order, and the objects whose references could not be read.
 struct Seen {
     sizer: Sizer,
-    /// Every String's row ([`strings`]), a run for each run of nodes.
-    strings: Vec<Vec<strings::Row>>,
+    /// Every String's entry ([`strings::Pending`]), [`strings::BUCKETS`] lists a run.
+    strings: Vec<Vec<strings::Pending>>,
     instances: Vec<(u64, index::Node)>,
     special: Vec<index::Node>,
     /// Instance classes asked about, and what each is (`KNOWN` set), by [`slot_of`].

@@ -5,15 +5,18 @@
 //! hashed in the references' pass, as that pass reaches the String (its `value` array is
 //! among the references the pass has just read: no id is looked up), by a hash seeded at
 //! random per run (64 bits, the length included), so that a dump cannot make two values
-//! collide on purpose; the pass keeps 16 bytes per String, in one of [`BUCKETS`] lists by
-//! its hash. Right after it, each list's hashes, with two tables of two bits per slot and
-//! 4 slots per String (2 bytes a String), drop the values seen once (all but about 1 in
-//! 20 of them), the lists in parallel; only the rest are kept (in a temporary file
+//! collide on purpose; the pass keeps 8 bytes per String ([`Pending`]: the String and its
+//! hash's top half), in one of [`BUCKETS`] lists by its hash. Before the pass joins its
+//! runs' references, each list, with two tables of two bits per slot and 4 slots per
+//! String (2 bytes a String), drops the values seen once (all but about 1 in 15 of
+//! them), the lists in parallel; the rest are hashed again whole from their references
+//! (16 bytes a row) and kept (in a temporary file
 //! through the path search and the dominators, [`super::parked`]), and sorted and grouped
 //! after the dominators, which say which Strings are strongly reachable.
 
 use hprof_shrink_core::hprof::{id_at, BasicType};
 
+use super::edges::Edges;
 use super::graph::Graph;
 use super::index::Node;
 use super::limits::MAX_NAME_BYTES;
@@ -62,44 +65,59 @@ impl StringValues {
 /// A String's row: (hash of its value, its value array, the String).
 pub type Row = (u64, Node, Node);
 
-/// The rows of each run of the references' pass go to this many lists by their hash's
+/// What the references' pass keeps of a String, 8 bytes: the top 32 bits of its value's
+/// hash above the String's node. The value array and the whole hash are read again, from
+/// the pass's references, for the few Strings whose values may repeat ([`rows`]).
+pub type Pending = u64;
+
+/// The pending entry of String `node` whose value hashes to `h`.
+#[inline]
+pub fn pending(h: u64, node: Node) -> Pending {
+    (h & !0xFFFF_FFFF) | node as u64
+}
+
+/// The entries of each run of the references' pass go to this many lists by their hash's
 /// top bits, so that the values seen once are dropped list by list, in parallel, each
 /// with a table small enough to stay in a core's cache.
 pub const BUCKETS: usize = 64;
 
-/// The list of a row of hash `h`.
+/// The list of a pending entry.
 #[inline]
-pub fn bucket(h: u64) -> usize {
-    (h >> 58) as usize
+pub fn bucket(p: Pending) -> usize {
+    (p >> 58) as usize
 }
 
 /// `runs` (from the references' pass: [`BUCKETS`] lists a run, the `k`-th of each holding
-/// the hashes of list `k`) without the values seen once ([`once_dropped`]). Run right
-/// after that pass, so that the path search's memory does not come on top of every
-/// String's.
-pub fn seen_twice(runs: Vec<Vec<Row>>) -> Vec<Row> {
+/// the entries of list `k`) without the values seen once ([`once_dropped`]). Run before
+/// the pass joins its runs' references, so that the entries are not held through it.
+pub fn seen_twice(runs: Vec<Vec<Pending>>) -> Vec<Pending> {
     use rayon::prelude::*;
-    let mut lists: Vec<Vec<Vec<Row>>> = (0..BUCKETS).map(|_| Vec::new()).collect();
+    let mut lists: Vec<Vec<Vec<Pending>>> = (0..BUCKETS).map(|_| Vec::new()).collect();
     for (i, run) in runs.into_iter().enumerate() {
         lists[i % BUCKETS].push(run);
     }
-    let kept: Vec<Vec<Row>> = lists.into_par_iter().map(once_dropped).collect();
+    let kept: Vec<Vec<Pending>> = lists.into_par_iter().map(once_dropped).collect();
     kept.concat()
 }
 
-/// One list's rows without the values seen once in it. Two tables, each of two bits per
-/// slot (seen, seen again) and 4 slots a row, read from different bits of the hash: a
-/// value seen once stays only when it shares a slot with another in both (about 1 in 20).
-fn once_dropped(runs: Vec<Vec<Row>>) -> Vec<Row> {
+/// One list's entries without the values seen once in it. Two tables, each of two bits
+/// per slot (seen, seen again) and 4 slots an entry, read from different bits of the
+/// hash's 26 below the list's: a value seen once stays only when it shares a slot with
+/// another in both (about 1 in 15).
+fn once_dropped(runs: Vec<Vec<Pending>>) -> Vec<Pending> {
     let all: usize = runs.iter().map(Vec::len).sum();
-    let slots = (all * 4).next_power_of_two().max(64);
+    let slots = (all * 4).next_power_of_two().clamp(64, 1 << 26);
     let mask = (slots - 1) as u64;
-    // The second table's slot from bits above the first's (the list's are the top 6).
-    let at = |h: u64| [h & mask, ((h >> 29) & mask) + slots as u64];
+    // The second table's slot from the 26 bits' top end, the first's from their bottom.
+    let bits = slots.trailing_zeros();
+    let at = |p: Pending| {
+        let h = (p >> 32) & 0x3FF_FFFF;
+        [h & mask, ((h >> (26 - bits)) & mask) + slots as u64]
+    };
     let mut seen = vec![0u64; slots * 2 / 64];
     let mut again = vec![0u64; slots * 2 / 64];
-    for &(h, _, _) in runs.iter().flatten() {
-        for k in at(h) {
+    for &p in runs.iter().flatten() {
+        for k in at(p) {
             let (w, b) = (k as usize / 64, 1u64 << (k % 64));
             if seen[w] & b != 0 {
                 again[w] |= b;
@@ -108,16 +126,29 @@ fn once_dropped(runs: Vec<Vec<Row>>) -> Vec<Row> {
         }
     }
     drop(seen);
-    let twice = |h: u64| {
-        at(h)
+    let twice = |p: Pending| {
+        at(p)
             .iter()
             .all(|&k| again[k as usize / 64] & (1u64 << (k % 64)) != 0)
     };
     let mut out = Vec::new();
     for run in runs {
-        out.extend(run.into_iter().filter(|r| twice(r.0)));
+        out.extend(run.into_iter().filter(|&p| twice(p)));
     }
     out
+}
+
+/// The rows of the `kept` Strings, their values hashed again whole from their references
+/// in `edges`, in parallel.
+pub fn rows(g: &Graph<'_, '_>, values: &StringValues, kept: &[Pending], edges: &Edges) -> Vec<Row> {
+    use rayon::prelude::*;
+    kept.par_iter()
+        .filter_map(|&p| {
+            let s = p as Node;
+            let (h, array) = values.hash(g, s, edges.of(s))?;
+            Some((h, array, s))
+        })
+        .collect()
 }
 
 /// The groups of duplicate values among `rows` (from [`seen_twice`]), the strongly
