@@ -7,9 +7,9 @@
 //! random per run (64 bits, the length included), so that a dump cannot make two values
 //! collide on purpose; the pass keeps 8 bytes per String ([`Pending`]: the String and its
 //! hash's top half), in one of [`BUCKETS`] lists by its hash. Before the pass joins its
-//! runs' references, each list, with two tables of two bits per slot and 4 slots per
-//! String (2 bytes a String), drops the values seen once (all but about 1 in 15 of
-//! them), the lists in parallel; the rest are hashed again whole from their references
+//! runs' references, each list, with two tables of two bits per slot and 4 to 8 slots
+//! per String (2 to 4 bytes a String), drops the values seen once (all but 2 to 4 in a
+//! hundred of them, simulated on random hashes), the lists in parallel; the rest are hashed again whole from their references
 //! (16 bytes a row) and kept (in a temporary file
 //! through the path search and the dominators, [`super::parked`]), and sorted and grouped
 //! after the dominators, which say which Strings are strongly reachable.
@@ -101,9 +101,9 @@ pub fn seen_twice(runs: Vec<Vec<Pending>>) -> Vec<Pending> {
 }
 
 /// One list's entries without the values seen once in it. Two tables, each of two bits
-/// per slot (seen, seen again) and 4 slots an entry, read from different bits of the
-/// hash's 26 below the list's: a value seen once stays only when it shares a slot with
-/// another in both (about 1 in 15).
+/// per slot (seen, seen again) and 4 to 8 slots an entry, read from different bits of
+/// the hash's 26 below the list's: a value seen once stays only when it shares a slot
+/// with another in both (2 to 4 in a hundred, simulated on random hashes).
 fn once_dropped(runs: Vec<Vec<Pending>>) -> Vec<Pending> {
     let all: usize = runs.iter().map(Vec::len).sum();
     let slots = (all * 4).next_power_of_two().clamp(64, 1 << 26);
