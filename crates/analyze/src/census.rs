@@ -75,7 +75,7 @@ pub(super) fn take(
     g: &Graph<'_, '_>,
     reach: &Reach,
     trees: &Subtrees,
-    reachable: Histogram,
+    reachable: &Histogram,
 ) -> Census {
     use rayon::prelude::*;
     let mut node_of = vec![NONE; doms.numbered()];

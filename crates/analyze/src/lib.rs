@@ -742,7 +742,7 @@ fn weigh(
     let by_class = summary::reachable_by_class(all_objects, triaged.gone);
     let census = match (trees, &reach) {
         (Some(trees), Some(reach)) => {
-            let c = census::take(&doms, &g, reach, &trees, by_class.clone());
+            let c = census::take(&doms, &g, reach, &trees, &by_class);
             clock.step("census");
             Some(c)
         }
