@@ -698,10 +698,10 @@ impl<'i, 'a> Graph<'i, 'a> {
         let n = self.ix.id_size as usize;
         match raw[0] {
             tags::INSTANCE_DUMP => {
-                let Some((class, data)) = self.instance_data(node) else {
+                let Some((data, fields)) = self.instance_refs(node) else {
                     return;
                 };
-                for r in self.ref_fields(class) {
+                for r in fields {
                     let id = id_at(data, r.at as usize, n);
                     if id != 0 {
                         if let Some(t) = self.ix.node(id) {
@@ -830,6 +830,28 @@ impl<'i, 'a> Graph<'i, 'a> {
             _ => 0,
         };
         (need as usize <= data.len()).then_some((class, data))
+    }
+
+    /// [`Graph::instance_data`]'s field bytes with [`Graph::ref_fields`] of its class, from
+    /// one look-up of the class.
+    #[inline]
+    fn instance_refs(&self, node: Node) -> Option<(&'a [u8], &[RefField])> {
+        let raw = self.ix.raw(node);
+        if raw[0] != tags::INSTANCE_DUMP {
+            return None;
+        }
+        let n = self.ix.id_size as usize;
+        let class = id_at(raw, 5 + n, n);
+        let len = u4_at(raw, 5 + 2 * n) as usize;
+        let data = &raw[9 + 2 * n..9 + 2 * n + len];
+        match self.t.refs.get(&class) {
+            Some(r) if r.broken.is_none() && r.size as usize <= data.len() => {
+                Some((data, self.sorted(r)))
+            }
+            // A class without a readable layout: no references to trust, as in
+            // `instance_data` and `ref_fields`.
+            _ => None,
+        }
     }
 
     /// Where the field `name` declared by the class named `declared_by` sits in the

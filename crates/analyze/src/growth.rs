@@ -5,18 +5,21 @@
 //! roots in which all objects reached from one tree node through references of one name
 //! (`INSTANCE_FIELD Cart.items -> instance of java.util.ArrayList`, `ARRAY_ENTRY
 //! Object[].[x] -> instance of com.example.Item`) are one child node. Each object belongs
-//! to the first node that reaches it; a run of same-named nodes (a linked list) counts its
-//! objects on its first node. Names carry no ids or indices, so the trees of two dumps
-//! line up. A node *grows* when, at every dump after the first, one of its children that
-//! it already had in the first dump gained at least `scenario_loops` objects in every step;
-//! the highest growing node of a path is reported. Only the trees are kept from one dump to
-//! the next, never the dumps' graphs.
+//! to the first node that reaches it. A run of nodes of one name under each other (a
+//! linked list's `next`) is one node, so a list of a million links is one path, not a
+//! million (LeakCanary makes one node per link and counts the links on the first; the
+//! counts are the same, and the links' own children gather under the one node). Names
+//! carry no ids or indices, so the trees of two dumps line up. A node *grows* when, at
+//! every dump after the first, one of its children that it already had in the first dump
+//! gained at least `scenario_loops` objects in every step; the highest growing node of a
+//! path is reported. Only the trees are kept from one dump to the next, never the dumps'
+//! graphs.
 //!
 //! A reported node's retained size is the sum of the retained sizes of its own objects
-//! (none of which dominates another: they are all as far from the roots), from the exact
-//! dominator tree of its dump: what those objects keep alive between them, at least.
+//! that no other of its objects dominates, from the exact dominator tree of its dump: what
+//! those objects keep alive between them, at least. (Objects taken at one depth cannot
+//! dominate each other; a run's can, its first link dominating the next.)
 
-use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -24,7 +27,7 @@ use hprof_shrink_core::hprof::{tags, Hprof};
 use hprof_shrink_core::{Control, Stage};
 use serde::Serialize;
 
-use super::dominators::{Dominators, Retained};
+use super::dominators::{Dominators, Place, Pre, Retained};
 use super::edges::Edges;
 use super::error::AnalyzeError;
 use super::graph::{Graph, RefName};
@@ -180,19 +183,20 @@ const GROWING: u8 = 1;
 /// Grew in its step as a child of a growing node.
 const GREW: u8 = 2;
 const REPORTED: u8 = 4;
+/// Took objects at more than one depth (a run of one name, or a child of one).
+const MIXED: u8 = 8;
 
 /// One node of a path tree.
 #[derive(Clone, Copy)]
 struct PathNode {
     name: u32,
     parent: u32,
-    /// Where its objects are counted: itself, or the first of the run of same-named
-    /// nodes it ends.
-    head: u32,
     /// The node of the same path in the previous dump's tree.
     prev: u32,
     objects: u64,
     flags: u8,
+    /// The breadth-first level at which it first took objects.
+    level: u32,
 }
 
 #[derive(Default)]
@@ -318,6 +322,19 @@ pub(super) fn target_text(g: &Graph<'_, '_>, t: Node) -> String {
 /// The identity of a reference within one dump: kind, owner, field, target class.
 type EdgeKey = (u8, u64, u64, (u8, u64));
 
+/// Slots of the walk's memo of reference names.
+const MEMO_SLOTS: usize = 1 << 12;
+
+/// A key's slot in the memo: a multiplicative mix of its parts (a collision only costs a
+/// look-up in the map).
+#[inline]
+fn memo_slot(key: &EdgeKey) -> usize {
+    let mix = (key.1 ^ key.2.rotate_left(21) ^ key.3 .1.rotate_left(42))
+        .wrapping_add(((key.0 as u64) << 8) | key.3 .0 as u64)
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    (mix >> (64 - MEMO_SLOTS.trailing_zeros())) as usize
+}
+
 fn target_key(g: &Graph<'_, '_>, t: Node) -> (u8, u64) {
     match g.ix.tag(t) {
         tags::CLASS_DUMP => (tags::CLASS_DUMP, g.class_of(t).unwrap_or(0)),
@@ -383,11 +400,30 @@ fn root_kind(tag: u8) -> &'static str {
     }
 }
 
-/// A child waiting to be visited: its parent, its name, the objects it may take.
-struct Pending {
+/// Groups of objects waiting to be taken by path nodes, one breadth-first level at a
+/// time: each group's objects are a range of `objects` (kept flat, so a level of a
+/// million one-object groups, a linked list's, costs no allocation each).
+#[derive(Default)]
+struct Level {
+    groups: Vec<Group>,
+    objects: Vec<Node>,
+}
+
+/// A child waiting to be visited: its parent, its name, the range of the objects it may
+/// take.
+#[derive(Clone, Copy)]
+struct Group {
     parent: u32,
     name: u32,
-    objects: Vec<Node>,
+    start: usize,
+    end: usize,
+}
+
+impl Level {
+    fn clear(&mut self) {
+        self.groups.clear();
+        self.objects.clear();
+    }
 }
 
 /// Reads one dump, builds its path tree against the previous one, and marks what grew.
@@ -424,9 +460,28 @@ fn traverse(
         tree: Tree::default(),
         owner: vec![NONE; ix.len()],
         keys: Map::default(),
+        memo: vec![((0, 0, 0, (0, 0)), NONE); MEMO_SLOTS],
         reached: 0,
+        fresh: Vec::new(),
+        met: Vec::new(),
+        slots: Vec::new(),
+        call: 0,
+        level: 0,
     };
-    walk.walk(by_kind, path, options.max_paths, control)?;
+    // From the second dump on, what grows needs this dump's dominators: their references
+    // are read on the other cores while the walk (one thread) names the paths, and
+    // dropped unread if nothing grew.
+    let edges = if prev.is_some() {
+        let (walked, edges) = rayon::join(
+            || walk.walk(by_kind, path, options.max_paths, control),
+            || Edges::build(&g, || (), |_, _, _, _, _, _| (), |_, _| ()).0,
+        );
+        walked?;
+        Some(edges)
+    } else {
+        walk.walk(by_kind, path, options.max_paths, control)?;
+        None
+    };
     let TreeWalk {
         mut tree,
         owner,
@@ -435,8 +490,8 @@ fn traverse(
     } = walk;
 
     let growing_nodes = mark(&mut tree, prev, step, loops);
-    if growing_nodes > 0 {
-        retained_sizes(&g, &mut tree, prev, owner, &root_nodes, control)?;
+    if let Some(edges) = edges.filter(|_| growing_nodes > 0) {
+        retained_sizes(&g, edges, &mut tree, prev, owner, &root_nodes, control)?;
     }
     if let input::Bytes::File(m) = &input.bytes {
         m.check_intact()?;
@@ -492,8 +547,19 @@ struct TreeWalk<'w, 'g> {
     /// Object → the path node that took it.
     owner: Vec<u32>,
     keys: Map<EdgeKey, u32>,
+    /// A few of `keys`, by [`memo_slot`] (name `NONE`: empty).
+    memo: Vec<(EdgeKey, u32)>,
     /// Objects taken.
     reached: u64,
+    /// The objects of the group being taken.
+    fresh: Vec<Node>,
+    /// The references met from them: (group, object).
+    met: Vec<(u32, Node)>,
+    /// By name: the `children` call that last met it, and its group there.
+    slots: Vec<(u64, u32)>,
+    call: u64,
+    /// The breadth-first level being taken.
+    level: u32,
 }
 
 impl TreeWalk<'_, '_> {
@@ -510,108 +576,130 @@ impl TreeWalk<'_, '_> {
         self.tree.nodes.push(PathNode {
             name: root_name,
             parent: NONE,
-            head: 0,
             prev: if self.prev.is_some() { 0 } else { NONE },
             objects: 1,
             flags: 0,
+            level: 0,
         });
-        let mut queue: VecDeque<Pending> = VecDeque::new();
-        let mut late: VecDeque<Pending> = VecDeque::new();
-        for (tag, objects) in by_kind {
-            let name = self.names.intern(format!("GcRoot({})", root_kind(tag)));
-            let p = Pending {
-                parent: 0,
-                name,
-                objects,
-            };
-            if reach::is_path_root(tag) {
-                queue.push_back(p);
-            } else {
-                late.push_back(p);
+        // The root types that make leak paths first, breadth first; then the others
+        // (their objects not reached from the first), breadth first.
+        let (first, late): (Vec<_>, Vec<_>) = by_kind
+            .into_iter()
+            .partition(|(tag, _)| reach::is_path_root(*tag));
+        let mut visited = 0u64;
+        for kinds in [first, late] {
+            let mut level = Level::default();
+            for (tag, objects) in kinds {
+                let name = self.names.intern(format!("GcRoot({})", root_kind(tag)));
+                let start = level.objects.len();
+                level.objects.extend(objects);
+                level.groups.push(Group {
+                    parent: 0,
+                    name,
+                    start,
+                    end: level.objects.len(),
+                });
+            }
+            let mut next = Level::default();
+            while !level.groups.is_empty() {
+                for gi in 0..level.groups.len() {
+                    visited += 1;
+                    if visited.is_multiple_of(4096) {
+                        control.check()?;
+                    }
+                    let group = level.groups[gi];
+                    self.fresh.clear();
+                    let owner = &self.owner;
+                    self.fresh.extend(
+                        level.objects[group.start..group.end]
+                            .iter()
+                            .filter(|&&o| owner[o as usize] == NONE),
+                    );
+                    if self.fresh.is_empty() {
+                        continue;
+                    }
+                    let me = self.take(group.parent, group.name, path, max_paths)?;
+                    self.children(me, &mut next);
+                }
+                std::mem::swap(&mut level, &mut next);
+                next.clear();
+                self.level += 1;
             }
         }
-        let mut in_late = false;
-        let mut visited_nodes = 0u64;
-        loop {
-            let p = match queue.pop_front() {
-                Some(p) => p,
-                None => match late.pop_front() {
-                    Some(p) => {
-                        in_late = true;
-                        p
-                    }
-                    None => break,
-                },
-            };
-            visited_nodes += 1;
-            if visited_nodes.is_multiple_of(4096) {
-                control.check()?;
-            }
-            let fresh: Vec<Node> = p
-                .objects
-                .into_iter()
-                .filter(|&o| self.owner[o as usize] == NONE)
-                .collect();
-            if fresh.is_empty() {
-                continue;
-            }
-            if self.tree.nodes.len() >= max_paths {
+        Ok(())
+    }
+
+    /// The path node `name` under `parent` (a new one, unless `parent` already has it or
+    /// is itself a run of `name`), taking the objects in `fresh`.
+    fn take(
+        &mut self,
+        parent_at: u32,
+        name: u32,
+        path: &Path,
+        max_paths: usize,
+    ) -> Result<u32, AnalyzeError> {
+        let tree = &mut self.tree;
+        let parent = tree.nodes[parent_at as usize];
+        // A run of same-named nodes (a linked list's `next`) is one node: one node per
+        // link would make a path per object of a long list, and split the links' own
+        // children (each link's String) into as many one-object nodes.
+        let me = if parent.name == name && parent_at != 0 {
+            parent_at
+        } else if let Some(&me) = tree.children.get(&(parent_at, name)) {
+            // A run's node takes objects at several depths, so its children recur.
+            me
+        } else {
+            if tree.nodes.len() >= max_paths {
                 return Err(AnalyzeError::TooManyPaths {
                     path: path.to_path_buf(),
                     limit: max_paths,
                 });
             }
-            let me = self.take(p.parent, p.name, &fresh);
-            let groups = self.children(me, &fresh);
-            let into = if in_late { &mut late } else { &mut queue };
-            into.extend(groups);
-        }
-        Ok(())
-    }
-
-    /// A new path node `name` under `parent`, taking the objects `fresh`.
-    fn take(&mut self, parent_at: u32, name: u32, fresh: &[Node]) -> u32 {
-        let tree = &mut self.tree;
-        let me = tree.nodes.len() as u32;
-        let parent = tree.nodes[parent_at as usize];
-        // A run of same-named nodes (a linked list) counts on its first node.
-        let head = if parent.name == name && parent_at != 0 {
-            parent.head
-        } else {
+            let me = tree.nodes.len() as u32;
+            let prev_node = match self.prev {
+                Some(t) if parent.prev != NONE => t.child(parent.prev, name),
+                _ => NONE,
+            };
+            tree.nodes.push(PathNode {
+                name,
+                parent: parent_at,
+                prev: prev_node,
+                objects: 0,
+                flags: 0,
+                level: self.level,
+            });
+            tree.children.insert((parent_at, name), me);
             me
         };
-        let prev_node = match self.prev {
-            Some(t) if parent.prev != NONE => t.child(parent.prev, name),
-            _ => NONE,
-        };
-        tree.nodes.push(PathNode {
-            name,
-            parent: parent_at,
-            head,
-            prev: prev_node,
-            objects: 0,
-            flags: 0,
-        });
-        tree.children.insert((parent_at, name), me);
-        tree.nodes[head as usize].objects += fresh.len() as u64;
-        for &o in fresh {
+        let node = &mut tree.nodes[me as usize];
+        node.objects += self.fresh.len() as u64;
+        if node.level != self.level {
+            node.flags |= MIXED;
+        }
+        for &o in &self.fresh {
             self.owner[o as usize] = me;
         }
-        self.reached += fresh.len() as u64;
-        me
+        self.reached += self.fresh.len() as u64;
+        Ok(me)
     }
 
-    /// The children of node `me`: the objects its objects reference and no node has
-    /// taken yet, by the name of the reference, in the order first met.
-    #[inline]
-    fn children(&mut self, me: u32, fresh: &[Node]) -> Vec<Pending> {
+    /// The children of node `me`, appended to `next`: the objects its objects (`fresh`)
+    /// reference and no node has taken yet, grouped by the name of the reference, the
+    /// groups in the order first met.
+    fn children(&mut self, me: u32, next: &mut Level) {
         let g = self.g;
         let owner = &self.owner;
         let keys = &mut self.keys;
+        let memo = &mut self.memo;
         let names = &mut *self.names;
-        let mut groups: Vec<Pending> = Vec::new();
-        let mut slot: Map<u32, usize> = Map::default();
-        for &o in fresh {
+        let slots = &mut self.slots;
+        let first = next.groups.len();
+        self.call += 1;
+        let call = self.call;
+        // (group, object), grouped below: one pass over the references, one placing.
+        let met = &mut self.met;
+        met.clear();
+        for &o in &self.fresh {
             g.for_each_named_ref(o, |t, r| {
                 if owner[t as usize] != NONE {
                     return;
@@ -624,29 +712,63 @@ impl TreeWalk<'_, '_> {
                     RefName::Static { class, name_id } => (1, class, name_id, target_key(g, t)),
                     RefName::Element(_) => (2, g.class_of(o).unwrap_or(0), 0, target_key(g, t)),
                 };
-                let name = *keys
-                    .entry(key)
-                    .or_insert_with(|| names.intern(edge_text(g, o, t, r)));
-                let at = *slot.entry(name).or_insert_with(|| {
-                    groups.push(Pending {
+                // Most references repeat a few names: a direct-mapped memo in front of
+                // the map (whose hashing and probing cost more than the rest of a step).
+                let m = &mut memo[memo_slot(&key)];
+                let name = if m.0 == key && m.1 != NONE {
+                    m.1
+                } else {
+                    let name = *keys
+                        .entry(key)
+                        .or_insert_with(|| names.intern(edge_text(g, o, t, r)));
+                    *m = (key, name);
+                    name
+                };
+                // The name's group in this call: names are few, so a table by name
+                // stamped with the call says it without hashing.
+                if slots.len() <= name as usize {
+                    slots.resize(name as usize + 1, (0, 0));
+                }
+                let slot = &mut slots[name as usize];
+                if slot.0 != call {
+                    *slot = (call, (next.groups.len() - first) as u32);
+                    next.groups.push(Group {
                         parent: me,
                         name,
-                        objects: Vec::new(),
+                        start: 0,
+                        end: 0,
                     });
-                    groups.len() - 1
-                });
-                groups[at].objects.push(t);
+                }
+                met.push((slot.1, t));
             });
         }
-        groups
+        // Counting placement: each group's objects in the order met.
+        let groups = &mut next.groups[first..];
+        for &(k, _) in met.iter() {
+            groups[k as usize].end += 1;
+        }
+        let mut at = next.objects.len();
+        for group in groups.iter_mut() {
+            let len = group.end;
+            group.start = at;
+            group.end = at;
+            at += len;
+        }
+        next.objects.resize(at, NONE);
+        for &(k, t) in met.iter() {
+            let group = &mut groups[k as usize];
+            next.objects[group.end] = t;
+            group.end += 1;
+        }
     }
 }
 
 /// The retained sizes of the reported nodes (and what they retained in the previous dump),
-/// from this dump's dominator tree; `owner` (the path node of each object) is dropped
-/// before the tree is built.
+/// from this dump's dominator tree over `edges`; `owner` (the path node of each object)
+/// is dropped before the tree is built.
 fn retained_sizes(
     g: &Graph<'_, '_>,
+    edges: Edges,
     tree: &mut Tree,
     prev: Option<&Tree>,
     owner: Vec<u32>,
@@ -667,9 +789,10 @@ fn retained_sizes(
         }
     }
     drop(owner);
-    let (edges, ()) = Edges::build(g, || (), |_, _, _, _, _, _| (), |_, _| ());
     control.check()?;
     let doms = Dominators::compute(edges, ix.len(), root_nodes, Spare::default(), control)?;
+    let mixed: Vec<bool> = reported.iter().map(|&k| tree.has(k, MIXED)).collect();
+    let inner = dominated_within(&doms, &wanted, &of, &mixed);
     let (sums, _, ()) = doms.retained(
         &wanted,
         0,
@@ -679,7 +802,10 @@ fn retained_sizes(
         |_, _| (),
     );
     let mut per = vec![Retained::default(); reported.len()];
-    for (r, i) in sums.into_iter().zip(of) {
+    for ((r, i), inner) in sums.into_iter().zip(of).zip(inner) {
+        if inner {
+            continue;
+        }
         per[i].bytes += r.bytes;
         per[i].objects += r.objects;
     }
@@ -693,6 +819,70 @@ fn retained_sizes(
         }
     }
     Ok(())
+}
+
+/// Which of `wanted` (of reported node `of[i]`) another object of its own node dominates,
+/// for the nodes that took objects at several depths (`mixed`: a run, or a child of one,
+/// whose first link dominates the next); the others' objects are all as far from the
+/// roots, so none dominates another. Each number is walked up from once: its nearest
+/// wanted ancestor is kept.
+fn dominated_within(doms: &Dominators, wanted: &[Node], of: &[usize], mixed: &[bool]) -> Vec<bool> {
+    let mut inner = vec![false; wanted.len()];
+    if !mixed.iter().any(|&m| m) {
+        return inner;
+    }
+    let idom = doms.idoms();
+    // Number → the reported node it is an object of.
+    let mut member: Map<Pre, usize> = Map::default();
+    for (&w, &i) in wanted.iter().zip(of) {
+        if let Some(Place::Vertex(p)) = doms.place(w) {
+            member.insert(p, i);
+        }
+    }
+    // Number → its nearest ancestor (itself included) that is a member, `UNSEEN` until
+    // walked, `NONE` for none.
+    const UNSEEN: Pre = Pre::MAX - 1;
+    let mut nearest = vec![UNSEEN; idom.len()];
+    let mut path: Vec<Pre> = Vec::new();
+    let mut find = |mut q: Pre| -> Pre {
+        path.clear();
+        let found = loop {
+            if q == 0 {
+                break NONE;
+            }
+            if member.contains_key(&q) {
+                break q;
+            }
+            if nearest[q as usize] != UNSEEN {
+                break nearest[q as usize];
+            }
+            path.push(q);
+            q = idom[q as usize];
+        };
+        for &p in &path {
+            nearest[p as usize] = found;
+        }
+        found
+    };
+    for (k, (&w, &i)) in wanted.iter().zip(of).enumerate() {
+        if !mixed[i] {
+            continue;
+        }
+        // The first ancestor: a leaf's dominator, a number's immediate dominator.
+        let mut m = match doms.place(w) {
+            Some(Place::Leaf(d)) => find(d),
+            Some(Place::Vertex(p)) => find(idom[p as usize]),
+            None => NONE,
+        };
+        while m != NONE {
+            if member.get(&m) == Some(&i) {
+                inner[k] = true;
+                break;
+            }
+            m = find(idom[m as usize]);
+        }
+    }
+    inner
 }
 
 /// Root types in the order the leak paths prefer them; the rest after.
@@ -728,7 +918,7 @@ fn mark(tree: &mut Tree, prev: Option<&Tree>, step: usize, loops: u64) -> u64 {
     // come after their parents, so a pass in order sees each parent's outcome.
     for k in 1..n {
         let c = tree.nodes[k];
-        if c.head != k as u32 || c.prev == NONE {
+        if c.prev == NONE {
             continue;
         }
         let parent = tree.nodes[c.parent as usize];
@@ -841,4 +1031,40 @@ fn report_nodes(tree: &Tree, names: &Names, loops: u64) -> Vec<GrowingNode> {
         });
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// root → 0 → 1 → 2, and 1 → 3 (a leaf); 4 beside 0 under the root.
+    fn doms() -> Dominators {
+        let succ = vec![vec![1], vec![2, 3], vec![], vec![], vec![]];
+        let edges = Edges::from_lists(&succ);
+        Dominators::compute(edges, succ.len(), &[0, 4], Spare::default(), &Control::default())
+            .unwrap()
+    }
+
+    #[test]
+    fn a_mixed_nodes_objects_under_its_own_are_left_out_once() {
+        let doms = doms();
+        // Node 0 holds 0, 1, 2 and the leaf 3 (a run); node 1 holds 4.
+        let wanted = [0, 1, 2, 3, 4];
+        let of = [0, 0, 0, 0, 1];
+        assert_eq!(
+            dominated_within(&doms, &wanted, &of, &[true, false]),
+            [false, true, true, true, false]
+        );
+        // Objects of another node in between do not hide the first: 1 belongs to node 1.
+        let of = [0, 1, 0, 0, 1];
+        assert_eq!(
+            dominated_within(&doms, &wanted, &of, &[true, true]),
+            [false, false, true, true, false]
+        );
+        // Nodes whose objects are all at one depth are summed as they are.
+        assert_eq!(
+            dominated_within(&doms, &wanted, &[0, 0, 0, 0, 1], &[false, false]),
+            [false; 5]
+        );
+    }
 }

@@ -4,7 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
-use hprof_fixtures::series::{item_list as dump, ITEM_NODE, LIST_NODE};
+use hprof_fixtures::series::{
+    item_list as dump, linked_feed, FEED_HEAD_NODE, ITEM_NODE, LINK_NODE, LIST_NODE,
+};
 use hprof_shrink_analyze::growth::{growth_paths, GrowthOptions, GrowthReport};
 use hprof_shrink_core::Control;
 
@@ -25,6 +27,11 @@ fn growth(paths: &[PathBuf], loops: u64) -> GrowthReport {
 
 /// Three dumps of the list at `sizes`.
 fn dumps(dir: &Path, sizes: [usize; 3]) -> Vec<PathBuf> {
+    dumps_of(dir, sizes, dump)
+}
+
+/// Three dumps made by `make` at `sizes`.
+fn dumps_of(dir: &Path, sizes: [usize; 3], make: fn(usize, u64) -> Vec<u8>) -> Vec<PathBuf> {
     sizes
         .iter()
         .enumerate()
@@ -32,7 +39,7 @@ fn dumps(dir: &Path, sizes: [usize; 3]) -> Vec<PathBuf> {
             write(
                 dir,
                 &format!("d{i}.hprof"),
-                &dump(n, 1_700_000_000_000 + i as u64),
+                &make(n, 1_700_000_000_000 + i as u64),
             )
         })
         .collect()
@@ -112,4 +119,31 @@ fn growth_that_stops_is_not_growth() {
     let r = growth(&paths, 1);
     assert!(!r.growing);
     assert_eq!(r.stopped_at, Some(3));
+}
+
+/// A linked list is one path node however long it is (its links' Strings one more), not
+/// one per link: its growth is found the same, and a long list costs no path per object.
+#[test]
+fn a_growing_linked_list_is_one_path_node() {
+    const LINKS: usize = 300;
+    let dir = tempfile::tempdir().unwrap();
+    let paths = dumps_of(dir.path(), [LINKS, LINKS + K, LINKS + 2 * K], linked_feed);
+    let r = growth(&paths, 1);
+    assert!(r.growing, "{r:#?}");
+    // The framework's few classes and fields, not the links: far fewer paths than links.
+    for d in &r.dumps {
+        assert!(d.path_nodes < 100, "{} path nodes for {LINKS} links", d.path_nodes);
+    }
+    assert_eq!(r.nodes.len(), 1, "{:#?}", r.nodes);
+    let node = &r.nodes[0];
+    assert_eq!(node.name, FEED_HEAD_NODE);
+    assert_eq!(node.objects, 1);
+    let child = &node.children[0];
+    assert_eq!(child.name, LINK_NODE);
+    assert_eq!(child.objects, (LINKS + 2 * K - 1) as u64);
+    assert_eq!(child.increases, [K as u64, K as u64]);
+    // The head retains every link and its label (String and its chars).
+    let links = (LINKS + 2 * K) as u64;
+    assert!(node.retained_objects.unwrap() >= 2 * links);
+    assert!(node.retained_increase_objects.unwrap() >= 2 * K as i64);
 }
