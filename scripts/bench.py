@@ -50,7 +50,8 @@ beside cat and md5sum of the same file:
 and two comparisons of the same dump, beside (p) of the same binary (the baseline may have
 no such commands):
   (r)  hprof-shrink diff FILE FILE --format json           two analyses and their censuses
-  (s)  hprof-shrink growth FILE FILE FILE --format json    three path trees (dumps up to 300 MB)
+  (s)  hprof-shrink growth FILE FILE+1 FILE+2 --format json   three path trees over FILE and
+       two dumps of its shape 1 and 2 MB larger (generated too; dumps up to 300 MB)
 with the ratios (p)/(a), (p)/(m), seconds per GB, and peak anonymous memory per input
 byte, per object and per reference, and the paths step's share of (p) (from analyze -v),
 against the targets: (r) <= 2 x (p), (s) <= 3 x (p), (p) and (q) <= 2 s per GB of the dump (the largest dumps measured:
@@ -280,7 +281,7 @@ def main():
             if args.analyze_only:
                 c_out = out / "c.zip"
                 best_of(1, [exe, str(dump), str(c_out), "-q"], outputs=[c_out])
-                analysis_rows(args, exe, dump, c_out, out, r)
+                analysis_rows(args, exe, dump, c_out, out, r, growing_series(cache, shape, mb, dump))
                 rows.append(r)
                 c_out.unlink()
                 continue
@@ -333,7 +334,7 @@ def main():
             r["zip_over_gzip"] = r["zip_bytes"] / r["gzip_bytes"]
             r["peak_over_input"] = max(r["b_peak_anon"], r["c_peak_anon"]) / size
             if not args.shrink_only:
-                analysis_rows(args, exe, dump, c_out, out, r)
+                analysis_rows(args, exe, dump, c_out, out, r, growing_series(cache, shape, mb, dump))
             rows.append(r)
             for f in ["b.hprof", "c.zip", "d.gz", "h.gz", "i.gz", "report.json"]:
                 (out / f).unlink(missing_ok=True)
@@ -424,7 +425,18 @@ def finish(machine, rows, checks):
     print(f"\nfigures: {dest}")
 
 
-def analysis_rows(args, exe, dump, package, out, r):
+def growing_series(cache, shape, mb, dump):
+    """(s)'s three dumps: this one and the same shape 1 and 2 MB larger (its list grows by
+    ~1% a step, so all three are read and the last two get dominators); only up to 300 MB."""
+    if dump.stat().st_size > 300e6:
+        return None
+    series = [dump, generate(cache, shape, mb + 1), generate(cache, shape, mb + 2)]
+    for d in series:
+        sh(["cat", str(d)], stdout=subprocess.DEVNULL)  # warm the page cache
+    return series
+
+
+def analysis_rows(args, exe, dump, package, out, r, series):
     """(p) and (q): analyze the dump and its package; the analysis's own counts."""
     f_out = out / "f.json"
     # -v prints where the time went on stderr (one line after the work: no cost to time).
@@ -452,18 +464,18 @@ def analysis_rows(args, exe, dump, package, out, r):
             args.runs, [args.baseline, "analyze", str(package), "--format", "json", "-o", str(f_out)],
             outputs=[f_out])
     # (r) and (s): diff of the dump with itself (two analyses' work, and their censuses)
-    # and growth over three copies of it (three path trees; nothing grows, so no dominators
-    # after the first): beside (p) of the same binary, whatever the baseline has.
+    # and growth over it and two larger dumps of its shape (three path trees, dominators for
+    # the last two): beside (p) of the same binary, whatever the baseline has.
     r["r_diff"], r["r_peak_anon"] = best_of(
         args.runs, [exe, "diff", str(dump), str(dump), "--format", "json", "-o", str(f_out)],
         outputs=[f_out])
     # The target is for ~200 MB dumps; growth refuses a path tree past --max-paths (one
     # path per object on a tree-shaped heap), which is a result, not a broken bench.
     r["s_growth"] = r["s_peak_anon"] = r["s_over_p"] = r["s_refused"] = None
-    if r["bytes"] <= 300e6:
+    if series:
         try:
             r["s_growth"], r["s_peak_anon"] = best_of(
-                args.runs, [exe, "growth", str(dump), str(dump), str(dump), "--format", "json", "-o", str(f_out)],
+                args.runs, [exe, "growth", *map(str, series), "--format", "json", "-o", str(f_out)],
                 outputs=[f_out])
             r["s_over_p"] = r["s_growth"] / r["p_analyze"]
         except SystemExit as refused:
