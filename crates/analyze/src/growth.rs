@@ -1041,8 +1041,14 @@ mod tests {
     fn doms() -> Dominators {
         let succ = vec![vec![1], vec![2, 3], vec![], vec![], vec![]];
         let edges = Edges::from_lists(&succ);
-        Dominators::compute(edges, succ.len(), &[0, 4], Spare::default(), &Control::default())
-            .unwrap()
+        Dominators::compute(
+            edges,
+            succ.len(),
+            &[0, 4],
+            Spare::default(),
+            &Control::default(),
+        )
+        .unwrap()
     }
 
     #[test]

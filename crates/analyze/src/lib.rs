@@ -475,7 +475,7 @@ fn find_leaks(
     // reads every object for its references.
     let heap = inspect::heap::Heap::new(g.ix, &g);
     let kinds = inspect::kinds::Kinds::new(&heap);
-    let triaged = TriageClasses::new(&g, &kinds);
+    let triaged = TriageClasses::new(&g, &kinds, !run.take_census);
     let wanted = references::wanted(&g, &heap, &kinds, &triaged.all(), &path_refs);
     clock.step("finder classes");
     let references::Passed {
@@ -555,11 +555,13 @@ struct TriageClasses {
 }
 
 impl TriageClasses {
-    fn new(g: &Graph<'_, '_>, kinds: &inspect::kinds::Kinds) -> TriageClasses {
+    /// `strings`: whether duplicate Strings are looked for (not for `diff`, which does
+    /// not compare them: their hashing is a tenth of the references' pass).
+    fn new(g: &Graph<'_, '_>, kinds: &inspect::kinds::Kinds, strings: bool) -> TriageClasses {
         TriageClasses {
             cleaners: native_size::cleaner_classes(g),
             counted: counts::Classes::new(g, kinds),
-            strings: strings::StringValues::new(g),
+            strings: strings.then(|| strings::StringValues::new(g)).flatten(),
         }
     }
 

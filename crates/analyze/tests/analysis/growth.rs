@@ -132,7 +132,11 @@ fn a_growing_linked_list_is_one_path_node() {
     assert!(r.growing, "{r:#?}");
     // The framework's few classes and fields, not the links: far fewer paths than links.
     for d in &r.dumps {
-        assert!(d.path_nodes < 100, "{} path nodes for {LINKS} links", d.path_nodes);
+        assert!(
+            d.path_nodes < 100,
+            "{} path nodes for {LINKS} links",
+            d.path_nodes
+        );
     }
     assert_eq!(r.nodes.len(), 1, "{:#?}", r.nodes);
     let node = &r.nodes[0];
