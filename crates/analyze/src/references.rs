@@ -100,7 +100,9 @@ pub(crate) fn pass(
     // What the triage reads after the dominators waits on disk through the peak.
     let codes: Vec<u8> = codes.into_iter().map(AtomicU8::into_inner).collect();
     let sizes = parked::Parked::park(codes, unpack, "the objects' sizes");
-    let kept = seen.strings.into_iter().next().unwrap_or_default();
+    let mut kept = seen.strings.into_iter().next().unwrap_or_default();
+    // In node order, their records and references are read in the order they lie.
+    kept.sort_unstable_by_key(|&p| p as u32);
     let rows = match string_values {
         Some(v) => strings::rows(g, v, &kept, &edges),
         None => Vec::new(),
