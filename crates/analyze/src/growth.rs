@@ -235,18 +235,31 @@ pub fn growth_paths(
     let mut prev: Option<Tree> = None;
     let mut dumps = Vec::new();
     let mut stopped_at = None;
+    // The dump read ahead: the second, while the first is walked.
+    let mut ahead = None;
     for (i, path) in paths.iter().enumerate() {
+        let (loaded, load_seconds) = match ahead.take() {
+            Some(loaded) => loaded?,
+            None => load(path, control)?,
+        };
         let started = Instant::now();
-        let (tree, mut dump) = traverse(
-            path,
-            options,
-            prev.as_ref(),
-            i + 1,
-            loops,
-            &mut names,
-            control,
-        )?;
-        dump.seconds = started.elapsed().as_secs_f64();
+        let walk = |names: &mut Names| {
+            traverse(&loaded, path, options, prev.as_ref(), i + 1, names, control)
+        };
+        // The first dump's walk takes one thread and reads no references for dominators:
+        // the second dump's index is built on the other cores meanwhile. (Later dumps
+        // read their references then.)
+        let walked = match paths.get(1).filter(|_| i == 0) {
+            Some(second) => {
+                let (walked, second) = rayon::join(|| walk(&mut names), || load(second, control));
+                ahead = Some(second);
+                walked
+            }
+            None => walk(&mut names),
+        };
+        drop(loaded);
+        let (tree, mut dump) = walked?;
+        dump.seconds = load_seconds + started.elapsed().as_secs_f64();
         on_dump(i + 1, &dump);
         let grows = dump.growing_nodes > 0;
         dumps.push(dump);
@@ -426,33 +439,57 @@ impl Level {
     }
 }
 
-/// Reads one dump, builds its path tree against the previous one, and marks what grew.
+/// The index of a dump, as built from its bytes.
+type IndexOf<'a> = Index<'a>;
+
+self_cell::self_cell!(
+    /// A dump open, with its index.
+    struct Loaded {
+        owner: input::Input,
+        #[covariant]
+        dependent: IndexOf,
+    }
+);
+
+/// Opens the dump at `path` and builds its index; with the seconds it took.
+fn load(path: &Path, control: &Control<'_>) -> Result<(Loaded, f64), AnalyzeError> {
+    let started = Instant::now();
+    let loaded = Loaded::try_new(input::open(path)?, |input| {
+        let data = input.bytes.bytes();
+        let hprof = Hprof::new(data)?;
+        // A file holding several heap dumps: the last, as `analyze` takes by default.
+        let dumps = hprof.heap_dumps()?;
+        let done = std::sync::atomic::AtomicU64::new(0);
+        let total = data.len() as u64;
+        Index::build(
+            &hprof,
+            rayon::current_num_threads(),
+            dumps.last().cloned(),
+            |start| Ticks(control.shared_ticker(Stage::Read, total, &done, start)),
+        )
+    })?;
+    Ok((loaded, started.elapsed().as_secs_f64()))
+}
+
+/// Builds the path tree of the dump `loaded` (read from `path`) against the previous
+/// one's, and marks what grew.
 fn traverse(
+    loaded: &Loaded,
     path: &Path,
     options: &GrowthOptions,
     prev: Option<&Tree>,
     step: usize,
-    loops: u64,
     names: &mut Names,
     control: &Control<'_>,
 ) -> Result<(Tree, GrowthDump), AnalyzeError> {
-    let input = input::open(path)?;
+    let loops = options.scenario_loops.max(1);
+    let input = loaded.borrow_owner();
+    let ix = loaded.borrow_dependent();
     let data = input.bytes.bytes();
-    let hprof = Hprof::new(data)?;
-    // A file holding several heap dumps: the last, as `analyze` takes by default.
-    let dumps = hprof.heap_dumps()?;
-    let done = std::sync::atomic::AtomicU64::new(0);
-    let total = data.len() as u64;
-    let ix = Index::build(
-        &hprof,
-        rayon::current_num_threads(),
-        dumps.last().cloned(),
-        |start| Ticks(control.shared_ticker(Stage::Read, total, &done, start)),
-    )?;
-    let g = Graph::new(&ix, options.mapping.as_ref());
+    let g = Graph::new(ix, options.mapping.as_ref());
     control.check()?;
 
-    let (by_kind, root_nodes) = roots_by_kind(&ix);
+    let (by_kind, root_nodes) = roots_by_kind(ix);
     let mut walk = TreeWalk {
         g: &g,
         prev,
