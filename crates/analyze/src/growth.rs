@@ -826,6 +826,10 @@ fn retained_sizes(
         }
     }
     drop(owner);
+    // The walk's table and the references' runs, freed on two threads, go back to the
+    // system before the dominators take their place (else the peak depends on which
+    // thread's heap kept them).
+    crate::references::give_back_freed_memory();
     control.check()?;
     let doms = Dominators::compute(edges, ix.len(), root_nodes, Spare::default(), control)?;
     let mixed: Vec<bool> = reported.iter().map(|&k| tree.has(k, MIXED)).collect();

@@ -126,7 +126,7 @@ pub(crate) fn pass(
 /// Hands the memory the references' pass freed on its worker threads back to the system:
 /// glibc keeps what its per-thread heaps free below a block still in use, and the analysis
 /// would carry those megabytes to its peak.
-fn give_back_freed_memory() {
+pub(crate) fn give_back_freed_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim only returns free pages of malloc's own heaps to the system.
     unsafe {
