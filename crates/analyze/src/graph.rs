@@ -813,45 +813,39 @@ impl<'i, 'a> Graph<'i, 'a> {
         }
     }
 
+    /// An instance's class, its field bytes and its class's layout (`None`: unreadable),
+    /// from one look-up of the class; `None` for any other record.
+    #[inline]
+    fn instance_record(&self, node: Node) -> Option<(u64, &'a [u8], Option<&ClassRefs>)> {
+        let raw = self.ix.raw(node);
+        if raw[0] != tags::INSTANCE_DUMP {
+            return None;
+        }
+        let n = self.ix.id_size as usize;
+        let class = id_at(raw, 5 + n, n);
+        let len = u4_at(raw, 5 + 2 * n) as usize;
+        let data = &raw[9 + 2 * n..9 + 2 * n + len];
+        let refs = self.t.refs.get(&class).filter(|r| r.broken.is_none());
+        Some((class, data, refs))
+    }
+
     /// An instance's class and field bytes, when its class can be read and the data is as
     /// long as its layout says (an instance shorter than that holds no reference to trust).
     #[inline]
     pub fn instance_data(&self, node: Node) -> Option<(u64, &'a [u8])> {
-        let raw = self.ix.raw(node);
-        if raw[0] != tags::INSTANCE_DUMP {
-            return None;
-        }
-        let n = self.ix.id_size as usize;
-        let class = id_at(raw, 5 + n, n);
-        let len = u4_at(raw, 5 + 2 * n) as usize;
-        let data = &raw[9 + 2 * n..9 + 2 * n + len];
-        let need = match self.t.refs.get(&class) {
-            Some(r) if r.broken.is_none() => r.size,
-            _ => 0,
-        };
+        let (class, data, refs) = self.instance_record(node)?;
+        let need = refs.map_or(0, |r| r.size);
         (need as usize <= data.len()).then_some((class, data))
     }
 
     /// [`Graph::instance_data`]'s field bytes with [`Graph::ref_fields`] of its class, from
-    /// one look-up of the class.
+    /// one look-up of the class (a class without a readable layout: no references to
+    /// trust, as there).
     #[inline]
     fn instance_refs(&self, node: Node) -> Option<(&'a [u8], &[RefField])> {
-        let raw = self.ix.raw(node);
-        if raw[0] != tags::INSTANCE_DUMP {
-            return None;
-        }
-        let n = self.ix.id_size as usize;
-        let class = id_at(raw, 5 + n, n);
-        let len = u4_at(raw, 5 + 2 * n) as usize;
-        let data = &raw[9 + 2 * n..9 + 2 * n + len];
-        match self.t.refs.get(&class) {
-            Some(r) if r.broken.is_none() && r.size as usize <= data.len() => {
-                Some((data, self.sorted(r)))
-            }
-            // A class without a readable layout: no references to trust, as in
-            // `instance_data` and `ref_fields`.
-            _ => None,
-        }
+        let (_, data, refs) = self.instance_record(node)?;
+        let refs = refs.filter(|r| r.size as usize <= data.len())?;
+        Some((data, self.sorted(refs)))
     }
 
     /// Where the field `name` declared by the class named `declared_by` sits in the
