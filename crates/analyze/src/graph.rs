@@ -939,6 +939,8 @@ impl<'i, 'a> Graph<'i, 'a> {
 
     /// The class key and shallow size of the object record `raw`, given how to find a
     /// class's instance size.
+    // Inlined: in the references' pass, a call per object cost 2% of the analysis.
+    #[inline(always)]
     fn sized_raw(&self, raw: &[u8], mut instance_size: impl FnMut(u64) -> u64) -> ((u8, u64), u64) {
         let n = self.ix.id_size as u64;
         match raw[0] {

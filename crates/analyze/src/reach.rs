@@ -190,7 +190,7 @@ struct Search<'r> {
 }
 
 impl Search<'_> {
-    #[inline]
+    #[inline(always)]
     fn enqueue(&mut self, v: Node, parent: Node, low: bool) {
         let last = self.visiting_last || low;
         let s = self.state[v as usize];
