@@ -200,7 +200,11 @@ impl Subtrees {
         let places: Vec<Option<Place>> = wanted.iter().map(|&w| doms.place(w)).collect();
         let slots = Slots::new(doms, &places.iter().flatten().copied().collect::<Vec<_>>());
         let slot_count = slots.as_ref().map_or(1, |s| s.slot.len() + 1);
-        let total: Vec<AtomicU64> = (0..numbered).map(|_| AtomicU64::new(0)).collect();
+        // Made on every core: 8 bytes a number are fresh pages, each faulted in and zeroed.
+        let total: Vec<AtomicU64> = (0..numbered)
+            .into_par_iter()
+            .map(|_| AtomicU64::new(0))
+            .collect();
         // The numbers the super-root dominates directly, as bits: the pass asks of each
         // object in node order, whose numbers are scattered, and a bit table stays in
         // cache where the dominators' array would not.
