@@ -82,13 +82,24 @@ impl Edges {
         let seen = settle(seen);
         let mut node = 0usize;
         let mut at = 0u64;
+        // The runs were made on the worker threads, whose heaps keep what is freed: each
+        // eighth of them goes back to the system as it is copied, or the join would hold
+        // two copies of the references at its end.
+        let held: usize = runs.iter().map(|(d, t)| d.capacity() + t.capacity()).sum();
+        let mut freed = 0usize;
         for (degrees, run) in runs {
-            for d in degrees {
+            for &d in &degrees {
                 at += d as u64;
                 node += 1;
                 starts.set(node, at);
             }
             targets.extend_from_slice(&run);
+            freed += degrees.capacity() + run.capacity();
+            drop((degrees, run));
+            if freed * 8 >= held {
+                super::references::give_back_freed_memory();
+                freed = 0;
+            }
         }
         (Edges { starts, targets }, seen)
     }
