@@ -238,13 +238,21 @@ pub fn growth_paths(
     // The dump read ahead: the second, while the first is walked.
     let mut ahead = None;
     for (i, path) in paths.iter().enumerate() {
-        let (loaded, load_seconds) = match ahead.take() {
+        let (mut loaded, load_seconds) = match ahead.take() {
             Some(loaded) => loaded?,
             None => load(path, control)?,
         };
         let started = Instant::now();
-        let walk = |names: &mut Names| {
-            traverse(&loaded, path, options, prev.as_ref(), i + 1, names, control)
+        let mut walk = |names: &mut Names| {
+            traverse(
+                &mut loaded,
+                path,
+                options,
+                prev.as_ref(),
+                i + 1,
+                names,
+                control,
+            )
         };
         // The first dump's walk takes one thread and reads no references for dominators:
         // the second dump's index is built on the other cores meanwhile. (Later dumps
@@ -474,7 +482,7 @@ fn load(path: &Path, control: &Control<'_>) -> Result<(Loaded, f64), AnalyzeErro
 /// Builds the path tree of the dump `loaded` (read from `path`) against the previous
 /// one's, and marks what grew.
 fn traverse(
-    loaded: &Loaded,
+    loaded: &mut Loaded,
     path: &Path,
     options: &GrowthOptions,
     prev: Option<&Tree>,
@@ -483,9 +491,7 @@ fn traverse(
     control: &Control<'_>,
 ) -> Result<(Tree, GrowthDump), AnalyzeError> {
     let loops = options.scenario_loops.max(1);
-    let input = loaded.borrow_owner();
     let ix = loaded.borrow_dependent();
-    let data = input.bytes.bytes();
     let g = Graph::new(ix, options.mapping.as_ref());
     control.check()?;
 
@@ -528,8 +534,16 @@ fn traverse(
 
     let growing_nodes = mark(&mut tree, prev, step, loops);
     if let Some(edges) = edges.filter(|_| growing_nodes > 0) {
+        // The walk looked ids up; the dominators look up none: the id lookup (2 bytes an
+        // object) goes before they take their memory, as in `analyze`.
+        let classes = g.classes();
+        drop(g);
+        loaded.with_dependent_mut(|_, ix| ix.release_lookup());
+        let g = Graph::with_classes(loaded.borrow_dependent(), classes, options.mapping.as_ref());
         retained_sizes(&g, edges, &mut tree, prev, owner, &root_nodes, control)?;
     }
+    let (input, ix) = (loaded.borrow_owner(), loaded.borrow_dependent());
+    let data = input.bytes.bytes();
     if let input::Bytes::File(m) = &input.bytes {
         m.check_intact()?;
     }
