@@ -54,7 +54,8 @@ no such commands):
        two dumps of its shape 1 and 2 MB larger (generated too; dumps up to 300 MB)
 with the ratios (p)/(a), (p)/(m), seconds per GB, and peak anonymous memory per input
 byte, per object and per reference, and the paths step's share of (p) (from analyze -v),
-against the targets: (r) <= 2 x (p), (s) <= 3 x (p), (p) and (q) <= 2 s per GB of the dump (the largest dumps measured:
+against the targets: (r) <= 2 x (p), (s) <= 3 x (p), (p) and (q) <= 2.2 s per GB of the dump, the
+triage included (issue 32: the steps before it stay at 2; the largest dumps measured:
 those over 500 MB, or all when none is), peak <= 0.5 x the dump (object-heavy: object,
 chains) and <= 0.1 x (array-heavy: array, dense). --analyze-only skips (a')-(i);
 --shrink-only skips (p) and (q); --sizes 1000 measures only the ~1 GB dumps; --shapes
@@ -524,8 +525,8 @@ def print_analysis(rows):
                   f"{r['p_peak_anon']/MIB:7.1f}Mi {r['p_base_peak_anon']/MIB:8.1f}Mi")
     big = [r for r in rows if r["bytes"] > 500e6] or rows
     checks = [
-        ("(p) <= 2 s per GB on the largest dumps", all(r["p_per_gb"] <= 2 for r in big)),
-        ("(q) <= 2 s per GB of dump on their packages", all(r["q_per_gb"] <= 2 for r in big)),
+        ("(p) <= 2.2 s per GB on the largest dumps", all(r["p_per_gb"] <= 2.2 for r in big)),
+        ("(q) <= 2.2 s per GB of dump on their packages", all(r["q_per_gb"] <= 2.2 for r in big)),
         ("(r) diff <= 2 x (p) on the largest dumps", all(r["r_over_p"] <= 2 for r in big)),
         ("(s) growth of three <= 3 x (p) on the ~200 MB dumps (a refusal fails)",
          all(r["s_over_p"] is not None and r["s_over_p"] <= 3 for r in rows if r["bytes"] <= 300e6)),
