@@ -84,9 +84,10 @@ impl Edges {
         let mut at = 0u64;
         // The runs were made on the worker threads, whose heaps keep what is freed: each
         // eighth of them goes back to the system as it is copied, or the join would hold
-        // two copies of the references at its end.
+        // two copies of the references at its end (below 16 MiB, not worth the calls).
         let held: usize = runs.iter().map(|(d, t)| d.capacity() + t.capacity()).sum();
         let mut freed = 0usize;
+        let trim = held >= (16 << 20) / 4;
         for (degrees, run) in runs {
             for &d in &degrees {
                 at += d as u64;
@@ -96,7 +97,7 @@ impl Edges {
             targets.extend_from_slice(&run);
             freed += degrees.capacity() + run.capacity();
             drop((degrees, run));
-            if freed * 8 >= held {
+            if trim && freed * 8 >= held {
                 super::references::give_back_freed_memory();
                 freed = 0;
             }
