@@ -98,7 +98,7 @@ impl Edges {
             freed += degrees.capacity() + run.capacity();
             drop((degrees, run));
             if trim && freed * 8 >= held {
-                super::references::give_back_freed_memory();
+                super::spare::give_back_freed_memory();
                 freed = 0;
             }
         }

@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use hprof_shrink_core::hprof::{tags, Hprof};
-use hprof_shrink_core::{Control, Stage};
+use hprof_shrink_core::Control;
 use serde::Serialize;
 
 use super::dominators::{Dominators, Place, Pre, Retained};
@@ -34,7 +34,7 @@ use super::graph::{Graph, RefName};
 use super::index::{Index, Node, NONE};
 use super::map::Map;
 use super::spare::Spare;
-use super::{input, reach, Mapping, Ticks};
+use super::{input, reach, Mapping};
 
 /// Path nodes one dump's tree may hold by default. Each takes about 40 bytes; a dump
 /// whose paths never repeat (every object reached a different way) would make one per
@@ -467,14 +467,7 @@ fn load(path: &Path, control: &Control<'_>) -> Result<(Loaded, f64), AnalyzeErro
         let hprof = Hprof::new(data)?;
         // A file holding several heap dumps: the last, as `analyze` takes by default.
         let dumps = hprof.heap_dumps()?;
-        let done = std::sync::atomic::AtomicU64::new(0);
-        let total = data.len() as u64;
-        Index::build(
-            &hprof,
-            rayon::current_num_threads(),
-            dumps.last().cloned(),
-            |start| Ticks(control.shared_ticker(Stage::Read, total, &done, start)),
-        )
+        crate::build_index(&hprof, data.len() as u64, dumps.last().cloned(), control)
     })?;
     Ok((loaded, started.elapsed().as_secs_f64()))
 }
@@ -843,7 +836,7 @@ fn retained_sizes(
     // The walk's table and the references' runs, freed on two threads, go back to the
     // system before the dominators take their place (else the peak depends on which
     // thread's heap kept them).
-    crate::references::give_back_freed_memory();
+    crate::spare::give_back_freed_memory();
     control.check()?;
     let doms = Dominators::compute(edges, ix.len(), root_nodes, Spare::default(), control)?;
     let mixed: Vec<bool> = reported.iter().map(|&k| tree.has(k, MIXED)).collect();

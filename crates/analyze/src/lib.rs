@@ -240,6 +240,20 @@ impl Tick for Ticks<'_> {
     }
 }
 
+/// The index of `hprof`'s heap dump at `dump` (`None`: of the whole file), built on every
+/// thread, its progress told to `control` as the reading of `total` bytes.
+fn build_index<'a>(
+    hprof: &Hprof<'a>,
+    total: u64,
+    dump: Option<std::ops::Range<u64>>,
+    control: &Control<'_>,
+) -> Result<Index<'a>, AnalyzeError> {
+    let done = std::sync::atomic::AtomicU64::new(0);
+    Index::build(hprof, rayon::current_num_threads(), dump, |start| {
+        Ticks(control.shared_ticker(Stage::Read, total, &done, start))
+    })
+}
+
 /// At most this many classes are named in the note on unreadable references.
 const UNREAD_NAMED: usize = 10;
 
@@ -294,12 +308,12 @@ fn analyze_input(
     let dumps = hprof.heap_dumps()?;
     let chosen = choose_dump(dumps.len(), options.dump, &mut notes)?;
     clock.step("heap dumps");
-    let done = std::sync::atomic::AtomicU64::new(0);
-    let total = data.len() as u64;
-    let threads = rayon::current_num_threads();
-    let mut ix = Index::build(&hprof, threads, dumps.get(chosen - 1).cloned(), |start| {
-        Ticks(control.shared_ticker(Stage::Read, total, &done, start))
-    })?;
+    let mut ix = build_index(
+        &hprof,
+        data.len() as u64,
+        dumps.get(chosen - 1).cloned(),
+        control,
+    )?;
     clock.timings.index_bytes = ix.memory();
     clock.step("index");
 

@@ -12,7 +12,7 @@ use hprof_shrink_core::space::Unpack;
 use crate::graph::{self, Graph, Instances};
 use crate::inspect::{heap::Heap, kinds::Kinds};
 use crate::map::Map;
-use crate::{edges, finders, index, leaks, parked, refs, strings, subtrees};
+use crate::{edges, finders, index, leaks, parked, refs, spare, strings, subtrees};
 
 /// What the references' pass hands on.
 pub(crate) struct Passed {
@@ -111,7 +111,7 @@ pub(crate) fn pass(
     let string_rows = parked::Parked::park(rows, unpack, "the Strings' hashes");
     let (all_objects, instances) = (seen.sizer.finish(), Instances::from_pairs(seen.instances));
     let unread = seen.unread;
-    give_back_freed_memory();
+    spare::give_back_freed_memory();
     Passed {
         edges,
         special,
@@ -120,17 +120,6 @@ pub(crate) fn pass(
         all_objects,
         instances,
         unread,
-    }
-}
-
-/// Hands the memory the references' pass freed on its worker threads back to the system:
-/// glibc keeps what its per-thread heaps free below a block still in use, and the analysis
-/// would carry those megabytes to its peak.
-pub(crate) fn give_back_freed_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only returns free pages of malloc's own heaps to the system.
-    unsafe {
-        libc::malloc_trim(0);
     }
 }
 

@@ -1,10 +1,22 @@
 //! Arrays of 4-byte numbers handed from a step that ends to the next that starts. Each
 //! step of the analysis holds arrays of hundreds of MB; freeing one and allocating the
 //! next would give its pages back and fault fresh ones in (with the kernel zeroing each),
-//! which costs more than writing over them, on steps that run on one core.
+//! which costs more than writing over them, on steps that run on one core. What worker
+//! threads free goes back to the system between steps ([`give_back_freed_memory`]).
 
 #[derive(Default)]
 pub struct Spare(Vec<Vec<u32>>);
+
+/// Hands what worker threads freed back to the system: glibc keeps what its per-thread
+/// heaps free below a block still in use, and the next step would carry those megabytes
+/// to its peak.
+pub(crate) fn give_back_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free pages of malloc's own heaps to the system.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
 
 impl Spare {
     /// Keeps `v` for a later [`Spare::take`].
