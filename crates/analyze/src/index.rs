@@ -9,7 +9,7 @@ use hprof_shrink_core::hprof::tags;
 use hprof_shrink_core::hprof::{id_at, ClassIndex, FormatError, Hprof, Records, Tick};
 
 use super::error::AnalyzeError;
-use super::offsets::Offsets;
+use super::offsets::{split_at_lengths, Offsets, OffsetsMut};
 
 /// A node: an object's position in the id-sorted index. u32 allows 4.29 billion objects,
 /// a dump of more than 100 GB; past that the index says so rather than wrap.
@@ -335,11 +335,23 @@ impl From<FormatError> for AnalyzeError {
 /// Merges runs of offsets each sorted by id (`id_at(offset)`), ids dumped twice in file
 /// order, into one, keeping the first (lowest offset) of any id dumped twice, and makes
 /// the lookup table on the way. On all threads: each merges the ids of its own range of
-/// lookup buckets (an id dumped twice falls in one range), and the pieces are joined.
+/// lookup buckets (an id dumped twice falls in one range) straight into its stretch of
+/// the result and of the table, so that nothing is copied after (but the rare stretch
+/// after an id dumped twice, moved down in place).
 fn merge_sorted(
+    runs: Vec<Offsets>,
+    max_offset: u64,
+    id_at: impl Fn(u64) -> u64 + Sync,
+) -> (Offsets, Lookup) {
+    merge_sorted_in(runs, max_offset, id_at, rayon::current_num_threads())
+}
+
+/// [`merge_sorted`] in `pieces` pieces at most.
+fn merge_sorted_in(
     mut runs: Vec<Offsets>,
     max_offset: u64,
     id_at: impl Fn(u64) -> u64 + Sync,
+    pieces: usize,
 ) -> (Offsets, Lookup) {
     use rayon::prelude::*;
     runs.retain(|r| r.len() > 0);
@@ -352,7 +364,7 @@ fn merge_sorted(
     };
     let mut lookup = Lookup::starting(min, max, total);
     let buckets = lookup.starts.len() - 1;
-    let pieces = rayon::current_num_threads().clamp(1, buckets);
+    let pieces = pieces.clamp(1, buckets);
     let first_bucket = |p: usize| buckets * p / pieces;
     // The smallest id of bucket `b`.
     let shift = lookup.shift;
@@ -376,52 +388,88 @@ fn merge_sorted(
         }
         lo
     };
-    let merged: Vec<(usize, Offsets, Vec<u32>)> = (0..pieces)
-        .into_par_iter()
+    // Each piece's ranges of the runs; its stretch of the result holds them all.
+    let ranges: Vec<Vec<(&Offsets, std::ops::Range<usize>)>> = (0..pieces)
         .map(|p| {
-            let (b0, b1) = (first_bucket(p), first_bucket(p + 1));
-            let (from, to) = (lowest(b0), lowest(b1));
-            let ranges: Vec<(&Offsets, std::ops::Range<usize>)> =
-                runs.iter().map(|r| (r, cut(r, from)..cut(r, to))).collect();
-            let bucket = |id: u64| ((id - min) >> shift) as usize - b0;
-            let (out, starts) = merge_piece(&ranges, max_offset, &id_at, bucket, b1 - b0);
-            (b0, out, starts)
+            let (from, to) = (lowest(first_bucket(p)), lowest(first_bucket(p + 1)));
+            runs.iter().map(|r| (r, cut(r, from)..cut(r, to))).collect()
         })
         .collect();
+    let room: Vec<usize> = ranges
+        .iter()
+        .map(|r| r.iter().map(|(_, r)| r.len()).sum())
+        .collect();
+    let mut out = Offsets::zeros(total, max_offset);
+    let mut starts = split_at_lengths(
+        &mut lookup.starts[..buckets],
+        (0..pieces).map(|p| first_bucket(p + 1) - first_bucket(p)),
+    );
+    let mut stretch_at = 0;
+    let stretches: Vec<(usize, OffsetsMut<'_>)> = out
+        .split_mut(&room)
+        .into_iter()
+        .zip(&room)
+        .map(|(stretch, &len)| {
+            stretch_at += len;
+            (stretch_at - len, stretch)
+        })
+        .collect();
+    let kept: Vec<usize> = (0..pieces)
+        .zip(stretches)
+        .zip(starts.iter_mut())
+        .collect::<Vec<_>>()
+        .into_par_iter()
+        .map(|((p, (at, stretch)), starts)| {
+            let b0 = first_bucket(p);
+            let bucket = |id: u64| ((id - min) >> shift) as usize - b0;
+            merge_piece(&ranges[p], stretch, at, &id_at, bucket, starts)
+        })
+        .collect();
+    drop(starts);
+    drop(ranges);
     drop(runs);
-    let mut out = Offsets::empty(max_offset);
-    out.reserve(total);
-    for (b0, piece, starts) in merged {
-        let base = out.len() as u32;
-        for (j, s) in starts.into_iter().enumerate() {
-            lookup.starts[b0 + j] = base + s;
+    // Stretches after one that kept fewer than its room move down, their starts with
+    // them.
+    let (mut from, mut to) = (0, 0);
+    for p in 0..pieces {
+        if from != to {
+            out.copy_within(from..from + kept[p], to);
+            let gap = (from - to) as u32;
+            for s in &mut lookup.starts[first_bucket(p)..first_bucket(p + 1)] {
+                *s -= gap;
+            }
         }
-        out.append(piece);
+        from += room[p];
+        to += kept[p];
     }
-    lookup.starts[buckets] = out.len() as u32;
+    out.truncate(to);
+    lookup.starts[buckets] = to as u32;
     (out, lookup)
 }
 
-/// Merges the `ranges` of runs (sorted by id; of equal ids the earlier run's first),
-/// keeping the first of an id dumped twice: the offsets, and where each of `buckets`
-/// lookup buckets (`bucket(id)` from 0) starts among them.
+/// Merges the `ranges` of runs (sorted by id; of equal ids the earlier run's first) into
+/// `out` (which has room for them all, and starts at `at` in the whole), keeping the
+/// first of an id dumped twice; `starts` gets where each of its lookup buckets
+/// (`bucket(id)` from 0) starts in the whole. Returns how many it kept.
 fn merge_piece(
     ranges: &[(&Offsets, std::ops::Range<usize>)],
-    max_offset: u64,
+    mut out: OffsetsMut<'_>,
+    at: usize,
     id_at: impl Fn(u64) -> u64,
     bucket: impl Fn(u64) -> usize,
-    buckets: usize,
-) -> (Offsets, Vec<u32>) {
-    let mut out = Offsets::empty(max_offset);
-    out.reserve(ranges.iter().map(|(_, r)| r.len()).sum());
-    let mut starts = vec![0u32; buckets];
+    starts: &mut [u32],
+) -> usize {
+    let mut kept = 0usize;
     let mut filled = 0usize;
+    if let Some(s) = starts.first_mut() {
+        *s = at as u32;
+    }
     // Each run's next (id, offset).
     let mut heads: Vec<Option<(u64, u64)>> = ranges
         .iter()
         .map(|(run, r)| (!r.is_empty()).then(|| (id_at(run.get(r.start)), run.get(r.start))))
         .collect();
-    let mut at: Vec<usize> = ranges.iter().map(|(_, r)| r.start).collect();
+    let mut next: Vec<usize> = ranges.iter().map(|(_, r)| r.start).collect();
     let mut last: Option<u64> = None;
     loop {
         // The run with the smallest next id (the earliest run of equal ones), and the
@@ -443,16 +491,17 @@ fn merge_piece(
             .unwrap_or(u64::MAX);
         let (run, range) = (ranges[b].0, &ranges[b].1);
         let Some(mut head) = heads[b] else { break };
-        let mut i = at[b];
+        let mut i = next[b];
         loop {
             let (id, offset) = head;
             if last != Some(id) {
                 let k = bucket(id);
                 while filled < k {
                     filled += 1;
-                    starts[filled] = out.len() as u32;
+                    starts[filled] = (at + kept) as u32;
                 }
-                out.push(offset);
+                out.set(kept, offset);
+                kept += 1;
                 last = Some(id);
             }
             i += 1;
@@ -467,13 +516,13 @@ fn merge_piece(
                 break;
             }
         }
-        at[b] = i;
+        next[b] = i;
     }
-    while filled + 1 < buckets {
+    while filled + 1 < starts.len() {
         filled += 1;
-        starts[filled] = out.len() as u32;
+        starts[filled] = (at + kept) as u32;
     }
-    (out, starts)
+    kept
 }
 
 /// Finds an id among the sorted ids: a table of where each range of ids starts narrows
@@ -559,6 +608,38 @@ mod tests {
         let ids = [1, 2, 5, 7, 9];
         for (n, id) in ids.iter().enumerate() {
             assert_eq!(lookup.find(*id, |k| ids[k as usize]), Some(n as Node));
+        }
+    }
+
+    #[test]
+    fn pieces_after_an_id_dumped_twice_move_down_with_their_lookup() {
+        // Two runs over the same ids; the second dumps some of them again (spread over
+        // every piece), at offsets after the first's.
+        let first: Vec<(u64, u64)> = (0..3000u64).map(|i| (1000 + i * 16, i)).collect();
+        let again: Vec<(u64, u64)> = (0..3000u64)
+            .filter(|i| i % 7 == 3)
+            .map(|i| (1000 + i * 16, 10_000 + i))
+            .collect();
+        let (r, ids) = runs(&[first.clone(), again], false);
+        for pieces in [1, 3, 8] {
+            let r = r.iter().map(|o| {
+                let mut c = Offsets::empty(1 << 20);
+                (0..o.len()).for_each(|i| c.push(o.get(i)));
+                c
+            });
+            let (merged, lookup) = merge_sorted_in(r.collect(), 1 << 20, |o| ids[&o], pieces);
+            // Each id once, at its first offset, in id order.
+            assert_eq!(
+                offsets(&merged),
+                first.iter().map(|p| p.1).collect::<Vec<_>>(),
+                "{pieces} pieces"
+            );
+            let sorted: Vec<u64> = first.iter().map(|p| p.0).collect();
+            let id_of = |k: Node| sorted[k as usize];
+            for (n, &id) in sorted.iter().enumerate() {
+                assert_eq!(lookup.find(id, id_of), Some(n as Node), "{pieces} pieces");
+                assert_eq!(lookup.find(id + 8, id_of), None);
+            }
         }
     }
 

@@ -8,7 +8,69 @@ pub enum Offsets {
     Wide(Vec<u64>),
 }
 
+/// A stretch of [`Offsets`], for one thread to fill.
+pub enum OffsetsMut<'a> {
+    Narrow(&'a mut [u32]),
+    Wide(&'a mut [u64]),
+}
+
+impl OffsetsMut<'_> {
+    /// Sets entry `i` (which must fit).
+    #[inline]
+    pub fn set(&mut self, i: usize, value: u64) {
+        match self {
+            OffsetsMut::Narrow(v) => v[i] = value as u32,
+            OffsetsMut::Wide(v) => v[i] = value,
+        }
+    }
+}
+
+/// `all` cut into consecutive slices of `lengths`.
+pub fn split_at_lengths<T>(
+    mut all: &mut [T],
+    lengths: impl IntoIterator<Item = usize>,
+) -> Vec<&mut [T]> {
+    let mut out = Vec::new();
+    for len in lengths {
+        let (head, tail) = std::mem::take(&mut all).split_at_mut(len);
+        out.push(head);
+        all = tail;
+    }
+    out
+}
+
 impl Offsets {
+    /// Consecutive stretches of `lengths` entries from the first (all within).
+    pub fn split_mut(&mut self, lengths: &[usize]) -> Vec<OffsetsMut<'_>> {
+        let lengths = lengths.iter().copied();
+        match self {
+            Offsets::Narrow(v) => split_at_lengths(v, lengths)
+                .into_iter()
+                .map(OffsetsMut::Narrow)
+                .collect(),
+            Offsets::Wide(v) => split_at_lengths(v, lengths)
+                .into_iter()
+                .map(OffsetsMut::Wide)
+                .collect(),
+        }
+    }
+
+    /// Moves the entries of `from` to start at entry `to`.
+    pub fn copy_within(&mut self, from: std::ops::Range<usize>, to: usize) {
+        match self {
+            Offsets::Narrow(v) => v.copy_within(from, to),
+            Offsets::Wide(v) => v.copy_within(from, to),
+        }
+    }
+
+    /// Keeps the first `len` entries.
+    pub fn truncate(&mut self, len: usize) {
+        match self {
+            Offsets::Narrow(v) => v.truncate(len),
+            Offsets::Wide(v) => v.truncate(len),
+        }
+    }
+
     /// `len` offsets, all zero, wide enough for values up to `max`.
     pub fn zeros(len: usize, max: u64) -> Offsets {
         if max <= u32::MAX as u64 {
@@ -56,22 +118,6 @@ impl Offsets {
         match self {
             Offsets::Narrow(v) => v.sort_by_key(|&x| key(x as u64)),
             Offsets::Wide(v) => v.sort_by_key(|&x| key(x)),
-        }
-    }
-
-    /// Appends `other`'s values (of the same width).
-    pub fn append(&mut self, other: Offsets) {
-        match (self, other) {
-            (Offsets::Narrow(a), Offsets::Narrow(b)) => a.extend_from_slice(&b),
-            (Offsets::Wide(a), Offsets::Wide(b)) => a.extend_from_slice(&b),
-            (a, b) => (0..b.len()).for_each(|i| a.push(b.get(i))),
-        }
-    }
-
-    pub fn reserve(&mut self, more: usize) {
-        match self {
-            Offsets::Narrow(v) => v.reserve_exact(more),
-            Offsets::Wide(v) => v.reserve_exact(more),
         }
     }
 
