@@ -7,7 +7,7 @@ use rayon::prelude::*;
 
 use super::graph::{Broken, Graph};
 use super::index::Node;
-use super::offsets::Offsets;
+use super::offsets::{split_at_lengths, Offsets};
 use super::spare::Spare;
 
 pub struct Edges {
@@ -71,8 +71,6 @@ impl Edges {
             })
             .collect();
         let total: usize = chunks.iter().map(|c| c.targets.len()).sum();
-        let mut starts = Offsets::zeros(n + 1, total as u64);
-        let mut targets = Vec::with_capacity(total);
         let mut seen = init();
         let mut runs = Vec::with_capacity(chunks.len());
         for chunk in chunks {
@@ -80,28 +78,7 @@ impl Edges {
             runs.push((chunk.degrees, chunk.targets));
         }
         let seen = settle(seen);
-        let mut node = 0usize;
-        let mut at = 0u64;
-        // The runs were made on the worker threads, whose heaps keep what is freed: each
-        // eighth of them goes back to the system as it is copied, or the join would hold
-        // two copies of the references at its end (below 16 MiB, not worth the calls).
-        let held: usize = runs.iter().map(|(d, t)| d.capacity() + t.capacity()).sum();
-        let mut freed = 0usize;
-        let trim = held >= (16 << 20) / 4;
-        for (degrees, run) in runs {
-            for &d in &degrees {
-                at += d as u64;
-                node += 1;
-                starts.set(node, at);
-            }
-            targets.extend_from_slice(&run);
-            freed += degrees.capacity() + run.capacity();
-            drop((degrees, run));
-            if trim && freed * 8 >= held {
-                super::spare::give_back_freed_memory();
-                freed = 0;
-            }
-        }
+        let (starts, targets) = join(runs, n, total);
         (Edges { starts, targets }, seen)
     }
 
@@ -142,5 +119,99 @@ impl Edges {
     /// Bytes held.
     pub fn memory(&self) -> u64 {
         self.starts.bytes() + (self.targets.capacity() * 4) as u64
+    }
+}
+
+/// The runs' references in one array, and where each node's start, copied on all
+/// threads. The runs were made on the worker threads, whose heaps keep what is freed:
+/// each eighth of them goes back to the system once copied, or the join would hold two
+/// copies of the references at its end (below 16 MiB, not worth the calls).
+fn join(runs: Vec<(Vec<u32>, Vec<Node>)>, n: usize, total: usize) -> (Offsets, Vec<Node>) {
+    let mut starts = Offsets::zeros(n + 1, total as u64);
+    // Fresh zero pages, faulted in by the threads that fill them.
+    let mut targets: Vec<Node> = vec![0; total];
+    let held: usize = runs.iter().map(|(d, t)| d.capacity() + t.capacity()).sum();
+    let trim = held >= (16 << 20) / 4;
+    // Each run's stretch of the starts (past the first, 0) and of the targets, and where
+    // its references start in the whole.
+    let mut at = 0u64;
+    let firsts: Vec<u64> = runs
+        .iter()
+        .map(|(_, t)| {
+            at += t.len() as u64;
+            at - t.len() as u64
+        })
+        .collect();
+    let mut lengths = vec![1];
+    lengths.extend(runs.iter().map(|(d, _)| d.len()));
+    let mut starts_of = starts.split_mut(&lengths).into_iter().skip(1);
+    let mut targets_of =
+        split_at_lengths(&mut targets, runs.iter().map(|(_, t)| t.len())).into_iter();
+    let mut work: Vec<_> = runs
+        .into_iter()
+        .zip(firsts)
+        .map(|(run, first)| {
+            let (s, t) = (starts_of.next(), targets_of.next());
+            (run, first, s, t)
+        })
+        .collect();
+    drop((starts_of, targets_of));
+    // A group at a time: an eighth of what the runs hold.
+    while !work.is_empty() {
+        let mut size = 0usize;
+        let take = work
+            .iter()
+            .take_while(|((d, t), ..)| {
+                let first = size == 0;
+                size += d.capacity() + t.capacity();
+                first || size * 8 <= held
+            })
+            .count();
+        let group: Vec<_> = work.drain(..take).collect();
+        group
+            .into_par_iter()
+            .for_each(|((degrees, run), first, starts, targets)| {
+                let (Some(mut starts), Some(targets)) = (starts, targets) else {
+                    return;
+                };
+                let mut at = first;
+                for (i, &d) in degrees.iter().enumerate() {
+                    at += d as u64;
+                    starts.set(i, at);
+                }
+                targets.copy_from_slice(&run);
+            });
+        if trim {
+            super::spare::give_back_freed_memory();
+        }
+    }
+    (starts, targets)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn joined_runs_give_each_node_its_own_references() {
+        // Nodes with 0 to 4 references each, in runs of unequal sizes (some empty).
+        let lists: Vec<Vec<Node>> = (0..500u32)
+            .map(|u| (0..u % 5).map(|k| u * 10 + k).collect())
+            .collect();
+        let mut runs = Vec::new();
+        let mut rest = &lists[..];
+        for len in [0, 1, 7, 0, 100, 3, 250, 139] {
+            let (run, tail) = rest.split_at(len);
+            rest = tail;
+            runs.push((run.iter().map(|l| l.len() as u32).collect(), run.concat()));
+        }
+        assert!(rest.is_empty());
+        let total = lists.iter().map(Vec::len).sum();
+        let (starts, targets) = join(runs, lists.len(), total);
+        let edges = Edges { starts, targets };
+        for (u, l) in lists.iter().enumerate() {
+            assert_eq!(edges.of(u as Node), &l[..], "node {u}");
+        }
+        assert_eq!(edges.len(), total as u64);
     }
 }

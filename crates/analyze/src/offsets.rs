@@ -122,7 +122,7 @@ impl Offsets {
     }
 
     /// Sets entry `i` (which must fit: see [`Offsets::zeros`]).
-    #[inline]
+    #[cfg(test)]
     pub fn set(&mut self, i: usize, value: u64) {
         match self {
             Offsets::Narrow(v) => v[i] = value as u32,
