@@ -140,6 +140,19 @@ fn carried(doms: &Dominators, native: &Map<Node, u64>) -> Map<Pre, u64> {
     out
 }
 
+/// The numbers the super-root dominates directly, as bits: the subtrees' pass asks of
+/// each object in node order, whose numbers are scattered, and a bit table stays in cache
+/// where the dominators' array would not.
+fn top_level_bits(idom: &[Pre]) -> Vec<u64> {
+    let mut bits = vec![0u64; idom.len().div_ceil(64)];
+    for (k, &d) in idom.iter().enumerate().skip(1) {
+        if d == 0 {
+            bits[k / 64] |= 1 << (k % 64);
+        }
+    }
+    bits
+}
+
 /// Where each number's objects are counted: the slot of its nearest wanted dominator
 /// (itself included), 0 for none; one byte a number, made only when there are leaks.
 struct Slots {
@@ -198,22 +211,22 @@ impl Subtrees {
         let numbered = doms.numbered();
         let idom = doms.idoms();
         let places: Vec<Option<Place>> = wanted.iter().map(|&w| doms.place(w)).collect();
-        let slots = Slots::new(doms, &places.iter().flatten().copied().collect::<Vec<_>>());
+        // The sums' pages are faulted in while one core marks the numbers below.
+        let (total, (top_level, slots)) = rayon::join(
+            // Made on every core: 8 bytes a number are fresh pages, each faulted in and
+            // zeroed.
+            || -> Vec<AtomicU64> {
+                (0..numbered)
+                    .into_par_iter()
+                    .map(|_| AtomicU64::new(0))
+                    .collect()
+            },
+            || {
+                let wanted: Vec<Place> = places.iter().flatten().copied().collect();
+                (top_level_bits(idom), Slots::new(doms, &wanted))
+            },
+        );
         let slot_count = slots.as_ref().map_or(1, |s| s.slot.len() + 1);
-        // Made on every core: 8 bytes a number are fresh pages, each faulted in and zeroed.
-        let total: Vec<AtomicU64> = (0..numbered)
-            .into_par_iter()
-            .map(|_| AtomicU64::new(0))
-            .collect();
-        // The numbers the super-root dominates directly, as bits: the pass asks of each
-        // object in node order, whose numbers are scattered, and a bit table stays in
-        // cache where the dominators' array would not.
-        let mut top_level = vec![0u64; numbered.div_ceil(64)];
-        for (k, &d) in idom.iter().enumerate().skip(1) {
-            if d == 0 {
-                top_level[k / 64] |= 1 << (k % 64);
-            }
-        }
         const RUN: usize = 1 << 16;
         let nodes = doms.nodes();
         let empty = || Run {
