@@ -27,10 +27,11 @@ impl Edges {
     /// Every object's references, and `visit(state, node, class key, shallow size, why its
     /// references could not be read, its references)` (see [`Graph::for_each_ref`]) called
     /// on every node in the same pass, from the same look at its record: each run of nodes
-    /// has a state from `init`, and the runs' states are joined in node order by `merge`.
+    /// has a state from `init(its length)`, and the runs' states are joined in node order
+    /// by `merge`.
     pub fn build<S: Send>(
         g: &Graph<'_, '_>,
-        init: impl Fn() -> S + Sync,
+        init: impl Fn(usize) -> S + Sync,
         visit: impl Fn(&mut S, Node, (u8, u64), u64, Option<Broken>, &[Node]) + Sync,
         merge: impl Fn(S, S) -> S,
     ) -> (Edges, S) {
@@ -42,7 +43,7 @@ impl Edges {
     /// two copies of the references.
     pub fn build_settled<S: Send>(
         g: &Graph<'_, '_>,
-        init: impl Fn() -> S + Sync,
+        init: impl Fn(usize) -> S + Sync,
         visit: impl Fn(&mut S, Node, (u8, u64), u64, Option<Broken>, &[Node]) + Sync,
         merge: impl Fn(S, S) -> S,
         settle: impl FnOnce(S) -> S,
@@ -57,7 +58,7 @@ impl Edges {
                 let mut chunk = Chunk {
                     degrees: Vec::with_capacity(range.len()),
                     targets: Vec::with_capacity(range.len() * 2),
-                    seen: init(),
+                    seen: init(range.len()),
                 };
                 for node in range {
                     let before = chunk.targets.len();
@@ -71,7 +72,7 @@ impl Edges {
             })
             .collect();
         let total: usize = chunks.iter().map(|c| c.targets.len()).sum();
-        let mut seen = init();
+        let mut seen = init(0);
         let mut runs = Vec::with_capacity(chunks.len());
         for chunk in chunks {
             seen = merge(seen, chunk.seen);

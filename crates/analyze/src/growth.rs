@@ -510,7 +510,7 @@ fn traverse(
     let edges = if prev.is_some() {
         let (walked, edges) = rayon::join(
             || walk.walk(by_kind, path, options.max_paths, control),
-            || Edges::build(&g, || (), |_, _, _, _, _, _| (), |_, _| ()).0,
+            || Edges::build(&g, |_| (), |_, _, _, _, _, _| (), |_, _| ()).0,
         );
         walked?;
         Some(edges)

@@ -34,7 +34,7 @@ fn traces(
     let path_refs = refs::PathRefs::new(&g, LibraryTable::builtin(), &device);
     let (edges, special) = Edges::build(
         &g,
-        Vec::new,
+        |_| Vec::new(),
         |special: &mut Vec<Node>, node, key, _, _, _| {
             if key.0 == tags::INSTANCE_DUMP && path_refs.special_class(key.1) {
                 special.push(node);

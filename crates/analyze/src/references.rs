@@ -80,11 +80,9 @@ pub(crate) fn pass(
             // Each String's value hashed as the pass reaches it, for the duplicates.
             if key == (tags::INSTANCE_DUMP, string_class) {
                 if let Some((h, _)) = string_values.as_ref().and_then(|v| v.hash(g, node, refs)) {
-                    // This run's lists are the last BUCKETS.
-                    let lists = seen.strings.len();
-                    if let Some(at) = lists.checked_sub(strings::BUCKETS) {
-                        let p = strings::pending(h, node);
-                        seen.strings[at + strings::bucket(p)].push(p);
+                    // This run's list is the last.
+                    if let Some(list) = seen.strings.last_mut() {
+                        list.push(strings::pending(h, node));
                     }
                 }
             }
@@ -207,7 +205,7 @@ const SPECIAL: u8 = 2;
 /// reads, in node order, and the objects whose references could not be read.
 struct Seen {
     sizer: Sizer,
-    /// Every String's entry ([`strings::Pending`]), [`strings::BUCKETS`] lists a run.
+    /// Every String's entry ([`strings::Pending`]), a list a run.
     strings: Vec<Vec<strings::Pending>>,
     instances: Vec<(u64, index::Node)>,
     special: Vec<index::Node>,
@@ -230,10 +228,12 @@ impl Default for Seen {
 }
 
 impl Seen {
-    /// A run's state: its lists of String rows, which merging lists, never copies.
-    fn new() -> Seen {
+    /// The state of a run of `nodes`: its list of String entries (which merging lists,
+    /// never copies), with room for a String every other node (a String and its value),
+    /// which takes memory only as it fills.
+    fn new(nodes: usize) -> Seen {
         Seen {
-            strings: (0..strings::BUCKETS).map(|_| Vec::new()).collect(),
+            strings: vec![Vec::with_capacity(nodes / 2)],
             ..Seen::default()
         }
     }

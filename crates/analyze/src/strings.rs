@@ -6,8 +6,8 @@
 //! among the references the pass has just read: no id is looked up), by a hash seeded at
 //! random per run (64 bits, the length included), so that a dump cannot make two values
 //! collide on purpose; the pass keeps 8 bytes per String ([`Pending`]: the String and its
-//! hash's top half), in one of [`BUCKETS`] lists by its hash. Before the pass joins its
-//! runs' references, each list, with two tables of two bits per slot and 16 to 32 slots
+//! hash's top half), in one array a run. Before the pass joins its runs' references, the
+//! runs are ordered in place into [`BUCKETS`] lists by hash, and each list, with two tables of two bits per slot and 16 to 32 slots
 //! per String (8 to 16 bytes a String of the two lists in work at a time), drops the
 //! values seen once (all but 1 to 4 in a thousand of them, simulated on random hashes),
 //! the lists in parallel; the rest are hashed again whole from their references
@@ -77,9 +77,9 @@ pub fn pending(h: u64, node: Node) -> Pending {
     (h & !0xFFFF_FFFF) | node as u64
 }
 
-/// The entries of each run of the references' pass go to this many lists by their hash's
-/// top bits, so that the values seen once are dropped list by list, in parallel, each
-/// with a table small enough to stay in a core's cache.
+/// The entries go to this many lists by their hash's top bits, so that the values seen
+/// once are dropped list by list, in parallel, each with a table small enough to stay in
+/// a core's cache.
 pub const BUCKETS: usize = 64;
 
 /// The list of a pending entry.
@@ -88,27 +88,68 @@ pub fn bucket(p: Pending) -> usize {
     (p >> 58) as usize
 }
 
-/// `runs` (from the references' pass: [`BUCKETS`] lists a run, the `k`-th of each holding
-/// the entries of list `k`) without the values seen once ([`once_dropped`]). Run before
-/// the pass joins its runs' references, so that the entries are not held through it.
+/// `runs` (the references' pass's entries, a list a run) without the values seen once
+/// ([`once_dropped`]). Run before the pass joins its runs' references, so that the
+/// entries are not held through it. Each run is first ordered by list (a counting sort,
+/// the runs in parallel): the pass appends to one array a run, where a list each would
+/// grow and copy thousands of small arrays.
 pub fn seen_twice(runs: Vec<Vec<Pending>>) -> Vec<Pending> {
     use rayon::prelude::*;
-    let mut lists: Vec<Vec<Vec<Pending>>> = (0..BUCKETS).map(|_| Vec::new()).collect();
-    for (i, run) in runs.into_iter().enumerate() {
-        lists[i % BUCKETS].push(run);
-    }
-    let kept: Vec<Vec<Pending>> = lists.into_par_iter().map(once_dropped).collect();
+    let sorted: Vec<(Vec<Pending>, [usize; BUCKETS + 1])> =
+        runs.into_par_iter().map(by_list).collect();
+    let kept: Vec<Vec<Pending>> = (0..BUCKETS)
+        .into_par_iter()
+        .map(|k| {
+            let lists: Vec<&[Pending]> = sorted
+                .iter()
+                .map(|(run, at)| &run[at[k]..at[k + 1]])
+                .collect();
+            once_dropped(&lists)
+        })
+        .collect();
     kept.concat()
 }
 
-/// One list's entries without the values seen once in it. Two tables, each of two bits
-/// per slot (seen, seen again) and 16 to 32 slots an entry, read from different bits of
-/// the hash's 26 below the list's: a value seen once stays only when it shares a slot
-/// with another in both (1 to 4 in a thousand, simulated on random hashes). Each kept
-/// one is hashed again from the dump at random: on a heap of 7.7 million unique Strings,
-/// 4 to 8 slots an entry (2 to 4 in a hundred kept) cost 0.1 s more than these.
-fn once_dropped(runs: Vec<Vec<Pending>>) -> Vec<Pending> {
-    let all: usize = runs.iter().map(Vec::len).sum();
+/// A run's entries ordered by list, in place, and where each list starts (one more at
+/// the end).
+fn by_list(mut run: Vec<Pending>) -> (Vec<Pending>, [usize; BUCKETS + 1]) {
+    let mut at = [0usize; BUCKETS + 1];
+    for &p in &run {
+        at[bucket(p) + 1] += 1;
+    }
+    for k in 0..BUCKETS {
+        at[k + 1] += at[k];
+    }
+    // Each entry is swapped into the next free place of its list until the one that
+    // belongs here comes back.
+    let mut next = at;
+    for k in 0..BUCKETS {
+        while next[k] < at[k + 1] {
+            let mut p = run[next[k]];
+            loop {
+                let b = bucket(p);
+                if b == k {
+                    break;
+                }
+                std::mem::swap(&mut p, &mut run[next[b]]);
+                next[b] += 1;
+            }
+            run[next[k]] = p;
+            next[k] += 1;
+        }
+    }
+    (run, at)
+}
+
+/// One list's entries (in pieces) without the values seen once in it. Two tables, each
+/// of two bits per slot (seen, seen again) and 16 to 32 slots an entry, read from
+/// different bits of the hash's 26 below the list's: a value seen once stays only when
+/// it shares a slot with another in both (1 to 4 in a thousand, simulated on random
+/// hashes). Each kept one is hashed again from the dump at random: on a heap of 7.7
+/// million unique Strings, 4 to 8 slots an entry (2 to 4 in a hundred kept) cost 0.1 s
+/// more than these.
+fn once_dropped(lists: &[&[Pending]]) -> Vec<Pending> {
+    let all: usize = lists.iter().map(|l| l.len()).sum();
     let slots = (all * 16).next_power_of_two().clamp(64, 1 << 26);
     let mask = (slots - 1) as u64;
     // The second table's slot from the 26 bits' top end, the first's from their bottom.
@@ -119,7 +160,7 @@ fn once_dropped(runs: Vec<Vec<Pending>>) -> Vec<Pending> {
     };
     let mut seen = vec![0u64; slots * 2 / 64];
     let mut again = vec![0u64; slots * 2 / 64];
-    for &p in runs.iter().flatten() {
+    for &p in lists.iter().copied().flatten() {
         for k in at(p) {
             let (w, b) = (k as usize / 64, 1u64 << (k % 64));
             if seen[w] & b != 0 {
@@ -134,11 +175,13 @@ fn once_dropped(runs: Vec<Vec<Pending>>) -> Vec<Pending> {
             .iter()
             .all(|&k| again[k as usize / 64] & (1u64 << (k % 64)) != 0)
     };
-    let mut out = Vec::new();
-    for run in runs {
-        out.extend(run.into_iter().filter(|&p| twice(p)));
-    }
-    out
+    lists
+        .iter()
+        .copied()
+        .flatten()
+        .copied()
+        .filter(|&p| twice(p))
+        .collect()
 }
 
 /// The rows of the `kept` Strings, their values hashed again whole from their references
@@ -214,10 +257,24 @@ mod tests {
     }
 
     #[test]
+    fn a_run_ordered_by_list_keeps_every_entry_and_bounds_each_list() {
+        let run: Vec<Pending> = (0..10_000u64).map(|i| pending(mix(i), i as Node)).collect();
+        let (sorted, at) = by_list(run.clone());
+        for k in 0..BUCKETS {
+            assert!(sorted[at[k]..at[k + 1]].iter().all(|&p| bucket(p) == k));
+        }
+        assert_eq!(at[BUCKETS], run.len());
+        let (mut a, mut b) = (run, sorted);
+        a.sort_unstable();
+        b.sort_unstable();
+        assert_eq!(a, b);
+    }
+
+    #[test]
     fn every_value_seen_twice_stays_and_few_seen_once_do() {
         // 200,000 Strings of one list (the list's top bits alike), 1,000 values twice.
         let list = 5u64 << 58;
-        let mut runs = vec![Vec::new(), Vec::new()];
+        let mut runs = [Vec::new(), Vec::new()];
         for i in 0..200_000u64 {
             let h = list | (mix(i) >> 6);
             runs[(i % 2) as usize].push(pending(h, i as Node));
@@ -226,7 +283,7 @@ mod tests {
             .map(|i| pending(list | (mix(i) >> 6), 1_000_000 + i as Node))
             .collect();
         runs[1].extend(&twice);
-        let kept = once_dropped(runs);
+        let kept = once_dropped(&[&runs[0], &runs[1]]);
         let kept_nodes: std::collections::HashSet<Node> = kept.iter().map(|&p| p as Node).collect();
         for (i, p) in twice.iter().enumerate() {
             assert!(
