@@ -66,6 +66,28 @@ pub struct RetainerCensus {
     pub retained_bytes: u64,
 }
 
+/// Number → its object, on every core (each number has one object: the stores never
+/// meet).
+fn node_of_each_number(doms: &Dominators) -> Vec<Node> {
+    use rayon::prelude::*;
+    use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+    const RUN: usize = 1 << 16;
+    let node_of: Vec<AtomicU32> = (0..doms.numbered())
+        .into_par_iter()
+        .map(|_| AtomicU32::new(NONE))
+        .collect();
+    (0..doms.nodes().div_ceil(RUN))
+        .into_par_iter()
+        .for_each(|c| {
+            for u in (c * RUN)..((c + 1) * RUN).min(doms.nodes()) {
+                if let Some(Place::Vertex(p)) = doms.place(u as Node) {
+                    node_of[p as usize].store(u as Node, Relaxed);
+                }
+            }
+        });
+    node_of.into_iter().map(AtomicU32::into_inner).collect()
+}
+
 /// The census of one analysis: `reachable` is its reachable objects by class, `trees`
 /// what each number retains. One pass over the objects names each number's object; one
 /// more, in parallel runs, reads each reachable object's class and adds its retained
@@ -78,13 +100,8 @@ pub(super) fn take(
     reachable: &Histogram,
 ) -> Census {
     use rayon::prelude::*;
-    let mut node_of = vec![NONE; doms.numbered()];
-    for u in 0..doms.nodes() as Node {
-        if let Some(Place::Vertex(p)) = doms.place(u) {
-            node_of[p as usize] = u;
-        }
-    }
     const RUN: usize = 1 << 16;
+    let node_of = node_of_each_number(doms);
     let empty = || (Map::<(u8, u64), u64>::default(), Vec::<(u64, Node)>::new());
     let (retained, mut top) = (0..doms.nodes().div_ceil(RUN))
         .into_par_iter()
