@@ -145,24 +145,20 @@ fn join(runs: Vec<(Vec<u32>, Vec<Node>)>, n: usize, total: usize) -> (Offsets, V
         .collect();
     let mut lengths = vec![1];
     lengths.extend(runs.iter().map(|(d, _)| d.len()));
-    let mut starts_of = starts.split_mut(&lengths).into_iter().skip(1);
-    let mut targets_of =
-        split_at_lengths(&mut targets, runs.iter().map(|(_, t)| t.len())).into_iter();
+    let starts_of = starts.split_mut(&lengths).into_iter().skip(1);
+    let targets_of = split_at_lengths(&mut targets, runs.iter().map(|(_, t)| t.len()));
     let mut work: Vec<_> = runs
         .into_iter()
         .zip(firsts)
-        .map(|(run, first)| {
-            let (s, t) = (starts_of.next(), targets_of.next());
-            (run, first, s, t)
-        })
+        .zip(starts_of)
+        .zip(targets_of)
         .collect();
-    drop((starts_of, targets_of));
     // A group at a time: an eighth of what the runs hold.
     while !work.is_empty() {
         let mut size = 0usize;
         let take = work
             .iter()
-            .take_while(|((d, t), ..)| {
+            .take_while(|((((d, t), _), _), _)| {
                 let first = size == 0;
                 size += d.capacity() + t.capacity();
                 first || size * 8 <= held
@@ -171,10 +167,7 @@ fn join(runs: Vec<(Vec<u32>, Vec<Node>)>, n: usize, total: usize) -> (Offsets, V
         let group: Vec<_> = work.drain(..take).collect();
         group
             .into_par_iter()
-            .for_each(|((degrees, run), first, starts, targets)| {
-                let (Some(mut starts), Some(targets)) = (starts, targets) else {
-                    return;
-                };
+            .for_each(|((((degrees, run), first), mut starts), targets)| {
                 let mut at = first;
                 for (i, &d) in degrees.iter().enumerate() {
                     at += d as u64;

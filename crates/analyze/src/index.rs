@@ -400,7 +400,7 @@ fn merge_sorted_in(
         .map(|r| r.iter().map(|(_, r)| r.len()).sum())
         .collect();
     let mut out = Offsets::zeros(total, max_offset);
-    let mut starts = split_at_lengths(
+    let starts = split_at_lengths(
         &mut lookup.starts[..buckets],
         (0..pieces).map(|p| first_bucket(p + 1) - first_bucket(p)),
     );
@@ -414,18 +414,16 @@ fn merge_sorted_in(
             (stretch_at - len, stretch)
         })
         .collect();
-    let kept: Vec<usize> = (0..pieces)
-        .zip(stretches)
-        .zip(starts.iter_mut())
-        .collect::<Vec<_>>()
+    let kept: Vec<usize> = stretches
         .into_par_iter()
-        .map(|((p, (at, stretch)), starts)| {
+        .zip(starts)
+        .enumerate()
+        .map(|(p, ((at, stretch), starts))| {
             let b0 = first_bucket(p);
             let bucket = |id: u64| ((id - min) >> shift) as usize - b0;
             merge_piece(&ranges[p], stretch, at, &id_at, bucket, starts)
         })
         .collect();
-    drop(starts);
     drop(ranges);
     drop(runs);
     // Stretches after one that kept fewer than its room move down, their starts with
