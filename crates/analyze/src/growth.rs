@@ -501,6 +501,7 @@ fn traverse(
         fresh: Vec::new(),
         met: Vec::new(),
         slots: Vec::new(),
+        last_child: Vec::new(),
         call: 0,
         level: 0,
     };
@@ -599,6 +600,8 @@ struct TreeWalk<'w, 'g> {
     fresh: Vec<Node>,
     /// The references met from them: (group, object).
     met: Vec<(u32, Node)>,
+    /// By name: the parent that last took a child of that name, and that child.
+    last_child: Vec<(u32, u32)>,
     /// By name: the `children` call that last met it, and its group there.
     slots: Vec<(u64, u32)>,
     call: u64,
@@ -687,10 +690,18 @@ impl TreeWalk<'_, '_> {
         // A run of same-named nodes (a linked list's `next`) is one node: one node per
         // link would make a path per object of a long list, and split the links' own
         // children (each link's String) into as many one-object nodes.
+        if self.last_child.len() <= name as usize {
+            self.last_child.resize(name as usize + 1, (NONE, NONE));
+        }
+        let last = &mut self.last_child[name as usize];
         let me = if parent.name == name && parent_at != 0 {
             parent_at
+        } else if last.0 == parent_at {
+            // A run's node takes objects at several depths, so its children recur, one
+            // level after another: the name's last child says it without hashing.
+            last.1
         } else if let Some(&me) = tree.children.get(&(parent_at, name)) {
-            // A run's node takes objects at several depths, so its children recur.
+            *last = (parent_at, me);
             me
         } else {
             if tree.nodes.len() >= max_paths {
@@ -713,6 +724,7 @@ impl TreeWalk<'_, '_> {
                 level: self.level,
             });
             tree.children.insert((parent_at, name), me);
+            *last = (parent_at, me);
             me
         };
         let node = &mut tree.nodes[me as usize];
