@@ -698,7 +698,7 @@ impl<'i, 'a> Graph<'i, 'a> {
         let n = self.ix.id_size as usize;
         match raw[0] {
             tags::INSTANCE_DUMP => {
-                let Some((data, fields)) = self.instance_refs(node) else {
+                let Some((data, fields)) = self.instance_refs(raw) else {
                     return;
                 };
                 for r in fields {
@@ -817,7 +817,12 @@ impl<'i, 'a> Graph<'i, 'a> {
     /// from one look-up of the class; `None` for any other record.
     #[inline]
     fn instance_record(&self, node: Node) -> Option<(u64, &'a [u8], Option<&ClassRefs>)> {
-        let raw = self.ix.raw(node);
+        self.instance_record_in(self.ix.raw(node))
+    }
+
+    /// [`Graph::instance_record`] of a record read already.
+    #[inline]
+    fn instance_record_in(&self, raw: &'a [u8]) -> Option<(u64, &'a [u8], Option<&ClassRefs>)> {
         if raw[0] != tags::INSTANCE_DUMP {
             return None;
         }
@@ -842,8 +847,8 @@ impl<'i, 'a> Graph<'i, 'a> {
     /// one look-up of the class (a class without a readable layout: no references to
     /// trust, as there).
     #[inline]
-    fn instance_refs(&self, node: Node) -> Option<(&'a [u8], &[RefField])> {
-        let (_, data, refs) = self.instance_record(node)?;
+    fn instance_refs(&self, raw: &'a [u8]) -> Option<(&'a [u8], &[RefField])> {
+        let (_, data, refs) = self.instance_record_in(raw)?;
         let refs = refs.filter(|r| r.size as usize <= data.len())?;
         Some((data, self.sorted(refs)))
     }

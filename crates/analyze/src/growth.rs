@@ -357,9 +357,10 @@ fn memo_slot(key: &EdgeKey) -> usize {
 }
 
 fn target_key(g: &Graph<'_, '_>, t: Node) -> (u8, u64) {
-    match g.ix.tag(t) {
-        tags::CLASS_DUMP => (tags::CLASS_DUMP, g.class_of(t).unwrap_or(0)),
-        _ => g.class_key(t),
+    // One read of the record for the common case: a class's key says only its tag.
+    match g.class_key(t) {
+        (tags::CLASS_DUMP, _) => (tags::CLASS_DUMP, g.class_of(t).unwrap_or(0)),
+        key => key,
     }
 }
 
@@ -798,8 +799,20 @@ impl TreeWalk<'_, '_> {
                 met.push((slot.1, t));
             });
         }
-        // Counting placement: each group's objects in the order met.
         let groups = &mut next.groups[first..];
+        if met.len() == groups.len() {
+            // One object a group (a list's link, its String, the String's array): each
+            // created by its one object, so `met` is in the groups' order already.
+            let at = next.objects.len();
+            for (i, group) in groups.iter_mut().enumerate() {
+                debug_assert_eq!(met[i].0 as usize, i);
+                group.start = at + i;
+                group.end = at + i + 1;
+            }
+            next.objects.extend(met.iter().map(|&(_, t)| t));
+            return;
+        }
+        // Counting placement: each group's objects in the order met.
         for &(k, _) in met.iter() {
             groups[k as usize].end += 1;
         }
