@@ -32,6 +32,87 @@ pub enum RefName {
     Element(u64),
 }
 
+/// The classes whose instances [`Graph::named_refs`] read last, a few by class id (a
+/// list's links and their Strings alternate): each one's layout (`None`: unreadable), and
+/// its reference fields once an instance held them all.
+#[derive(Default)]
+pub struct LastLayout<'t> {
+    slots: [Option<KnownLayout<'t>>; LAYOUT_SLOTS],
+}
+
+const LAYOUT_SLOTS: usize = 4;
+
+#[derive(Clone, Copy)]
+struct KnownLayout<'t> {
+    class: u64,
+    refs: Option<&'t ClassRefs>,
+    fields: Option<&'t [RefField]>,
+}
+
+/// The named references out of one node: see [`Graph::named_refs`].
+pub struct NamedRefs<'t, 'a> {
+    ix: &'t Index<'a>,
+    n: usize,
+    kind: NamedKind<'t, 'a>,
+}
+
+enum NamedKind<'t, 'a> {
+    Fields {
+        data: &'a [u8],
+        fields: std::slice::Iter<'t, RefField>,
+    },
+    Elements {
+        raw: &'a [u8],
+        at: usize,
+        end: usize,
+        index: u64,
+    },
+    /// Read all at once: a class's statics (few, as classes are), or none.
+    Listed(std::vec::IntoIter<(Node, RefName)>),
+}
+
+impl Iterator for NamedRefs<'_, '_> {
+    type Item = (Node, RefName);
+
+    /// The next reference to an object the dump holds (null and missing ids skipped).
+    #[inline]
+    fn next(&mut self) -> Option<(Node, RefName)> {
+        let n = self.n;
+        loop {
+            let (id, name) = match &mut self.kind {
+                NamedKind::Fields { data, fields } => {
+                    let r = fields.next()?;
+                    let name = RefName::Field {
+                        declared_by: r.declared_by,
+                        name_id: r.name_id,
+                    };
+                    (id_at(data, r.at as usize, n), name)
+                }
+                NamedKind::Elements {
+                    raw,
+                    at,
+                    end,
+                    index,
+                } => {
+                    if *at >= *end {
+                        return None;
+                    }
+                    let id = id_at(raw, *at, n);
+                    *at += n;
+                    *index += 1;
+                    (id, RefName::Element(*index - 1))
+                }
+                NamedKind::Listed(listed) => return listed.next(),
+            };
+            if id != 0 {
+                if let Some(t) = self.ix.node(id) {
+                    return Some((t, name));
+                }
+            }
+        }
+    }
+}
+
 /// One reference field of a class's instances, in a run (see [`Run`]).
 #[derive(Debug, Clone, Copy)]
 struct RunField {
@@ -694,62 +775,93 @@ impl<'i, 'a> Graph<'i, 'a> {
     /// keys its path tree by, and how `diff` names a retainer's path; slower than
     /// `for_each_ref`, so the analysis does not use it.
     pub fn for_each_named_ref(&self, node: Node, mut f: impl FnMut(Node, RefName)) {
+        for (t, r) in self.named_refs(node, &mut LastLayout::default()) {
+            f(t, r);
+        }
+    }
+
+    /// [`Graph::for_each_named_ref`] as an iterator (a loop over it keeps its body inline),
+    /// for a caller reading many instances of a few classes in turn: `last` keeps the
+    /// layouts of the classes read last, so that a run of instances of one class (a
+    /// list's links) looks the class up once.
+    #[inline]
+    pub fn named_refs<'t>(&'t self, node: Node, last: &mut LastLayout<'t>) -> NamedRefs<'t, 'a> {
         let raw = self.ix.raw(node);
         let n = self.ix.id_size as usize;
-        match raw[0] {
-            tags::INSTANCE_DUMP => {
-                let Some((data, fields)) = self.instance_refs(raw) else {
-                    return;
-                };
-                for r in fields {
-                    let id = id_at(data, r.at as usize, n);
-                    if id != 0 {
-                        if let Some(t) = self.ix.node(id) {
-                            f(
-                                t,
-                                RefName::Field {
-                                    declared_by: r.declared_by,
-                                    name_id: r.name_id,
-                                },
-                            );
-                        }
-                    }
-                }
-            }
+        let kind = match raw[0] {
+            tags::INSTANCE_DUMP => self.instance_fields(raw, last).map_or(
+                NamedKind::Listed(Vec::new().into_iter()),
+                |(data, fields)| NamedKind::Fields {
+                    data,
+                    fields: fields.iter(),
+                },
+            ),
             tags::OBJECT_ARRAY_DUMP => {
                 let count = u4_at(raw, 5 + n) as usize;
-                let start = 9 + 2 * n;
-                for i in 0..count {
-                    let id = id_at(raw, start + i * n, n);
-                    if id != 0 {
-                        if let Some(t) = self.ix.node(id) {
-                            f(t, RefName::Element(i as u64));
-                        }
-                    }
+                let at = 9 + 2 * n;
+                NamedKind::Elements {
+                    raw,
+                    at,
+                    end: at + count * n,
+                    index: 0,
                 }
             }
             tags::CLASS_DUMP => {
                 let class_id = id_at(raw, 1, n);
+                let mut statics = Vec::new();
                 if let Some(class) = self.ix.classes.get(class_id) {
                     for s in self.ix.classes.static_fields(self.ix.data, class) {
                         if let Value::Object(id) = s.value {
-                            if id != 0 {
-                                if let Some(t) = self.ix.node(id) {
-                                    f(
-                                        t,
-                                        RefName::Static {
-                                            class: class_id,
-                                            name_id: s.name_id,
-                                        },
-                                    );
-                                }
+                            if let Some(t) = self.ix.node(id) {
+                                let name_id = s.name_id;
+                                statics.push((
+                                    t,
+                                    RefName::Static {
+                                        class: class_id,
+                                        name_id,
+                                    },
+                                ));
                             }
                         }
                     }
                 }
+                NamedKind::Listed(statics.into_iter())
             }
-            _ => {}
+            _ => NamedKind::Listed(Vec::new().into_iter()),
+        };
+        NamedRefs {
+            ix: self.ix,
+            n,
+            kind,
         }
+    }
+
+    /// An instance's field bytes and its class's reference fields (in the search's
+    /// order), `last` saving the class's look-up; `None` when the class has no readable
+    /// layout or the instance is shorter than it (no reference to trust).
+    #[inline]
+    fn instance_fields<'t>(
+        &'t self,
+        raw: &'a [u8],
+        last: &mut LastLayout<'t>,
+    ) -> Option<(&'a [u8], &'t [RefField])> {
+        let n = self.ix.id_size as usize;
+        let class = id_at(raw, 5 + n, n);
+        let len = u4_at(raw, 5 + 2 * n) as usize;
+        let data = &raw[9 + 2 * n..9 + 2 * n + len];
+        // Class ids are aligned: the bits above the alignment pick the slot.
+        let slot = &mut last.slots[(class >> 3) as usize % LAYOUT_SLOTS];
+        let known = match slot {
+            Some(k) if k.class == class => k,
+            _ => slot.insert(KnownLayout {
+                class,
+                refs: self.t.refs.get(&class).filter(|r| r.broken.is_none()),
+                fields: None,
+            }),
+        };
+        let refs = known.refs.filter(|r| r.size as usize <= data.len())?;
+        // Made only for a class with a whole instance (see `sorted`).
+        Some((data, *known.fields.get_or_insert_with(|| self.sorted(refs))))
     }
 
     /// The first reference from `from` to `to`, named; `None` when `from` holds none
@@ -817,12 +929,7 @@ impl<'i, 'a> Graph<'i, 'a> {
     /// from one look-up of the class; `None` for any other record.
     #[inline]
     fn instance_record(&self, node: Node) -> Option<(u64, &'a [u8], Option<&ClassRefs>)> {
-        self.instance_record_in(self.ix.raw(node))
-    }
-
-    /// [`Graph::instance_record`] of a record read already.
-    #[inline]
-    fn instance_record_in(&self, raw: &'a [u8]) -> Option<(u64, &'a [u8], Option<&ClassRefs>)> {
+        let raw = self.ix.raw(node);
         if raw[0] != tags::INSTANCE_DUMP {
             return None;
         }
@@ -841,16 +948,6 @@ impl<'i, 'a> Graph<'i, 'a> {
         let (class, data, refs) = self.instance_record(node)?;
         let need = refs.map_or(0, |r| r.size);
         (need as usize <= data.len()).then_some((class, data))
-    }
-
-    /// [`Graph::instance_data`]'s field bytes with [`Graph::ref_fields`] of its class, from
-    /// one look-up of the class (a class without a readable layout: no references to
-    /// trust, as there).
-    #[inline]
-    fn instance_refs(&self, raw: &'a [u8]) -> Option<(&'a [u8], &[RefField])> {
-        let (_, data, refs) = self.instance_record_in(raw)?;
-        let refs = refs.filter(|r| r.size as usize <= data.len())?;
-        Some((data, self.sorted(refs)))
     }
 
     /// Where the field `name` declared by the class named `declared_by` sits in the

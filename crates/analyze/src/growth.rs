@@ -30,7 +30,7 @@ use serde::Serialize;
 use super::dominators::{Dominators, Place, Pre, Retained};
 use super::edges::Edges;
 use super::error::AnalyzeError;
-use super::graph::{Graph, RefName};
+use super::graph::{Graph, LastLayout, RefName};
 use super::index::{Index, Node, NONE};
 use super::map::Map;
 use super::spare::Spare;
@@ -499,12 +499,12 @@ fn traverse(
         keys: Map::default(),
         memo: vec![((0, 0, 0, (0, 0)), NONE); MEMO_SLOTS],
         reached: 0,
-        fresh: Vec::new(),
         met: Vec::new(),
         slots: Vec::new(),
         last_child: Vec::new(),
         call: 0,
         level: 0,
+        layout: LastLayout::default(),
     };
     // From the second dump on, what grows needs this dump's dominators: their references
     // are read on the other cores while the walk (one thread) names the paths, and
@@ -597,8 +597,6 @@ struct TreeWalk<'w, 'g> {
     memo: Vec<(EdgeKey, u32)>,
     /// Objects taken.
     reached: u64,
-    /// The objects of the group being taken.
-    fresh: Vec<Node>,
     /// The references met from them: (group, object).
     met: Vec<(u32, Node)>,
     /// By name: the parent that last took a child of that name, and that child.
@@ -608,6 +606,8 @@ struct TreeWalk<'w, 'g> {
     call: u64,
     /// The breadth-first level being taken.
     level: u32,
+    /// The layouts of the classes whose instances were read last.
+    layout: LastLayout<'w>,
 }
 
 impl TreeWalk<'_, '_> {
@@ -656,18 +656,23 @@ impl TreeWalk<'_, '_> {
                         control.check()?;
                     }
                     let group = level.groups[gi];
-                    self.fresh.clear();
-                    let owner = &self.owner;
-                    self.fresh.extend(
-                        level.objects[group.start..group.end]
-                            .iter()
-                            .filter(|&&o| owner[o as usize] == NONE),
-                    );
-                    if self.fresh.is_empty() {
+                    // The group's objects no node took since they were met, kept in
+                    // place (the level is read once).
+                    let objects = &mut level.objects[group.start..group.end];
+                    let mut kept = 0;
+                    for i in 0..objects.len() {
+                        let o = objects[i];
+                        if self.owner[o as usize] == NONE {
+                            objects[kept] = o;
+                            kept += 1;
+                        }
+                    }
+                    if kept == 0 {
                         continue;
                     }
-                    let me = self.take(group.parent, group.name, path, max_paths)?;
-                    self.children(me, &mut next);
+                    let fresh = &objects[..kept];
+                    let me = self.take(group.parent, group.name, fresh, path, max_paths)?;
+                    self.children(me, fresh, &mut next);
                 }
                 std::mem::swap(&mut level, &mut next);
                 next.clear();
@@ -683,6 +688,7 @@ impl TreeWalk<'_, '_> {
         &mut self,
         parent_at: u32,
         name: u32,
+        fresh: &[Node],
         path: &Path,
         max_paths: usize,
     ) -> Result<u32, AnalyzeError> {
@@ -729,37 +735,43 @@ impl TreeWalk<'_, '_> {
             me
         };
         let node = &mut tree.nodes[me as usize];
-        node.objects += self.fresh.len() as u64;
+        node.objects += fresh.len() as u64;
         if node.level != self.level {
             node.flags |= MIXED;
         }
-        for &o in &self.fresh {
+        for &o in fresh {
             self.owner[o as usize] = me;
         }
-        self.reached += self.fresh.len() as u64;
+        self.reached += fresh.len() as u64;
         Ok(me)
     }
 
     /// The children of node `me`, appended to `next`: the objects its objects (`fresh`)
     /// reference and no node has taken yet, grouped by the name of the reference, the
     /// groups in the order first met.
-    fn children(&mut self, me: u32, next: &mut Level) {
+    fn children(&mut self, me: u32, fresh: &[Node], next: &mut Level) {
         let g = self.g;
         let owner = &self.owner;
         let keys = &mut self.keys;
         let memo = &mut self.memo;
         let names = &mut *self.names;
         let slots = &mut self.slots;
+        let layout = &mut self.layout;
         let first = next.groups.len();
         self.call += 1;
         let call = self.call;
-        // (group, object), grouped below: one pass over the references, one placing.
+        // While each group met has one object (a list's link, its String, the String's
+        // array), its object is placed as the group is made: `base + k` holds group k's.
+        // A name met again ends that: from then on (group, object) pairs gather in
+        // `met`, placed below by counting.
+        let base = next.objects.len();
+        let mut direct = true;
         let met = &mut self.met;
         met.clear();
-        for &o in &self.fresh {
-            g.for_each_named_ref(o, |t, r| {
+        for &o in fresh {
+            for (t, r) in g.named_refs(o, layout) {
                 if owner[t as usize] != NONE {
-                    return;
+                    continue;
                 }
                 let key: EdgeKey = match r {
                     RefName::Field {
@@ -788,30 +800,37 @@ impl TreeWalk<'_, '_> {
                 }
                 let slot = &mut slots[name as usize];
                 if slot.0 != call {
-                    *slot = (call, (next.groups.len() - first) as u32);
+                    let k = next.groups.len() - first;
+                    *slot = (call, k as u32);
+                    let at = if direct { base + k } else { 0 };
                     next.groups.push(Group {
                         parent: me,
                         name,
-                        start: 0,
-                        end: 0,
+                        start: at,
+                        end: at + direct as usize,
                     });
+                    if direct {
+                        next.objects.push(t);
+                    } else {
+                        met.push((k as u32, t));
+                    }
+                } else {
+                    if direct {
+                        direct = false;
+                        met.extend(next.objects.drain(base..).zip(0..).map(|(t, k)| (k, t)));
+                        // Counted again from none, as the groups made from now on.
+                        for group in &mut next.groups[first..] {
+                            (group.start, group.end) = (0, 0);
+                        }
+                    }
+                    met.push((slot.1, t));
                 }
-                met.push((slot.1, t));
-            });
-        }
-        let groups = &mut next.groups[first..];
-        if met.len() == groups.len() {
-            // One object a group (a list's link, its String, the String's array): each
-            // created by its one object, so `met` is in the groups' order already.
-            let at = next.objects.len();
-            for (i, group) in groups.iter_mut().enumerate() {
-                debug_assert_eq!(met[i].0 as usize, i);
-                group.start = at + i;
-                group.end = at + i + 1;
             }
-            next.objects.extend(met.iter().map(|&(_, t)| t));
+        }
+        if direct {
             return;
         }
+        let groups = &mut next.groups[first..];
         // Counting placement: each group's objects in the order met.
         for &(k, _) in met.iter() {
             groups[k as usize].end += 1;

@@ -5,7 +5,8 @@
 use std::path::{Path, PathBuf};
 
 use hprof_fixtures::series::{
-    item_list as dump, linked_feed, FEED_HEAD_NODE, ITEM_NODE, LINK_NODE, LIST_NODE,
+    item_list as dump, linked_feed, pair_lists, FEED_HEAD_NODE, ITEM_NODE, LINK_NODE, LIST_NODE,
+    PAIR_LIST_NODE,
 };
 use hprof_shrink_analyze::growth::{growth_paths, GrowthOptions, GrowthReport};
 use hprof_shrink_core::Control;
@@ -150,4 +151,44 @@ fn a_growing_linked_list_is_one_path_node() {
     let links = (LINKS + 2 * K) as u64;
     assert!(node.retained_objects.unwrap() >= 2 * links);
     assert!(node.retained_increase_objects.unwrap() >= 2 * K as i64);
+}
+
+/// Objects of one node whose references go by two names in turn (each Pair's `left`, then
+/// its `right`) are grouped by name, each group holding its own: every Pair's list under
+/// one node, every list's array under the next, the Items below growing by k a list.
+#[test]
+fn a_nodes_objects_are_grouped_by_name_across_its_objects() {
+    const PAIRS: usize = 4;
+    let dir = tempfile::tempdir().unwrap();
+    let make = |items: usize, at: u64| pair_lists(PAIRS, items, at);
+    let paths = dumps_of(dir.path(), [2, 2 + K, 2 + 2 * K], make);
+    let r = growth(&paths, 1);
+    assert!(r.growing, "{r:#?}");
+    assert_eq!(r.nodes.len(), 1, "{:#?}", r.nodes);
+    let node = &r.nodes[0];
+    assert_eq!(node.name, LIST_NODE);
+    assert_eq!(node.objects, PAIRS as u64);
+    let path: Vec<(&str, u64)> = node
+        .path
+        .iter()
+        .map(|p| (p.name.as_str(), p.objects))
+        .collect();
+    assert_eq!(
+        path[1..],
+        [
+            (
+                "STATIC_FIELD Shelf.sPairs -> array of java.lang.Object[]",
+                1
+            ),
+            (
+                "ARRAY_ENTRY Object[].[x] -> instance of com.example.Pair",
+                PAIRS as u64
+            ),
+            (PAIR_LIST_NODE, PAIRS as u64),
+        ]
+    );
+    let child = &node.children[0];
+    assert_eq!(child.name, ITEM_NODE);
+    assert_eq!(child.objects, (PAIRS * (2 + 2 * K)) as u64);
+    assert_eq!(child.increases, [(PAIRS * K) as u64, (PAIRS * K) as u64]);
 }
