@@ -989,18 +989,25 @@ async fn new_clients_get_in_past_connections_that_never_send() {
     assert!(v["packages"].is_array());
     drop(silent);
     // When every one of them is in a request (here uploads whose bodies come slowly), a
-    // newcomer is told to come back.
+    // newcomer is told to come back. Each upload is known to be in its request once the
+    // server asks for its body (100 Continue): a fixed wait let a slow machine evict an
+    // upload whose head was not yet read, and admit the newcomer.
+    let within = Duration::from_secs(20);
     let mut busy = Vec::new();
     for _ in 0..3 {
         let mut c = raw(&srv).await;
-        c.write_all(b"PUT /api/packages/a.zip HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-MD5: 1B2M2Y8AsgTpgAmY7PhCfg==\r\nContent-Length: 100000\r\n\r\nPK")
+        c.write_all(b"PUT /api/packages/a.zip HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-MD5: 1B2M2Y8AsgTpgAmY7PhCfg==\r\nContent-Length: 100000\r\nExpect: 100-continue\r\n\r\n")
             .await
             .unwrap();
+        let asked = tokio::time::timeout(within, read_answer(&mut c)).await;
+        let (status, _, body) = asked.expect("the body asked for").expect("an answer");
+        assert_eq!(status, 100, "{body}");
+        c.write_all(b"PK").await.unwrap();
         busy.push(c);
     }
-    tokio::time::sleep(Duration::from_millis(500)).await;
     let mut c = raw(&srv).await;
-    let (status, headers, body) = read_answer(&mut c).await.expect("an answer");
+    let answer = tokio::time::timeout(within, read_answer(&mut c)).await;
+    let (status, headers, body) = answer.expect("an answer in time").expect("an answer");
     assert_eq!(status, 503, "{body}");
     assert!(headers.contains(&("retry-after".into(), "5".into())));
     assert!(closed_within(&mut c, Duration::from_secs(10)).await);
