@@ -36,7 +36,7 @@ pub enum RefName {
 /// list's links and their Strings alternate): each one's layout (`None`: unreadable), and
 /// its reference fields once an instance held them all.
 #[derive(Default)]
-pub struct LastLayout<'t> {
+pub struct RecentLayouts<'t> {
     slots: [Option<KnownLayout<'t>>; LAYOUT_SLOTS],
 }
 
@@ -775,21 +775,25 @@ impl<'i, 'a> Graph<'i, 'a> {
     /// keys its path tree by, and how `diff` names a retainer's path; slower than
     /// `for_each_ref`, so the analysis does not use it.
     pub fn for_each_named_ref(&self, node: Node, mut f: impl FnMut(Node, RefName)) {
-        for (t, r) in self.named_refs(node, &mut LastLayout::default()) {
+        for (t, r) in self.named_refs(node, &mut RecentLayouts::default()) {
             f(t, r);
         }
     }
 
     /// [`Graph::for_each_named_ref`] as an iterator (a loop over it keeps its body inline),
-    /// for a caller reading many instances of a few classes in turn: `last` keeps the
+    /// for a caller reading many instances of a few classes in turn: `recent` keeps the
     /// layouts of the classes read last, so that a run of instances of one class (a
     /// list's links) looks the class up once.
     #[inline]
-    pub fn named_refs<'t>(&'t self, node: Node, last: &mut LastLayout<'t>) -> NamedRefs<'t, 'a> {
+    pub fn named_refs<'t>(
+        &'t self,
+        node: Node,
+        recent: &mut RecentLayouts<'t>,
+    ) -> NamedRefs<'t, 'a> {
         let raw = self.ix.raw(node);
         let n = self.ix.id_size as usize;
         let kind = match raw[0] {
-            tags::INSTANCE_DUMP => self.instance_fields(raw, last).map_or(
+            tags::INSTANCE_DUMP => self.instance_fields(raw, recent).map_or(
                 NamedKind::Listed(Vec::new().into_iter()),
                 |(data, fields)| NamedKind::Fields {
                     data,
@@ -837,20 +841,20 @@ impl<'i, 'a> Graph<'i, 'a> {
     }
 
     /// An instance's field bytes and its class's reference fields (in the search's
-    /// order), `last` saving the class's look-up; `None` when the class has no readable
+    /// order), `recent` saving the class's look-up; `None` when the class has no readable
     /// layout or the instance is shorter than it (no reference to trust).
     #[inline]
     fn instance_fields<'t>(
         &'t self,
         raw: &'a [u8],
-        last: &mut LastLayout<'t>,
+        recent: &mut RecentLayouts<'t>,
     ) -> Option<(&'a [u8], &'t [RefField])> {
         let n = self.ix.id_size as usize;
         let class = id_at(raw, 5 + n, n);
         let len = u4_at(raw, 5 + 2 * n) as usize;
         let data = &raw[9 + 2 * n..9 + 2 * n + len];
         // Class ids are aligned: the bits above the alignment pick the slot.
-        let slot = &mut last.slots[(class >> 3) as usize % LAYOUT_SLOTS];
+        let slot = &mut recent.slots[(class >> 3) as usize % LAYOUT_SLOTS];
         let known = match slot {
             Some(k) if k.class == class => k,
             _ => slot.insert(KnownLayout {

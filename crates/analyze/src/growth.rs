@@ -30,7 +30,7 @@ use serde::Serialize;
 use super::dominators::{Dominators, Place, Pre, Retained};
 use super::edges::Edges;
 use super::error::AnalyzeError;
-use super::graph::{Graph, LastLayout, RefName};
+use super::graph::{Graph, RecentLayouts, RefName};
 use super::index::{Index, Node, NONE};
 use super::map::Map;
 use super::spare::Spare;
@@ -504,7 +504,7 @@ fn traverse(
         last_child: Vec::new(),
         call: 0,
         level: 0,
-        layout: LastLayout::default(),
+        layouts: RecentLayouts::default(),
     };
     // From the second dump on, what grows needs this dump's dominators: their references
     // are read on the other cores while the walk (one thread) names the paths, and
@@ -607,7 +607,7 @@ struct TreeWalk<'w, 'g> {
     /// The breadth-first level being taken.
     level: u32,
     /// The layouts of the classes whose instances were read last.
-    layout: LastLayout<'w>,
+    layouts: RecentLayouts<'w>,
 }
 
 impl TreeWalk<'_, '_> {
@@ -756,7 +756,7 @@ impl TreeWalk<'_, '_> {
         let memo = &mut self.memo;
         let names = &mut *self.names;
         let slots = &mut self.slots;
-        let layout = &mut self.layout;
+        let layouts = &mut self.layouts;
         let first = next.groups.len();
         self.call += 1;
         let call = self.call;
@@ -769,7 +769,7 @@ impl TreeWalk<'_, '_> {
         let met = &mut self.met;
         met.clear();
         for &o in fresh {
-            for (t, r) in g.named_refs(o, layout) {
+            for (t, r) in g.named_refs(o, layouts) {
                 if owner[t as usize] != NONE {
                     continue;
                 }
