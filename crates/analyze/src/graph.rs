@@ -42,6 +42,7 @@ pub struct RecentLayouts<'t> {
 
 const LAYOUT_SLOTS: usize = 4;
 
+/// One class's entry in [`RecentLayouts`].
 #[derive(Clone, Copy)]
 struct KnownLayout<'t> {
     class: u64,
@@ -52,15 +53,19 @@ struct KnownLayout<'t> {
 /// The named references out of one node: see [`Graph::named_refs`].
 pub struct NamedRefs<'t, 'a> {
     ix: &'t Index<'a>,
+    /// Bytes an id takes.
     n: usize,
     kind: NamedKind<'t, 'a>,
 }
 
+/// Where the references still to come are read from.
 enum NamedKind<'t, 'a> {
+    /// An instance's field bytes, and its class's reference fields left.
     Fields {
         data: &'a [u8],
         fields: std::slice::Iter<'t, RefField>,
     },
+    /// An object array's record: the next element's offset, the end, its index.
     Elements {
         raw: &'a [u8],
         at: usize,
