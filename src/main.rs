@@ -8,6 +8,7 @@ mod commands;
 mod error;
 #[cfg(test)]
 mod help_audit;
+mod huge_pages;
 mod json;
 mod progress;
 mod say;
@@ -25,6 +26,9 @@ use clap::{CommandFactory, FromArgMatches};
 use crate::say::say;
 use cli::{Cli, Command};
 use error::HostError;
+
+#[global_allocator]
+static ALLOCATOR: huge_pages::HugePages = huge_pages::HugePages;
 
 fn main() -> ExitCode {
     // A completion script calling back: answered, and exited, before anything else runs
@@ -51,6 +55,13 @@ fn main() -> ExitCode {
     let sub = matches.subcommand_name().map(str::to_string);
     let cli =
         Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.format(&mut Cli::command()).exit());
+    // The commands that analyze reach across large arrays at random (see huge_pages.rs).
+    if matches!(
+        cli.command,
+        Some(Command::Analyze(_) | Command::Diff(_) | Command::Growth(_) | Command::AnalyzeJob(_))
+    ) {
+        huge_pages::enable();
+    }
     let result = match cli.command {
         Some(Command::Inspect(a)) => commands::inspect::run(a).map(|()| ExitCode::SUCCESS),
         Some(Command::Analyze(a)) => commands::analyze::run(a).map(|()| ExitCode::SUCCESS),
