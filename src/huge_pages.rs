@@ -4,9 +4,9 @@
 //! Why: the analysis reaches across arrays of hundreds of MiB (the objects' index, their
 //! references, the dominators' numbers) in the order the dump gives, not the memory's.
 //! With 4 KiB pages most of those reads miss the TLB, and every page is a fault of its own.
-//! With 2 MiB pages, `analyze` of the bench's 1 GB object dump took 2–11 % less time (medians), in
-//! pairs run back to back (docs/performance.md). Most systems give huge pages only to the
-//! programs that ask (`/sys/kernel/mm/transparent_hugepage/enabled` set to `madvise`);
+//! With 2 MiB pages, `analyze` of the bench's 1 GB object dump took 2–11 % less time
+//! (medians of runs in pairs, back to back; docs/performance.md). Most systems give huge
+//! pages only to the programs that ask (`/sys/kernel/mm/transparent_hugepage/enabled` set to `madvise`);
 //! set to `never` there, the advice does nothing.
 //!
 //! It is what glibc's `glibc.malloc.hugetlb=1` tunable does, which a program can only get
