@@ -6,14 +6,14 @@
 //! With 4 KiB pages most of those reads miss the TLB, and every page is a fault of its own.
 //! With 2 MiB pages, `analyze` of the bench's 1 GB object dump took 2–11 % less time
 //! (medians of runs in pairs, back to back; docs/performance.md). Most systems give huge
-//! pages only to the programs that ask (`/sys/kernel/mm/transparent_hugepage/enabled` set to `madvise`);
-//! set to `never` there, the advice does nothing.
+//! pages only to the programs that ask (`/sys/kernel/mm/transparent_hugepage/enabled`
+//! set to `madvise`); set to `never` there, the advice does nothing.
 //!
 //! It is what glibc's `glibc.malloc.hugetlb=1` tunable does, which a program can only get
 //! from its environment at start. Only allocations of [`LARGE`] or more are advised: a
 //! madvise call apiece stays cheap (a few hundred in an analysis of 1 GB), and the memory
 //! a huge page adds beyond what is touched is bounded by the large allocations' count
-//! (+6 MiB on the 485 MiB peak of that analysis). `shrink` streams through small buffers
+//! (+7 MiB on the 486 MiB peak of that analysis). `shrink` streams through small buffers
 //! and is left as it was.
 
 use std::alloc::{GlobalAlloc, Layout, System};
