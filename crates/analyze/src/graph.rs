@@ -76,43 +76,83 @@ enum NamedKind<'t, 'a> {
     Listed(std::vec::IntoIter<(Node, RefName)>),
 }
 
+/// One step of [`NamedRefs`]: a reference as its record holds it, or one already looked up.
+enum Step {
+    /// The id as read (0 for null), not yet looked up.
+    Id(u64, RefName),
+    /// A reference read with its target (a class's statics).
+    Target(Node, RefName),
+    End,
+}
+
+impl NamedRefs<'_, '_> {
+    /// The next reference as the record holds it.
+    #[inline(always)]
+    fn step(&mut self) -> Step {
+        let n = self.n;
+        match &mut self.kind {
+            NamedKind::Fields { data, fields } => match fields.next() {
+                Some(r) => Step::Id(
+                    id_at(data, r.at as usize, n),
+                    RefName::Field {
+                        declared_by: r.declared_by,
+                        name_id: r.name_id,
+                    },
+                ),
+                None => Step::End,
+            },
+            NamedKind::Elements {
+                raw,
+                at,
+                end,
+                index,
+            } => {
+                if *at >= *end {
+                    return Step::End;
+                }
+                let id = id_at(raw, *at, n);
+                *at += n;
+                *index += 1;
+                Step::Id(id, RefName::Element(*index - 1))
+            }
+            NamedKind::Listed(listed) => match listed.next() {
+                Some((t, name)) => Step::Target(t, name),
+                None => Step::End,
+            },
+        }
+    }
+
+    /// The name of the first reference to `to`, told by its id: no id is looked up, which
+    /// in an array of a million elements is a million lookups saved.
+    fn first_to(mut self, to: Node) -> Option<RefName> {
+        let want = self.ix.id(to);
+        loop {
+            match self.step() {
+                Step::Id(id, name) if id == want && id != 0 => return Some(name),
+                Step::Target(t, name) if t == to => return Some(name),
+                Step::End => return None,
+                _ => {}
+            }
+        }
+    }
+}
+
 impl Iterator for NamedRefs<'_, '_> {
     type Item = (Node, RefName);
 
     /// The next reference to an object the dump holds (null and missing ids skipped).
     #[inline]
     fn next(&mut self) -> Option<(Node, RefName)> {
-        let n = self.n;
         loop {
-            let (id, name) = match &mut self.kind {
-                NamedKind::Fields { data, fields } => {
-                    let r = fields.next()?;
-                    let name = RefName::Field {
-                        declared_by: r.declared_by,
-                        name_id: r.name_id,
-                    };
-                    (id_at(data, r.at as usize, n), name)
-                }
-                NamedKind::Elements {
-                    raw,
-                    at,
-                    end,
-                    index,
-                } => {
-                    if *at >= *end {
-                        return None;
+            match self.step() {
+                Step::Id(0, _) => {}
+                Step::Id(id, name) => {
+                    if let Some(t) = self.ix.node(id) {
+                        return Some((t, name));
                     }
-                    let id = id_at(raw, *at, n);
-                    *at += n;
-                    *index += 1;
-                    (id, RefName::Element(*index - 1))
                 }
-                NamedKind::Listed(listed) => return listed.next(),
-            };
-            if id != 0 {
-                if let Some(t) = self.ix.node(id) {
-                    return Some((t, name));
-                }
+                Step::Target(t, name) => return Some((t, name)),
+                Step::End => return None,
             }
         }
     }
@@ -876,13 +916,8 @@ impl<'i, 'a> Graph<'i, 'a> {
     /// The first reference from `from` to `to`, named; `None` when `from` holds none
     /// (a path step through a collection read as one step).
     pub fn reference_between(&self, from: Node, to: Node) -> Option<RefName> {
-        let mut found = None;
-        self.for_each_named_ref(from, |t, r| {
-            if t == to && found.is_none() {
-                found = Some(r);
-            }
-        });
-        found
+        self.named_refs(from, &mut RecentLayouts::default())
+            .first_to(to)
     }
 
     /// A readable class's reference fields sorted by name (UTF-16 order), the class's own
@@ -1220,7 +1255,85 @@ pub fn utf16_cmp(a: &str, b: &str) -> std::cmp::Ordering {
 
 #[cfg(test)]
 mod tests {
-    use super::java_name;
+    use super::{java_name, Graph, RefName};
+    use crate::index::{Index, Node};
+    use crate::Ticks;
+    use hprof_fixtures::{ArtBuilder, Heap, Options, Ty, Val};
+    use hprof_shrink_core::hprof::Hprof;
+    use hprof_shrink_core::{Control, Stage};
+    use std::sync::atomic::AtomicU64;
+
+    /// A Holder (fields `a`, `b`, `c`; a static `s`), an Object[] and their targets.
+    struct Made {
+        bytes: Vec<u8>,
+        ids: [u64; 5],
+    }
+
+    fn made() -> Made {
+        let mut b = ArtBuilder::new(Options::default());
+        let object = b.declare_class("java.lang.Object", 0, &[], &[]);
+        let holder = b.declare_class(
+            "com.example.Holder",
+            object,
+            &[("a", Ty::Object), ("b", Ty::Object), ("c", Ty::Object)],
+            &[],
+        );
+        let array = b.declare_class("java.lang.Object[]", object, &[], &[]);
+        let target = b.instance(object, Heap::App, &[]);
+        let other = b.instance(object, Heap::App, &[]);
+        b.set_static(holder, "s", Val::Obj(target));
+        for c in [object, holder, array] {
+            b.dump_class(c, Heap::App);
+        }
+        // `a` is null, `b` another object, `c` and the elements 2 and 3 the target.
+        let h = b.instance(
+            holder,
+            Heap::App,
+            &[
+                ("a", Val::Obj(0)),
+                ("b", Val::Obj(other)),
+                ("c", Val::Obj(target)),
+            ],
+        );
+        let arr = b.object_array(Heap::App, array, &[0, other, target, target]);
+        Made {
+            bytes: b.finish(),
+            ids: [holder, h, arr, target, other],
+        }
+    }
+
+    #[test]
+    fn the_reference_between_two_objects_is_the_first_to_the_target() {
+        let m = made();
+        let hprof = Hprof::new(&m.bytes).unwrap();
+        let control = Control::default();
+        let done = AtomicU64::new(0);
+        let ix = Index::build(&hprof, 1, None, |start| {
+            Ticks(control.shared_ticker(Stage::Read, m.bytes.len() as u64, &done, start))
+        })
+        .unwrap();
+        let g = Graph::new(&ix, None);
+        let node = |id: u64| -> Node { ix.node(id).unwrap() };
+        let [holder_class, h, arr, target, other] = m.ids;
+        let named = |from: u64, to: u64| match g.reference_between(node(from), node(to)) {
+            Some(RefName::Field {
+                declared_by,
+                name_id,
+            }) => format!("field {}", g.field_name(declared_by, name_id)),
+            Some(RefName::Static { class, name_id }) => {
+                format!("static {}", g.field_name(class, name_id))
+            }
+            Some(RefName::Element(i)) => format!("element {i}"),
+            None => "none".into(),
+        };
+        assert_eq!(named(h, target), "field c");
+        assert_eq!(named(h, other), "field b");
+        assert_eq!(named(arr, target), "element 2");
+        assert_eq!(named(arr, other), "element 1");
+        assert_eq!(named(holder_class, target), "static s");
+        assert_eq!(named(target, other), "none");
+        assert_eq!(named(arr, h), "none");
+    }
 
     #[test]
     fn hotspot_names_become_java_names() {
