@@ -1256,12 +1256,10 @@ pub fn utf16_cmp(a: &str, b: &str) -> std::cmp::Ordering {
 #[cfg(test)]
 mod tests {
     use super::{java_name, Graph, RefName};
-    use crate::index::{Index, Node};
-    use crate::Ticks;
+    use crate::index::Node;
     use hprof_fixtures::{ArtBuilder, Heap, Options, Ty, Val};
     use hprof_shrink_core::hprof::Hprof;
-    use hprof_shrink_core::{Control, Stage};
-    use std::sync::atomic::AtomicU64;
+    use hprof_shrink_core::Control;
 
     /// A Holder (fields `a`, `b`, `c`; a static `s`), an Object[] and their targets.
     struct Made {
@@ -1306,12 +1304,8 @@ mod tests {
     fn the_reference_between_two_objects_is_the_first_to_the_target() {
         let m = made();
         let hprof = Hprof::new(&m.bytes).unwrap();
-        let control = Control::default();
-        let done = AtomicU64::new(0);
-        let ix = Index::build(&hprof, 1, None, |start| {
-            Ticks(control.shared_ticker(Stage::Read, m.bytes.len() as u64, &done, start))
-        })
-        .unwrap();
+        let ix =
+            crate::build_index(&hprof, m.bytes.len() as u64, None, &Control::default()).unwrap();
         let g = Graph::new(&ix, None);
         let node = |id: u64| -> Node { ix.node(id).unwrap() };
         let [holder_class, h, arr, target, other] = m.ids;

@@ -2,17 +2,16 @@
 //! corpus's real Android dump against what LeakCanary's Shark answers on it.
 
 use std::path::Path;
-use std::sync::atomic::AtomicU64;
 
 use hprof_shrink_core::hprof::{tags, Hprof};
 use hprof_shrink_core::space::Unpack;
-use hprof_shrink_core::{Control, Stage};
+use hprof_shrink_core::Control;
 
 use super::edges::Edges;
 use super::graph::Graph;
-use super::index::{Index, Node};
+use super::index::Node;
 use super::reach::Reach;
-use super::{device, input, inspect, refs, trace, LibraryTable, Ticks};
+use super::{device, input, inspect, refs, trace, LibraryTable};
 
 /// Each leaking object `leaking` picks that has a trace: its trace in short (`root: Class.field
 /// > Class[i] > Class`), the labels of its last step, and its known leak's pattern.
@@ -24,11 +23,7 @@ fn traces(
     let data = input.bytes.bytes();
     let hprof = Hprof::new(data).unwrap();
     let control = Control::default();
-    let done = AtomicU64::new(0);
-    let ix = Index::build(&hprof, 2, None, |start| {
-        Ticks(control.shared_ticker(Stage::Read, data.len() as u64, &done, start))
-    })
-    .unwrap();
+    let ix = super::build_index(&hprof, data.len() as u64, None, &control).unwrap();
     let g = Graph::new(&ix, None);
     let device = device::device(&g, None, None);
     let path_refs = refs::PathRefs::new(&g, LibraryTable::builtin(), &device);
