@@ -16,7 +16,7 @@ use super::growth::{clip, edge_text, root_text, simple, target_text};
 use super::index::{Node, NONE};
 use super::limits::MAX_NAME_BYTES;
 use super::map::Map;
-use super::reach::Reach;
+use super::reach::{Reach, StepMemo};
 use super::shown::clipped;
 use super::subtrees::Subtrees;
 use crate::references::Histogram;
@@ -167,9 +167,10 @@ pub(super) fn take(
     }
     top.sort_unstable_by(order);
     let mut by_path: Map<Vec<String>, usize> = Map::default();
+    let mut memo = StepMemo::default();
     let mut retainers: Vec<RetainerCensus> = Vec::new();
     for (size, node) in top {
-        let path = path_of(g, reach, node);
+        let path = path_of(g, reach, node, &mut memo);
         match by_path.get(&path) {
             Some(&i) => {
                 retainers[i].objects += 1;
@@ -196,7 +197,7 @@ pub(super) fn take(
 }
 
 /// A node's path from its GC root, named without ids or indices.
-fn path_of(g: &Graph<'_, '_>, reach: &Reach, node: Node) -> Vec<String> {
+fn path_of(g: &Graph<'_, '_>, reach: &Reach, node: Node, memo: &mut StepMemo) -> Vec<String> {
     let nodes = reach.path(node);
     let Some(&first) = nodes.first() else {
         return vec![format!("(no path) -> {}", g.node_class_name(node))];
@@ -215,7 +216,7 @@ fn path_of(g: &Graph<'_, '_>, reach: &Reach, node: Node) -> Vec<String> {
             Some(r) => edge_text(g, pair[0], pair[1], r),
             // A step the search took through a collection, read as one step: named as
             // the search names it, with its generic name (no key or index).
-            None => match reach.reference(g, pair[0], pair[1]) {
+            None => match reach.reference_memo(g, pair[0], pair[1], memo) {
                 Some((r, _)) => clip(format!(
                     "{} {}.{} -> {}",
                     r.reference_type.as_deref().unwrap_or("REFERENCE"),

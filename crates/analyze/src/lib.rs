@@ -194,9 +194,8 @@ pub fn analyze_path_within(
     analyze_input(&input, path, options, unpack, control, timings, false).map(|(o, _)| o)
 }
 
-/// [`analyze_path`], with the census `diff` compares (see [`census`]): it keeps the path
-/// search through the dominators (5 bytes more per object at that step) and takes 12
-/// bytes per object more for every object's retained size.
+/// [`analyze_path`], with the census `diff` compares (see [`census`]): it keeps every
+/// object's retained size past the triage (8 bytes a number) for the census's pass.
 pub fn analyze_path_census(
     path: &Path,
     options: &Options,
@@ -320,12 +319,10 @@ fn analyze_input(
     let metadata = metadata::read(&ix);
     let (listed, traced) = find_leaks(&ix, &metadata, &run, &mut clock, &mut notes)?;
     // The id lookup goes too (2 bytes an object), and the graph and the inspectors are
-    // made again on what remains, with the same per-class tables: the triage's paths look
-    // their few ids up without it. A census keeps it: its thousands of paths would cost a
-    // search of all objects an id.
-    if !run.take_census {
-        ix.release_lookup();
-    }
+    // made again on what remains, with the same per-class tables: the triage's and the
+    // census's paths look their few ids up without it (a census walks each collection
+    // its paths pass once, see [`reach::StepMemo`]).
+    ix.release_lookup();
     let weighed = weigh(&ix, traced, &run, &mut clock, &mut notes)?;
     let chosen = summary::Chosen {
         bytes: data.len() as u64,
@@ -667,8 +664,8 @@ fn count(
 }
 
 /// The GC roots in the dump's order, and the path search's memory made spare for the
-/// dominators: a census keeps the search, else it is spilled to a file (`None` when that
-/// fails: the triage's objects are then shown without paths).
+/// dominators: the search is spilled to a file (when that fails, a census keeps it in
+/// memory, else it is `None` and the triage's objects are shown without paths).
 fn spill_paths(
     reach: Reach,
     ix: &Index<'_>,
@@ -681,29 +678,28 @@ fn spill_paths(
         r.sort_unstable_by_key(|&n| ix.offset(n));
         r
     };
-    // Its arrays go to the next step rather than back to the system. A census names its
-    // retainers by their paths: it keeps the search. Else the search is written to an
-    // unnamed file (5 bytes an object) for the triage's paths, read back a few entries a
-    // path once the dominators are known.
+    // Its arrays go to the next step rather than back to the system: the search is
+    // written to an unnamed file (5 bytes an object) for the triage's and the census's
+    // paths, read back a few entries a path once the dominators are known.
     let mut spare = spare::Spare::default();
-    let mut reach = Some(reach);
-    if !run.take_census {
-        if let Some(r) = reach.as_mut() {
-            let unpack = run.unpack;
-            let spilled = unpack.tempfile(None).and_then(|file| {
-                unpack.admit("the path search", ix.len() as u64 * 5, &file)?;
-                r.spill(file, &mut spare)
-            });
-            if let Err(e) = spilled {
-                notes.push(format!(
-                    "the triage's objects are shown without paths: the path search could not be written to a temporary file ({e})"
-                ));
-                if let Some(r) = reach.take() {
-                    r.into_spare(&mut spare);
-                }
-            }
+    let unpack = run.unpack;
+    let mut held = reach;
+    let spilled = unpack.tempfile(None).and_then(|file| {
+        unpack.admit("the path search", ix.len() as u64 * 5, &file)?;
+        held.spill(file, &mut spare)
+    });
+    let reach = match spilled {
+        Ok(()) => Some(held),
+        // A census names its retainers by their paths: it keeps the search in memory.
+        Err(_) if run.take_census => Some(held),
+        Err(e) => {
+            notes.push(format!(
+                "the triage's objects are shown without paths: the path search could not be written to a temporary file ({e})"
+            ));
+            held.into_spare(&mut spare);
+            None
         }
-    }
+    };
     (roots, spare, reach)
 }
 

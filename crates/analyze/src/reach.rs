@@ -38,7 +38,7 @@ use super::index::{Node, RootRecord, NONE};
 use super::library::Mark;
 use super::limits::MAX_NAME_BYTES;
 use super::model::Reference;
-use super::refs::{Ctx, Emit, PathRefs, Scratch};
+use super::refs::{Ctx, Emit, Firsts, PathRefs, Scratch};
 use super::shown::clipped;
 
 /// The parent of a root object.
@@ -84,6 +84,25 @@ impl Related {
         } else {
             self.more += 1;
         }
+    }
+}
+
+/// Targets a [`StepMemo`] keeps in all (some 100 bytes each): past it, it starts again.
+pub const MAX_MEMO_TARGETS: usize = 1 << 18;
+
+/// What [`Reach::reference_memo`] remembers: the nodes asked of, and the references of
+/// those asked of more than once.
+#[derive(Default)]
+pub struct StepMemo {
+    seen: Set<Node>,
+    walked: Map<Node, Map<Node, Firsts>>,
+    held: usize,
+}
+
+impl StepMemo {
+    /// The nodes whose references it keeps.
+    pub fn walked_nodes(&self) -> usize {
+        self.walked.len()
     }
 }
 
@@ -579,15 +598,50 @@ impl Reach {
         from: Node,
         to: Node,
     ) -> Option<(Reference, Option<u16>)> {
+        self.refs.name(g, &self.ctx, from, to, self.want(from, to))
+    }
+
+    /// [`Reach::reference`] for many paths: a node that `memo` has seen twice has all its
+    /// references walked once and kept, so the paths through one collection's entries walk
+    /// its entries once, not once a path.
+    pub fn reference_memo(
+        &self,
+        g: &Graph<'_, '_>,
+        from: Node,
+        to: Node,
+        memo: &mut StepMemo,
+    ) -> Option<(Reference, Option<u16>)> {
+        let want = self.want(from, to);
+        if !memo.walked.contains_key(&from) {
+            if memo.seen.insert(from) {
+                return self.refs.name(g, &self.ctx, from, to, want);
+            }
+            let targets = self.refs.targets(g, &self.ctx, from);
+            if memo.held + targets.len() > MAX_MEMO_TARGETS {
+                memo.walked.clear();
+                memo.held = 0;
+            }
+            if targets.len() > MAX_MEMO_TARGETS {
+                let e = targets.get(&to)?.pick(want);
+                return Some(self.refs.described(g, from, e));
+            }
+            memo.held += targets.len();
+            memo.walked.insert(from, targets);
+        }
+        let e = memo.walked.get(&from)?.get(&to)?.pick(want);
+        Some(self.refs.described(g, from, e))
+    }
+
+    /// Which of `from`'s references to `to` the search took: in the second search or after
+    /// the first queue ran dry, the first (`None`); else the first of the priority `to`
+    /// came by (`Some(low)`).
+    fn want(&self, from: Node, to: Node) -> Option<bool> {
         let s = |n: Node| self.state_of(n);
-        // Which of `from`'s references to `to` it was: in the second search or after the
-        // first queue ran dry, the first; else the first of the priority `to` came by.
-        let want = if s(to) & LATE != 0 || s(from) & LOW != 0 {
+        if s(to) & LATE != 0 || s(from) & LOW != 0 {
             None
         } else {
             Some(s(to) & LOW != 0)
-        };
-        self.refs.name(g, &self.ctx, from, to, want)
+        }
     }
 
     /// The first known leak on a path (its root, then its references from the root),

@@ -10,15 +10,29 @@ use hprof_shrink_core::Control;
 use super::edges::Edges;
 use super::graph::Graph;
 use super::index::Node;
-use super::reach::Reach;
+use super::reach::{Reach, StepMemo};
 use super::{device, input, inspect, refs, trace, LibraryTable};
 
-/// Each leaking object `leaking` picks that has a trace: its trace in short (`root: Class.field
-/// > Class[i] > Class`), the labels of its last step, and its known leak's pattern.
-fn traces(
+/// The corpus's dump `name`, or None (the reason printed) when `../shared` is not beside
+/// the workspace.
+fn corpus(name: &str) -> Option<std::path::PathBuf> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/corpus")
+        .join(name);
+    if !path.exists() {
+        eprintln!("skipping: {} is not there", path.display());
+        return None;
+    }
+    Some(path)
+}
+
+/// The path search on the dump at `path`, with the leaking objects `leaking` picks,
+/// handed to `then` with its graph.
+fn with_reach<T>(
     path: &Path,
     leaking: impl Fn(&Graph<'_, '_>, Node) -> bool,
-) -> Vec<(String, Vec<String>, Option<String>)> {
+    then: impl FnOnce(&Graph<'_, '_>, &Reach, &[Node]) -> T,
+) -> T {
     let input = input::open_within(path, &Unpack::default()).unwrap();
     let data = input.bytes.bytes();
     let hprof = Hprof::new(data).unwrap();
@@ -42,35 +56,46 @@ fn traces(
     );
     let leaves: Vec<Node> = ix.nodes().filter(|&n| leaking(&g, n)).collect();
     let reach = Reach::compute(&g, &edges, path_refs, &special, &leaves, 50, &control).unwrap();
-    let heap = inspect::heap::Heap::new(g.ix, &g);
-    let kinds = inspect::kinds::Kinds::new(&heap);
-    let ins = inspect::Inspectors::new(heap, kinds, inspect::watch::Watched::default());
-    leaves
-        .iter()
-        .filter(|&&l| reach.has_trace(l))
-        .map(|&l| {
-            let (t, _) = trace::leak_trace(&g, &reach, &ins, l, Some("test")).unwrap();
-            let mut s = format!("{}: ", t.root);
-            for (i, step) in t.steps.iter().enumerate() {
-                if i > 0 {
-                    s.push_str(" > ");
-                }
-                s.push_str(step.class_name.rsplit('.').next().unwrap());
-                if let Some(r) = &step.reference {
-                    if r.kind != "array" && r.kind != "local" {
-                        s.push('.');
+    then(&g, &reach, &leaves)
+}
+
+/// Each leaking object `leaking` picks that has a trace: its trace in short (`root: Class.field
+/// > Class[i] > Class`), the labels of its last step, and its known leak's pattern.
+fn traces(
+    path: &Path,
+    leaking: impl Fn(&Graph<'_, '_>, Node) -> bool,
+) -> Vec<(String, Vec<String>, Option<String>)> {
+    with_reach(path, leaking, |g, reach, leaves| {
+        let heap = inspect::heap::Heap::new(g.ix, g);
+        let kinds = inspect::kinds::Kinds::new(&heap);
+        let ins = inspect::Inspectors::new(heap, kinds, inspect::watch::Watched::default());
+        leaves
+            .iter()
+            .filter(|&&l| reach.has_trace(l))
+            .map(|&l| {
+                let (t, _) = trace::leak_trace(g, reach, &ins, l, Some("test")).unwrap();
+                let mut s = format!("{}: ", t.root);
+                for (i, step) in t.steps.iter().enumerate() {
+                    if i > 0 {
+                        s.push_str(" > ");
                     }
-                    s.push_str(&r.name);
+                    s.push_str(step.class_name.rsplit('.').next().unwrap());
+                    if let Some(r) = &step.reference {
+                        if r.kind != "array" && r.kind != "local" {
+                            s.push('.');
+                        }
+                        s.push_str(&r.name);
+                    }
                 }
-            }
-            let library = reach
-                .library_on_path(&g, &reach.path(l))
-                .map(|e| LibraryTable::builtin().get(e).pattern_text());
-            let mut labels = t.steps.last().unwrap().labels.clone();
-            labels.extend(reach.related_labels(&g, l));
-            (s, labels, library)
-        })
-        .collect()
+                let library = reach
+                    .library_on_path(g, &reach.path(l))
+                    .map(|e| LibraryTable::builtin().get(e).pattern_text());
+                let mut labels = t.steps.last().unwrap().labels.clone();
+                labels.extend(reach.related_labels(g, l));
+                (s, labels, library)
+            })
+            .collect()
+    })
 }
 
 fn class_is(g: &Graph<'_, '_>, node: Node, name: &str) -> bool {
@@ -84,12 +109,9 @@ fn class_is(g: &Graph<'_, '_>, node: Node, name: &str) -> bool {
 /// LeakCanary HEAD, the Service's trace names it.
 #[test]
 fn the_dialer_dumps_service_leak_takes_sharks_path() {
-    let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/android-dialer-api19.hprof");
-    if !path.exists() {
-        eprintln!("skipping: {} is not there", path.display());
+    let Some(path) = corpus("android-dialer-api19.hprof") else {
         return;
-    }
+    };
     let service = "com.android.dialer.calllog.CallLogNotificationsService";
     let got = traces(&path, |g, n| {
         class_is(g, n, service)
@@ -109,5 +131,56 @@ fn the_dialer_dumps_service_leak_takes_sharks_path() {
             .any(|l| l.starts_with("Also retains leaking object ")
                 && l.ends_with(" (android.os.MessageQueue)")),
         "{labels:?}"
+    );
+}
+
+/// The steps of the dialer dump's paths that go through a collection's entries (no field
+/// or element of the holder is the next object) are named by [`Reach::reference_memo`] as
+/// by [`Reach::reference`], each collection walked once however many paths pass it.
+#[test]
+fn a_memo_names_collection_steps_as_the_search_took_them() {
+    let Some(path) = corpus("android-dialer-api19.hprof") else {
+        return;
+    };
+    with_reach(
+        &path,
+        |_, _| false,
+        |g, reach, _| {
+            let mut all: Vec<(Node, Node)> =
+                g.ix.nodes()
+                    .filter_map(|n| {
+                        let p = reach.path(n);
+                        let [.., from, to] = p[..] else { return None };
+                        g.reference_between(from, to)
+                            .is_none()
+                            .then_some((from, to))
+                    })
+                    .collect();
+            all.sort_unstable();
+            all.dedup();
+            // Four steps a collection at most: each plain naming walks the whole collection.
+            let steps: Vec<(Node, Node)> = all
+                .chunk_by(|a, b| a.0 == b.0)
+                .flat_map(|c| c.iter().take(4).copied())
+                .collect();
+            let holders: std::collections::BTreeSet<Node> = steps.iter().map(|s| s.0).collect();
+            assert!(
+                steps.len() > 2 * holders.len(),
+                "{} steps out of {} collections: too few shared to test the memo",
+                steps.len(),
+                holders.len()
+            );
+            let mut memo = StepMemo::default();
+            for &(from, to) in &steps {
+                let named = reach.reference_memo(g, from, to, &mut memo);
+                assert!(named.is_some(), "step {from} -> {to} unnamed");
+                assert_eq!(named, reach.reference(g, from, to), "step {from} -> {to}");
+            }
+            let shared = holders
+                .iter()
+                .filter(|&&h| steps.iter().filter(|s| s.0 == h).count() > 1)
+                .count();
+            assert_eq!(memo.walked_nodes(), shared);
+        },
     );
 }

@@ -188,6 +188,37 @@ pub struct Emit {
     pub via: Via,
 }
 
+/// The first references from one object to one target: of all, and of each priority.
+#[derive(Debug, Clone, Copy)]
+pub struct Firsts {
+    any: Emit,
+    low: Option<Emit>,
+    high: Option<Emit>,
+}
+
+impl Firsts {
+    /// Takes `e` where it is the first of its kind.
+    fn offer(firsts: &mut Option<Firsts>, e: Emit) {
+        let f = firsts.get_or_insert(Firsts {
+            any: e,
+            low: None,
+            high: None,
+        });
+        let slot = if e.low { &mut f.low } else { &mut f.high };
+        slot.get_or_insert(e);
+    }
+
+    /// The first of the priority `want` (`None`: any), else the first of all.
+    pub fn pick(&self, want: Option<bool>) -> Emit {
+        match want {
+            Some(true) => self.low,
+            Some(false) => self.high,
+            None => None,
+        }
+        .unwrap_or(self.any)
+    }
+}
+
 /// The locals of a thread object.
 #[derive(Debug, Clone)]
 struct Locals {
@@ -1340,23 +1371,30 @@ impl PathRefs {
         to: Node,
         want: Option<bool>,
     ) -> Option<(Reference, Option<u16>)> {
-        let mut scratch = Scratch::default();
-        let mut ctx = *ctx;
-        let mut found: Option<Emit> = None;
-        let mut any: Option<Emit> = None;
-        self.for_each(g, from, &mut scratch, &mut ctx, |e| {
-            if e.target != to {
-                return;
-            }
-            if any.is_none() {
-                any = Some(e);
-            }
-            if found.is_none() && want.is_none_or(|low| e.low == low) {
-                found = Some(e);
+        let mut firsts: Option<Firsts> = None;
+        self.for_each(g, from, &mut Scratch::default(), &mut { *ctx }, |e| {
+            if e.target == to {
+                Firsts::offer(&mut firsts, e);
             }
         });
-        let e = found.or(any)?;
-        Some((self.describe(g, from, e.via, e.library), e.library))
+        Some(self.described(g, from, firsts?.pick(want)))
+    }
+
+    /// Every target of `from`'s references with the first references to it, for
+    /// [`Firsts::pick`]: one walk of a collection's entries names any step out of it.
+    pub fn targets(&self, g: &Graph<'_, '_>, ctx: &Ctx, from: Node) -> Map<Node, Firsts> {
+        let mut out: Map<Node, Firsts> = Map::default();
+        self.for_each(g, from, &mut Scratch::default(), &mut { *ctx }, |e| {
+            let mut at = out.get(&e.target).copied();
+            Firsts::offer(&mut at, e);
+            out.extend(at.map(|f| (e.target, f)));
+        });
+        out
+    }
+
+    /// A reference out of `from`, named as a trace shows it, with its known-leak row.
+    pub fn described(&self, g: &Graph<'_, '_>, from: Node, e: Emit) -> (Reference, Option<u16>) {
+        (self.describe(g, from, e.via, e.library), e.library)
     }
 
     /// A reference as a trace shows it.
