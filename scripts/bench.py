@@ -47,8 +47,8 @@ Then the analysis of the same dumps and of their packages ((c)'s zip), each meas
 beside cat and md5sum of the same file:
   (p)  hprof-shrink analyze FILE --format json   leak finding, paths, dominators, bitmaps
   (q)  hprof-shrink analyze OUT.zip ...          the same from the package (inflated first)
-and two comparisons of the same dump, beside (p) of the same binary (the baseline may have
-no such commands):
+and two comparisons of the same dump, each run back to back with (p) of the same binary
+(the baseline may have no such commands), their ratios to (p) the median of the pairs':
   (r)  hprof-shrink diff FILE FILE --format json           two analyses and their censuses
   (s)  hprof-shrink growth FILE FILE+1 FILE+2 --format json   three path trees over FILE and
        two dumps of its shape 1 and 2 MB larger (generated too; dumps up to 300 MB)
@@ -77,6 +77,7 @@ import os
 import platform
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -143,6 +144,23 @@ def best_of(n, cmd, stdout_path=None, outputs=(), stderr_out=None):
     if stderr_out is not None:
         stderr_out.append(min(runs, key=lambda r: r[0])[2])
     return min(r[0] for r in runs), max(r[1] for r in runs)
+
+
+def paired(n, cmd_a, cmd_b, outputs=()):
+    """n pairs of runs of cmd_a and cmd_b back to back, which goes first alternating: the
+    best time of b, its highest peak, and the median of the pairs' ratios b/a. The two runs
+    of a pair see the same machine; two best-of-n taken minutes apart may not, on a shared
+    machine whose speed drifts within the hour."""
+    a_runs, b_runs, ratios = [], [], []
+    for i in range(n):
+        order = [(cmd_a, a_runs), (cmd_b, b_runs)]
+        if i % 2:
+            order.reverse()
+        for cmd, runs in order:
+            clean_start(outputs)
+            runs.append(measure(cmd))
+        ratios.append(b_runs[-1][0] / a_runs[-1][0])
+    return min(b[0] for b in b_runs), max(b[1] for b in b_runs), statistics.median(ratios)
 
 
 def best_shrink(n, cmd, report, outputs):
@@ -466,22 +484,22 @@ def analysis_rows(args, exe, dump, package, out, r, series):
             outputs=[f_out])
     # (r) and (s): diff of the dump with itself (two analyses' work, and their censuses)
     # and growth over it and two larger dumps of its shape (three path trees, dominators for
-    # the last two): beside (p) of the same binary, whatever the baseline has.
-    r["r_diff"], r["r_peak_anon"] = best_of(
-        args.runs, [exe, "diff", str(dump), str(dump), "--format", "json", "-o", str(f_out)],
+    # the last two): each run in a pair with (p) of the same binary, whatever the baseline
+    # has; their ratio to (p) is the median of the pairs'.
+    p_cmd = [exe, "analyze", str(dump), "--format", "json", "-o", str(f_out)]
+    r["r_diff"], r["r_peak_anon"], r["r_over_p"] = paired(
+        args.runs, p_cmd, [exe, "diff", str(dump), str(dump), "--format", "json", "-o", str(f_out)],
         outputs=[f_out])
     # The target is for ~200 MB dumps; growth refuses a path tree past --max-paths (one
     # path per object on a tree-shaped heap), which is a result, not a broken bench.
     r["s_growth"] = r["s_peak_anon"] = r["s_over_p"] = r["s_refused"] = None
     if series:
         try:
-            r["s_growth"], r["s_peak_anon"] = best_of(
-                args.runs, [exe, "growth", *map(str, series), "--format", "json", "-o", str(f_out)],
+            r["s_growth"], r["s_peak_anon"], r["s_over_p"] = paired(
+                args.runs, p_cmd, [exe, "growth", *map(str, series), "--format", "json", "-o", str(f_out)],
                 outputs=[f_out])
-            r["s_over_p"] = r["s_growth"] / r["p_analyze"]
         except SystemExit as refused:
             r["s_refused"] = str(refused).splitlines()[-1][-120:]
-    r["r_over_p"] = r["r_diff"] / r["p_analyze"]
     f_out.unlink(missing_ok=True)
     r["p_per_gb"] = r["p_analyze"] / (r["bytes"] / 1e9)
     # Per GB of the dump the package was made from: the target counts the inflating too.
@@ -504,7 +522,8 @@ def print_analysis(rows):
               f"{r['p_per_gb']:6.2f} {r['p_over_cat']:6.1f} {r['p_over_md5']:6.2f} {paths} {r['q_analyze']:6.2f}s "
               f"{r['q_per_gb']:6.2f} {r['p_peak_anon']/MIB:7.1f}Mi {r['p_peak_over_input']:8.2f} {r['p_peak_anon']/max(r['objects'],1):6.1f} "
               f"{r['objects']:11,} {r['objects_per_gb']/1e6:5.1f}M {r['edges']:11,} {r['leaks']:5} {r['bitmap_groups']:4}")
-    print(f"\ncomparing dumps: (r) diff DUMP DUMP, (s) growth DUMP DUMP DUMP, beside (p) of the same binary")
+    print(f"\ncomparing dumps: (r) diff DUMP DUMP, (s) growth DUMP DUMP DUMP, each run in a pair with (p) of the same")
+    print(f"binary; r/p and s/p are the median of the pairs' ratios (best times shown)")
     print(f"{'dump':18} {'(p)':>7} {'(r)diff':>8} {'r/p':>5} {'peak(r)':>9} {'(s)growth':>9} {'s/p':>5} {'peak(s)':>9}")
     for r in rows:
         if r["s_growth"] is not None:

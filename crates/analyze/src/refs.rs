@@ -197,14 +197,19 @@ pub struct Firsts {
 }
 
 impl Firsts {
-    /// Takes `e` where it is the first of its kind.
-    fn offer(firsts: &mut Option<Firsts>, e: Emit) {
-        let f = firsts.get_or_insert(Firsts {
+    fn new(e: Emit) -> Firsts {
+        let mut f = Firsts {
             any: e,
             low: None,
             high: None,
-        });
-        let slot = if e.low { &mut f.low } else { &mut f.high };
+        };
+        f.take(e);
+        f
+    }
+
+    /// Takes `e` where it is the first of its priority.
+    fn take(&mut self, e: Emit) {
+        let slot = if e.low { &mut self.low } else { &mut self.high };
         slot.get_or_insert(e);
     }
 
@@ -1374,7 +1379,10 @@ impl PathRefs {
         let mut firsts: Option<Firsts> = None;
         self.for_each(g, from, &mut Scratch::default(), &mut { *ctx }, |e| {
             if e.target == to {
-                Firsts::offer(&mut firsts, e);
+                match firsts.as_mut() {
+                    Some(f) => f.take(e),
+                    None => firsts = Some(Firsts::new(e)),
+                }
             }
         });
         Some(self.described(g, from, firsts?.pick(want)))
@@ -1385,9 +1393,9 @@ impl PathRefs {
     pub fn targets(&self, g: &Graph<'_, '_>, ctx: &Ctx, from: Node) -> Map<Node, Firsts> {
         let mut out: Map<Node, Firsts> = Map::default();
         self.for_each(g, from, &mut Scratch::default(), &mut { *ctx }, |e| {
-            let mut at = out.get(&e.target).copied();
-            Firsts::offer(&mut at, e);
-            out.extend(at.map(|f| (e.target, f)));
+            out.entry(e.target)
+                .and_modify(|f| f.take(e))
+                .or_insert_with(|| Firsts::new(e));
         });
         out
     }
