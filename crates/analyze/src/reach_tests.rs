@@ -184,3 +184,39 @@ fn a_memo_names_collection_steps_as_the_search_took_them() {
         },
     );
 }
+
+/// A census names its retainers by their paths whether the path search was written to a
+/// temporary file before the dominators or, that failing, kept in memory: the two
+/// censuses of one dump are the same.
+#[test]
+fn a_census_is_the_same_when_the_search_cannot_be_spilled() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/art-leaks.hprof");
+    let census = |unpack: &Unpack| {
+        let input = input::open(&path).unwrap();
+        let options = super::Options::default();
+        let control = Control::default();
+        let timings = super::Timings::default();
+        super::analyze_input(&input, &path, &options, unpack, &control, timings, true)
+            .unwrap()
+            .1
+            .unwrap()
+    };
+    let spilled = census(&Unpack::default());
+    let nowhere = Unpack {
+        dir: Some(Path::new(env!("CARGO_MANIFEST_DIR")).join("no such directory")),
+        ..Unpack::default()
+    };
+    assert!(nowhere.tempfile(None).is_err());
+    let held = census(&nowhere);
+    assert!(!spilled.retainers.is_empty());
+    // Some paths go past their root: the spilled search is read back.
+    assert!(
+        spilled.retainers.iter().any(|r| r.path.len() > 1),
+        "{:#?}",
+        spilled.retainers
+    );
+    assert_eq!(
+        serde_json::to_string(&held).unwrap(),
+        serde_json::to_string(&spilled).unwrap()
+    );
+}
