@@ -90,11 +90,12 @@ impl Related {
 /// Targets a [`StepMemo`] keeps in all (some 100 bytes each): past it, it starts again.
 pub const MAX_MEMO_TARGETS: usize = 1 << 18;
 
-/// What [`Reach::reference_memo`] remembers: the nodes asked of, and the references of
-/// those asked of more than once.
+/// What [`Reach::reference_memo`] remembers: the nodes asked of, the references of those
+/// asked of more than once, and those whose references are too many to keep.
 #[derive(Default)]
 pub struct StepMemo {
     seen: Set<Node>,
+    too_large: Set<Node>,
     walked: Map<Node, Map<Node, Firsts>>,
     held: usize,
 }
@@ -613,17 +614,19 @@ impl Reach {
     ) -> Option<(Reference, Option<u16>)> {
         let want = self.want(from, to);
         if !memo.walked.contains_key(&from) {
-            if memo.seen.insert(from) {
+            // Asked once, or too large to keep: named by a walk that keeps nothing.
+            if memo.seen.insert(from) || memo.too_large.contains(&from) {
                 return self.refs.name(g, &self.ctx, from, to, want);
             }
             let targets = self.refs.targets(g, &self.ctx, from);
+            if targets.len() > MAX_MEMO_TARGETS {
+                memo.too_large.insert(from);
+                let e = targets.get(&to)?.pick(want);
+                return Some(self.refs.described(g, from, e));
+            }
             if memo.held + targets.len() > MAX_MEMO_TARGETS {
                 memo.walked.clear();
                 memo.held = 0;
-            }
-            if targets.len() > MAX_MEMO_TARGETS {
-                let e = targets.get(&to)?.pick(want);
-                return Some(self.refs.described(g, from, e));
             }
             memo.held += targets.len();
             memo.walked.insert(from, targets);
