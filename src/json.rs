@@ -44,12 +44,33 @@ pub fn print(value: &impl Serialize) -> Result<(), HostError> {
     Ok(())
 }
 
-/// `text` to `out` (complete or not at all) or, without one, to stdout.
+/// `-o -`: standard output, as most tools read it.
+pub fn is_stdout(out: &Path) -> bool {
+    out.as_os_str() == "-"
+}
+
+/// `text` to `out` (complete or not at all) or, without one or with `-`, to stdout.
 pub fn emit(out: Option<&Path>, text: &str) -> Result<(), HostError> {
     match out {
-        Some(path) => write_text(path, text),
-        None => Ok(crate::say::out(text)?),
+        Some(path) if !is_stdout(path) => write_text(path, text),
+        _ => Ok(crate::say::out(text)?),
     }
+}
+
+/// A page (HTML) to `out`, or without one to `default()`, saying where; with `-o -`, to
+/// stdout.
+pub fn emit_page(
+    out: Option<&Path>,
+    default: impl FnOnce() -> PathBuf,
+    text: &str,
+) -> Result<(), HostError> {
+    if out.is_some_and(is_stdout) {
+        return Ok(crate::say::out(text)?);
+    }
+    let out = out.map_or_else(default, Path::to_path_buf);
+    write_text(&out, text)?;
+    crate::say!("wrote {}", out.display());
+    Ok(())
 }
 
 /// `NAME.EXT` in the current directory, NAME being the input's file name up to its first

@@ -5,7 +5,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{fixture, run, s, stderr, stdout};
+use common::{bin, fixture, run, s, stderr, stdout};
 use hprof_shrink_analyze::{analyze_path, Analysis, Options};
 use hprof_shrink_core::Control;
 
@@ -402,4 +402,43 @@ fn a_class_whose_superclass_is_missing_still_has_its_instances_sized() {
     assert_eq!(whole.0, 1);
     assert!(whole.1 > 0);
     assert_eq!(bytes_of("com.example.Orphan"), Some(whole));
+}
+
+#[test]
+fn dash_as_the_output_is_stdout_and_writes_no_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let dump = fixture("hotspot-android.hprof");
+    let key = key_of(&dump).unwrap();
+    for format in ["text", "json", "html"] {
+        let o = bin()
+            .current_dir(dir.path())
+            .args([
+                "analyze",
+                s(&dump),
+                "--key",
+                &key,
+                "--format",
+                format,
+                "-o",
+                "-",
+            ])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{format}: {}", stderr(&o));
+        let out = stdout(&o);
+        assert!(out.contains("LeakyActivity"), "{format}: {out}");
+        assert!(
+            !dir.path().join("-").exists(),
+            "{format} wrote a file named -"
+        );
+    }
+    // A directory cannot go to stdout: refused before the analysis, in one line.
+    let o = bin()
+        .current_dir(dir.path())
+        .args(["analyze", s(&dump), "--format", "matrix", "-o", "-"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("-o DIR"), "{}", stderr(&o));
+    assert!(!dir.path().join("-").exists());
 }

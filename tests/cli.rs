@@ -110,6 +110,23 @@ fn no_output_named_is_bad_usage() {
 }
 
 #[test]
+fn a_dash_for_a_file_output_of_shrink_is_bad_usage_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let dump = fixture("art-api26.hprof");
+    let zip = dir.path().join("x.zip");
+    for args in [
+        vec![s(&dump), "-"],
+        vec![s(&dump), "--hprof-out", "-"],
+        vec![s(&dump), s(&zip), "--report", "-"],
+    ] {
+        let o = bin().current_dir(dir.path()).args(&args).output().unwrap();
+        failed_with(&o, 2, &["not to stdout"]);
+        assert!(!dir.path().join("-").exists(), "{args:?}");
+        assert!(!zip.exists(), "{args:?}");
+    }
+}
+
+#[test]
 fn bad_usage_of_a_subcommand_exits_2_with_that_subcommands_usage_line() {
     let dir = tempfile::tempdir().unwrap();
     let zip = dir.path().join("x.zip");
@@ -960,6 +977,18 @@ fn diff_command_writes_text_json_and_html() {
     );
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("com.example.Leaked") && page.contains("New leaks (1)"));
+
+    // `-o -` is stdout, for every format, and makes no file named "-".
+    for format in ["text", "json", "html"] {
+        let out = bin()
+            .current_dir(dir.path())
+            .args(["diff", b, n, "--format", format, "-o", "-"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{format}");
+        assert!(String::from_utf8_lossy(&out.stdout).contains("com.example.Leaked"));
+        assert!(!dir.path().join("-").exists(), "{format}");
+    }
 
     // A missing input is one clear line and exit 1; a missing argument is usage, 2.
     let out = run(&["diff", b, s(&dir.path().join("nope.hprof"))]);

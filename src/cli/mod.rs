@@ -611,7 +611,7 @@ leak's is its pattern's, and leaking objects that share one are one leak with a 
 Outputs: text (LeakCanary's layout: APPLICATION LEAKS, LIBRARY LEAKS, UNREACHABLE \
 OBJECTS, METADATA; then this analysis's own section and the duplicate bitmaps) or json (the schema in \
 docs/analyze.md) on stdout unless -o; html writes one self-contained page (default \
-NAME.html in the current directory); matrix writes Matrix's result.json and \
+NAME.html in the current directory; -o - for stdout); matrix writes Matrix's result.json and \
 buffer_contents/ into a directory (default NAME.matrix/).
 
 A file holding several heap dumps (the old -agentlib:hprof wrote them one after another) \
@@ -655,7 +655,7 @@ pub struct AnalyzeArgs {
     #[arg(long, value_enum, default_value_t = AnalyzeFormat::Text)]
     pub format: AnalyzeFormat,
 
-    /// Where to write: a file (text, json, html) or a directory (matrix).
+    /// Where to write: a file (text, json, html; `-` for stdout) or a directory (matrix).
     #[arg(short = 'o', long = "output", value_name = "OUT")]
     pub output: Option<PathBuf>,
 
@@ -762,7 +762,8 @@ pub struct DiffArgs {
     #[arg(long, value_enum, default_value_t = CompareFormat::Text)]
     pub format: CompareFormat,
 
-    /// Where to write (default: stdout; for html, NEW's name with .diff.html).
+    /// Where to write, `-` for stdout (default: stdout; for html, NEW's name with
+    /// .diff.html).
     #[arg(short = 'o', long = "output", value_name = "OUT")]
     pub output: Option<PathBuf>,
 
@@ -801,7 +802,7 @@ pub struct GrowthArgs {
     #[arg(long, value_enum, default_value_t = CompareFormat::Text)]
     pub format: CompareFormat,
 
-    /// Where to write (default: stdout; for html, growth.html).
+    /// Where to write, `-` for stdout (default: stdout; for html, growth.html).
     #[arg(short = 'o', long = "output", value_name = "OUT")]
     pub output: Option<PathBuf>,
 

@@ -11,6 +11,15 @@ use crate::error::HostError;
 use crate::say::say;
 
 pub fn run(a: AnalyzeArgs) -> Result<(), HostError> {
+    // Refused before the work, not after it.
+    if matches!(a.format, AnalyzeFormat::Matrix)
+        && a.output.as_deref().is_some_and(crate::json::is_stdout)
+    {
+        return Err(HostError::Usage(
+            "--format matrix writes a directory (result.json and pictures): give -o DIR, not -o -"
+                .into(),
+        ));
+    }
     // The analysis allocates and frees arrays of hundreds of MB, some on worker threads.
     // glibc would keep what is freed for reuse (its mmap threshold rises after such a
     // free) and the process would hold every array it ever made at once; a fixed
@@ -85,15 +94,11 @@ pub fn run(a: AnalyzeArgs) -> Result<(), HostError> {
     match a.format {
         AnalyzeFormat::Text => crate::json::emit(a.output.as_deref(), &render::text::render(an)),
         AnalyzeFormat::Json => crate::json::emit(a.output.as_deref(), &render::json(an)),
-        AnalyzeFormat::Html => {
-            let out = a
-                .output
-                .clone()
-                .unwrap_or_else(|| crate::json::beside(&a.input, "html", "analysis"));
-            crate::json::write_text(&out, &render::html::render(an, &outcome.pictures))?;
-            say!("wrote {}", out.display());
-            Ok(())
-        }
+        AnalyzeFormat::Html => crate::json::emit_page(
+            a.output.as_deref(),
+            || crate::json::beside(&a.input, "html", "analysis"),
+            &render::html::render(an, &outcome.pictures),
+        ),
         AnalyzeFormat::Matrix => {
             let dir = a
                 .output

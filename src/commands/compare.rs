@@ -60,15 +60,11 @@ pub fn diff(a: DiffArgs) -> Result<(), HostError> {
     match a.format {
         CompareFormat::Text => crate::json::emit(a.output.as_deref(), &render::diff::text(&report)),
         CompareFormat::Json => crate::json::emit(a.output.as_deref(), &render::diff::json(&report)),
-        CompareFormat::Html => {
-            let out = a
-                .output
-                .clone()
-                .unwrap_or_else(|| crate::json::beside(&a.new, "diff.html", "diff"));
-            crate::json::write_text(&out, &render::diff::html(&report))?;
-            say!("wrote {}", out.display());
-            Ok(())
-        }
+        CompareFormat::Html => crate::json::emit_page(
+            a.output.as_deref(),
+            || crate::json::beside(&a.new, "diff.html", "diff"),
+            &render::diff::html(&report),
+        ),
     }
 }
 
@@ -129,15 +125,11 @@ pub fn growth(a: GrowthArgs) -> Result<(), HostError> {
         CompareFormat::Json => {
             crate::json::emit(a.output.as_deref(), &render::growth::json(&report))
         }
-        CompareFormat::Html => {
-            let out = a
-                .output
-                .clone()
-                .unwrap_or_else(|| PathBuf::from("growth.html"));
-            crate::json::write_text(&out, &render::growth::html(&report))?;
-            say!("wrote {}", out.display());
-            Ok(())
-        }
+        CompareFormat::Html => crate::json::emit_page(
+            a.output.as_deref(),
+            || PathBuf::from("growth.html"),
+            &render::growth::html(&report),
+        ),
     }
 }
 

@@ -15,6 +15,23 @@ use crate::say::{say, say_raw};
 use crate::uploads::{drain, recover, uploaded, uploader};
 use crate::{json, sniff, summary};
 
+/// The outputs are files renamed into place when complete, never a stream: `-` would be
+/// a file of that name, which nobody means.
+fn no_dash(a: &ShrinkArgs) -> Result<(), HostError> {
+    for (what, path) in [
+        ("OUT.zip", &a.output),
+        ("--hprof-out", &a.hprof_out),
+        ("--report", &a.report),
+    ] {
+        if path.as_deref().is_some_and(json::is_stdout) {
+            return Err(HostError::Usage(format!(
+                "{what} is written to a file, not to stdout: give a path, not -"
+            )));
+        }
+    }
+    Ok(())
+}
+
 pub fn run(mut a: ShrinkArgs) -> Result<(), HostError> {
     let input = a.input.take().expect("clap requires the input");
     if a.output.is_none() && a.hprof_out.is_none() && a.outbox.is_none() {
@@ -27,6 +44,7 @@ pub fn run(mut a: ShrinkArgs) -> Result<(), HostError> {
             "--upload needs OUT.zip or --outbox DIR",
         ));
     }
+    no_dash(&a)?;
     let opts = shrink_options(&mut a);
     // Every output is checked before any work (the core checks its own again): none is
     // the input or another output, and none is a device or FIFO a rename would replace.
