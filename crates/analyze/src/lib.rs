@@ -691,7 +691,13 @@ fn spill_paths(
     let reach = match spilled {
         Ok(()) => Some(held),
         // A census names its retainers by their paths: it keeps the search in memory.
-        Err(_) if run.take_census => Some(held),
+        Err(e) if run.take_census => {
+            notes.push(format!(
+                "the path search stayed in memory through the dominators ({} MiB more at the peak): it could not be written to a temporary file ({e})",
+                (ix.len() as u64 * 5).div_ceil(1 << 20)
+            ));
+            Some(held)
+        }
         Err(e) => {
             notes.push(format!(
                 "the triage's objects are shown without paths: the path search could not be written to a temporary file ({e})"

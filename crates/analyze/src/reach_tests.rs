@@ -196,18 +196,28 @@ fn a_census_is_the_same_when_the_search_cannot_be_spilled() {
         let options = super::Options::default();
         let control = Control::default();
         let timings = super::Timings::default();
-        super::analyze_input(&input, &path, &options, unpack, &control, timings, true)
-            .unwrap()
-            .1
-            .unwrap()
+        let (analysis, census) =
+            super::analyze_input(&input, &path, &options, unpack, &control, timings, true).unwrap();
+        (census.unwrap(), analysis.analysis.notes)
     };
-    let spilled = census(&Unpack::default());
+    let (spilled, notes) = census(&Unpack::default());
+    assert!(
+        !notes.iter().any(|n| n.contains("path search")),
+        "{notes:?}"
+    );
     let nowhere = Unpack {
         dir: Some(Path::new(env!("CARGO_MANIFEST_DIR")).join("no such directory")),
         ..Unpack::default()
     };
     assert!(nowhere.tempfile(None).is_err());
-    let held = census(&nowhere);
+    let (held, notes) = census(&nowhere);
+    // The memory it took is said.
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("path search stayed in memory")),
+        "{notes:?}"
+    );
     assert!(!spilled.retainers.is_empty());
     // Some paths go past their root: the spilled search is read back.
     assert!(
