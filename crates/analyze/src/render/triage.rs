@@ -77,7 +77,8 @@ pub fn text(o: &mut String, t: &Triage) {
         let all = r.object.retained_bytes + r.object.retained_native_bytes;
         let _ = writeln!(
             o,
-            "  {}. {}, {} of the heap{}",
+            // Right-aligned, so that the lines under it line up past 9.
+            "{:>3}. {}, {} of the heap{}",
             i + 1,
             object_line(&r.object),
             share(all, heap),
