@@ -179,6 +179,10 @@ impl Names {
     }
 }
 
+/// In [`TreeWalk::owner`]: taken by the group being read, whose node is not known yet.
+/// No path node has this number ([`TreeWalk::take`] stops below it).
+const CLAIMED: u32 = NONE - 1;
+
 const GROWING: u8 = 1;
 /// Grew in its step as a child of a growing node.
 const GREW: u8 = 2;
@@ -662,7 +666,10 @@ impl TreeWalk<'_, '_> {
                     let mut kept = 0;
                     for i in 0..objects.len() {
                         let o = objects[i];
+                        // Claimed at once: an object met twice in one group (two of the
+                        // parent's objects referencing it by the same name) is one object.
                         if self.owner[o as usize] == NONE {
+                            self.owner[o as usize] = CLAIMED;
                             objects[kept] = o;
                             kept += 1;
                         }
@@ -711,7 +718,7 @@ impl TreeWalk<'_, '_> {
             *last = (parent_at, me);
             me
         } else {
-            if tree.nodes.len() >= max_paths {
+            if tree.nodes.len() >= max_paths.min(CLAIMED as usize) {
                 return Err(AnalyzeError::TooManyPaths {
                     path: path.to_path_buf(),
                     limit: max_paths,

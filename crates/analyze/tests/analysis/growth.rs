@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 
 use hprof_fixtures::series::{
-    item_list as dump, linked_feed, pair_lists, FEED_HEAD_NODE, ITEM_NODE, LINK_NODE, LIST_NODE,
-    PAIR_LIST_NODE,
+    item_list as dump, linked_feed, one_item_many_times, pair_lists, FEED_HEAD_NODE, ITEM_NODE,
+    LINK_NODE, LIST_NODE, PAIR_LIST_NODE,
 };
 use hprof_shrink_analyze::growth::{growth_paths, GrowthOptions, GrowthReport};
 use hprof_shrink_core::Control;
@@ -191,4 +191,36 @@ fn a_nodes_objects_are_grouped_by_name_across_its_objects() {
     assert_eq!(child.name, ITEM_NODE);
     assert_eq!(child.objects, (PAIRS * (2 + 2 * K)) as u64);
     assert_eq!(child.increases, [(PAIRS * K) as u64, (PAIRS * K) as u64]);
+}
+
+#[test]
+fn an_object_referenced_many_times_from_one_node_is_one_object() {
+    // The array holds 10, 20, then 30 references to one Item: the Item does not grow.
+    let dir = tempfile::tempdir().unwrap();
+    let paths = dumps_of(dir.path(), [10, 20, 30], one_item_many_times);
+    let r = growth(&paths, 1);
+    assert!(!r.growing, "{:#?}", r.nodes);
+    assert_eq!(r.stopped_at, Some(2));
+    // Each dump: the same objects, the Item counted once (not once per reference).
+    let reached: Vec<u64> = r.dumps.iter().map(|d| d.reachable_objects).collect();
+    assert_eq!(reached[0], reached[1], "{:#?}", r.dumps);
+    let once = growth_of_one(&paths[0]);
+    assert_eq!(once, reached[0]);
+}
+
+/// The reachable objects growth counts in one dump alone, against `analyze`'s count.
+fn growth_of_one(path: &Path) -> u64 {
+    let r = growth(&[path.to_path_buf()], 1);
+    let counted = r.dumps[0].reachable_objects;
+    let analysis = hprof_shrink_analyze::analyze_path(
+        path,
+        &hprof_shrink_analyze::Options::default(),
+        &Control::default(),
+    )
+    .unwrap();
+    assert_eq!(
+        counted, analysis.analysis.dump.reachable_objects,
+        "growth and analyze count the reachable objects alike"
+    );
+    counted
 }
