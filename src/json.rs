@@ -57,19 +57,44 @@ pub fn emit(out: Option<&Path>, text: &str) -> Result<(), HostError> {
     }
 }
 
-/// A page (HTML) to `out`, or without one to `default()`, saying where; with `-o -`, to
-/// stdout.
-pub fn emit_page(
-    out: Option<&Path>,
-    default: impl FnOnce() -> PathBuf,
-    text: &str,
-) -> Result<(), HostError> {
-    if out.is_some_and(is_stdout) {
-        return Ok(crate::say::out(text)?);
+/// Where a page (HTML) goes: `out`, or without one `default()`; `None` for stdout (`-o -`).
+pub fn page_path(out: Option<&Path>, default: impl FnOnce() -> PathBuf) -> Option<PathBuf> {
+    match out {
+        Some(p) if is_stdout(p) => None,
+        Some(p) => Some(p.to_path_buf()),
+        None => Some(default()),
     }
-    let out = out.map_or_else(default, Path::to_path_buf);
-    write_text(&out, text)?;
-    crate::say!("wrote {}", out.display());
+}
+
+/// A page (HTML) to `path` (see [`page_path`]), saying where, or to stdout.
+pub fn emit_page(path: Option<&Path>, text: &str) -> Result<(), HostError> {
+    let Some(path) = path else {
+        return Ok(crate::say::out(text)?);
+    };
+    write_text(path, text)?;
+    crate::say!("wrote {}", path.display());
+    Ok(())
+}
+
+/// Refuses, before any work, an output file that is one of the `inputs` (through
+/// symlinks, `./` and hard links: the report would replace a heap dump), or that cannot
+/// be written (a directory or device in its place, or its directory missing). Finding
+/// that after an analysis of minutes would waste them.
+pub fn check_output(out: Option<&Path>, inputs: &[&Path]) -> Result<(), HostError> {
+    let Some(out) = out.filter(|o| !is_stdout(o)) else {
+        return Ok(());
+    };
+    if let Some(input) = inputs
+        .iter()
+        .find(|i| hprof_shrink_core::output::same_file(i, out))
+    {
+        return Err(HostError::Core(hprof_shrink_core::Error::Invalid(format!(
+            "the output {} is the input {}: it would be overwritten",
+            out.display(),
+            input.display()
+        ))));
+    }
+    hprof_shrink_core::output::check_destination(out)?;
     Ok(())
 }
 

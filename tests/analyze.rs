@@ -442,3 +442,46 @@ fn dash_as_the_output_is_stdout_and_writes_no_file() {
     assert!(stderr(&o).contains("-o DIR"), "{}", stderr(&o));
     assert!(!dir.path().join("-").exists());
 }
+
+#[test]
+fn an_output_that_is_the_input_or_cannot_be_written_is_refused_before_the_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let dump = dir.path().join("v.hprof");
+    std::fs::copy(fixture("hotspot-android.hprof"), &dump).unwrap();
+    let before = std::fs::read(&dump).unwrap();
+    // The dump itself, by its name, through `./`, and as the default page's name.
+    let page = dir.path().join("v.html");
+    std::fs::copy(&dump, &page).unwrap();
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["analyze", "v.hprof", "-o", "v.hprof"],
+        vec!["analyze", "v.hprof", "--format", "json", "-o", "./v.hprof"],
+        vec!["analyze", "v.html", "--format", "html"],
+    ];
+    for args in cases {
+        let o = bin()
+            .current_dir(dir.path())
+            .args(&args)
+            .arg("-v")
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("is the input"),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+        // Refused before the analysis: -v prints no step.
+        assert!(!stderr(&o).contains("index"), "{args:?}: {}", stderr(&o));
+    }
+    assert_eq!(std::fs::read(&dump).unwrap(), before);
+    assert_eq!(std::fs::read(&page).unwrap(), before);
+    // A directory that is not there: said before the work too.
+    let o = bin()
+        .current_dir(dir.path())
+        .args(["analyze", "v.hprof", "-v", "-o", "missing/a.txt"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("does not exist"), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("index"), "{}", stderr(&o));
+}

@@ -990,6 +990,13 @@ fn diff_command_writes_text_json_and_html() {
         assert!(!dir.path().join("-").exists(), "{format}");
     }
 
+    // An output that is one of the dumps is refused, and the dump kept.
+    let kept = std::fs::read(&new).unwrap();
+    let out = run(&["diff", b, n, "--format", "json", "-o", n]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is the input"));
+    assert_eq!(std::fs::read(&new).unwrap(), kept);
+
     // A missing input is one clear line and exit 1; a missing argument is usage, 2.
     let out = run(&["diff", b, s(&dir.path().join("nope.hprof"))]);
     assert_eq!(out.status.code(), Some(1));
@@ -1048,8 +1055,15 @@ fn growth_command_orders_a_directory_by_dump_time() {
         .unwrap()
         .contains("ItemList.elements"));
 
-    // One dump is bad usage (exit 2); an unreadable one a failure (exit 1).
+    // An output that is one of the directory's dumps is refused, and the dump kept.
     let one = dumps_dir.join("a.hprof");
+    let kept = std::fs::read(&one).unwrap();
+    let out = run(&["growth", s(&dumps_dir), "-o", s(&one)]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is the input"));
+    assert_eq!(std::fs::read(&one).unwrap(), kept);
+
+    // One dump is bad usage (exit 2); an unreadable one a failure (exit 1).
     assert_eq!(run(&["growth", s(&one)]).status.code(), Some(2));
     let bad = write(dir.path(), "bad.hprof", b"not a dump");
     let out = run(&["growth", s(&one), s(&bad)]);

@@ -1,5 +1,6 @@
 //! `hprof-shrink analyze`: leak traces and duplicate bitmaps, rendered as asked.
 
+use std::path::PathBuf;
 use std::time::Instant;
 
 use crate::progress::Bar;
@@ -10,16 +11,44 @@ use crate::cli::{AnalyzeArgs, AnalyzeFormat};
 use crate::error::HostError;
 use crate::say::say;
 
-pub fn run(a: AnalyzeArgs) -> Result<(), HostError> {
-    // Refused before the work, not after it.
-    if matches!(a.format, AnalyzeFormat::Matrix)
-        && a.output.as_deref().is_some_and(crate::json::is_stdout)
-    {
-        return Err(HostError::Usage(
-            "--format matrix writes a directory (result.json and pictures): give -o DIR, not -o -"
-                .into(),
-        ));
+/// Where the result goes, checked before the work rather than after it: the page's path
+/// for `--format html` (`None`: stdout), else `None`.
+fn destination(a: &AnalyzeArgs) -> Result<Option<PathBuf>, HostError> {
+    match a.format {
+        AnalyzeFormat::Matrix => {
+            let Some(dir) = a.output.clone().filter(|o| !crate::json::is_stdout(o)) else {
+                if a.output.is_none() {
+                    return Ok(None);
+                }
+                return Err(HostError::Usage(
+                    "--format matrix writes a directory (result.json and pictures): give -o DIR, not -o -"
+                        .into(),
+                ));
+            };
+            if hprof_shrink_core::output::same_file(&a.input, &dir) {
+                return Err(HostError::Usage(format!(
+                    "the output {} is the input: give -o DIR",
+                    dir.display()
+                )));
+            }
+            Ok(None)
+        }
+        AnalyzeFormat::Html => {
+            let page = crate::json::page_path(a.output.as_deref(), || {
+                crate::json::beside(&a.input, "html", "analysis")
+            });
+            crate::json::check_output(page.as_deref(), &[&a.input])?;
+            Ok(page)
+        }
+        AnalyzeFormat::Text | AnalyzeFormat::Json => {
+            crate::json::check_output(a.output.as_deref(), &[&a.input])?;
+            Ok(None)
+        }
     }
+}
+
+pub fn run(a: AnalyzeArgs) -> Result<(), HostError> {
+    let page = destination(&a)?;
     // The analysis allocates and frees arrays of hundreds of MB, some on worker threads.
     // glibc would keep what is freed for reuse (its mmap threshold rises after such a
     // free) and the process would hold every array it ever made at once; a fixed
@@ -95,8 +124,7 @@ pub fn run(a: AnalyzeArgs) -> Result<(), HostError> {
         AnalyzeFormat::Text => crate::json::emit(a.output.as_deref(), &render::text::render(an)),
         AnalyzeFormat::Json => crate::json::emit(a.output.as_deref(), &render::json(an)),
         AnalyzeFormat::Html => crate::json::emit_page(
-            a.output.as_deref(),
-            || crate::json::beside(&a.input, "html", "analysis"),
+            page.as_deref(),
             &render::html::render(an, &outcome.pictures),
         ),
         AnalyzeFormat::Matrix => {

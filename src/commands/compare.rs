@@ -1,6 +1,6 @@
 //! `hprof-shrink diff` and `hprof-shrink growth`: two or more dumps compared.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::progress::Bar;
 use hprof_shrink_analyze::diff::{self, DiffOptions, Side};
@@ -26,6 +26,14 @@ pub fn diff(a: DiffArgs) -> Result<(), HostError> {
     if a.max_classes == 0 {
         return Err(HostError::Usage("--max-classes must be at least 1".into()));
     }
+    let page = matches!(a.format, CompareFormat::Html).then(|| {
+        crate::json::page_path(a.output.as_deref(), || {
+            crate::json::beside(&a.new, "diff.html", "diff")
+        })
+    });
+    let out = page.clone().unwrap_or_else(|| a.output.clone());
+    crate::json::check_output(out.as_deref(), &[&a.base, &a.new])?;
+    let page = page.flatten();
     let mapping = a.mapping.as_deref().map(Mapping::read).transpose()?;
     let options = DiffOptions {
         mapping,
@@ -60,11 +68,9 @@ pub fn diff(a: DiffArgs) -> Result<(), HostError> {
     match a.format {
         CompareFormat::Text => crate::json::emit(a.output.as_deref(), &render::diff::text(&report)),
         CompareFormat::Json => crate::json::emit(a.output.as_deref(), &render::diff::json(&report)),
-        CompareFormat::Html => crate::json::emit_page(
-            a.output.as_deref(),
-            || crate::json::beside(&a.new, "diff.html", "diff"),
-            &render::diff::html(&report),
-        ),
+        CompareFormat::Html => {
+            crate::json::emit_page(page.as_deref(), &render::diff::html(&report))
+        }
     }
 }
 
@@ -85,6 +91,12 @@ pub fn growth(a: GrowthArgs) -> Result<(), HostError> {
             }
         )));
     }
+    let page = matches!(a.format, CompareFormat::Html)
+        .then(|| crate::json::page_path(a.output.as_deref(), || PathBuf::from("growth.html")));
+    let out = page.clone().unwrap_or_else(|| a.output.clone());
+    let inputs: Vec<&Path> = dumps.iter().map(PathBuf::as_path).collect();
+    crate::json::check_output(out.as_deref(), &inputs)?;
+    let page = page.flatten();
     let mapping = a.mapping.as_deref().map(Mapping::read).transpose()?;
     let options = GrowthOptions {
         scenario_loops: a.scenario_loops,
@@ -125,11 +137,9 @@ pub fn growth(a: GrowthArgs) -> Result<(), HostError> {
         CompareFormat::Json => {
             crate::json::emit(a.output.as_deref(), &render::growth::json(&report))
         }
-        CompareFormat::Html => crate::json::emit_page(
-            a.output.as_deref(),
-            || PathBuf::from("growth.html"),
-            &render::growth::html(&report),
-        ),
+        CompareFormat::Html => {
+            crate::json::emit_page(page.as_deref(), &render::growth::html(&report))
+        }
     }
 }
 
