@@ -997,6 +997,14 @@ fn diff_command_writes_text_json_and_html() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("is the input"));
     assert_eq!(std::fs::read(&new).unwrap(), kept);
 
+    // A dump cut short: the error names the file, which of the two it is.
+    let bytes = std::fs::read(&new).unwrap();
+    let cut = write(dir.path(), "cut.hprof", &bytes[..bytes.len() * 2 / 3]);
+    let out = run(&["diff", b, s(&cut)]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cut.hprof: ") && err.contains("offset"), "{err}");
+
     // A missing input is one clear line and exit 1; a missing argument is usage, 2.
     let out = run(&["diff", b, s(&dir.path().join("nope.hprof"))]);
     assert_eq!(out.status.code(), Some(1));

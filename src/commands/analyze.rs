@@ -77,7 +77,7 @@ pub fn run(a: AnalyzeArgs) -> Result<(), HostError> {
     let started = Instant::now();
     let result = analyze::analyze_path(&a.input, &options, &control);
     bar.finish();
-    let outcome = result?;
+    let outcome = result.map_err(|e| e.in_file(&a.input))?;
     let elapsed = started.elapsed();
     if a.verbose {
         let t = &outcome.timings;

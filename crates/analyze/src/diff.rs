@@ -185,7 +185,8 @@ fn keep(
             ..Options::default()
         },
         control,
-    )?;
+    )
+    .map_err(|e| e.in_file(path))?;
     let a = outcome.analysis;
     let mut leaks: Vec<LeakGroup> = Vec::new();
     for leak in &a.leaks {

@@ -49,6 +49,35 @@ pub enum AnalyzeError {
 
     #[error("cancelled")]
     Cancelled,
+
+    /// An error of a dump's content, with the file it is in (see [`AnalyzeError::in_file`]).
+    #[error("{path}: {source}")]
+    InFile {
+        path: PathBuf,
+        #[source]
+        source: Box<AnalyzeError>,
+    },
+}
+
+impl AnalyzeError {
+    /// Names `path` in an error that does not name its file already: what the dump's
+    /// bytes made wrong, where a command reads several files (or one the user named).
+    #[must_use]
+    pub fn in_file(self, path: &std::path::Path) -> AnalyzeError {
+        match self {
+            e @ (AnalyzeError::Format(_)
+            | AnalyzeError::TooManyObjects(_)
+            | AnalyzeError::NoSuchDump { .. }) => AnalyzeError::InFile {
+                path: path.to_path_buf(),
+                source: Box::new(e),
+            },
+            AnalyzeError::Io { path: p, source } if p.as_os_str().is_empty() => AnalyzeError::Io {
+                path: path.to_path_buf(),
+                source,
+            },
+            other => other,
+        }
+    }
 }
 
 impl From<hprof_shrink_core::Error> for AnalyzeError {

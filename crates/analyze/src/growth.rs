@@ -311,7 +311,7 @@ pub fn growth_paths(
 /// The dump time an HPROF header gives, for ordering a directory's dumps.
 pub fn dump_time(path: &Path) -> Result<u64, AnalyzeError> {
     let input = input::open(path)?;
-    let hprof = Hprof::new(input.bytes.bytes())?;
+    let hprof = Hprof::new(input.bytes.bytes()).map_err(|e| AnalyzeError::from(e).in_file(path))?;
     Ok(hprof.header().timestamp_ms)
 }
 
@@ -473,7 +473,8 @@ fn load(path: &Path, control: &Control<'_>) -> Result<(Loaded, f64), AnalyzeErro
         // A file holding several heap dumps: the last, as `analyze` takes by default.
         let dumps = hprof.heap_dumps()?;
         crate::build_index(&hprof, data.len() as u64, dumps.last().cloned(), control)
-    })?;
+    })
+    .map_err(|e| e.in_file(path))?;
     Ok((loaded, started.elapsed().as_secs_f64()))
 }
 
