@@ -1003,7 +1003,10 @@ fn diff_command_writes_text_json_and_html() {
     let out = run(&["diff", b, s(&cut)]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("cut.hprof: ") && err.contains("offset"), "{err}");
+    assert!(
+        err.contains("cut.hprof: ") && err.contains("offset"),
+        "{err}"
+    );
 
     // A missing input is one clear line and exit 1; a missing argument is usage, 2.
     let out = run(&["diff", b, s(&dir.path().join("nope.hprof"))]);

@@ -315,7 +315,13 @@ pub fn dump_time(path: &Path) -> Result<u64, AnalyzeError> {
     Ok(hprof.header().timestamp_ms)
 }
 
-pub(super) fn clip(mut s: String) -> String {
+/// A name as shown (characters that act on a terminal or a page written out, see
+/// [`shown`](crate::shown::shown)), cut to [`MAX_NAME_BYTES`].
+pub(super) fn clip(s: String) -> String {
+    let mut s = match crate::shown::shown(&s) {
+        std::borrow::Cow::Borrowed(_) => s,
+        std::borrow::Cow::Owned(o) => o,
+    };
     if s.len() > MAX_NAME_BYTES {
         let mut end = MAX_NAME_BYTES;
         while !s.is_char_boundary(end) {

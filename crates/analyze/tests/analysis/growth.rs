@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 
 use hprof_fixtures::series::{
-    item_list as dump, linked_feed, one_item_many_times, pair_lists, FEED_HEAD_NODE, ITEM_NODE,
-    LINK_NODE, LIST_NODE, PAIR_LIST_NODE,
+    item_list as dump, item_list_in, linked_feed, one_item_many_times, pair_lists, FEED_HEAD_NODE,
+    ITEM_NODE, LINK_NODE, LIST_NODE, PAIR_LIST_NODE,
 };
 use hprof_shrink_analyze::growth::{growth_paths, GrowthOptions, GrowthReport};
 use hprof_shrink_core::Control;
@@ -223,4 +223,36 @@ fn growth_of_one(path: &Path) -> u64 {
         "growth and analyze count the reachable objects alike"
     );
     counted
+}
+
+#[test]
+fn names_from_the_dump_are_shown_not_acted_on() {
+    // The holder's class name carries a terminal escape and a bidi override.
+    const CART: &str = "com.example.\u{1b}[31mCart\u{202e}";
+    let dir = tempfile::tempdir().unwrap();
+    let paths: Vec<PathBuf> = [10, 10 + K, 10 + 2 * K]
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| {
+            write(
+                dir.path(),
+                &format!("d{i}.hprof"),
+                &item_list_in(CART, n, 1_700_000_000_000 + i as u64),
+            )
+        })
+        .collect();
+    let r = growth(&paths, 1);
+    assert!(r.growing, "{r:#?}");
+    let names: Vec<&str> = r.nodes[0].path.iter().map(|p| p.name.as_str()).collect();
+    let text = hprof_shrink_analyze::render::growth::text(&r);
+    for shown in names.iter().copied().chain([text.as_str()]) {
+        assert!(
+            !shown.contains('\u{1b}') && !shown.contains('\u{202e}'),
+            "{shown:?}"
+        );
+    }
+    assert!(
+        names.iter().any(|n| n.contains("\\u{1b}[31mCart\\u{202e}")),
+        "{names:?}"
+    );
 }
