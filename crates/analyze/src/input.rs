@@ -111,15 +111,48 @@ fn read_up_to(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
     Ok(n)
 }
 
-fn open_package(path: &Path, unpack: &Unpack) -> Result<Input, AnalyzeError> {
-    let pkg_err = |source| AnalyzeError::Package {
+/// The first `len` bytes (or fewer, if it is shorter) of the dump at `path`, a package,
+/// a `.hprof.gz` or a `.hprof`, inflating no more than those: enough for its header
+/// (what `growth` orders a directory's dumps by) without unpacking gigabytes.
+pub fn head(path: &Path, len: usize) -> Result<Vec<u8>, AnalyzeError> {
+    let io = |source| AnalyzeError::Io {
         path: path.to_path_buf(),
         source,
     };
-    let pkg = PackageReader::open(path).map_err(pkg_err)?;
-    let manifest = pkg.manifest().map_err(pkg_err)?;
-    let extra = pkg.extra().map_err(pkg_err)?;
-    let entry = manifest
+    let mut file = open_regular(path).map_err(io)?;
+    let mut start = [0u8; 12];
+    let n = read_up_to(&mut file, &mut start).map_err(io)?;
+    let mut out = Vec::with_capacity(len);
+    if start[..n].starts_with(b"PK\x03\x04") || start[..n].starts_with(b"PK\x05\x06") {
+        let pkg_err = |source| AnalyzeError::Package {
+            path: path.to_path_buf(),
+            source,
+        };
+        let pkg = PackageReader::open(path).map_err(pkg_err)?;
+        let manifest = pkg.manifest().map_err(pkg_err)?;
+        let entry = hprof_entry(&pkg, &manifest).map_err(pkg_err)?;
+        let stream = pkg.stream(&entry).map_err(pkg_err)?;
+        stream.take(len as u64).read_to_end(&mut out).map_err(io)?;
+        return Ok(out);
+    }
+    file.seek(SeekFrom::Start(0)).map_err(io)?;
+    if start[..n].starts_with(&[0x1f, 0x8b]) {
+        flate2::read::MultiGzDecoder::new(file)
+            .take(len as u64)
+            .read_to_end(&mut out)
+            .map_err(io)?;
+    } else {
+        file.take(len as u64).read_to_end(&mut out).map_err(io)?;
+    }
+    Ok(out)
+}
+
+/// The package's hprof entry: the one its `result.info` names, else the first `.hprof`.
+fn hprof_entry(
+    pkg: &PackageReader,
+    manifest: &[(String, String)],
+) -> Result<String, hprof_shrink_core::package::PackageError> {
+    manifest
         .iter()
         .find(|(k, _)| k == "hprofEntry")
         .map(|(_, v)| v.clone())
@@ -128,11 +161,18 @@ fn open_package(path: &Path, unpack: &Unpack) -> Result<Input, AnalyzeError> {
                 .find(|n| n.ends_with(".hprof"))
                 .map(str::to_string)
         })
-        .ok_or_else(|| {
-            pkg_err(hprof_shrink_core::package::PackageError::Missing(
-                "hprof".into(),
-            ))
-        })?;
+        .ok_or_else(|| hprof_shrink_core::package::PackageError::Missing("hprof".into()))
+}
+
+fn open_package(path: &Path, unpack: &Unpack) -> Result<Input, AnalyzeError> {
+    let pkg_err = |source| AnalyzeError::Package {
+        path: path.to_path_buf(),
+        source,
+    };
+    let pkg = PackageReader::open(path).map_err(pkg_err)?;
+    let manifest = pkg.manifest().map_err(pkg_err)?;
+    let extra = pkg.extra().map_err(pkg_err)?;
+    let entry = hprof_entry(&pkg, &manifest).map_err(pkg_err)?;
     let shrunk = pkg.tool_comment().is_some_and(|c| {
         c.strip
             .is_some_and(|s| s != hprof_shrink_core::StripMode::None)

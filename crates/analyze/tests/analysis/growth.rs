@@ -8,7 +8,7 @@ use hprof_fixtures::series::{
     item_list as dump, item_list_in, linked_feed, one_item_many_times, pair_lists, FEED_HEAD_NODE,
     ITEM_NODE, LINK_NODE, LIST_NODE, PAIR_LIST_NODE,
 };
-use hprof_shrink_analyze::growth::{growth_paths, GrowthOptions, GrowthReport};
+use hprof_shrink_analyze::growth::{dump_time, growth_paths, GrowthOptions, GrowthReport};
 use hprof_shrink_core::Control;
 
 use super::write;
@@ -255,4 +255,21 @@ fn names_from_the_dump_are_shown_not_acted_on() {
         names.iter().any(|n| n.contains("\\u{1b}[31mCart\\u{202e}")),
         "{names:?}"
     );
+}
+
+#[test]
+fn a_dumps_time_is_read_from_its_header_alone() {
+    // A .hprof.gz cut short far past its header: inflating it whole fails, its header
+    // does not (ordering a directory reads only that, whatever the dump's size).
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let dump = dump(2000, 1_700_000_000_123);
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(&dump).unwrap();
+    let gz = gz.finish().unwrap();
+    let cut = write(dir.path(), "cut.hprof.gz", &gz[..gz.len() / 2]);
+    assert_eq!(dump_time(&cut).unwrap(), 1_700_000_000_123);
+    assert!(hprof_shrink_analyze::input::open(&cut).is_err());
+    let whole = write(dir.path(), "whole.hprof", &dump);
+    assert_eq!(dump_time(&whole).unwrap(), 1_700_000_000_123);
 }
