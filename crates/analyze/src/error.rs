@@ -44,7 +44,7 @@ pub enum AnalyzeError {
     #[error("the file holds {found} heap dump{}: there is no dump {asked} (--dump counts from 1)", if *found == 1 { "" } else { "s" })]
     NoSuchDump { asked: usize, found: usize },
 
-    #[error("{path}: the dump's path tree passed {limit} nodes (its objects are reached in too many different ways to compare; --max-paths raises the limit)")]
+    #[error("{path}: the dump's path tree passed {limit} node{} (its objects are reached in too many different ways to compare; --max-paths raises the limit)", if *limit == 1 { "" } else { "s" })]
     TooManyPaths { path: PathBuf, limit: usize },
 
     #[error("cancelled")]

@@ -60,12 +60,12 @@ pub fn text(r: &GrowthReport) -> String {
     for (i, d) in r.dumps.iter().enumerate() {
         let _ = writeln!(
             s,
-            "  {}. {} ({}, {} reachable objects, {} paths)",
+            "  {}. {} ({}, {} reachable, {})",
             i + 1,
             d.path,
             human(d.bytes),
-            grouped(d.reachable_objects),
-            grouped(d.path_nodes)
+            plural(d.reachable_objects, "object", "objects"),
+            plural(d.path_nodes, "path", "paths")
         );
     }
     if let Some(k) = r.stopped_at {
@@ -75,7 +75,7 @@ pub fn text(r: &GrowthReport) -> String {
             plural(r.scenario_loops, "object", "objects"),
             if k < r.dumps_given {
                 format!(
-                    " (the {} after it were not read)",
+                    " ({} after it not read)",
                     plural((r.dumps_given - k) as u64, "dump", "dumps")
                 )
             } else {
