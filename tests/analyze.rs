@@ -295,6 +295,11 @@ fn not_a_dump_is_one_clear_line() {
     let err = stderr(&o);
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("not a heap dump"), "{err}");
+    let empty = dir.path().join("empty.hprof");
+    std::fs::write(&empty, "").unwrap();
+    let o = run(&["analyze", s(&empty)]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("the file is empty"), "{}", stderr(&o));
     let o = run(&["analyze", s(&dir.path().join("missing.hprof"))]);
     assert_eq!(o.status.code(), Some(1));
 }

@@ -25,7 +25,7 @@ pub enum AnalyzeError {
         source: std::io::Error,
     },
 
-    #[error("{path}: not a heap dump, a .hprof.gz or a package zip (it starts with {start:?})")]
+    #[error("{path}: not a heap dump, a .hprof.gz or a package zip ({})", if start.is_empty() { "the file is empty".to_string() } else { format!("it starts with {start:?}") })]
     Unknown { path: PathBuf, start: String },
 
     #[error("{path}:{line}: not an R8/ProGuard mapping line: {what}")]
