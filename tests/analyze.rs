@@ -210,6 +210,19 @@ fn matrix_writes_result_json_and_pictures() {
         .unwrap();
         assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"));
     }
+    // Written again over an older result: none of the older files stay, and nothing is
+    // left beside it.
+    std::fs::write(out.join("buffer_contents").join("old.png"), b"old").unwrap();
+    let o = run(&["analyze", s(&zip), "--format", "matrix", "-o", s(&out)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!out.join("buffer_contents").join("old.png").exists());
+    assert!(out.join("result.json").exists());
+    let mut beside: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    beside.sort();
+    assert_eq!(beside, ["m", "p.zip"]);
 }
 
 #[test]

@@ -68,19 +68,52 @@ pub fn result_json(a: &Analysis, duration_ms: u64) -> Value {
     })
 }
 
-/// Writes `result.json` and `buffer_contents/*` into `dir` (made if missing).
+/// Writes `result.json` and `buffer_contents/*` into `dir` (made, with its parents, if
+/// missing).
+///
+/// The directory is made whole beside `dir`, then put in its place: a failure (a full
+/// disk) leaves no half result, and a result written over another leaves none of the
+/// other's pictures.
 pub fn write_dir(
     dir: &Path,
     a: &Analysis,
     pictures: &[(String, Vec<u8>)],
     duration_ms: u64,
 ) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir.join("buffer_contents"))?;
+    let parent = match dir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    std::fs::create_dir_all(parent)?;
+    let staged = tempfile::Builder::new()
+        .prefix(".matrix-")
+        .tempdir_in(parent)?;
+    let at = staged.path();
+    std::fs::create_dir(at.join("buffer_contents"))?;
     let mut text = serde_json::to_string_pretty(&result_json(a, duration_ms)).expect("serializes");
     text.push('\n');
-    std::fs::write(dir.join("result.json"), text)?;
+    std::fs::write(at.join("result.json"), text)?;
     for (name, bytes) in pictures {
-        std::fs::write(dir.join("buffer_contents").join(name), bytes)?;
+        std::fs::write(at.join("buffer_contents").join(name), bytes)?;
     }
+    if std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir()) {
+        // The old result moves aside (a directory cannot be renamed over a full one),
+        // and goes once the new one is in place.
+        let old = tempfile::Builder::new()
+            .prefix(".matrix-old-")
+            .tempdir_in(parent)?;
+        let aside = old.path().join("result");
+        std::fs::rename(dir, &aside)?;
+        if let Err(e) = std::fs::rename(at, dir) {
+            // Put back as it was.
+            let _ = std::fs::rename(&aside, dir);
+            return Err(e);
+        }
+        drop(old);
+    } else {
+        std::fs::rename(at, dir)?;
+    }
+    // Renamed away: nothing is left for the guard to remove.
+    drop(staged);
     Ok(())
 }
