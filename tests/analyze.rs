@@ -296,6 +296,14 @@ fn a_mapping_deobfuscates_names_and_the_signature_follows() {
         .map(|b| format!("{b:02x}"))
         .collect();
     assert_eq!(a.leaks[0].signature, expected);
+    // A directory given as the mapping is said to be one, in a mapping's words.
+    let o = run(&["analyze", s(&dump), "--mapping", s(dir.path())]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("not an R8/ProGuard mapping"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]

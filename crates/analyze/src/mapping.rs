@@ -33,6 +33,12 @@ impl Mapping {
             path: path.to_path_buf(),
             source,
         };
+        // Said here: the opening's own words are a heap dump's.
+        if path.is_dir() {
+            return Err(io(std::io::Error::other(
+                "is a directory, not an R8/ProGuard mapping.txt",
+            )));
+        }
         let file = open_regular(path).map_err(io)?;
         let len = file.metadata().map_err(io)?.len();
         if len > MAX_MAPPING_BYTES {
