@@ -1712,7 +1712,7 @@ async fn packages_with_older_signatures_are_regrouped_behind_new_uploads_across_
         .split(&format!("analyzing package {fresh_id} "))
         .next()
         .unwrap()
-        .matches("re-analyzing (signatures changed) package")
+        .matches("re-analyzing (an older analysis) package")
         .count();
     assert!(
         before <= 1,
@@ -1764,7 +1764,7 @@ async fn packages_with_older_signatures_are_regrouped_behind_new_uploads_across_
     }
     let log = logged(&srv);
     assert_eq!(
-        log.matches("re-analyzing (signatures changed) package")
+        log.matches("re-analyzing (an older analysis) package")
             .count(),
         (5 - done_before) as usize,
         "{log}"
@@ -1872,6 +1872,52 @@ async fn on_sqlite_the_triage_and_the_no_leak_groups_are_kept() {
     let dir = tempfile::tempdir().unwrap();
     let (store, zip) = sqlite_store(dir.path()).await;
     serve_common::triage_rows_round_trip(&store, &store, &zip).await;
+    store.close().await;
+}
+
+/// Packages without a leak whose largest top retainer has no path: see
+/// `no_leak_groups_take_the_first_retainer_with_a_path`; then, through the server, the
+/// one in no group is counted on `/no-leak` and in its JSON.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_sqlite_a_no_leak_package_is_grouped_by_its_first_retainer_with_a_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let zip = package(dir.path(), "a.zip", &[]);
+    let data = dir.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let store = hprof_shrink_serve::store::Store::open(&data.join("meta.sqlite"))
+        .await
+        .unwrap();
+    let (grouped, ungrouped) =
+        serve_common::no_leak_groups_take_the_first_retainer_with_a_path(&store, &store, &zip)
+            .await;
+    store.close().await;
+    let srv = start(&data, Opts::receive_only()).await;
+    let v = get_json(&srv.url("/api/no-leak"), None).await;
+    assert_eq!(v["ungrouped"], 1, "{v}");
+    assert_eq!(v["groups"][0]["packages"], grouped.len(), "{v}");
+    let (status, page) = get_text(&srv.url("/no-leak")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        page.contains("1 package(s) without a leak are in no group"),
+        "{page}"
+    );
+    // Its own page still shows its triage.
+    let (_, page) = get_text(&srv.url(&format!("/packages/{ungrouped}"))).await;
+    assert!(page.contains("no path from a GC root"), "{page}");
+    srv.stop().await;
+}
+
+/// Migration 9 on a database an older server left: see `as_before_migration_9`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_sqlite_migration_9_queues_the_packages_left_in_no_no_leak_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, zip) = sqlite_store(dir.path()).await;
+    let (queued, kept) = serve_common::as_before_migration_9(&store, &zip).await;
+    store.close().await;
+    let store = hprof_shrink_serve::store::Store::open(&dir.path().join("meta.sqlite"))
+        .await
+        .unwrap();
+    serve_common::requeued_by_migration_9(&store, (&queued, &kept)).await;
     store.close().await;
 }
 

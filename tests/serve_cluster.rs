@@ -790,6 +790,38 @@ async fn on_postgres_the_triage_and_the_no_leak_groups_are_kept() {
     other.close().await;
 }
 
+/// Packages without a leak grouped by their first top retainer with a path, on
+/// PostgreSQL, recorded by another process: see
+/// `no_leak_groups_take_the_first_retainer_with_a_path`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_postgres_a_no_leak_package_is_grouped_by_its_first_retainer_with_a_path() {
+    let Some((_pg, store, other)) = two_pools().await else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let zip = scenario_packages(dir.path()).remove(0);
+    serve_common::no_leak_groups_take_the_first_retainer_with_a_path(&store, &other, &zip).await;
+    store.close().await;
+    other.close().await;
+}
+
+/// Migration 9 on PostgreSQL, on a database an older server left: see
+/// `as_before_migration_9`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_postgres_migration_9_queues_the_packages_left_in_no_no_leak_group() {
+    let Some((pg, store, other)) = two_pools().await else {
+        return;
+    };
+    other.close().await;
+    let dir = tempfile::tempdir().unwrap();
+    let zip = scenario_packages(dir.path()).remove(0);
+    let (queued, kept) = serve_common::as_before_migration_9(&store, &zip).await;
+    store.close().await;
+    let store = Store::connect(&pg.url()).await.unwrap();
+    serve_common::requeued_by_migration_9(&store, (&queued, &kept)).await;
+    store.close().await;
+}
+
 /// Environment variables a case sets.
 type Env = Vec<(&'static str, String)>;
 

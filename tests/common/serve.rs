@@ -893,7 +893,7 @@ pub async fn triage_rows_round_trip(store: &Store, other: &Store, zip: &Path) {
     let top = &triage.top_retainers[0].object;
     let path = top.path.as_ref().expect("the top retainer has a path");
     let kept = Kept::default();
-    assert!(kept.current(store).await.unwrap().app.is_empty());
+    assert!(kept.current(store).await.unwrap().top.app.is_empty());
     let md5 = |i: u32| format!("{:032x}", 0x7000 + i);
     let a = record(other, &base, &md5(1), ("26", "acme", "1.0"), &[], 0).await;
     let b = record(other, &base, &md5(2), ("28", "zeta", "2.0"), &[], 0).await;
@@ -934,14 +934,178 @@ pub async fn triage_rows_round_trip(store: &Store, other: &Store, zip: &Path) {
     assert_eq!(latest, kept_path);
 
     let first = kept.current(store).await.unwrap();
-    assert_eq!(first.app.len(), 1);
-    assert_eq!(first.app[0].packages, 2);
+    assert_eq!(first.top.app.len(), 1);
+    assert_eq!(first.top.app[0].packages, 2);
+    assert_eq!(first.ungrouped, 0);
     assert!(std::sync::Arc::ptr_eq(
         &first,
         &kept.current(store).await.unwrap()
     ));
     let c = record(other, &base, &md5(4), ("29", "acme", "2.0"), &[], 0).await;
     let now = kept.current(store).await.unwrap();
-    assert_eq!(now.app[0].packages, 3, "made again after a change");
+    assert_eq!(now.top.app[0].packages, 3, "made again after a change");
     assert!(c > b);
+}
+
+/// `base` with its top retainers' paths as `paths` says of each (kept, or taken away as
+/// for an object held only by the main thread's locals, which the path search does not
+/// follow), each retainer's class named after its place. [`record`] it with no signature
+/// for a package without a leak.
+pub fn retainer_paths(
+    base: &hprof_shrink_analyze::Analysis,
+    paths: &[bool],
+) -> hprof_shrink_analyze::Analysis {
+    let mut a = base.clone();
+    let t = a.triage.as_mut().expect("an analysis has a triage");
+    let template = t.top_retainers[0].clone();
+    assert!(template.object.path.is_some(), "{template:?}");
+    t.top_retainers = paths
+        .iter()
+        .enumerate()
+        .map(|(k, &kept)| {
+            let mut r = template.clone();
+            r.object.class_name = format!("com.example.Retainer{k}");
+            r.object.retained_bytes = 1000 - k as u64;
+            if !kept {
+                r.object.path = None;
+            }
+            r
+        })
+        .collect();
+    a
+}
+
+/// Packages without a leak whose largest top retainer has no path from a GC root: each
+/// is in the no-leak group of its first top retainer that has one (its class and size
+/// the group's); one whose top retainers have none is in no group. Returns the ids of
+/// the grouped packages and of the one left out.
+pub async fn no_leak_groups_take_the_first_retainer_with_a_path(
+    store: &Store,
+    other: &Store,
+    zip: &Path,
+) -> (Vec<i64>, i64) {
+    use hprof_shrink_serve::groups::Fold;
+    use hprof_shrink_serve::triage::path_signature;
+    let base = hprof_shrink_analyze::analyze_path(
+        zip,
+        &hprof_shrink_analyze::Options::default(),
+        &hprof_shrink_core::Control::default(),
+    )
+    .unwrap()
+    .analysis;
+    let md5 = |i: u32| format!("{:032x}", 0x9000 + i);
+    let mut grouped = Vec::new();
+    for (i, paths) in [&[false, true, true][..], &[false, false, true]]
+        .into_iter()
+        .enumerate()
+    {
+        let a = retainer_paths(&base, paths);
+        let id = record(other, &a, &md5(i as u32), ("26", "acme", "1.0"), &[], 0).await;
+        grouped.push(id);
+    }
+    let none = retainer_paths(&base, &[false, false]);
+    let ungrouped = record(other, &none, &md5(9), ("26", "acme", "1.0"), &[], 0).await;
+
+    let mut fold = Fold::default();
+    store.fold_no_leak(None, &mut fold).await.unwrap();
+    let groups = fold.groups();
+    assert_eq!(groups.len(), 1, "{groups:?}");
+    let g = &groups[0];
+    let shown = store.triage(grouped[0]).await.unwrap().unwrap();
+    let path = shown.top_retainers[1].path.as_ref().unwrap();
+    assert_eq!(g.signature, path_signature(path));
+    assert_eq!(g.packages, 2, "{g:?}");
+    // The latest package's first retainer with a path is its third.
+    assert_eq!(g.class_name, "com.example.Retainer2");
+    assert_eq!(g.retained_bytes.max, 999);
+    let ids: Vec<i64> = store
+        .no_leak_occurrences(&g.signature, 10)
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.package_id)
+        .collect();
+    assert_eq!(ids, [grouped[1], grouped[0]]);
+    assert!(!ids.contains(&ungrouped));
+    // Counted, not left out silently.
+    let kept = hprof_shrink_serve::no_leak::Kept::default();
+    let listed = kept.current(store).await.unwrap();
+    assert_eq!((listed.top.app.len(), listed.ungrouped), (1, 1));
+    (grouped, ungrouped)
+}
+
+/// A database as a server before migration 9 left it, for [`requeued_by_migration_9`]:
+/// four packages, of which that server left two without a leak in no group: one whose
+/// largest top retainer had no path (a smaller one has: its row taken away here, as the
+/// grouping by the first retainer alone left it) and one whose retainers have none; the
+/// others in a group and with a leak. Migration 9 is to run again at the next open.
+/// Returns the ids it must queue for re-analysis, and the others.
+pub async fn as_before_migration_9(store: &Store, zip: &Path) -> (Vec<i64>, Vec<i64>) {
+    let base = hprof_shrink_analyze::analyze_path(
+        zip,
+        &hprof_shrink_analyze::Options::default(),
+        &hprof_shrink_core::Control::default(),
+    )
+    .unwrap()
+    .analysis;
+    let md5 = |i: u32| format!("{:032x}", 0xa000 + i);
+    let version = ("26", "acme", "1.0");
+    let second = record(
+        store,
+        &retainer_paths(&base, &[false, true]),
+        &md5(1),
+        version,
+        &[],
+        0,
+    )
+    .await;
+    let none = record(
+        store,
+        &retainer_paths(&base, &[false]),
+        &md5(2),
+        version,
+        &[],
+        0,
+    )
+    .await;
+    let grouped = record(
+        store,
+        &retainer_paths(&base, &[true]),
+        &md5(3),
+        version,
+        &[],
+        0,
+    )
+    .await;
+    let leaking = record(store, &base, &md5(4), version, &["a"], 9).await;
+    assert_eq!(
+        execute(
+            store,
+            "DELETE FROM retainers WHERE package_id = $1",
+            Some(second)
+        )
+        .await,
+        1
+    );
+    execute(
+        store,
+        "DELETE FROM _sqlx_migrations WHERE version = 9",
+        None,
+    )
+    .await;
+    (vec![second, none], vec![grouped, leaking])
+}
+
+/// After [`as_before_migration_9`] and an open that migrated: the packages left in no
+/// group, and only they, are queued for re-analysis.
+pub async fn requeued_by_migration_9(store: &Store, (queued, kept): (&[i64], &[i64])) {
+    assert_eq!(store.queue_regroup().await.unwrap(), queued.len() as u64);
+    for &id in queued {
+        let p = store.package(id).await.unwrap().unwrap().row;
+        assert_eq!((p.state.as_str(), p.reanalysis), ("received", true), "{id}");
+    }
+    for &id in kept {
+        let p = store.package(id).await.unwrap().unwrap().row;
+        assert_eq!((p.state.as_str(), p.reanalysis), ("done", false), "{id}");
+    }
 }

@@ -66,9 +66,9 @@ pub async fn queue_regroup(app: &App) {
         Ok(0) => {}
         Ok(n) => {
             (app.log)(&format!(
-                "{n} package(s) analyzed by an older analyzer queued for re-analysis \
-                 (signature version {}): their leaks move to the groups of their new \
-                 signatures, one re-analysis at a time, after every new package",
+                "{n} package(s) whose recorded analysis is older than this server's queued \
+                 for re-analysis (signature version {}): they move to the groups they \
+                 belong to now, one re-analysis at a time, after every new package",
                 hprof_shrink_analyze::model::SIGNATURE_VERSION
             ));
             app.wake.notify_waiters();
@@ -100,7 +100,7 @@ pub(crate) async fn worker(app: Arc<App>, mut stop: watch::Receiver<bool>) {
                     (app.log)(&format!(
                         "{} package {} (attempt {})",
                         if c.regroup {
-                            "re-analyzing (signatures changed)"
+                            "re-analyzing (an older analysis)"
                         } else {
                             "analyzing"
                         },

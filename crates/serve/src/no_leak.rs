@@ -1,12 +1,13 @@
 //! Packages whose analysis found no leak (out-of-memory dumps, most of them), grouped by
-//! their first top retainer's path from a GC root ([`crate::triage::path_signature`]):
+//! the path of their first top retainer that has one ([`crate::triage::path_signature`]):
 //! `/no-leak`, `/no-leak/{signature}` and their JSON at `/api/no-leak`.
 //!
 //! A group is made as a leak group is ([`Fold`]), each package one occurrence. The list
 //! is made again from every no-leak package's row (one per package, a few hundred bytes)
 //! when the database's generation moved since it was last made, and kept until it moves
 //! again: one tiny query per request otherwise. It holds the first [`limits::GROUPS`]
-//! groups.
+//! groups, and how many packages without a leak are in none (no top retainer with a
+//! path), so that they are not left out silently.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -23,10 +24,19 @@ use crate::pages;
 use crate::store::{DbResult, LeakRow, Store};
 use hprof_shrink_analyze::model::Trace;
 
+/// The no-leak groups as the list shows them.
+#[derive(Debug, Default)]
+pub struct Groups {
+    /// The first [`limits::GROUPS`] groups (in `app`), most packages first.
+    pub top: Top,
+    /// Packages without a leak in no group: none of their top retainers has a path.
+    pub ungrouped: u64,
+}
+
 /// The groups as last made, with the generation they were made at.
 #[derive(Default)]
 pub struct Kept {
-    shown: Mutex<Option<(i64, Arc<Top>)>>,
+    shown: Mutex<Option<(i64, Arc<Groups>)>>,
     /// Taken by the one request that makes the groups again; the others wait for it.
     making: tokio::sync::Mutex<()>,
 }
@@ -37,7 +47,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl Kept {
     /// The first [`limits::GROUPS`] groups as of the database's generation now.
-    pub async fn current(&self, store: &Store) -> DbResult<Arc<Top>> {
+    pub async fn current(&self, store: &Store) -> DbResult<Arc<Groups>> {
         let now = store.generation().await?;
         if let Some(t) = self.since(now) {
             return Ok(t);
@@ -49,12 +59,15 @@ impl Kept {
         let mut fold = Fold::default();
         // Read after the generation: the rows are at least as new as `now`.
         store.fold_no_leak(None, &mut fold).await?;
-        let top = Arc::new(fold.top());
-        *lock(&self.shown) = Some((now, top.clone()));
-        Ok(top)
+        let groups = Arc::new(Groups {
+            top: fold.top(),
+            ungrouped: store.no_leak_ungrouped().await?,
+        });
+        *lock(&self.shown) = Some((now, groups.clone()));
+        Ok(groups)
     }
 
-    fn since(&self, now: i64) -> Option<Arc<Top>> {
+    fn since(&self, now: i64) -> Option<Arc<Groups>> {
         lock(&self.shown)
             .as_ref()
             .filter(|(g, _)| *g >= now)
@@ -64,16 +77,21 @@ impl Kept {
 
 /// `GET /no-leak`.
 pub async fn page(State(app): State<Arc<App>>) -> Result<Html<String>, ApiError> {
-    let top = app.no_leak.current(&app.store).await?;
-    Ok(Html(pages::no_leak_groups(&top.app, top.app_left_out)))
+    let g = app.no_leak.current(&app.store).await?;
+    Ok(Html(pages::no_leak_groups(
+        &g.top.app,
+        g.top.app_left_out,
+        g.ungrouped,
+    )))
 }
 
 /// `GET /api/no-leak`.
 pub async fn api(State(app): State<Arc<App>>) -> Result<Json<Value>, ApiError> {
-    let top = app.no_leak.current(&app.store).await?;
+    let g = app.no_leak.current(&app.store).await?;
     Ok(Json(json!({
-        "groups": top.app,
-        "groupsLeftOut": top.app_left_out,
+        "groups": g.top.app,
+        "groupsLeftOut": g.top.app_left_out,
+        "ungrouped": g.ungrouped,
     })))
 }
 

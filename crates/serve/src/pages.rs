@@ -102,10 +102,10 @@ fn regrouping(r: Option<&Regrouping>) -> Markup {
             p.note.regrouping {
                 "Regrouping: " (r.reanalyzed) " of " (r.packages) " packages re-analyzed"
                 @if r.failed > 0 { " (" (r.failed) " failed: their leaks keep their old signatures)" }
-                ". The analyzer's signatures changed (version " (r.signature_version) "): packages "
-                "analyzed before are being analyzed again, after every new package, and their "
-                "leaks move to the groups of their new signatures. Until then one bug may show "
-                "as an old group and a new one; groups being rebuilt say so."
+                ". The analyzer's signatures (now version " (r.signature_version) ") or this "
+                "server's grouping changed: packages analyzed before are being analyzed again, "
+                "after every new package, and move to the groups they belong to now. Until then "
+                "one bug may show as an old group and a new one; groups being rebuilt say so."
             }
         }
     }
@@ -410,7 +410,7 @@ pub fn package(
             tr { th { "received" } td { (when(p.received_ms)) } }
             tr { th { "analysis" } td {
                 (p.state)
-                @if p.reanalysis { " (a re-analysis: analyzed before by an older analyzer, whose signatures group leaks differently)" }
+                @if p.reanalysis { " (a re-analysis: analyzed before by an older analyzer or server, which grouped it differently)" }
                 @if let Some(e) = &p.error { " — " span.failed { (e) } }
             } }
             @if p.analyses > 0 {
@@ -501,13 +501,22 @@ fn gallery(groups: &[DuplicateBuffer], left_out: u64) -> Markup {
     }
 }
 
-/// The no-leak groups: packages without a leak, by their first top retainer's path.
-pub fn no_leak_groups(groups: &[LeakGroup], left_out: u64) -> String {
+/// The no-leak groups: packages without a leak, by the path of their first top retainer
+/// that has one; `ungrouped`: such packages in no group.
+pub fn no_leak_groups(groups: &[LeakGroup], left_out: u64, ungrouped: u64) -> String {
     let body = html! {
         p {
             "Packages whose analysis found no leak (out-of-memory dumps, most of them), grouped "
-            "by the path from a GC root to their largest retainer: class and field names, not "
-            "object ids, so one cause on many devices is one group."
+            "by the path from a GC root to their largest retainer that has one: class and field "
+            "names, not object ids, so one cause on many devices is one group."
+        }
+        @if ungrouped > 0 {
+            p.note.ungrouped {
+                (ungrouped) " package(s) without a leak are in no group: none of their top "
+                "retainers has a path from a GC root (an object held only through references "
+                "the path search does not follow, such as the main thread's locals, has none). "
+                "Their pages show their triage."
+            }
         }
         @if groups.is_empty() { p { "None yet." } } @else {
             table {

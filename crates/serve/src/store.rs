@@ -75,6 +75,11 @@ const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
         "triage",
         include_str!("migrations/sqlite/0008_triage.sql"),
     ),
+    (
+        9,
+        "no_leak",
+        include_str!("migrations/sqlite/0009_no_leak.sql"),
+    ),
 ];
 
 const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
@@ -113,6 +118,11 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
         8,
         "triage",
         include_str!("migrations/postgres/0008_triage.sql"),
+    ),
+    (
+        9,
+        "no_leak",
+        include_str!("migrations/postgres/0009_no_leak.sql"),
     ),
 ];
 
@@ -1097,7 +1107,7 @@ impl Store {
     }
 
     /// Sends `sink` every package without a leak, as a leak of the no-leak group of its
-    /// first top retainer's path (only those of `signature` when given).
+    /// first top retainer with a path (only those of `signature` when given).
     pub async fn fold_no_leak(&self, signature: Option<&str>, sink: &mut Fold) -> DbResult<()> {
         on!(self, pool => {
             let rows = sqlx::query(NO_LEAK_ROWS)
@@ -1336,6 +1346,7 @@ mod package_sql {
 
 // After the macros above, which it uses.
 mod by_version;
+mod no_leak;
 pub use by_version::AppVersion;
 
 /// The package columns a filter can name (never text from a request in SQL).

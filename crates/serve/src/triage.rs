@@ -1,9 +1,10 @@
 //! What the server keeps of an analysis's triage (issue 32): the part a package's page
 //! shows ([`PackageTriage`], stored as JSON beside the package), and, for a package with
-//! no leak, its first top retainer's path signed so that packages run out of memory by
-//! one cause group together ([`NoLeak`]). Both are cut as the page shows them: each list
-//! to [`LIST`] entries (the analysis's own cap), names to [`limits::NAME_BYTES`], paths to
-//! the analysis's [`MAX_TRACE_STEPS`] steps without their labels.
+//! no leak, the path of its first top retainer that has one, signed so that packages run
+//! out of memory by one cause group together ([`NoLeak`]). Both are cut as the page shows
+//! them: each list to [`LIST`] entries (the analysis's own cap), names to
+//! [`limits::NAME_BYTES`], paths to the analysis's [`MAX_TRACE_STEPS`] steps without their
+//! labels.
 
 use serde::{Deserialize, Serialize};
 use sha1::{Digest, Sha1};
@@ -158,7 +159,8 @@ impl PackageTriage {
     }
 }
 
-/// A package with no leak, by its first top retainer: what its no-leak group is made of.
+/// A package with no leak, by its first top retainer that has a path from a GC root: what
+/// its no-leak group is made of.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NoLeak {
     /// [`path_signature`] of the path.
@@ -176,14 +178,20 @@ pub struct NoLeak {
 }
 
 impl NoLeak {
-    /// `None` when the analysis found a leak, has no triage (an analyzer before it), no
-    /// top retainer, or no path to it.
+    /// `None` when the analysis found a leak, has no triage (an analyzer before it), or no
+    /// top retainer with a path. The largest retainer often has none (objects held only
+    /// by the main thread's locals, which the path search does not follow): the next
+    /// with a path is what the package is grouped by.
     pub fn of(a: &Analysis) -> Option<NoLeak> {
         if !a.leaks.is_empty() {
             return None;
         }
-        let r = a.triage.as_ref()?.top_retainers.first()?;
-        let kept = path(r.object.path.as_ref()?)?;
+        let (r, kept) = a
+            .triage
+            .as_ref()?
+            .top_retainers
+            .iter()
+            .find_map(|r| Some((r, path(r.object.path.as_ref()?)?)))?;
         Some(NoLeak {
             signature: path_signature(&kept),
             class_name: name(&r.object.class_name),
