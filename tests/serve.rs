@@ -1923,7 +1923,9 @@ async fn on_sqlite_migration_9_queues_the_packages_left_in_no_no_leak_group() {
 
 /// `/api/versions` and `/versions`: packages of two leak signatures with app versions
 /// 1.0, 1.1, 1.9 and 1.10, first received in that order; the versions in that order (not
-/// their text's), the group new in 1.1 marked new there, each version's counts.
+/// their text's), the group new in 1.1 marked new there, each version's counts. A package
+/// without a version received first, with the group new in 1.1, is shown apart and
+/// changes none of that.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_versions_view_lists_new_groups_and_counts_per_app_version_in_release_order() {
     let dir = tempfile::tempdir().unwrap();
@@ -1940,12 +1942,23 @@ async fn the_versions_view_lists_new_groups_and_counts_per_app_version_in_releas
     let store = hprof_shrink_serve::store::Store::open(&data.join("meta.sqlite"))
         .await
         .unwrap();
+    let [a, b] = serve_common::VERSION_SIGS;
+    let md5 = format!("{:032x}", 0xbeef);
+    serve_common::record(&store, &base, &md5, ("25", "acme", ""), &[b], 50).await;
     serve_common::record_versions(&store, &base, 1).await;
     store.close().await;
     let srv = start(&data, Opts::receive_only()).await;
     let r = client().get(srv.url("/api/versions")).send().await.unwrap();
     assert_eq!(r.status(), StatusCode::OK, "GET /api/versions");
-    serve_common::check_versions(&json_of(r).await);
+    let v = json_of(r).await;
+    serve_common::check_versions(&v);
+    let none = &v["noVersion"];
+    assert_eq!(
+        (&none["appVersion"], &none["packages"], &none["newGroups"]),
+        (&"".into(), &1.into(), &0.into()),
+        "{v}"
+    );
+    assert_eq!(none["groups"][0]["signature"], b, "{v}");
 
     let (status, page) = get_text(&srv.url("/versions")).await;
     assert_eq!(status, StatusCode::OK, "GET /versions");
@@ -1953,9 +1966,10 @@ async fn the_versions_view_lists_new_groups_and_counts_per_app_version_in_releas
         page.find(&format!("id=\"v-{v}\""))
             .unwrap_or_else(|| panic!("no section for {v}"))
     };
-    let sections = [at("1.0"), at("1.1"), at("1.9"), at("1.10"), page.len()];
+    let apart = page.find("id=\"no-version\"").expect("no version, apart");
+    let sections = [at("1.0"), at("1.1"), at("1.9"), at("1.10"), apart];
     assert!(sections.windows(2).all(|w| w[0] < w[1]), "{sections:?}");
-    let [a, b] = serve_common::VERSION_SIGS;
+    assert!(!page.contains("before: ?"), "{page}");
     let new = "<strong class=\"new\">new</strong>";
     let section = |k: usize| &page[sections[k]..sections[k + 1]];
     // 1.0: A new; 1.1: B new, A not; later: nothing new.

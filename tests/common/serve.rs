@@ -804,7 +804,7 @@ pub async fn versions_view_change_by_change(store: &Store, other: &Store, zip: &
     let json = |v: &hprof_shrink_serve::versions::View| serde_json::to_value(v).unwrap();
     assert_eq!(
         json(&kept.current(store).await.unwrap()),
-        serde_json::json!({"versions": [], "versionsLeftOut": 0})
+        serde_json::json!({"versions": [], "versionsLeftOut": 0, "noVersion": null})
     );
     record_versions(other, &base, 1).await;
     let first = kept.current(store).await.unwrap();

@@ -3,7 +3,9 @@
 //! version to the next. `/versions` and `GET /api/versions`.
 //!
 //! Versions are ordered by the time their first package was received (not by their text:
-//! "1.10" comes after "1.9" when it was released after it). The leak rows are folded in
+//! "1.10" comes after "1.9" when it was released after it). Packages without an app
+//! version are no version: kept out of the order, so that nothing is new in them nor
+//! before a version because of them, and shown apart. The leak rows are folded in
 //! change by change as the groups cache does ([`Store::leaks_since`]): one cell per
 //! (group, version) with its packages and retained sizes, so a request after a change
 //! reads only the rows recorded since, and the versions' order from an index; a request
@@ -167,20 +169,57 @@ pub struct View {
     pub versions: Vec<VersionShown>,
     /// Older versions not shown.
     pub versions_left_out: u64,
+    /// The packages without an app version, apart (`appVersion` ""; no group new, no
+    /// version before); `None` when every package has one.
+    pub no_version: Option<VersionShown>,
+}
+
+/// One version's list: its groups ordered (new ones first, then by packages, then
+/// occurrences, then signature), the first `max_groups` kept, the rest counted.
+fn listed(
+    (value, first, packages): &(String, i64, i64),
+    previous_version: Option<String>,
+    mut groups: Vec<VersionGroup>,
+    max_groups: usize,
+) -> VersionShown {
+    groups.sort_by(|a, b| {
+        b.new
+            .cmp(&a.new)
+            .then(b.here.packages.cmp(&a.here.packages))
+            .then(b.here.occurrences.cmp(&a.here.occurrences))
+            .then_with(|| a.signature.cmp(&b.signature))
+    });
+    let seen = groups.len();
+    let new = groups.iter().filter(|g| g.new).count();
+    groups.truncate(max_groups);
+    VersionShown {
+        app_version: value.clone(),
+        first_received_ms: *first,
+        packages: *packages,
+        previous_version,
+        groups_seen: seen as u64,
+        new_groups: new as u64,
+        groups_left_out: (seen - groups.len()) as u64,
+        groups,
+    }
 }
 
 impl Versions {
     /// The view of what was folded in, the versions ordered as `recorded` says (their
     /// first package's time, ties by value): the latest `max_versions`, each listing at
-    /// most `max_groups` groups.
+    /// most `max_groups` groups; the packages without a version apart.
     pub fn view(&self, recorded: &[AppVersion], max_versions: usize, max_groups: usize) -> View {
         // The versions as the lists show them: values recorded before the caps, cut, may
         // fall together.
         let mut merged: HashMap<String, (i64, i64)> = HashMap::new();
+        let mut unversioned: Option<(i64, i64)> = None;
         for v in recorded {
-            let e = merged
-                .entry(limits::column(&v.value).into_owned())
-                .or_insert((i64::MAX, 0));
+            let value = limits::column(&v.value);
+            let e = if value.is_empty() {
+                unversioned.get_or_insert((i64::MAX, 0))
+            } else {
+                merged.entry(value.into_owned()).or_insert((i64::MAX, 0))
+            };
             e.0 = e.0.min(v.first_received_ms);
             e.1 += v.packages;
         }
@@ -194,18 +233,27 @@ impl Versions {
             .collect();
         let first_shown = order.len().saturating_sub(max_versions);
         let mut lists: Vec<Vec<VersionGroup>> = vec![Vec::new(); order.len() - first_shown];
+        let mut apart: Vec<VersionGroup> = Vec::new();
         for (sig, g) in &self.by_sig {
             // A leak's package is recorded before the leak, and never removed: every
             // version folded in is in `recorded`, read after the fold.
-            let Some(earliest) = g
+            let earliest = g
                 .by_version
                 .keys()
                 .filter_map(|v| rank.get(v.as_str()))
-                .min()
-            else {
-                continue;
-            };
+                .min();
             for (v, cell) in &g.by_version {
+                if v.is_empty() {
+                    apart.push(VersionGroup {
+                        signature: sig.clone(),
+                        class_name: g.class_name.clone(),
+                        library_leak: g.library.clone(),
+                        new: false,
+                        here: cell.counts(),
+                        previous: None,
+                    });
+                    continue;
+                }
                 let Some(&i) = rank.get(v.as_str()) else {
                     continue;
                 };
@@ -220,7 +268,7 @@ impl Versions {
                     signature: sig.clone(),
                     class_name: g.class_name.clone(),
                     library_leak: g.library.clone(),
-                    new: i == *earliest,
+                    new: Some(&i) == earliest,
                     here: cell.counts(),
                     previous,
                 });
@@ -229,34 +277,17 @@ impl Versions {
         let versions = lists
             .into_iter()
             .enumerate()
-            .map(|(k, mut groups)| {
+            .map(|(k, groups)| {
                 let i = first_shown + k;
-                let (value, first, packages) = &order[i];
-                groups.sort_by(|a, b| {
-                    b.new
-                        .cmp(&a.new)
-                        .then(b.here.packages.cmp(&a.here.packages))
-                        .then(b.here.occurrences.cmp(&a.here.occurrences))
-                        .then_with(|| a.signature.cmp(&b.signature))
-                });
-                let seen = groups.len();
-                let new = groups.iter().filter(|g| g.new).count();
-                groups.truncate(max_groups);
-                VersionShown {
-                    app_version: value.clone(),
-                    first_received_ms: *first,
-                    packages: *packages,
-                    previous_version: i.checked_sub(1).map(|p| order[p].0.clone()),
-                    groups_seen: seen as u64,
-                    new_groups: new as u64,
-                    groups_left_out: (seen - groups.len()) as u64,
-                    groups,
-                }
+                let previous = i.checked_sub(1).map(|p| order[p].0.clone());
+                listed(&order[i], previous, groups, max_groups)
             })
             .collect();
         View {
             versions,
             versions_left_out: first_shown as u64,
+            no_version: unversioned
+                .map(|(first, n)| listed(&(String::new(), first, n), None, apart, max_groups)),
         }
     }
 }
@@ -331,7 +362,7 @@ pub async fn page(State(app): State<Arc<App>>) -> Result<Html<String>, ApiError>
 mod html {
     use maud::{html, Markup};
 
-    use super::{Counts, VersionGroup, View};
+    use super::{Counts, VersionGroup, VersionShown, View};
     use crate::limits;
     use crate::pages::{page, when};
     use hprof_shrink_analyze::render::{shown, with_native};
@@ -381,6 +412,24 @@ mod html {
         }
     }
 
+    /// A version's groups, and how many more it has.
+    fn groups(ver: &VersionShown) -> Markup {
+        html! {
+            @if !ver.groups.is_empty() {
+                table {
+                    tr {
+                        th { "" } th { "leaking class" } th { "packages" } th { "occurrences" }
+                        th { "retained (median, max)" }
+                    }
+                    @for g in &ver.groups { (row(g)) }
+                }
+            }
+            @if ver.groups_left_out > 0 {
+                p.more { (ver.groups_left_out) " more groups not shown (the first " (limits::VERSION_GROUPS) ": new ones first, then by packages)." }
+            }
+        }
+    }
+
     pub fn versions(v: &View) -> String {
         let body = html! {
             p {
@@ -395,29 +444,24 @@ mod html {
             }
             @if v.versions.is_empty() { p { "No package yet." } }
             @for ver in &v.versions {
-                h2 id={ "v-" (ver.app_version) } {
-                    "App version " @if ver.app_version.is_empty() { "?" } @else { (ver.app_version) }
-                }
+                h2 id={ "v-" (ver.app_version) } { "App version " (ver.app_version) }
                 p {
                     "First package received " (when(ver.first_received_ms)) "; " (ver.packages) " packages; "
                     (ver.groups_seen) " leak groups, " (ver.new_groups) " new"
-                    @if let Some(p) = &ver.previous_version {
-                        " (before: " @if p.is_empty() { "?" } @else { (p) } ")"
-                    }
+                    @if let Some(p) = &ver.previous_version { " (before: " (p) ")" }
                     "."
                 }
-                @if !ver.groups.is_empty() {
-                    table {
-                        tr {
-                            th { "" } th { "leaking class" } th { "packages" } th { "occurrences" }
-                            th { "retained (median, max)" }
-                        }
-                        @for g in &ver.groups { (row(g)) }
-                    }
+                (groups(ver))
+            }
+            @if let Some(ver) = &v.no_version {
+                h2 id="no-version" { "No app version" }
+                p {
+                    (ver.packages) " packages without an app version, the first received "
+                    (when(ver.first_received_ms)) "; " (ver.groups_seen) " leak groups. "
+                    "They are no version: kept out of the order above, so no group is new in them "
+                    "and none is new later because of them."
                 }
-                @if ver.groups_left_out > 0 {
-                    p.more { (ver.groups_left_out) " more groups not shown (the first " (limits::VERSION_GROUPS) ": new ones first, then by packages)." }
-                }
+                (groups(ver))
             }
         };
         page("Leak groups by app version", body)
@@ -495,6 +539,45 @@ mod tests {
         assert_eq!(b.previous.as_ref().map(|p| p.packages), Some(1));
         // A version with packages and no leak.
         assert_eq!((v.versions[2].groups_seen, v.versions[2].packages), (0, 1));
+    }
+
+    /// Packages without an app version are no version: a group first seen in one is new
+    /// in the first version that has it, the version before 2.2 is 2.1, not "".
+    #[test]
+    fn packages_without_a_version_are_not_a_version() {
+        let mut f = Versions::default();
+        f.add(&leak(1, 1, 100, "", "a", 10));
+        f.add(&leak(2, 2, 150, "2.1", "b", 10));
+        f.add(&leak(3, 3, 200, "2.2", "a", 20));
+        f.add(&leak(4, 4, 250, "", "b", 30));
+        let order = recorded(&[("", 100, 2), ("2.1", 150, 1), ("2.2", 200, 1)]);
+        let v = f.view(&order, 20, 50);
+        let names: Vec<_> = v.versions.iter().map(|v| v.app_version.as_str()).collect();
+        assert_eq!(names, ["2.1", "2.2"]);
+        let two = &v.versions[1];
+        assert_eq!(two.previous_version.as_deref(), Some("2.1"));
+        assert_eq!((two.groups_seen, two.new_groups), (1, 1));
+        let a = &two.groups[0];
+        assert_eq!(a.signature, "a");
+        assert!(a.new && a.previous.is_none(), "{a:?}");
+        // Apart: their packages and groups, nothing new there.
+        let none = v.no_version.as_ref().expect("packages without a version");
+        assert_eq!((none.packages, none.first_received_ms), (2, 100));
+        assert_eq!((none.groups_seen, none.new_groups), (2, 0));
+        assert!(none.previous_version.is_none());
+        assert!(none.groups.iter().all(|g| !g.new && g.previous.is_none()));
+        let page = html::versions(&v);
+        assert!(!page.contains("before: ?") && !page.contains("App version ?"));
+        let apart = page.find("id=\"no-version\"").expect("a section apart");
+        assert!(
+            apart > page.find("id=\"v-2.2\"").unwrap(),
+            "after the versions"
+        );
+        // Every package with a version: no section apart.
+        let mut f = Versions::default();
+        f.add(&leak(1, 1, 100, "2.1", "a", 10));
+        let order = recorded(&[("2.1", 100, 1)]);
+        assert!(f.view(&order, 20, 50).no_version.is_none());
     }
 
     /// At most so many versions (the latest) and groups per version; what was cut is
