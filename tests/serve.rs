@@ -1907,6 +1907,16 @@ async fn on_sqlite_a_no_leak_package_is_grouped_by_its_first_retainer_with_a_pat
     srv.stop().await;
 }
 
+/// A shrunk dump's notes and its count in its no-leak group, through the store: see
+/// `shrunk_packages_are_counted`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_sqlite_shrunk_packages_without_a_leak_are_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, zip) = sqlite_store(dir.path()).await;
+    serve_common::shrunk_packages_are_counted(&store, &store, &zip).await;
+    store.close().await;
+}
+
 /// Migration 9 on a database an older server left: see `as_before_migration_9`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn on_sqlite_migration_9_queues_the_packages_left_in_no_no_leak_group() {
@@ -4014,6 +4024,59 @@ async fn a_packages_page_shows_its_triage_and_one_analyzed_before_it_says_so() {
         "{page}"
     );
     assert!(!page.contains("Top retainers"), "{page}");
+    srv.stop().await;
+}
+
+/// A shrunk dump's note (its retained sizes leave out the dropped arrays) is shown where
+/// its triage is: on the package's page, also when its triage was recorded before the
+/// notes were kept (read from its analysis then); and a no-leak group's page and JSON
+/// count its packages whose sizes leave out dropped arrays.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shrunk_dumps_note_is_shown_beside_its_triage_and_counted_in_its_no_leak_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let zip = package(dir.path(), "a.zip", &[]);
+    let data = dir.path().join("data");
+    let note = escaped(serve_common::SHRUNK_NOTE);
+    let srv = start(&data, Opts::default()).await;
+    let id = put_analyzed(&srv, &[std::fs::read(&zip).unwrap()]).await[0];
+    let (_, page) = get_text(&srv.url(&format!("/packages/{id}"))).await;
+    let triage = page.find("<h2>Triage</h2>").expect("a triage");
+    let shown = page[triage..].find(&note).map(|at| triage + at);
+    assert!(
+        shown.is_some_and(|at| at < page.find("Top retainers").unwrap()),
+        "the note heads the triage: {page}"
+    );
+    srv.stop().await;
+
+    let store = hprof_shrink_serve::store::Store::open(&data.join("meta.sqlite"))
+        .await
+        .unwrap();
+    // Its triage as recorded before the notes were kept.
+    serve_common::forget_triage_notes(&store).await;
+    let ([shrunk, whole], sig) = serve_common::shrunk_and_whole_without_a_leak(&store, &zip).await;
+    store.close().await;
+    let srv = start(&data, Opts::receive_only()).await;
+    let (_, page) = get_text(&srv.url(&format!("/packages/{id}"))).await;
+    assert!(page.contains(&note), "read from the analysis: {page}");
+    let (_, page) = get_text(&srv.url(&format!("/packages/{whole}"))).await;
+    assert!(!page.contains(&note), "{page}");
+    let (status, page) = get_text(&srv.url(&format!("/no-leak/{sig}"))).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        page.contains("1 of these 2 packages come from shrunk dumps"),
+        "{page}"
+    );
+    let g = get_json(&srv.url(&format!("/api/no-leak/{sig}")), None).await;
+    assert_eq!(
+        (&g["shrunkPackages"], &g["shrunkUnknown"]),
+        (&1.into(), &0.into()),
+        "{g}"
+    );
+    assert!(g["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|p| p["packageId"] == shrunk));
     srv.stop().await;
 }
 

@@ -822,6 +822,20 @@ async fn on_postgres_migration_9_queues_the_packages_left_in_no_no_leak_group() 
     store.close().await;
 }
 
+/// A shrunk dump's notes and its count in its no-leak group on PostgreSQL (migration 9),
+/// recorded by another process: see `shrunk_packages_are_counted`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_postgres_shrunk_packages_without_a_leak_are_counted() {
+    let Some((_pg, store, other)) = two_pools().await else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let zip = scenario_packages(dir.path()).remove(0);
+    serve_common::shrunk_packages_are_counted(&store, &other, &zip).await;
+    store.close().await;
+    other.close().await;
+}
+
 /// Environment variables a case sets.
 type Env = Vec<(&'static str, String)>;
 

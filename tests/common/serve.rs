@@ -441,6 +441,16 @@ pub async fn forget_triages(store: &Store) {
     execute(store, "DELETE FROM retainers", None).await;
 }
 
+/// Makes every triage kept look as a server before the notes were kept left it: without
+/// them.
+pub async fn forget_triage_notes(store: &Store) {
+    let sql = match store {
+        Store::Sqlite(_) => "UPDATE triages SET triage = json_remove(triage, '$.notes')",
+        Store::Postgres(_) => "UPDATE triages SET triage = (triage::jsonb - 'notes')::text",
+    };
+    execute(store, sql, None).await;
+}
+
 /// Makes the recorded analyses of packages `ids` (all when empty) look as a server before
 /// signature versions recorded them: each leak's signature another one (the old formula
 /// gave the same bug another hash: `old-` and the new one here, the same for every
@@ -902,11 +912,11 @@ pub async fn triage_rows_round_trip(store: &Store, other: &Store, zip: &Path) {
     for id in [a, b, leaking] {
         assert_eq!(
             store.triage(id).await.unwrap(),
-            Some(PackageTriage::of(triage)),
+            PackageTriage::of(&base),
             "package {id}"
         );
     }
-    let shown = PackageTriage::of(triage);
+    let shown = PackageTriage::of(&base).unwrap();
     let kept_path = shown.top_retainers[0].path.clone().unwrap();
     let sig = path_signature(&kept_path);
     assert_eq!(sig, path_signature(path), "labels are not in the signature");
@@ -1035,11 +1045,11 @@ pub async fn no_leak_groups_take_the_first_retainer_with_a_path(
 }
 
 /// A database as a server before migration 9 left it, for [`requeued_by_migration_9`]:
-/// four packages, of which that server left two without a leak in no group: one whose
-/// largest top retainer had no path (a smaller one has: its row taken away here, as the
-/// grouping by the first retainer alone left it) and one whose retainers have none; the
-/// others in a group and with a leak. Migration 9 is to run again at the next open.
-/// Returns the ids it must queue for re-analysis, and the others.
+/// four packages, three without a leak: one that server left in no group though a
+/// smaller top retainer has a path (its row taken away here, as the grouping by the first
+/// retainer alone left it), one whose retainers have none, one in a group (its row not
+/// saying whether it was shrunk); one with a leak. Migration 9 is to run again at the
+/// next open. Returns the ids it must queue for re-analysis, and the others.
 pub async fn as_before_migration_9(store: &Store, zip: &Path) -> (Vec<i64>, Vec<i64>) {
     let base = hprof_shrink_analyze::analyze_path(
         zip,
@@ -1087,18 +1097,30 @@ pub async fn as_before_migration_9(store: &Store, zip: &Path) -> (Vec<i64>, Vec<
         .await,
         1
     );
+    execute(store, "ALTER TABLE retainers DROP COLUMN shrunk", None).await;
     execute(
         store,
         "DELETE FROM _sqlx_migrations WHERE version = 9",
         None,
     )
     .await;
-    (vec![second, none], vec![grouped, leaking])
+    (vec![second, none, grouped], vec![leaking])
 }
 
-/// After [`as_before_migration_9`] and an open that migrated: the packages left in no
-/// group, and only they, are queued for re-analysis.
+/// After [`as_before_migration_9`] and an open that migrated: the packages without a
+/// leak, and only they, are queued for re-analysis; until then a group's rows do not say
+/// whether their dumps were shrunk.
 pub async fn requeued_by_migration_9(store: &Store, (queued, kept): (&[i64], &[i64])) {
+    use hprof_shrink_serve::store::Shrunk;
+    let grouped = queued[2];
+    let t = store.triage(grouped).await.unwrap().unwrap();
+    let path = t.top_retainers[0].path.as_ref().unwrap();
+    let sig = hprof_shrink_serve::triage::path_signature(path);
+    let unknown = Shrunk {
+        packages: 0,
+        unknown: 1,
+    };
+    assert_eq!(store.no_leak_shrunk(&sig).await.unwrap(), unknown);
     assert_eq!(store.queue_regroup().await.unwrap(), queued.len() as u64);
     for &id in queued {
         let p = store.package(id).await.unwrap().unwrap().row;
@@ -1108,4 +1130,58 @@ pub async fn requeued_by_migration_9(store: &Store, (queued, kept): (&[i64], &[i
         let p = store.package(id).await.unwrap().unwrap().row;
         assert_eq!((p.state.as_str(), p.reanalysis), ("done", false), "{id}");
     }
+}
+
+/// The note an analysis of a shrunk dump carries (docs/analyze.md).
+pub const SHRUNK_NOTE: &str = "the dump was shrunk: references to dropped primitive arrays \
+     read as null, and retained sizes leave out their bytes";
+
+/// Two packages without a leak in one no-leak group, recorded through `via`: the first of
+/// a shrunk dump (`zip`'s, with the analysis's note), the second not. Returns their ids
+/// and the group's signature.
+pub async fn shrunk_and_whole_without_a_leak(via: &Store, zip: &Path) -> ([i64; 2], String) {
+    use hprof_shrink_serve::triage::path_signature;
+    let base = hprof_shrink_analyze::analyze_path(
+        zip,
+        &hprof_shrink_analyze::Options::default(),
+        &hprof_shrink_core::Control::default(),
+    )
+    .unwrap()
+    .analysis;
+    assert!(base.input.shrunk, "the fixture's package is shrunk");
+    assert!(
+        base.notes.iter().any(|n| n == SHRUNK_NOTE),
+        "{:?}",
+        base.notes
+    );
+    let shrunk = retainer_paths(&base, &[true]);
+    let mut whole = shrunk.clone();
+    whole.input.shrunk = false;
+    whole.notes.retain(|n| n != SHRUNK_NOTE);
+    let md5 = |i: u32| format!("{:032x}", 0xc000 + i);
+    let version = ("26", "acme", "1.0");
+    let a = record(via, &shrunk, &md5(1), version, &[], 0).await;
+    let b = record(via, &whole, &md5(2), version, &[], 0).await;
+    let t = via.triage(a).await.unwrap().unwrap();
+    let sig = path_signature(t.top_retainers[0].path.as_ref().unwrap());
+    ([a, b], sig)
+}
+
+/// Through the store (`other` records, `store` reads): a shrunk dump's triage keeps its
+/// analysis's notes, a whole one's does not carry that note, and their no-leak group
+/// counts the one package whose sizes leave out dropped arrays.
+pub async fn shrunk_packages_are_counted(store: &Store, other: &Store, zip: &Path) {
+    use hprof_shrink_serve::store::Shrunk;
+    let ([a, b], sig) = shrunk_and_whole_without_a_leak(other, zip).await;
+    let notes = |id: i64| async move {
+        let t = store.triage(id).await.unwrap().unwrap();
+        t.notes.expect("notes kept")
+    };
+    assert!(notes(a).await.iter().any(|n| n == SHRUNK_NOTE));
+    assert!(!notes(b).await.iter().any(|n| n == SHRUNK_NOTE));
+    let counted = Shrunk {
+        packages: 1,
+        unknown: 0,
+    };
+    assert_eq!(store.no_leak_shrunk(&sig).await.unwrap(), counted);
 }

@@ -21,7 +21,7 @@ use crate::app::App;
 use crate::groups::{Fold, LeakGroup, Top};
 use crate::limits;
 use crate::pages;
-use crate::store::{DbResult, LeakRow, Store};
+use crate::store::{DbResult, LeakRow, Shrunk, Store};
 use hprof_shrink_analyze::model::Trace;
 
 /// The no-leak groups as the list shows them.
@@ -96,11 +96,11 @@ pub async fn api(State(app): State<Arc<App>>) -> Result<Json<Value>, ApiError> {
 }
 
 /// One no-leak group: its summary (of every package), the most recent path, the most
-/// recent [`limits::OCCURRENCES`] packages.
+/// recent [`limits::OCCURRENCES`] packages, and of all those whose dump was shrunk.
 async fn group_of(
     app: &App,
     signature: &str,
-) -> Result<(LeakGroup, Option<Trace>, Vec<LeakRow>), ApiError> {
+) -> Result<(LeakGroup, Option<Trace>, Vec<LeakRow>, Shrunk), ApiError> {
     let mut fold = Fold::default();
     app.store.fold_no_leak(Some(signature), &mut fold).await?;
     let g = fold
@@ -117,7 +117,8 @@ async fn group_of(
         .latest_no_leak_path(signature)
         .await?
         .and_then(|t| serde_json::from_str(&t).ok());
-    Ok((g, path, rows))
+    let shrunk = app.store.no_leak_shrunk(signature).await?;
+    Ok((g, path, rows, shrunk))
 }
 
 /// `GET /no-leak/{signature}`.
@@ -126,7 +127,9 @@ pub async fn group_page(
     Path(signature): Path<String>,
 ) -> Result<Html<String>, Response> {
     match group_of(&app, &signature).await {
-        Ok((g, path, rows)) => Ok(Html(pages::no_leak_group(&g, path.as_ref(), &rows))),
+        Ok((g, path, rows, shrunk)) => {
+            Ok(Html(pages::no_leak_group(&g, path.as_ref(), &rows, shrunk)))
+        }
         Err(e) if e.status == axum::http::StatusCode::NOT_FOUND => Err((
             axum::http::StatusCode::NOT_FOUND,
             Html(pages::not_found(&e.message)),
@@ -141,7 +144,7 @@ pub async fn group_api(
     State(app): State<Arc<App>>,
     Path(signature): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    let (g, path, rows) = group_of(&app, &signature).await?;
+    let (g, path, rows, shrunk) = group_of(&app, &signature).await?;
     let packages: Vec<Value> = rows
         .iter()
         .map(|o| {
@@ -163,5 +166,7 @@ pub async fn group_api(
         "path": path,
         "packages": packages,
         "packagesLeftOut": left_out,
+        "shrunkPackages": shrunk.packages,
+        "shrunkUnknown": shrunk.unknown,
     })))
 }

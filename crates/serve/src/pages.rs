@@ -7,7 +7,7 @@ use maud::{html, Markup, PreEscaped, DOCTYPE};
 use super::cache::Shown;
 use super::groups::{DuplicateBuffer, LeakGroup};
 use super::limits::{self, Cut};
-use super::store::{Filter, LeakRow, Menu, Package, PackageRow, Regrouping};
+use super::store::{Filter, LeakRow, Menu, Package, PackageRow, Regrouping, Shrunk};
 use super::triage::PackageTriage;
 use hprof_shrink_analyze::model::Trace;
 use hprof_shrink_analyze::render::html::trace;
@@ -309,7 +309,16 @@ fn triage_section(t: Option<&PackageTriage>, analyzed: bool) -> Markup {
     let heap = t.heap_bytes + t.heap_native_bytes;
     let c = &t.counts;
     let b = &t.bitmaps;
+    let notes = t.notes.as_deref().unwrap_or_default();
     html! {
+        // First: a shrunk dump's note says the sizes below leave out the dropped arrays.
+        @if !notes.is_empty() || t.notes_left_out > 0 {
+            div.note.notes {
+                "Notes of the analysis:"
+                ul { @for n in notes { li { (shown(n)) } } }
+                @if t.notes_left_out > 0 { span.more { (t.notes_left_out) " more notes not shown." } }
+            }
+        }
         p { "Reachable: " (with_native(t.heap_bytes, t.heap_native_bytes)) "." }
         h3 { "Top retainers" }
         @if t.top_retainers.is_empty() { p { "None." } }
@@ -550,11 +559,27 @@ pub fn no_leak_groups(groups: &[LeakGroup], left_out: u64, ungrouped: u64) -> St
     page("No-leak groups", body)
 }
 
-/// One no-leak group: its packages and the most recent one's path.
-pub fn no_leak_group(g: &LeakGroup, path: Option<&Trace>, packages: &[LeakRow]) -> String {
+/// One no-leak group: its packages and the most recent one's path; `shrunk`: those of its
+/// packages whose sizes leave out dropped arrays.
+pub fn no_leak_group(
+    g: &LeakGroup,
+    path: Option<&Trace>,
+    packages: &[LeakRow],
+    shrunk: Shrunk,
+) -> String {
     let left_out = g.occurrences.saturating_sub(packages.len() as u64);
     let body = html! {
-        p { "Largest retainer: " (shown(&g.class_name)) }
+        @if shrunk.packages > 0 || shrunk.unknown > 0 {
+            p.note.shrunk {
+                (shrunk.packages) " of these " (g.packages) " packages come from shrunk dumps: "
+                "their primitive arrays were dropped, so their retained sizes leave out those "
+                "arrays' bytes."
+                @if shrunk.unknown > 0 {
+                    " Not known for " (shrunk.unknown) " of them, recorded before the server kept it."
+                }
+            }
+        }
+        p { "Largest retainer with a path: " (shown(&g.class_name)) }
         p.sig { "path signature " (g.signature) }
         table {
             tr { th { "packages" } td { (g.packages) } }

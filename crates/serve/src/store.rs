@@ -301,18 +301,18 @@ macro_rules! no_leak_row {
 /// as its page shows it, and the package's no-leak group when it has no leak.
 macro_rules! record_triage {
     ($tx:ident, $id:expr, $a:expr) => {{
-        if let Some(t) = &$a.triage {
+        if let Some(t) = PackageTriage::of($a) {
             sqlx::query("INSERT INTO triages (package_id, triage) VALUES ($1, $2)")
                 .bind($id)
-                .bind(serde_json::to_string(&PackageTriage::of(t)).unwrap_or_default())
+                .bind(serde_json::to_string(&t).unwrap_or_default())
                 .execute(&mut *$tx)
                 .await?;
         }
         if let Some(n) = NoLeak::of($a) {
             sqlx::query(
                 "INSERT INTO retainers (package_id, signature, class_name, title, \
-                 retained_bytes, retained_native_bytes, path) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                 retained_bytes, retained_native_bytes, path, shrunk) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
             )
             .bind($id)
             .bind(&n.signature)
@@ -321,6 +321,7 @@ macro_rules! record_triage {
             .bind(n.retained_bytes as i64)
             .bind(n.retained_native_bytes as i64)
             .bind(&n.path)
+            .bind(n.shrunk)
             .execute(&mut *$tx)
             .await?;
         }
@@ -1348,6 +1349,7 @@ mod package_sql {
 mod by_version;
 mod no_leak;
 pub use by_version::AppVersion;
+pub use no_leak::Shrunk;
 
 /// The package columns a filter can name (never text from a request in SQL).
 #[derive(Debug, Clone, Copy)]

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use sha1::{Digest, Sha1};
 
 use crate::limits;
-use hprof_shrink_analyze::limits::MAX_TRACE_STEPS;
+use hprof_shrink_analyze::limits::{MAX_NOTES, MAX_TRACE_STEPS};
 use hprof_shrink_analyze::model::{Analysis, Trace};
 use hprof_shrink_analyze::render::triage::one_line;
 use hprof_shrink_analyze::triage::{
@@ -22,6 +22,9 @@ pub const LIST: usize = LIST_CAP;
 
 /// Bytes kept of a duplicated String's value (the analysis keeps 100 characters).
 const STRING_BYTES: usize = 400;
+
+/// Bytes kept of one of the analysis's notes (a sentence, a few class names).
+const NOTE_BYTES: usize = 1024;
 
 /// The triage as a package's page shows it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -48,6 +51,13 @@ pub struct PackageTriage {
     pub threads: Vec<ThreadGroup>,
     /// Thread names beyond those kept.
     pub threads_left_out: u64,
+    /// What the analysis says the reader should know (a shrunk dump's sizes without the
+    /// dropped arrays, …), each cut; `None` in a triage recorded before notes were kept.
+    #[serde(default)]
+    pub notes: Option<Vec<String>>,
+    /// Notes beyond those kept.
+    #[serde(default)]
+    pub notes_left_out: u64,
 }
 
 /// One of the objects the GC roots dominate directly, largest first.
@@ -108,9 +118,29 @@ fn path(t: &Trace) -> Option<Trace> {
 }
 
 impl PackageTriage {
-    /// What is kept of an analysis's triage: every list cut to the page's length, names
-    /// and Strings cut, paths without labels.
-    pub fn of(t: &Triage) -> PackageTriage {
+    /// What is kept of an analysis's triage, with its notes; `None` when it has none (an
+    /// analyzer before the triage).
+    pub fn of(a: &Analysis) -> Option<PackageTriage> {
+        let mut t = PackageTriage::of_triage(a.triage.as_ref()?);
+        t.notes_of(a);
+        Some(t)
+    }
+
+    /// Keeps analysis `a`'s notes, as many as an analysis keeps, each cut.
+    pub fn notes_of(&mut self, a: &Analysis) {
+        let kept = a.notes.len().min(MAX_NOTES);
+        self.notes = Some(
+            a.notes[..kept]
+                .iter()
+                .map(|n| limits::cut(n, NOTE_BYTES).into_owned())
+                .collect(),
+        );
+        self.notes_left_out = a.omitted_notes + (a.notes.len() - kept) as u64;
+    }
+
+    /// What is kept of a triage: every list cut to the page's length, names and Strings
+    /// cut, paths without labels; no notes (they are the analysis's).
+    fn of_triage(t: &Triage) -> PackageTriage {
         let (top, top_left_out) = first(&t.top_retainers, t.top_retainers_left_out);
         let (mut strings, strings_left_out) =
             first(&t.duplicate_strings, t.duplicate_strings_left_out);
@@ -155,6 +185,8 @@ impl PackageTriage {
             duplicate_strings_left_out: strings_left_out,
             threads,
             threads_left_out,
+            notes: None,
+            notes_left_out: 0,
         }
     }
 }
@@ -175,6 +207,9 @@ pub struct NoLeak {
     pub retained_native_bytes: u64,
     /// The path as kept ([`PackageTriage`]'s), JSON.
     pub path: String,
+    /// The dump was shrunk with its primitive arrays dropped: the retained size leaves out
+    /// their bytes.
+    pub shrunk: bool,
 }
 
 impl NoLeak {
@@ -199,6 +234,7 @@ impl NoLeak {
             retained_bytes: r.object.retained_bytes,
             retained_native_bytes: r.object.retained_native_bytes,
             path: serde_json::to_string(&kept).unwrap_or_default(),
+            shrunk: a.input.shrunk,
         })
     }
 }

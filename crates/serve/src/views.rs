@@ -212,7 +212,13 @@ pub(crate) async fn package_page(
             )
             .collect::<Vec<_>>();
         let bitmaps = bitmap_groups(&app.store.bitmaps(Some(id)).await?);
-        let triage = app.store.triage(id).await?;
+        let mut triage = app.store.triage(id).await?;
+        if let Some(t) = triage.as_mut().filter(|t| t.notes.is_none()) {
+            // Recorded before the triage kept the notes: its analysis file has them.
+            if let Some(a) = app.blobs.analysis(id).await {
+                t.notes_of(&a);
+            }
+        }
         Ok::<_, ApiError>(pages::package(&p, &leaks, &bitmaps, triage.as_ref()))
     };
     html_or_not_found(page.await)

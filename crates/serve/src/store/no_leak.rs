@@ -1,5 +1,7 @@
 //! What the no-leak pages ([`crate::no_leak`]) count beside the groups.
 
+use sqlx::Row;
+
 use super::{DbResult, Store};
 
 /// Packages whose recorded analysis has a triage and found no leak, yet are in no no-leak
@@ -9,7 +11,36 @@ const UNGROUPED: &str = "SELECT COUNT(*) FROM triages t \
      WHERE NOT EXISTS (SELECT 1 FROM retainers r WHERE r.package_id = t.package_id) \
      AND NOT EXISTS (SELECT 1 FROM leaks l WHERE l.package_id = t.package_id)";
 
+/// Of the packages of no-leak group $1: those whose dump was shrunk, and those recorded
+/// before that was kept. By `retainers_by_signature`.
+const SHRUNK: &str = "SELECT \
+     COALESCE(SUM(CASE WHEN shrunk THEN 1 ELSE 0 END), 0), \
+     COALESCE(SUM(CASE WHEN shrunk IS NULL THEN 1 ELSE 0 END), 0) \
+     FROM retainers WHERE signature = $1";
+
+/// How many of a no-leak group's packages have retained sizes without their dropped
+/// arrays' bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Shrunk {
+    /// Packages whose dump was shrunk with its primitive arrays dropped.
+    pub packages: u64,
+    /// Packages recorded before this was kept: not known.
+    pub unknown: u64,
+}
+
 impl Store {
+    /// Of the packages of no-leak group `signature`, those whose dump was shrunk.
+    pub async fn no_leak_shrunk(&self, signature: &str) -> DbResult<Shrunk> {
+        let (packages, unknown): (i64, i64) = on!(self, pool => {
+            let r = sqlx::query(SHRUNK).bind(signature).fetch_one(pool).await?;
+            (r.try_get(0)?, r.try_get(1)?)
+        });
+        Ok(Shrunk {
+            packages: packages.max(0) as u64,
+            unknown: unknown.max(0) as u64,
+        })
+    }
+
     /// How many packages without a leak are in no no-leak group (see [`UNGROUPED`]).
     pub async fn no_leak_ungrouped(&self) -> DbResult<u64> {
         let n: i64 = on!(self, pool => sqlx::query_scalar(UNGROUPED).fetch_one(pool).await)?;
