@@ -243,24 +243,42 @@ impl NoLeak {
 /// the whole path: the root's type, then each step's class and the generic name of its
 /// reference to the next (`[x]` for any array element or collection entry), a gap where
 /// the analysis left steps out marked without their count. Object ids, sizes, labels and
-/// the length of a gap are not in it: the same cause in dumps of different devices (or
-/// of one list at different lengths) signs alike.
+/// the length of a gap are not in it, and a run of like steps (a linked list's nodes, each
+/// `Node next`) counts as one, a gap inside it too: the same cause in dumps of different
+/// devices, or one list at different lengths (under or over the steps a path keeps), signs
+/// alike.
 pub fn path_signature(t: &Trace) -> String {
+    let shown: Vec<Option<String>> = t
+        .shown_steps()
+        .into_iter()
+        .map(|s| {
+            s.map(|s| match &s.reference {
+                Some(r) => format!("{} {}", s.class_name, r.generic()),
+                None => s.class_name.clone(),
+            })
+        })
+        .collect();
     let mut sha = Sha1::new();
     sha.update(t.root.as_bytes());
     sha.update(b"\n");
-    for s in t.shown_steps() {
-        match s {
-            Some(s) => {
-                sha.update(s.class_name.as_bytes());
-                if let Some(r) = &s.reference {
-                    sha.update(b" ");
-                    sha.update(r.generic().as_bytes());
-                }
+    let mut last: Option<&String> = None;
+    for (i, step) in shown.iter().enumerate() {
+        let step = match step {
+            Some(step) => step,
+            // A gap between two like steps is inside their run.
+            None if i > 0 && shown.get(i + 1) == shown.get(i - 1) => continue,
+            None => {
+                sha.update("…\n".as_bytes());
+                last = None;
+                continue;
             }
-            None => sha.update("…".as_bytes()),
+        };
+        if last == Some(step) {
+            continue;
         }
+        sha.update(step.as_bytes());
         sha.update(b"\n");
+        last = Some(step);
     }
     hex::encode(sha.finalize())
 }
@@ -320,5 +338,45 @@ mod tests {
         let mut e = b;
         e.root = "sticky class".into();
         assert_ne!(path_signature(&a), path_signature(&e));
+    }
+
+    /// A chain of `links` list nodes from a holder to a big array, as the analysis keeps
+    /// it: whole up to `MAX_TRACE_STEPS`, else its head and tail around a gap.
+    fn chain(links: usize) -> Trace {
+        let mut steps = vec![step("com.example.Holder", 1, Some("head"))];
+        steps.extend((0..links).map(|i| step("com.example.Node", 10 + i as u64, Some("next"))));
+        steps.push(step("com.example.Node", 5, Some("payload")));
+        steps.push(step("byte[]", 6, None));
+        let mut t = trace(steps);
+        let head = MAX_TRACE_STEPS / 2;
+        if t.steps.len() > MAX_TRACE_STEPS {
+            let cut = t.steps.len() - MAX_TRACE_STEPS;
+            t.steps.drain(head..head + cut);
+            t.omitted_steps = cut as u64;
+            t.omitted_after = Some(head as u64);
+        }
+        t
+    }
+
+    /// One list at any length signs alike, kept whole or cut around a gap; a list of
+    /// another node class, or a path past it that differs, does not.
+    #[test]
+    fn a_list_at_any_length_signs_alike() {
+        let one = path_signature(&chain(1));
+        for links in [2, 40, 50, 70, 90, 10_000] {
+            assert_eq!(path_signature(&chain(links)), one, "{links} links");
+        }
+        let mut other = chain(40);
+        other.steps[5].class_name = "com.example.Other".into();
+        assert_ne!(path_signature(&other), one);
+        let mut end = chain(90);
+        let last = end.steps.len() - 1;
+        end.steps[last].class_name = "int[]".into();
+        assert_ne!(path_signature(&end), one);
+        // A gap between unlike steps stays in the signature.
+        let mut gapped = chain(3);
+        gapped.omitted_steps = 4;
+        gapped.omitted_after = Some(1);
+        assert_ne!(path_signature(&gapped), one);
     }
 }
