@@ -1898,7 +1898,7 @@ async fn on_sqlite_a_no_leak_package_is_grouped_by_its_first_retainer_with_a_pat
     let (status, page) = get_text(&srv.url("/no-leak")).await;
     assert_eq!(status, StatusCode::OK);
     assert!(
-        page.contains("1 package(s) without a leak are in no group"),
+        page.contains("1 package without a leak is in no group"),
         "{page}"
     );
     // Its own page still shows its triage.
@@ -1984,7 +1984,7 @@ async fn the_versions_view_lists_new_groups_and_counts_per_app_version_in_releas
     let section = |k: usize| &page[sections[k]..sections[k + 1]];
     // 1.0: A new; 1.1: B new, A not; later: nothing new.
     for (k, new_sig, counts) in [
-        (0, Some(a), "1 leak groups, 1 new"),
+        (0, Some(a), "1 leak group, 1 new"),
         (1, Some(b), "2 leak groups, 1 new"),
         (2, None, "2 leak groups, 0 new"),
         (3, None, "2 leak groups, 0 new"),
@@ -3339,7 +3339,7 @@ async fn hostile_metadata_is_cut_where_it_is_recorded_and_every_answer_is_bounde
         let r = http.get(url).send().await.unwrap();
         assert_eq!(r.status(), 200);
         let page = r.text().await.unwrap();
-        assert!(page.contains("App leaks (1 groups)"), "{m}");
+        assert!(page.contains("App leaks (1 group)"), "{m}");
         assert!(page.len() < 256 << 10);
     }
     let kept = srv.running.cache_usage();
@@ -4063,7 +4063,7 @@ async fn a_shrunk_dumps_note_is_shown_beside_its_triage_and_counted_in_its_no_le
     let (status, page) = get_text(&srv.url(&format!("/no-leak/{sig}"))).await;
     assert_eq!(status, StatusCode::OK);
     assert!(
-        page.contains("1 of these 2 packages come from shrunk dumps"),
+        page.contains("1 of these 2 packages comes from a shrunk dump"),
         "{page}"
     );
     let g = get_json(&srv.url(&format!("/api/no-leak/{sig}")), None).await;

@@ -73,10 +73,16 @@ fn spread(v: &[(String, u64)], left_out: u64) -> Markup {
     }
 }
 
-/// "N more not shown", when some were left out.
-fn more(left_out: u64, what: &str) -> Markup {
+/// "1 package", "2 packages". Counts come both signed (database rows) and unsigned.
+pub(crate) fn plural(n: impl Into<i128>, one: &str, many: &str) -> String {
+    let n = n.into();
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// "N more (which) not shown", when some were left out.
+fn more(left_out: u64, one: &str, many: &str, which: &str) -> Markup {
     html! {
-        @if left_out > 0 { p.more { (left_out) " more " (what) " not shown." } }
+        @if left_out > 0 { p.more { (plural(left_out, one, many)) " (" (which) ") not shown." } }
     }
 }
 
@@ -100,7 +106,7 @@ fn regrouping(r: Option<&Regrouping>) -> Markup {
     html! {
         @if let Some(r) = r {
             p.note.regrouping {
-                "Regrouping: " (r.reanalyzed) " of " (r.packages) " packages re-analyzed"
+                "Regrouping: " (r.reanalyzed) " of " (plural(r.packages, "package", "packages")) " re-analyzed"
                 @if r.failed > 0 { " (" (r.failed) " failed: their leaks keep their old signatures)" }
                 ". The analyzer's signatures (now version " (r.signature_version) ") or this "
                 "server's grouping changed: packages analyzed before are being analyzed again, "
@@ -197,13 +203,13 @@ pub fn leak_groups(g: &Shown, filter: &Filter) -> String {
             @for (state, n) in &g.jobs { (state) " " (n) "; " }
         }
         (regrouping(g.regrouping.as_ref()))
-        h2 { "App leaks (" (app.len() as u64 + g.app_left_out) " groups)" }
+        h2 { "App leaks (" (plural(app.len() as u64 + g.app_left_out, "group", "groups")) ")" }
         @if app.is_empty() { p { "None yet." } } @else { (group_table(app, g.regrouping.as_ref())) }
-        (more(g.app_left_out, "groups (the least frequent)"))
-        h2 { "Library leaks (" (library.len() as u64 + g.library_left_out) " groups)" }
+        (more(g.app_left_out, "more group", "more groups", "the least frequent"))
+        h2 { "Library leaks (" (plural(library.len() as u64 + g.library_left_out, "group", "groups")) ")" }
         p { "Leaks whose only path runs through a known framework leak: not the app's bug." }
         @if library.is_empty() { p { "None." } } @else { (group_table(library, g.regrouping.as_ref())) }
-        (more(g.library_left_out, "groups (the least frequent)"))
+        (more(g.library_left_out, "more group", "more groups", "the least frequent"))
     };
     page("Leak groups", body)
 }
@@ -223,7 +229,7 @@ pub fn group(
         p.sig { "signature " (g.signature) }
         @if let Some(lib) = &g.library_leak { p.note { "Library leak: " (lib) } }
         table {
-            tr { th { "occurrences" } td { (g.occurrences) " in " (g.packages) " packages" } }
+            tr { th { "occurrences" } td { (g.occurrences) " in " (plural(g.packages, "package", "packages")) } }
             tr { th { "first seen" } td { (when(g.first_seen_ms)) } }
             tr { th { "last seen" } td { (when(g.last_seen_ms)) } }
             tr { th { "SDK" } td { (spread(&g.sdk_versions, g.sdk_versions_left_out)) } }
@@ -251,7 +257,7 @@ pub fn group(
                 }
             }
         }
-        (more(left_out, "occurrences (older)"))
+        (more(left_out, "more occurrence", "more occurrences", "older"))
     };
     page(&format!("Leak group: {}", shown(&g.title)), body)
 }
@@ -316,7 +322,7 @@ fn triage_section(t: Option<&PackageTriage>, analyzed: bool) -> Markup {
             div.note.notes {
                 "Notes of the analysis:"
                 ul { @for n in notes { li { (shown(n)) } } }
-                @if t.notes_left_out > 0 { span.more { (t.notes_left_out) " more notes not shown." } }
+                @if t.notes_left_out > 0 { span.more { (plural(t.notes_left_out, "more note", "more notes")) " not shown." } }
             }
         }
         p { "Reachable: " (with_native(t.heap_bytes, t.heap_native_bytes)) "." }
@@ -341,7 +347,7 @@ fn triage_section(t: Option<&PackageTriage>, analyzed: bool) -> Markup {
                 }
             }
         }
-        (more(t.top_retainers_left_out, "top retainers (smaller)"))
+        (more(t.top_retainers_left_out, "more top retainer", "more top retainers", "smaller"))
         h3 { "Counts" }
         table.counts {
             tr { th { "Activities" } td.n { (c.activities) } td { (c.destroyed_activities) " destroyed" } }
@@ -373,7 +379,7 @@ fn triage_section(t: Option<&PackageTriage>, analyzed: bool) -> Markup {
                 }
             }
         }
-        (more(b.largest_left_out, "Bitmaps (smaller)"))
+        (more(b.largest_left_out, "more Bitmap", "more Bitmaps", "smaller"))
         h3 { "Duplicate Strings" }
         @if t.duplicate_strings.is_empty() { p { "None." } }
         @else {
@@ -389,11 +395,11 @@ fn triage_section(t: Option<&PackageTriage>, analyzed: bool) -> Markup {
                 }
             }
         }
-        (more(t.duplicate_strings_left_out, "duplicated Strings (less wasteful)"))
+        (more(t.duplicate_strings_left_out, "more duplicated String", "more duplicated Strings", "less wasteful"))
         h3 { "Threads" }
         p.spread {
             @for g in &t.threads { span { (shown(&g.name)) " ×" (g.count) } }
-            @if t.threads_left_out > 0 { span.more { "+" (t.threads_left_out) " more names" } }
+            @if t.threads_left_out > 0 { span.more { "+" (plural(t.threads_left_out, "more name", "more names")) } }
         }
     }
 }
@@ -497,7 +503,7 @@ fn gallery(groups: &[DuplicateBuffer], left_out: u64) -> Markup {
                     } @else { p { "(no picture)" } }
                     p {
                         (g.width) "×" (g.height) " " (g.format) ", " (bytes(g.buffer_bytes)) br;
-                        (g.copies) " copies in " (g.packages.len() as u64 + g.packages_left_out) " package(s), "
+                        (plural(g.copies, "copy", "copies")) " in " (plural(g.packages.len() as u64 + g.packages_left_out, "package", "packages")) ", "
                         (bytes(g.wasted_bytes)) " wasted" br;
                         span.sig { (g.hash) } br;
                         @for id in &g.packages { a href={ "/packages/" (id) } { "#" (id) } " " }
@@ -506,7 +512,7 @@ fn gallery(groups: &[DuplicateBuffer], left_out: u64) -> Markup {
                 }
             }
         }
-        (more(left_out, "groups (the least wasteful)"))
+        (more(left_out, "more group", "more groups", "the least wasteful"))
     }
 }
 
@@ -521,7 +527,8 @@ pub fn no_leak_groups(groups: &[LeakGroup], left_out: u64, ungrouped: u64) -> St
         }
         @if ungrouped > 0 {
             p.note.ungrouped {
-                (ungrouped) " package(s) without a leak are in no group: none of their top "
+                (plural(ungrouped, "package", "packages")) " without a leak "
+                (if ungrouped == 1 { "is" } else { "are" }) " in no group: none of their top "
                 "retainers has a path from a GC root (an object held only through references "
                 "the path search does not follow, such as the main thread's locals, has none). "
                 "Their pages show their triage."
@@ -554,7 +561,7 @@ pub fn no_leak_groups(groups: &[LeakGroup], left_out: u64, ungrouped: u64) -> St
                 }
             }
         }
-        (more(left_out, "groups (the least frequent)"))
+        (more(left_out, "more group", "more groups", "the least frequent"))
     };
     page("No-leak groups", body)
 }
@@ -571,7 +578,8 @@ pub fn no_leak_group(
     let body = html! {
         @if shrunk.packages > 0 || shrunk.unknown > 0 {
             p.note.shrunk {
-                (shrunk.packages) " of these " (g.packages) " packages come from shrunk dumps: "
+                (shrunk.packages) " of these " (plural(g.packages, "package", "packages")) " "
+                (if shrunk.packages == 1 { "comes from a shrunk dump" } else { "come from shrunk dumps" }) ": "
                 "their primitive arrays were dropped, so their retained sizes leave out those "
                 "arrays' bytes."
                 @if shrunk.unknown > 0 {
@@ -609,7 +617,7 @@ pub fn no_leak_group(
                 }
             }
         }
-        (more(left_out, "packages (older)"))
+        (more(left_out, "more package", "more packages", "older"))
     };
     page(&format!("No-leak group: {}", shown(&g.class_name)), body)
 }

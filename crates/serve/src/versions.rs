@@ -364,7 +364,7 @@ mod html {
 
     use super::{Counts, VersionGroup, VersionShown, View};
     use crate::limits;
-    use crate::pages::{page, when};
+    use crate::pages::{page, plural, when};
     use hprof_shrink_analyze::render::{shown, with_native};
 
     /// "3 → 5", or "5" (and "new") where the previous version had none.
@@ -425,7 +425,7 @@ mod html {
                 }
             }
             @if ver.groups_left_out > 0 {
-                p.more { (ver.groups_left_out) " more groups not shown (the first " (limits::VERSION_GROUPS) ": new ones first, then by packages)." }
+                p.more { (plural(ver.groups_left_out, "more group", "more groups")) " not shown (the first " (limits::VERSION_GROUPS) ": new ones first, then by packages)." }
             }
         }
     }
@@ -446,8 +446,9 @@ mod html {
             @for ver in &v.versions {
                 h2 id={ "v-" (ver.app_version) } { "App version " (ver.app_version) }
                 p {
-                    "First package received " (when(ver.first_received_ms)) "; " (ver.packages) " packages; "
-                    (ver.groups_seen) " leak groups, " (ver.new_groups) " new"
+                    "First package received " (when(ver.first_received_ms)) "; "
+                    (plural(ver.packages, "package", "packages")) "; "
+                    (plural(ver.groups_seen, "leak group", "leak groups")) ", " (ver.new_groups) " new"
                     @if let Some(p) = &ver.previous_version { " (before: " (p) ")" }
                     "."
                 }
@@ -456,8 +457,8 @@ mod html {
             @if let Some(ver) = &v.no_version {
                 h2 id="no-version" { "No app version" }
                 p {
-                    (ver.packages) " packages without an app version, the first received "
-                    (when(ver.first_received_ms)) "; " (ver.groups_seen) " leak groups. "
+                    (plural(ver.packages, "package", "packages")) " without an app version, the first received "
+                    (when(ver.first_received_ms)) "; " (plural(ver.groups_seen, "leak group", "leak groups")) ". "
                     "They are no version: kept out of the order above, so no group is new in them "
                     "and none is new later because of them."
                 }
