@@ -1935,7 +1935,8 @@ async fn on_sqlite_migration_9_queues_the_packages_left_in_no_no_leak_group() {
 /// 1.0, 1.1, 1.9 and 1.10, first received in that order; the versions in that order (not
 /// their text's), the group new in 1.1 marked new there, each version's counts. A package
 /// without a version received first, with the group new in 1.1, is shown apart and
-/// changes none of that.
+/// changes none of that. Then 2.0 with A alone (B gone there, with its 1.10 counts) and
+/// 2.1 with B alone (B back, last in 1.10; A gone).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_versions_view_lists_new_groups_and_counts_per_app_version_in_release_order() {
     let dir = tempfile::tempdir().unwrap();
@@ -1956,12 +1957,13 @@ async fn the_versions_view_lists_new_groups_and_counts_per_app_version_in_releas
     let md5 = format!("{:032x}", 0xbeef);
     serve_common::record(&store, &base, &md5, ("25", "acme", ""), &[b], 50).await;
     serve_common::record_versions(&store, &base, 1).await;
+    serve_common::record_gone_and_back(&store, &base).await;
     store.close().await;
     let srv = start(&data, Opts::receive_only()).await;
     let r = client().get(srv.url("/api/versions")).send().await.unwrap();
     assert_eq!(r.status(), StatusCode::OK, "GET /api/versions");
     let v = json_of(r).await;
-    serve_common::check_versions(&v);
+    serve_common::check_gone_and_back(&v);
     let none = &v["noVersion"];
     assert_eq!(
         (&none["appVersion"], &none["packages"], &none["newGroups"]),
@@ -1977,7 +1979,15 @@ async fn the_versions_view_lists_new_groups_and_counts_per_app_version_in_releas
             .unwrap_or_else(|| panic!("no section for {v}"))
     };
     let apart = page.find("id=\"no-version\"").expect("no version, apart");
-    let sections = [at("1.0"), at("1.1"), at("1.9"), at("1.10"), apart];
+    let sections = [
+        at("1.0"),
+        at("1.1"),
+        at("1.9"),
+        at("1.10"),
+        at("2.0"),
+        at("2.1"),
+        apart,
+    ];
     assert!(sections.windows(2).all(|w| w[0] < w[1]), "{sections:?}");
     assert!(!page.contains("before: ?"), "{page}");
     let new = "<strong class=\"new\">new</strong>";
@@ -2004,6 +2014,17 @@ async fn the_versions_view_lists_new_groups_and_counts_per_app_version_in_releas
     }
     // 1.9's B: 2 packages, as in 1.1.
     assert!(section(2).contains("2 → 2"), "{}", section(2));
+    // Nothing gone before 2.0; there B, listed under what went since 1.10.
+    assert!((0..4).all(|k| !section(k).contains("Gone since")), "{page}");
+    let s = section(4);
+    let went = s.find("Gone since 1.10").unwrap_or_else(|| panic!("{s}"));
+    assert!(s[went..].contains(&format!("/groups/{b}")), "{s}");
+    assert!(s.contains("1 leak group, 0 new, 1 gone"), "{s}");
+    let s = section(5);
+    assert!(
+        s.contains("<strong class=\"back\">back</strong> (last in 1.10)"),
+        "{s}"
+    );
     // Linked from the groups page.
     let (_, groups) = get_text(&srv.url("/")).await;
     assert!(groups.contains("href=\"/versions\""));

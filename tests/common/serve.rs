@@ -777,6 +777,9 @@ pub fn check_versions(v: &serde_json::Value) {
         assert_eq!(ver["groupsSeen"], seen, "{name}: {ver}");
         assert_eq!(ver["newGroups"], new, "{name}: {ver}");
         assert_eq!(ver["groupsLeftOut"], 0, "{name}");
+        // Each version keeps the groups of the one before, none is back.
+        assert_eq!(ver["gone"], serde_json::json!([]), "{name}: {ver}");
+        assert_eq!(ver["goneLeftOut"], 0, "{name}");
         let previous = k.checked_sub(1).map(|p| names[p]);
         assert_eq!(ver["previousVersion"].as_str(), previous, "{name}");
         let listed = ver["groups"].as_array().unwrap();
@@ -792,8 +795,62 @@ pub fn check_versions(v: &serde_json::Value) {
                 g["previous"]["packages"].as_u64(),
             );
             assert_eq!(got, (sig, is_new, n, occ, p50, max, before), "{name}: {g}");
+            assert_eq!(g["back"], false, "{name}: {g}");
         }
     }
+}
+
+/// After [`record_versions`]: 2.0 with A alone, then 2.1 with B alone.
+pub async fn record_gone_and_back(via: &Store, base: &hprof_shrink_analyze::Analysis) {
+    let [a, b] = VERSION_SIGS;
+    for (k, (version, sig)) in [("2.0", a), ("2.1", b)].into_iter().enumerate() {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        let md5 = format!("{:032x}", 0x20 + k);
+        record(via, base, &md5, ("25", "acme", version), &[sig], 800).await;
+    }
+}
+
+/// What `GET /api/versions` answers for [`record_versions`] then [`record_gone_and_back`]:
+/// the first four versions as [`check_versions`] says; B gone in 2.0 with its counts in
+/// 1.10; in 2.1 B back (last in 1.10, no counts beside) and A gone.
+pub fn check_gone_and_back(v: &serde_json::Value) {
+    let [a, b] = VERSION_SIGS;
+    let mut first = v.clone();
+    first["versions"].as_array_mut().unwrap().truncate(4);
+    check_versions(&first);
+    let (two, two_one) = (&v["versions"][4], &v["versions"][5]);
+    assert_eq!(
+        (&two["appVersion"], &two_one["appVersion"]),
+        (&"2.0".into(), &"2.1".into())
+    );
+    let gone = &two["gone"];
+    assert_eq!(gone.as_array().map(Vec::len), Some(1), "{two}");
+    assert_eq!(
+        (
+            &gone[0]["signature"],
+            &gone[0]["packages"],
+            &gone[0]["retainedBytes"]["max"]
+        ),
+        (&b.into(), &1.into(), &701.into()),
+        "{two}"
+    );
+    assert_eq!(
+        (&two["goneLeftOut"], &two["groups"][0]["back"]),
+        (&0.into(), &false.into())
+    );
+    let back = &two_one["groups"][0];
+    assert_eq!(
+        (
+            &back["signature"],
+            &back["new"],
+            &back["back"],
+            &back["lastSeenIn"]
+        ),
+        (&b.into(), &false.into(), &true.into(), &"1.10".into()),
+        "{two_one}"
+    );
+    assert!(back["previous"].is_null(), "{two_one}");
+    assert_eq!(two_one["gone"][0]["signature"], a, "{two_one}");
 }
 
 /// The per-app-version view on one database seen by two processes: of
@@ -857,6 +914,7 @@ pub async fn versions_view_change_by_change(store: &Store, other: &Store, zip: &
         (Some(2), Some(1))
     );
     assert_eq!(last["groups"][0]["signature"], "c");
+    assert_eq!(last["gone"][0]["signature"], VERSION_SIGS[1], "1.10's B");
     assert_eq!(
         now["versions"][1]["groups"][0]["packages"], 3,
         "1.1's B: one more"

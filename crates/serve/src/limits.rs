@@ -43,8 +43,8 @@ pub const BITMAP_GROUPS: usize = 200;
 pub const BITMAP_PACKAGES: usize = 50;
 /// App versions the per-version view shows: the latest, by their first package's time.
 pub const VERSIONS: usize = 20;
-/// Groups the per-version view lists per version: the new ones first, then those on the
-/// most packages.
+/// Groups the per-version view lists per version: the new ones first, then those back,
+/// then those on the most packages; and as many of the groups gone since the version before.
 pub const VERSION_GROUPS: usize = 50;
 /// The most packages `GET /api/packages?limit=` lists.
 pub const PACKAGES_API: i64 = 1000;

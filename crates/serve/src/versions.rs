@@ -131,11 +131,30 @@ pub struct VersionGroup {
     pub library_leak: Option<String>,
     /// Seen in this version and in none before it.
     pub new: bool,
+    /// Seen in an earlier version but not in the one before: a leak fixed that came back.
+    pub back: bool,
+    /// For a group back, the latest version before this one with its leaks; else null.
+    pub last_seen_in: Option<String>,
     /// Its leaks in this version.
     #[serde(flatten)]
     pub here: Counts,
     /// The same in the version before (`previousVersion`); null where it was not seen.
     pub previous: Option<Counts>,
+}
+
+/// A group of the version before that this version has no leak of.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GoneGroup {
+    /// The group's signature.
+    pub signature: String,
+    /// The leaking object's class in its most recent occurrence.
+    pub class_name: String,
+    /// The known framework leak's description, for a library leak.
+    pub library_leak: Option<String>,
+    /// Its leaks in the version before (`previousVersion`).
+    #[serde(flatten)]
+    pub previous: Counts,
 }
 
 /// One app version.
@@ -159,6 +178,11 @@ pub struct VersionShown {
     pub groups: Vec<VersionGroup>,
     /// Groups not in `groups`.
     pub groups_left_out: u64,
+    /// The first [`limits::VERSION_GROUPS`] groups of the version before with no leak in
+    /// this one, each by its packages, then occurrences there (most first), then signature.
+    pub gone: Vec<GoneGroup>,
+    /// Gone groups not in `gone`.
+    pub gone_left_out: u64,
 }
 
 /// The view: the latest [`limits::VERSIONS`] versions, oldest first.
@@ -174,24 +198,38 @@ pub struct View {
     pub no_version: Option<VersionShown>,
 }
 
-/// One version's list: its groups ordered (new ones first, then by packages, then
-/// occurrences, then signature), the first `max_groups` kept, the rest counted.
+/// Most packages first, then most occurrences.
+fn by_size(a: &Counts, b: &Counts) -> std::cmp::Ordering {
+    b.packages
+        .cmp(&a.packages)
+        .then(b.occurrences.cmp(&a.occurrences))
+}
+
+/// One version's lists: its groups ordered (new ones first, then those back, then by
+/// packages, then occurrences, then signature) and the gone ones (by their counts in the
+/// version before), the first `max_groups` of each kept, the rest counted.
 fn listed(
-    (value, first, packages): &(String, i64, i64),
+    (value, first, packages): &Listed,
     previous_version: Option<String>,
     mut groups: Vec<VersionGroup>,
+    mut gone: Vec<GoneGroup>,
     max_groups: usize,
 ) -> VersionShown {
     groups.sort_by(|a, b| {
         b.new
             .cmp(&a.new)
-            .then(b.here.packages.cmp(&a.here.packages))
-            .then(b.here.occurrences.cmp(&a.here.occurrences))
+            .then(b.back.cmp(&a.back))
+            .then(by_size(&a.here, &b.here))
             .then_with(|| a.signature.cmp(&b.signature))
+    });
+    gone.sort_by(|a, b| {
+        by_size(&a.previous, &b.previous).then_with(|| a.signature.cmp(&b.signature))
     });
     let seen = groups.len();
     let new = groups.iter().filter(|g| g.new).count();
     groups.truncate(max_groups);
+    let gone_all = gone.len();
+    gone.truncate(max_groups);
     VersionShown {
         app_version: value.clone(),
         first_received_ms: *first,
@@ -201,31 +239,41 @@ fn listed(
         new_groups: new as u64,
         groups_left_out: (seen - groups.len()) as u64,
         groups,
+        gone_left_out: (gone_all - gone.len()) as u64,
+        gone,
     }
+}
+
+/// A version as the lists show it: (value, first package's time, packages).
+type Listed = (String, i64, i64);
+
+/// The versions as the lists show them, ordered by their first package's time (ties by
+/// value); and the (first package's time, packages) of those without a version. Values
+/// recorded before the caps, cut, may fall together.
+fn ordered(recorded: &[AppVersion]) -> (Vec<Listed>, Option<(i64, i64)>) {
+    let mut merged: HashMap<String, (i64, i64)> = HashMap::new();
+    let mut unversioned: Option<(i64, i64)> = None;
+    for v in recorded {
+        let value = limits::column(&v.value);
+        let e = if value.is_empty() {
+            unversioned.get_or_insert((i64::MAX, 0))
+        } else {
+            merged.entry(value.into_owned()).or_insert((i64::MAX, 0))
+        };
+        e.0 = e.0.min(v.first_received_ms);
+        e.1 += v.packages;
+    }
+    let mut order: Vec<Listed> = merged.into_iter().map(|(v, (t, n))| (v, t, n)).collect();
+    order.sort_by(|a, b| a.1.cmp(&b.1).then_with(|| a.0.cmp(&b.0)));
+    (order, unversioned)
 }
 
 impl Versions {
     /// The view of what was folded in, the versions ordered as `recorded` says (their
     /// first package's time, ties by value): the latest `max_versions`, each listing at
-    /// most `max_groups` groups; the packages without a version apart.
+    /// most `max_groups` groups and as many gone; the packages without a version apart.
     pub fn view(&self, recorded: &[AppVersion], max_versions: usize, max_groups: usize) -> View {
-        // The versions as the lists show them: values recorded before the caps, cut, may
-        // fall together.
-        let mut merged: HashMap<String, (i64, i64)> = HashMap::new();
-        let mut unversioned: Option<(i64, i64)> = None;
-        for v in recorded {
-            let value = limits::column(&v.value);
-            let e = if value.is_empty() {
-                unversioned.get_or_insert((i64::MAX, 0))
-            } else {
-                merged.entry(value.into_owned()).or_insert((i64::MAX, 0))
-            };
-            e.0 = e.0.min(v.first_received_ms);
-            e.1 += v.packages;
-        }
-        let mut order: Vec<(String, i64, i64)> =
-            merged.into_iter().map(|(v, (t, n))| (v, t, n)).collect();
-        order.sort_by(|a, b| a.1.cmp(&b.1).then_with(|| a.0.cmp(&b.0)));
+        let (order, unversioned) = ordered(recorded);
         let rank: HashMap<&str, usize> = order
             .iter()
             .enumerate()
@@ -233,15 +281,17 @@ impl Versions {
             .collect();
         let first_shown = order.len().saturating_sub(max_versions);
         let mut lists: Vec<Vec<VersionGroup>> = vec![Vec::new(); order.len() - first_shown];
+        let mut gone: Vec<Vec<GoneGroup>> = vec![Vec::new(); order.len() - first_shown];
         let mut apart: Vec<VersionGroup> = Vec::new();
         for (sig, g) in &self.by_sig {
             // A leak's package is recorded before the leak, and never removed: every
             // version folded in is in `recorded`, read after the fold.
-            let earliest = g
+            let mut ranks: Vec<usize> = g
                 .by_version
                 .keys()
-                .filter_map(|v| rank.get(v.as_str()))
-                .min();
+                .filter_map(|v| rank.get(v.as_str()).copied())
+                .collect();
+            ranks.sort_unstable();
             for (v, cell) in &g.by_version {
                 if v.is_empty() {
                     apart.push(VersionGroup {
@@ -249,6 +299,8 @@ impl Versions {
                         class_name: g.class_name.clone(),
                         library_leak: g.library.clone(),
                         new: false,
+                        back: false,
+                        last_seen_in: None,
                         here: cell.counts(),
                         previous: None,
                     });
@@ -257,18 +309,38 @@ impl Versions {
                 let Some(&i) = rank.get(v.as_str()) else {
                     continue;
                 };
+                // Gone from the next version when it has none: listed there with its
+                // counts here, even when this version is older than the ones shown.
+                let next = i + 1;
+                if next >= first_shown
+                    && next < order.len()
+                    && !g.by_version.contains_key(&order[next].0)
+                {
+                    gone[next - first_shown].push(GoneGroup {
+                        signature: sig.clone(),
+                        class_name: g.class_name.clone(),
+                        library_leak: g.library.clone(),
+                        previous: cell.counts(),
+                    });
+                }
                 if i < first_shown {
                     continue;
                 }
-                let previous = i
-                    .checked_sub(1)
-                    .and_then(|p| g.by_version.get(&order[p].0))
+                // The latest version before this one with the group's leaks: none, it is
+                // new; the previous one, its counts beside; an older one, it is back.
+                let before = ranks[..ranks.partition_point(|&r| r < i)].last().copied();
+                let back = before.filter(|&b| b + 1 < i);
+                let previous = before
+                    .filter(|&b| b + 1 == i)
+                    .and_then(|b| g.by_version.get(&order[b].0))
                     .map(Cell::counts);
                 lists[i - first_shown].push(VersionGroup {
                     signature: sig.clone(),
                     class_name: g.class_name.clone(),
                     library_leak: g.library.clone(),
-                    new: Some(&i) == earliest,
+                    new: before.is_none(),
+                    back: back.is_some(),
+                    last_seen_in: back.map(|b| order[b].0.clone()),
                     here: cell.counts(),
                     previous,
                 });
@@ -276,18 +348,26 @@ impl Versions {
         }
         let versions = lists
             .into_iter()
+            .zip(gone)
             .enumerate()
-            .map(|(k, groups)| {
+            .map(|(k, (groups, gone))| {
                 let i = first_shown + k;
                 let previous = i.checked_sub(1).map(|p| order[p].0.clone());
-                listed(&order[i], previous, groups, max_groups)
+                listed(&order[i], previous, groups, gone, max_groups)
             })
             .collect();
         View {
             versions,
             versions_left_out: first_shown as u64,
-            no_version: unversioned
-                .map(|(first, n)| listed(&(String::new(), first, n), None, apart, max_groups)),
+            no_version: unversioned.map(|(first, n)| {
+                listed(
+                    &(String::new(), first, n),
+                    None,
+                    apart,
+                    Vec::new(),
+                    max_groups,
+                )
+            }),
         }
     }
 }
@@ -362,7 +442,7 @@ pub async fn page(State(app): State<Arc<App>>) -> Result<Html<String>, ApiError>
 mod html {
     use maud::{html, Markup};
 
-    use super::{Counts, VersionGroup, VersionShown, View};
+    use super::{Counts, GoneGroup, VersionGroup, VersionShown, View};
     use crate::limits;
     use crate::pages::{page, plural, when};
     use hprof_shrink_analyze::render::{shown, with_native};
@@ -395,16 +475,29 @@ mod html {
         }
     }
 
+    /// The leaking class (a link to the group), its signature, its library leak.
+    fn class(signature: &str, class_name: &str, library_leak: Option<&str>) -> Markup {
+        html! {
+            td {
+                a href={ "/groups/" (signature) } { (shown(class_name)) }
+                br; span.sig { (signature) }
+                @if let Some(lib) = library_leak { br; small { "library leak: " (lib) } }
+            }
+        }
+    }
+
     fn row(g: &VersionGroup) -> Markup {
         let before = g.previous.as_ref();
         html! {
             tr {
-                td { @if g.new { strong.new { "new" } } }
                 td {
-                    a href={ "/groups/" (g.signature) } { (shown(&g.class_name)) }
-                    br; span.sig { (g.signature) }
-                    @if let Some(lib) = &g.library_leak { br; small { "library leak: " (lib) } }
+                    @if g.new { strong.new { "new" } }
+                    @if g.back {
+                        strong.back { "back" }
+                        @if let Some(last) = &g.last_seen_in { " (last in " (last) ")" }
+                    }
                 }
+                (class(&g.signature, &g.class_name, g.library_leak.as_deref()))
                 td.n { (moved(g.here.packages, before.map(|b| b.packages))) }
                 td.n { (moved(g.here.occurrences, before.map(|b| b.occurrences))) }
                 td.n { (retained(&g.here, before)) }
@@ -425,7 +518,40 @@ mod html {
                 }
             }
             @if ver.groups_left_out > 0 {
-                p.more { (plural(ver.groups_left_out, "more group", "more groups")) " not shown (the first " (limits::VERSION_GROUPS) ": new ones first, then by packages)." }
+                p.more { (plural(ver.groups_left_out, "more group", "more groups")) " not shown (the first " (limits::VERSION_GROUPS) ": new ones first, then those back, then by packages)." }
+            }
+        }
+    }
+
+    /// The groups of the version before with no leak in this one, with their counts there.
+    fn gone(ver: &VersionShown) -> Markup {
+        let Some(before) = &ver.previous_version else {
+            return html! {};
+        };
+        html! {
+            @if !ver.gone.is_empty() {
+                h3.gone { "Gone since " (before) }
+                table.gone {
+                    tr {
+                        th { "leaking class" } th { "packages in " (before) }
+                        th { "occurrences in " (before) } th { "retained (median, max)" }
+                    }
+                    @for g in &ver.gone { (gone_row(g)) }
+                }
+            }
+            @if ver.gone_left_out > 0 {
+                p.more { (plural(ver.gone_left_out, "more gone group", "more gone groups")) " not shown (the first " (limits::VERSION_GROUPS) " by packages)." }
+            }
+        }
+    }
+
+    fn gone_row(g: &GoneGroup) -> Markup {
+        html! {
+            tr {
+                (class(&g.signature, &g.class_name, g.library_leak.as_deref()))
+                td.n { (g.previous.packages) }
+                td.n { (g.previous.occurrences) }
+                td.n { (retained(&g.previous, None)) }
             }
         }
     }
@@ -435,8 +561,11 @@ mod html {
             p {
                 "Leak groups by app version (" code { "appVersion" } ", else " code { "versionName" }
                 ", else " code { "app_version" } " of " code { "extra.info" } "), the versions in the order their first package was received, oldest first. "
-                "A group is new in a version when no package of an earlier version has it. "
-                "Each count is shown beside the version before's (before → now). "
+                "A group is new in a version when no package of an earlier version has it, back "
+                "when an earlier version had it and the version before did not. "
+                "Each count is shown beside the version before's (before → now); the groups the "
+                "version before had and this one has not are listed as gone, with their counts "
+                "there. "
                 a href="/api/versions" { "JSON" }
             }
             @if v.versions_left_out > 0 {
@@ -449,10 +578,13 @@ mod html {
                     "First package received " (when(ver.first_received_ms)) "; "
                     (plural(ver.packages, "package", "packages")) "; "
                     (plural(ver.groups_seen, "leak group", "leak groups")) ", " (ver.new_groups) " new"
+                    @let went = ver.gone.len() as u64 + ver.gone_left_out;
+                    @if went > 0 { ", " (went) " gone" }
                     @if let Some(p) = &ver.previous_version { " (before: " (p) ")" }
                     "."
                 }
                 (groups(ver))
+                (gone(ver))
             }
             @if let Some(ver) = &v.no_version {
                 h2 id="no-version" { "No app version" }
@@ -579,6 +711,95 @@ mod tests {
         f.add(&leak(1, 1, 100, "2.1", "a", 10));
         let order = recorded(&[("2.1", 100, 1)]);
         assert!(f.view(&order, 20, 50).no_version.is_none());
+    }
+
+    /// Across three versions: a group the version before had and this one has not is
+    /// listed as gone, with its counts there (capped like the groups, and from a version
+    /// not shown too); one seen earlier but not in the version before is back, first
+    /// after the new ones. Read as the JSON and the page show them.
+    #[test]
+    fn gone_and_back_groups() {
+        let mut f = Versions::default();
+        f.add(&leak(1, 1, 100, "1.0", "a", 10));
+        f.add(&leak(2, 1, 100, "1.0", "b", 10));
+        f.add(&leak(3, 2, 110, "1.0", "a", 20));
+        f.add(&leak(4, 2, 110, "1.0", "c", 30));
+        f.add(&leak(5, 3, 200, "1.1", "b", 10));
+        f.add(&leak(6, 4, 300, "1.2", "a", 40));
+        f.add(&leak(7, 4, 300, "1.2", "b", 10));
+        f.add(&leak(8, 5, 310, "1.2", "b", 10));
+        let order = recorded(&[("1.0", 100, 2), ("1.1", 200, 1), ("1.2", 300, 2)]);
+        let view = f.view(&order, 20, 50);
+        let v = serde_json::to_value(&view).unwrap();
+        let sigs = |list: &serde_json::Value| -> Vec<String> {
+            list.as_array()
+                .unwrap_or_else(|| panic!("a list: {v}"))
+                .iter()
+                .map(|g| g["signature"].as_str().unwrap().to_string())
+                .collect()
+        };
+        let [one, two, three] = [0, 1, 2].map(|k| &v["versions"][k]);
+        // 1.0 has no version before: nothing gone.
+        assert_eq!(sigs(&one["gone"]), Vec::<String>::new(), "{one}");
+        // 1.1: a and c gone, each with its counts in 1.0 (a in 2 packages first).
+        assert_eq!(sigs(&two["gone"]), ["a", "c"], "{two}");
+        assert_eq!(two["goneLeftOut"], 0, "{two}");
+        let a = &two["gone"][0];
+        assert_eq!((&a["packages"], &a["occurrences"]), (&2.into(), &2.into()));
+        assert_eq!(a["retainedBytes"]["max"], 20, "{a}");
+        assert_eq!(two["groups"][0]["back"], false, "{two}");
+        // 1.2: a back (last in 1.0), no counts beside; b steady; nothing gone.
+        assert_eq!(sigs(&three["groups"]), ["a", "b"], "back first: {three}");
+        let (a, b) = (&three["groups"][0], &three["groups"][1]);
+        assert_eq!(
+            (&a["new"], &a["back"]),
+            (&false.into(), &true.into()),
+            "{a}"
+        );
+        assert_eq!(
+            (&a["lastSeenIn"], &a["previous"]),
+            (&"1.0".into(), &serde_json::Value::Null)
+        );
+        assert_eq!(
+            (&b["back"], &b["lastSeenIn"]),
+            (&false.into(), &serde_json::Value::Null)
+        );
+        assert_eq!(b["previous"]["packages"], 1, "{b}");
+        assert_eq!(sigs(&three["gone"]), Vec::<String>::new(), "{three}");
+        // The page: 1.1 says what went, 1.2 what came back.
+        let page = html::versions(&view);
+        let (at1, at2) = (
+            page.find("id=\"v-1.1\"").unwrap(),
+            page.find("id=\"v-1.2\"").unwrap(),
+        );
+        let (s1, s2) = (&page[at1..at2], &page[at2..]);
+        assert!(
+            s1.contains("1 package; 1 leak group, 0 new, 2 gone"),
+            "{s1}"
+        );
+        assert!(
+            s1.contains("Gone since 1.0") && s1.contains("/groups/c"),
+            "{s1}"
+        );
+        assert!(
+            s2.contains("<strong class=\"back\">back</strong> (last in 1.0)"),
+            "{s2}"
+        );
+        assert!(!s2.contains("Gone since"), "{s2}");
+        // The latest two versions, one group each: 1.1's gone from 1.0 (not shown) still
+        // listed, the rest counted; a still back in 1.2.
+        let v = serde_json::to_value(f.view(&order, 2, 1)).unwrap();
+        assert_eq!(v["versionsLeftOut"], 1, "{v}");
+        let (two, three) = (&v["versions"][0], &v["versions"][1]);
+        assert_eq!(two["previousVersion"], "1.0", "{two}");
+        assert_eq!(
+            (sigs(&two["gone"]), &two["goneLeftOut"]),
+            (vec!["a".to_string()], &1.into())
+        );
+        assert_eq!(
+            (&three["groups"][0]["back"], &three["groupsLeftOut"]),
+            (&true.into(), &1.into())
+        );
     }
 
     /// At most so many versions (the latest) and groups per version; what was cut is
