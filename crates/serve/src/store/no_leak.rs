@@ -41,7 +41,8 @@ impl Store {
         })
     }
 
-    /// How many packages without a leak are in no no-leak group (see [`UNGROUPED`]).
+    /// How many packages without a leak are in no no-leak group: those with a triage and
+    /// no leak whose top retainers have no path.
     pub async fn no_leak_ungrouped(&self) -> DbResult<u64> {
         let n: i64 = on!(self, pool => sqlx::query_scalar(UNGROUPED).fetch_one(pool).await)?;
         Ok(n.max(0) as u64)
