@@ -15,24 +15,17 @@ use crate::say::say;
 /// for `--format html` (`None`: stdout), else `None`.
 fn destination(a: &AnalyzeArgs) -> Result<Option<PathBuf>, HostError> {
     match a.format {
-        AnalyzeFormat::Matrix => {
-            let Some(dir) = a.output.clone().filter(|o| !crate::json::is_stdout(o)) else {
-                if a.output.is_none() {
-                    return Ok(None);
-                }
-                return Err(HostError::Usage(
-                    "--format matrix writes a directory (result.json and pictures): give -o DIR, not -o -"
-                        .into(),
-                ));
-            };
-            if hprof_shrink_core::output::same_file(&a.input, &dir) {
-                return Err(HostError::Usage(format!(
-                    "the output {} is the input: give -o DIR",
-                    dir.display()
-                )));
-            }
-            Ok(None)
-        }
+        AnalyzeFormat::Matrix => match a.output.as_deref() {
+            None => Ok(None),
+            Some(o) if crate::json::is_stdout(o) => Err(HostError::Usage(
+                "--format matrix writes a directory (result.json and pictures): give -o DIR, not -o -"
+                    .into(),
+            )),
+            Some(dir) if hprof_shrink_core::output::same_file(&a.input, dir) => Err(
+                HostError::Usage(format!("the output {} is the input: give -o DIR", dir.display())),
+            ),
+            Some(_) => Ok(None),
+        },
         AnalyzeFormat::Html => {
             let page = crate::json::page_path(a.output.as_deref(), || {
                 crate::json::beside(&a.input, "html", "analysis")

@@ -62,14 +62,12 @@ pub fn open_within(path: &Path, unpack: &Unpack) -> Result<Input, AnalyzeError> 
         path: path.to_path_buf(),
         source,
     };
-    let mut file = open_regular(path).map_err(io)?;
-    let mut start = [0u8; 12];
-    let n = read_up_to(&mut file, &mut start).map_err(io)?;
+    let (mut file, start, n) = sniff(path)?;
     let start = &start[..n];
-    if start.starts_with(b"PK\x03\x04") || start.starts_with(b"PK\x05\x06") {
+    if is_zip(start) {
         return open_package(path, unpack);
     }
-    if start.starts_with(&[0x1f, 0x8b]) {
+    if is_gzip(start) {
         let len = file.metadata().map_err(io)?.len();
         file.seek(SeekFrom::Start(0)).map_err(io)?;
         let decoder =
@@ -100,6 +98,28 @@ pub fn open_within(path: &Path, unpack: &Unpack) -> Result<Input, AnalyzeError> 
     })
 }
 
+/// `path` opened (a regular file only), with its first bytes (how many were read): what
+/// tells a package, a `.hprof.gz` and a `.hprof` apart.
+fn sniff(path: &Path) -> Result<(File, [u8; 12], usize), AnalyzeError> {
+    let io = |source| AnalyzeError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut file = open_regular(path).map_err(io)?;
+    let mut start = [0u8; 12];
+    let n = read_up_to(&mut file, &mut start).map_err(io)?;
+    Ok((file, start, n))
+}
+
+/// A zip's first bytes: a local file header, or the end record of an empty zip.
+fn is_zip(start: &[u8]) -> bool {
+    start.starts_with(b"PK\x03\x04") || start.starts_with(b"PK\x05\x06")
+}
+
+fn is_gzip(start: &[u8]) -> bool {
+    start.starts_with(&[0x1f, 0x8b])
+}
+
 fn read_up_to(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
     let mut n = 0;
     while n < buf.len() {
@@ -119,11 +139,9 @@ pub fn head(path: &Path, len: usize) -> Result<Vec<u8>, AnalyzeError> {
         path: path.to_path_buf(),
         source,
     };
-    let mut file = open_regular(path).map_err(io)?;
-    let mut start = [0u8; 12];
-    let n = read_up_to(&mut file, &mut start).map_err(io)?;
+    let (mut file, start, n) = sniff(path)?;
     let mut out = Vec::with_capacity(len);
-    if start[..n].starts_with(b"PK\x03\x04") || start[..n].starts_with(b"PK\x05\x06") {
+    if is_zip(&start[..n]) {
         let pkg_err = |source| AnalyzeError::Package {
             path: path.to_path_buf(),
             source,
@@ -136,7 +154,7 @@ pub fn head(path: &Path, len: usize) -> Result<Vec<u8>, AnalyzeError> {
         return Ok(out);
     }
     file.seek(SeekFrom::Start(0)).map_err(io)?;
-    if start[..n].starts_with(&[0x1f, 0x8b]) {
+    if is_gzip(&start[..n]) {
         flate2::read::MultiGzDecoder::new(file)
             .take(len as u64)
             .read_to_end(&mut out)
