@@ -46,6 +46,15 @@ pub enum HostError {
     #[error("{} is a heap dump, not a package: not replacing it, with or without --force (give OUT.zip another name)", .0.display())]
     HeapDumpInTheWay(PathBuf),
 
+    /// A heap dump or package where a report (`-o`) goes: never replaced by a report, not
+    /// even with `--force` (it may be the only copy of a leak).
+    #[error("{} is a heap dump or package: not replacing it with a report, with or without --force (give -o another name)", .0.display())]
+    ReportOverDump(PathBuf),
+
+    /// `--format matrix -o DIR` where DIR holds files of the user's.
+    #[error("{}: holds other files than a Matrix result ({others}); use -f/--force to write result.json and buffer_contents/ into it, leaving the rest", dir.display())]
+    NotMatrixDir { dir: PathBuf, others: String },
+
     /// `hprof-shrink out.zip leak.hprof`: a zip given as the dump and a heap dump as the
     /// package.
     #[error(

@@ -11,6 +11,7 @@ mod help_audit;
 mod huge_pages;
 mod json;
 mod progress;
+mod report_out;
 mod say;
 mod signals;
 mod sniff;

@@ -225,6 +225,172 @@ fn matrix_writes_result_json_and_pictures() {
     assert_eq!(beside, ["m", "p.zip"]);
 }
 
+/// Issue 53's first fault: `--format matrix -o DIR` moved DIR aside and removed it, with
+/// the dump it held and every other file. Now a directory holding an input is refused by
+/// any name, one holding other files needs --force, and even then only Matrix's two
+/// entries change.
+#[test]
+fn matrix_output_never_removes_what_the_directory_held() {
+    let dir = tempfile::tempdir().unwrap();
+    let dumps = dir.path().join("dumps");
+    std::fs::create_dir(&dumps).unwrap();
+    let dump = dumps.join("x.hprof");
+    std::fs::copy(fixture("hotspot-android.hprof"), &dump).unwrap();
+    std::fs::write(dumps.join("notes.txt"), "mine").unwrap();
+    let listing = |d: &Path| {
+        let mut names: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    let before = listing(&dumps);
+    // The directory holding the input, by its name, from inside it, and with --force.
+    for (cwd, out, force) in [
+        (dir.path(), "dumps", false),
+        (dir.path(), "dumps", true),
+        (dumps.as_path(), "../dumps", true),
+        (dumps.as_path(), ".", true),
+    ] {
+        let mut cmd = bin();
+        cmd.current_dir(cwd)
+            .args(["analyze", s(&dump), "--format", "matrix", "-v", "-o", out]);
+        if force {
+            cmd.arg("--force");
+        }
+        let o = cmd.output().unwrap();
+        assert_eq!(o.status.code(), Some(1), "{out} {force}: {}", stderr(&o));
+        assert!(stderr(&o).contains("holds the input"), "{}", stderr(&o));
+        assert!(
+            !stderr(&o).contains("index"),
+            "refused before the work: {}",
+            stderr(&o)
+        );
+        assert_eq!(listing(&dumps), before, "{out} {force}");
+        assert_eq!(listing(dir.path()), ["dumps"], "nothing left beside");
+    }
+    // A directory of other files, the input elsewhere: refused without --force ...
+    let other = dir.path().join("other");
+    std::fs::create_dir(&other).unwrap();
+    std::fs::write(other.join("keep.hprof"), b"JAVA PROFILE 1.0.2\0").unwrap();
+    let o = run(&["analyze", s(&dump), "--format", "matrix", "-o", s(&other)]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("keep.hprof"), "{}", stderr(&o));
+    assert_eq!(listing(&other), ["keep.hprof"]);
+    // ... and with it, gets Matrix's two entries beside what it held, written again the same.
+    for _ in 0..2 {
+        let o = run(&[
+            "analyze",
+            s(&dump),
+            "--format",
+            "matrix",
+            "-f",
+            "-o",
+            s(&other),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_eq!(
+            listing(&other),
+            ["buffer_contents", "keep.hprof", "result.json"]
+        );
+    }
+    assert_eq!(
+        std::fs::read(other.join("keep.hprof")).unwrap(),
+        b"JAVA PROFILE 1.0.2\0"
+    );
+    // A file where the directory goes: bad usage.
+    let o = run(&[
+        "analyze",
+        s(&dump),
+        "--format",
+        "matrix",
+        "-o",
+        s(&dumps.join("notes.txt")),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(std::fs::read(dumps.join("notes.txt")).unwrap(), b"mine");
+}
+
+/// Issue 53's second fault: a report written over a heap dump or package that is not an
+/// input. Refused for every command and format, even with --force; another existing file
+/// is replaced only with --force.
+#[test]
+fn a_report_never_replaces_a_dump_or_package_and_another_file_only_with_force() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.hprof");
+    let b = dir.path().join("b.hprof");
+    std::fs::copy(fixture("hotspot-android.hprof"), &a).unwrap();
+    std::fs::copy(fixture("hotspot-android.hprof"), &b).unwrap();
+    let victim = dir.path().join("victim.hprof");
+    std::fs::copy(fixture("hotspot-android.hprof"), &victim).unwrap();
+    let zip = dir.path().join("some.zip");
+    let o = run(&[s(&a), s(&zip), "-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let kept = |p: &Path| std::fs::read(p).unwrap();
+    let (victim_bytes, zip_bytes) = (kept(&victim), kept(&zip));
+    for target in [&victim, &zip] {
+        let t = s(target);
+        for args in [
+            vec!["analyze", s(&a), "--format", "json", "-o", t, "-f"],
+            vec!["analyze", s(&a), "--format", "html", "-o", t, "--force"],
+            vec!["analyze", s(&a), "-o", t],
+            vec!["diff", s(&a), s(&b), "-o", t, "-f"],
+            vec!["growth", s(&a), s(&b), "--format", "json", "-o", t, "-f"],
+        ] {
+            let o = bin().args(&args).arg("-v").output().unwrap();
+            assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stderr(&o));
+            assert!(
+                stderr(&o).contains("heap dump or package"),
+                "{}",
+                stderr(&o)
+            );
+            assert!(
+                !stderr(&o).contains("index"),
+                "before the work: {}",
+                stderr(&o)
+            );
+        }
+    }
+    assert_eq!(kept(&victim), victim_bytes);
+    assert_eq!(kept(&zip), zip_bytes);
+    // Another existing file: --force replaces it, its absence says how.
+    let report = dir.path().join("r.json");
+    std::fs::write(&report, "old").unwrap();
+    let o = run(&["analyze", s(&a), "--format", "json", "-o", s(&report)]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--force"), "{}", stderr(&o));
+    assert_eq!(kept(&report), b"old");
+    let o = run(&["analyze", s(&a), "--format", "json", "-o", s(&report), "-f"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(kept(&report).starts_with(b"{"));
+}
+
+/// Issue 53's eleventh fault: `-o /dev/null` and `-o /dev/stdout` were refused as
+/// "invalid"; a device is written through, and a directory is bad usage (exit 2).
+#[test]
+fn reports_go_to_devices_and_a_directory_is_bad_usage() {
+    let dump = fixture("hotspot-android.hprof");
+    for dev in ["/dev/null", "/dev/stdout"] {
+        for cmd in [
+            vec!["analyze", s(&dump), "--format", "json", "-o", dev],
+            vec!["analyze", s(&dump), "--format", "html", "-o", dev],
+            vec!["diff", s(&dump), s(&dump), "-o", dev],
+        ] {
+            let o = bin().args(&cmd).output().unwrap();
+            assert!(o.status.success(), "{cmd:?}: {}", stderr(&o));
+            if dev == "/dev/stdout" && cmd.contains(&"json") {
+                let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+                assert!(v["leaks"].is_array());
+            }
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let o = run(&["analyze", s(&dump), "-o", s(dir.path())]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("is a directory"), "{}", stderr(&o));
+}
+
 #[test]
 fn html_is_one_page_with_the_pictures_inside() {
     let dir = tempfile::tempdir().unwrap();

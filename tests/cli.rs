@@ -1016,6 +1016,39 @@ fn diff_command_writes_text_json_and_html() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+/// Issue 53's eighth fault: dumps with one header time were ordered as text (1, 10, 11,
+/// 2, …), so a growing series read "Not growing". Digit runs now count as numbers, and
+/// stderr says the names decided.
+#[test]
+fn growth_orders_dumps_of_one_time_by_their_numbers() {
+    const K: usize = 3;
+    let dir = tempfile::tempdir().unwrap();
+    for i in 1..=11 {
+        write(
+            dir.path(),
+            &format!("dump-{i}.hprof"),
+            &series::item_list(10 + i * K, 1_700_000_000_000),
+        );
+    }
+    let out = run(&["growth", s(dir.path()), "--format", "json"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("share a header time"), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["growing"], true, "{v:#}");
+    let order: Vec<String> = v["dumps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            let p = d["path"].as_str().unwrap();
+            p[p.rfind('/').unwrap() + 1..].to_string()
+        })
+        .collect();
+    let want: Vec<String> = (1..=11).map(|i| format!("dump-{i}.hprof")).collect();
+    assert_eq!(order, want);
+}
+
 #[test]
 fn growth_command_orders_a_directory_by_dump_time() {
     // A list growing by K items from one dump to the next.

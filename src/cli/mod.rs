@@ -612,7 +612,10 @@ Outputs: text (LeakCanary's layout: APPLICATION LEAKS, LIBRARY LEAKS, UNREACHABL
 OBJECTS, METADATA; then this analysis's own section and the duplicate bitmaps) or json (the schema in \
 docs/analyze.md) on stdout unless -o; html writes one self-contained page (default \
 NAME.html in the current directory; -o - for stdout); matrix writes Matrix's result.json and \
-buffer_contents/ into a directory (default NAME.matrix/).
+buffer_contents/ into a directory (default NAME.matrix/). An existing file at -o is \
+replaced only with -f, and never when it is a heap dump or package; a directory for matrix \
+keeps everything but those two entries, and one holding other files needs -f; devices \
+(-o /dev/null) are written through.
 
 A file holding several heap dumps (the old -agentlib:hprof wrote them one after another) \
 is analyzed one dump at a time: the last, or the one --dump N names; the result says how \
@@ -658,6 +661,12 @@ pub struct AnalyzeArgs {
     /// Where to write: a file (text, json, html; `-` for stdout) or a directory (matrix).
     #[arg(short = 'o', long = "output", value_name = "OUT")]
     pub output: Option<PathBuf>,
+
+    /// Replace an existing output file. A heap dump or package is never replaced by a
+    /// report; for --format matrix, a directory holding other files gets result.json and
+    /// buffer_contents/ written into it, the rest left as it is.
+    #[arg(short, long)]
+    pub force: bool,
 
     /// Smallest bitmap buffer, in bytes, reported as a duplicate.
     #[arg(long, value_name = "N", default_value_t = 5000)]
@@ -767,6 +776,10 @@ pub struct DiffArgs {
     #[arg(short = 'o', long = "output", value_name = "OUT")]
     pub output: Option<PathBuf>,
 
+    /// Replace an existing output file (never a heap dump or package).
+    #[arg(short, long)]
+    pub force: bool,
+
     /// Classes listed, largest change first (the rest are counted).
     #[arg(long, value_name = "N", default_value_t = hprof_shrink_analyze::diff::DEFAULT_MAX_CLASSES)]
     pub max_classes: usize,
@@ -790,7 +803,8 @@ pub enum CompareFormat {
 #[derive(Debug, Args)]
 pub struct GrowthArgs {
     /// Two dumps or more, in the order they were taken, or one directory of them (its
-    /// .hprof, .hprof.gz and .zip files, ordered by the time in their HPROF headers).
+    /// .hprof, .hprof.gz and .zip files, ordered by the time in their HPROF headers, then
+    /// by name with numbers in order).
     #[arg(value_name = "DUMP", required = true)]
     pub dumps: Vec<PathBuf>,
 
@@ -805,6 +819,10 @@ pub struct GrowthArgs {
     /// Where to write, `-` for stdout (default: stdout; for html, growth.html).
     #[arg(short = 'o', long = "output", value_name = "OUT")]
     pub output: Option<PathBuf>,
+
+    /// Replace an existing output file (never a heap dump or package).
+    #[arg(short, long)]
+    pub force: bool,
 
     /// Nodes one dump's path tree may hold before the dump is refused.
     #[arg(long, value_name = "N", default_value_t = hprof_shrink_analyze::growth::DEFAULT_MAX_PATHS)]

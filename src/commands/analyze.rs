@@ -9,39 +9,52 @@ use hprof_shrink_core::Control;
 
 use crate::cli::{AnalyzeArgs, AnalyzeFormat};
 use crate::error::HostError;
+use crate::report_out::{self, Dest};
 use crate::say::say;
 
-/// Where the result goes, checked before the work rather than after it: the page's path
-/// for `--format html` (`None`: stdout), else `None`.
-fn destination(a: &AnalyzeArgs) -> Result<Option<PathBuf>, HostError> {
+/// Where the result goes, decided before the work rather than after it.
+enum Out {
+    Text(Dest),
+    Json(Dest),
+    Page(Dest),
+    Matrix(PathBuf),
+}
+
+fn destination(a: &AnalyzeArgs) -> Result<Out, HostError> {
+    let inputs = [a.input.as_path()];
     match a.format {
-        AnalyzeFormat::Matrix => match a.output.as_deref() {
-            None => Ok(None),
-            Some(o) if crate::json::is_stdout(o) => Err(HostError::Usage(
-                "--format matrix writes a directory (result.json and pictures): give -o DIR, not -o -"
-                    .into(),
-            )),
-            Some(dir) if hprof_shrink_core::output::same_file(&a.input, dir) => Err(
-                HostError::Usage(format!("the output {} is the input: give -o DIR", dir.display())),
-            ),
-            Some(_) => Ok(None),
-        },
+        AnalyzeFormat::Matrix => {
+            let dir = a
+                .output
+                .clone()
+                .unwrap_or_else(|| report_out::beside(&a.input, "matrix", "analysis"));
+            Ok(Out::Matrix(report_out::matrix_dir(&dir, &inputs, a.force)?))
+        }
         AnalyzeFormat::Html => {
-            let page = crate::json::page_path(a.output.as_deref(), || {
-                crate::json::beside(&a.input, "html", "analysis")
+            let page = report_out::page_path(a.output.as_deref(), || {
+                report_out::beside(&a.input, "html", "analysis")
             });
-            crate::json::check_output(page.as_deref(), &[&a.input])?;
-            Ok(page)
+            Ok(Out::Page(report_out::dest(
+                page.as_deref(),
+                &inputs,
+                a.force,
+            )?))
         }
-        AnalyzeFormat::Text | AnalyzeFormat::Json => {
-            crate::json::check_output(a.output.as_deref(), &[&a.input])?;
-            Ok(None)
-        }
+        AnalyzeFormat::Text => Ok(Out::Text(report_out::dest(
+            a.output.as_deref(),
+            &inputs,
+            a.force,
+        )?)),
+        AnalyzeFormat::Json => Ok(Out::Json(report_out::dest(
+            a.output.as_deref(),
+            &inputs,
+            a.force,
+        )?)),
     }
 }
 
 pub fn run(a: AnalyzeArgs) -> Result<(), HostError> {
-    let page = destination(&a)?;
+    let out = destination(&a)?;
     // The analysis allocates and frees arrays of hundreds of MB, some on worker threads.
     // glibc would keep what is freed for reuse (its mmap threshold rises after such a
     // free) and the process would hold every array it ever made at once; a fixed
@@ -113,18 +126,11 @@ pub fn run(a: AnalyzeArgs) -> Result<(), HostError> {
         }
     }
     let an = &outcome.analysis;
-    match a.format {
-        AnalyzeFormat::Text => crate::json::emit(a.output.as_deref(), &render::text::render(an)),
-        AnalyzeFormat::Json => crate::json::emit(a.output.as_deref(), &render::json(an)),
-        AnalyzeFormat::Html => crate::json::emit_page(
-            page.as_deref(),
-            &render::html::render(an, &outcome.pictures),
-        ),
-        AnalyzeFormat::Matrix => {
-            let dir = a
-                .output
-                .clone()
-                .unwrap_or_else(|| crate::json::beside(&a.input, "matrix", "analysis"));
+    match out {
+        Out::Text(d) => report_out::emit(&d, &render::text::render(an)),
+        Out::Json(d) => report_out::emit(&d, &render::json(an)),
+        Out::Page(d) => report_out::emit_page(&d, &render::html::render(an, &outcome.pictures)),
+        Out::Matrix(dir) => {
             render::matrix::write_dir(&dir, an, &outcome.pictures, elapsed.as_millis() as u64)
                 .map_err(|e| HostError::io(&dir, e))?;
             say!("wrote {}", dir.join("result.json").display());

@@ -10,6 +10,7 @@ use hprof_shrink_core::Control;
 
 use crate::cli::{CompareFormat, DiffArgs, GrowthArgs};
 use crate::error::HostError;
+use crate::report_out::{self, Dest};
 use crate::say::say;
 
 /// As `analyze` does: each big array given back when it goes (see commands/analyze.rs).
@@ -26,14 +27,12 @@ pub fn diff(a: DiffArgs) -> Result<(), HostError> {
     if a.max_classes == 0 {
         return Err(HostError::Usage("--max-classes must be at least 1".into()));
     }
-    let page = matches!(a.format, CompareFormat::Html).then(|| {
-        crate::json::page_path(a.output.as_deref(), || {
-            crate::json::beside(&a.new, "diff.html", "diff")
-        })
-    });
-    let out = page.clone().unwrap_or_else(|| a.output.clone());
-    crate::json::check_output(out.as_deref(), &[&a.base, &a.new])?;
-    let page = page.flatten();
+    let out = report_dest(
+        a.format,
+        a.output.as_deref(),
+        || report_out::beside(&a.new, "diff.html", "diff"),
+        (&[&a.base, &a.new], a.force),
+    )?;
     let mapping = a.mapping.as_deref().map(Mapping::read).transpose()?;
     let options = DiffOptions {
         mapping,
@@ -66,11 +65,9 @@ pub fn diff(a: DiffArgs) -> Result<(), HostError> {
     bar.finish();
     let report = result?;
     match a.format {
-        CompareFormat::Text => crate::json::emit(a.output.as_deref(), &render::diff::text(&report)),
-        CompareFormat::Json => crate::json::emit(a.output.as_deref(), &render::diff::json(&report)),
-        CompareFormat::Html => {
-            crate::json::emit_page(page.as_deref(), &render::diff::html(&report))
-        }
+        CompareFormat::Text => report_out::emit(&out, &render::diff::text(&report)),
+        CompareFormat::Json => report_out::emit(&out, &render::diff::json(&report)),
+        CompareFormat::Html => report_out::emit_page(&out, &render::diff::html(&report)),
     }
 }
 
@@ -91,12 +88,13 @@ pub fn growth(a: GrowthArgs) -> Result<(), HostError> {
             }
         )));
     }
-    let page = matches!(a.format, CompareFormat::Html)
-        .then(|| crate::json::page_path(a.output.as_deref(), || PathBuf::from("growth.html")));
-    let out = page.clone().unwrap_or_else(|| a.output.clone());
     let inputs: Vec<&Path> = dumps.iter().map(PathBuf::as_path).collect();
-    crate::json::check_output(out.as_deref(), &inputs)?;
-    let page = page.flatten();
+    let out = report_dest(
+        a.format,
+        a.output.as_deref(),
+        || PathBuf::from("growth.html"),
+        (&inputs, a.force),
+    )?;
     let mapping = a.mapping.as_deref().map(Mapping::read).transpose()?;
     let options = GrowthOptions {
         scenario_loops: a.scenario_loops,
@@ -131,16 +129,25 @@ pub fn growth(a: GrowthArgs) -> Result<(), HostError> {
     bar.finish();
     let report = result?;
     match a.format {
-        CompareFormat::Text => {
-            crate::json::emit(a.output.as_deref(), &render::growth::text(&report))
-        }
-        CompareFormat::Json => {
-            crate::json::emit(a.output.as_deref(), &render::growth::json(&report))
-        }
-        CompareFormat::Html => {
-            crate::json::emit_page(page.as_deref(), &render::growth::html(&report))
-        }
+        CompareFormat::Text => report_out::emit(&out, &render::growth::text(&report)),
+        CompareFormat::Json => report_out::emit(&out, &render::growth::json(&report)),
+        CompareFormat::Html => report_out::emit_page(&out, &render::growth::html(&report)),
     }
+}
+
+/// Where a comparison's report goes: `-o`, or for a page without one `page_default()`;
+/// checked against the `inputs` (with `--force` or not) before any work.
+fn report_dest(
+    format: CompareFormat,
+    output: Option<&Path>,
+    page_default: impl FnOnce() -> PathBuf,
+    (inputs, force): (&[&Path], bool),
+) -> Result<Dest, HostError> {
+    let out = match format {
+        CompareFormat::Html => report_out::page_path(output, page_default),
+        CompareFormat::Text | CompareFormat::Json => output.map(Path::to_path_buf),
+    };
+    report_out::dest(out.as_deref(), inputs, force)
 }
 
 /// The dumps to compare: the paths given, or a directory's dumps by their HPROF time.
@@ -168,7 +175,89 @@ fn dump_list(given: &[PathBuf]) -> Result<Vec<PathBuf>, HostError> {
             found.push((time, path));
         }
     }
-    // Equal times (a tool that writes none) fall back on the names.
-    found.sort();
+    // Equal times (a tool that writes none, or dumps taken within a millisecond) fall back
+    // on the names, their digit runs read as numbers: dump-2 before dump-10.
+    found.sort_by(|(ta, a), (tb, b)| ta.cmp(tb).then_with(|| natural_cmp(a, b)));
+    let tied = found.windows(2).filter(|w| w[0].0 == w[1].0).count();
+    if tied > 0 {
+        say!(
+            "growth: {} of the dumps in {} share a header time with the one before; those are in name order, digit runs as numbers",
+            tied + 1,
+            dir.display()
+        );
+    }
     Ok(found.into_iter().map(|(_, p)| p).collect())
+}
+
+/// File names compared as people number files: runs of digits by their value (`2` before
+/// `10`), the rest by bytes. Written here: a dozen lines, not worth a dependency.
+fn natural_cmp(a: &Path, b: &Path) -> std::cmp::Ordering {
+    let (a, b) = (
+        a.as_os_str().as_encoded_bytes(),
+        b.as_os_str().as_encoded_bytes(),
+    );
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        if a[i].is_ascii_digit() && b[j].is_ascii_digit() {
+            let run =
+                |s: &[u8], k: usize| k + s[k..].iter().take_while(|c| c.is_ascii_digit()).count();
+            let (ei, ej) = (run(a, i), run(b, j));
+            // Leading zeros aside, a longer run is a larger number; equal lengths compare
+            // digit by digit, with no overflow whatever the length.
+            let (da, db) = (trim_zeros(&a[i..ei]), trim_zeros(&b[j..ej]));
+            let by_value = da.len().cmp(&db.len()).then_with(|| da.cmp(db));
+            if by_value.is_ne() {
+                return by_value;
+            }
+            (i, j) = (ei, ej);
+        } else {
+            if a[i] != b[j] {
+                return a[i].cmp(&b[j]);
+            }
+            (i, j) = (i + 1, j + 1);
+        }
+    }
+    (a.len() - i).cmp(&(b.len() - j)).then_with(|| a.cmp(b))
+}
+
+fn trim_zeros(digits: &[u8]) -> &[u8] {
+    let zeros = digits.iter().take_while(|&&c| c == b'0').count();
+    &digits[zeros..]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_with_numbers_sort_by_their_value() {
+        let mut names: Vec<PathBuf> = [
+            "d/10.hprof",
+            "d/2.hprof",
+            "d/1.hprof",
+            "d/11.hprof",
+            "d/02.hprof",
+        ]
+        .iter()
+        .map(PathBuf::from)
+        .collect();
+        names.sort_by(|a, b| natural_cmp(a, b));
+        let got: Vec<&str> = names.iter().map(|p| p.to_str().unwrap()).collect();
+        assert_eq!(
+            got,
+            [
+                "d/1.hprof",
+                "d/02.hprof",
+                "d/2.hprof",
+                "d/10.hprof",
+                "d/11.hprof"
+            ]
+        );
+        // Longer than any integer type: still by value.
+        assert!(natural_cmp(
+            Path::new("9".repeat(40).as_str()),
+            Path::new(&format!("1{}", "0".repeat(40)))
+        )
+        .is_lt());
+    }
 }

@@ -23,7 +23,7 @@ fn no_dash(a: &ShrinkArgs) -> Result<(), HostError> {
         ("--hprof-out", &a.hprof_out),
         ("--report", &a.report),
     ] {
-        if path.as_deref().is_some_and(json::is_stdout) {
+        if path.as_deref().is_some_and(crate::report_out::is_stdout) {
             return Err(HostError::Usage(format!(
                 "{what} is written to a file, not to stdout: give a path, not -"
             )));

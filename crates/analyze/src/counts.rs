@@ -10,11 +10,9 @@ use super::graph::{Graph, Instances};
 use super::index::Node;
 use super::inspect::kinds::{Kind, Kinds};
 use super::inspect::{android, Inspectors};
-use super::limits::MAX_NAME_BYTES;
 use super::map::Map;
 use super::reach::Reach;
 use super::refs::thread_name;
-use super::shown::clipped;
 use super::triage::{
     path, thread_groups, BitmapCounts, BitmapInfo, Counted, Counts, Screen, Top, LIST_CAP,
 };
@@ -105,7 +103,6 @@ pub fn take(
     let names = thread_ids.iter().map(|&id| {
         g.ix.node(id)
             .and_then(|n| thread_name(g, n))
-            .map(|name| clipped(&name, MAX_NAME_BYTES))
             .unwrap_or_else(|| "<no name>".into())
     });
     let (thread_list, threads_left_out) = thread_groups(names);

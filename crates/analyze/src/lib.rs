@@ -404,13 +404,9 @@ fn choose_dump(
     };
     if found > 1 {
         notes.push(format!(
-            "the file holds {} heap dumps, one after another; this is dump {chosen}{} (--dump N analyzes another)",
+            "the file holds {} heap dumps, one after another; this is dump {chosen}{}",
             found,
-            if asked.is_none() {
-                ", the last"
-            } else {
-                ""
-            }
+            if asked.is_none() { ", the last" } else { "" }
         ));
     }
     Ok(chosen)

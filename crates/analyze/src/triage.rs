@@ -15,7 +15,7 @@ use super::limits::MAX_NAME_BYTES;
 use super::map::Map;
 use super::model::Trace;
 use super::reach::Reach;
-use super::shown::clipped;
+use super::shown::{clipped, clipped_more};
 use super::subtrees::Subtrees;
 
 /// Entries kept in each list of the triage.
@@ -208,13 +208,21 @@ pub struct Counted {
 }
 
 /// Threads by name, each run of digits as `#` when several share the pattern; most
-/// first.
+/// first. The names come raw from the dump: grouped first, then escaped and cut, so an
+/// escape's or a cut mark's digits never become `#`. Each is read to its first
+/// `MAX_NAME_BYTES` bytes, so a group costs at most that whatever the names' lengths.
 pub fn thread_groups(names: impl IntoIterator<Item = String>) -> (Vec<ThreadGroup>, u64) {
-    let mut groups: Map<String, (u64, String)> = Map::default();
+    struct Group {
+        count: u64,
+        first: String,
+        first_more: u64,
+    }
+    let mut groups: Map<String, Group> = Map::default();
     for name in names {
-        let mut pattern = String::with_capacity(name.len());
+        let (head, more) = head_of(&name, MAX_NAME_BYTES);
+        let mut pattern = String::with_capacity(head.len());
         let mut in_digits = false;
-        for c in name.chars() {
+        for c in head.chars() {
             if c.is_ascii_digit() {
                 if !in_digits {
                     pattern.push('#');
@@ -225,20 +233,43 @@ pub fn thread_groups(names: impl IntoIterator<Item = String>) -> (Vec<ThreadGrou
                 in_digits = false;
             }
         }
-        let e = groups.entry(pattern).or_insert((0, name));
-        e.0 += 1;
+        groups
+            .entry(pattern)
+            .or_insert_with(|| Group {
+                count: 0,
+                first: head.to_owned(),
+                first_more: more,
+            })
+            .count += 1;
     }
     let mut out: Vec<ThreadGroup> = groups
         .into_iter()
-        .map(|(pattern, (count, first))| ThreadGroup {
-            name: if count == 1 { first } else { pattern },
-            count,
+        .map(|(pattern, g)| ThreadGroup {
+            name: if g.count == 1 {
+                clipped_more(&g.first, MAX_NAME_BYTES, g.first_more)
+            } else {
+                // Names cut alike: the first's count of what was cut.
+                clipped_more(&pattern, MAX_NAME_BYTES, g.first_more)
+            },
+            count: g.count,
         })
         .collect();
     out.sort_by(|a, b| b.count.cmp(&a.count).then(a.name.cmp(&b.name)));
     let left = out.len().saturating_sub(LIST_CAP) as u64;
     out.truncate(LIST_CAP);
     (out, left)
+}
+
+/// The first `max` bytes of `s` (to a character boundary) and how many characters follow.
+fn head_of(s: &str, max: usize) -> (&str, u64) {
+    if s.len() <= max {
+        return (s, 0);
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    (&s[..end], s[end..].chars().count() as u64)
 }
 
 fn object(
@@ -480,5 +511,23 @@ mod tests {
         assert_eq!(groups[0].name, "pool-#-thread-#");
         assert_eq!(groups[0].count, 3);
         assert_eq!(groups[1].name, "main");
+    }
+
+    /// An escape's digits and a cut mark's count are not a name's digits: grouped on the
+    /// raw names, then shown.
+    #[test]
+    fn thread_names_are_grouped_raw_then_escaped_and_cut() {
+        let long = |more| "w".repeat(MAX_NAME_BYTES + more);
+        let names = ["evil\u{1b}[31m".to_string(), long(12), long(12)];
+        let (groups, _) = thread_groups(names);
+        let shown: Vec<&str> = groups.iter().map(|g| g.name.as_str()).collect();
+        assert!(shown.contains(&"evil\\u{1b}[31m"), "{shown:?}");
+        let cut = groups.iter().find(|g| g.name.starts_with('w')).unwrap();
+        assert!(cut.name.ends_with("…[+12 chars]"), "{}", cut.name);
+        assert_eq!(cut.count, 2);
+        // Several names differing in digits still share a pattern.
+        let (groups, _) = thread_groups(["t\u{1b}1", "t\u{1b}2"].map(String::from));
+        assert_eq!(groups[0].name, "t\\u{1b}#");
+        assert_eq!(groups[0].count, 2);
     }
 }

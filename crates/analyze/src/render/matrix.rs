@@ -69,17 +69,26 @@ pub fn result_json(a: &Analysis, duration_ms: u64) -> Value {
 }
 
 /// Writes `result.json` and `buffer_contents/*` into `dir` (made, with its parents, if
-/// missing).
+/// missing), touching nothing else there.
 ///
-/// The directory is made whole beside `dir`, then put in its place: a failure (a full
-/// disk) leaves no half result, and a result written over another leaves none of the
-/// other's pictures.
+/// Both are made whole first: a failure (a full disk) leaves no half result, and a result
+/// written over another keeps none of the other's pictures. A missing `dir` is made beside
+/// and renamed into place; an existing one is never moved (it may hold the user's files,
+/// or be the current directory): its two entries are replaced one by one.
 pub fn write_dir(
     dir: &Path,
     a: &Analysis,
     pictures: &[(String, Vec<u8>)],
     duration_ms: u64,
 ) -> std::io::Result<()> {
+    let result = Made {
+        analysis: a,
+        pictures,
+        duration_ms,
+    };
+    if std::fs::metadata(dir).is_ok_and(|m| m.is_dir()) {
+        return replace_in(dir, &result);
+    }
     let parent = match dir.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -88,32 +97,58 @@ pub fn write_dir(
     let staged = tempfile::Builder::new()
         .prefix(".matrix-")
         .tempdir_in(parent)?;
-    let at = staged.path();
-    std::fs::create_dir(at.join("buffer_contents"))?;
-    let mut text = serde_json::to_string_pretty(&result_json(a, duration_ms)).expect("serializes");
-    text.push('\n');
-    std::fs::write(at.join("result.json"), text)?;
-    for (name, bytes) in pictures {
-        std::fs::write(at.join("buffer_contents").join(name), bytes)?;
-    }
-    if std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir()) {
-        // The old result moves aside (a directory cannot be renamed over a full one),
-        // and goes once the new one is in place.
-        let old = tempfile::Builder::new()
-            .prefix(".matrix-old-")
-            .tempdir_in(parent)?;
-        let aside = old.path().join("result");
-        std::fs::rename(dir, &aside)?;
-        if let Err(e) = std::fs::rename(at, dir) {
-            // Put back as it was.
-            let _ = std::fs::rename(&aside, dir);
-            return Err(e);
-        }
-        drop(old);
-    } else {
-        std::fs::rename(at, dir)?;
-    }
+    result.write(staged.path())?;
+    std::fs::rename(staged.path(), dir)?;
     // Renamed away: nothing is left for the guard to remove.
+    drop(staged);
+    Ok(())
+}
+
+/// A result to write: what `write_dir` was given.
+struct Made<'a> {
+    analysis: &'a Analysis,
+    pictures: &'a [(String, Vec<u8>)],
+    duration_ms: u64,
+}
+
+impl Made<'_> {
+    /// `result.json` and `buffer_contents/` into the empty directory `at`.
+    fn write(&self, at: &Path) -> std::io::Result<()> {
+        std::fs::create_dir(at.join("buffer_contents"))?;
+        let json = result_json(self.analysis, self.duration_ms);
+        let mut text = serde_json::to_string_pretty(&json).expect("serializes");
+        text.push('\n');
+        std::fs::write(at.join("result.json"), text)?;
+        for (name, bytes) in self.pictures {
+            std::fs::write(at.join("buffer_contents").join(name), bytes)?;
+        }
+        Ok(())
+    }
+}
+
+/// Replaces `dir/buffer_contents` and `dir/result.json` with a result made inside `dir`
+/// (one file system, so each step is a rename); the old pictures are put back if the new
+/// ones cannot go in.
+fn replace_in(dir: &Path, result: &Made<'_>) -> std::io::Result<()> {
+    let staged = tempfile::Builder::new()
+        .prefix(".matrix-new-")
+        .tempdir_in(dir)?;
+    result.write(staged.path())?;
+    let pictures = dir.join("buffer_contents");
+    let old = staged.path().join("old");
+    let had_old = match std::fs::rename(&pictures, &old) {
+        Ok(()) => true,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+        Err(e) => return Err(e),
+    };
+    if let Err(e) = std::fs::rename(staged.path().join("buffer_contents"), &pictures) {
+        if had_old {
+            let _ = std::fs::rename(&old, &pictures);
+        }
+        return Err(e);
+    }
+    std::fs::rename(staged.path().join("result.json"), dir.join("result.json"))?;
+    // The old pictures go with the staging directory.
     drop(staged);
     Ok(())
 }
