@@ -11,6 +11,9 @@ use hprof_shrink_upload::UploadError;
 pub const EXIT_USAGE: u8 = 2;
 /// What `main` exits with for every other failure.
 pub const EXIT_FAILURE: u8 = 1;
+/// What `analyze`, `diff` and `growth` exit with when `--fail-on` finds what it was asked
+/// to fail on (the report is written all the same).
+pub const EXIT_GATE: u8 = 5;
 
 #[derive(Debug, thiserror::Error)]
 pub enum HostError {
@@ -129,6 +132,13 @@ pub enum HostError {
     Outbox {
         dir: PathBuf,
         source: std::io::Error,
+    },
+
+    /// A `--baseline` that is not one.
+    #[error("--baseline {}: {source}", path.display())]
+    Baseline {
+        path: PathBuf,
+        source: hprof_shrink_analyze::gate::BaselineError,
     },
 
     #[error("{}: {source}", path.display())]

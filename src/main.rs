@@ -6,6 +6,7 @@ mod batch;
 mod cli;
 mod commands;
 mod error;
+mod gate;
 #[cfg(test)]
 mod help_audit;
 mod huge_pages;
@@ -65,9 +66,9 @@ fn main() -> ExitCode {
     }
     let result = match cli.command {
         Some(Command::Inspect(a)) => commands::inspect::run(a).map(|()| ExitCode::SUCCESS),
-        Some(Command::Analyze(a)) => commands::analyze::run(a).map(|()| ExitCode::SUCCESS),
-        Some(Command::Diff(a)) => commands::compare::diff(a).map(|()| ExitCode::SUCCESS),
-        Some(Command::Growth(a)) => commands::compare::growth(a).map(|()| ExitCode::SUCCESS),
+        Some(Command::Analyze(a)) => commands::analyze::run(a),
+        Some(Command::Diff(a)) => commands::compare::diff(a),
+        Some(Command::Growth(a)) => commands::compare::growth(a),
         Some(Command::Verify(a)) => commands::verify::run(a).map(|()| ExitCode::SUCCESS),
         Some(Command::Batch(a)) => commands::batch::run(a).map(ExitCode::from),
         Some(Command::Upload(a)) => commands::upload::run(a).map(|()| ExitCode::SUCCESS),

@@ -830,7 +830,7 @@ fn bash_completes_subcommands_options_and_values_and_never_lists_hidden_ones() {
     assert_eq!(r[5], ["inspect"]);
     has(6, &["analyze", "inspect"]);
     // Values.
-    assert_eq!(r[7], ["text", "json", "matrix", "html"]);
+    assert_eq!(r[7], ["text", "json", "matrix", "html", "junit"]);
     assert_eq!(r[8], ["duplicates"]);
     assert_eq!(r[9], ["dump.hprof"]);
     // Hidden commands and options are not offered.

@@ -627,8 +627,11 @@ Cost: no step is worse than O(n log n) in the dump's objects, references and cla
 (docs/analyze.md); memory peaks at about 20 bytes an object. -v prints each step's \
 time and memory.
 
-Exit status: 0 analyzed (leaks or not), 1 failure (bad input, I/O, no such --dump), 2 bad \
-usage.";
+CI: --fail-on any|new (with --baseline FILE, written by --write-baseline) exits 5 on an \
+application leak (a new one); --format junit writes the JUnit XML CI servers show.
+
+Exit status: 0 analyzed (leaks or not, and the gate open), 1 failure (bad input, I/O, no \
+such --dump), 2 bad usage, 5 --fail-on found what it fails on.";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum AnalyzeFormat {
@@ -636,6 +639,35 @@ pub enum AnalyzeFormat {
     Json,
     Matrix,
     Html,
+    /// JUnit XML for CI: a test case per leak signature, failed where --fail-on says.
+    Junit,
+}
+
+/// What fails a CI gate (`--fail-on`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FailOnArg {
+    /// Never: exit 0 whatever is found.
+    None,
+    /// A finding whose signature --baseline does not hold (all, without one).
+    New,
+    /// Any finding.
+    Any,
+}
+
+/// The CI gate of analyze, diff and growth.
+#[derive(Debug, Args)]
+pub struct GateArgs {
+    /// Exit 5 (the report written all the same) when it holds findings: application
+    /// leaks for analyze; new application leaks and new or grown retainers for diff;
+    /// growing paths for growth. `new`: only those whose signature --baseline lacks.
+    /// Library leaks never fail it.
+    #[arg(long, value_enum, value_name = "WHAT", default_value_t = FailOnArg::None)]
+    pub fail_on: FailOnArg,
+
+    /// Signatures known already, one a line, `#` for comments (what --write-baseline
+    /// writes; a retainer's or growing path's `path:…` signature from the JUnit report).
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -667,6 +699,14 @@ pub struct AnalyzeArgs {
     /// buffer_contents/ written into it, the rest left as it is.
     #[arg(short, long)]
     pub force: bool,
+
+    #[command(flatten)]
+    pub gate: GateArgs,
+
+    /// Write the application leaks' signatures to FILE, a baseline for --fail-on new
+    /// (replaced only with --force).
+    #[arg(long, value_name = "FILE")]
+    pub write_baseline: Option<PathBuf>,
 
     /// Smallest bitmap buffer, in bytes, reported as a duplicate.
     #[arg(long, value_name = "N", default_value_t = 5000)]
@@ -735,7 +775,8 @@ Examples:
   hprof-shrink diff before.hprof after.hprof
   hprof-shrink diff v1.zip v2.zip --format json -o diff.json
 
-Exit status: 0 compared (whatever changed), 1 failure (bad input, I/O), 2 bad usage.";
+Exit status: 0 compared (whatever changed, the gate open), 1 failure (bad input, I/O), \
+2 bad usage, 5 --fail-on found a new leak or a new or grown retainer.";
 
 const GROWTH_ABOUT: &str = "\
 Finds what grows across dumps of one repeated scenario, as LeakCanary 3's heap growth \
@@ -755,8 +796,9 @@ Examples:
   hprof-shrink growth run1.hprof run2.hprof run3.hprof
   hprof-shrink growth dumps/ --scenario-loops 5 --format html -o growth.html
 
-Exit status: 0 compared (growing or not), 1 failure (bad input, I/O, too many paths), \
-2 bad usage (fewer than two dumps, a bad option).";
+Exit status: 0 compared (growing or not, the gate open), 1 failure (bad input, I/O, too \
+many paths), 2 bad usage (fewer than two dumps, a bad option), 5 --fail-on found a growing \
+path.";
 
 #[derive(Debug, Args)]
 pub struct DiffArgs {
@@ -780,6 +822,9 @@ pub struct DiffArgs {
     #[arg(short, long)]
     pub force: bool,
 
+    #[command(flatten)]
+    pub gate: GateArgs,
+
     /// Classes listed, largest change first (the rest are counted).
     #[arg(long, value_name = "N", default_value_t = hprof_shrink_analyze::diff::DEFAULT_MAX_CLASSES)]
     pub max_classes: usize,
@@ -798,6 +843,8 @@ pub enum CompareFormat {
     Text,
     Json,
     Html,
+    /// JUnit XML for CI: a test case per finding, failed where --fail-on says.
+    Junit,
 }
 
 #[derive(Debug, Args)]
@@ -823,6 +870,9 @@ pub struct GrowthArgs {
     /// Replace an existing output file (never a heap dump or package).
     #[arg(short, long)]
     pub force: bool,
+
+    #[command(flatten)]
+    pub gate: GateArgs,
 
     /// Nodes one dump's path tree may hold before the dump is refused.
     #[arg(long, value_name = "N", default_value_t = hprof_shrink_analyze::growth::DEFAULT_MAX_PATHS)]

@@ -1,14 +1,16 @@
 //! `hprof-shrink analyze`: leak traces and duplicate bitmaps, rendered as asked.
 
 use std::path::PathBuf;
+use std::process::ExitCode;
 use std::time::Instant;
 
 use crate::progress::Bar;
-use hprof_shrink_analyze::{self as analyze, render, Mapping, Options};
+use hprof_shrink_analyze::{self as analyze, gate, render, Mapping, Options};
 use hprof_shrink_core::Control;
 
 use crate::cli::{AnalyzeArgs, AnalyzeFormat};
 use crate::error::HostError;
+use crate::gate::Gate;
 use crate::report_out::{self, Dest};
 use crate::say::say;
 
@@ -17,6 +19,7 @@ enum Out {
     Text(Dest),
     Json(Dest),
     Page(Dest),
+    Junit(Dest),
     Matrix(PathBuf),
 }
 
@@ -50,11 +53,21 @@ fn destination(a: &AnalyzeArgs) -> Result<Out, HostError> {
             &inputs,
             a.force,
         )?)),
+        AnalyzeFormat::Junit => Ok(Out::Junit(report_out::dest(
+            a.output.as_deref(),
+            &inputs,
+            a.force,
+        )?)),
     }
 }
 
-pub fn run(a: AnalyzeArgs) -> Result<(), HostError> {
+pub fn run(a: AnalyzeArgs) -> Result<ExitCode, HostError> {
     let out = destination(&a)?;
+    let gate = Gate::read(&a.gate)?;
+    let baseline_out = match &a.write_baseline {
+        Some(path) => Some(report_out::dest(Some(path), &[&a.input], a.force)?),
+        None => None,
+    };
     // The analysis allocates and frees arrays of hundreds of MB, some on worker threads.
     // glibc would keep what is freed for reuse (its mmap threshold rises after such a
     // free) and the process would hold every array it ever made at once; a fixed
@@ -126,15 +139,26 @@ pub fn run(a: AnalyzeArgs) -> Result<(), HostError> {
         }
     }
     let an = &outcome.analysis;
+    let verdict = gate::analysis(an, gate.fail_on, &gate.baseline);
+    if let Some(d) = &baseline_out {
+        report_out::emit(d, &gate::baseline_text(an))?;
+    }
     match out {
-        Out::Text(d) => report_out::emit(&d, &render::text::render(an)),
-        Out::Json(d) => report_out::emit(&d, &render::json(an)),
-        Out::Page(d) => report_out::emit_page(&d, &render::html::render(an, &outcome.pictures)),
+        Out::Text(d) => report_out::emit(&d, &render::text::render(an))?,
+        Out::Json(d) => report_out::emit(&d, &render::json(an))?,
+        Out::Page(d) => report_out::emit_page(&d, &render::html::render(an, &outcome.pictures))?,
+        Out::Junit(d) => {
+            let suite = render::junit::Suite {
+                name: &format!("analyze {}", a.input.display()),
+                seconds: elapsed.as_secs_f64(),
+            };
+            report_out::emit(&d, &render::junit::render(&suite, &verdict))?
+        }
         Out::Matrix(dir) => {
             render::matrix::write_dir(&dir, an, &outcome.pictures, elapsed.as_millis() as u64)
                 .map_err(|e| HostError::io(&dir, e))?;
             say!("wrote {}", dir.join("result.json").display());
-            Ok(())
         }
     }
+    Ok(gate.exit(&verdict))
 }

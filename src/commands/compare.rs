@@ -1,15 +1,17 @@
 //! `hprof-shrink diff` and `hprof-shrink growth`: two or more dumps compared.
 
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 
 use crate::progress::Bar;
 use hprof_shrink_analyze::diff::{self, DiffOptions, Side};
 use hprof_shrink_analyze::growth::{self, GrowthOptions};
-use hprof_shrink_analyze::{render, Mapping};
+use hprof_shrink_analyze::{gate, render, Mapping};
 use hprof_shrink_core::Control;
 
 use crate::cli::{CompareFormat, DiffArgs, GrowthArgs};
 use crate::error::HostError;
+use crate::gate::Gate;
 use crate::report_out::{self, Dest};
 use crate::say::say;
 
@@ -22,7 +24,7 @@ fn tune_malloc() {
     }
 }
 
-pub fn diff(a: DiffArgs) -> Result<(), HostError> {
+pub fn diff(a: DiffArgs) -> Result<ExitCode, HostError> {
     tune_malloc();
     if a.max_classes == 0 {
         return Err(HostError::Usage("--max-classes must be at least 1".into()));
@@ -33,6 +35,7 @@ pub fn diff(a: DiffArgs) -> Result<(), HostError> {
         || report_out::beside(&a.new, "diff.html", "diff"),
         (&[&a.base, &a.new], a.force),
     )?;
+    let gate = Gate::read(&a.gate)?;
     let mapping = a.mapping.as_deref().map(Mapping::read).transpose()?;
     let options = DiffOptions {
         mapping,
@@ -64,14 +67,21 @@ pub fn diff(a: DiffArgs) -> Result<(), HostError> {
     let result = diff::diff_paths(&a.base, &a.new, &options, &control, &mut on_side);
     bar.finish();
     let report = result?;
+    let verdict = gate::diff(&report, gate.fail_on, &gate.baseline);
     match a.format {
-        CompareFormat::Text => report_out::emit(&out, &render::diff::text(&report)),
-        CompareFormat::Json => report_out::emit(&out, &render::diff::json(&report)),
-        CompareFormat::Html => report_out::emit_page(&out, &render::diff::html(&report)),
+        CompareFormat::Text => report_out::emit(&out, &render::diff::text(&report))?,
+        CompareFormat::Json => report_out::emit(&out, &render::diff::json(&report))?,
+        CompareFormat::Html => report_out::emit_page(&out, &render::diff::html(&report))?,
+        CompareFormat::Junit => {
+            let name = format!("diff {} {}", a.base.display(), a.new.display());
+            let seconds = report.base.seconds + report.new.seconds;
+            junit(&out, &name, seconds, &verdict)?
+        }
     }
+    Ok(gate.exit(&verdict))
 }
 
-pub fn growth(a: GrowthArgs) -> Result<(), HostError> {
+pub fn growth(a: GrowthArgs) -> Result<ExitCode, HostError> {
     tune_malloc();
     if a.max_paths == 0 {
         return Err(HostError::Usage("--max-paths must be at least 1".into()));
@@ -95,6 +105,7 @@ pub fn growth(a: GrowthArgs) -> Result<(), HostError> {
         || PathBuf::from("growth.html"),
         (&inputs, a.force),
     )?;
+    let gate = Gate::read(&a.gate)?;
     let mapping = a.mapping.as_deref().map(Mapping::read).transpose()?;
     let options = GrowthOptions {
         scenario_loops: a.scenario_loops,
@@ -128,11 +139,28 @@ pub fn growth(a: GrowthArgs) -> Result<(), HostError> {
     let result = growth::growth_paths(&dumps, &options, &control, &mut on_dump);
     bar.finish();
     let report = result?;
+    let verdict = gate::growth(&report, gate.fail_on, &gate.baseline);
     match a.format {
-        CompareFormat::Text => report_out::emit(&out, &render::growth::text(&report)),
-        CompareFormat::Json => report_out::emit(&out, &render::growth::json(&report)),
-        CompareFormat::Html => report_out::emit_page(&out, &render::growth::html(&report)),
+        CompareFormat::Text => report_out::emit(&out, &render::growth::text(&report))?,
+        CompareFormat::Json => report_out::emit(&out, &render::growth::json(&report))?,
+        CompareFormat::Html => report_out::emit_page(&out, &render::growth::html(&report))?,
+        CompareFormat::Junit => {
+            let seconds = report.dumps.iter().map(|d| d.seconds).sum();
+            junit(
+                &out,
+                &format!("growth of {} dumps", dumps.len()),
+                seconds,
+                &verdict,
+            )?
+        }
     }
+    Ok(gate.exit(&verdict))
+}
+
+/// The verdict as JUnit XML to `out`.
+fn junit(out: &Dest, name: &str, seconds: f64, verdict: &gate::Verdict) -> Result<(), HostError> {
+    let suite = render::junit::Suite { name, seconds };
+    report_out::emit(out, &render::junit::render(&suite, verdict))
 }
 
 /// Where a comparison's report goes: `-o`, or for a page without one `page_default()`;
@@ -145,7 +173,9 @@ fn report_dest(
 ) -> Result<Dest, HostError> {
     let out = match format {
         CompareFormat::Html => report_out::page_path(output, page_default),
-        CompareFormat::Text | CompareFormat::Json => output.map(Path::to_path_buf),
+        CompareFormat::Text | CompareFormat::Json | CompareFormat::Junit => {
+            output.map(Path::to_path_buf)
+        }
     };
     report_out::dest(out.as_deref(), inputs, force)
 }

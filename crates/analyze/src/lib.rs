@@ -28,6 +28,7 @@ mod edges;
 pub mod error;
 mod finders;
 mod found;
+pub mod gate;
 mod graph;
 pub mod growth;
 mod index;

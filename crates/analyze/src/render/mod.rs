@@ -5,6 +5,7 @@
 pub mod diff;
 pub mod growth;
 pub mod html;
+pub mod junit;
 pub mod matrix;
 pub mod text;
 pub mod triage;

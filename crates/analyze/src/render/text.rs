@@ -34,7 +34,7 @@ pub fn render(a: &Analysis) -> String {
         "References underlined with \"~~~\" are likely causes.\nLearn more at https://squ.re/leaks."
     );
     if !app.is_empty() {
-        let texts: Vec<String> = app.iter().map(|l| leak_text(l)).collect();
+        let texts: Vec<String> = app.iter().map(|l| leak(l)).collect();
         let _ = writeln!(o, "\n{}", texts.join("\n\n"));
     }
     let _ = writeln!(o, "{BAR}\n{} LIBRARY LEAKS\n", library.len());
@@ -43,7 +43,7 @@ pub fn render(a: &Analysis) -> String {
         "A Library Leak is a leak caused by a known bug in 3rd party code that you do not have control over.\nSee https://square.github.io/leakcanary/fundamentals-how-leakcanary-works/#4-categorizing-leaks"
     );
     if !library.is_empty() {
-        let texts: Vec<String> = library.iter().map(|l| leak_text(l)).collect();
+        let texts: Vec<String> = library.iter().map(|l| leak(l)).collect();
         let _ = writeln!(o, "\n{}", texts.join("\n\n"));
     }
     let _ = writeln!(o, "{BAR}\n{} UNREACHABLE OBJECTS\n", a.unreachable.len());
@@ -174,7 +174,7 @@ pub fn device_line(m: &HeapMetadata) -> Option<String> {
 /// One leak as LeakCanary's `Leak.toString()` writes it: a library leak's pattern and
 /// description, the summed size, how many traces share the signature, the signature and
 /// the first trace (a library leak's text ends with a newline, as LeakCanary's does).
-fn leak_text(l: &Leak) -> String {
+pub fn leak(l: &Leak) -> String {
     let mut o = String::new();
     if let Some(lib) = &l.library_leak {
         let pattern = lib.leak_pattern.as_deref().unwrap_or(&lib.pattern);
