@@ -17,6 +17,13 @@ with a warm page cache. The shapes (--shapes; by default array and object, ~200 
            bitmaps and bulk arrays for 40% of the size, the rest in small primitive arrays
            of 8 to 248 bytes, ~4.5 million objects per GB (the shape whose analysis peaked
            at 0.11-0.12 x the dump)
+  app      the mix of a real app (issue 46): 200-node lists whose nodes each own a String
+           of 200 distinct values, random Strings in a HashMap, Bitmaps (a third
+           duplicates) and primitive arrays of 64 B-64 kB, ~20 million objects per GB (the
+           shape where the analysis lost 2.4x against the build before LeakCanary's
+           knowledge)
+--analyze-only measures every shape unless --shapes says otherwise; the other runs
+array and object by default.
 The rows:
   (a)  cat FILE > /dev/null              the read limit
   (a') cp FILE to the output directory   read plus write of the whole dump
@@ -91,8 +98,8 @@ def sh(cmd, **kw):
     return subprocess.run(cmd, check=True, **kw)
 
 
-SHAPES = ["array", "object", "chains", "dense"]
-OBJECT_HEAVY = {"object", "chains"}
+SHAPES = ["array", "object", "chains", "dense", "app"]
+OBJECT_HEAVY = {"object", "chains", "app"}
 ARRAY_HEAVY = {"array", "dense"}
 
 
@@ -235,9 +242,9 @@ def main():
                     help="only the analysis rows (and the one package they need)")
     ap.add_argument("--sizes", default="200,1000",
                     help="dump sizes in MB, comma-separated (default 200,1000; at least 10)")
-    ap.add_argument("--shapes", default="array,object",
+    ap.add_argument("--shapes", default=None,
                     help="dump shapes, comma-separated, from " + ", ".join(SHAPES)
-                    + " (default array,object)")
+                    + " (default array,object; every shape with --analyze-only)")
     ap.add_argument("--exe", metavar="EXE",
                     help="measure this hprof-shrink binary instead of building and measuring "
                     "target/release/hprof-shrink")
@@ -251,6 +258,8 @@ def main():
     for opt, path in (("--baseline", args.baseline), ("--exe", args.exe)):
         if path and not (os.path.isfile(path) and os.access(path, os.X_OK)):
             ap.error(f"{opt} {path}: not an executable file")
+    if args.shapes is None:
+        args.shapes = ",".join(SHAPES) if args.analyze_only else "array,object"
     shapes = [s.strip() for s in args.shapes.split(",") if s.strip()]
     unknown = [s for s in shapes if s not in SHAPES]
     if unknown or not shapes:
@@ -463,9 +472,9 @@ def analysis_rows(args, exe, dump, package, out, r, series):
     r["p_analyze"], r["p_peak_anon"] = best_of(
         args.runs, [exe, "analyze", str(dump), "--format", "json", "-v", "-o", str(f_out)],
         outputs=[f_out], stderr_out=err)
-    paths = re.search(r"\bpaths ([0-9.]+)", err[0])
-    if paths:
-        r["p_paths"] = float(paths.group(1))
+    r["p_steps"] = steps_of(err[0])
+    if "paths" in r["p_steps"]:
+        r["p_paths"] = r["p_steps"]["paths"]
     a = json.loads(f_out.read_text())
     d = a["dump"]
     r["objects"] = d["instances"] + d["objectArrays"] + d["primitiveArrays"] + d["classes"]
@@ -476,9 +485,11 @@ def analysis_rows(args, exe, dump, package, out, r, series):
         args.runs, [exe, "analyze", str(package), "--format", "json", "-o", str(f_out)], outputs=[f_out])
     if args.baseline:
         # The baseline's (p) and (q) in the same run, on the same files.
+        base_err = []
         r["p_base"], r["p_base_peak_anon"] = best_of(
-            args.runs, [args.baseline, "analyze", str(dump), "--format", "json", "-o", str(f_out)],
-            outputs=[f_out])
+            args.runs, [args.baseline, "analyze", str(dump), "--format", "json", "-v", "-o", str(f_out)],
+            outputs=[f_out], stderr_out=base_err)
+        r["p_base_steps"] = steps_of(base_err[0])
         r["q_base"], r["q_base_peak_anon"] = best_of(
             args.runs, [args.baseline, "analyze", str(package), "--format", "json", "-o", str(f_out)],
             outputs=[f_out])
@@ -508,6 +519,32 @@ def analysis_rows(args, exe, dump, package, out, r, series):
     r["p_over_md5"] = r["p_analyze"] / r["m_md5sum"]
     r["p_peak_over_input"] = r["p_peak_anon"] / r["bytes"]
     r["objects_per_gb"] = r["objects"] / (r["bytes"] / 1e9)
+
+
+def steps_of(verbose):
+    """Each step's seconds from analyze -v's first line ("analyze: 2.50 s: open 0.02,
+    index 0.30 (19 MiB), ..."); the steps a build does not have are absent."""
+    line = next((l for l in verbose.splitlines() if l.startswith("analyze: ") and " s: " in l), "")
+    return {m.group(1): float(m.group(2))
+            for m in re.finditer(r"([a-z][a-z ]*?) ([0-9]+\.[0-9]+)", line.split(" s: ", 1)[-1])}
+
+
+def print_steps(rows):
+    """The analysis's steps, new and base side by side: a step that grows shows here."""
+    for r in rows:
+        if "p_base_steps" not in r:
+            continue
+        new, base = r["p_steps"], r["p_base_steps"]
+        names = list(new) + [n for n in base if n not in new]
+        cells = []
+        for n in names:
+            a, b = new.get(n), base.get(n)
+            if (a or 0) < 0.01 and (b or 0) < 0.01:
+                continue
+            fa = f"{a:.2f}" if a is not None else "-"
+            fb = f"{b:.2f}" if b is not None else "-"
+            cells.append(f"{n} {fa}/{fb}")
+        print(f"  {r['dump']:18} steps new/base s: " + ", ".join(cells))
 
 
 def print_analysis(rows):
@@ -542,6 +579,7 @@ def print_analysis(rows):
             print(f"{r['dump']:18} {r['p_analyze']:7.2f}s {r['p_base']:8.2f}s {r['p_analyze']/r['p_base']:9.2f} "
                   f"{r['q_analyze']:7.2f}s {r['q_base']:8.2f}s {r['q_analyze']/r['q_base']:9.2f} "
                   f"{r['p_peak_anon']/MIB:7.1f}Mi {r['p_base_peak_anon']/MIB:8.1f}Mi")
+        print_steps(rows)
     big = [r for r in rows if r["bytes"] > 500e6] or rows
     checks = [
         ("(p) <= 2.2 s per GB on the largest dumps", all(r["p_per_gb"] <= 2.2 for r in big)),
