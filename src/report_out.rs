@@ -7,7 +7,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use hprof_shrink_core::output::{same_file, PendingFile};
+use hprof_shrink_core::output::same_file;
 
 use crate::error::HostError;
 use crate::sniff;
@@ -108,14 +108,7 @@ pub fn emit(dest: &Dest, text: &str) -> Result<(), HostError> {
             f.write_all(text.as_bytes())
                 .map_err(|e| HostError::io(path, e))
         }
-        Dest::File(path) => {
-            let mut f = PendingFile::create(path)?;
-            f.file()
-                .write_all(text.as_bytes())
-                .map_err(|e| HostError::io(path, e))?;
-            f.commit()?;
-            Ok(())
-        }
+        Dest::File(path) => crate::json::write_text(path, text),
     }
 }
 
