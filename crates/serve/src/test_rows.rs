@@ -50,3 +50,37 @@ pub async fn record(store: &Store, from: i64, to: i64, sigs: i64) {
     .unwrap();
     tx.commit().await.unwrap();
 }
+
+/// Records packages `from..to` without a leak straight into the database in one change:
+/// package 100,000 + i, received at 1000 + i, in the no-leak group `n{i % sigs}`.
+pub async fn record_no_leak(store: &Store, from: i64, to: i64, sigs: i64) {
+    let Store::Sqlite(pool) = store else {
+        unreachable!("the tests' store is SQLite")
+    };
+    let mut tx = pool.begin().await.unwrap();
+    sqlx::query("UPDATE generation SET n = n + 1 WHERE id = 1")
+        .execute(&mut *tx)
+        .await
+        .unwrap();
+    for sql in [
+        "WITH RECURSIVE k(i) AS (SELECT $1 UNION ALL SELECT i + 1 FROM k WHERE i + 1 < $2) \
+         INSERT INTO packages (id, md5, name, bytes, received_ms, sdk, manufacturer, \
+         app_version, manifest, extra) \
+         SELECT 100000 + i, printf('n%031x', i), 'p.zip', 1, 1000 + i, '25', 'acme', '1.0', \
+         '[]', '[]' FROM k",
+        "WITH RECURSIVE k(i) AS (SELECT $1 UNION ALL SELECT i + 1 FROM k WHERE i + 1 < $2) \
+         INSERT INTO retainers (package_id, signature, class_name, title, retained_bytes, \
+         retained_native_bytes, path, shrunk) \
+         SELECT 100000 + i, printf('n%06d', i % $3), 'byte[]', 'Root → byte[]', i, 0, '[]', \
+         0 FROM k",
+    ] {
+        sqlx::query(sql)
+            .bind(from)
+            .bind(to)
+            .bind(sigs)
+            .execute(&mut *tx)
+            .await
+            .unwrap();
+    }
+    tx.commit().await.unwrap();
+}
