@@ -227,6 +227,14 @@ async fn same_as_from_scratch(cache: &Cache, store: &Store, step: &str) {
         let expected = json(&app, &library);
         assert_eq!(json(&kept.app, &kept.library), expected, "{step}, {f:?}");
         assert_eq!(json(&fresh.app, &fresh.library), expected, "{step}, {f:?}");
+        // Ranked by the database, as past the cap of groups followed in memory: the same.
+        let ranked = Cache::default().with_fold_groups(0);
+        let ranked = ranked.get(store, &f, now).await.unwrap();
+        assert_eq!(
+            json(&ranked.app, &ranked.library),
+            expected,
+            "{step}, ranked, {f:?}"
+        );
         assert_eq!(kept.jobs, store.job_counts().await.unwrap(), "{step}");
         assert_eq!(kept.menus.sdk, fresh.menus.sdk, "{step}");
         assert_eq!(kept.menus.manufacturer, fresh.menus.manufacturer, "{step}");
@@ -883,6 +891,9 @@ pub async fn versions_view_change_by_change(store: &Store, other: &Store, zip: &
     ));
     let same_as_fresh = |step: &'static str| async move {
         let fresh = Kept::default().current(store).await.unwrap();
+        // Ranked by the database, as past the cap of groups followed in memory: the same.
+        let ranked = Kept::with_fold_groups(0).current(store).await.unwrap();
+        assert_eq!(json(&ranked), json(&fresh), "{step}, ranked");
         (json(&fresh), step)
     };
     tokio::time::sleep(Duration::from_millis(5)).await;
@@ -1099,6 +1110,14 @@ pub async fn no_leak_groups_take_the_first_retainer_with_a_path(
     let kept = hprof_shrink_serve::no_leak::Kept::default();
     let listed = kept.current(store).await.unwrap();
     assert_eq!((listed.top.app.len(), listed.ungrouped), (1, 1));
+    // Ranked by the database, as past the cap of groups folded in memory: the same.
+    let ranked = hprof_shrink_serve::no_leak::Kept::with_fold_groups(0);
+    let ranked = ranked.current(store).await.unwrap();
+    let json = |g: &hprof_shrink_serve::no_leak::Groups| {
+        serde_json::json!([g.top.app, g.top.app_left_out, g.ungrouped])
+    };
+    assert_eq!(json(&ranked), json(&listed));
+    assert_eq!(ranked.top.app.len(), 1);
     (grouped, ungrouped)
 }
 

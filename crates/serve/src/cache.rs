@@ -12,7 +12,9 @@
 //! is made ([`Fold::bytes`], [`Top::bytes`]); the filtered entries share
 //! [`limits::CACHE_BYTES`], the least recently used going first; the unfiltered entry is
 //! kept apart; a filter that no package matches is answered without an entry; the menus
-//! are kept once for all filters.
+//! are kept once for all filters. And whatever the number of groups: an entry follows at
+//! most [`limits::FOLD_GROUPS`] of them; past that they are ranked by the database at
+//! each change and only those shown are kept ([`Store::ranked_groups`]).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -63,14 +65,23 @@ fn key_bytes(k: &Key) -> usize {
     ENTRY + len(&k.0) + len(&k.1) + len(&k.2)
 }
 
+/// How an entry's groups are brought up to date.
+enum Making {
+    /// Every group followed in memory: the rows recorded since `Version` are folded in.
+    Folded(Version, Fold),
+    /// More groups than [`limits::FOLD_GROUPS`]: ranked by the database at each change,
+    /// only the groups shown folded ([`Store::ranked_groups`]).
+    Ranked,
+}
+
 /// One filter's groups: as last shown, and what they were made from.
 #[derive(Default)]
 struct Entry {
     /// (generation, groups): read by every request.
     shown: Mutex<Option<(i64, Arc<Shown>)>>,
     /// Taken by the one request that brings the entry up to date; the others wait for it
-    /// rather than fold the same rows again.
-    fold: tokio::sync::Mutex<Option<(Version, Fold)>>,
+    /// rather than fold the same rows again. None: to be made from every row.
+    fold: tokio::sync::Mutex<Option<Making>>,
 }
 
 /// A filtered entry with what it costs and when it was last used.
@@ -105,8 +116,12 @@ pub struct Cache {
     budget: usize,
     /// Folds of every row (a filter seen first, rows removed), not of the changes only.
     full_folds: AtomicU64,
+    /// Groups ranked by the database, an entry's being too many to follow.
+    ranked: AtomicU64,
     /// Bytes of the unfiltered entry, estimated.
     all_bytes: AtomicU64,
+    /// Groups an entry follows in memory: [`limits::FOLD_GROUPS`] (less in tests).
+    fold_groups: usize,
 }
 
 impl Default for Cache {
@@ -143,7 +158,17 @@ impl Cache {
             menus: Mutex::default(),
             budget,
             full_folds: AtomicU64::new(0),
+            ranked: AtomicU64::new(0),
             all_bytes: AtomicU64::new(0),
+            fold_groups: limits::FOLD_GROUPS,
+        }
+    }
+
+    /// The same, each entry following at most `groups` groups in memory.
+    pub fn with_fold_groups(self, groups: usize) -> Cache {
+        Cache {
+            fold_groups: groups,
+            ..self
         }
     }
 
@@ -260,16 +285,14 @@ impl Cache {
         }
         // Taken out while it changes: if reading fails or the request is dropped half way,
         // the next request starts over rather than build on half a fold.
-        let (since, mut acc) = fold
-            .take()
-            .map_or((None, Fold::default()), |(v, a)| (Some(v), a));
-        let (version, full) = store.leaks_since(f, since, &mut acc).await?;
-        if full {
-            self.full_folds.fetch_add(1, Ordering::Relaxed);
-        }
-        let top = acc.top();
-        let bytes = key_bytes(&key) + acc.bytes() + top.bytes();
-        *fold = Some((version, acc));
+        let (version, top, making) = self.make(store, f, fold.take()).await?;
+        let bytes = key_bytes(&key)
+            + top.bytes()
+            + match &making {
+                Some(Making::Folded(_, acc)) => acc.bytes(),
+                _ => 0,
+            };
+        *fold = making;
         let groups = Arc::new(Shown::new(
             top,
             self.menus(store, version.generation).await?,
@@ -283,6 +306,41 @@ impl Cache {
             self.settle(&key, &entry, bytes);
         }
         Ok(groups)
+    }
+
+    /// The groups of `f` brought up to date from how they were last made: the rows since
+    /// folded in, or every row when there is nothing to build on; ranked by the database
+    /// instead once they are more than [`limits::FOLD_GROUPS`], until they are half as
+    /// many again (then folded from every row at the next change).
+    async fn make(
+        &self,
+        store: &Store,
+        f: &Filter,
+        was: Option<Making>,
+    ) -> DbResult<(Version, Top, Option<Making>)> {
+        let was = match was {
+            Some(Making::Ranked) => None,
+            Some(Making::Folded(v, acc)) => Some((Some(v), acc)),
+            None => Some((None, Fold::capped(self.fold_groups))),
+        };
+        if let Some((since, mut acc)) = was {
+            let (version, full) = store.leaks_since(f, since, &mut acc).await?;
+            if full {
+                self.full_folds.fetch_add(1, Ordering::Relaxed);
+            }
+            if !acc.over() {
+                let top = acc.top();
+                return Ok((version, top, Some(Making::Folded(version, acc))));
+            }
+        }
+        self.ranked.fetch_add(1, Ordering::Relaxed);
+        let mut acc = Fold::default();
+        let (version, kinds) = store.ranked_groups(f, limits::GROUPS, &mut acc).await?;
+        let mut top = acc.top();
+        top.app_left_out = kinds.app.saturating_sub(top.app.len() as u64);
+        top.library_left_out = kinds.library.saturating_sub(top.library.len() as u64);
+        let many = kinds.app + kinds.library > (self.fold_groups / 2) as u64;
+        Ok((version, top, many.then_some(Making::Ranked)))
     }
 
     /// The menus as of generation `now` or later: read once per generation, whichever
@@ -304,6 +362,11 @@ impl Cache {
     /// How many times every row was folded, rather than those recorded since.
     pub fn full_folds(&self) -> u64 {
         self.full_folds.load(Ordering::Relaxed)
+    }
+
+    /// How many times an entry's groups were ranked by the database.
+    pub fn ranked(&self) -> u64 {
+        self.ranked.load(Ordering::Relaxed)
     }
 }
 
@@ -335,6 +398,7 @@ async fn menus(store: &Store) -> DbResult<Menus> {
 mod tests {
     use super::*;
     use crate::store::NewPackage;
+    use crate::test_rows::record;
 
     async fn queue(store: &Store, n: u32, sdk: &str, maker: &str) {
         let manifest = [
@@ -383,6 +447,7 @@ mod tests {
         assert!(!Arc::ptr_eq(&second, &filtered));
         assert!(Arc::ptr_eq(&second.menus, &filtered.menus), "menus shared");
         assert_eq!(c.full_folds(), 2, "one per filter, the first time");
+        assert_eq!(c.ranked(), 0, "a few groups are followed in memory");
         // An older generation read before the change is served the newer entry.
         assert!(Arc::ptr_eq(&second, &c.get(&store, &f, now).await.unwrap()));
     }
@@ -438,5 +503,109 @@ mod tests {
             &all,
             &c.current(&store, &Filter::default()).await.unwrap()
         ));
+    }
+
+    /// The groups `f` shows made from every row at once, as JSON: (app, app left out,
+    /// library, library left out).
+    async fn shown_of_every_row(store: &Store, f: &Filter) -> serde_json::Value {
+        let groups = crate::groups::leak_groups(&store.leaks(f, None).await.unwrap());
+        let (app, library): (Vec<_>, Vec<_>) =
+            groups.into_iter().partition(|g| g.library_leak.is_none());
+        let (app, app_left_out) = limits::first(app, limits::GROUPS);
+        let (library, library_left_out) = limits::first(library, limits::GROUPS);
+        serde_json::json!([app, app_left_out, library, library_left_out])
+    }
+
+    fn json(s: &Shown) -> serde_json::Value {
+        serde_json::json!([s.app, s.app_left_out, s.library, s.library_left_out])
+    }
+
+    /// Issue 53: 100,000 signatures (101,000 leaks of 2,020 packages; a thousand groups
+    /// with two, some of those a library leak only in their latest occurrence). The cache
+    /// holds the groups it shows, not one accumulator per group (the estimate was about
+    /// 90 MB before), and shows what a fold of every row shows; after a change too.
+    #[tokio::test]
+    async fn a_hundred_thousand_groups_are_ranked_not_held() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("meta.sqlite")).await.unwrap();
+        record(&store, 0, 101_000, 100_000).await;
+        let c = Cache::default();
+        let all = Filter::default();
+        let g = c.current(&store, &all).await.unwrap();
+        let u = c.usage();
+        assert!(u.unfiltered_bytes < 1 << 20, "{u:?}");
+        assert_eq!(c.ranked(), 1);
+        assert_eq!(g.app.len() + g.library.len(), 2 * limits::GROUPS);
+        assert_eq!(
+            g.app_left_out + g.library_left_out,
+            100_000 - 2 * limits::GROUPS as u64
+        );
+        assert_eq!(json(&g), shown_of_every_row(&store, &all).await);
+        // A filter's entry likewise, within the budget.
+        let f = sdk("22");
+        let g = c.current(&store, &f).await.unwrap();
+        let u = c.usage();
+        assert!(u.entries == 1 && u.bytes < 1 << 20, "{u:?}");
+        assert_eq!(json(&g), shown_of_every_row(&store, &f).await);
+        // A change: three more leaks of one group, which climbs to the top.
+        record(&store, 150_001, 150_004, 1).await;
+        let g = c.current(&store, &all).await.unwrap();
+        assert_eq!(
+            (g.library[0].signature.as_str(), g.library[0].occurrences),
+            ("s000000", 5)
+        );
+        assert_eq!(json(&g), shown_of_every_row(&store, &all).await);
+        assert_eq!((c.ranked(), c.full_folds()), (3, 2));
+    }
+
+    /// An entry follows its groups in memory up to its cap, is ranked by the database past
+    /// it, and follows them again once they are half as many: the same groups every time
+    /// as a fold of every row.
+    #[tokio::test]
+    async fn an_entry_past_its_cap_is_ranked_and_comes_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("meta.sqlite")).await.unwrap();
+        let c = Cache::default().with_fold_groups(10);
+        let all = Filter::default();
+        let st = &store;
+        let same = |g: Arc<Shown>| async move {
+            assert_eq!(json(&g), shown_of_every_row(st, &Filter::default()).await)
+        };
+        record(&store, 0, 8, 1000).await;
+        same(c.current(&store, &all).await.unwrap()).await;
+        assert_eq!((c.full_folds(), c.ranked()), (1, 0));
+        // Past the cap as the change is folded in.
+        record(&store, 8, 20, 1000).await;
+        same(c.current(&store, &all).await.unwrap()).await;
+        assert_eq!((c.full_folds(), c.ranked()), (1, 1));
+        assert_eq!(c.usage().unfiltered_bytes, {
+            let g = c.current(&store, &all).await.unwrap();
+            key_bytes(&key(&all))
+                + g.app
+                    .iter()
+                    .chain(&g.library)
+                    .map(LeakGroup::bytes)
+                    .sum::<usize>()
+        });
+        record(&store, 20, 22, 1000).await;
+        same(c.current(&store, &all).await.unwrap()).await;
+        assert_eq!((c.full_folds(), c.ranked()), (1, 2));
+        // Rows removed: five groups left, half the cap; ranked once more, then folded.
+        let Store::Sqlite(pool) = &store else {
+            unreachable!()
+        };
+        sqlx::query("DELETE FROM leaks WHERE signature > 's000004'")
+            .execute(pool)
+            .await
+            .unwrap();
+        sqlx::query("UPDATE generation SET n = n + 1, removals = removals + 1")
+            .execute(pool)
+            .await
+            .unwrap();
+        same(c.current(&store, &all).await.unwrap()).await;
+        assert_eq!((c.full_folds(), c.ranked()), (1, 3));
+        record(&store, 22, 23, 1000).await;
+        same(c.current(&store, &all).await.unwrap()).await;
+        assert_eq!((c.full_folds(), c.ranked()), (2, 3));
     }
 }

@@ -339,6 +339,11 @@ pub struct Fold {
     by_sig: HashMap<String, Acc>,
     /// The sum of the accumulators' bytes and their signatures'.
     bytes: usize,
+    /// The most groups it follows ([`Fold::capped`]); none: no cap.
+    cap: Option<usize>,
+    /// A leak of one group past the cap came: it dropped every group and takes no more
+    /// until cleared (its owner ranks the groups in the database instead).
+    over: bool,
 }
 
 /// The groups of a fold as the pages show them: the first [`limits::GROUPS`] of each kind.
@@ -366,14 +371,37 @@ impl Top {
 }
 
 impl Fold {
+    /// A fold of at most `groups` groups: a leak of one more makes it [over](Fold::over).
+    pub fn capped(groups: usize) -> Fold {
+        Fold {
+            cap: Some(groups),
+            ..Fold::default()
+        }
+    }
+
+    /// Whether a leak of more groups than its cap came: it holds nothing then.
+    pub fn over(&self) -> bool {
+        self.over
+    }
+
     /// Takes one more leak into its signature's group.
     pub fn add(&mut self, l: &LeakRef<'_>) {
+        if self.over {
+            return;
+        }
+        let at_cap = self.cap.is_some_and(|cap| self.by_sig.len() >= cap);
         match self.by_sig.get_mut(l.signature) {
             Some(acc) => {
                 let before = acc.bytes;
                 acc.add(l);
                 // The accumulator may hold less now (its made group dropped).
                 self.bytes = self.bytes + acc.bytes - before;
+            }
+            None if at_cap => {
+                // Given back now, not kept for a refill: the groups are ranked elsewhere.
+                self.by_sig = HashMap::new();
+                self.bytes = 0;
+                self.over = true;
             }
             None => {
                 let mut acc = Acc::empty();
@@ -392,10 +420,11 @@ impl Fold {
         }
     }
 
-    /// Forgets every leak added.
+    /// Forgets every leak added (and that it was over its cap).
     pub fn clear(&mut self) {
         self.by_sig.clear();
         self.bytes = 0;
+        self.over = false;
     }
 
     /// Roughly what this holds in memory, in bytes (the groups as last made included).
@@ -470,6 +499,9 @@ impl LeakSink for Fold {
     }
     fn forget(&mut self, signature: &str) {
         Fold::forget(self, signature);
+    }
+    fn full(&self) -> bool {
+        self.over
     }
 }
 

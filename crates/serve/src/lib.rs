@@ -52,7 +52,10 @@ mod rows;
 pub mod s3;
 mod server;
 pub mod store;
+#[cfg(test)]
+mod test_rows;
 pub mod title;
+mod top_n;
 pub mod triage;
 pub mod versions;
 pub mod views;

@@ -55,6 +55,10 @@ pub const PACKAGES_PAGE: i64 = 500;
 /// keeps at most; the unfiltered entry is kept apart, whatever the others cost.
 pub const CACHE_BYTES: usize = 64 << 20;
 pub(crate) const CACHE_ENTRIES: usize = 1024;
+/// Groups a cached filter (or the per-app-version view) follows in memory, change by
+/// change; past it, its groups are ranked by the database at each change and only those
+/// shown are kept, so that memory does not grow with the number of groups.
+pub const FOLD_GROUPS: usize = 5_000;
 
 /// `s` whole if it is at most `max` bytes; otherwise its longest prefix (on a character
 /// boundary) that fits with the [`MARK`], then the mark.

@@ -236,6 +236,11 @@ pub trait LeakSink {
     /// Forgets the leaks of one signature, before its rows are sent again (some of them
     /// removed: a package re-analyzed).
     fn forget(&mut self, signature: &str);
+    /// Whether it takes no more: the store stops reading (a fold past its groups' cap,
+    /// whose entry ranks the groups in the database instead).
+    fn full(&self) -> bool {
+        false
+    }
 }
 
 /// The state of the leak rows: the generation (bumped by every change), and how many

@@ -12,6 +12,7 @@ use std::pin::Pin;
 use std::str::FromStr;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use futures_util::TryStreamExt;
 use sqlx::migrate::{Migration, MigrationSource, MigrationType, Migrator};
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::sqlite::{
@@ -226,6 +227,28 @@ const BUMP_GENERATION: &str = "UPDATE generation SET n = n + 1 WHERE id = 1";
 /// snapshot that reads generation n sees every row stamped up to n, and none after.
 const BUMP_GENERATION_FOR_LEAKS: &str =
     "UPDATE generation SET n = n + 1, removals = removals + $1 WHERE id = 1 RETURNING n";
+
+/// Begins a transaction on `$pool` that reads one snapshot (PostgreSQL reads each
+/// statement in a snapshot of its own otherwise; SQLite keeps the first read's for the
+/// whole transaction), and reads in it the leak rows' [`Version`]: `(tx, version)`.
+macro_rules! snapshot {
+    ($store:expr, $pool:ident) => {{
+        let mut tx = $pool.begin().await?;
+        if $store.is_shared() {
+            sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                .execute(&mut *tx)
+                .await?;
+        }
+        let r = sqlx::query("SELECT n, removals FROM generation WHERE id = 1")
+            .fetch_one(&mut *tx)
+            .await?;
+        let now = Version {
+            generation: r.try_get(0)?,
+            removals: r.try_get(1)?,
+        };
+        (tx, now)
+    }};
+}
 
 /// `SELECT` of the leak columns the grouping reads, in [`LeakRef`]'s order (decoded by
 /// `leak_row!`), then `$extra` columns, of the packages a filter admits ($1-$3).
@@ -858,7 +881,8 @@ impl Store {
     /// when there is no `since` or rows were removed after it, every row (after a
     /// [`Fold::clear`]); all read in one snapshot with the version it returns, so
     /// that the rows are exactly those of that version. Also returns whether every row
-    /// was sent.
+    /// was sent. The rows are streamed, not read whole first; reading stops once the
+    /// sink is [full](LeakSink::full).
     pub async fn leaks_since(
         &self,
         f: &Filter,
@@ -866,21 +890,7 @@ impl Store {
         sink: &mut impl LeakSink,
     ) -> DbResult<(Version, bool)> {
         on!(self, pool => {
-            let mut tx = pool.begin().await?;
-            if self.is_shared() {
-                // PostgreSQL reads each statement in a snapshot of its own otherwise; SQLite
-                // keeps the first read's for the whole transaction.
-                sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-                    .execute(&mut *tx)
-                    .await?;
-            }
-            let r = sqlx::query("SELECT n, removals FROM generation WHERE id = 1")
-                .fetch_one(&mut *tx)
-                .await?;
-            let now = Version {
-                generation: r.try_get(0)?,
-                removals: r.try_get(1)?,
-            };
+            let (mut tx, now) = snapshot!(self, pool);
             // Groups that lost rows since: remade from their rows alone, when every
             // removal since is in the log (one generation per removing transaction).
             let mut remake: Option<Vec<String>> = None;
@@ -915,52 +925,60 @@ impl Store {
             }
             let Some(remake) = remake else {
                 sink.clear();
-                let rows = sqlx::query(GROUPED_LEAKS)
+                let mut rows = sqlx::query(GROUPED_LEAKS)
                     .bind(&f.sdk)
                     .bind(&f.manufacturer)
                     .bind(&f.app_version)
-                    .fetch_all(&mut *tx)
-                    .await?;
-                tx.commit().await?;
-                for r in &rows {
-                    sink.add(&leak_row!(r));
+                    .fetch(&mut *tx);
+                while let Some(r) = rows.try_next().await? {
+                    sink.add(&leak_row!(&r));
+                    if sink.full() {
+                        break;
+                    }
                 }
+                drop(rows);
+                tx.commit().await?;
                 return Ok((now, true));
             };
+            for sig in &remake {
+                sink.forget(sig);
+            }
             // Only where it is named: PostgreSQL refuses a parameter too many.
-            let rows = sqlx::query(GROUPED_LEAKS_SINCE)
+            let mut rows = sqlx::query(GROUPED_LEAKS_SINCE)
                 .bind(&f.sdk)
                 .bind(&f.manufacturer)
                 .bind(&f.app_version)
                 .bind(since.map_or(0, |s| s.generation))
-                .fetch_all(&mut *tx)
-                .await?;
-            let mut regrouped = Vec::with_capacity(remake.len());
-            for sig in &remake {
-                regrouped.push(
-                    sqlx::query(concat!(grouped_leaks!(""), " AND l.signature = $4"))
-                        .bind(&f.sdk)
-                        .bind(&f.manufacturer)
-                        .bind(&f.app_version)
-                        .bind(sig)
-                        .fetch_all(&mut *tx)
-                        .await?,
-                );
-            }
-            tx.commit().await?;
-            for sig in &remake {
-                sink.forget(sig);
-            }
-            for r in &rows {
-                let l = leak_row!(r);
+                .fetch(&mut *tx);
+            while let Some(r) = rows.try_next().await? {
+                let l = leak_row!(&r);
                 // Added with its group's other rows below.
                 if remake.binary_search_by(|s| s.as_str().cmp(l.signature)).is_err() {
                     sink.add(&l);
                 }
+                if sink.full() {
+                    break;
+                }
             }
-            for r in regrouped.iter().flatten() {
-                sink.add(&leak_row!(r));
+            drop(rows);
+            for sig in &remake {
+                if sink.full() {
+                    break;
+                }
+                let mut rows = sqlx::query(concat!(grouped_leaks!(""), " AND l.signature = $4"))
+                    .bind(&f.sdk)
+                    .bind(&f.manufacturer)
+                    .bind(&f.app_version)
+                    .bind(sig)
+                    .fetch(&mut *tx);
+                while let Some(r) = rows.try_next().await? {
+                    sink.add(&leak_row!(&r));
+                    if sink.full() {
+                        break;
+                    }
+                }
             }
+            tx.commit().await?;
             Ok((now, false))
         })
     }
@@ -1108,16 +1126,19 @@ impl Store {
     }
 
     /// Sends `sink` every package without a leak, as a leak of the no-leak group of its
-    /// first top retainer with a path (only those of `signature` when given).
+    /// first top retainer with a path (only those of `signature` when given). Streamed;
+    /// reading stops once the fold is over its cap.
     pub async fn fold_no_leak(&self, signature: Option<&str>, sink: &mut Fold) -> DbResult<()> {
         on!(self, pool => {
-            let rows = sqlx::query(NO_LEAK_ROWS)
+            let mut rows = sqlx::query(NO_LEAK_ROWS)
                 .bind(signature)
                 .bind(i64::MAX)
-                .fetch_all(pool)
-                .await?;
-            for r in &rows {
-                sink.add(&no_leak_row!(r));
+                .fetch(pool);
+            while let Some(r) = rows.try_next().await? {
+                sink.add(&no_leak_row!(&r));
+                if sink.over() {
+                    break;
+                }
             }
             Ok(())
         })
@@ -1348,8 +1369,10 @@ mod package_sql {
 // After the macros above, which it uses.
 mod by_version;
 mod no_leak;
+mod ranked;
 pub use by_version::AppVersion;
 pub use no_leak::Shrunk;
+pub use ranked::Kinds;
 
 /// The package columns a filter can name (never text from a request in SQL).
 #[derive(Debug, Clone, Copy)]

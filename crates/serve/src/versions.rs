@@ -9,7 +9,8 @@
 //! change by change as the groups cache does ([`Store::leaks_since`]): one cell per
 //! (group, version) with its packages and retained sizes, so a request after a change
 //! reads only the rows recorded since, and the versions' order from an index; a request
-//! with no change since serves the view as last made.
+//! with no change since serves the view as last made. Past [`limits::FOLD_GROUPS`] groups
+//! the view is ranked by the database instead ([`ranked`]).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -25,6 +26,8 @@ use crate::groups::Distribution;
 use crate::limits;
 use crate::rows::{Filter, LeakRef, LeakSink, Version};
 use crate::store::{AppVersion, DbResult, Store};
+
+pub mod ranked;
 
 /// One group's leaks in one app version.
 #[derive(Debug, Clone, Default)]
@@ -64,10 +67,35 @@ struct Group {
 #[derive(Debug, Clone, Default)]
 pub struct Versions {
     by_sig: HashMap<String, Group>,
+    /// The most groups it follows ([`Versions::capped`]); none: no cap.
+    cap: Option<usize>,
+    /// A leak of one group past the cap came: it dropped every group and takes no more
+    /// until cleared (the view is ranked by the database instead, [`ranked`]).
+    over: bool,
+}
+
+impl Versions {
+    /// A fold of at most `groups` groups: a leak of one more makes it over its cap.
+    pub fn capped(groups: usize) -> Versions {
+        Versions {
+            cap: Some(groups),
+            ..Versions::default()
+        }
+    }
 }
 
 impl LeakSink for Versions {
     fn add(&mut self, l: &LeakRef<'_>) {
+        if self.over {
+            return;
+        }
+        if self.cap.is_some_and(|cap| self.by_sig.len() >= cap)
+            && !self.by_sig.contains_key(l.signature)
+        {
+            self.by_sig = HashMap::new();
+            self.over = true;
+            return;
+        }
         let g = self
             .by_sig
             .entry(l.signature.to_string())
@@ -98,9 +126,13 @@ impl LeakSink for Versions {
 
     fn clear(&mut self) {
         self.by_sig.clear();
+        self.over = false;
     }
     fn forget(&mut self, signature: &str) {
         self.by_sig.remove(signature);
+    }
+    fn full(&self) -> bool {
+        self.over
     }
 }
 
@@ -372,13 +404,32 @@ impl Versions {
     }
 }
 
+/// How the view is brought up to date.
+enum Making {
+    /// Every group followed in memory: the rows recorded since `Version` are folded in.
+    Folded(Version, Versions),
+    /// More groups than [`limits::FOLD_GROUPS`]: ranked by the database at each change
+    /// ([`ranked`]).
+    Ranked,
+}
+
 /// The view kept between requests, brought up to date change by change.
-#[derive(Default)]
 pub struct Kept {
     /// (generation, view): read by every request.
     shown: Mutex<Option<(i64, Arc<View>)>>,
     /// Taken by the one request that brings the view up to date; the others wait for it.
-    fold: tokio::sync::Mutex<Option<(Version, Versions)>>,
+    /// None: to be made from every row.
+    fold: tokio::sync::Mutex<Option<Making>>,
+    /// Groups followed in memory: [`limits::FOLD_GROUPS`] (less in tests).
+    fold_groups: usize,
+    /// Views ranked by the database, the groups being too many to follow.
+    ranked: std::sync::atomic::AtomicU64,
+}
+
+impl Default for Kept {
+    fn default() -> Kept {
+        Kept::with_fold_groups(limits::FOLD_GROUPS)
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -386,6 +437,21 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Kept {
+    /// A view following at most `groups` groups in memory.
+    pub fn with_fold_groups(groups: usize) -> Kept {
+        Kept {
+            shown: Mutex::default(),
+            fold: tokio::sync::Mutex::default(),
+            fold_groups: groups,
+            ranked: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+
+    /// How many times the view was ranked by the database.
+    pub fn ranked(&self) -> u64 {
+        self.ranked.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// The view as of the database's generation now.
     pub async fn current(&self, store: &Store) -> DbResult<Arc<View>> {
         let now = store.generation().await?;
@@ -397,18 +463,47 @@ impl Kept {
             return Ok(v);
         }
         // Taken out while it changes: a failed read leaves nothing half folded.
-        let (since, mut acc) = fold
-            .take()
-            .map_or((None, Versions::default()), |(v, a)| (Some(v), a));
-        let (version, _) = store
-            .leaks_since(&Filter::default(), since, &mut acc)
-            .await?;
-        // After the leaks: every version they name is recorded by then.
-        let recorded = store.app_versions().await?;
-        let view = Arc::new(acc.view(&recorded, limits::VERSIONS, limits::VERSION_GROUPS));
-        *fold = Some((version, acc));
+        let (version, view, making) = self.make(store, fold.take()).await?;
+        let view = Arc::new(view);
+        *fold = making;
         *lock(&self.shown) = Some((version.generation, view.clone()));
         Ok(view)
+    }
+
+    /// The view brought up to date from how it was last made: the rows since folded in,
+    /// or every row when there is nothing to build on; ranked by the database instead
+    /// once the groups are more than the cap, until they are half as many again (then
+    /// folded from every row at the next change).
+    async fn make(
+        &self,
+        store: &Store,
+        was: Option<Making>,
+    ) -> DbResult<(Version, View, Option<Making>)> {
+        let was = match was {
+            Some(Making::Ranked) => None,
+            Some(Making::Folded(v, acc)) => Some((Some(v), acc)),
+            None => Some((None, Versions::capped(self.fold_groups))),
+        };
+        if let Some((since, mut acc)) = was {
+            let (version, _) = store
+                .leaks_since(&Filter::default(), since, &mut acc)
+                .await?;
+            if !acc.over {
+                // After the leaks: every version they name is recorded by then.
+                let recorded = store.app_versions().await?;
+                let view = acc.view(&recorded, limits::VERSIONS, limits::VERSION_GROUPS);
+                return Ok((version, view, Some(Making::Folded(version, acc))));
+            }
+        }
+        self.ranked
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let mut ranking = ranked::Ranking::new(limits::VERSIONS, limits::VERSION_GROUPS);
+        let mut acc = Versions::default();
+        let (version, recorded) = store.ranked_versions(&mut ranking, &mut acc).await?;
+        let mut view = acc.view(&recorded, limits::VERSIONS, limits::VERSION_GROUPS);
+        ranking.count(&mut view);
+        let many = ranking.groups() > (self.fold_groups / 2) as u64;
+        Ok((version, view, many.then_some(Making::Ranked)))
     }
 
     fn since(&self, now: i64) -> Option<Arc<View>> {
@@ -828,5 +923,57 @@ mod tests {
         assert!(last.groups.iter().all(|g| g.new));
         f.clear();
         assert!(f.view(&[], 20, 50).versions.is_empty());
+    }
+
+    /// Past its cap, the view is ranked by the database: the same view as a fold of every
+    /// row (25 versions, one of them none, some listed and some counted; groups new, back
+    /// and gone), while the fold holds only the groups listed; and once the groups are
+    /// few again it is folded from every row.
+    #[tokio::test]
+    async fn a_view_past_its_cap_is_ranked_and_the_same() {
+        use crate::test_rows::record;
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("meta.sqlite")).await.unwrap();
+        record(&store, 0, 6000, 1000).await;
+        let folded = Kept::default();
+        let ranked = Kept::with_fold_groups(100);
+        let view = |v: &View| serde_json::to_value(v).unwrap();
+        let all = folded.current(&store).await.unwrap();
+        assert_eq!(view(&ranked.current(&store).await.unwrap()), view(&all));
+        assert_eq!((folded.ranked(), ranked.ranked()), (0, 1));
+        // The view lists, cuts and counts: what makes the ranking pick.
+        assert_eq!(all.versions_left_out, 4);
+        let last = &all.versions[19];
+        assert!(
+            last.groups_left_out > 0 && last.gone_left_out > 0,
+            "{last:?}"
+        );
+        assert!(all.versions.iter().any(|v| v.groups.iter().any(|g| g.back)));
+        assert!(all
+            .no_version
+            .as_ref()
+            .is_some_and(|v| v.groups_left_out > 0));
+        // A change: ranked again, still the same.
+        record(&store, 6000, 6100, 1000).await;
+        let all = folded.current(&store).await.unwrap();
+        assert_eq!(view(&ranked.current(&store).await.unwrap()), view(&all));
+        assert_eq!(ranked.ranked(), 2);
+        // A fold of every row once the groups are half the cap.
+        let Store::Sqlite(pool) = &store else {
+            unreachable!()
+        };
+        sqlx::query("DELETE FROM leaks WHERE signature >= 's000050'")
+            .execute(pool)
+            .await
+            .unwrap();
+        sqlx::query("UPDATE generation SET n = n + 1, removals = removals + 1")
+            .execute(pool)
+            .await
+            .unwrap();
+        ranked.current(&store).await.unwrap();
+        record(&store, 6100, 6101, 10).await;
+        let all = folded.current(&store).await.unwrap();
+        assert_eq!(view(&ranked.current(&store).await.unwrap()), view(&all));
+        assert_eq!(ranked.ranked(), 3);
     }
 }

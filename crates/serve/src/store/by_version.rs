@@ -1,8 +1,10 @@
 //! The app versions' order, for the per-app-version view ([`crate::versions`]).
 
+use futures_util::TryStreamExt;
 use sqlx::Row;
 
-use super::{DbResult, Store};
+use super::{DbResult, LeakRef, LeakSink, Store, Version};
+use crate::versions::ranked::Ranking;
 
 /// One app version as the packages table has it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,7 +24,71 @@ pub struct AppVersion {
 const APP_VERSIONS: &str = "SELECT app_version, MIN(received_ms), COUNT(*) \
      FROM packages GROUP BY app_version";
 
+/// Every group's occurrences and packages per app version, a group's rows together. The
+/// database groups and sorts (spilling to disk past its cache); one row per (group,
+/// version) comes back.
+const VERSION_CELLS: &str = "SELECT l.signature, p.app_version, COUNT(*), \
+     COUNT(DISTINCT l.package_id) FROM leaks l JOIN packages p ON p.id = l.package_id \
+     GROUP BY l.signature, p.app_version ORDER BY l.signature";
+
 impl Store {
+    /// Gives `ranking` the versions recorded, then every group's counts per version; then
+    /// sends `sink` every row of the groups it lists. All read in one snapshot, with its
+    /// version and the versions recorded. Memory: one group's versions at a time, what the
+    /// ranking keeps, then those groups' rows.
+    pub async fn ranked_versions(
+        &self,
+        ranking: &mut Ranking,
+        sink: &mut impl LeakSink,
+    ) -> DbResult<(Version, Vec<AppVersion>)> {
+        on!(self, pool => {
+            let (mut tx, now) = snapshot!(self, pool);
+            let rows = sqlx::query(APP_VERSIONS).fetch_all(&mut *tx).await?;
+            let recorded = rows
+                .iter()
+                .map(|r| {
+                    Ok(AppVersion {
+                        value: r.try_get(0)?,
+                        first_received_ms: r.try_get(1)?,
+                        packages: r.try_get(2)?,
+                    })
+                })
+                .collect::<DbResult<Vec<_>>>()?;
+            ranking.versions(&recorded);
+            let mut rows = sqlx::query(VERSION_CELLS).fetch(&mut *tx);
+            let mut signature = String::new();
+            let mut cells: Vec<(String, i64, i64)> = Vec::new();
+            while let Some(r) = rows.try_next().await? {
+                let sig: &str = r.try_get(0)?;
+                if sig != signature {
+                    if !cells.is_empty() {
+                        ranking.group(&signature, &cells);
+                        cells.clear();
+                    }
+                    sig.clone_into(&mut signature);
+                }
+                cells.push((r.try_get(1)?, r.try_get(2)?, r.try_get(3)?));
+            }
+            if !cells.is_empty() {
+                ranking.group(&signature, &cells);
+            }
+            drop(rows);
+            for sig in ranking.listed() {
+                let mut rows = sqlx::query(concat!(grouped_leaks!(""), " AND l.signature = $4"))
+                    .bind(None::<String>)
+                    .bind(None::<String>)
+                    .bind(None::<String>)
+                    .bind(&sig)
+                    .fetch(&mut *tx);
+                while let Some(r) = rows.try_next().await? {
+                    sink.add(&leak_row!(&r));
+                }
+            }
+            tx.commit().await?;
+            Ok((now, recorded))
+        })
+    }
+
     /// Every app version recorded, in no particular order.
     pub async fn app_versions(&self) -> DbResult<Vec<AppVersion>> {
         on!(self, pool => {

@@ -1,8 +1,18 @@
 //! What the no-leak pages ([`crate::no_leak`]) count beside the groups.
 
+use std::cmp::Reverse;
+
+use futures_util::TryStreamExt;
 use sqlx::Row;
 
-use super::{DbResult, Store};
+use super::{DbResult, Fold, LeakRef, Store};
+use crate::top_n::TopN;
+use hprof_shrink_analyze::model::SIGNATURE_VERSION;
+
+/// Per no-leak group: its signature, packages, and the time its latest package was
+/// received. The database groups (spilling to disk past its cache); one row per group.
+const RANKED: &str = "SELECT r.signature, COUNT(*), MAX(p.received_ms) \
+     FROM retainers r JOIN packages p ON p.id = r.package_id GROUP BY r.signature";
 
 /// Packages whose recorded analysis has a triage and found no leak, yet are in no no-leak
 /// group: none of their top retainers has a path from a GC root. By the primary and
@@ -38,6 +48,38 @@ impl Store {
         Ok(Shrunk {
             packages: packages.max(0) as u64,
             unknown: unknown.max(0) as u64,
+        })
+    }
+
+    /// Sends `fold` the packages of the first `n` no-leak groups in the order of
+    /// [`Fold::top`] (most packages, then the most recent, then by signature), ranked by
+    /// the database; returns how many groups there are. Memory: the `n` places kept and
+    /// one row at a time, then those groups' rows.
+    pub async fn ranked_no_leak(&self, n: usize, fold: &mut Fold) -> DbResult<u64> {
+        on!(self, pool => {
+            let mut tx = pool.begin().await?;
+            let mut top: TopN<(Reverse<i64>, Reverse<i64>, String)> = TopN::new(n);
+            let mut rows = sqlx::query(RANKED).fetch(&mut *tx);
+            while let Some(r) = rows.try_next().await? {
+                top.offer((
+                    Reverse(r.try_get(1)?),
+                    Reverse(r.try_get(2)?),
+                    r.try_get(0)?,
+                ));
+            }
+            drop(rows);
+            let groups = top.offered();
+            for (_, _, sig) in top.into_sorted() {
+                let mut rows = sqlx::query(super::NO_LEAK_ROWS)
+                    .bind(&sig)
+                    .bind(i64::MAX)
+                    .fetch(&mut *tx);
+                while let Some(r) = rows.try_next().await? {
+                    fold.add(&no_leak_row!(&r));
+                }
+            }
+            tx.commit().await?;
+            Ok(groups)
         })
     }
 
