@@ -58,6 +58,11 @@ cargo test --workspace --features hprof-shrink-core/ffi
 step "C ABI test (tests/c, against the shared and the static library)"
 bash scripts/c-test.sh
 
+# Also from the test build (the same command, with the JNI crate's test hooks): only the JNI
+# crate is built again.
+step "the Java API on the host JVM (android/: the JNI library)"
+bash scripts/java-test.sh
+
 step "the core as Rust callers get it (no C ABI) builds"
 cargo check -p hprof-shrink-core --quiet
 
