@@ -2,7 +2,8 @@
 # The Java API (android/java, package dev.hprofshrink) on the host JVM: builds the JNI library
 # (crates/jni) for the host, compiles the API with `javac --release 8` (the bytecode an Android
 # app takes) and the tests (android/test, a plain runner: no JUnit needed) with --release 17,
-# and runs them against the CLI of this workspace.
+# and runs them against the CLI of this workspace and a real `hprof-shrink serve` the tests
+# start on a free port.
 #   scripts/java-test.sh [FILTER]      (scripts/test.sh runs it after the C ABI test)
 # FILTER runs only the tests whose Class.method contains it.
 #
@@ -53,7 +54,7 @@ mkdir "$work/api" "$work/tests"
 javac --release 8 -Xlint:all -Werror -d "$work/api" android/java/dev/hprofshrink/*.java
 javac --release 17 -Xlint:all -Werror -cp "$work/api" -d "$work/tests" android/test/dev/hprofshrink/tests/*.java
 
-args=(dev.hprofshrink.tests.ShrinkTest)
+args=(dev.hprofshrink.tests.ShrinkTest dev.hprofshrink.tests.OutboxTest)
 [ -z "$filter" ] || args+=(-- "$filter")
 java -Xcheck:jni -cp "$work/api:$work/tests" \
   -Djava.library.path="$(dirname "$jni")" \

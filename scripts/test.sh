@@ -60,7 +60,7 @@ bash scripts/c-test.sh
 
 # Also from the test build (the same command, with the JNI crate's test hooks): only the JNI
 # crate is built again.
-step "the Java API on the host JVM (android/: the JNI library)"
+step "the Java API on the host JVM (android/: the JNI library; the outbox against a real serve)"
 bash scripts/java-test.sh
 
 step "the core as Rust callers get it (no C ABI) builds"
