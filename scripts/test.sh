@@ -58,6 +58,11 @@ cargo test --workspace --features hprof-shrink-core/ffi
 step "C ABI test (tests/c, against the shared and the static library)"
 bash scripts/c-test.sh
 
+# Also from the test build (the same command, with the JNI crate's test hooks): only the JNI
+# crate is built again.
+step "the Java API on the host JVM (android/: the JNI library; the outbox against a real serve)"
+bash scripts/java-test.sh
+
 step "the core as Rust callers get it (no C ABI) builds"
 cargo check -p hprof-shrink-core --quiet
 
@@ -86,3 +91,9 @@ cargo package -p hprof-shrink-core -p hprof-shrink-analyze -p hprof-shrink-uploa
 step "the core for Android: checked for three targets with and without the C ABI, the phone's library linked and its exports checked"
 bash scripts/android-check.sh --build-targets aarch64-linux-android
 
+# In the same target dir as the step above, so the aarch64 std it rebuilt is reused. One ABI
+# in CI (each other ABI rebuilds std and every dependency: minutes each); the release AAR is
+# made with all three (scripts/android-jni.sh && scripts/aar.sh, docs/android.md).
+step "the JNI library for Android (arm64-v8a): its undefined symbols against Android's, its exports; the AAR assembled and checked"
+bash scripts/android-jni.sh --abis arm64-v8a
+bash scripts/aar.sh --abis arm64-v8a

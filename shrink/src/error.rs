@@ -87,6 +87,66 @@ impl Error {
             _ => None,
         }
     }
+
+    /// The record or sub-record tag at [`Error::offset`], when the error names one.
+    pub fn tag(&self) -> Option<Tag> {
+        match self {
+            Error::Format(f) => f.tag(),
+            Error::MissingBuffer { .. } => Some(Tag::heap(crate::hprof::tags::INSTANCE_DUMP)),
+            Error::Verify(v) => v.tag,
+            _ => None,
+        }
+    }
+
+    /// Whose fault the error is, as the interfaces for apps (the C ABI, JNI) report it.
+    pub fn kind(&self) -> ErrorKind {
+        // Exhaustive on purpose: a new variant must be placed.
+        match self {
+            Error::Format(f) => format_kind(f),
+            Error::Cancelled => ErrorKind::Cancelled,
+            Error::Invalid(_) => ErrorKind::InvalidArgument,
+            Error::Io(_) | Error::Write(_) | Error::Thread(_) => ErrorKind::Io,
+            Error::MissingBuffer { .. } | Error::Unsupported(_) => ErrorKind::BadInput,
+            // Zip errors other than I/O are misuse of the zip writer, and a shrink never
+            // verifies: both would be bugs here.
+            Error::Zip(_) | Error::Verify(_) => ErrorKind::Internal,
+        }
+    }
+}
+
+/// The kind of an error of the format layer; exhaustive too.
+fn format_kind(e: &FormatError) -> ErrorKind {
+    match e {
+        FormatError::BadRewrite(_) => ErrorKind::InvalidArgument,
+        FormatError::Io(_) | FormatError::Write(_) => ErrorKind::Io,
+        FormatError::NotHprof { .. }
+        | FormatError::UnsupportedVersion { .. }
+        | FormatError::UnsupportedIdSize { .. }
+        | FormatError::Truncated { .. }
+        | FormatError::Incomplete { .. }
+        | FormatError::UnknownSubTag { .. }
+        | FormatError::BadType { .. }
+        | FormatError::LengthMismatch { .. }
+        | FormatError::SuperclassCycle { .. }
+        | FormatError::InstanceLayout { .. }
+        | FormatError::MissingClass { .. } => ErrorKind::BadInput,
+    }
+}
+
+/// Whose fault an [`Error`] is: what the C ABI's status codes and the JNI library's
+/// exception kinds say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// The caller's cancellation flag was set.
+    Cancelled,
+    /// The caller's arguments cannot work.
+    InvalidArgument,
+    /// Reading the input or writing an output failed.
+    Io,
+    /// The input is not a dump this library can shrink (its offset and tag, where known).
+    BadInput,
+    /// A bug in this library.
+    Internal,
 }
 
 /// What `verify` found wrong: one line, and, where the fault is at one record of the
@@ -105,3 +165,50 @@ pub struct Violation {
 
 /// The core's results.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hprof::tags::{HEAP_DUMP_SEGMENT, INSTANCE_DUMP};
+    use crate::hprof::Truncation;
+
+    #[test]
+    fn bad_input_names_its_offset_and_tag_and_other_errors_none() {
+        let cut = Error::from(FormatError::Truncated {
+            offset: 77,
+            tag: Tag::record(HEAP_DUMP_SEGMENT),
+            what: "record body",
+            needed: 9,
+            available: 3,
+            kind: Truncation::FileEnd,
+        });
+        assert_eq!(
+            (cut.kind(), cut.offset(), cut.tag()),
+            (
+                ErrorKind::BadInput,
+                Some(77),
+                Some(Tag::record(HEAP_DUMP_SEGMENT))
+            )
+        );
+        let sub = Error::from(FormatError::UnknownSubTag {
+            offset: 5,
+            tag: 0x42,
+        });
+        assert_eq!(sub.tag(), Some(Tag::heap(0x42)));
+        let bitmap = Error::MissingBuffer {
+            offset: 9,
+            bitmap_id: 1,
+            buffer_id: 2,
+        };
+        assert_eq!(bitmap.tag(), Some(Tag::heap(INSTANCE_DUMP)));
+        let not = Error::from(FormatError::NotHprof { reason: "x".into() });
+        assert_eq!(
+            (not.kind(), not.offset(), not.tag()),
+            (ErrorKind::BadInput, None, None)
+        );
+        assert_eq!(
+            (Error::Cancelled.kind(), Error::Cancelled.tag()),
+            (ErrorKind::Cancelled, None)
+        );
+    }
+}

@@ -26,8 +26,7 @@ use std::sync::Mutex;
 use std::thread::{self, ThreadId};
 
 use crate::control::{Control, Progress, Stage};
-use crate::error::Error;
-use crate::hprof::FormatError;
+use crate::error::{Error, ErrorKind};
 use crate::options::{DroppedMode, StripMode};
 use crate::package::ManifestValues;
 use crate::pipeline::{shrink_file, Outputs, ShrinkOptions};
@@ -229,36 +228,14 @@ impl Failure {
     }
 }
 
-/// The status code of a core error. Exhaustive on purpose: a new variant must be placed.
+/// The status code of a core error.
 fn status_of(e: &Error) -> hprof_shrink_status {
-    match e {
-        Error::Format(f) => status_of_format(f),
-        Error::Cancelled => HPROF_SHRINK_ERR_CANCELLED,
-        Error::Invalid(_) => HPROF_SHRINK_ERR_INVALID_ARGUMENT,
-        Error::Io(_) | Error::Write(_) | Error::Thread(_) => HPROF_SHRINK_ERR_IO,
-        Error::MissingBuffer { .. } | Error::Unsupported(_) => HPROF_SHRINK_ERR_BAD_INPUT,
-        // Zip errors other than I/O are misuse of the zip writer, and a shrink never
-        // verifies: both would be bugs here.
-        Error::Zip(_) | Error::Verify(_) => HPROF_SHRINK_ERR_INTERNAL,
-    }
-}
-
-/// The status code of an error of the format layer; exhaustive too.
-fn status_of_format(e: &FormatError) -> hprof_shrink_status {
-    match e {
-        FormatError::BadRewrite(_) => HPROF_SHRINK_ERR_INVALID_ARGUMENT,
-        FormatError::Io(_) | FormatError::Write(_) => HPROF_SHRINK_ERR_IO,
-        FormatError::NotHprof { .. }
-        | FormatError::UnsupportedVersion { .. }
-        | FormatError::UnsupportedIdSize { .. }
-        | FormatError::Truncated { .. }
-        | FormatError::Incomplete { .. }
-        | FormatError::UnknownSubTag { .. }
-        | FormatError::BadType { .. }
-        | FormatError::LengthMismatch { .. }
-        | FormatError::SuperclassCycle { .. }
-        | FormatError::InstanceLayout { .. }
-        | FormatError::MissingClass { .. } => HPROF_SHRINK_ERR_BAD_INPUT,
+    match e.kind() {
+        ErrorKind::Cancelled => HPROF_SHRINK_ERR_CANCELLED,
+        ErrorKind::InvalidArgument => HPROF_SHRINK_ERR_INVALID_ARGUMENT,
+        ErrorKind::Io => HPROF_SHRINK_ERR_IO,
+        ErrorKind::BadInput => HPROF_SHRINK_ERR_BAD_INPUT,
+        ErrorKind::Internal => HPROF_SHRINK_ERR_INTERNAL,
     }
 }
 
@@ -759,6 +736,7 @@ pub unsafe extern "C" fn hprof_shrink_job_free(job: *mut hprof_shrink_job) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hprof::FormatError;
 
     #[test]
     fn a_panic_inside_a_run_becomes_the_internal_status_with_a_message() {

@@ -69,7 +69,7 @@ mod report;
 mod threads;
 
 pub use control::{Control, Progress, Stage};
-pub use error::{Error, Result, Violation};
+pub use error::{Error, ErrorKind, Result, Violation};
 pub use hprof::Tag;
 pub use options::{DroppedMode, StripMode};
 pub use package::{Manifest, ManifestValues};

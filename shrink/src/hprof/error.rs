@@ -207,6 +207,28 @@ impl FormatError {
             | FormatError::BadRewrite(_) => None,
         }
     }
+
+    /// The record or sub-record tag of the damage, when the error names one (the one its
+    /// message names; for a class or an instance, the sub-record it is read from).
+    pub fn tag(&self) -> Option<Tag> {
+        match self {
+            FormatError::Truncated { tag, .. }
+            | FormatError::BadType { tag, .. }
+            | FormatError::LengthMismatch { tag, .. } => Some(*tag),
+            FormatError::UnknownSubTag { tag, .. } => Some(Tag::heap(*tag)),
+            FormatError::SuperclassCycle { .. } => Some(Tag::heap(super::tags::CLASS_DUMP)),
+            FormatError::InstanceLayout { .. } => Some(Tag::heap(super::tags::INSTANCE_DUMP)),
+            // An instance or an array: the message says which.
+            FormatError::MissingClass { .. }
+            | FormatError::UnsupportedIdSize { .. }
+            | FormatError::Incomplete { .. }
+            | FormatError::NotHprof { .. }
+            | FormatError::UnsupportedVersion { .. }
+            | FormatError::Io(_)
+            | FormatError::Write(_)
+            | FormatError::BadRewrite(_) => None,
+        }
+    }
 }
 
 /// The format layer's results.
