@@ -166,9 +166,8 @@ pub(crate) fn unreachable(
 /// signature.
 pub(crate) fn largest_first(mut leaks: Vec<Leak>) -> Vec<Leak> {
     leaks.sort_by(|a, b| {
-        (b.retained_bytes + b.retained_native_bytes)
-            .cmp(&(a.retained_bytes + a.retained_native_bytes))
-            .then(a.object_id.cmp(&b.object_id))
+        let all = |l: &Leak| l.retained_bytes.saturating_add(l.retained_native_bytes);
+        all(b).cmp(&all(a)).then(a.object_id.cmp(&b.object_id))
     });
     one_per_signature(leaks)
 }
@@ -184,9 +183,12 @@ fn one_per_signature(leaks: Vec<Leak>) -> Vec<Leak> {
                 let first = &mut out[i];
                 first.trace_count += 1;
                 first.object_ids.push(l.object_id);
-                first.total_retained_bytes += l.retained_bytes;
+                first.total_retained_bytes =
+                    first.total_retained_bytes.saturating_add(l.retained_bytes);
                 first.total_retained_objects += l.retained_objects;
-                first.total_retained_native_bytes += l.retained_native_bytes;
+                first.total_retained_native_bytes = first
+                    .total_retained_native_bytes
+                    .saturating_add(l.retained_native_bytes);
             }
             None => {
                 at.insert(l.signature.clone(), out.len());

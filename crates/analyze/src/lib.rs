@@ -642,8 +642,10 @@ fn count(
     run: &Run<'_>,
     notes: &mut Vec<String>,
 ) -> (Map<index::Node, u64>, triage::Counted) {
-    let native = native_size::registered(g, &instances, &triaged.cleaners);
-    let counted = counts::take(
+    let registered = native_size::registered(g, &instances, &triaged.cleaners);
+    notes.extend(registered.note());
+    let native = registered.bytes;
+    let mut counted = counts::take(
         g,
         reach,
         ins,
@@ -653,6 +655,7 @@ fn count(
         run.options.screen,
     );
     drop(instances);
+    notes.append(&mut counted.notes);
     notes.extend(ins.take_notes());
     if run.input.shrunk {
         notes.push(

@@ -205,6 +205,8 @@ pub struct Counted {
     pub bitmaps: BitmapCounts,
     pub duplicate_strings: Vec<DuplicateString>,
     pub duplicate_strings_left_out: u64,
+    /// What the counts left out as implausible, for the analysis's notes.
+    pub notes: Vec<String>,
 }
 
 /// Threads by name, each run of digits as `#` when several share the pattern; most
@@ -253,7 +255,7 @@ fn object(
         class_name: clipped(&g.node_class_name(node), MAX_NAME_BYTES),
         kind: g.node_kind(node).into(),
         shallow_bytes: g.shallow_size(node),
-        retained_bytes: total - native,
+        retained_bytes: total.saturating_sub(native),
         retained_native_bytes: native,
         path: path(g, reach, ins, node),
     }
@@ -326,8 +328,8 @@ pub fn assemble(
     for &(with, nat, node, _) in &trees.top {
         let e = by_class.entry(g.class_key(node)).or_default();
         e.0 += 1;
-        e.1 += with;
-        e.2 += nat;
+        e.1 = e.1.saturating_add(with);
+        e.2 = e.2.saturating_add(nat);
     }
     let (retained_by_class, retained_by_class_left_out) = class_list(
         g,
@@ -345,7 +347,7 @@ pub fn assemble(
     let prims = arrays(&trees.primitive_arrays);
     let objs = arrays(&trees.object_arrays);
     Triage {
-        heap_bytes: heap_total - heap_native,
+        heap_bytes: heap_total.saturating_sub(heap_native),
         heap_native_bytes: heap_native,
         top_retainers_left_out: left(trees.top.len() as u64, top_retainers.len()),
         top_retainers,
@@ -379,7 +381,7 @@ fn class_list(
         .map(|(k, objects, total, native)| ClassRetained {
             class_name: clipped(&g.class_key_name(k), MAX_NAME_BYTES),
             objects,
-            retained_bytes: total - native,
+            retained_bytes: total.saturating_sub(native),
             retained_native_bytes: native,
         })
         .collect();

@@ -135,6 +135,8 @@ struct Skipped {
     absent: u64,
     keyless: u64,
     missing_times: u64,
+    /// Durations that do not fit (uptimes far apart, from a made-up dump).
+    implausible_times: u64,
 }
 
 impl Skipped {
@@ -163,6 +165,12 @@ impl Skipped {
             notes.push(format!(
                 "KeyedWeakReferences skipped, without a key (LeakCanary's Shark would stop the analysis there): {}",
                 self.keyless
+            ));
+        }
+        if self.implausible_times > 0 {
+            notes.push(format!(
+                "KeyedWeakReferences whose uptimes are implausible (their difference does not fit in 64 bits), their durations left out: {}",
+                self.implausible_times
             ));
         }
         if self.missing_times > 0 {
@@ -204,11 +212,20 @@ fn read_watch(
     let retained_at = long("retainedUptimeMillis");
     let (watch, retained) = match heap_dump_uptime {
         Some(h) => {
-            let watch = long("watchUptimeMillis").map(|w| h - w);
-            let retained = retained_at.map(|t| if t == -1 { -1 } else { h - t });
-            if watch.is_none() || retained.is_none() {
+            let watch_at = long("watchUptimeMillis");
+            if watch_at.is_none() || retained_at.is_none() {
                 skipped.missing_times += 1;
             }
+            // A difference that overflows is left out (and noted), not wrapped.
+            let mut overflowed = false;
+            let mut since = |t: i64| {
+                let d = h.checked_sub(t);
+                overflowed |= d.is_none();
+                d
+            };
+            let watch = watch_at.and_then(&mut since);
+            let retained = retained_at.and_then(|t| if t == -1 { Some(-1) } else { since(t) });
+            skipped.implausible_times += u64::from(overflowed);
             (watch, retained)
         }
         None => (None, None),

@@ -9,6 +9,7 @@ mod android;
 mod big;
 mod diff;
 mod growth;
+mod hostile_values;
 mod paths;
 mod scenarios;
 mod signatures;
