@@ -15,8 +15,9 @@ use super::map::Map;
 use super::reach::Reach;
 use super::refs::thread_name;
 use super::shown::clipped;
+use super::trace::traces;
 use super::triage::{
-    path, thread_groups, BitmapCounts, BitmapInfo, Counted, Counts, Screen, Top, LIST_CAP,
+    thread_groups, BitmapCounts, BitmapInfo, Counted, Counts, Screen, Top, LIST_CAP,
 };
 
 /// ART's heap ids: objects of the zygote and boot image heaps belong to the system.
@@ -322,10 +323,12 @@ fn bitmaps(
     }
     let (kept, left) = largest.finish();
     out.largest_left_out = left;
+    let nodes: Vec<Node> = kept.iter().map(|(_, n)| *n).collect();
     out.largest = kept
         .into_iter()
-        .map(|(mut info, node)| {
-            info.path = path(g, Some(reach), ins, node);
+        .zip(traces(g, reach, ins, &nodes))
+        .map(|((mut info, _), path)| {
+            info.path = path;
             info
         })
         .collect();

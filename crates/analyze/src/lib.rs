@@ -138,6 +138,9 @@ pub struct Timings {
     /// The most entries the dominators' depth-first search held on its stack at once
     /// (8 bytes each): references waiting to be followed.
     pub dominator_depth: u64,
+    /// References read to name the steps of the traces and paths (each collection a list
+    /// of paths passes walked once): a measure of their work, linear in the dump.
+    pub step_reads: u64,
 }
 
 /// One step of an analysis and what it took.
@@ -320,8 +323,8 @@ fn analyze_input(
     let (listed, traced) = find_leaks(&ix, &metadata, &run, &mut clock, &mut notes)?;
     // The id lookup goes too (2 bytes an object), and the graph and the inspectors are
     // made again on what remains, with the same per-class tables: the triage's and the
-    // census's paths look their few ids up without it (a census walks each collection
-    // its paths pass once, see [`reach::StepMemo`]).
+    // census's paths look their few ids up without it (the paths of one list walk each
+    // collection they pass once, see [`reach::StepNames`]).
     ix.release_lookup();
     let weighed = weigh(&ix, traced, &run, &mut clock, &mut notes)?;
     let chosen = summary::Chosen {
@@ -523,6 +526,7 @@ fn find_leaks(
         notes.push(note);
     }
     clock.step("counts");
+    clock.timings.step_reads = reach.step_reads();
     let (roots, spare, reach) = spill_paths(reach, ix, run, notes);
     let (kinds, watched) = ins.into_parts();
     let listed = Listed {
@@ -769,6 +773,9 @@ fn weigh(
         }
         _ => None,
     };
+    if let Some(r) = &reach {
+        clock.timings.step_reads = r.step_reads();
+    }
     drop((reach, doms));
     let retained = triaged.retained.into_iter().zip(triaged.leak_native);
     for (leak, (r, native)) in leaks.iter_mut().zip(retained) {

@@ -10,7 +10,7 @@ use hprof_shrink_core::Control;
 use super::edges::Edges;
 use super::graph::Graph;
 use super::index::Node;
-use super::reach::{Reach, StepMemo};
+use super::reach::Reach;
 use super::{device, input, inspect, refs, trace, LibraryTable};
 
 /// The corpus's dump `name`, or None (the reason printed) when `../shared` is not beside
@@ -69,11 +69,17 @@ fn traces(
         let heap = inspect::heap::Heap::new(g.ix, g);
         let kinds = inspect::kinds::Kinds::new(&heap);
         let ins = inspect::Inspectors::new(heap, kinds, inspect::watch::Watched::default());
+        let names = reach.step_names_to(g, leaves);
+        let paths = trace::Paths {
+            g,
+            reach,
+            names: &names,
+        };
         leaves
             .iter()
             .filter(|&&l| reach.has_trace(l))
             .map(|&l| {
-                let (t, _) = trace::leak_trace(g, reach, &ins, l, Some("test")).unwrap();
+                let (t, _) = trace::leak_trace(&paths, &ins, l, Some("test")).unwrap();
                 let mut s = format!("{}: ", t.root);
                 for (i, step) in t.steps.iter().enumerate() {
                     if i > 0 {
@@ -88,7 +94,7 @@ fn traces(
                     }
                 }
                 let library = reach
-                    .library_on_path(g, &reach.path(l))
+                    .library_on_path(g, &reach.path(l), &names)
                     .map(|e| LibraryTable::builtin().get(e).pattern_text());
                 let mut labels = t.steps.last().unwrap().labels.clone();
                 labels.extend(reach.related_labels(g, l));
@@ -135,10 +141,10 @@ fn the_dialer_dumps_service_leak_takes_sharks_path() {
 }
 
 /// The steps of the dialer dump's paths that go through a collection's entries (no field
-/// or element of the holder is the next object) are named by [`Reach::reference_memo`] as
-/// by [`Reach::reference`], each collection walked once however many paths pass it.
+/// or element of the holder is the next object) are named by [`Reach::reference_named`]
+/// as by [`Reach::reference`], each collection walked once however many paths pass it.
 #[test]
-fn a_memo_names_collection_steps_as_the_search_took_them() {
+fn step_names_name_collection_steps_as_the_search_took_them() {
     let Some(path) = corpus("android-dialer-api19.hprof") else {
         return;
     };
@@ -166,21 +172,30 @@ fn a_memo_names_collection_steps_as_the_search_took_them() {
             let holders: std::collections::BTreeSet<Node> = steps.iter().map(|s| s.0).collect();
             assert!(
                 steps.len() > 2 * holders.len(),
-                "{} steps out of {} collections: too few shared to test the memo",
+                "{} steps out of {} collections: too few shared to test the names",
                 steps.len(),
                 holders.len()
             );
-            let mut memo = StepMemo::default();
+            let before = reach.step_reads();
+            let names = reach.step_names(g, steps.iter().copied());
+            let batch = reach.step_reads() - before;
             for &(from, to) in &steps {
-                let named = reach.reference_memo(g, from, to, &mut memo);
+                let named = reach.reference_named(g, from, to, &names);
                 assert!(named.is_some(), "step {from} -> {to} unnamed");
                 assert_eq!(named, reach.reference(g, from, to), "step {from} -> {to}");
             }
-            let shared = holders
-                .iter()
-                .filter(|&&h| steps.iter().filter(|s| s.0 == h).count() > 1)
-                .count();
-            assert_eq!(memo.walked_nodes(), shared);
+            let wide = holders.iter().filter(|&&h| reach.refs.wide(g, h)).count();
+            assert_eq!(names.walks(), wide);
+            // One walk of each holder, where naming each step alone walks it once a step.
+            let before = reach.step_reads();
+            for &(from, to) in &steps {
+                reach.reference(g, from, to);
+            }
+            let one_by_one = reach.step_reads() - before;
+            assert!(
+                batch < one_by_one,
+                "{batch} reads for all, {one_by_one} one by one"
+            );
         },
     );
 }

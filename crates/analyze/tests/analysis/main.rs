@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 mod android;
 mod big;
+mod collection_paths;
 mod diff;
 mod growth;
 mod hostile_values;
