@@ -245,3 +245,41 @@ fn a_census_is_the_same_when_the_search_cannot_be_spilled() {
         serde_json::to_string(&spilled).unwrap()
     );
 }
+
+/// A thread without Java frames costs the path search no entry (a dump of a million
+/// threads kept 80 bytes each for their empty locals): only the thread with a frame is a
+/// node whose references the search reads itself.
+#[test]
+fn only_threads_with_frames_have_locals() {
+    use hprof_fixtures::android::{Android, BitmapKind};
+    use hprof_fixtures::{Heap, Options as BuildOptions, Ty, Val};
+    let mut a = Android::new(BuildOptions::default(), BitmapKind::NativePixels);
+    let b = &mut a.b;
+    let thread = b.declare_class("java.lang.Thread", a.object, &[("name", Ty::Object)], &[]);
+    b.dump_class(thread, Heap::Image);
+    let mut threads = Vec::new();
+    for i in 0..100u32 {
+        let name = b.string(&format!("worker-{i}"), Heap::App);
+        let t = b.instance(thread, Heap::App, &[("name", Val::Obj(name))]);
+        b.root_thread(tags::ROOT_THREAD_OBJECT, t, i + 1);
+        threads.push(t);
+    }
+    let local = b.string("a local", Heap::App);
+    b.root_thread(tags::ROOT_JAVA_FRAME, local, 7);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("threads.hprof");
+    std::fs::write(&path, a.b.finish()).unwrap();
+    with_reach(
+        &path,
+        |_, _| false,
+        |g, reach, _| {
+            let special: Vec<u64> = reach
+                .refs
+                .special_nodes(g)
+                .into_iter()
+                .map(|n| g.ix.id(n))
+                .collect();
+            assert_eq!(special, vec![threads[6]]);
+        },
+    );
+}

@@ -678,6 +678,11 @@ impl PathRefs {
             let (Some(serial), Some(node)) = (r.thread_serial, g.ix.node(r.object_id)) else {
                 continue;
             };
+            // A thread without Java frames has no locals to give: no entry (a dump of a
+            // million threads kept 80 bytes each here, and read each one's name).
+            let Some(list) = frames.get(&serial) else {
+                continue;
+            };
             let Some(class) = g.class_of(node) else {
                 continue;
             };
@@ -688,7 +693,7 @@ impl PathRefs {
             out.insert(
                 node,
                 Locals {
-                    frames: frames.get(&serial).cloned().unwrap_or_default(),
+                    frames: list.clone(),
                     mark,
                 },
             );
