@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs a coverage-guided fuzz target (libFuzzer via cargo-fuzz) seeded from the fixtures.
-#   scripts/fuzz.sh [TARGET] [SECONDS]      TARGET: reader (default) or shrink_verify
+#   scripts/fuzz.sh [TARGET] [SECONDS]      TARGET: reader (default), shrink_verify or analyze
 # cargo-fuzz needs nightly flags; RUSTC_BOOTSTRAP=1 lets the stable toolchain use them.
 # Crashes land in fuzz/artifacts/TARGET/; each one found becomes a regression test.
 set -euo pipefail

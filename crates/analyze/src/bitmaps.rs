@@ -13,7 +13,7 @@ use super::inspect::Inspectors;
 use super::limits::{MAX_BITMAP_GROUPS, MAX_BITMAP_INSTANCES};
 use super::model::{BitmapGroup, BitmapInstance};
 use super::reach::Reach;
-use super::trace::trace;
+use super::trace::traces;
 
 /// ART's heap ids: objects of the zygote and boot image heaps belong to the system.
 const HEAP_ZYGOTE: u32 = b'Z' as u32;
@@ -205,8 +205,10 @@ fn groups(
     found: &[Found<'_>],
     order: Vec<(u64, String, Vec<usize>)>,
 ) -> (Vec<BitmapGroup>, Vec<(String, usize)>) {
-    let mut groups = Vec::new();
+    let mut groups: Vec<BitmapGroup> = Vec::new();
     let mut to_draw: Vec<(String, usize)> = Vec::new();
+    // The instances to trace, in the order of the groups' lists: traced together below.
+    let mut traced: Vec<Node> = Vec::new();
     for (wasted, hex, mut class) in order {
         let first = &found[class[0]];
         let (format, ext) = describe(first);
@@ -219,9 +221,12 @@ fn groups(
         let omitted_instances = super::limits::keep_first(&mut class, MAX_BITMAP_INSTANCES);
         let instances: Vec<BitmapInstance> = class
             .iter()
-            .map(|&i| BitmapInstance {
-                object_id: g.ix.id(found[i].node),
-                trace: trace(g, reach, ins, found[i].node),
+            .map(|&i| {
+                traced.push(found[i].node);
+                BitmapInstance {
+                    object_id: g.ix.id(found[i].node),
+                    trace: None,
+                }
             })
             .collect();
         groups.push(BitmapGroup {
@@ -242,6 +247,10 @@ fn groups(
             instances,
             omitted_instances,
         });
+    }
+    let mut made = traces(g, reach, ins, &traced).into_iter();
+    for instance in groups.iter_mut().flat_map(|gr| &mut gr.instances) {
+        instance.trace = made.next().flatten();
     }
     (groups, to_draw)
 }

@@ -8,6 +8,7 @@
 //! nodes count once, not once per node above them): exact where a class's instances nest
 //! directly in each other, a bound from above where they nest through another class.
 
+use hprof_shrink_core::hprof::tags;
 use serde::Serialize;
 
 use super::dominators::{Dominators, Place};
@@ -16,7 +17,7 @@ use super::growth::{clip, edge_text, root_text, simple, target_text};
 use super::index::{Node, NONE};
 use super::limits::MAX_NAME_BYTES;
 use super::map::Map;
-use super::reach::{Reach, StepMemo};
+use super::reach::{Reach, StepNames};
 use super::shown::clipped;
 use super::subtrees::Subtrees;
 use crate::references::Histogram;
@@ -167,10 +168,10 @@ pub(super) fn take(
     }
     top.sort_unstable_by(order);
     let mut by_path: Map<Vec<String>, usize> = Map::default();
-    let mut memo = StepMemo::default();
+    let names = collection_steps(g, reach, &top);
     let mut retainers: Vec<RetainerCensus> = Vec::new();
     for (size, node) in top {
-        let path = path_of(g, reach, node, &mut memo);
+        let path = path_of(g, reach, node, &names);
         match by_path.get(&path) {
             Some(&i) => {
                 retainers[i].objects += 1;
@@ -197,7 +198,29 @@ pub(super) fn take(
 }
 
 /// A node's path from its GC root, named without ids or indices.
-fn path_of(g: &Graph<'_, '_>, reach: &Reach, node: Node, memo: &mut StepMemo) -> Vec<String> {
+/// The steps out of collections that the paths to `top` show, named by one walk of each
+/// collection (their other steps are fields and elements, named from the graph).
+fn collection_steps(g: &Graph<'_, '_>, reach: &Reach, top: &[(u64, Node)]) -> StepNames {
+    reach.step_names(
+        g,
+        top.iter().flat_map(|&(_, node)| {
+            let nodes = reach.path(node);
+            let steps = nodes.len().saturating_sub(1);
+            (0..steps)
+                .filter(move |&i| shown(steps, i))
+                .map(move |i| (nodes[i], nodes[i + 1]))
+                .filter(|&(from, _)| g.ix.tag(from) == tags::INSTANCE_DUMP)
+        }),
+    )
+}
+
+/// Whether a path of `steps` steps shows its step `i`: all of a short one, the first
+/// [`PATH_HEAD`] and last [`PATH_TAIL`] of a long one.
+fn shown(steps: usize, i: usize) -> bool {
+    steps <= PATH_HEAD + PATH_TAIL || i < PATH_HEAD || i >= steps - PATH_TAIL
+}
+
+fn path_of(g: &Graph<'_, '_>, reach: &Reach, node: Node, names: &StepNames) -> Vec<String> {
     let nodes = reach.path(node);
     let Some(&first) = nodes.first() else {
         return vec![format!("(no path) -> {}", g.node_class_name(node))];
@@ -206,7 +229,7 @@ fn path_of(g: &Graph<'_, '_>, reach: &Reach, node: Node, memo: &mut StepMemo) ->
     let mut out = vec![root_text(g, tag, first)];
     let steps = nodes.len() - 1;
     for (i, pair) in nodes.windows(2).enumerate() {
-        if steps > PATH_HEAD + PATH_TAIL && i >= PATH_HEAD && i < steps - PATH_TAIL {
+        if !shown(steps, i) {
             if i == PATH_HEAD {
                 out.push(format!("... {} steps ...", steps - PATH_HEAD - PATH_TAIL));
             }
@@ -216,7 +239,7 @@ fn path_of(g: &Graph<'_, '_>, reach: &Reach, node: Node, memo: &mut StepMemo) ->
             Some(r) => edge_text(g, pair[0], pair[1], r),
             // A step the search took through a collection, read as one step: named as
             // the search names it, with its generic name (no key or index).
-            None => match reach.reference_memo(g, pair[0], pair[1], memo) {
+            None => match reach.reference_named(g, pair[0], pair[1], names) {
                 Some((r, _)) => clip(format!(
                     "{} {}.{} -> {}",
                     r.reference_type.as_deref().unwrap_or("REFERENCE"),

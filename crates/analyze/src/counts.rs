@@ -13,8 +13,9 @@ use super::inspect::{android, Inspectors};
 use super::map::Map;
 use super::reach::Reach;
 use super::refs::thread_name;
+use super::trace::traces;
 use super::triage::{
-    path, thread_groups, BitmapCounts, BitmapInfo, Counted, Counts, Screen, Top, LIST_CAP,
+    thread_groups, BitmapCounts, BitmapInfo, Counted, Counts, Screen, Top, LIST_CAP,
 };
 
 /// ART's heap ids: objects of the zygote and boot image heaps belong to the system.
@@ -23,6 +24,10 @@ const HEAP_IMAGE: u32 = b'I' as u32;
 
 /// KOOM's large bitmap: more pixels than this (`DEFAULT_BIG_BITMAP`, 768 × 1366).
 pub const KOOM_LARGE_PIXELS: u64 = 768 * 1366;
+
+/// A DisplayMetrics side longer than this (as `--screen` takes) is made up: that
+/// DisplayMetrics is noted and not used.
+pub const MAX_SCREEN_SIDE: u64 = 100_000;
 
 const BITMAP: &str = "android.graphics.Bitmap";
 const DISPLAY_METRICS: &str = "android.util.DisplayMetrics";
@@ -106,7 +111,10 @@ pub fn take(
             .unwrap_or_else(|| "<no name>".into())
     });
     let (thread_list, threads_left_out) = thread_groups(names);
-    let bitmaps = bitmaps(g, reach, ins, instances, classes, native, screen);
+    let mut notes = Vec::new();
+    let found = screen_in_heap(g, instances, classes, &mut notes);
+    let large = Large::new(found, screen);
+    let bitmaps = bitmaps(g, reach, ins, instances, classes, native, large);
     Counted {
         counts: Counts {
             activities: acts.len() as u64,
@@ -119,19 +127,23 @@ pub fn take(
         threads: thread_list,
         threads_left_out,
         bitmaps,
+        notes,
         ..Counted::default()
     }
 }
 
 /// The screen from the heap: the largest `widthPixels × heightPixels` of any
 /// DisplayMetrics (a process has several; the largest is the display's, whatever the
-/// orientation), as Shark takes it.
+/// orientation), as Shark takes it. One with a side over [`MAX_SCREEN_SIDE`] is noted
+/// and left out.
 fn screen_in_heap(
     g: &Graph<'_, '_>,
     instances: &Instances,
     classes: &Classes,
+    notes: &mut Vec<String>,
 ) -> Option<(u64, u64)> {
-    instances
+    let mut implausible = 0u64;
+    let screen = instances
         .of(&classes.display_metrics)
         .into_iter()
         .filter_map(|n| {
@@ -142,9 +154,25 @@ fn screen_in_heap(
                     .and_then(|(_, v)| v.as_i64())
                     .filter(|&v| v > 0)
             };
-            Some((get("widthPixels")? as u64, get("heightPixels")? as u64))
+            let (w, h) = (get("widthPixels")? as u64, get("heightPixels")? as u64);
+            if w > MAX_SCREEN_SIDE || h > MAX_SCREEN_SIDE {
+                implausible += 1;
+                return None;
+            }
+            Some((w, h))
         })
-        .max_by_key(|&(w, h)| (w * h, w))
+        .max_by_key(|&(w, h)| (w * h, w));
+    if implausible > 0 {
+        notes.push(format!(
+            "DisplayMetrics left out as implausible (a side over {MAX_SCREEN_SIDE} pixels): {implausible}"
+        ));
+    }
+    screen
+}
+
+/// Shark's large Bitmap: more pixels than the screen's × 1.1.
+fn large_threshold(w: u64, h: u64) -> u64 {
+    (w.saturating_mul(h) as f64 * 1.1) as u64
 }
 
 /// A Bitmap's config from its bytes per pixel.
@@ -171,6 +199,46 @@ fn pixel_bytes(native: u64, pixels: u64) -> u64 {
     }
 }
 
+/// What a large Bitmap is measured against: the screen, and the pixels over which one
+/// is large, by which rule.
+struct Large {
+    screen: Option<Screen>,
+    threshold: u64,
+    rule: &'static str,
+}
+
+impl Large {
+    /// The heap's screen (`found`), else the one given, else KOOM's constant.
+    fn new(found: Option<(u64, u64)>, screen: Option<(u64, u64)>) -> Large {
+        let (screen, threshold, rule) = match (found, screen) {
+            (Some((w, h)), _) => (
+                Some(Screen {
+                    width: w,
+                    height: h,
+                    source: "DisplayMetrics".into(),
+                }),
+                large_threshold(w, h),
+                "screen",
+            ),
+            (None, Some((w, h))) => (
+                Some(Screen {
+                    width: w,
+                    height: h,
+                    source: "--screen".into(),
+                }),
+                large_threshold(w, h),
+                "screen",
+            ),
+            (None, None) => (None, KOOM_LARGE_PIXELS, "koom"),
+        };
+        Large {
+            screen,
+            threshold,
+            rule,
+        }
+    }
+}
+
 fn bitmaps(
     g: &Graph<'_, '_>,
     reach: &Reach,
@@ -178,30 +246,13 @@ fn bitmaps(
     instances: &Instances,
     classes: &Classes,
     native: &Map<Node, u64>,
-    screen: Option<(u64, u64)>,
+    large: Large,
 ) -> BitmapCounts {
-    let found = screen_in_heap(g, instances, classes);
-    let (screen, threshold, rule) = match (found, screen) {
-        (Some((w, h)), _) => (
-            Some(Screen {
-                width: w,
-                height: h,
-                source: "DisplayMetrics".into(),
-            }),
-            ((w * h) as f64 * 1.1) as u64,
-            "screen",
-        ),
-        (None, Some((w, h))) => (
-            Some(Screen {
-                width: w,
-                height: h,
-                source: "--screen".into(),
-            }),
-            ((w * h) as f64 * 1.1) as u64,
-            "screen",
-        ),
-        (None, None) => (None, KOOM_LARGE_PIXELS, "koom"),
-    };
+    let Large {
+        screen,
+        threshold,
+        rule,
+    } = large;
     // The largest, by bytes (ties: the lower id, offered first).
     let mut largest: Top<u64, (BitmapInfo, Node)> = Top::new(LIST_CAP);
     let mut out = BitmapCounts {
@@ -232,7 +283,7 @@ fn bitmaps(
             .and_then(|n| g.primitive(n))
             .map_or(0, |(_, b)| b.len() as u64);
         let native_bytes = native.get(&node).copied().unwrap_or(0);
-        let pixels = width.max(0) as u64 * height.max(0) as u64;
+        let pixels = (width.max(0) as u64).saturating_mul(height.max(0) as u64);
         let config = if java_bytes > 0 {
             config(java_bytes, pixels)
         } else if native_bytes > 0 {
@@ -241,15 +292,16 @@ fn bitmaps(
             "unknown"
         };
         let large = threshold > 0 && pixels > threshold;
+        let bytes = java_bytes.saturating_add(native_bytes);
         out.count += 1;
-        out.java_bytes += java_bytes;
-        out.native_bytes += native_bytes;
+        out.java_bytes = out.java_bytes.saturating_add(java_bytes);
+        out.native_bytes = out.native_bytes.saturating_add(native_bytes);
         if large {
             out.large_count += 1;
-            out.large_bytes += java_bytes + native_bytes;
+            out.large_bytes = out.large_bytes.saturating_add(bytes);
         }
         largest.offer(
-            java_bytes + native_bytes,
+            bytes,
             (
                 BitmapInfo {
                     object_id: g.ix.id(node),
@@ -268,10 +320,12 @@ fn bitmaps(
     }
     let (kept, left) = largest.finish();
     out.largest_left_out = left;
+    let nodes: Vec<Node> = kept.iter().map(|(_, n)| *n).collect();
     out.largest = kept
         .into_iter()
-        .map(|(mut info, node)| {
-            info.path = path(g, Some(reach), ins, node);
+        .zip(traces(g, reach, ins, &nodes))
+        .map(|((mut info, _), path)| {
+            info.path = path;
             info
         })
         .collect();

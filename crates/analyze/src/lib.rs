@@ -139,6 +139,9 @@ pub struct Timings {
     /// The most entries the dominators' depth-first search held on its stack at once
     /// (8 bytes each): references waiting to be followed.
     pub dominator_depth: u64,
+    /// References read to name the steps of the traces and paths (each collection a list
+    /// of paths passes walked once): a measure of their work, linear in the dump.
+    pub step_reads: u64,
 }
 
 /// One step of an analysis and what it took.
@@ -321,8 +324,8 @@ fn analyze_input(
     let (listed, traced) = find_leaks(&ix, &metadata, &run, &mut clock, &mut notes)?;
     // The id lookup goes too (2 bytes an object), and the graph and the inspectors are
     // made again on what remains, with the same per-class tables: the triage's and the
-    // census's paths look their few ids up without it (a census walks each collection
-    // its paths pass once, see [`reach::StepMemo`]).
+    // census's paths look their few ids up without it (the paths of one list walk each
+    // collection they pass once, see [`reach::StepNames`]).
     ix.release_lookup();
     let weighed = weigh(&ix, traced, &run, &mut clock, &mut notes)?;
     let chosen = summary::Chosen {
@@ -520,6 +523,7 @@ fn find_leaks(
         notes.push(note);
     }
     clock.step("counts");
+    clock.timings.step_reads = reach.step_reads();
     let (roots, spare, reach) = spill_paths(reach, ix, run, notes);
     let (kinds, watched) = ins.into_parts();
     let listed = Listed {
@@ -639,8 +643,10 @@ fn count(
     run: &Run<'_>,
     notes: &mut Vec<String>,
 ) -> (Map<index::Node, u64>, triage::Counted) {
-    let native = native_size::registered(g, &instances, &triaged.cleaners);
-    let counted = counts::take(
+    let registered = native_size::registered(g, &instances, &triaged.cleaners);
+    notes.extend(registered.note());
+    let native = registered.bytes;
+    let mut counted = counts::take(
         g,
         reach,
         ins,
@@ -650,6 +656,7 @@ fn count(
         run.options.screen,
     );
     drop(instances);
+    notes.append(&mut counted.notes);
     notes.extend(ins.take_notes());
     if run.input.shrunk {
         notes.push(
@@ -763,6 +770,9 @@ fn weigh(
         }
         _ => None,
     };
+    if let Some(r) = &reach {
+        clock.timings.step_reads = r.step_reads();
+    }
     drop((reach, doms));
     let retained = triaged.retained.into_iter().zip(triaged.leak_native);
     for (leak, (r, native)) in leaks.iter_mut().zip(retained) {

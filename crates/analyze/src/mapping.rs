@@ -5,24 +5,77 @@
 //! are its members, `type name -> a` for a field and `…(args) -> b` for a method; `#`
 //! starts a comment.
 
-use std::collections::HashMap;
 use std::io::Read;
 use std::path::Path;
+use std::sync::Arc;
 
 use hprof_shrink_core::hprof::open_regular;
 
 use super::error::AnalyzeError;
 
-/// The largest mapping file read (the mapping of a very large app is a few hundred MB);
-/// its tables take about as much memory again.
+/// The largest mapping file read (the mapping of a very large app is a few hundred MB).
+/// Its text is kept, and its tables take 24 bytes a class and 16 a field on top
+/// ([`Mapping::heap_bytes`]): no more than twice the text in all, once, however many
+/// analyses share it (`diff`'s and `growth`'s dumps share one).
 pub const MAX_MAPPING_BYTES: u64 = 1 << 30;
 
+/// A mapping, shared by its clones.
 #[derive(Debug, Default, Clone)]
-pub struct Mapping {
-    /// obfuscated class → original class
-    classes: HashMap<String, String>,
-    /// (obfuscated class, obfuscated field) → original field
-    fields: HashMap<(String, String), String>,
+pub struct Mapping(Arc<Tables>);
+
+/// A name in the text: its start and length (the text is at most [`MAX_MAPPING_BYTES`]).
+#[derive(Debug, Clone, Copy)]
+struct Span {
+    at: u32,
+    len: u32,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Class {
+    obfuscated: Span,
+    original: Span,
+    /// Its fields in [`Tables::fields`], sorted by their obfuscated names.
+    fields: (u32, u32),
+}
+
+#[derive(Debug, Default)]
+struct Tables {
+    /// The file's text: every name is a span of it.
+    text: Box<str>,
+    /// Sorted by their obfuscated names (stably: a class named twice, its last block
+    /// first found from the end).
+    classes: Vec<Class>,
+    /// (obfuscated, original) names of fields, each class's together.
+    fields: Vec<(Span, Span)>,
+}
+
+impl Tables {
+    fn name(&self, s: Span) -> &str {
+        self.text
+            .get(s.at as usize..(s.at as usize).saturating_add(s.len as usize))
+            .unwrap_or("")
+    }
+
+    /// The classes of this obfuscated name, in the file's order.
+    fn classes_named(&self, obfuscated: &str) -> &[Class] {
+        let from = self
+            .classes
+            .partition_point(|c| self.name(c.obfuscated) < obfuscated);
+        let to = self
+            .classes
+            .partition_point(|c| self.name(c.obfuscated) <= obfuscated);
+        &self.classes[from..to]
+    }
+
+    /// A class's field of this obfuscated name (the last of its block when named twice).
+    fn field_of(&self, class: &Class, obfuscated: &str) -> Option<Span> {
+        let fields = self
+            .fields
+            .get(class.fields.0 as usize..class.fields.1 as usize)?;
+        let to = fields.partition_point(|f| self.name(f.0) <= obfuscated);
+        let (obf, original) = fields.get(to.checked_sub(1)?)?;
+        (self.name(*obf) == obfuscated).then_some(*original)
+    }
 }
 
 impl Mapping {
@@ -60,7 +113,7 @@ impl Mapping {
                 max: MAX_MAPPING_BYTES,
             });
         }
-        Mapping::parse(&text).map_err(|(line, what)| AnalyzeError::Mapping {
+        Mapping::from_text(text).map_err(|(line, what)| AnalyzeError::Mapping {
             path: path.to_path_buf(),
             line,
             what,
@@ -69,8 +122,22 @@ impl Mapping {
 
     /// Parses the text; an error names the line (1-based) and what is wrong with it.
     pub fn parse(text: &str) -> Result<Mapping, (usize, String)> {
-        let mut m = Mapping::default();
-        let mut current: Option<String> = None;
+        Mapping::from_text(text.to_string())
+    }
+
+    /// Parses the text, which it keeps: the names are spans of it.
+    fn from_text(text: String) -> Result<Mapping, (usize, String)> {
+        if text.len() as u64 > MAX_MAPPING_BYTES {
+            return Err((0, format!("over {MAX_MAPPING_BYTES} bytes")));
+        }
+        let base = text.as_ptr() as usize;
+        // Within the text, under 1 GiB: its offset fits.
+        let span = |s: &str| Span {
+            at: (s.as_ptr() as usize - base) as u32,
+            len: s.len() as u32,
+        };
+        let mut classes: Vec<Class> = Vec::new();
+        let mut fields: Vec<(Span, Span)> = Vec::new();
         for (i, line) in text.lines().enumerate() {
             let trimmed = line.trim();
             if trimmed.is_empty() || trimmed.starts_with('#') {
@@ -86,12 +153,15 @@ impl Mapping {
                 let obf = right
                     .strip_suffix(':')
                     .ok_or((i + 1, "a class line ends with ':'".to_string()))?;
-                m.classes
-                    .insert(obf.trim().to_string(), left.trim().to_string());
-                current = Some(obf.trim().to_string());
+                let at = fields.len() as u32;
+                classes.push(Class {
+                    obfuscated: span(obf.trim()),
+                    original: span(left.trim()),
+                    fields: (at, at),
+                });
             } else if !left.contains('(') {
                 // A field: `type name -> obf`.
-                let Some(class) = &current else {
+                let Some(class) = classes.last_mut() else {
                     return Err((i + 1, "a member before any class".into()));
                 };
                 let Some(name) = left.split_whitespace().nth(1) else {
@@ -100,25 +170,57 @@ impl Mapping {
                         format!("expected `type name` before ->, found {left:?}"),
                     ));
                 };
-                m.fields
-                    .insert((class.clone(), right.trim().to_string()), name.to_string());
+                fields.push((span(right.trim()), span(name)));
+                class.fields.1 = fields.len() as u32;
             }
         }
-        Ok(m)
+        let mut t = Tables {
+            text: text.into_boxed_str(),
+            classes,
+            fields,
+        };
+        let Tables {
+            text,
+            classes,
+            fields,
+        } = &mut t;
+        let name = |s: &Span| &text[s.at as usize..(s.at + s.len) as usize];
+        for c in classes.iter() {
+            fields[c.fields.0 as usize..c.fields.1 as usize]
+                .sort_by(|a, b| name(&a.0).cmp(name(&b.0)));
+        }
+        classes.sort_by(|a, b| name(&a.obfuscated).cmp(name(&b.obfuscated)));
+        classes.shrink_to_fit();
+        fields.shrink_to_fit();
+        Ok(Mapping(Arc::new(t)))
     }
 
     /// The original name of an obfuscated class (arrays too: `a.b[]` → `com.x.Y[]`).
     pub fn class(&self, obfuscated: &str) -> Option<String> {
         let base = obfuscated.trim_end_matches("[]");
         let dims = &obfuscated[base.len()..];
-        self.classes.get(base).map(|c| format!("{c}{dims}"))
+        let t = &self.0;
+        let c = t.classes_named(base).last()?;
+        Some(format!("{}{dims}", t.name(c.original)))
     }
 
     /// The original name of a field, given the obfuscated name of its declaring class.
     pub fn field(&self, obfuscated_class: &str, obfuscated_field: &str) -> Option<String> {
-        self.fields
-            .get(&(obfuscated_class.to_string(), obfuscated_field.to_string()))
-            .cloned()
+        let t = &self.0;
+        // A class named twice: its later block's field first, as a later line overrides.
+        t.classes_named(obfuscated_class)
+            .iter()
+            .rev()
+            .find_map(|c| t.field_of(c, obfuscated_field))
+            .map(|s| t.name(s).to_string())
+    }
+
+    /// The bytes it holds: its text, and its tables (24 bytes a class, 16 a field).
+    pub fn heap_bytes(&self) -> u64 {
+        let t = &self.0;
+        (t.text.len()
+            + t.classes.capacity() * std::mem::size_of::<Class>()
+            + t.fields.capacity() * std::mem::size_of::<(Span, Span)>()) as u64
     }
 }
 

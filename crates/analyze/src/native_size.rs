@@ -4,6 +4,8 @@
 //! `thunk` is a `NativeAllocationRegistry$CleanerThunk`; the thunk's `this$0` is the
 //! registry, whose `size` is the bytes. The owner is credited that size, as ahat does
 //! (several Cleaners on one owner add up; the size is read as it is, low bit included).
+//! A size no device holds (negative, or over [`MAX_PLAUSIBLE_BYTES`]) is counted and
+//! noted, not credited: a dump from anyone must not rank a holder by it.
 
 use super::graph::{Graph, Instances};
 use super::index::Node;
@@ -28,11 +30,36 @@ fn subclasses_of(g: &Graph<'_, '_>, name: &str) -> Vec<u64> {
         .collect()
 }
 
+/// One registered size past this (1 TiB) is taken to be made up: no device has the
+/// memory. Below it, an owner's sum over its Cleaners saturates rather than wraps.
+pub const MAX_PLAUSIBLE_BYTES: u64 = 1 << 40;
+
+/// The registered sizes credited, and how many were not.
+#[derive(Default)]
+pub struct Registered {
+    /// Owner → registered native bytes.
+    pub bytes: Map<Node, u64>,
+    /// Sizes left out as implausible (negative, or over [`MAX_PLAUSIBLE_BYTES`]).
+    pub implausible: u64,
+}
+
+impl Registered {
+    /// The note on the sizes left out, if any.
+    pub fn note(&self) -> Option<String> {
+        (self.implausible > 0).then(|| {
+            format!(
+                "registered native sizes left out as implausible (negative, or over {} bytes): {}",
+                MAX_PLAUSIBLE_BYTES, self.implausible
+            )
+        })
+    }
+}
+
 /// Owner → registered native bytes, from the Cleaners among `instances` (reachable or
 /// not: a Cleaner is held by the class's list, the owner only through a phantom
 /// reference). Reads four fields per Cleaner.
-pub fn registered(g: &Graph<'_, '_>, instances: &Instances, cleaners: &[u64]) -> Map<Node, u64> {
-    let mut out: Map<Node, u64> = Map::default();
+pub fn registered(g: &Graph<'_, '_>, instances: &Instances, cleaners: &[u64]) -> Registered {
+    let mut out = Registered::default();
     let (Some(thunk_class), Some(registry_class)) = (g.class_named(THUNK), g.class_named(REGISTRY))
     else {
         return out;
@@ -61,8 +88,15 @@ pub fn registered(g: &Graph<'_, '_>, instances: &Instances, cleaners: &[u64]) ->
         let Some(owner) = object(cleaner, "referent") else {
             continue;
         };
-        let e = out.entry(owner).or_default();
-        *e = e.saturating_add(size.max(0) as u64);
+        let Some(size) = u64::try_from(size)
+            .ok()
+            .filter(|&s| s <= MAX_PLAUSIBLE_BYTES)
+        else {
+            out.implausible += 1;
+            continue;
+        };
+        let e = out.bytes.entry(owner).or_default();
+        *e = e.saturating_add(size);
     }
     out
 }

@@ -38,7 +38,7 @@ use super::index::{Node, RootRecord, NONE};
 use super::library::Mark;
 use super::limits::MAX_NAME_BYTES;
 use super::model::Reference;
-use super::refs::{Ctx, Emit, Firsts, PathRefs, Scratch};
+use super::refs::{Ctx, Emit, PathRefs, Scratch};
 use super::shown::clipped;
 
 /// The parent of a root object.
@@ -87,22 +87,27 @@ impl Related {
     }
 }
 
-/// Targets a [`StepMemo`] keeps in all (some 100 bytes each): past it, it starts again.
-pub const MAX_MEMO_TARGETS: usize = 1 << 18;
+/// Steps out of wide objects a [`StepNames`] names at most: past it, a step is named by
+/// a walk of its own (as before the batch), so its memory stays bounded (some 60 bytes a
+/// step) whatever the paths.
+pub const MAX_NAMED_STEPS: usize = 1 << 16;
 
-/// What [`Reach::reference_memo`] remembers: the nodes asked of, the references of those
-/// asked of more than once, and those whose references are too many to keep.
+/// The steps that paths take out of wide objects (collections, object arrays, threads'
+/// locals: see [`PathRefs::wide`]), each wide object's references walked once for all the
+/// steps out of it ([`Reach::step_names`]). Without it, each path through a collection of
+/// a million entries walks the collection to name its step, and fifty such paths fifty
+/// times.
 #[derive(Default)]
-pub struct StepMemo {
-    seen: Set<Node>,
-    too_large: Set<Node>,
-    walked: Map<Node, Map<Node, Firsts>>,
-    held: usize,
+pub struct StepNames {
+    /// (from, to) → the reference the search took.
+    named: Map<(Node, Node), Emit>,
+    /// The wide objects walked: a step out of one that is not in `named` has no reference.
+    walked: Set<Node>,
 }
 
-impl StepMemo {
-    /// The nodes whose references it keeps.
-    pub fn walked_nodes(&self) -> usize {
+impl StepNames {
+    /// The wide objects walked (once each).
+    pub fn walks(&self) -> usize {
         self.walked.len()
     }
 }
@@ -602,37 +607,66 @@ impl Reach {
         self.refs.name(g, &self.ctx, from, to, self.want(from, to))
     }
 
-    /// [`Reach::reference`] for many paths: a node that `memo` has seen twice has all its
-    /// references walked once and kept, so the paths through one collection's entries walk
-    /// its entries once, not once a path.
-    pub fn reference_memo(
+    /// The steps of `pairs` (from, to) that leave a wide object, named by one walk of
+    /// each such object (the first [`MAX_NAMED_STEPS`] steps; the rest are named one by
+    /// one by [`Reach::reference_named`]).
+    pub fn step_names(
+        &self,
+        g: &Graph<'_, '_>,
+        pairs: impl IntoIterator<Item = (Node, Node)>,
+    ) -> StepNames {
+        let mut wanted: Map<Node, Set<Node>> = Map::default();
+        let mut steps = 0usize;
+        for (from, to) in pairs {
+            if steps == MAX_NAMED_STEPS {
+                break;
+            }
+            if self.refs.wide(g, from) && wanted.entry(from).or_default().insert(to) {
+                steps += 1;
+            }
+        }
+        let mut out = StepNames::default();
+        for (from, to) in wanted {
+            for (target, firsts) in self.refs.firsts_to(g, &self.ctx, from, &to) {
+                let e = firsts.pick(self.want(from, target));
+                out.named.insert((from, target), e);
+            }
+            out.walked.insert(from);
+        }
+        out
+    }
+
+    /// The steps of the paths to `nodes` that leave a wide object, named as
+    /// [`Reach::step_names`] does.
+    pub fn step_names_to(&self, g: &Graph<'_, '_>, nodes: &[Node]) -> StepNames {
+        // Each path is made again by its trace rather than all held here: a path can be
+        // a million steps long.
+        let pairs = nodes.iter().flat_map(|&n| {
+            let p = self.path(n);
+            (1..p.len()).map(move |i| (p[i - 1], p[i]))
+        });
+        self.step_names(g, pairs)
+    }
+
+    /// [`Reach::reference`], a step out of a wide object that `names` walked read from
+    /// it.
+    pub fn reference_named(
         &self,
         g: &Graph<'_, '_>,
         from: Node,
         to: Node,
-        memo: &mut StepMemo,
+        names: &StepNames,
     ) -> Option<(Reference, Option<u16>)> {
-        let want = self.want(from, to);
-        if !memo.walked.contains_key(&from) {
-            // Asked once, or too large to keep: named by a walk that keeps nothing.
-            if memo.seen.insert(from) || memo.too_large.contains(&from) {
-                return self.refs.name(g, &self.ctx, from, to, want);
-            }
-            let targets = self.refs.targets(g, &self.ctx, from);
-            if targets.len() > MAX_MEMO_TARGETS {
-                memo.too_large.insert(from);
-                let e = targets.get(&to)?.pick(want);
-                return Some(self.refs.described(g, from, e));
-            }
-            if memo.held + targets.len() > MAX_MEMO_TARGETS {
-                memo.walked.clear();
-                memo.held = 0;
-            }
-            memo.held += targets.len();
-            memo.walked.insert(from, targets);
+        if names.walked.contains(&from) {
+            let e = names.named.get(&(from, to))?;
+            return Some(self.refs.described(g, from, *e));
         }
-        let e = memo.walked.get(&from)?.get(&to)?.pick(want);
-        Some(self.refs.described(g, from, e))
+        self.reference(g, from, to)
+    }
+
+    /// References read so far by the walks that name paths' steps.
+    pub fn step_reads(&self) -> u64 {
+        self.refs.step_reads()
     }
 
     /// Which of `from`'s references to `to` the search took: in the second search or after
@@ -649,7 +683,12 @@ impl Reach {
 
     /// The first known leak on a path (its root, then its references from the root),
     /// as Shark names a library leak.
-    pub fn library_on_path(&self, g: &Graph<'_, '_>, path: &[Node]) -> Option<u16> {
+    pub fn library_on_path(
+        &self,
+        g: &Graph<'_, '_>,
+        path: &[Node],
+        names: &StepNames,
+    ) -> Option<u16> {
         let first = *path.first()?;
         if let Some((_, Some(e))) = self.root_of(first) {
             return Some(e);
@@ -661,7 +700,7 @@ impl Reach {
             let could =
                 self.state_of(v) & (LOW | LATE) != 0 || self.refs.names_new_activities(g, u);
             if could {
-                if let Some((_, Some(e))) = self.reference(g, u, v) {
+                if let Some((_, Some(e))) = self.reference_named(g, u, v, names) {
                     return Some(e);
                 }
             }

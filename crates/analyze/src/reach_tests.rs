@@ -10,7 +10,7 @@ use hprof_shrink_core::Control;
 use super::edges::Edges;
 use super::graph::Graph;
 use super::index::Node;
-use super::reach::{Reach, StepMemo};
+use super::reach::Reach;
 use super::{device, input, inspect, refs, trace, LibraryTable};
 
 /// The corpus's dump `name`, or None (the reason printed) when `../shared` is not beside
@@ -69,11 +69,17 @@ fn traces(
         let heap = inspect::heap::Heap::new(g.ix, g);
         let kinds = inspect::kinds::Kinds::new(&heap);
         let ins = inspect::Inspectors::new(heap, kinds, inspect::watch::Watched::default());
+        let names = reach.step_names_to(g, leaves);
+        let paths = trace::Paths {
+            g,
+            reach,
+            names: &names,
+        };
         leaves
             .iter()
             .filter(|&&l| reach.has_trace(l))
             .map(|&l| {
-                let (t, _) = trace::leak_trace(g, reach, &ins, l, Some("test")).unwrap();
+                let (t, _) = trace::leak_trace(&paths, &ins, l, Some("test")).unwrap();
                 let mut s = format!("{}: ", t.root);
                 for (i, step) in t.steps.iter().enumerate() {
                     if i > 0 {
@@ -88,7 +94,7 @@ fn traces(
                     }
                 }
                 let library = reach
-                    .library_on_path(g, &reach.path(l))
+                    .library_on_path(g, &reach.path(l), &names)
                     .map(|e| LibraryTable::builtin().get(e).pattern_text());
                 let mut labels = t.steps.last().unwrap().labels.clone();
                 labels.extend(reach.related_labels(g, l));
@@ -135,10 +141,10 @@ fn the_dialer_dumps_service_leak_takes_sharks_path() {
 }
 
 /// The steps of the dialer dump's paths that go through a collection's entries (no field
-/// or element of the holder is the next object) are named by [`Reach::reference_memo`] as
-/// by [`Reach::reference`], each collection walked once however many paths pass it.
+/// or element of the holder is the next object) are named by [`Reach::reference_named`]
+/// as by [`Reach::reference`], each collection walked once however many paths pass it.
 #[test]
-fn a_memo_names_collection_steps_as_the_search_took_them() {
+fn step_names_name_collection_steps_as_the_search_took_them() {
     let Some(path) = corpus("android-dialer-api19.hprof") else {
         return;
     };
@@ -166,21 +172,30 @@ fn a_memo_names_collection_steps_as_the_search_took_them() {
             let holders: std::collections::BTreeSet<Node> = steps.iter().map(|s| s.0).collect();
             assert!(
                 steps.len() > 2 * holders.len(),
-                "{} steps out of {} collections: too few shared to test the memo",
+                "{} steps out of {} collections: too few shared to test the names",
                 steps.len(),
                 holders.len()
             );
-            let mut memo = StepMemo::default();
+            let before = reach.step_reads();
+            let names = reach.step_names(g, steps.iter().copied());
+            let batch = reach.step_reads() - before;
             for &(from, to) in &steps {
-                let named = reach.reference_memo(g, from, to, &mut memo);
+                let named = reach.reference_named(g, from, to, &names);
                 assert!(named.is_some(), "step {from} -> {to} unnamed");
                 assert_eq!(named, reach.reference(g, from, to), "step {from} -> {to}");
             }
-            let shared = holders
-                .iter()
-                .filter(|&&h| steps.iter().filter(|s| s.0 == h).count() > 1)
-                .count();
-            assert_eq!(memo.walked_nodes(), shared);
+            let wide = holders.iter().filter(|&&h| reach.refs.wide(g, h)).count();
+            assert_eq!(names.walks(), wide);
+            // One walk of each holder, where naming each step alone walks it once a step.
+            let before = reach.step_reads();
+            for &(from, to) in &steps {
+                reach.reference(g, from, to);
+            }
+            let one_by_one = reach.step_reads() - before;
+            assert!(
+                batch < one_by_one,
+                "{batch} reads for all, {one_by_one} one by one"
+            );
         },
     );
 }
@@ -228,5 +243,43 @@ fn a_census_is_the_same_when_the_search_cannot_be_spilled() {
     assert_eq!(
         serde_json::to_string(&held).unwrap(),
         serde_json::to_string(&spilled).unwrap()
+    );
+}
+
+/// A thread without Java frames costs the path search no entry (a dump of a million
+/// threads kept 80 bytes each for their empty locals): only the thread with a frame is a
+/// node whose references the search reads itself.
+#[test]
+fn only_threads_with_frames_have_locals() {
+    use hprof_fixtures::android::{Android, BitmapKind};
+    use hprof_fixtures::{Heap, Options as BuildOptions, Ty, Val};
+    let mut a = Android::new(BuildOptions::default(), BitmapKind::NativePixels);
+    let b = &mut a.b;
+    let thread = b.declare_class("java.lang.Thread", a.object, &[("name", Ty::Object)], &[]);
+    b.dump_class(thread, Heap::Image);
+    let mut threads = Vec::new();
+    for i in 0..100u32 {
+        let name = b.string(&format!("worker-{i}"), Heap::App);
+        let t = b.instance(thread, Heap::App, &[("name", Val::Obj(name))]);
+        b.root_thread(tags::ROOT_THREAD_OBJECT, t, i + 1);
+        threads.push(t);
+    }
+    let local = b.string("a local", Heap::App);
+    b.root_thread(tags::ROOT_JAVA_FRAME, local, 7);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("threads.hprof");
+    std::fs::write(&path, a.b.finish()).unwrap();
+    with_reach(
+        &path,
+        |_, _| false,
+        |g, reach, _| {
+            let special: Vec<u64> = reach
+                .refs
+                .special_nodes(g)
+                .into_iter()
+                .map(|n| g.ix.id(n))
+                .collect();
+            assert_eq!(special, vec![threads[6]]);
+        },
     );
 }

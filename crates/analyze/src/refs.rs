@@ -296,6 +296,9 @@ pub struct PathRefs {
     /// `WeakHashMap.NULL_KEY` (OpenJDK).
     null_key: u64,
     id_size: usize,
+    /// References read by the walks that name paths' steps ([`PathRefs::name`] and the
+    /// like): their cost, for `Timings` and the tests that bound it.
+    step_reads: std::sync::atomic::AtomicU64,
 }
 
 /// Shark's names of the classes the readers read.
@@ -336,6 +339,7 @@ impl PathRefs {
             weak_reference: g.class_named(WEAK_REFERENCE).unwrap_or(0),
             null_key: 0,
             id_size: g.ix.id_size as usize,
+            step_reads: Default::default(),
         };
         let readers = refs.readers(g);
         let mut ids: Vec<u64> = g.ix.classes.classes().map(|c| c.class_id).collect();
@@ -674,6 +678,11 @@ impl PathRefs {
             let (Some(serial), Some(node)) = (r.thread_serial, g.ix.node(r.object_id)) else {
                 continue;
             };
+            // A thread without Java frames has no locals to give: no entry (a dump of a
+            // million threads kept 80 bytes each here, and read each one's name).
+            let Some(list) = frames.get(&serial) else {
+                continue;
+            };
             let Some(class) = g.class_of(node) else {
                 continue;
             };
@@ -684,7 +693,7 @@ impl PathRefs {
             out.insert(
                 node,
                 Locals {
-                    frames: frames.get(&serial).cloned().unwrap_or_default(),
+                    frames: list.clone(),
                     mark,
                 },
             );
@@ -1377,7 +1386,9 @@ impl PathRefs {
         want: Option<bool>,
     ) -> Option<(Reference, Option<u16>)> {
         let mut firsts: Option<Firsts> = None;
+        let mut reads = 0u64;
         self.for_each(g, from, &mut Scratch::default(), &mut { *ctx }, |e| {
+            reads += 1;
             if e.target == to {
                 match firsts.as_mut() {
                     Some(f) => f.take(e),
@@ -1385,19 +1396,58 @@ impl PathRefs {
                 }
             }
         });
+        self.count_reads(reads);
         Some(self.described(g, from, firsts?.pick(want)))
     }
 
-    /// Every target of `from`'s references with the first references to it, for
-    /// [`Firsts::pick`]: one walk of a collection's entries names any step out of it.
-    pub fn targets(&self, g: &Graph<'_, '_>, ctx: &Ctx, from: Node) -> Map<Node, Firsts> {
+    /// The first references from `from` to each of `to` that it has, for
+    /// [`Firsts::pick`]: one walk of a collection's entries names every step out of it
+    /// that paths take, and keeps only those.
+    pub fn firsts_to(
+        &self,
+        g: &Graph<'_, '_>,
+        ctx: &Ctx,
+        from: Node,
+        to: &Set<Node>,
+    ) -> Map<Node, Firsts> {
         let mut out: Map<Node, Firsts> = Map::default();
+        let mut reads = 0u64;
         self.for_each(g, from, &mut Scratch::default(), &mut { *ctx }, |e| {
-            out.entry(e.target)
-                .and_modify(|f| f.take(e))
-                .or_insert_with(|| Firsts::new(e));
+            reads += 1;
+            if to.contains(&e.target) {
+                out.entry(e.target)
+                    .and_modify(|f| f.take(e))
+                    .or_insert_with(|| Firsts::new(e));
+            }
         });
+        self.count_reads(reads);
         out
+    }
+
+    fn count_reads(&self, reads: u64) {
+        self.step_reads
+            .fetch_add(reads, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// References the walks that name steps have read so far.
+    pub fn step_reads(&self) -> u64 {
+        self.step_reads.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Whether naming a step out of `node` walks many references: a collection's entries,
+    /// a thread's locals, an object array's elements (an instance's fields and a class's
+    /// statics are few).
+    pub fn wide(&self, g: &Graph<'_, '_>, node: Node) -> bool {
+        match g.ix.tag(node) {
+            tags::OBJECT_ARRAY_DUMP => true,
+            tags::INSTANCE_DUMP => {
+                self.threads.contains_key(&node)
+                    || g.class_of(node)
+                        .and_then(|c| self.classes.get(&c))
+                        .is_some_and(|(_, r)| r.is_some())
+            }
+            _ => false,
+        }
     }
 
     /// A reference out of `from`, named as a trace shows it, with its known-leak row.

@@ -128,13 +128,16 @@ fn carried(doms: &Dominators, native: &Map<Node, u64>) -> Map<Pre, u64> {
             Some(Place::Leaf(d)) => d,
             None => continue,
         };
-        *pending.entry(at).or_default() += bytes;
+        // Saturating: sizes from the dump, summed up the tree (see native_size).
+        let e = pending.entry(at).or_default();
+        *e = e.saturating_add(bytes);
     }
     let mut out: Map<Pre, u64> = Map::default();
     while let Some((k, v)) = pending.pop_last() {
         out.insert(k, v);
         if k != 0 {
-            *pending.entry(idom[k as usize]).or_default() += v;
+            let e = pending.entry(idom[k as usize]).or_default();
+            *e = e.saturating_add(v);
         }
     }
     out
@@ -396,13 +399,13 @@ impl Subtrees {
     /// A numbered object's retained bytes (native included) and native part.
     pub fn of(&self, p: Pre) -> (u64, u64) {
         let n = self.native.get(&p).copied().unwrap_or(0);
-        (self.total[p as usize] + n, n)
+        (self.total[p as usize].saturating_add(n), n)
     }
 
     /// A leaf retains itself.
     fn leaf(&self, g: &Graph<'_, '_>, node: Node, native: &Map<Node, u64>) -> (u64, u64) {
         let n = native.get(&node).copied().unwrap_or(0);
-        (g.shallow_size(node) + n, n)
+        (g.shallow_size(node).saturating_add(n), n)
     }
 
     /// What a reachable node retains: (bytes with native, native).
@@ -515,8 +518,8 @@ impl Subtrees {
             };
             let e = out[at[&d]].entry(g.class_key(u)).or_default();
             e.0 += 1;
-            e.1 += sizes.0;
-            e.2 += sizes.1;
+            e.1 = e.1.saturating_add(sizes.0);
+            e.2 = e.2.saturating_add(sizes.1);
         }
         out
     }

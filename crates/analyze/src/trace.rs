@@ -21,32 +21,58 @@ use super::limits::{
     TRACE_HEAD_STEPS, TRACE_TAIL_STEPS,
 };
 use super::model::{Reference, Step, Trace};
-use super::reach::{root_name, Reach};
+use super::reach::{root_name, Reach, StepNames};
 use super::shown::clipped;
 
 /// The trace to a leaking object and the signature of its whole path (however much of it
 /// the trace keeps). `watcher`, when a key found the object, is why (Matrix's watcher):
 /// the first of its leaking reasons. `None` when the node has no path.
+/// `paths.names`: the steps out of wide objects, named for all the traces made together
+/// ([`Reach::step_names_to`]).
 pub fn leak_trace(
-    g: &Graph<'_, '_>,
-    reach: &Reach,
+    paths: &Paths<'_, '_, '_>,
     ins: &Inspectors<'_>,
     node: Node,
     watcher: Option<&str>,
 ) -> Option<(Trace, String)> {
-    let (trace, signature) = build(g, reach, ins, node, Some(watcher), true)?;
+    let (trace, signature) = build(paths, ins, node, Some(watcher), true)?;
     Some((trace, signature.unwrap_or_default()))
 }
 
-/// The trace to `node` (a path to show, not a leak: no signature, and the last object is
-/// not taken to be leaking). `None` when the node has no path.
-pub fn trace(g: &Graph<'_, '_>, reach: &Reach, ins: &Inspectors<'_>, node: Node) -> Option<Trace> {
-    build(g, reach, ins, node, None, false).map(|(t, _)| t)
+/// The traces to `nodes` (paths to show, not leaks: no signature, and the last object is
+/// not taken to be leaking), each `None` when its node has no path. The steps out of
+/// wide objects are named for all of them together: one walk of a collection however
+/// many of the paths pass through it.
+pub fn traces(
+    g: &Graph<'_, '_>,
+    reach: &Reach,
+    ins: &Inspectors<'_>,
+    nodes: &[Node],
+) -> Vec<Option<Trace>> {
+    let names = reach.step_names_to(g, nodes);
+    let paths = Paths {
+        g,
+        reach,
+        names: &names,
+    };
+    nodes
+        .iter()
+        .map(|&n| build(&paths, ins, n, None, false).map(|(t, _)| t))
+        .collect()
+}
+
+/// What traces are made from: the path search, and the names of the steps out of wide
+/// objects that they take.
+pub struct Paths<'a, 'i, 'd> {
+    pub g: &'a Graph<'i, 'd>,
+    pub reach: &'a Reach,
+    pub names: &'a StepNames,
 }
 
 /// The path to a node, and how each step's reference is named.
 struct Walk<'p> {
     path: &'p [Node],
+    names: &'p StepNames,
 }
 
 impl Walk<'_> {
@@ -61,7 +87,7 @@ impl Walk<'_> {
     /// The reference from step `i` to step `i + 1` (`i` below the last), names unclipped.
     fn reference(&self, g: &Graph<'_, '_>, reach: &Reach, i: usize) -> Reference {
         reach
-            .reference(g, self.path[i], self.path[i + 1])
+            .reference_named(g, self.path[i], self.path[i + 1], self.names)
             .map(|(r, _)| r)
             .unwrap_or_else(|| Reference {
                 kind: "field".into(),
@@ -90,17 +116,20 @@ struct Kept {
 
 /// `leak`: `Some(watcher)` for a leak trace (the last object is the leaking one).
 fn build(
-    g: &Graph<'_, '_>,
-    reach: &Reach,
+    paths: &Paths<'_, '_, '_>,
     ins: &Inspectors<'_>,
     node: Node,
     leak: Option<Option<&str>>,
     sign: bool,
 ) -> Option<(Trace, Option<String>)> {
+    let (g, reach) = (paths.g, paths.reach);
     let path = reach.path(node);
     let first = *path.first()?;
     let (root, _) = reach.root_of(first)?;
-    let walk = Walk { path: &path };
+    let walk = Walk {
+        path: &path,
+        names: paths.names,
+    };
     let len = walk.len();
     let last = len - 1;
 

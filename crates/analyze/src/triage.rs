@@ -184,17 +184,6 @@ pub struct DuplicateString {
     pub wasted_bytes: u64,
 }
 
-/// The shortest path from a GC root to `node` with LeakCanary's statuses (a path to
-/// show, not a leak: nothing on it is taken to be leaking for being on it).
-pub fn path(
-    g: &Graph<'_, '_>,
-    reach: Option<&Reach>,
-    ins: &Inspectors<'_>,
-    node: Node,
-) -> Option<Trace> {
-    super::trace::trace(g, reach?, ins, node)
-}
-
 /// The parts of the triage made before the dominators (they need the id lookup and
 /// the paths' statuses' classes): counts, threads, Bitmaps, duplicate Strings.
 #[derive(Default)]
@@ -205,6 +194,8 @@ pub struct Counted {
     pub bitmaps: BitmapCounts,
     pub duplicate_strings: Vec<DuplicateString>,
     pub duplicate_strings_left_out: u64,
+    /// What the counts left out as implausible, for the analysis's notes.
+    pub notes: Vec<String>,
 }
 
 /// Threads by name, each run of digits as `#` when several share the pattern; most
@@ -272,21 +263,51 @@ fn head_of(s: &str, max: usize) -> (&str, u64) {
     (&s[..end], s[end..].chars().count() as u64)
 }
 
+/// A triage object, its path left to [`with_paths`]; `traced` gets its node.
 fn object(
     g: &Graph<'_, '_>,
-    reach: Option<&Reach>,
-    ins: &Inspectors<'_>,
     node: Node,
     (total, native): (u64, u64),
+    traced: &mut Vec<Node>,
 ) -> TriageObject {
+    traced.push(node);
     TriageObject {
         object_id: g.ix.id(node),
         class_name: clipped(&g.node_class_name(node), MAX_NAME_BYTES),
         kind: g.node_kind(node).into(),
         shallow_bytes: g.shallow_size(node),
-        retained_bytes: total - native,
+        retained_bytes: total.saturating_sub(native),
         retained_native_bytes: native,
-        path: path(g, reach, ins, node),
+        path: None,
+    }
+}
+
+/// The paths of every object of `t`, made together (one walk of a collection however
+/// many of them it holds) from the nodes `traced`.
+fn with_paths(
+    g: &Graph<'_, '_>,
+    reach: Option<&Reach>,
+    ins: &Inspectors<'_>,
+    mut traced: Vec<Node>,
+    t: &mut Triage,
+) {
+    let Some(reach) = reach else { return };
+    traced.sort_unstable();
+    traced.dedup();
+    let made: Map<u64, Trace> = traced
+        .iter()
+        .zip(super::trace::traces(g, reach, ins, &traced))
+        .filter_map(|(&n, p)| Some((g.ix.id(n), p?)))
+        .collect();
+    let retainers = t.top_retainers.iter_mut().flat_map(|r| {
+        std::iter::once(&mut r.object).chain(r.accumulation.as_mut().map(|a| &mut a.object))
+    });
+    let arrays = t
+        .largest_primitive_arrays
+        .iter_mut()
+        .chain(&mut t.largest_object_arrays);
+    for o in retainers.chain(arrays) {
+        o.path = made.get(&o.object_id).cloned();
     }
 }
 
@@ -316,6 +337,7 @@ pub fn assemble(
         .nodes_of(doms, &points)
         .into_iter()
         .zip(trees.dominated_by_class(g, doms, native, &points));
+    let mut traced: Vec<Node> = Vec::new();
     let mut accumulations: Map<Pre, Accumulation> = Map::default();
     for (&s, a) in suspects.iter().zip(walked) {
         let (Some(a), Some((a_node, classes))) = (a, a.and_then(|_| found.next())) else {
@@ -328,7 +350,7 @@ pub fn assemble(
         accumulations.insert(
             s,
             Accumulation {
-                object: object(g, reach, ins, a_node, trees.of(a)),
+                object: object(g, a_node, trees.of(a), &mut traced),
                 dominated_by_class,
                 dominated_by_class_left_out: left,
             },
@@ -341,13 +363,13 @@ pub fn assemble(
             (false, _) => None,
             // A suspect leaf dominates nothing: it is its own accumulation point.
             (true, 0) => Some(Accumulation {
-                object: object(g, reach, ins, node, (with, nat)),
+                object: object(g, node, (with, nat), &mut traced),
                 ..Accumulation::default()
             }),
             (true, _) => accumulations.remove(&p),
         };
         top_retainers.push(Retainer {
-            object: object(g, reach, ins, node, (with, nat)),
+            object: object(g, node, (with, nat), &mut traced),
             suspect,
             accumulation,
         });
@@ -357,26 +379,26 @@ pub fn assemble(
     for &(with, nat, node, _) in &trees.top {
         let e = by_class.entry(g.class_key(node)).or_default();
         e.0 += 1;
-        e.1 += with;
-        e.2 += nat;
+        e.1 = e.1.saturating_add(with);
+        e.2 = e.2.saturating_add(nat);
     }
     let (retained_by_class, retained_by_class_left_out) = class_list(
         g,
         by_class.into_iter().map(|(k, (n, t, nat))| (k, n, t, nat)),
     );
-    let arrays = |list: &[(u64, Node)]| -> Vec<TriageObject> {
+    let mut arrays = |list: &[(u64, Node)]| -> Vec<TriageObject> {
         list.iter()
             .map(|&(_, node)| {
                 let sizes = trees.of_node(g, doms, node, native);
-                object(g, reach, ins, node, sizes)
+                object(g, node, sizes, &mut traced)
             })
             .collect()
     };
     let left = |all: u64, shown: usize| all.saturating_sub(shown as u64);
     let prims = arrays(&trees.primitive_arrays);
     let objs = arrays(&trees.object_arrays);
-    Triage {
-        heap_bytes: heap_total - heap_native,
+    let mut triage = Triage {
+        heap_bytes: heap_total.saturating_sub(heap_native),
         heap_native_bytes: heap_native,
         top_retainers_left_out: left(trees.top.len() as u64, top_retainers.len()),
         top_retainers,
@@ -392,7 +414,9 @@ pub fn assemble(
         bitmaps: counted.bitmaps,
         duplicate_strings: counted.duplicate_strings,
         duplicate_strings_left_out: counted.duplicate_strings_left_out,
-    }
+    };
+    with_paths(g, reach, ins, traced, &mut triage);
+    triage
 }
 
 /// (class key, objects, bytes with native, native) → the largest classes by bytes, and
@@ -410,7 +434,7 @@ fn class_list(
         .map(|(k, objects, total, native)| ClassRetained {
             class_name: clipped(&g.class_key_name(k), MAX_NAME_BYTES),
             objects,
-            retained_bytes: total - native,
+            retained_bytes: total.saturating_sub(native),
             retained_native_bytes: native,
         })
         .collect();

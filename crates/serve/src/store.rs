@@ -151,6 +151,13 @@ impl MigrationSource<'static> for Embedded {
     }
 }
 
+/// A byte count as the database keeps it (a signed 64-bit column): one past `i64::MAX`,
+/// which only a made-up dump's registered native sizes reach, is kept as `i64::MAX`
+/// rather than wrapped to a negative number.
+fn stored(bytes: u64) -> i64 {
+    i64::try_from(bytes).unwrap_or(i64::MAX)
+}
+
 /// The time now, in milliseconds since the Unix epoch (0 before it).
 pub fn now_ms() -> i64 {
     SystemTime::now()
@@ -341,8 +348,8 @@ macro_rules! record_triage {
             .bind(&n.signature)
             .bind(&n.class_name)
             .bind(&n.title)
-            .bind(n.retained_bytes as i64)
-            .bind(n.retained_native_bytes as i64)
+            .bind(stored(n.retained_bytes))
+            .bind(stored(n.retained_native_bytes))
             .bind(&n.path)
             .bind(n.shrunk)
             .execute(&mut *$tx)
@@ -772,12 +779,12 @@ impl Store {
                 .bind(&l.signature)
                 .bind(&l.class_name)
                 .bind(l.library_leak.as_ref().map(|k| k.description.clone()))
-                .bind(l.retained_bytes as i64)
+                .bind(stored(l.retained_bytes))
                 .bind(serde_json::to_string(&l.trace).unwrap_or_default())
                 .bind(stamp)
                 .bind(limits::cut(&crate::title::short_description(l), limits::NAME_BYTES).as_ref())
                 .bind(i64::from(a.signature_version))
-                .bind(l.retained_native_bytes as i64)
+                .bind(stored(l.retained_native_bytes))
                 .execute(&mut *tx)
                 .await?;
             }
@@ -1383,4 +1390,14 @@ pub enum Column {
     Manufacturer,
     /// The app's version.
     AppVersion,
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn sizes_past_i64_max_are_stored_as_i64_max() {
+        assert_eq!(super::stored(5), 5);
+        assert_eq!(super::stored(i64::MAX as u64), i64::MAX);
+        assert_eq!(super::stored(u64::MAX), i64::MAX);
+    }
 }

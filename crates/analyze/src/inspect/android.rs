@@ -365,13 +365,16 @@ pub fn message(ins: &Inspectors<'_>, o: &Inst, r: &mut Report) -> Checked {
     let callback = ins.req_ref(o, M, "callback")?;
     let target = ins.req_ref(o, M, "target")?;
     r.label(format!("Message.what = {what}"));
-    r.label(match ins.watched.heap_dump_uptime {
-        Some(h) if when - h > 0 => {
-            format!("Message.when = {when} ({} ms after heap dump)", when - h)
-        }
-        Some(h) => format!(
+    // Uptimes from the dump: a difference that overflows is not shown.
+    let since = ins
+        .watched
+        .heap_dump_uptime
+        .and_then(|h| when.checked_sub(h));
+    r.label(match since {
+        Some(d) if d > 0 => format!("Message.when = {when} ({d} ms after heap dump)"),
+        Some(d) => format!(
             "Message.when = {when} ({} ms before heap dump)",
-            (when - h).abs()
+            d.unsigned_abs()
         ),
         None => format!("Message.when = {when}"),
     });

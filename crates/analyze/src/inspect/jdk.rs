@@ -9,7 +9,7 @@ use crate::shown::clipped;
 /// KEYED_WEAK_REFERENCE: an object LeakCanary's ObjectWatcher watched (whether or not it
 /// was found retained) is leaking, for each reference watching it.
 pub fn keyed_weak_reference(ins: &Inspectors<'_>, node: Node, r: &mut Report) {
-    for w in ins.watched.of(node) {
+    for w in ins.watched.of(&ins.heap, node) {
         r.yes(if w.description.is_empty() {
             "ObjectWatcher was watching this".into()
         } else {

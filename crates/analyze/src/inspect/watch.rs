@@ -5,8 +5,6 @@
 //! Shark reads them: a reference whose retained time is unknown counts as retained, so a
 //! 1.x reference to a live object always does.
 
-use crate::map::Map;
-
 use super::heap::Heap;
 use crate::graph::Instances;
 use crate::index::Node;
@@ -31,14 +29,18 @@ pub struct Watch {
     pub retained: bool,
 }
 
-/// Every KeyedWeakReference of the dump, by the object it watches.
+/// Every KeyedWeakReference of the dump, by the object it watches: 12 bytes a reference
+/// and 8 a watched object whatever its key and description, which are read again from
+/// the dump for the few objects a trace shows ([`Watched::of`]).
 #[derive(Default)]
 pub struct Watched {
-    /// Watched object → its place in `order` and its references.
-    by_referent: Map<Node, (usize, Vec<Watch>)>,
+    /// (watched object, order found, reference) of every reference with a key, sorted.
+    refs: Vec<(Node, u32, Node)>,
     /// Watched objects in the order their references were found, each once, with whether
     /// any of its references is retained.
     order: Vec<(Node, bool)>,
+    /// The 2.x class (its references read with its field names; the others are 1.x).
+    v2: Option<u64>,
     /// `leakcanary.KeyedWeakReference.heapDumpUptimeMillis`: when LeakCanary 2 dumped the
     /// heap (uptime), for durations.
     pub heap_dump_uptime: Option<i64>,
@@ -58,62 +60,71 @@ impl Watched {
         let mut w = Watched::default();
         let v2 = heap.class(V2);
         let v1 = heap.class(V1);
+        w.v2 = v2;
         // The uptime of the heap dump, from the 2.x class only (absent for 1.x).
         let heap_dump_uptime = v2
             .and_then(|c| heap.static_field(c, "heapDumpUptimeMillis"))
             .and_then(|v| v.as_i64());
         w.heap_dump_uptime = heap_dump_uptime;
         let mut skipped = Skipped::default();
+        // (watched object, order found, reference, retained).
+        let mut found: Vec<(Node, u32, Node, bool)> = Vec::new();
         for (class, name) in [(v2, V2), (v1, V1)] {
             let Some(class) = class else { continue };
             for r in instances.of(&[class]) {
                 let referent = heap
                     .field(r, "java.lang.ref.Reference", "referent")
                     .and_then(|v| v.as_object());
+                // Read whole once, for the notes; only what finds it again is kept.
                 let Some(watch) = read_watch(heap, r, name, heap_dump_uptime, &mut skipped) else {
                     continue;
                 };
-                w.add(heap, referent, watch, &mut skipped);
+                if let Some(node) = add(heap, referent, watch.retained, &mut skipped) {
+                    let seq = u32::try_from(found.len()).unwrap_or(u32::MAX);
+                    found.push((node, seq, r, watch.retained));
+                }
             }
         }
+        found.sort_unstable();
+        // Each watched object once, where its first reference was found.
+        let mut firsts: Vec<(u32, Node, bool)> = Vec::new();
+        for group in found.chunk_by(|a, b| a.0 == b.0) {
+            let retained = group.iter().any(|f| f.3);
+            firsts.push((group[0].1, group[0].0, retained));
+        }
+        firsts.sort_unstable();
+        w.order = firsts.into_iter().map(|(_, n, r)| (n, r)).collect();
+        w.refs = found
+            .into_iter()
+            .map(|(n, seq, r, _)| (n, seq, r))
+            .collect();
         w.notes = skipped.notes();
         w
     }
 
-    /// Files a reference under the object it watches (`referent`); one whose object is
-    /// collected or absent is only counted.
-    fn add(&mut self, heap: &Heap<'_>, referent: Option<u64>, watch: Watch, skipped: &mut Skipped) {
-        let retained = watch.retained;
-        match referent.filter(|&id| id != 0) {
-            None => {
-                if retained {
-                    skipped.cleared_retained += 1;
-                }
+    /// The references watching `node`, in the order found, read from the dump.
+    pub fn of(&self, heap: &Heap<'_>, node: Node) -> Vec<Watch> {
+        let start = self.refs.partition_point(|r| r.0 < node);
+        let name = |r: Node| {
+            if heap.instance_class(r).is_some_and(|c| Some(c) == self.v2) {
+                V2
+            } else {
+                V1
             }
-            Some(id) => match heap.node(id) {
-                None => skipped.absent += 1,
-                Some(node) => {
-                    if !retained {
-                        skipped.not_retained += 1;
-                    }
-                    let next = self.order.len();
-                    let (at, list) = self.by_referent.entry(node).or_insert((next, Vec::new()));
-                    if *at == next {
-                        self.order.push((node, retained));
-                    } else if retained {
-                        self.order[*at].1 = true;
-                    }
-                    list.push(watch);
-                }
-            },
-        }
-    }
-
-    /// The references watching `node`, in the order found.
-    pub fn of(&self, node: Node) -> &[Watch] {
-        self.by_referent
-            .get(&node)
-            .map_or(&[], |(_, l)| l.as_slice())
+        };
+        self.refs[start..]
+            .iter()
+            .take_while(|r| r.0 == node)
+            .filter_map(|&(_, _, r)| {
+                read_watch(
+                    heap,
+                    r,
+                    name(r),
+                    self.heap_dump_uptime,
+                    &mut Skipped::default(),
+                )
+            })
+            .collect()
     }
 
     /// The watched objects LeakCanary's finder takes as leaking: some reference to them is
@@ -123,7 +134,37 @@ impl Watched {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.by_referent.is_empty()
+        self.order.is_empty()
+    }
+}
+
+/// The object a reference watches (`referent`), when the dump holds it; one whose object
+/// is collected or absent is only counted.
+fn add(
+    heap: &Heap<'_>,
+    referent: Option<u64>,
+    retained: bool,
+    skipped: &mut Skipped,
+) -> Option<Node> {
+    match referent.filter(|&id| id != 0) {
+        None => {
+            if retained {
+                skipped.cleared_retained += 1;
+            }
+            None
+        }
+        Some(id) => match heap.node(id) {
+            None => {
+                skipped.absent += 1;
+                None
+            }
+            Some(node) => {
+                if !retained {
+                    skipped.not_retained += 1;
+                }
+                Some(node)
+            }
+        },
     }
 }
 
@@ -135,6 +176,8 @@ struct Skipped {
     absent: u64,
     keyless: u64,
     missing_times: u64,
+    /// Durations that do not fit (uptimes far apart, from a made-up dump).
+    implausible_times: u64,
 }
 
 impl Skipped {
@@ -163,6 +206,12 @@ impl Skipped {
             notes.push(format!(
                 "KeyedWeakReferences skipped, without a key (LeakCanary's Shark would stop the analysis there): {}",
                 self.keyless
+            ));
+        }
+        if self.implausible_times > 0 {
+            notes.push(format!(
+                "KeyedWeakReferences whose uptimes are implausible (their difference does not fit in 64 bits), their durations left out: {}",
+                self.implausible_times
             ));
         }
         if self.missing_times > 0 {
@@ -204,11 +253,20 @@ fn read_watch(
     let retained_at = long("retainedUptimeMillis");
     let (watch, retained) = match heap_dump_uptime {
         Some(h) => {
-            let watch = long("watchUptimeMillis").map(|w| h - w);
-            let retained = retained_at.map(|t| if t == -1 { -1 } else { h - t });
-            if watch.is_none() || retained.is_none() {
+            let watch_at = long("watchUptimeMillis");
+            if watch_at.is_none() || retained_at.is_none() {
                 skipped.missing_times += 1;
             }
+            // A difference that overflows is left out (and noted), not wrapped.
+            let mut overflowed = false;
+            let mut since = |t: i64| {
+                let d = h.checked_sub(t);
+                overflowed |= d.is_none();
+                d
+            };
+            let watch = watch_at.and_then(&mut since);
+            let retained = retained_at.and_then(|t| if t == -1 { Some(-1) } else { since(t) });
+            skipped.implausible_times += u64::from(overflowed);
             (watch, retained)
         }
         None => (None, None),

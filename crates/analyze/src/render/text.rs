@@ -184,9 +184,10 @@ pub fn leak(l: &Leak) -> String {
     // Shark's retained sizes count the registered native bytes (its
     // AndroidNativeSizeMapper), as its text shows them.
     let total = if l.trace_count > 1 || l.total_retained_bytes > 0 {
-        l.total_retained_bytes + l.total_retained_native_bytes
+        l.total_retained_bytes
+            .saturating_add(l.total_retained_native_bytes)
     } else {
-        l.retained_bytes + l.retained_native_bytes
+        l.retained_bytes.saturating_add(l.retained_native_bytes)
     };
     let _ = writeln!(o, "{total} bytes retained by leaking objects");
     if l.trace_count > 1 {
@@ -201,7 +202,7 @@ pub fn leak(l: &Leak) -> String {
         &mut o,
         &l.trace,
         Some((
-            l.retained_bytes + l.retained_native_bytes,
+            l.retained_bytes.saturating_add(l.retained_native_bytes),
             l.retained_objects,
         )),
     );

@@ -66,7 +66,7 @@ fn class_rows(o: &mut String, rows: &[ClassRetained], indent: &str) {
 }
 
 pub fn text(o: &mut String, t: &Triage) {
-    let heap = t.heap_bytes + t.heap_native_bytes;
+    let heap = t.heap_bytes.saturating_add(t.heap_native_bytes);
     let _ = writeln!(
         o,
         "Triage: {} reachable.",
@@ -74,7 +74,10 @@ pub fn text(o: &mut String, t: &Triage) {
     );
     let _ = writeln!(o, "Top retainers (objects the GC roots dominate directly):");
     for (i, r) in t.top_retainers.iter().enumerate() {
-        let all = r.object.retained_bytes + r.object.retained_native_bytes;
+        let all = r
+            .object
+            .retained_bytes
+            .saturating_add(r.object.retained_native_bytes);
         let _ = writeln!(
             o,
             // Right-aligned, so that the lines under it line up past 9.
@@ -284,7 +287,7 @@ fn class_table(rows: &[ClassRetained], left: u64) -> Markup {
 }
 
 pub fn html(t: &Triage) -> Markup {
-    let heap = t.heap_bytes + t.heap_native_bytes;
+    let heap = t.heap_bytes.saturating_add(t.heap_native_bytes);
     let c = &t.counts;
     let b = &t.bitmaps;
     html! {
@@ -298,7 +301,7 @@ pub fn html(t: &Triage) -> Markup {
             tr { th { "share" } th { "object" } th { "retained" } th { "path" } }
             @for r in &t.top_retainers {
                 tr {
-                    td.n { (share(r.object.retained_bytes + r.object.retained_native_bytes, heap)) @if r.suspect { " suspect" } }
+                    td.n { (share(r.object.retained_bytes.saturating_add(r.object.retained_native_bytes), heap)) @if r.suspect { " suspect" } }
                     (object_row(&r.object))
                 }
                 @if let Some(a) = &r.accumulation {

@@ -7,8 +7,10 @@ use std::path::{Path, PathBuf};
 
 mod android;
 mod big;
+mod collection_paths;
 mod diff;
 mod growth;
+mod hostile_values;
 mod paths;
 mod scenarios;
 mod signatures;
