@@ -24,7 +24,7 @@ const STICKY: u8 = 0x05;
 fn analyze(path: &Path, key: Option<&str>) -> Analysis {
     let options = Options {
         key: key.map(str::to_string),
-        ignore_package_key: true,
+        all_leaks: true,
         pictures: false,
         ..Options::default()
     };
@@ -269,7 +269,7 @@ fn every_list_is_capped_and_a_hostile_dump_stays_under_the_bound() {
     std::fs::write(&path, a.b.finish()).unwrap();
 
     let a = analyze(&path, None);
-    assert_eq!(a.finder, "leakcanary");
+    assert_eq!(a.finder, "all-leaks");
     assert_eq!(a.leaks.len(), MAX_LEAKS);
     assert_eq!(a.omitted_leaks, extra as u64);
     assert_eq!(a.duplicate_bitmaps.len(), MAX_BITMAP_GROUPS);
@@ -588,7 +588,7 @@ fn a_package_whose_key_is_the_placeholder_is_searched_for_every_leak() {
         .find(|(k, _)| k == "leakedActivityKey")
         .map(|(_, v)| v.as_str());
     assert_eq!(manifest_key, Some("unknown"));
-    assert_eq!(a.finder, "leakcanary");
+    assert_eq!(a.finder, "all-leaks");
     assert_eq!(a.key, None);
     assert_eq!(a.leaks.len(), 1);
     assert_eq!(a.leaks[0].class_name, "com.example.LeakyActivity");
