@@ -593,8 +593,9 @@ one, LeakCanary's way: on a dump holding objects LeakCanary's KeyedWeakReference
 2.x) watched and found retained, those objects alone, as LeakCanary on the phone (finder \
 keyed-weak-references; the inspectors only decide statuses); on a dump without, what the \
 inspectors' finders flag, as Shark on a raw dump: destroyed Activities, detached root Views, \
-... (finder inspectors). --all-leaks, or the placeholder key `unknown` a package gets when \
-no key was known: both (finder all-leaks). The text and the JSON (`finder`) say which ran.
+... (finder inspectors); so too with the placeholder key `unknown` a package gets when no \
+key was known. --all-leaks: both (finder all-leaks). The text and the JSON (`finder`) say \
+which ran.
 
 Paths as LeakCanary's Shark finds them: known framework leaks (library_leaks.json: \
 LeakCanary's 90 patterns by SDK and manufacturer, read from android.os.Build in the dump) \

@@ -165,7 +165,7 @@ pub enum Mode {
     /// No key, and no retained watched object: what the inspectors' rules flag, as Shark's
     /// `FilteringLeakingObjectFinder` on a raw dump.
     Inspectors,
-    /// `--all-leaks` (or a package's placeholder key): both.
+    /// `--all-leaks`: both.
     AllLeaks,
 }
 

@@ -928,8 +928,7 @@ fn unread_note(g: &Graph<'_, '_>, unread: &Unread, no_leak: bool) -> Option<Stri
 struct Asked {
     /// The key (see [`leak_key`]).
     key: Option<String>,
-    /// Every leaking object, whatever LeakCanary watched (`--all-leaks`, or the package's
-    /// placeholder key).
+    /// Every leaking object, whatever LeakCanary watched (`--all-leaks`).
     all_leaks: bool,
     /// Said when the package's key is the placeholder.
     note: Option<String>,
@@ -937,8 +936,8 @@ struct Asked {
 
 /// The key to look for, and a note when the package's key is the placeholder its writer
 /// puts when it knew none: `--key`; else, unless `--all-leaks`, the package's
-/// `leakedActivityKey`. No key finds leaks LeakCanary's way; the placeholder, or
-/// `--all-leaks`, every leaking object.
+/// `leakedActivityKey`. No key, or the placeholder, finds leaks LeakCanary's way;
+/// `--all-leaks` every leaking object.
 fn leak_key(options: &Options, input: &input::Input) -> Asked {
     let asked = |key: Option<String>, all_leaks, note| Asked {
         key,
@@ -954,9 +953,9 @@ fn leak_key(options: &Options, input: &input::Input) -> Asked {
     match input.manifest_value("leakedActivityKey") {
         Some(k) if k == hprof_shrink_core::package::manifest::PLACEHOLDER_KEY => asked(
             None,
-            true,
+            false,
             Some(format!(
-                "the package's leakedActivityKey is the placeholder {k:?} (no key was known when it was made): every leaking object is looked for, as with --all-leaks"
+                "the package's leakedActivityKey is the placeholder {k:?} (no key was known when it was made): leaks are looked for as in a dump without a key (--all-leaks finds every leaking object)"
             )),
         ),
         Some(k) if !k.is_empty() => asked(Some(k.to_string()), false, None),

@@ -45,8 +45,8 @@ pub struct Analysis {
     /// DestroyedActivityInfo whose mKey is the key), `keyed-weak-references` (no key, and
     /// the dump holds objects LeakCanary watched and found retained: those alone, as
     /// LeakCanary on the phone), `inspectors` (no key and no retained watched object: what
-    /// the inspectors' finders flag, as Shark on a raw dump) or `all-leaks` (`--all-leaks`
-    /// or a package's placeholder key: both). Analyses written before these modes say
+    /// the inspectors' finders flag, as Shark on a raw dump) or `all-leaks` (`--all-leaks`:
+    /// both). Analyses written before these modes say
     /// `leakcanary` (every finder).
     pub finder: String,
     /// The key looked for (from `--key` or the package's `leakedActivityKey`).
