@@ -12,7 +12,7 @@ use hprof_shrink_core::Control;
 fn analyze(path: &Path, key: Option<&str>) -> Analysis {
     let options = Options {
         key: key.map(str::to_string),
-        ignore_package_key: true,
+        all_leaks: true,
         pictures: false,
         ..Options::default()
     };

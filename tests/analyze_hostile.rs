@@ -24,7 +24,7 @@ const STICKY: u8 = 0x05;
 fn analyze(path: &Path, key: Option<&str>) -> Analysis {
     let options = Options {
         key: key.map(str::to_string),
-        ignore_package_key: true,
+        all_leaks: true,
         pictures: false,
         ..Options::default()
     };
@@ -269,7 +269,7 @@ fn every_list_is_capped_and_a_hostile_dump_stays_under_the_bound() {
     std::fs::write(&path, a.b.finish()).unwrap();
 
     let a = analyze(&path, None);
-    assert_eq!(a.finder, "leakcanary");
+    assert_eq!(a.finder, "all-leaks");
     assert_eq!(a.leaks.len(), MAX_LEAKS);
     assert_eq!(a.omitted_leaks, extra as u64);
     assert_eq!(a.duplicate_bitmaps.len(), MAX_BITMAP_GROUPS);
@@ -569,7 +569,7 @@ fn a_one_object_leak_is_sized_and_counted_in_the_singular() {
 }
 
 #[test]
-fn a_package_whose_key_is_the_placeholder_is_searched_for_every_leak() {
+fn a_package_whose_key_is_the_placeholder_is_searched_as_without_a_key() {
     let dir = tempfile::tempdir().unwrap();
     let dump = dir.path().join("chain.hprof");
     std::fs::write(&dump, chain_dump(3)).unwrap();
@@ -588,14 +588,15 @@ fn a_package_whose_key_is_the_placeholder_is_searched_for_every_leak() {
         .find(|(k, _)| k == "leakedActivityKey")
         .map(|(_, v)| v.as_str());
     assert_eq!(manifest_key, Some("unknown"));
-    assert_eq!(a.finder, "leakcanary");
+    // No watched object in the dump: the inspectors' finders.
+    assert_eq!(a.finder, "inspectors");
     assert_eq!(a.key, None);
     assert_eq!(a.leaks.len(), 1);
     assert_eq!(a.leaks[0].class_name, "com.example.LeakyActivity");
     assert!(
         a.notes
             .iter()
-            .any(|n| n.contains("placeholder \"unknown\"") && n.contains("--all-leaks")),
+            .any(|n| n.contains("placeholder \"unknown\"") && n.contains("without a key")),
         "{:?}",
         a.notes
     );

@@ -1931,6 +1931,20 @@ async fn on_sqlite_migration_9_queues_the_packages_left_in_no_no_leak_group() {
     store.close().await;
 }
 
+/// Migration 10 on a database an older server left: see `as_before_migration_10`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_sqlite_migration_10_queues_the_packages_whose_leaks_leakcanary_watched() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, zip) = sqlite_store(dir.path()).await;
+    let (queued, kept) = serve_common::as_before_migration_10(&store, &zip).await;
+    store.close().await;
+    let store = hprof_shrink_serve::store::Store::open(&dir.path().join("meta.sqlite"))
+        .await
+        .unwrap();
+    serve_common::requeued_by_migration_10(&store, (&queued, &kept)).await;
+    store.close().await;
+}
+
 /// `/api/versions` and `/versions`: packages of two leak signatures with app versions
 /// 1.0, 1.1, 1.9 and 1.10, first received in that order; the versions in that order (not
 /// their text's), the group new in 1.1 marked new there, each version's counts. A package
@@ -4114,6 +4128,63 @@ fn scenario_dump(name: &str) -> Option<Vec<u8>> {
         }
         Err(Error::Failed(why)) => panic!("{name}: {why}"),
     }
+}
+
+/// Issue 47: a toast still showing after its Activity finished, on a dump LeakCanary
+/// watched, is one application group (LeakCanary's `WindowManagerGlobal.mRoots →
+/// ViewRootImpl.mContext → ToastActivity`), not three of which one merged with another
+/// bug's; the hidden toast whose JNI-global `Toast$TN` keeps its view is that other bug, a
+/// library group of its own. On the pages and in the JSON.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_toast_leakcanary_watched_is_one_application_group() {
+    let (Some(showing), Some(hidden)) = (
+        scenario_dump("toast-showing-watched"),
+        scenario_dump("toast-hidden-watched"),
+    ) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let srv = start(&dir.path().join("data"), Opts::default()).await;
+    let packages = [
+        dump_package(&showing, ("30", "acme", "1.0")),
+        dump_package(&hidden, ("30", "acme", "1.0")),
+    ];
+    put_analyzed(&srv, &packages).await;
+    let v = get_json(&srv.url("/api/leaks"), None).await;
+    let (app, lib) = (
+        v["appLeaks"].as_array().unwrap(),
+        v["libraryLeaks"].as_array().unwrap(),
+    );
+    assert_eq!((app.len(), lib.len()), (1, 1), "{v}");
+    assert_eq!(app[0]["className"], "com.example.app.ToastActivity", "{v}");
+    assert_eq!(app[0]["packages"], 1, "{v}");
+    assert_eq!(lib[0]["packages"], 1, "{v}");
+    let app_sig = app[0]["signature"].as_str().unwrap();
+    let lib_sig = lib[0]["signature"].as_str().unwrap();
+    let g = get_json(&srv.url(&format!("/api/leaks/{app_sig}")), None).await;
+    let steps: Vec<&str> = g["trace"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["className"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            "android.view.WindowManagerGlobal",
+            "android.view.WindowManagerGlobal",
+            "java.util.ArrayList",
+            "android.view.ViewRootImpl",
+            "com.example.app.ToastActivity"
+        ],
+        "{g}"
+    );
+    let (_, page) = get_text(&srv.url("/")).await;
+    for sig in [app_sig, lib_sig] {
+        assert!(page.contains(&format!("/groups/{sig}")), "{sig}: {page}");
+    }
+    assert_eq!(page.matches("href=\"/groups/").count(), 2, "{page}");
+    srv.stop().await;
 }
 
 /// A leak retaining registered native bytes (Bitmap pixels on API 26+) shows them apart

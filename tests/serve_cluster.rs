@@ -822,6 +822,23 @@ async fn on_postgres_migration_9_queues_the_packages_left_in_no_no_leak_group() 
     store.close().await;
 }
 
+/// Migration 10 on PostgreSQL, on a database an older server left: see
+/// `as_before_migration_10`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_postgres_migration_10_queues_the_packages_whose_leaks_leakcanary_watched() {
+    let Some((pg, store, other)) = two_pools().await else {
+        return;
+    };
+    other.close().await;
+    let dir = tempfile::tempdir().unwrap();
+    let zip = scenario_packages(dir.path()).remove(0);
+    let (queued, kept) = serve_common::as_before_migration_10(&store, &zip).await;
+    store.close().await;
+    let store = Store::connect(&pg.url()).await.unwrap();
+    serve_common::requeued_by_migration_10(&store, (&queued, &kept)).await;
+    store.close().await;
+}
+
 /// A shrunk dump's notes and its count in its no-leak group on PostgreSQL (migration 9),
 /// recorded by another process: see `shrunk_packages_are_counted`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -589,9 +589,13 @@ pub struct InspectArgs {
 const ANALYZE_AFTER: &str = "\
 Leaking objects: with a key (--key, or the package's leakedActivityKey), Matrix's way: the \
 DestroyedActivityInfo whose mKey is the key and the Activity it weakly references. Without \
-one (or with the placeholder key `unknown` a package gets when no key was known), \
-LeakCanary's way: every retained KeyedWeakReference's object and every destroyed Activity \
-that has a path.
+one, LeakCanary's way: on a dump holding objects LeakCanary's KeyedWeakReferences (1.x or \
+2.x) watched and found retained, those objects alone, as LeakCanary on the phone (finder \
+keyed-weak-references; the inspectors only decide statuses); on a dump without, what the \
+inspectors' finders flag, as Shark on a raw dump: destroyed Activities, detached root Views, \
+... (finder inspectors); so too with the placeholder key `unknown` a package gets when no \
+key was known. --all-leaks: both (finder all-leaks). The text and the JSON (`finder`) say \
+which ran.
 
 Paths as LeakCanary's Shark finds them: known framework leaks (library_leaks.json: \
 LeakCanary's 90 patterns by SDK and manufacturer, read from android.os.Build in the dump) \
@@ -682,7 +686,8 @@ pub struct AnalyzeArgs {
     #[arg(long, value_name = "K")]
     pub key: Option<String>,
 
-    /// Ignore the package's key and find every leak LeakCanary's way.
+    /// Ignore the package's key and find every leaking object: the objects LeakCanary
+    /// watched and found retained, and what its inspectors' finders flag.
     #[arg(long, conflicts_with = "key")]
     pub all_leaks: bool,
 

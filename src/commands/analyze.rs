@@ -82,7 +82,7 @@ pub fn run(a: AnalyzeArgs) -> Result<ExitCode, HostError> {
         key: a.key.clone(),
         min_bitmap_bytes: a.min_bitmap_bytes,
         mapping,
-        ignore_package_key: a.all_leaks,
+        all_leaks: a.all_leaks,
         pictures: matches!(a.format, AnalyzeFormat::Html | AnalyzeFormat::Matrix),
         dump: a.dump,
         screen: a.screen,

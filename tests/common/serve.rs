@@ -1209,6 +1209,76 @@ pub async fn requeued_by_migration_9(store: &Store, (queued, kept): (&[i64], &[i
     }
 }
 
+/// A database as a server before migration 10 left it, for [`requeued_by_migration_10`]:
+/// four packages with a leak and one without. The leak of the first is a watched object's
+/// (LeakCanary's status reason on its last step), the second's names a leaking object
+/// behind it ("Also retains"), as every finder ran on dumps LeakCanary watched; the third's
+/// trace shows neither, nor does the one without a leak. Migration 10 is to run again at
+/// the next open. Returns the ids it must queue for re-analysis, and the others.
+pub async fn as_before_migration_10(store: &Store, zip: &Path) -> (Vec<i64>, Vec<i64>) {
+    let base = hprof_shrink_analyze::analyze_path(
+        zip,
+        &hprof_shrink_analyze::Options::default(),
+        &hprof_shrink_core::Control::default(),
+    )
+    .unwrap()
+    .analysis;
+    let plain = |a: &mut hprof_shrink_analyze::Analysis| {
+        for step in &mut a.leaks[0].trace.steps {
+            step.leaking_reason = None;
+            step.labels.clear();
+        }
+    };
+    let mut watched = base.clone();
+    plain(&mut watched);
+    let last = watched.leaks[0].trace.steps.last_mut().unwrap();
+    last.leaking_reason = Some(
+        "ObjectWatcher was watching this because com.example.A received Activity#onDestroy() callback"
+            .into(),
+    );
+    let mut behind = base.clone();
+    plain(&mut behind);
+    let last = behind.leaks[0].trace.steps.last_mut().unwrap();
+    last.labels = vec!["Also retains leaking object 0x12 (com.example.A)".into()];
+    let mut other = base.clone();
+    plain(&mut other);
+    let md5 = |i: u32| format!("{:032x}", 0xd000 + i);
+    let version = ("30", "acme", "1.0");
+    let w = record(store, &watched, &md5(1), version, &["a"], 9).await;
+    let b = record(store, &behind, &md5(2), version, &["b"], 9).await;
+    let o = record(store, &other, &md5(3), version, &["c"], 9).await;
+    let none = record(
+        store,
+        &retainer_paths(&base, &[true]),
+        &md5(4),
+        version,
+        &[],
+        0,
+    )
+    .await;
+    execute(
+        store,
+        "DELETE FROM _sqlx_migrations WHERE version = 10",
+        None,
+    )
+    .await;
+    (vec![w, b], vec![o, none])
+}
+
+/// After [`as_before_migration_10`] and an open that migrated: the packages whose leaks
+/// LeakCanary's watched objects decided, and only they, are queued for re-analysis.
+pub async fn requeued_by_migration_10(store: &Store, (queued, kept): (&[i64], &[i64])) {
+    assert_eq!(store.queue_regroup().await.unwrap(), queued.len() as u64);
+    for &id in queued {
+        let p = store.package(id).await.unwrap().unwrap().row;
+        assert_eq!((p.state.as_str(), p.reanalysis), ("received", true), "{id}");
+    }
+    for &id in kept {
+        let p = store.package(id).await.unwrap().unwrap().row;
+        assert_eq!((p.state.as_str(), p.reanalysis), ("done", false), "{id}");
+    }
+}
+
 /// The note an analysis of a shrunk dump carries (docs/analyze.md).
 pub const SHRUNK_NOTE: &str = "the dump was shrunk: references to dropped primitive arrays \
      read as null, and retained sizes leave out their bytes";

@@ -7,6 +7,10 @@
 //! contexts of destroyed Activities, quitting MessageQueues, dead Mortar scopes, disposed
 //! Compose compositions and shut-down Recomposers.
 //!
+//! Which of them run is the [`Mode`]: on a dump whose watched objects are retained, those
+//! alone (LeakCanary on the phone); on a dump without, the rules (`shark-cli` on a raw
+//! dump); `--all-leaks`, both.
+//!
 //! [`candidates`] runs before the path search (which may stop at them) and reads only the
 //! instances the references' pass collected ([`wanted`] names their classes): no pass of
 //! its own over the dump.
@@ -149,6 +153,46 @@ impl Finder {
     }
 }
 
+/// Which finders an analysis runs, and why.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// A key: Matrix's `DestroyedActivityInfo` of that key.
+    MatrixKey,
+    /// No key, and the dump holds retained watched objects: those alone are the leaks, as
+    /// LeakCanary's `KeyedWeakReferenceFinder` on the phone; the inspectors only decide
+    /// statuses and labels.
+    Watched,
+    /// No key, and no retained watched object: what the inspectors' rules flag, as Shark's
+    /// `FilteringLeakingObjectFinder` on a raw dump.
+    Inspectors,
+    /// `--all-leaks`: both.
+    AllLeaks,
+}
+
+impl Mode {
+    /// The mode of a dump without a key: `all_leaks` asked, else by whether LeakCanary
+    /// watched and found retained some object of it.
+    pub fn without_key(all_leaks: bool, watched: &Watched) -> Mode {
+        if all_leaks {
+            Mode::AllLeaks
+        } else if watched.retained().next().is_some() {
+            Mode::Watched
+        } else {
+            Mode::Inspectors
+        }
+    }
+
+    /// Its name in the analysis (`finder`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::MatrixKey => "matrix-key",
+            Mode::Watched => "keyed-weak-references",
+            Mode::Inspectors => "inspectors",
+            Mode::AllLeaks => "all-leaks",
+        }
+    }
+}
+
 /// A set of finders.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Finders(u32);
@@ -159,12 +203,16 @@ impl Finders {
         self
     }
 
+    pub fn has(self, f: Finder) -> bool {
+        self.0 & (1 << f as u8) != 0
+    }
+
     /// Their names, in Shark's order (the key's last).
     pub fn names(self) -> Vec<String> {
         Finder::ALL
             .iter()
             .chain([&Finder::MatrixKey])
-            .filter(|&&f| self.0 & (1 << f as u8) != 0)
+            .filter(|&&f| self.has(f))
             .map(|f| f.name().to_string())
             .collect()
     }
@@ -191,10 +239,23 @@ pub fn wanted(
     out
 }
 
-/// Every leaking object the finders find, in id order: LeakCanary's retained watched
-/// objects, and each instance some finder's rule flags. A rule that cannot be applied to
-/// an object (a field Shark requires is missing) is skipped for it, with a note.
-pub fn candidates(ins: &Inspectors<'_>, instances: &Instances) -> Vec<Candidate> {
+/// The leaking objects of `mode` (none for a key), in id order: LeakCanary's retained
+/// watched objects, and (but in [`Mode::Watched`]) each instance some finder's rule flags.
+/// A watched object keeps the names of every rule that flags it. A rule that cannot be
+/// applied to an object (a field Shark requires is missing) is skipped for it, with a note.
+pub fn candidates(mode: Mode, ins: &Inspectors<'_>, instances: &Instances) -> Vec<Candidate> {
+    let mut out = match mode {
+        Mode::MatrixKey => return Vec::new(),
+        Mode::Watched | Mode::Inspectors | Mode::AllLeaks => every_candidate(ins, instances),
+    };
+    if mode == Mode::Watched {
+        out.retain(|c| c.finders.has(Finder::KeyedWeakReference));
+    }
+    out
+}
+
+/// Every leaking object every finder finds, in id order.
+fn every_candidate(ins: &Inspectors<'_>, instances: &Instances) -> Vec<Candidate> {
     let mut found: Map<Node, Finders> = Map::default();
     for node in ins.watched.retained() {
         let e = found.entry(node).or_default();

@@ -84,12 +84,14 @@ pub const DEFAULT_MIN_BITMAP_BYTES: u64 = 5000;
 #[derive(Debug, Clone)]
 pub struct Options {
     /// The key of the leaked Activity (Matrix's `leakedActivityKey`); `None` takes the
-    /// package's, and without one every leaking object is found LeakCanary's way.
+    /// package's, and without one leaks are found LeakCanary's way: the objects it watched
+    /// and found retained, or, when none is, what its inspectors' rules flag.
     pub key: Option<String>,
     pub min_bitmap_bytes: u64,
     pub mapping: Option<Mapping>,
-    /// Find leaks the LeakCanary way even when the package names a key.
-    pub ignore_package_key: bool,
+    /// `--all-leaks`: the package's key ignored, every leaking object is found: the
+    /// retained watched objects and what the inspectors' rules flag, both.
+    pub all_leaks: bool,
     /// Make pictures of the duplicated bitmaps (for the HTML and Matrix outputs).
     pub pictures: bool,
     /// Which heap dump of a file holding several to analyze, from 1; `None`: the last.
@@ -105,7 +107,7 @@ impl Default for Options {
             key: None,
             min_bitmap_bytes: DEFAULT_MIN_BITMAP_BYTES,
             mapping: None,
-            ignore_package_key: false,
+            all_leaks: false,
             pictures: true,
             dump: None,
             screen: None,
@@ -347,12 +349,7 @@ fn analyze_input(
         input: input_summary(input, path),
         dump,
         metadata,
-        finder: if listed.key.is_some() {
-            "matrix-key"
-        } else {
-            "leakcanary"
-        }
-        .into(),
+        finder: listed.mode.name().into(),
         key: listed
             .key
             .map(|k| shown::clipped(&k, limits::MAX_NAME_BYTES)),
@@ -420,6 +417,8 @@ fn choose_dump(
 struct Listed {
     /// The key looked for, if any (see [`leak_key`]).
     key: Option<String>,
+    /// Which finders ran.
+    mode: finders::Mode,
     keys_found: Vec<String>,
     more_keys: u64,
     more_leaks: u64,
@@ -528,6 +527,7 @@ fn find_leaks(
     let (kinds, watched) = ins.into_parts();
     let listed = Listed {
         key: sought.key,
+        mode: sought.mode,
         keys_found: found.keys_found,
         more_keys: found.more_keys,
         more_leaks: found.more_leaks,
@@ -590,6 +590,7 @@ impl TriageClasses {
 /// The key, the inspectors, and the leaking objects found before the path search.
 struct Sought<'h> {
     key: Option<String>,
+    mode: finders::Mode,
     ins: inspect::Inspectors<'h>,
     /// The finders' candidates (none with a key).
     candidates: Vec<finders::Candidate>,
@@ -608,24 +609,26 @@ fn seek<'h>(
     notes: &mut Vec<String>,
     device_notes: Vec<String>,
 ) -> Sought<'h> {
-    let (key, key_note) = leak_key(run.options, run.input);
+    let asked = leak_key(run.options, run.input);
     let watched = inspect::watch::Watched::read(&heap, instances);
-    notes.extend(key_note);
+    notes.extend(asked.note);
     notes.extend(device_notes);
     notes.extend(watched.notes.iter().cloned());
+    let mode = match &asked.key {
+        Some(_) => finders::Mode::MatrixKey,
+        None => finders::Mode::without_key(asked.all_leaks, &watched),
+    };
     let ins = inspect::Inspectors::new(heap, kinds, watched);
     // Every leaking object, before the search: a path never goes through one (LeakCanary
-    // HEAD's leaves). Without a key the finders find them.
-    let candidates = match &key {
-        Some(_) => Vec::new(),
-        None => finders::candidates(&ins, instances),
-    };
-    let leaves: Vec<index::Node> = match &key {
+    // HEAD's leaves). Without a key the finders of the mode find them.
+    let candidates = finders::candidates(mode, &ins, instances);
+    let leaves: Vec<index::Node> = match &asked.key {
         Some(k) => leaks::by_key(g, &|_| true, instances, k).all,
         None => candidates.iter().map(|c| c.node).collect(),
     };
     Sought {
-        key,
+        key: asked.key,
+        mode,
         ins,
         candidates,
         leaves,
@@ -928,24 +931,41 @@ fn unread_note(g: &Graph<'_, '_>, unread: &Unread, no_leak: bool) -> Option<Stri
     ))
 }
 
+/// What the options and the package ask to look for.
+struct Asked {
+    /// The key (see [`leak_key`]).
+    key: Option<String>,
+    /// Every leaking object, whatever LeakCanary watched (`--all-leaks`).
+    all_leaks: bool,
+    /// Said when the package's key is the placeholder.
+    note: Option<String>,
+}
+
 /// The key to look for, and a note when the package's key is the placeholder its writer
 /// puts when it knew none: `--key`; else, unless `--all-leaks`, the package's
-/// `leakedActivityKey`. No key, or the placeholder, finds leaks LeakCanary's way.
-fn leak_key(options: &Options, input: &input::Input) -> (Option<String>, Option<String>) {
-    if options.ignore_package_key {
-        return (options.key.clone(), None);
+/// `leakedActivityKey`. No key, or the placeholder, finds leaks LeakCanary's way;
+/// `--all-leaks` every leaking object.
+fn leak_key(options: &Options, input: &input::Input) -> Asked {
+    let asked = |key: Option<String>, all_leaks, note| Asked {
+        key,
+        all_leaks,
+        note,
+    };
+    if options.all_leaks {
+        return asked(options.key.clone(), true, None);
     }
     if let Some(k) = &options.key {
-        return (Some(k.clone()).filter(|k| !k.is_empty()), None);
+        return asked(Some(k.clone()).filter(|k| !k.is_empty()), false, None);
     }
     match input.manifest_value("leakedActivityKey") {
-        Some(k) if k == hprof_shrink_core::package::manifest::PLACEHOLDER_KEY => (
+        Some(k) if k == hprof_shrink_core::package::manifest::PLACEHOLDER_KEY => asked(
             None,
+            false,
             Some(format!(
-                "the package's leakedActivityKey is the placeholder {k:?} (no key was known when it was made): every leaking object is looked for, as with --all-leaks"
+                "the package's leakedActivityKey is the placeholder {k:?} (no key was known when it was made): leaks are looked for as in a dump without a key (--all-leaks finds every leaking object)"
             )),
         ),
-        Some(k) if !k.is_empty() => (Some(k.to_string()), None),
-        _ => (None, None),
+        Some(k) if !k.is_empty() => asked(Some(k.to_string()), false, None),
+        _ => asked(None, false, None),
     }
 }

@@ -41,9 +41,13 @@ pub struct Analysis {
     /// `ActivityThread`, LeakCanary's classes).
     #[serde(default)]
     pub metadata: HeapMetadata,
-    /// How leaking objects were found: `matrix-key` (the DestroyedActivityInfo whose mKey
-    /// is the key) or `leakcanary` (LeakCanary's KeyedWeakReferences and the finders of
-    /// its inspectors).
+    /// How leaking objects were found, and so why: `matrix-key` (a key: the
+    /// DestroyedActivityInfo whose mKey is the key), `keyed-weak-references` (no key, and
+    /// the dump holds objects LeakCanary watched and found retained: those alone, as
+    /// LeakCanary on the phone), `inspectors` (no key and no retained watched object: what
+    /// the inspectors' finders flag, as Shark on a raw dump) or `all-leaks` (`--all-leaks`:
+    /// both). Analyses written before these modes say
+    /// `leakcanary` (every finder).
     pub finder: String,
     /// The key looked for (from `--key` or the package's `leakedActivityKey`).
     pub key: Option<String>,

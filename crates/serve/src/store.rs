@@ -81,6 +81,11 @@ const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
         "no_leak",
         include_str!("migrations/sqlite/0009_no_leak.sql"),
     ),
+    (
+        10,
+        "watched_finder",
+        include_str!("migrations/sqlite/0010_watched_finder.sql"),
+    ),
 ];
 
 const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
@@ -124,6 +129,11 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
         9,
         "no_leak",
         include_str!("migrations/postgres/0009_no_leak.sql"),
+    ),
+    (
+        10,
+        "watched_finder",
+        include_str!("migrations/postgres/0010_watched_finder.sql"),
     ),
 ];
 

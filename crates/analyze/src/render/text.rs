@@ -339,7 +339,7 @@ fn ours_header(o: &mut String, a: &Analysis) {
             );
         }
         None => {
-            let _ = writeln!(o, "Looking for leaking objects LeakCanary's way: retained KeyedWeakReferences, and what its inspectors' finders flag.");
+            let _ = writeln!(o, "{}", finder_line(&a.finder));
         }
     }
     if let Some(device) = device_line(&a.metadata) {
@@ -356,6 +356,18 @@ fn ours_header(o: &mut String, a: &Analysis) {
         );
     }
     let _ = writeln!(o);
+}
+
+/// Which finders ran, and why (`finder`, see [`crate::finders::Mode`]).
+fn finder_line(finder: &str) -> String {
+    match finder {
+        "keyed-weak-references" => "Looking for leaking objects as LeakCanary does on the phone: the dump holds objects its KeyedWeakReferences watched and found retained, and those are the leaks (the inspectors only decide statuses; --all-leaks adds what their finders flag).".into(),
+        "inspectors" => "Looking for leaking objects as Shark does in a raw dump: no object LeakCanary watched is retained here, so the leaks are what its inspectors' finders flag.".into(),
+        "all-leaks" => "Looking for every leaking object: the objects LeakCanary's KeyedWeakReferences watched and found retained, and what its inspectors' finders flag.".into(),
+        // Written before the finders had modes: every finder ran.
+        "leakcanary" => "Looking for leaking objects LeakCanary's way: retained KeyedWeakReferences, and what its inspectors' finders flag.".into(),
+        other => format!("Looking for leaking objects by the finder {}.", shown(other)),
+    }
 }
 
 /// How many leaks, and per leak what LeakCanary's text has no place for.

@@ -16,9 +16,17 @@ use hprof_shrink_analyze::{analyze_path, Analysis, Leak, Options, Step};
 use hprof_shrink_core::Control;
 use serde_json::Value as Json;
 
+/// The analysis without a key: LeakCanary's watched objects when some are retained, else
+/// what the inspectors' finders flag.
 fn analyze(path: &Path) -> Analysis {
+    analyze_with(path, false)
+}
+
+/// The analysis with `--all-leaks` when `all_leaks`.
+fn analyze_with(path: &Path, all_leaks: bool) -> Analysis {
     let options = Options {
         pictures: false,
+        all_leaks,
         ..Options::default()
     };
     analyze_path(path, &options, &Control::default())
@@ -26,15 +34,27 @@ fn analyze(path: &Path) -> Analysis {
         .analysis
 }
 
-/// Shark's answers on one scenario dump, with its filter finder (every inspector's).
-fn shark(dump: &Path) -> Json {
+/// Shark's answers on one scenario dump: with LeakCanary's KeyedWeakReference finder
+/// (`kwr`) and with its filter finder (`filter`: every inspector's, as on a raw dump).
+fn shark_both(dump: &Path) -> Json {
     let stem = dump.file_stem().unwrap().to_str().unwrap();
     let file = super::repo()
         .join("fixtures/scenarios")
         .join(format!("{stem}.shark.json"));
     let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
-    let mut j: Json = serde_json::from_str(&text).unwrap();
-    j["filter"].take()
+    serde_json::from_str(&text).unwrap()
+}
+
+/// The answer our analysis must give, and the finder it must say: with `--all-leaks`,
+/// Shark's filter finder's (which includes the watched objects); without, LeakCanary's on
+/// the phone (`kwr`) when the dump holds retained watched objects, else the filter's.
+fn expected(mut both: Json, all_leaks: bool) -> (Json, &'static str) {
+    let watched = !both["kwr"]["found"].as_array().unwrap().is_empty();
+    match (all_leaks, watched) {
+        (true, _) => (both["filter"].take(), "all-leaks"),
+        (false, true) => (both["kwr"].take(), "keyed-weak-references"),
+        (false, false) => (both["filter"].take(), "inspectors"),
+    }
 }
 
 /// Ids in labels as the committed answers write them.
@@ -183,11 +203,12 @@ fn compare(ctx: &str, a: &Analysis, shark: &Json) -> Agreement {
                     )
                 })
             else {
-                // Shark's other traces of one signature: ours shows one, and counts them.
-                if a.leaks
-                    .iter()
-                    .any(|l| l.signature == signature && l.trace_count > 1)
+                // Shark's other traces of one signature: ours shows one (its largest),
+                // and counts them.
+                if let Some(j) = (0..a.leaks.len())
+                    .find(|&j| a.leaks[j].signature == signature && a.leaks[j].trace_count > 1)
                 {
+                    used[j] = true;
                     continue;
                 }
                 panic!(
@@ -317,8 +338,21 @@ const WHOLE: &[&str] = &[
 /// the objects found are the same.
 const PATHS_NOT_YET_SHARKS: &[&str] = &[];
 
+/// Without a key, as LeakCanary on the phone: a dump's retained watched objects are its
+/// leaks, the inspectors' finders add none (issue 47); without a retained watched
+/// object, as Shark on a raw dump.
 #[test]
 fn every_scenario_agrees_with_shark() {
+    agree_with_shark(false);
+}
+
+/// `--all-leaks`: every finder, as Shark's filter finder on a raw dump.
+#[test]
+fn every_scenario_agrees_with_shark_with_all_leaks() {
+    agree_with_shark(true);
+}
+
+fn agree_with_shark(all_leaks: bool) {
     let mut whole = Vec::new();
     for spec in SPECS {
         let Some(s) = super::scenario(spec.name) else {
@@ -326,12 +360,14 @@ fn every_scenario_agrees_with_shark() {
         };
         for dump in &s.truth.dumps {
             let path = s.dump(dump);
-            let a = analyze(&path);
-            let answer = shark(&path);
-            let ctx = format!("{} {dump}", spec.name);
+            let a = analyze_with(&path, all_leaks);
+            let (answer, finder) = expected(shark_both(&path), all_leaks);
+            let ctx = format!("{} {dump} ({finder})", spec.name);
+            assert_eq!(a.finder, finder, "{ctx}");
             match spec.name {
                 // Ours beyond Shark 2.14: Compose's finder; HEAD's androidx rule.
-                "compose-disposed" => compose_disposed(&a),
+                "compose-disposed" if all_leaks => compose_disposed(&a),
+                "toast-showing-watched" if all_leaks => toast_behind_leaves(&ctx, &a, &answer),
                 "fragment-androidx-initialized" => androidx_initialized(&s, dump, &a),
                 // LeakCanary HEAD's range for InputMethodManager.mNextServedView runs to
                 // API 35 (2.14's stopped at 33): a library leak here, the app's for 2.14.
@@ -372,6 +408,100 @@ fn every_scenario_agrees_with_shark() {
             "{name}: the traces are not Shark's step by step"
         );
     }
+}
+
+/// `--all-leaks` on a toast still showing: every flagged object is a leaf (LeakCanary
+/// HEAD's rule), so the watched Activity, behind the ViewRootImpl and the TextView, is
+/// reached through the JNI-global `Toast$TN` (`mWM.mContext`) and is a library leak of its
+/// own; Shark 2.14 searches through the ViewRootImpl, then drops that path, and reports
+/// the other two alone. The objects found are Shark's.
+fn toast_behind_leaves(ctx: &str, a: &Analysis, shark: &Json) {
+    assert_eq!(
+        found(a),
+        shark["found"].as_array().unwrap().len() as u64,
+        "{ctx}"
+    );
+    let mut leaks: Vec<(&str, bool)> = a
+        .leaks
+        .iter()
+        .map(|l| (l.class_name.as_str(), l.library_leak.is_some()))
+        .collect();
+    leaks.sort_unstable();
+    assert_eq!(
+        leaks,
+        [
+            ("android.view.ViewRootImpl", false),
+            ("android.widget.TextView", false),
+            ("com.example.app.ToastActivity", true),
+        ],
+        "{ctx}"
+    );
+}
+
+/// Issue 47, case by case: on a dump LeakCanary watched, the watched Activity is the one
+/// leak, with LeakCanary's path, kind and signature (Shark 2.14's `kwr` answer); no other
+/// finder's object is a leak or a leaf.
+#[test]
+fn a_watched_dump_has_leakcanarys_leaks_on_the_phone() {
+    let classes =
+        |l: &Leak| -> Vec<String> { l.trace.steps.iter().map(|s| s.class_name.clone()).collect() };
+    let mut signatures = Vec::new();
+    for name in [
+        "toast-showing-watched",
+        "toast-hidden-watched",
+        "imm-themed-edit-text",
+    ] {
+        let Some(s) = super::scenario(name) else {
+            return;
+        };
+        let path = s.dump(&s.truth.dumps[0]);
+        let a = analyze(&path);
+        let kwr = &shark_both(&path)["kwr"];
+        assert_eq!(a.finder, "keyed-weak-references", "{name}");
+        assert_eq!(a.leaks.len(), 1, "{name}: {:#?}", a.leaks);
+        assert!(a.unreachable.is_empty(), "{name}");
+        let leak = &a.leaks[0];
+        let theirs = &kwr["leaks"][0];
+        assert_eq!(
+            leak.signature,
+            theirs["signature"].as_str().unwrap(),
+            "{name}"
+        );
+        assert_eq!(leak.trace_count, 1, "{name}");
+        assert_eq!(
+            leak.library_leak.is_some(),
+            theirs["kind"] == "library",
+            "{name}"
+        );
+        assert_eq!(our_path(leak), shark_path(&theirs["traces"][0]), "{name}");
+        signatures.push(leak.signature.clone());
+        let want: &[&str] = match name {
+            // One application leak through the window, not the JNI-global TN.
+            "toast-showing-watched" => &[
+                "android.view.WindowManagerGlobal",
+                "android.view.WindowManagerGlobal",
+                "java.util.ArrayList",
+                "android.view.ViewRootImpl",
+                "com.example.app.ToastActivity",
+            ],
+            "toast-hidden-watched" => &[
+                "android.widget.Toast$TN",
+                "android.widget.TextView",
+                "com.example.app.ToastActivity",
+            ],
+            // mContext → ContextThemeWrapper.mBase, not mParent → FrameLayout.
+            _ => &[
+                "android.view.inputmethod.InputMethodManager",
+                "android.view.inputmethod.InputMethodManager",
+                "android.widget.EditText",
+                "android.view.ContextThemeWrapper",
+                "com.example.app.FormActivity",
+            ],
+        };
+        assert_eq!(classes(leak), want, "{name}");
+    }
+    // The showing toast is not signed as the hidden one (a different bug).
+    assert_ne!(signatures[0], signatures[1]);
 }
 
 /// Compose: our COMPOSITION_IMPL finder (Shark 2.14 has none) flags the disposed
@@ -436,7 +566,8 @@ fn a_fragment_leak_is_found_without_a_watcher() {
         return;
     };
     let a = analyze(&s.dump(&s.truth.dumps[0]));
-    assert_eq!(a.finder, "leakcanary");
+    // No watched object is retained: the inspectors' finders find the leaks.
+    assert_eq!(a.finder, "inspectors");
     let mut found: Vec<(&str, Vec<String>)> = a
         .leaks
         .iter()
@@ -534,10 +665,16 @@ fn a_watched_object_without_a_strong_path_is_listed_unreachable() {
         "{:?}",
         a.notes
     );
+    // LeakCanary's finder alone: the Activity, not the objects the inspectors flag.
+    assert_eq!(a.finder, "keyed-weak-references");
     let text = hprof_shrink_analyze::render::text::render(&a);
-    assert!(text.contains("3 unreachable objects"), "{text}");
+    assert!(text.contains("1 unreachable object "), "{text}");
     let html = hprof_shrink_analyze::render::html::render(&a, &[]);
     assert!(html.contains("ExpiredActivity"));
+    // Every finder: those too (Shark's filter finder's three).
+    let all = analyze_with(&s.dump(&s.truth.dumps[0]), true);
+    let text = hprof_shrink_analyze::render::text::render(&all);
+    assert!(text.contains("3 unreachable objects"), "{text}");
 }
 
 #[test]

@@ -20,7 +20,7 @@ use serde_json::Value;
 
 fn analyze(dump: &Path) -> Analysis {
     let options = Options {
-        ignore_package_key: true,
+        all_leaks: true,
         pictures: false,
         ..Options::default()
     };

@@ -21,7 +21,7 @@ fn json(name: &str) -> Value {
 fn analyze(dump: &str, key: Option<&str>) -> Analysis {
     let options = Options {
         key: key.map(str::to_string),
-        ignore_package_key: true,
+        all_leaks: true,
         pictures: false,
         ..Options::default()
     };

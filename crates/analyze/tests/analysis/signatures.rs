@@ -20,7 +20,7 @@ fn analyzed(name: &str) -> Option<(Analysis, Value)> {
     let answer = super::committed_shark(name);
     let dump = s.dump(answer["dump"]["file"].as_str().unwrap());
     let options = Options {
-        ignore_package_key: true,
+        all_leaks: true,
         pictures: false,
         ..Options::default()
     };
@@ -317,6 +317,57 @@ fn the_text_is_laid_out_as_leakcanary_prints_it() {
     }
 }
 
+/// On a dump LeakCanary watched, the text is Shark's with LeakCanary's finder (`kwr`, as on
+/// the phone): one leak each, application or library as Shark says, no "N leak traces"
+/// line; with `--all-leaks`, the two traces of one library leak are shown as one, as
+/// Shark's filter finder shows them ("Displaying only 1 leak trace out of 2").
+#[test]
+fn a_watched_dumps_text_is_leakcanarys_on_the_phone() {
+    if let Some((all, _)) = analyzed("imm-themed-edit-text") {
+        let ours = hprof_shrink_analyze::render::text::render(&all);
+        let theirs = sharks_text("imm-themed-edit-text", "filter");
+        for line in [
+            "Displaying only 1 leak trace out of 2 with the same signature\n",
+            "Signature: 1e770c85b3c9035e9a766255b35fef682ab30414\n",
+        ] {
+            assert!(
+                ours.contains(line) && theirs.contains(line),
+                "{line}\n{ours}"
+            );
+        }
+    }
+    for name in [
+        "toast-showing-watched",
+        "toast-hidden-watched",
+        "imm-themed-edit-text",
+    ] {
+        let Some(s) = super::scenario(name) else {
+            continue;
+        };
+        let options = Options {
+            pictures: false,
+            ..Options::default()
+        };
+        let got = analyze_path(&s.dump(&s.truth.dumps[0]), &options, &Control::default())
+            .unwrap()
+            .analysis;
+        let ours = hprof_shrink_analyze::render::text::render(&got);
+        let theirs = sharks_text(name, "kwr");
+        // The leaks' sections; not METADATA's (an ART dump without ActivityThread has no
+        // process name, which Shark prints as Unknown).
+        let leaks = |text: &str| {
+            let mut l = layout(text, true);
+            l.truncate(l.iter().position(|x| x == "METADATA").unwrap());
+            l
+        };
+        assert_eq!(
+            leaks(&ours),
+            leaks(&theirs),
+            "{name}:\nours:\n{ours}\nShark's:\n{theirs}"
+        );
+    }
+}
+
 /// `fixtures/hotspot-leaks.hprof.gz`'s five leaks, each signed by LeakCanary's formula on
 /// its expected path (Shark cannot read this dump: it has no `android.os.Build`). Before
 /// this change the library leak and the ArrayList listener hashed their paths.
@@ -324,7 +375,7 @@ fn the_text_is_laid_out_as_leakcanary_prints_it() {
 fn the_fixtures_leaks_are_signed_as_leakcanary_signs_them() {
     let dump = super::repo().join("fixtures/hotspot-leaks.hprof.gz");
     let options = Options {
-        ignore_package_key: true,
+        all_leaks: true,
         pictures: false,
         ..Options::default()
     };
