@@ -15,7 +15,8 @@ use support::*;
 /// What `--fail-on` exits with when it trips.
 const EXIT_GATE: i32 = 5;
 
-/// `art-leaks` holds four application leaks and one library leak.
+/// `art-leaks` holds four application leaks and one library leak when every finder runs
+/// (`--all-leaks`; LeakCanary's watched objects alone are one of them).
 fn leaks_dump() -> std::path::PathBuf {
     fixture("art-leaks.hprof")
 }
@@ -27,24 +28,30 @@ fn analyze_exits_5_on_a_leak_and_a_baseline_lets_known_ones_pass() {
     // No gate by default, and with `none`: 0 whatever is found.
     for extra in [&[][..], &["--fail-on", "none"]] {
         let o = bin()
-            .args(["analyze", s(&dump)])
+            .args(["analyze", "--all-leaks", s(&dump)])
             .args(extra)
             .output()
             .unwrap();
         assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     }
-    let o = run(&["analyze", s(&dump), "--fail-on", "any"]);
+    let o = run(&["analyze", "--all-leaks", s(&dump), "--fail-on", "any"]);
     assert_eq!(o.status.code(), Some(EXIT_GATE), "{}", stderr(&o));
     assert!(stderr(&o).contains("4 findings"), "{}", stderr(&o));
     // The report is written all the same.
     assert!(stdout(&o).contains("APPLICATION LEAKS"), "{}", stdout(&o));
     // `new` without a baseline: every leak is new.
-    let o = run(&["analyze", s(&dump), "--fail-on", "new"]);
+    let o = run(&["analyze", "--all-leaks", s(&dump), "--fail-on", "new"]);
     assert_eq!(o.status.code(), Some(EXIT_GATE), "{}", stderr(&o));
 
     // The baseline this dump writes holds its four application leaks, not the library one.
     let baseline = dir.path().join("known.txt");
-    let o = run(&["analyze", s(&dump), "--write-baseline", s(&baseline)]);
+    let o = run(&[
+        "analyze",
+        "--all-leaks",
+        s(&dump),
+        "--write-baseline",
+        s(&baseline),
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let text = std::fs::read_to_string(&baseline).unwrap();
     let signatures: Vec<&str> = text
@@ -54,11 +61,18 @@ fn analyze_exits_5_on_a_leak_and_a_baseline_lets_known_ones_pass() {
         .collect();
     assert_eq!(signatures.len(), 4, "{text}");
     // Written again: refused without --force, as any output.
-    let o = run(&["analyze", s(&dump), "--write-baseline", s(&baseline)]);
+    let o = run(&[
+        "analyze",
+        "--all-leaks",
+        s(&dump),
+        "--write-baseline",
+        s(&baseline),
+    ]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
 
     let o = run(&[
         "analyze",
+        "--all-leaks",
         s(&dump),
         "--fail-on",
         "new",
@@ -75,6 +89,7 @@ fn analyze_exits_5_on_a_leak_and_a_baseline_lets_known_ones_pass() {
     .unwrap();
     let o = run(&[
         "analyze",
+        "--all-leaks",
         s(&dump),
         "--fail-on",
         "new",
@@ -92,6 +107,7 @@ fn analyze_exits_5_on_a_leak_and_a_baseline_lets_known_ones_pass() {
     let o = bin()
         .args([
             "analyze",
+            "--all-leaks",
             s(&dump),
             "-v",
             "--fail-on",
@@ -193,6 +209,7 @@ fn junit_reports_parse_with_a_junit_parser() {
     let xml = dir.path().join("leaks.xml");
     let o = run(&[
         "analyze",
+        "--all-leaks",
         s(&dump),
         "--format",
         "junit",
