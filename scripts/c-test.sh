@@ -35,8 +35,11 @@ cflags=(-Wall -Wextra -Werror -std=c11 -pthread -I"$root/shrink/include")
 # Rust's standard library in the archive needs these from the C library.
 "$cc" "${cflags[@]}" tests/c/shrink_test.c -o "$work/shrink_test_static" \
   "$static" -lpthread -ldl -lm
-# The shared test really loads the shared library (not a copy linked in statically).
-ldd "$work/shrink_test_shared" | grep -q "libhprof_shrink_core.so => $shared" || {
+# The shared test really loads the shared library (not a copy linked in statically). ldd's
+# output is read whole first: `ldd | grep -q` fails at random under pipefail, when grep
+# exits at its match and ldd is killed by SIGPIPE writing the lines after it.
+loads=$(ldd "$work/shrink_test_shared")
+grep -q "libhprof_shrink_core.so => $shared" <<<"$loads" || {
   echo "c-test: shrink_test_shared does not load $shared" >&2
   exit 1
 }
