@@ -46,7 +46,7 @@ impl StringValues {
 
     /// The hash of the String `s`'s value and its value array, given the objects `s`
     /// references (`None` without a readable value).
-    #[inline]
+    #[inline(always)]
     pub fn hash(&self, g: &Graph<'_, '_>, s: Node, refs: &[Node]) -> Option<(u64, Node)> {
         let array = match refs {
             [] => return None,
