@@ -98,9 +98,9 @@ pub(crate) fn pass(
     // What the triage reads after the dominators waits on disk through the peak.
     let codes: Vec<u8> = codes.into_iter().map(AtomicU8::into_inner).collect();
     let sizes = parked::Parked::park(codes, unpack, "the objects' sizes");
-    let mut kept = seen.strings.into_iter().next().unwrap_or_default();
+    let kept = seen.strings.into_iter().next().unwrap_or_default();
     // In node order, their records and references are read in the order they lie.
-    kept.sort_unstable_by_key(|&p| p as u32);
+    let kept = in_node_order(kept, g.ix.len());
     let rows = match string_values {
         Some(v) => strings::rows(g, v, &kept, &edges),
         None => Vec::new(),
@@ -119,6 +119,25 @@ pub(crate) fn pass(
         instances,
         unread,
     }
+}
+
+/// The Strings of `kept` (each once) in node order, as entries of their node alone: a bit
+/// a node, set and read back in order (no sort of the entries by node).
+fn in_node_order(mut kept: Vec<strings::Pending>, nodes: usize) -> Vec<strings::Pending> {
+    let mut bits = vec![0u64; nodes.div_ceil(64)];
+    for &p in &kept {
+        let n = p as index::Node as usize;
+        bits[n / 64] |= 1 << (n % 64);
+    }
+    kept.clear();
+    for (w, &word) in bits.iter().enumerate() {
+        let mut word = word;
+        while word != 0 {
+            kept.push((w * 64 + word.trailing_zeros() as usize) as strings::Pending);
+            word &= word - 1;
+        }
+    }
+    kept
 }
 
 pub(crate) type Histogram = Map<(u8, u64), (u64, u64)>;

@@ -466,36 +466,21 @@ impl Subtrees {
             .collect()
     }
 
-    /// The object of each of `numbers`, found in one pass over the nodes.
-    pub fn nodes_of(&self, doms: &Dominators, numbers: &[Pre]) -> Vec<Node> {
-        let at: Map<Pre, usize> = numbers.iter().enumerate().map(|(i, &p)| (p, i)).collect();
-        let mut out = vec![NONE; numbers.len()];
-        if at.is_empty() {
-            return out;
-        }
-        for u in 0..doms.nodes() as Node {
-            if let Some(Place::Vertex(p)) = doms.place(u) {
-                if let Some(&i) = at.get(&p) {
-                    out[i] = u;
-                }
-            }
-        }
-        out
-    }
-
     /// The objects `points` dominate directly, by class: (class key) → (objects, bytes
-    /// retained with native, native), per point. One pass over the numbers to mark the
-    /// points' children, one over the nodes.
+    /// retained with native, native), per point, and each point's own object (`NONE` if
+    /// none). One pass over the numbers to mark the points' children, one over the nodes
+    /// for both.
     pub fn dominated_by_class(
         &self,
         g: &Graph<'_, '_>,
         doms: &Dominators,
         native: &Map<Node, u64>,
         points: &[Pre],
-    ) -> Vec<ByClass> {
+    ) -> (Vec<Node>, Vec<ByClass>) {
         let mut out = vec![Map::default(); points.len()];
+        let mut nodes = vec![NONE; points.len()];
         if points.is_empty() {
-            return out;
+            return (nodes, out);
         }
         let idom = doms.idoms();
         let at: Map<Pre, usize> = points.iter().enumerate().map(|(i, &p)| (p, i)).collect();
@@ -511,7 +496,13 @@ impl Subtrees {
             }
         }
         for u in 0..doms.nodes() as Node {
-            let (d, sizes) = match doms.place(u) {
+            let place = doms.place(u);
+            if let Some(Place::Vertex(p)) = place {
+                if is(&point, p) {
+                    nodes[at[&p]] = u;
+                }
+            }
+            let (d, sizes) = match place {
                 Some(Place::Vertex(p)) if is(&child, p) => (idom[p as usize], self.of(p)),
                 Some(Place::Leaf(d)) if is(&point, d) => (d, self.leaf(g, u, native)),
                 _ => continue,
@@ -521,6 +512,6 @@ impl Subtrees {
             e.1 = e.1.saturating_add(sizes.0);
             e.2 = e.2.saturating_add(sizes.1);
         }
-        out
+        (nodes, out)
     }
 }

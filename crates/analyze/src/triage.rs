@@ -333,10 +333,8 @@ pub fn assemble(
     // Each suspect's accumulation point (none past MAT's walk), what it dominates by class.
     let walked = trees.accumulation_points(doms, &suspects);
     let points: Vec<Pre> = walked.iter().flatten().copied().collect();
-    let mut found = trees
-        .nodes_of(doms, &points)
-        .into_iter()
-        .zip(trees.dominated_by_class(g, doms, native, &points));
+    let (point_nodes, by_class) = trees.dominated_by_class(g, doms, native, &points);
+    let mut found = point_nodes.into_iter().zip(by_class);
     let mut traced: Vec<Node> = Vec::new();
     let mut accumulations: Map<Pre, Accumulation> = Map::default();
     for (&s, a) in suspects.iter().zip(walked) {
