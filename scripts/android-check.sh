@@ -36,14 +36,9 @@ while [ $# -gt 0 ]; do
 done
 
 tool=${HPROF_SHRINK_ANDROID_CHECK:-$root/../shared/tools/android-check.sh}
-skip() {
-  if [ "${CI:-}" = true ]; then
-    echo "android-check: cannot run in CI: $*" >&2
-    exit 1
-  fi
-  echo "android-check: SKIPPED: $*"
-  exit 0
-}
+# shellcheck source=lib/skip.sh
+source "$root/scripts/lib/skip.sh"
+skip() { skip_or_fail android-check "$@"; }
 [ -f "$tool" ] || skip "no $tool (the shared tools are not beside this checkout)"
 if [ "$(id -u)" != 0 ] && ! dpkg-query -W -f='${Status}' rust-web-src 2>/dev/null | grep -q 'ok installed'; then
   skip "not root, and Debian's rustc-web toolchain is not installed"

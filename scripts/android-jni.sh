@@ -34,14 +34,9 @@ while [ $# -gt 0 ]; do
 done
 
 tool=${HPROF_SHRINK_ANDROID_CHECK:-$root/../shared/tools/android-check.sh}
-skip() {
-  if [ "${CI:-}" = true ]; then
-    echo "android-jni: cannot run in CI: $*" >&2
-    exit 1
-  fi
-  echo "android-jni: SKIPPED: $*"
-  exit 0
-}
+# shellcheck source=lib/skip.sh
+source "$root/scripts/lib/skip.sh"
+skip() { skip_or_fail android-jni "$@"; }
 [ -f "$tool" ] || skip "no $tool (the shared tools are not beside this checkout)"
 
 # abi : rust triple : Debian cross triple of the unwinder : its package suffix
