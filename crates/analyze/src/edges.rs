@@ -35,19 +35,6 @@ impl Edges {
         visit: impl Fn(&mut S, Node, (u8, u64), u64, Option<Broken>, &[Node]) + Sync,
         merge: impl Fn(S, S) -> S,
     ) -> (Edges, S) {
-        Edges::build_settled(g, init, visit, merge, |s| s)
-    }
-
-    /// [`Edges::build`], with `settle` run on the joined state before the runs'
-    /// references are joined: what it frees is not held through the join, which holds
-    /// two copies of the references.
-    pub fn build_settled<S: Send>(
-        g: &Graph<'_, '_>,
-        init: impl Fn(usize) -> S + Sync,
-        visit: impl Fn(&mut S, Node, (u8, u64), u64, Option<Broken>, &[Node]) + Sync,
-        merge: impl Fn(S, S) -> S,
-        settle: impl FnOnce(S) -> S,
-    ) -> (Edges, S) {
         let n = g.ix.len();
         let threads = rayon::current_num_threads().max(1);
         let per = (n / (threads * 16)).max(1 << 14);
@@ -78,7 +65,6 @@ impl Edges {
             seen = merge(seen, chunk.seen);
             runs.push((chunk.degrees, chunk.targets));
         }
-        let seen = settle(seen);
         let (starts, targets) = join(runs, n, total);
         (Edges { starts, targets }, seen)
     }

@@ -265,16 +265,7 @@ impl<'a> Index<'a> {
         if id == 0 {
             return None;
         }
-        let (mut lo, mut hi) = (0usize, self.len());
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            match self.id(mid as Node).cmp(&id) {
-                std::cmp::Ordering::Less => lo = mid + 1,
-                std::cmp::Ordering::Greater => hi = mid,
-                std::cmp::Ordering::Equal => return Some(mid as Node),
-            }
-        }
-        None
+        search_in(id, 0..self.len(), |n| self.id(n as Node))
     }
 
     /// Every object's sub-record has its id right after the tag byte.
@@ -570,6 +561,21 @@ impl Lookup {
         }
         None
     }
+}
+
+/// The node of `id` among `nodes` (sorted by id, `id_of` reading each), by a binary
+/// search.
+fn search_in(id: u64, nodes: std::ops::Range<usize>, id_of: impl Fn(usize) -> u64) -> Option<Node> {
+    let (mut lo, mut hi) = (nodes.start, nodes.end);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        match id_of(mid).cmp(&id) {
+            std::cmp::Ordering::Less => lo = mid + 1,
+            std::cmp::Ordering::Greater => hi = mid,
+            std::cmp::Ordering::Equal => return Some(mid as Node),
+        }
+    }
+    None
 }
 
 #[cfg(test)]

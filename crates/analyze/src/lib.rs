@@ -329,7 +329,7 @@ fn analyze_input(
     // census's paths look their few ids up without it (the paths of one list walk each
     // collection they pass once, see [`reach::StepNames`]).
     ix.release_lookup();
-    let weighed = weigh(&ix, traced, &run, &mut clock, &mut notes)?;
+    let weighed = weigh(&ix, traced, &run, &mut clock)?;
     let chosen = summary::Chosen {
         bytes: data.len() as u64,
         dumps: dumps.len(),
@@ -445,9 +445,9 @@ struct Traced {
 /// What the triage takes after the dominators.
 struct ForTriage {
     sizes: parked::Parked<u8>,
-    string_rows: parked::Parked<strings::Row>,
-    /// The heap has Strings whose values can be read: their duplicates are looked for.
-    strings_wanted: bool,
+    /// The String instances and where their values are, when duplicate Strings are
+    /// looked for (not by a census, and only in a heap whose Strings have a `value`).
+    strings: Option<(strings::StringValues, strings::Strings)>,
     native: Map<index::Node, u64>,
     counted: triage::Counted,
     kinds: inspect::kinds::Kinds,
@@ -492,7 +492,7 @@ fn find_leaks(
         edges,
         special,
         sizes,
-        string_rows,
+        strings,
         all_objects,
         instances,
         unread,
@@ -537,8 +537,7 @@ fn find_leaks(
     };
     let for_triage = ForTriage {
         sizes,
-        string_rows,
-        strings_wanted: triaged.strings.is_some(),
+        strings: triaged.strings.map(|values| (values, strings)),
         native,
         counted,
         kinds,
@@ -725,14 +724,14 @@ struct Weighed {
     totals: summary::Totals,
 }
 
-/// The dominators on the graph made again on `ix` (its lookup released), the retained
-/// sizes and the triage, the census if asked, and the reachable objects by class.
+/// The dominators on the graph made again on `ix` (its lookup released), the duplicate
+/// Strings, the retained sizes and the triage, the census if asked, and the reachable
+/// objects by class.
 fn weigh(
     ix: &Index<'_>,
     traced: Traced,
     run: &Run<'_>,
     clock: &mut Clock,
-    notes: &mut Vec<String>,
 ) -> Result<Weighed, AnalyzeError> {
     let Traced {
         edges,
@@ -743,7 +742,7 @@ fn weigh(
         mut leaks,
         leak_nodes,
         all_objects,
-        for_triage,
+        mut for_triage,
     } = traced;
     let g = Graph::with_classes(ix, classes, run.options.mapping.as_ref());
     let doms = dominators::Dominators::compute(edges, ix.len(), &roots, spare, run.control)?;
@@ -751,15 +750,16 @@ fn weigh(
     clock.timings.dominator_steps = doms.steps;
     clock.timings.dominator_depth = doms.depth;
     clock.step("dominators");
-    let triaged = subtrees_and_triage(
-        &g,
-        &doms,
-        reach.as_ref(),
-        &leak_nodes,
-        for_triage,
-        clock,
-        notes,
-    );
+    // Before the subtrees' arrays are made: its maps and tables go when it ends.
+    if let Some((values, strings)) = for_triage.strings.take() {
+        let counted = &mut for_triage.counted;
+        (
+            counted.duplicate_strings,
+            counted.duplicate_strings_left_out,
+        ) = strings::duplicates(&g, &values, &strings, |s| doms.place(s).is_some());
+        clock.step("strings");
+    }
+    let triaged = subtrees_and_triage(&g, &doms, reach.as_ref(), &leak_nodes, for_triage, clock);
     // Only a census reads every retained size from here on.
     let trees = run.take_census.then_some(triaged.trees);
     let (reachable_objects, reachable_edges) = (doms.reachable, doms.edges);
@@ -826,14 +826,12 @@ fn subtrees_and_triage(
     leak_nodes: &[index::Node],
     parts: ForTriage,
     clock: &mut Clock,
-    notes: &mut Vec<String>,
 ) -> Triaged {
     let ForTriage {
         sizes,
-        string_rows,
-        strings_wanted,
+        strings: _,
         native,
-        mut counted,
+        counted,
         kinds,
         watched,
     } = parts;
@@ -859,19 +857,6 @@ fn subtrees_and_triage(
         .iter()
         .map(|&n| trees.of_node(g, doms, n, &native).1)
         .collect();
-    if strings_wanted {
-        match string_rows.take() {
-            Ok(rows) => {
-                (
-                    counted.duplicate_strings,
-                    counted.duplicate_strings_left_out,
-                ) = strings::duplicates(g, |s| doms.place(s).is_some(), rows);
-            }
-            Err(e) => notes.push(format!(
-                "duplicate Strings are left out: their hashes could not be read back ({e})"
-            )),
-        }
-    }
     let triage = triage::assemble(g, reach, &ins, doms, &trees, &native, counted);
     let reachable_bytes = trees.reachable_java();
     drop((native, ins));

@@ -1,7 +1,7 @@
 //! The pass that reads every object for its references ([`edges::Edges::build`]), and
 //! what the later steps take from each object on the way ([`Seen`]): shallow sizes by
 //! class, the instances the finders and the path search read, each object's size code
-//! for the subtrees, the Strings' hashes for the duplicates, and the objects whose
+//! for the subtrees, the String instances for the duplicates, and the objects whose
 //! references could not be read.
 
 use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
@@ -22,8 +22,9 @@ pub(crate) struct Passed {
     /// Every object's shallow size in a byte ([`subtrees::SizeCodes`]), by node, parked
     /// through the peak for the subtrees.
     pub sizes: parked::Parked<u8>,
-    /// The rows of the Strings whose hashes were seen twice, parked for the triage.
-    pub string_rows: parked::Parked<strings::Row>,
+    /// The String instances and their value arrays, for the duplicate Strings after
+    /// the dominators.
+    pub strings: strings::Strings,
     /// Every object's shallow size, by class.
     pub all_objects: Histogram,
     /// The instances of the classes the finders and the triage look at.
@@ -67,46 +68,39 @@ pub(crate) fn pass(
     unpack: &Unpack,
 ) -> Passed {
     let string_class = string_values.as_ref().map_or(u64::MAX, |v| v.class);
+    let string_nodes = strings::NodeBits::new(if string_values.is_some() {
+        g.ix.len()
+    } else {
+        0
+    });
     // Every object's shallow size in a byte ([`subtrees::SizeCodes`]), by node.
     let codes: Vec<AtomicU8> = std::iter::repeat_with(|| AtomicU8::new(0))
         .take(g.ix.len())
         .collect();
-    let (edges, seen) = edges::Edges::build_settled(
+    let (edges, seen) = edges::Edges::build(
         g,
-        Seen::new,
+        |_| Seen::default(),
         |seen, node, key, size, unread, refs| {
             seen.add(&wanted, node, key, size, unread);
             codes[node as usize].store(subtrees::SizeCodes::code(key, size), Relaxed);
-            // Each String's value hashed as the pass reaches it, for the duplicates.
             if key == (tags::INSTANCE_DUMP, string_class) {
-                if let Some((h, _)) = string_values.as_ref().and_then(|v| v.hash(g, node, refs)) {
-                    // This run's list is the last.
-                    if let Some(list) = seen.strings.last_mut() {
-                        list.push(strings::pending(h, node));
-                    }
+                if let Some(v) = string_values {
+                    string_nodes.add(node);
+                    let array = v.array(g, node, refs).unwrap_or(strings::NO_ARRAY);
+                    seen.string_arrays.push(array);
                 }
             }
         },
         Seen::merge,
-        // The values seen once go before the pass's references are joined.
-        |mut seen| {
-            seen.strings = vec![strings::seen_twice(std::mem::take(&mut seen.strings))];
-            seen
-        },
     );
     let special = seen.special;
     // What the triage reads after the dominators waits on disk through the peak.
     let codes: Vec<u8> = codes.into_iter().map(AtomicU8::into_inner).collect();
     let sizes = parked::Parked::park(codes, unpack, "the objects' sizes");
-    let kept = seen.strings.into_iter().next().unwrap_or_default();
-    // In node order, their records and references are read in the order they lie.
-    let kept = in_node_order(kept, g.ix.len());
-    let rows = match string_values {
-        Some(v) => strings::rows(g, v, &kept, &edges),
-        None => Vec::new(),
+    let strings = strings::Strings {
+        nodes: string_nodes,
+        arrays: seen.string_arrays,
     };
-    drop(kept);
-    let string_rows = parked::Parked::park(rows, unpack, "the Strings' hashes");
     let (all_objects, instances) = (seen.sizer.finish(), Instances::from_pairs(seen.instances));
     let unread = seen.unread;
     spare::give_back_freed_memory();
@@ -114,30 +108,11 @@ pub(crate) fn pass(
         edges,
         special,
         sizes,
-        string_rows,
+        strings,
         all_objects,
         instances,
         unread,
     }
-}
-
-/// The Strings of `kept` (each once) in node order, as entries of their node alone: a bit
-/// a node, set and read back in order (no sort of the entries by node).
-fn in_node_order(mut kept: Vec<strings::Pending>, nodes: usize) -> Vec<strings::Pending> {
-    let mut bits = vec![0u64; nodes.div_ceil(64)];
-    for &p in &kept {
-        let n = p as index::Node as usize;
-        bits[n / 64] |= 1 << (n % 64);
-    }
-    kept.clear();
-    for (w, &word) in bits.iter().enumerate() {
-        let mut word = word;
-        while word != 0 {
-            kept.push((w * 64 + word.trailing_zeros() as usize) as strings::Pending);
-            word &= word - 1;
-        }
-    }
-    kept
 }
 
 pub(crate) type Histogram = Map<(u8, u64), (u64, u64)>;
@@ -224,10 +199,10 @@ const SPECIAL: u8 = 2;
 /// reads, in node order, and the objects whose references could not be read.
 struct Seen {
     sizer: Sizer,
-    /// Every String's entry ([`strings::Pending`]), a list a run.
-    strings: Vec<Vec<strings::Pending>>,
     instances: Vec<(u64, index::Node)>,
     special: Vec<index::Node>,
+    /// Each String's value array, in node order ([`strings::Strings::arrays`]).
+    string_arrays: Vec<index::Node>,
     /// Instance classes asked about, and what each is (`KNOWN` set), by [`slot_of`].
     wants: Box<[(u64, u8); SLOTS]>,
     unread: Unread,
@@ -237,9 +212,9 @@ impl Default for Seen {
     fn default() -> Seen {
         Seen {
             sizer: Sizer::default(),
-            strings: Vec::new(),
             instances: Vec::new(),
             special: Vec::new(),
+            string_arrays: Vec::new(),
             wants: Box::new([(0, 0); SLOTS]),
             unread: Unread::default(),
         }
@@ -247,16 +222,6 @@ impl Default for Seen {
 }
 
 impl Seen {
-    /// The state of a run of `nodes`: its list of String entries (which merging lists,
-    /// never copies), with room for a String every other node (a String and its value),
-    /// which takes memory only as it fills.
-    fn new(nodes: usize) -> Seen {
-        Seen {
-            strings: vec![Vec::with_capacity(nodes / 2)],
-            ..Seen::default()
-        }
-    }
-
     #[inline]
     fn add(
         &mut self,
@@ -292,16 +257,16 @@ impl Seen {
 
     fn merge(mut a: Seen, b: Seen) -> Seen {
         a.instances.extend(b.instances);
-        a.strings.extend(b.strings);
+        a.string_arrays.extend(b.string_arrays);
         a.special.extend(b.special);
         for (k, n) in b.unread {
             *a.unread.entry(k).or_default() += n;
         }
         Seen {
             sizer: Sizer::merge(a.sizer, b.sizer),
-            strings: a.strings,
             instances: a.instances,
             special: a.special,
+            string_arrays: a.string_arrays,
             wants: a.wants,
             unread: a.unread,
         }
