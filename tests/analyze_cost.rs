@@ -732,6 +732,7 @@ fn every_step_is_timed_and_named() {
             "bitmaps",
             "counts",
             "dominators",
+            "strings",
             "subtrees",
             "triage",
             "retained sizes",

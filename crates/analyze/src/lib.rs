@@ -757,8 +757,8 @@ fn weigh(
             counted.duplicate_strings,
             counted.duplicate_strings_left_out,
         ) = strings::duplicates(&g, &values, &strings, |s| doms.place(s).is_some());
-        clock.step("strings");
     }
+    clock.step("strings");
     let triaged = subtrees_and_triage(&g, &doms, reach.as_ref(), &leak_nodes, for_triage, clock);
     // Only a census reads every retained size from here on.
     let trees = run.take_census.then_some(triaged.trees);
