@@ -10,8 +10,8 @@
 //! 1. each value is hashed (64 bits, the length included, seeded at random per run so
 //!    that a dump cannot make values collide on purpose) into a table of two bits a slot
 //!    (seen, seen again), two slots a value and 8 to 16 slots a String (2 to 4 bytes a
-//!    String);
-//! 2. each value is hashed again, and those whose two slots were both seen again (every
+//!    String), and the hash kept by the String (8 bytes a String);
+//! 2. the values whose two slots were both seen again (every
 //!    value held twice, and 1.4 to 4.9 in a hundred of the others) are summed by hash in a
 //!    map a thread: the arrays counted once each (Strings may share one: a bit a node
 //!    marks an array counted) and the lowest (array, String) of the value kept.
@@ -196,12 +196,17 @@ fn merged(a: Map<u64, Value>, b: Map<u64, Value>) -> Map<u64, Value> {
     a
 }
 
-/// A task of the walks: its words of [`Strings::nodes`], and the rank of its first
-/// String among them all (where its arrays start).
+/// A task of the walks: its words of [`Strings::nodes`], the rank of its first String
+/// among them all (where its arrays and hashes start), and its Strings' count.
 struct Task {
     words: std::ops::Range<usize>,
     first: usize,
+    len: usize,
 }
+
+/// In the hashes of the walks: a String not counted (not strongly reachable, or without
+/// a value). A value hashing to it takes the hash below (a merge of two values in 2^63).
+const NO_HASH: u64 = u64::MAX;
 
 /// The groups of duplicate values among the `strings` that are `reachable`: the
 /// [`LIST_CAP`] that waste the most, and how many groups were left out.
@@ -212,41 +217,58 @@ pub fn duplicates(
     reachable: impl Fn(Node) -> bool + Sync,
 ) -> (Vec<DuplicateString>, u64) {
     let words = strings.nodes.0.len();
-    let mut first = 0;
+    let mut all = 0;
     let tasks: Vec<Task> = (0..words)
         .step_by(TASK_WORDS)
         .map(|w| {
             let words = w..(w + TASK_WORDS).min(words);
+            let len = strings.nodes.count_in(words.clone());
             let task = Task {
-                words: words.clone(),
-                first,
+                words,
+                first: all,
+                len,
             };
-            first += strings.nodes.count_in(words);
+            all += len;
             task
         })
         .collect();
-    let each_value = |task: &Task, f: &mut dyn FnMut(u64, Node, Node)| {
-        let mut rank = task.first;
-        strings.nodes.each_in(task.words.clone(), |s| {
-            let array = strings.arrays.get(rank).copied().unwrap_or(NO_ARRAY);
-            rank += 1;
-            if array != NO_ARRAY && reachable(s) {
-                if let Some(h) = values.hash(g, array) {
-                    f(h, array, s);
+    // Step 1: each value hashed once, into the table and into its String's place (8
+    // bytes a String, after the dominators: below the analysis's peak).
+    let twice = Twice::new(all);
+    let mut hashes = vec![NO_HASH; all];
+    let mut places = Vec::with_capacity(tasks.len());
+    let mut rest = hashes.as_mut_slice();
+    for t in &tasks {
+        let (mine, after) = rest.split_at_mut(t.len);
+        places.push(mine);
+        rest = after;
+    }
+    tasks.par_iter().zip(places).for_each(|(t, place)| {
+        let arrays = &strings.arrays[t.first..t.first + t.len];
+        let mut i = 0;
+        strings.nodes.each_in(t.words.clone(), |s| {
+            if arrays[i] != NO_ARRAY && reachable(s) {
+                if let Some(h) = values.hash(g, arrays[i]) {
+                    let h = h.min(NO_HASH - 1);
+                    twice.add(h);
+                    place[i] = h;
                 }
             }
-        })
-    };
-    let twice = Twice::new(first);
-    tasks
-        .par_iter()
-        .for_each(|t| each_value(t, &mut |h, _, _| twice.add(h)));
+            i += 1;
+        });
+    });
+    // Step 2: the values that may be held twice, summed.
     let counted = NodeBits::new(g.ix.len());
     let sums = tasks
         .par_iter()
         .fold(Map::<u64, Value>::default, |mut sums, t| {
-            each_value(t, &mut |h, array, s| {
-                if twice.maybe_twice(h) {
+            let at = t.first..t.first + t.len;
+            let (arrays, hashes) = (&strings.arrays[at.clone()], &hashes[at]);
+            let mut i = 0;
+            strings.nodes.each_in(t.words.clone(), |s| {
+                let (h, array) = (hashes[i], arrays[i]);
+                i += 1;
+                if h != NO_HASH && twice.maybe_twice(h) {
                     let new = counted.add(array);
                     let v = sums.entry(h).or_insert(Value {
                         arrays: 0,
@@ -259,7 +281,7 @@ pub fn duplicates(
             sums
         })
         .reduce(Map::default, merged);
-    drop((twice, counted));
+    drop((twice, counted, hashes));
     // The groups that waste the most (ties: the lower String, so that the seed does not
     // change the list).
     let mut top: Top<(u64, std::cmp::Reverse<Node>), (u64, Node, Node)> = Top::new(LIST_CAP);
