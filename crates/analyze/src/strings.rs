@@ -128,40 +128,36 @@ impl NodeBits {
 const TASK_WORDS: usize = 1 << 10;
 
 /// The table of step 1 (see the module's description): for each slot, whether a value
-/// fell on it, and whether one fell on it again.
+/// fell on it (the low bit of its pair) and whether one fell on it again (the high bit),
+/// side by side, so that a slot is one word to fetch: 32 slots a word.
 struct Twice {
-    seen: Vec<AtomicU64>,
-    again: Vec<AtomicU64>,
+    slots: Vec<AtomicU64>,
     mask: u64,
 }
 
 impl Twice {
     fn new(strings: usize) -> Twice {
         let slots = (strings.max(1) * 8).next_power_of_two().clamp(64, 1 << 32);
-        let words = || {
-            std::iter::repeat_with(|| AtomicU64::new(0))
-                .take(slots / 64)
-                .collect()
-        };
         Twice {
-            seen: words(),
-            again: words(),
+            slots: std::iter::repeat_with(|| AtomicU64::new(0))
+                .take(slots / 32)
+                .collect(),
             mask: slots as u64 - 1,
         }
     }
 
-    /// A value's two slots, from the two halves of its hash.
+    /// A value's two slots, from the two halves of its hash: (word, its seen bit).
     #[inline]
-    fn slots(&self, h: u64) -> [u64; 2] {
-        [h & self.mask, (h >> 32) & self.mask]
+    fn slots(&self, h: u64) -> [(usize, u64); 2] {
+        [h & self.mask, (h >> 32) & self.mask].map(|k| (k as usize / 32, 1u64 << (2 * (k % 32))))
     }
 
     #[inline]
     fn add(&self, h: u64) {
-        for k in self.slots(h) {
-            let (w, bit) = (k as usize / 64, 1u64 << (k % 64));
-            if self.seen[w].fetch_or(bit, Relaxed) & bit != 0 {
-                self.again[w].fetch_or(bit, Relaxed);
+        for (w, seen) in self.slots(h) {
+            let word = &self.slots[w];
+            if word.fetch_or(seen, Relaxed) & seen != 0 {
+                word.fetch_or(seen << 1, Relaxed);
             }
         }
     }
@@ -169,10 +165,9 @@ impl Twice {
     /// Whether a value may be held twice: never false for one that is.
     #[inline]
     fn maybe_twice(&self, h: u64) -> bool {
-        self.slots(h).iter().all(|&k| {
-            let bit = 1u64 << (k % 64);
-            self.again[k as usize / 64].load(Relaxed) & bit != 0
-        })
+        self.slots(h)
+            .iter()
+            .all(|&(w, seen)| self.slots[w].load(Relaxed) & (seen << 1) != 0)
     }
 }
 
