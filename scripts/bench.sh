@@ -2,8 +2,8 @@
 # Speed and memory of hprof-shrink against cat, cp and gzip on generated ~200 MB and ~1 GB
 # Android-shaped HotSpot dumps (cached in ~/.cache/hprof-shrink-bench, or
 # $HPROF_SHRINK_BENCH_DIR). Needs Java 17, Python 3 and gzip. Options: --quick (200 MB
-# dumps only), --runs N (best of N, default 3), --baseline EXE (also time another build and
-# print new/base), --analyze-only (only the analysis rows: analyze, diff, growth), --shrink-only (no analysis rows),
+# dumps only), --runs N (best of N, default 3), --baseline EXE (also time another build, the analysis in
+# pairs back to back, and print new/base), --analyze-only (only the analysis rows: analyze, diff, growth), --shrink-only (no analysis rows),
 # --sizes 200,1000 (which sizes, in MB, at least 10), --shapes array,object (which shapes:
 # array, object, chains = 200-node chains, Strings and a large HashMap, ~26 million objects
 # per GB, dense = many small primitive arrays, ~5x array's objects per GB; chains and dense
