@@ -195,6 +195,11 @@ impl Mapping {
         Ok(Mapping(Arc::new(t)))
     }
 
+    /// How many class lines it holds.
+    pub fn classes(&self) -> usize {
+        self.0.classes.len()
+    }
+
     /// The original name of an obfuscated class (arrays too: `a.b[]` → `com.x.Y[]`).
     pub fn class(&self, obfuscated: &str) -> Option<String> {
         let base = obfuscated.trim_end_matches("[]");

@@ -15,7 +15,7 @@ use crate::blobs::Blobs;
 use crate::config::Config;
 use crate::error::ServeError;
 use crate::store::{self, Store};
-use crate::{cache, conn, fault, guard, jobs, no_leak, receive, s3, versions, views};
+use crate::{cache, conn, fault, guard, jobs, mappings, no_leak, receive, s3, versions, views};
 
 /// A server running on the current tokio runtime.
 pub struct Running {
@@ -93,7 +93,11 @@ pub fn router(app: Arc<App>) -> Router {
             "/api/packages/{name}",
             axum::routing::put(receive::put).get(views::package_api),
         )
-        .route("/api/packages/{id}/requeue", post(jobs::requeue));
+        .route("/api/packages/{id}/requeue", post(jobs::requeue))
+        .route(
+            "/api/mappings/{app_version}",
+            axum::routing::put(mappings::put),
+        );
     let log = app.log.clone();
     reads
         .merge(uploads)
@@ -273,6 +277,7 @@ pub async fn start(config: Config) -> Result<Running, ServeError> {
         limits,
         regroup_busy: Default::default(),
         regroup_scan: std::sync::Mutex::new(std::time::Instant::now() + jobs::REGROUP_SCAN),
+        mapping_check: Default::default(),
     });
     // Packages analyzed by an older analyzer (their signatures group the same bug apart
     // from the new ones) queued again, behind every new package. Every process does it:

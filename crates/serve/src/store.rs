@@ -86,6 +86,11 @@ const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
         "watched_finder",
         include_str!("migrations/sqlite/0010_watched_finder.sql"),
     ),
+    (
+        11,
+        "mappings",
+        include_str!("migrations/sqlite/0011_mappings.sql"),
+    ),
 ];
 
 const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
@@ -134,6 +139,11 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
         10,
         "watched_finder",
         include_str!("migrations/postgres/0010_watched_finder.sql"),
+    ),
+    (
+        11,
+        "mappings",
+        include_str!("migrations/postgres/0011_mappings.sql"),
     ),
 ];
 
@@ -368,6 +378,28 @@ macro_rules! record_triage {
     }};
 }
 
+/// Queues package `$id` again, in `$tx`, when its app version's mapping is not the one
+/// its analysis, just recorded, was made with: a mapping that arrived while the package
+/// was analyzed without it (or with the one before).
+macro_rules! requeue_if_remapped {
+    ($tx:ident, $id:expr, $now:expr) => {{
+        let current = sqlx::query(MAPPING_OF_PACKAGE)
+            .bind($id)
+            .fetch_optional(&mut *$tx)
+            .await?;
+        if let Some(r) = current {
+            let (md5, version): (String, String) = (r.try_get(0)?, r.try_get(1)?);
+            sqlx::query(QUEUE_REMAP)
+                .bind($now)
+                .bind(&version)
+                .bind(&md5)
+                .bind(Some($id))
+                .execute(&mut *$tx)
+                .await?;
+        }
+    }};
+}
+
 /// The leak columns the grouping reads, of the packages a filter admits.
 const GROUPED_LEAKS: &str = grouped_leaks!("");
 
@@ -405,8 +437,24 @@ const CLAIM_POSTGRES: &str = "UPDATE jobs SET state = 'analyzing', attempts = at
 /// Only the current holder ends a job: a worker presumed dead whose job was retaken finds
 /// its token gone and records nothing.
 const FINISH_JOB: &str = "UPDATE jobs SET state = 'done', error = NULL, lease_owner = NULL, \
-     analyses = analyses + 1, updated_ms = $1, signature_version = $4, analysis_schema = $5 \
+     analyses = analyses + 1, updated_ms = $1, signature_version = $4, analysis_schema = $5, \
+     mapping_md5 = $6 \
      WHERE package_id = $2 AND lease_owner = $3 AND state = 'analyzing'";
+
+/// Done jobs of packages of app version $2 whose analysis was not made with that version's
+/// mapping (md5 $3; none counts as another), queued again as re-analyses ($4: one package
+/// only, or NULL for every one). A mapping that arrives while a package is analyzed
+/// without it requeues the package when the analysis is recorded (the finish runs this on
+/// its own job); the mapping's PUT runs it on the version's.
+const QUEUE_REMAP: &str = "UPDATE jobs SET state = 'received', regroup = TRUE, error = NULL, \
+     attempts = 0, not_before = 0, lease_owner = NULL, updated_ms = $1 \
+     WHERE state = 'done' AND (mapping_md5 IS NULL OR mapping_md5 <> $3) \
+     AND package_id IN (SELECT id FROM packages WHERE app_version = $2) \
+     AND ($4 IS NULL OR package_id = $4)";
+
+/// The mapping of package $1's app version: (its md5, the version).
+const MAPPING_OF_PACKAGE: &str = "SELECT m.md5, m.app_version FROM packages p \
+     JOIN mappings m ON m.app_version = p.app_version WHERE p.id = $1";
 
 /// Done jobs whose analysis is older than the analyzer's ($2: its signature version, $3:
 /// its schema; unknown counts as older), queued again as re-analyses.
@@ -692,6 +740,7 @@ impl Store {
             .bind(id)
             .fetch_one(pool)
             .await?);
+        let mapping = self.mapping_of_package(id).await?;
         Ok((
             Some(Claim {
                 id,
@@ -699,6 +748,7 @@ impl Store {
                 attempt,
                 token,
                 regroup,
+                mapping,
             }),
             failed,
         ))
@@ -734,6 +784,7 @@ impl Store {
                 .bind(&c.token)
                 .bind(i64::from(a.signature_version))
                 .bind(i64::from(a.schema))
+                .bind(c.mapping.as_ref().map(|m| m.md5.as_str()))
                 .execute(&mut *tx)
                 .await?
                 .rows_affected()
@@ -742,6 +793,7 @@ impl Store {
                 tx.rollback().await?;
                 return Ok(false);
             }
+            requeue_if_remapped!(tx, id, now);
             let mut removed: Vec<String> =
                 sqlx::query_scalar("DELETE FROM leaks WHERE package_id = $1 RETURNING signature")
                     .bind(id)
@@ -864,6 +916,61 @@ impl Store {
             }
             tx.commit().await?;
             Ok(held)
+        })
+    }
+
+    /// The mapping of package `id`'s app version, if one was uploaded.
+    pub async fn mapping_of_package(&self, id: i64) -> DbResult<Option<MappingRef>> {
+        on!(self, pool => {
+            let row = sqlx::query(MAPPING_OF_PACKAGE).bind(id).fetch_optional(pool).await?;
+            match row {
+                Some(r) => Ok(Some(MappingRef {
+                    md5: r.try_get(0)?,
+                    app_version: r.try_get(1)?,
+                })),
+                None => Ok(None),
+            }
+        })
+    }
+
+    /// Records `m` as its app version's mapping (replacing the one before) and queues
+    /// for re-analysis the version's analyzed packages not made with it, in one
+    /// transaction. Returns whether the version's mapping changed, and how many packages
+    /// were queued.
+    pub async fn put_mapping(&self, m: &NewMapping<'_>) -> DbResult<(bool, u64)> {
+        let now = now_ms();
+        on!(self, pool => {
+            let mut tx = pool.begin().await?;
+            let before: Option<String> =
+                sqlx::query_scalar("SELECT md5 FROM mappings WHERE app_version = $1")
+                    .bind(m.app_version)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+            sqlx::query(
+                "INSERT INTO mappings (app_version, md5, bytes, received_ms) \
+                 VALUES ($1, $2, $3, $4) ON CONFLICT (app_version) DO UPDATE \
+                 SET md5 = excluded.md5, bytes = excluded.bytes, received_ms = excluded.received_ms",
+            )
+            .bind(m.app_version)
+            .bind(m.md5)
+            .bind(stored(m.bytes))
+            .bind(now)
+            .execute(&mut *tx)
+            .await?;
+            let queued = sqlx::query(QUEUE_REMAP)
+                .bind(now)
+                .bind(m.app_version)
+                .bind(m.md5)
+                .bind(None::<i64>)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+            if queued > 0 {
+                // The queue's counts on the groups page changed.
+                sqlx::query(BUMP_GENERATION).execute(&mut *tx).await?;
+            }
+            tx.commit().await?;
+            Ok((before.as_deref() != Some(m.md5), queued))
         })
     }
 
