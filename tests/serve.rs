@@ -1558,6 +1558,15 @@ async fn on_sqlite_a_mapping_requeues_its_versions_packages() {
     store.close().await;
 }
 
+/// LeakCanary reports on the store: see `a_report_is_recorded_done_and_never_queued`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_sqlite_a_leakcanary_report_is_recorded_done_and_never_queued() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, zip) = sqlite_store(dir.path()).await;
+    serve_common::a_report_is_recorded_done_and_never_queued(&store, &store, &zip).await;
+    store.close().await;
+}
+
 // ---------------------------------------------------------------- regrouping
 
 /// `n` packages of the same bug (the fixture's leak), distinct by their `extra.info`.
@@ -4624,5 +4633,231 @@ async fn two_releases_obfuscated_differently_are_one_group_with_their_mappings()
         "{notes}"
     );
     assert_eq!(v["analysis"]["leaks"][0]["className"], "x.z", "{v}");
+    srv.stop().await;
+}
+
+// ---------------------------------------------------------------- LeakCanary reports (issue 51)
+
+/// LeakCanary's text (`HeapAnalysis.toString()`) Shark 2.14 printed on a scenario dump,
+/// as committed in fixtures/scenarios/NAME.shark.txt: its first finder's section that
+/// holds a leak (`kwr`: LeakCanary's watched objects; else `filter`).
+fn sharks_text(name: &str) -> String {
+    let all = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("fixtures/scenarios/{name}.shark.txt")),
+    )
+    .unwrap();
+    ["kwr", "filter"]
+        .iter()
+        .filter_map(|mode| {
+            let start = all.find(&format!("==== {mode} ====\n"))? + mode.len() + 11;
+            let rest = &all[start..];
+            Some(rest[..rest.find("\n==== ").map_or(rest.len(), |e| e + 1)].to_string())
+        })
+        .find(|t| !t.contains("\n0 APPLICATION LEAKS\n") || !t.contains("\n0 LIBRARY LEAKS\n"))
+        .unwrap()
+}
+
+async fn post_report(
+    srv: &Srv,
+    text: impl Into<Vec<u8>>,
+    query: &str,
+    token: Option<&str>,
+) -> (StatusCode, Value) {
+    let mut r = client()
+        .post(srv.url(&format!("/api/leakcanary{query}")))
+        .header("content-type", "text/plain")
+        .body(text.into());
+    if let Some(t) = token {
+        r = r.bearer_auth(t);
+    }
+    let r = r.send().await.unwrap();
+    let status = r.status();
+    let body = r.bytes().await.unwrap();
+    let v = serde_json::from_slice(&body)
+        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&body).into_owned()));
+    (status, v)
+}
+
+/// Issue 51: LeakCanary's own text of a leak (Shark's on the scenario dump, in 2.x's
+/// wording and in the newest, "Leak fingerprint:") and the scenario's dump uploaded as a
+/// package are one group, an application leak and a library leak alike; the report's
+/// device and app version come from its METADATA and the request. Any other text is a
+/// clear 4xx or a partial record naming what was not understood, never a 5xx.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(clippy::too_many_lines)] // a scenario, step by step
+async fn a_leakcanary_report_and_a_dump_of_the_same_leak_are_one_group() {
+    let (Some(app_dump), Some(lib_dump)) = (
+        scenario_dump("activity-destroyed"),
+        scenario_dump("library-imm-next-served-view"),
+    ) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let token = "upload-token-51";
+    let srv = start(
+        &dir.path().join("data"),
+        Opts {
+            access: Access {
+                upload: Secret::new(token),
+                public_read: true,
+                ..Access::default()
+            },
+            ..Opts::default()
+        },
+    )
+    .await;
+    for (i, hprof) in [&app_dump, &lib_dump].into_iter().enumerate() {
+        let bytes = dump_package(hprof, ("30", "acme", "1.0"));
+        let r = client()
+            .put(srv.url(&format!("/api/packages/d{i}.zip")))
+            .bearer_auth(token)
+            .header("content-md5", b64(&md5_of(&bytes)))
+            .body(bytes)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::CREATED);
+        settled(&srv.base, json_of(r).await["id"].as_i64().unwrap(), None).await;
+    }
+    let app_text = sharks_text("activity-destroyed");
+    let newest = app_text.replace("\nSignature: ", "\nLeak fingerprint: ");
+    assert_ne!(app_text, newest);
+    let (status, v) = post_report(&srv, app_text.clone(), "?appVersion=2.0", Some(token)).await;
+    assert_eq!(status, StatusCode::CREATED, "{v}");
+    assert_eq!(
+        (
+            v["leaks"].as_u64(),
+            v["notUnderstood"].as_array().map(Vec::len)
+        ),
+        (Some(1), Some(0)),
+        "{v}"
+    );
+    let report = v["id"].as_i64().unwrap();
+    let (status, v) = post_report(&srv, newest, "", Some(token)).await;
+    assert_eq!(status, StatusCode::CREATED, "{v}");
+    let (status, v) = post_report(
+        &srv,
+        sharks_text("library-imm-next-served-view"),
+        "",
+        Some(token),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{v}");
+    // The same text again: the first record.
+    let (status, v) = post_report(&srv, app_text.clone(), "", Some(token)).await;
+    assert_eq!(
+        (status, &v["first"]),
+        (StatusCode::OK, &report.into()),
+        "{v}"
+    );
+
+    let v = get_json(&srv.url("/api/leaks"), None).await;
+    let (app, lib) = (
+        v["appLeaks"].as_array().unwrap(),
+        v["libraryLeaks"].as_array().unwrap(),
+    );
+    assert_eq!((app.len(), lib.len()), (1, 1), "{v}");
+    assert_eq!(
+        app[0]["signature"], "e87a303e7420e2fafe23d2c3d6ef59ce00d6a5d4",
+        "{v}"
+    );
+    assert_eq!(
+        app[0]["className"], "com.example.app.ProfileActivity",
+        "{v}"
+    );
+    assert_eq!(app[0]["title"], "ProfileCache.sLastProfile", "{v}");
+    assert_eq!(app[0]["packages"], 3, "the dump and two reports: {v}");
+    assert_eq!(
+        lib[0]["signature"], "1e770c85b3c9035e9a766255b35fef682ab30414",
+        "{v}"
+    );
+    assert_eq!(lib[0]["packages"], 2, "{v}");
+    // The report's device from its METADATA, its version from the request.
+    let p = get_json(&srv.url(&format!("/api/packages/{report}")), None).await;
+    assert_eq!(
+        (
+            &p["package"]["sdk"],
+            &p["package"]["manufacturer"],
+            &p["package"]["appVersion"]
+        ),
+        (&"30".into(), &"Google".into(), &"2.0".into()),
+        "{p}"
+    );
+    assert_eq!(p["package"]["state"], "done", "{p}");
+    assert_eq!(
+        p["analysis"]["leaks"][0]["trace"]["steps"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2,
+        "{p}"
+    );
+    let (status, page) = get_text(&srv.url(&format!("/packages/{report}"))).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(page.contains("ProfileActivity"), "{page}");
+    let (_, page) = get_text(&srv.url("/groups/e87a303e7420e2fafe23d2c3d6ef59ce00d6a5d4")).await;
+    assert!(page.contains("ProfileCache"), "{page}");
+
+    // What is not LeakCanary's analysis, or not allowed: 4xx, nothing recorded.
+    let before = get_json(&srv.url("/api/packages"), None).await;
+    let (status, _) = post_report(&srv, app_text.clone(), "", None).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    for (text, want) in [
+        (&b"hello"[..], "not LeakCanary's analysis"),
+        (&b""[..], "not LeakCanary's analysis"),
+        (&[0xff, 0xfe, 0, 1, 2][..], "not LeakCanary's analysis"),
+        (
+            &b"====================================\nHEAP ANALYSIS FAILED\n\nSTACKTRACE\n"[..],
+            "HEAP ANALYSIS FAILED",
+        ),
+    ] {
+        let (status, v) = post_report(&srv, text.to_vec(), "", Some(token)).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{v}");
+        assert!(v["error"].as_str().unwrap().contains(want), "{v}");
+    }
+    let (status, v) = post_report(
+        &srv,
+        vec![b'='; hprof_shrink_analyze::leakcanary_text::MAX_REPORT_BYTES + 1],
+        "",
+        Some(token),
+    )
+    .await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE, "{v}");
+    let (status, v) = post_report(
+        &srv,
+        app_text.clone(),
+        &format!("?appVersion={}", "9".repeat(65)),
+        Some(token),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{v}");
+    assert_eq!(get_json(&srv.url("/api/packages"), None).await, before);
+
+    // A text LeakCanary did not write in part: recorded, what was not understood named.
+    let odd = app_text.replace("│    ↓ static", "what is this?\n│    ↓ static");
+    let (status, v) = post_report(&srv, odd, "", Some(token)).await;
+    assert_eq!(status, StatusCode::CREATED, "{v}");
+    let named = v["notUnderstood"].to_string();
+    assert!(named.contains("what is this?"), "{v}");
+    // Texts cut, lines shuffled and doubled: each 201 or 422, never a 5xx.
+    let lines: Vec<&str> = app_text.lines().collect();
+    for k in 0..40usize {
+        let mut mixed: Vec<&str> = lines.clone();
+        let at = (k * 7) % mixed.len();
+        match k % 4 {
+            0 => mixed.truncate(at),
+            1 => mixed.rotate_left(at),
+            2 => mixed.insert(at, lines[(k * 13) % lines.len()]),
+            _ => {
+                mixed.remove(at);
+            }
+        }
+        let text = format!("{}\nk={k}\n", mixed.join("\n"));
+        let (status, v) = post_report(&srv, text, "", Some(token)).await;
+        assert!(
+            status == StatusCode::CREATED || status == StatusCode::UNPROCESSABLE_ENTITY,
+            "{k}: {status} {v}"
+        );
+    }
     srv.stop().await;
 }

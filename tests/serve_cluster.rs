@@ -760,6 +760,20 @@ async fn on_postgres_a_mapping_requeues_its_versions_packages() {
     other.close().await;
 }
 
+/// LeakCanary reports on PostgreSQL, recorded by another process: see
+/// `a_report_is_recorded_done_and_never_queued`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_postgres_a_leakcanary_report_is_recorded_done_and_never_queued() {
+    let Some((_pg, store, other)) = two_pools().await else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let zip = scenario_packages(dir.path()).remove(0);
+    serve_common::a_report_is_recorded_done_and_never_queued(&store, &other, &zip).await;
+    store.close().await;
+    other.close().await;
+}
+
 /// The groups kept up to date change by change equal a fold from scratch, the changes
 /// made by another process (another pool) and, at the end, by both at once: see
 /// `incremental_groups_equal_a_fold_from_scratch`. On PostgreSQL serial ids may commit out

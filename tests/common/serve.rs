@@ -1418,3 +1418,75 @@ pub async fn a_mapping_requeues_its_versions_packages(store: &Store, other: &Sto
     let c = c.unwrap();
     assert_eq!((c.id, c.mapping), (three, None));
 }
+
+/// A LeakCanary report (issue 51) recorded through `other`: a package done at once with
+/// its leaks in the groups, recorded once for the same text, and never queued again, by
+/// a regrouping (its rows made to look as an older server left them) nor by its app
+/// version's mapping; a package of the same version is.
+pub async fn a_report_is_recorded_done_and_never_queued(store: &Store, other: &Store, zip: &Path) {
+    use hprof_shrink_serve::store::NewMapping;
+    let base = hprof_shrink_analyze::analyze_path(
+        zip,
+        &hprof_shrink_analyze::Options::default(),
+        &hprof_shrink_core::Control::default(),
+    )
+    .unwrap()
+    .analysis;
+    let manifest = [("sdkVersion".to_string(), "34".to_string())];
+    let extra = [("appVersion".to_string(), "7.0".to_string())];
+    let report = NewPackage {
+        md5: &"c".repeat(32),
+        name: "leakcanary.txt",
+        bytes: 10,
+        manifest: &manifest,
+        extra: &extra,
+    };
+    let a = analysis_of(&base, &["sig-r"], 5);
+    let id = other.record_report(&report, &a).await.unwrap().unwrap();
+    assert_eq!(other.record_report(&report, &a).await.unwrap(), Err(id));
+    let row = store.package(id).await.unwrap().unwrap().row;
+    assert_eq!(
+        (row.state.as_str(), row.analyses, row.app_version.as_str()),
+        ("done", 1, "7.0")
+    );
+    assert_eq!(store.leaks_of(id).await.unwrap().len(), 1);
+    let groups = leak_groups(&store.leaks(&Filter::default(), None).await.unwrap());
+    assert!(groups.iter().any(|g| g.signature == "sig-r"), "{groups:?}");
+    let dump = record(
+        store,
+        &base,
+        &"d".repeat(32),
+        ("34", "acme", "7.0"),
+        &["sig-r"],
+        5,
+    )
+    .await;
+    stamp_older_signatures(other, &[id, dump]).await;
+    assert_eq!(
+        store.queue_regroup().await.unwrap(),
+        1,
+        "the dump's package only"
+    );
+    let (c, _) = store.claim(Duration::from_secs(60)).await.unwrap();
+    let c = c.unwrap();
+    assert_eq!(c.id, dump);
+    assert!(store
+        .finish(&c, &analysis_of(&base, &["sig-r"], 5), &[])
+        .await
+        .unwrap());
+    let mapping = NewMapping {
+        app_version: "7.0",
+        md5: &"e".repeat(32),
+        bytes: 1,
+    };
+    assert_eq!(other.put_mapping(&mapping).await.unwrap(), (true, 1));
+    let (c, _) = store.claim(Duration::from_secs(60)).await.unwrap();
+    assert_eq!(c.unwrap().id, dump);
+    assert!(store
+        .claim(Duration::from_secs(60))
+        .await
+        .unwrap()
+        .0
+        .is_none());
+    assert_eq!(store.package(id).await.unwrap().unwrap().row.state, "done");
+}

@@ -3,6 +3,7 @@
 //!
 //! - [`receive`]: the two upload protocols, streamed to disk, checked, verified, stored,
 //!   recorded; [`mappings`]: an app version's R8/ProGuard mapping, taken likewise;
+//!   [`leakcanary`]: LeakCanary's own analysis text, recorded as an analyzed package;
 //! - [`store`]: the metadata in SQLite or PostgreSQL (sqlx), with the analysis queue;
 //! - [`blobs`]: packages, analyses and pictures in a directory or an S3 bucket ([`s3`]);
 //! - [`jobs`]: the workers that claim queued packages under a lease and analyze them,
@@ -44,6 +45,7 @@ pub mod groups;
 pub mod guard;
 mod hex;
 pub mod jobs;
+pub mod leakcanary;
 pub mod limits;
 pub mod mappings;
 pub mod no_leak;

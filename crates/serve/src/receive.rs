@@ -112,7 +112,7 @@ fn busy() -> ApiError {
 }
 
 /// A cut-off or broken body: 408 if it stalled, else 400.
-fn cut_off(e: &(dyn std::error::Error + 'static)) -> ApiError {
+pub(crate) fn cut_off(e: &(dyn std::error::Error + 'static)) -> ApiError {
     match stalled_in(e) {
         Some(s) => stalled(s),
         None => bad(format!("the body was cut off: {e}")),

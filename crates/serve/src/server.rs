@@ -15,7 +15,9 @@ use crate::blobs::Blobs;
 use crate::config::Config;
 use crate::error::ServeError;
 use crate::store::{self, Store};
-use crate::{cache, conn, fault, guard, jobs, mappings, no_leak, receive, s3, versions, views};
+use crate::{
+    cache, conn, fault, guard, jobs, leakcanary, mappings, no_leak, receive, s3, versions, views,
+};
 
 /// A server running on the current tokio runtime.
 pub struct Running {
@@ -97,7 +99,8 @@ pub fn router(app: Arc<App>) -> Router {
         .route(
             "/api/mappings/{app_version}",
             axum::routing::put(mappings::put),
-        );
+        )
+        .route("/api/leakcanary", post(leakcanary::post));
     let log = app.log.clone();
     reads
         .merge(uploads)

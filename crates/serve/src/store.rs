@@ -91,6 +91,11 @@ const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
         "mappings",
         include_str!("migrations/sqlite/0011_mappings.sql"),
     ),
+    (
+        12,
+        "reports",
+        include_str!("migrations/sqlite/0012_reports.sql"),
+    ),
 ];
 
 const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
@@ -144,6 +149,11 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
         11,
         "mappings",
         include_str!("migrations/postgres/0011_mappings.sql"),
+    ),
+    (
+        12,
+        "reports",
+        include_str!("migrations/postgres/0012_reports.sql"),
     ),
 ];
 
@@ -378,6 +388,32 @@ macro_rules! record_triage {
     }};
 }
 
+/// Records in `$tx` the leaks of analysis `$a` as package `$id`'s, stamped `$stamp`.
+macro_rules! insert_leaks {
+    ($tx:ident, $id:expr, $a:expr, $stamp:expr) => {{
+        for l in &$a.leaks {
+            sqlx::query(
+                "INSERT INTO leaks (package_id, signature, class_name, library, \
+                 retained_bytes, trace, generation, title, signature_version, \
+                 retained_native_bytes) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+            )
+            .bind($id)
+            .bind(&l.signature)
+            .bind(&l.class_name)
+            .bind(l.library_leak.as_ref().map(|k| k.description.clone()))
+            .bind(stored(l.retained_bytes))
+            .bind(serde_json::to_string(&l.trace).unwrap_or_default())
+            .bind($stamp)
+            .bind(limits::cut(&crate::title::short_description(l), limits::NAME_BYTES).as_ref())
+            .bind(i64::from($a.signature_version))
+            .bind(stored(l.retained_native_bytes))
+            .execute(&mut *$tx)
+            .await?;
+        }
+    }};
+}
+
 /// Queues package `$id` again, in `$tx`, when its app version's mapping is not the one
 /// its analysis, just recorded, was made with: a mapping that arrived while the package
 /// was analyzed without it (or with the one before).
@@ -448,7 +484,7 @@ const FINISH_JOB: &str = "UPDATE jobs SET state = 'done', error = NULL, lease_ow
 /// its own job); the mapping's PUT runs it on the version's.
 const QUEUE_REMAP: &str = "UPDATE jobs SET state = 'received', regroup = TRUE, error = NULL, \
      attempts = 0, not_before = 0, lease_owner = NULL, updated_ms = $1 \
-     WHERE state = 'done' AND (mapping_md5 IS NULL OR mapping_md5 <> $3) \
+     WHERE state = 'done' AND NOT report AND (mapping_md5 IS NULL OR mapping_md5 <> $3) \
      AND package_id IN (SELECT id FROM packages WHERE app_version = $2) \
      AND ($4 IS NULL OR package_id = $4)";
 
@@ -460,7 +496,7 @@ const MAPPING_OF_PACKAGE: &str = "SELECT m.md5, m.app_version FROM packages p \
 /// its schema; unknown counts as older), queued again as re-analyses.
 const QUEUE_REGROUP: &str = "UPDATE jobs SET state = 'received', regroup = TRUE, error = NULL, \
      attempts = 0, not_before = 0, lease_owner = NULL, updated_ms = $1 \
-     WHERE state = 'done' AND (signature_version IS NULL OR signature_version < $2 \
+     WHERE state = 'done' AND NOT report AND (signature_version IS NULL OR signature_version < $2 \
      OR analysis_schema IS NULL OR analysis_schema < $3)";
 
 /// Re-analyses of an earlier regrouping that ended: no longer counted in the next one.
@@ -491,6 +527,11 @@ const REQUEUE_FAILED: &str = "UPDATE jobs SET state = 'received', error = NULL, 
 
 const RENEW: &str = "UPDATE jobs SET lease_until = $1 \
      WHERE package_id = $2 AND lease_owner = $3 AND state = 'analyzing'";
+
+/// A package's record; none (and no id) when its content was recorded before.
+const INSERT_PACKAGE: &str = "INSERT INTO packages (md5, name, bytes, received_ms, sdk, \
+     manufacturer, app_version, manifest, extra) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
+     ON CONFLICT (md5) DO NOTHING RETURNING id";
 
 /// A random token naming one claim.
 fn claim_token() -> String {
@@ -588,9 +629,7 @@ impl Store {
         let id: Option<i64> = on!(self, pool => {
             let mut tx = pool.begin().await?;
             let id: Option<i64> = sqlx::query_scalar(
-                "INSERT INTO packages (md5, name, bytes, received_ms, sdk, manufacturer, \
-                 app_version, manifest, extra) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
-                 ON CONFLICT (md5) DO NOTHING RETURNING id",
+                INSERT_PACKAGE,
             )
             .bind(p.md5)
             .bind(p.name)
@@ -615,6 +654,68 @@ impl Store {
                     .execute(&mut *tx)
                     .await?;
                     sqlx::query(BUMP_GENERATION).execute(&mut *tx).await?;
+                    tx.commit().await?;
+                }
+            }
+            id
+        });
+        match id {
+            Some(id) => Ok(Ok(id)),
+            None => {
+                let first = self.package_by_md5(p.md5).await?;
+                first.map(Err).ok_or(sqlx::Error::RowNotFound)
+            }
+        }
+    }
+
+    /// Records a LeakCanary report as a package (`p`) whose job is done at once with the
+    /// leaks of `a` (read from the text), in one transaction; such a job is never queued
+    /// again. `Ok(Err(id))`: the same text was recorded first, as `id`.
+    pub async fn record_report(
+        &self,
+        p: &NewPackage<'_>,
+        a: &Analysis,
+    ) -> DbResult<Result<i64, i64>> {
+        let now = now_ms();
+        let (manifest, extra) = (Props::capped(p.manifest), Props::capped(p.extra));
+        let column = |props: &[(String, String)], keys: &[&str]| {
+            limits::column(&prop(props, keys)).into_owned()
+        };
+        let id: Option<i64> = on!(self, pool => {
+            let mut tx = pool.begin().await?;
+            let id: Option<i64> = sqlx::query_scalar(
+                INSERT_PACKAGE,
+            )
+            .bind(p.md5)
+            .bind(p.name)
+            .bind(stored(p.bytes))
+            .bind(now)
+            .bind(column(p.manifest, &["sdkVersion"]))
+            .bind(column(p.manifest, &["manufacturer"]))
+            .bind(column(p.extra, APP_VERSION_KEYS))
+            .bind(manifest.to_json())
+            .bind(extra.to_json())
+            .fetch_optional(&mut *tx)
+            .await?;
+            match id {
+                None => tx.rollback().await?,
+                Some(id) => {
+                    sqlx::query(
+                        "INSERT INTO jobs (package_id, state, attempts, updated_ms, analyses, \
+                         signature_version, analysis_schema, report) \
+                         VALUES ($1, 'done', 0, $2, 1, $3, $4, TRUE)",
+                    )
+                    .bind(id)
+                    .bind(now)
+                    .bind(i64::from(a.signature_version))
+                    .bind(i64::from(a.schema))
+                    .execute(&mut *tx)
+                    .await?;
+                    let stamp: i64 = sqlx::query_scalar(BUMP_GENERATION_FOR_LEAKS)
+                        .bind(0i64)
+                        .fetch_one(&mut *tx)
+                        .await?;
+                    insert_leaks!(tx, id, a, stamp);
                     tx.commit().await?;
                 }
             }
@@ -830,26 +931,7 @@ impl Store {
                     .await?;
                 }
             }
-            for l in &a.leaks {
-                sqlx::query(
-                    "INSERT INTO leaks (package_id, signature, class_name, library, \
-                     retained_bytes, trace, generation, title, signature_version, \
-                     retained_native_bytes) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-                )
-                .bind(id)
-                .bind(&l.signature)
-                .bind(&l.class_name)
-                .bind(l.library_leak.as_ref().map(|k| k.description.clone()))
-                .bind(stored(l.retained_bytes))
-                .bind(serde_json::to_string(&l.trace).unwrap_or_default())
-                .bind(stamp)
-                .bind(limits::cut(&crate::title::short_description(l), limits::NAME_BYTES).as_ref())
-                .bind(i64::from(a.signature_version))
-                .bind(stored(l.retained_native_bytes))
-                .execute(&mut *tx)
-                .await?;
-            }
+            insert_leaks!(tx, id, a, stamp);
             for g in &a.duplicate_bitmaps {
                 sqlx::query(
                     "INSERT INTO bitmaps (package_id, hash, width, height, buffer_bytes, \
