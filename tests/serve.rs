@@ -4861,3 +4861,54 @@ async fn a_leakcanary_report_and_a_dump_of_the_same_leak_are_one_group() {
     }
     srv.stop().await;
 }
+
+/// Issue 51: a mapping never fails an analysis. One that takes the analysis past its
+/// memory budget (48 MiB of class lines under 32 MiB) leaves the package analyzed without
+/// it, its note saying why; the server checked it, streaming, all the same.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mapping_past_the_analysis_budget_leaves_the_package_analyzed_without_it() {
+    use std::fmt::Write as _;
+    let dir = tempfile::tempdir().unwrap();
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
+    let memory = (32 << 20) + cores * (2 << 20);
+    let srv = start(
+        &dir.path().join("data"),
+        Opts {
+            workers: 1,
+            budget: Budget {
+                analysis_memory: memory,
+                ..budget()
+            },
+            ..Opts::default()
+        },
+    )
+    .await;
+    let mut text = String::with_capacity(49 << 20);
+    let mut i = 0u64;
+    while text.len() < 48 << 20 {
+        let _ = writeln!(text, "com.example.Class{i} -> a{i}:");
+        i += 1;
+    }
+    let (status, v) = put_mapping(&srv, "3.0", &text, None).await;
+    assert_eq!(status, StatusCode::CREATED, "{v}");
+    assert_eq!(v["classes"], i, "{v}");
+    drop(text);
+    let base = std::fs::read(package(dir.path(), "p.zip", &[])).unwrap();
+    let bytes = serve_common::variant(&base, "appVersion=3.0\n");
+    let r = put(&srv, "p.zip", bytes.clone(), md5_of(&bytes)).await;
+    assert_eq!(r.status(), StatusCode::CREATED);
+    let id = json_of(r).await["id"].as_i64().unwrap();
+    let v = settled(&srv.base, id, None).await;
+    assert_eq!(v["package"]["state"], "done", "{v}");
+    let notes = v["analysis"]["notes"].to_string();
+    assert!(
+        notes.contains("analyzed without the app version's mapping")
+            && notes.contains("more memory than its budget"),
+        "{notes}"
+    );
+    assert!(
+        !v["analysis"]["leaks"].as_array().unwrap().is_empty(),
+        "{v}"
+    );
+    srv.stop().await;
+}

@@ -106,9 +106,6 @@ pub struct App {
     pub regroup_busy: std::sync::atomic::AtomicBool,
     /// When an idle worker next looks for packages analyzed by an older analyzer.
     pub regroup_scan: std::sync::Mutex<std::time::Instant>,
-    /// Held while an uploaded mapping is read to be checked: one at a time, so that the
-    /// memory it takes is that of one mapping ([`crate::mappings::MAX_MAPPING_BYTES`]).
-    pub mapping_check: tokio::sync::Mutex<()>,
 }
 
 impl App {

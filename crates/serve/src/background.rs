@@ -400,7 +400,7 @@ pub fn run_job(dir: &Path) -> u8 {
 }
 
 /// Why a mapping did not read, without the local path it was read from (the server's).
-pub fn mapping_error(e: &AnalyzeError) -> String {
+fn mapping_error(e: &AnalyzeError) -> String {
     match e {
         AnalyzeError::Mapping { line, what, .. } => format!("line {line}: {what}"),
         AnalyzeError::MappingTooLarge { bytes, max, .. } => {

@@ -225,9 +225,29 @@ async fn analyze_one(app: &App, c: &Claim) -> Result<Option<usize>, Failure> {
         delay_ms: app.analysis_delay.as_millis() as u64,
         mapping: mapping.as_ref().map(|m| m.path().to_path_buf()),
     };
-    let analyzed = background::analyze(&app.budget, &job, work.path()).await;
-    drop(local);
+    let mut analyzed = background::analyze(&app.budget, &job, work.path()).await;
     drop(mapping);
+    // The second attempt's directory, kept as the first's is until the result is saved
+    // (its pictures are read from it).
+    let mut _again = None;
+    if let (Err(Failure::Package(why)), Some(_)) = (&analyzed, &job.mapping) {
+        // Never the mapping's doing: a package its mapping takes past the budget (the
+        // mapping's tables count against the memory) is analyzed without it.
+        notes.push(format!(
+            "analyzed without the app version's mapping: with it, {why}"
+        ));
+        let again = tempfile::Builder::new()
+            .prefix("analysis-")
+            .tempdir_in(&tmp)
+            .map_err(|e| passing("cannot make the analysis's directory", e))?;
+        let job = Job {
+            mapping: None,
+            ..job
+        };
+        analyzed = background::analyze(&app.budget, &job, again.path()).await;
+        _again = Some(again);
+    }
+    drop(local);
     let mut analyzed = analyzed?;
     if !notes.is_empty() {
         analyzed.analysis.notes.extend(notes);

@@ -13,11 +13,11 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
+use hprof_shrink_analyze::mapping::Counts;
 use hprof_shrink_analyze::Mapping;
 use serde_json::json;
 
 use super::api_error::ApiError;
-use super::background::mapping_error;
 use super::blobs::mapping_key;
 use super::fault::Fault;
 use super::receive::{
@@ -27,10 +27,10 @@ use super::receive::{
 use super::store::NewMapping;
 use crate::app::App;
 
-/// The largest mapping taken, in bytes. Reading one to check it holds its text and its
-/// tables (24 bytes a class, 16 a field): about twice this at most, one check at a time
-/// ([`App::mapping_check`]); each analysis of the version's packages holds as much in its
-/// child process, within its memory budget.
+/// The largest mapping taken, in bytes. It is checked as it is read from the disk, a line
+/// at a time; an analysis of the version's packages holds it whole in its child process
+/// with its tables (24 bytes a class, 16 a field), within `--analysis-memory` (see
+/// [`crate::jobs`]: an analysis the mapping takes past its budget is made without it).
 pub const MAX_MAPPING_BYTES: u64 = 256 << 20;
 
 /// What a PUT must pass before its body is read: the token, the version, the announced
@@ -64,12 +64,16 @@ fn check_version(version: &str) -> Result<(), ApiError> {
     Ok(())
 }
 
-/// Reads the mapping at `path` with the analyzer's reader: how many classes it maps, or
+/// Reads the mapping at `path` with the analyzer's reader, a line at a time (at most
+/// [`hprof_shrink_analyze::mapping::MAX_LINE_BYTES`] held): its classes and fields, or
 /// why it is not a mapping (422).
-async fn check(app: &App, path: std::path::PathBuf) -> Result<usize, ApiError> {
-    let _one = app.mapping_check.lock().await;
-    let read =
-        tokio::task::spawn_blocking(move || Mapping::read(&path).map(|m| m.classes())).await?;
+async fn check(path: std::path::PathBuf) -> Result<Counts, ApiError> {
+    let read = tokio::task::spawn_blocking(move || {
+        let file = std::fs::File::open(&path)?;
+        Mapping::check(std::io::BufReader::with_capacity(1 << 16, file))
+    })
+    .await?
+    .map_err(|e| ApiError::from(Fault::io("the server's disk", &e)))?;
     let unprocessable = |why: String| {
         refused(
             StatusCode::UNPROCESSABLE_ENTITY,
@@ -77,21 +81,16 @@ async fn check(app: &App, path: std::path::PathBuf) -> Result<usize, ApiError> {
         )
     };
     match read {
-        Ok(0) => Err(unprocessable(
+        Ok(c) if c.classes == 0 => Err(unprocessable(
             "no class line (`original.Class -> obfuscated:`)".into(),
         )),
-        Ok(n) => Ok(n),
-        Err(hprof_shrink_analyze::AnalyzeError::Io { source, .. })
-            if source.kind() != std::io::ErrorKind::InvalidData =>
-        {
-            Err(ApiError::from(Fault::io("the server's disk", &source)))
-        }
-        Err(e) => Err(unprocessable(mapping_error(&e))),
+        Ok(c) => Ok(c),
+        Err((line, what)) => Err(unprocessable(format!("line {line}: {what}"))),
     }
 }
 
 /// `PUT /api/mappings/{appVersion}`: 201 `{"appVersion", "md5", "bytes", "classes",
-/// "reanalyzing"}` (200 when the version already had these bytes).
+/// "fields", "reanalyzing"}` (200 when the version already had these bytes).
 pub(crate) async fn put(
     State(app): State<Arc<App>>,
     Path(version): Path<String>,
@@ -115,7 +114,7 @@ pub(crate) async fn put(
             hex::encode(claimed)
         )));
     }
-    let classes = check(&app, tmp.to_path_buf()).await?;
+    let counts = check(tmp.to_path_buf()).await?;
     app.blobs
         .put_file(&mapping_key(&md5_hex), tmp, md5, len)
         .await
@@ -129,7 +128,8 @@ pub(crate) async fn put(
         })
         .await?;
     (app.log)(&format!(
-        "received the mapping of app version {version:?} ({len} bytes, {classes} classes, md5 {md5_hex}); {queued} package(s) queued for re-analysis"
+        "received the mapping of app version {version:?} ({len} bytes, {} classes, md5 {md5_hex}); {queued} package(s) queued for re-analysis",
+        counts.classes
     ));
     if queued > 0 {
         app.wake.notify_waiters();
@@ -143,7 +143,8 @@ pub(crate) async fn put(
         "appVersion": version,
         "md5": md5_hex,
         "bytes": len,
-        "classes": classes,
+        "classes": counts.classes,
+        "fields": counts.fields,
         "reanalyzing": queued,
     });
     Ok((status, Json(answer)).into_response())

@@ -280,7 +280,6 @@ pub async fn start(config: Config) -> Result<Running, ServeError> {
         limits,
         regroup_busy: Default::default(),
         regroup_scan: std::sync::Mutex::new(std::time::Instant::now() + jobs::REGROUP_SCAN),
-        mapping_check: Default::default(),
     });
     // Packages analyzed by an older analyzer (their signatures group the same bug apart
     // from the new ones) queued again, behind every new package. Every process does it:
