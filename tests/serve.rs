@@ -4797,6 +4797,23 @@ async fn a_leakcanary_report_and_a_dump_of_the_same_leak_are_one_group() {
     assert!(page.contains("ProfileActivity"), "{page}");
     let (_, page) = get_text(&srv.url("/groups/e87a303e7420e2fafe23d2c3d6ef59ce00d6a5d4")).await;
     assert!(page.contains("ProfileCache"), "{page}");
+    // Its download is the text as received.
+    let r = client()
+        .get(srv.url(&format!("/packages/{report}/download")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    assert!(r.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/plain"));
+    assert_eq!(r.text().await.unwrap(), app_text);
+    assert_eq!(
+        names(&srv.data.join("reports")).len(),
+        3,
+        "one file per text"
+    );
 
     // What is not LeakCanary's analysis, or not allowed: 4xx, nothing recorded.
     let before = get_json(&srv.url("/api/packages"), None).await;

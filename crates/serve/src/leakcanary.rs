@@ -5,7 +5,8 @@
 //! done at once: its leaks join the groups of the uploaded dumps' (LeakCanary's signature
 //! is the analyzer's), its device and app version come from its METADATA (the app version
 //! also from `?appVersion=` or `X-App-Version`), and what was not understood is named in
-//! the answer and in the analysis's notes. The same text twice is one record.
+//! the answer and in the analysis's notes; the text itself is kept (`reports/<md5>.txt`)
+//! as the record's download. The same text twice is one record.
 
 use std::sync::Arc;
 
@@ -23,7 +24,7 @@ use md5::{Digest, Md5};
 use serde_json::json;
 
 use super::api_error::ApiError;
-use super::blobs::analysis_key;
+use super::blobs::{analysis_key, report_key};
 use super::fault::{Fault, Kind};
 use super::receive::{
     bad, content_length, cut_off, discard, drain_later, refused, too_large_a, unauthorized,
@@ -185,11 +186,12 @@ pub(crate) async fn post(
     let bytes = read_body(body).await?;
     let md5_hex = hex::encode(Md5::digest(&bytes));
     let len = bytes.len() as u64;
-    let report = tokio::task::spawn_blocking(move || {
-        leakcanary_text::parse(&String::from_utf8_lossy(&bytes))
+    let (bytes, report) = tokio::task::spawn_blocking(move || {
+        let r = leakcanary_text::parse(&String::from_utf8_lossy(&bytes));
+        (bytes, r)
     })
-    .await?
-    .map_err(|e| refused(StatusCode::UNPROCESSABLE_ENTITY, e.to_string()))?;
+    .await?;
+    let report = report.map_err(|e| refused(StatusCode::UNPROCESSABLE_ENTITY, e.to_string()))?;
     let version = requested_version(&uri, &headers);
     if version
         .as_deref()
@@ -210,6 +212,12 @@ pub(crate) async fn post(
         })
     };
     app.database_intact().map_err(unavailable)?;
+    // The text as received, its download: stored before it is recorded, as a package is
+    // (the same bytes, the same key).
+    app.blobs
+        .put_bytes(&report_key(&md5_hex), bytes)
+        .await
+        .map_err(|e| ApiError::store(&e))?;
     let recorded = app
         .store
         .record_report(

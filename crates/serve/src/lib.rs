@@ -21,8 +21,8 @@
 //!   caps on connections and uploads; [`fault`]: failures of the server's own as 503/507.
 //!
 //! The data directory: `meta.sqlite` (and its WAL), `packages/<md5>.zip`,
-//! `analyses/<id>.json`, `pictures/<hash>.png`, `mappings/<md5>.txt`, `tmp/` for bodies on their way in,
-//! `work/` for analyses under way, `serve.lock` (held while a server runs). With
+//! `analyses/<id>.json`, `pictures/<hash>.png`, `mappings/<md5>.txt`, `reports/<md5>.txt`,
+//! `tmp/` for bodies on their way in, `work/` for analyses under way, `serve.lock` (held while a server runs). With
 //! `--database postgres://…` and `--store s3://…` only `tmp/` and `work/` are used, and several
 //! processes (each with a data directory of its own) share the database and the bucket.
 

@@ -42,6 +42,9 @@ pub struct PackageRow {
     /// The job was queued again because its analysis was older than the analyzer's (see
     /// [`Regrouping`]): it waits behind every other job.
     pub reanalysis: bool,
+    /// A LeakCanary report (`POST /api/leakcanary`), not a package: its download is the
+    /// text as received.
+    pub report: bool,
 }
 
 /// One package with its `result.info` and `extra.info` as recorded (cut to

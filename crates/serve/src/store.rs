@@ -241,6 +241,7 @@ macro_rules! package_row {
             analyses: r.try_get("analyses")?,
             signature_version: r.try_get("signature_version")?,
             reanalysis: r.try_get("regroup")?,
+            report: r.try_get("report")?,
         })
     }};
 }
@@ -1564,12 +1565,12 @@ async fn migrate(
 mod package_sql {
     pub const ONE: &str = "SELECT p.id, p.md5, p.name, p.bytes, p.received_ms, p.sdk, \
          p.manufacturer, p.app_version, p.manifest, p.extra, j.state, j.error, j.attempts, \
-         j.analyses, j.signature_version, j.regroup FROM packages p JOIN jobs j ON j.package_id = p.id WHERE p.id = $1";
+         j.analyses, j.signature_version, j.regroup, j.report FROM packages p JOIN jobs j ON j.package_id = p.id WHERE p.id = $1";
     /// Without `manifest` and `extra`: a list carries only the short columns.
     pub const RECENT: &str = "SELECT p.id, p.md5, p.name, p.bytes, p.received_ms, p.sdk, \
          p.manufacturer, p.app_version, j.state, j.error, j.attempts, \
-         j.analyses, j.signature_version, j.regroup FROM packages p JOIN jobs j ON j.package_id = p.id \
-         WHERE p.id < $2 ORDER BY p.id DESC LIMIT $1";
+         j.analyses, j.signature_version, j.regroup, j.report FROM packages p \
+         JOIN jobs j ON j.package_id = p.id WHERE p.id < $2 ORDER BY p.id DESC LIMIT $1";
 }
 
 // After the macros above, which it uses.
