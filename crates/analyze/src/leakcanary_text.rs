@@ -112,6 +112,20 @@ struct Partial {
     /// The leaking object's `Retaining X in N objects`.
     retained: Option<(u64, u64)>,
     in_trace: bool,
+    /// Steps left out between the first [`TRACE_HEAD_STEPS`] and the last
+    /// [`TRACE_TAIL_STEPS`] (as an analysis keeps a long trace), as they come: a text of
+    /// any length holds no more than those.
+    omitted_steps: u64,
+}
+
+impl Partial {
+    fn push_step(&mut self, s: Step) {
+        if self.steps.len() == TRACE_HEAD_STEPS + TRACE_TAIL_STEPS {
+            self.steps.remove(TRACE_HEAD_STEPS);
+            self.omitted_steps += 1;
+        }
+        self.steps.push(s);
+    }
 }
 
 /// Reads LeakCanary's text. See the module's doc.
@@ -323,11 +337,11 @@ fn trace_line(l: &mut Partial, line: &str) -> bool {
         return true;
     }
     if let Some(rest) = line.strip_prefix("├─ ") {
-        l.steps.push(step(rest));
+        l.push_step(step(rest));
         return true;
     }
     if let Some(rest) = line.strip_prefix("╰→ ") {
-        l.steps.push(step(rest));
+        l.push_step(step(rest));
         l.ended = true;
         return true;
     }
@@ -563,16 +577,12 @@ fn finish_leak(r: &mut Report, leak: Option<Partial>) {
         leak_pattern: Some(clipped(p, MAX_NAME_BYTES)),
         ..LibraryLeak::default()
     });
-    let mut steps = std::mem::take(&mut l.steps);
+    let steps = std::mem::take(&mut l.steps);
     let last = steps.last().cloned().unwrap_or_else(|| step(""));
     let (retained, objects) = l.retained.unwrap_or((l.total_bytes.unwrap_or(0), 0));
-    let whole = steps.len();
-    let (omitted_steps, omitted_after) = if whole > TRACE_HEAD_STEPS + TRACE_TAIL_STEPS {
-        let left_out = whole - TRACE_HEAD_STEPS - TRACE_TAIL_STEPS;
-        steps.drain(TRACE_HEAD_STEPS..TRACE_HEAD_STEPS + left_out);
-        (left_out as u64, Some(TRACE_HEAD_STEPS as u64))
-    } else {
-        (0, None)
+    let (omitted_steps, omitted_after) = match l.omitted_steps {
+        0 => (0, None),
+        n => (n, Some(TRACE_HEAD_STEPS as u64)),
     };
     r.leaks.push(Leak {
         object_id: 0,
@@ -775,6 +785,20 @@ App version: 1.2
             "{:?}",
             r.not_understood
         );
+        // A trace of any length keeps its head and tail, and counts the rest.
+        let long = TWO_LEAKS.replace(
+            "├─ java.lang.Object[] array\n",
+            &"├─ java.lang.Object[] array\n".repeat(100_000),
+        );
+        let r = parse(&long).unwrap();
+        let t = &r.leaks[0].trace;
+        assert_eq!(t.steps.len(), TRACE_HEAD_STEPS + TRACE_TAIL_STEPS);
+        assert_eq!(
+            t.omitted_steps,
+            100_000 + 2 - (TRACE_HEAD_STEPS + TRACE_TAIL_STEPS) as u64
+        );
+        assert_eq!(t.steps.last().unwrap().class_name, "com.example.A");
+        assert_eq!(t.steps[0].class_name, "com.example.Registry");
         // Hostile sizes saturate.
         assert_eq!(retaining("1e308 EB in 1 objects"), Some((u64::MAX, 1)));
         assert_eq!(retaining("NaN B in 1 objects"), None);
