@@ -838,11 +838,21 @@ impl Store {
         let Some((id, attempt, regroup)) = claimed else {
             return Ok((None, failed));
         };
-        let md5: String = on!(self, pool => sqlx::query_scalar("SELECT md5 FROM packages WHERE id = $1")
+        // The package's key, and its app version's mapping if one was uploaded.
+        let (md5, mapping): (String, Option<MappingRef>) = on!(self, pool => {
+            let r = sqlx::query(
+                "SELECT p.md5, m.md5, m.app_version FROM packages p \
+                 LEFT JOIN mappings m ON m.app_version = p.app_version WHERE p.id = $1",
+            )
             .bind(id)
             .fetch_one(pool)
-            .await?);
-        let mapping = self.mapping_of_package(id).await?;
+            .await?;
+            let mapping = match (r.try_get::<Option<String>, _>(1)?, r.try_get::<Option<String>, _>(2)?) {
+                (Some(md5), Some(app_version)) => Some(MappingRef { md5, app_version }),
+                _ => None,
+            };
+            (r.try_get(0)?, mapping)
+        });
         Ok((
             Some(Claim {
                 id,
@@ -999,20 +1009,6 @@ impl Store {
             }
             tx.commit().await?;
             Ok(held)
-        })
-    }
-
-    /// The mapping of package `id`'s app version, if one was uploaded.
-    pub async fn mapping_of_package(&self, id: i64) -> DbResult<Option<MappingRef>> {
-        on!(self, pool => {
-            let row = sqlx::query(MAPPING_OF_PACKAGE).bind(id).fetch_optional(pool).await?;
-            match row {
-                Some(r) => Ok(Some(MappingRef {
-                    md5: r.try_get(0)?,
-                    app_version: r.try_get(1)?,
-                })),
-                None => Ok(None),
-            }
         })
     }
 
