@@ -1549,6 +1549,24 @@ async fn on_sqlite_packages_with_older_signatures_are_regrouped_behind_new_ones(
     store.close().await;
 }
 
+/// Mappings on the store: see `a_mapping_requeues_its_versions_packages`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_sqlite_a_mapping_requeues_its_versions_packages() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, zip) = sqlite_store(dir.path()).await;
+    serve_common::a_mapping_requeues_its_versions_packages(&store, &store, &zip).await;
+    store.close().await;
+}
+
+/// LeakCanary reports on the store: see `a_report_is_recorded_done_and_never_queued`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_sqlite_a_leakcanary_report_is_recorded_done_and_never_queued() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, zip) = sqlite_store(dir.path()).await;
+    serve_common::a_report_is_recorded_done_and_never_queued(&store, &store, &zip).await;
+    store.close().await;
+}
+
 // ---------------------------------------------------------------- regrouping
 
 /// `n` packages of the same bug (the fixture's leak), distinct by their `extra.info`.
@@ -4348,5 +4366,566 @@ async fn packages_without_a_leak_are_grouped_by_their_top_retainers_path() {
     assert_eq!(sign(&g["path"]), same, "{g}");
     let (status, _) = get_text(&srv.url("/no-leak/0000")).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
+    srv.stop().await;
+}
+
+// ---------------------------------------------------------------- mappings (issue 51)
+
+/// `hprof` with the text of its STRING records (HPROF tag 0x01: class and field names)
+/// replaced as `names` says, whole records only: the dump the same heap gives when R8 has
+/// renamed those classes and fields.
+fn obfuscated(hprof: &[u8], names: &[(&str, &str)]) -> Vec<u8> {
+    let u4 = |at: usize| u32::from_be_bytes(hprof[at..at + 4].try_into().unwrap()) as usize;
+    let header = hprof.iter().position(|&b| b == 0).unwrap() + 1;
+    let id_size = u4(header);
+    let mut at = header + 12;
+    let mut out = hprof[..at].to_vec();
+    let mut renamed = 0;
+    while at < hprof.len() {
+        let len = u4(at + 5);
+        let record = &hprof[at..at + 9 + len];
+        let (id, text) = record[9..].split_at(id_size.min(len));
+        match names.iter().find(|(from, _)| from.as_bytes() == text) {
+            Some((_, to)) if record[0] == 0x01 => {
+                out.extend_from_slice(&record[..5]);
+                out.extend_from_slice(&((id_size + to.len()) as u32).to_be_bytes());
+                out.extend_from_slice(id);
+                out.extend_from_slice(to.as_bytes());
+                renamed += 1;
+            }
+            _ => out.extend_from_slice(record),
+        }
+        at += 9 + len;
+    }
+    assert_eq!(renamed, names.len(), "every name is in the dump once");
+    out
+}
+
+/// One release's R8 renaming of the activity-destroyed scenario's leak (LeakCanary's
+/// `ProfileCache.sLastProfile → ProfileActivity`): its dump and its mapping.txt.
+fn release(hprof: &[u8], cache: &str, field: &str, activity: &str) -> (Vec<u8>, String) {
+    let slashed = |c: &str| c.replace('.', "/");
+    let dump = obfuscated(
+        hprof,
+        &[
+            ("com/example/app/ProfileCache", &slashed(cache)),
+            ("sLastProfile", field),
+            ("com/example/app/ProfileActivity", &slashed(activity)),
+        ],
+    );
+    let mapping = format!(
+        "# compiler: R8\ncom.example.app.ProfileCache -> {cache}:\n    \
+         com.example.app.ProfileActivity sLastProfile -> {field}\n    \
+         void <init>() -> <init>\ncom.example.app.ProfileActivity -> {activity}:\n    \
+         void onCreate(android.os.Bundle) -> a\n"
+    );
+    (dump, mapping)
+}
+
+async fn put_mapping(
+    srv: &Srv,
+    version: &str,
+    text: &str,
+    token: Option<&str>,
+) -> (StatusCode, Value) {
+    let mut r = client()
+        .put(srv.url(&format!("/api/mappings/{version}")))
+        .header("content-type", "text/plain")
+        .body(text.to_string());
+    if let Some(t) = token {
+        r = r.bearer_auth(t);
+    }
+    let r = r.send().await.unwrap();
+    let status = r.status();
+    let body = r.bytes().await.unwrap();
+    let v = serde_json::from_slice(&body)
+        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&body).into_owned()));
+    (status, v)
+}
+
+/// The application groups: (signature, class name, title, packages).
+async fn app_groups_named(srv: &Srv) -> Vec<(String, String, String, u64)> {
+    let v = get_json(&srv.url("/api/leaks"), None).await;
+    v["appLeaks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            (
+                g["signature"].as_str().unwrap().to_string(),
+                g["className"].as_str().unwrap().to_string(),
+                g["title"].as_str().unwrap_or("").to_string(),
+                g["packages"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// Issue 51: one bug in two releases R8 renamed differently is two groups of obfuscated
+/// names until each release's mapping is on the server; then it is one group, with the
+/// source's names and LeakCanary's signature (Shark's on the plain dump). A mapping sent
+/// before its version's packages is used by their analyses; one sent after (here by
+/// `upload --mapping`) re-analyzes the version's packages. A mapping that does not read
+/// is 422 and is not kept; one that no longer reads in the store fails no analysis.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(clippy::too_many_lines)] // a scenario, step by step
+async fn two_releases_obfuscated_differently_are_one_group_with_their_mappings() {
+    let Some(plain) = scenario_dump("activity-destroyed") else {
+        return;
+    };
+    let shark = "e87a303e7420e2fafe23d2c3d6ef59ce00d6a5d4";
+    let (dump1, map1) = release(&plain, "a.a", "b", "a.c");
+    let (dump2, map2) = release(&plain, "x.y", "q", "x.z");
+    let dir = tempfile::tempdir().unwrap();
+    let token = "upload-token-51";
+    let srv = start(
+        &dir.path().join("data"),
+        Opts {
+            access: Access {
+                upload: Secret::new(token),
+                public_read: true,
+                ..Access::default()
+            },
+            ..Opts::default()
+        },
+    )
+    .await;
+    // Refused: no token; a version packages cannot record; a text that is no mapping, or
+    // maps nothing. Nothing of them is kept.
+    let (status, _) = put_mapping(&srv, "2.0", &map2, None).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    let (status, v) = put_mapping(&srv, &"9".repeat(65), &map2, Some(token)).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{v}");
+    let (status, v) = put_mapping(&srv, "2.0", "com.a.B -> a:\nnot a member\n", Some(token)).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{v}");
+    assert!(v["error"].as_str().unwrap().contains("line 2"), "{v}");
+    let (status, v) = put_mapping(&srv, "2.0", "# nothing\n", Some(token)).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{v}");
+    assert!(names(&srv.data.join("mappings")).is_empty());
+    assert!(names(&srv.data.join("tmp")).is_empty());
+    // Over the cap, said before the body is read.
+    {
+        use tokio::io::AsyncWriteExt;
+        let mut s = raw(&srv).await;
+        let req = format!(
+            "PUT /api/mappings/2.0 HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}\r\nContent-Length: {}\r\n\r\n",
+            serve::mappings::MAX_MAPPING_BYTES + 1
+        );
+        s.write_all(req.as_bytes()).await.unwrap();
+        let (status, _, body) = read_answer(&mut s).await.unwrap();
+        assert_eq!(status, 413, "{body}");
+        assert!(
+            body.contains(&format!("{}", serve::mappings::MAX_MAPPING_BYTES)),
+            "{body}"
+        );
+    }
+
+    // Release 2's mapping first: its package's analysis uses it.
+    let (status, v) = put_mapping(&srv, "2.0", &map2, Some(token)).await;
+    assert_eq!(status, StatusCode::CREATED, "{v}");
+    assert_eq!(
+        (v["classes"].as_u64(), v["reanalyzing"].as_u64()),
+        (Some(2), Some(0))
+    );
+    let (status, _) = put_mapping(&srv, "2.0", &map2, Some(token)).await;
+    assert_eq!(status, StatusCode::OK, "the same bytes again");
+    let upload_with = |bytes: &[u8], name: &str| {
+        let r = client()
+            .put(srv.url(&format!("/api/packages/{name}")))
+            .bearer_auth(token)
+            .header("content-md5", b64(&md5_of(bytes)))
+            .body(bytes.to_vec())
+            .send();
+        async move {
+            let r = r.await.unwrap();
+            assert_eq!(r.status(), StatusCode::CREATED);
+            json_of(r).await["id"].as_i64().unwrap()
+        }
+    };
+    let p1 = upload_with(&dump_package(&dump1, ("30", "acme", "1.0")), "r1.zip").await;
+    let p2 = upload_with(&dump_package(&dump2, ("30", "acme", "2.0")), "r2.zip").await;
+    for id in [p1, p2] {
+        settled(&srv.base, id, None).await;
+    }
+    let mut groups = app_groups_named(&srv).await;
+    groups.sort_by(|a, b| a.1.cmp(&b.1));
+    assert_eq!(groups.len(), 2, "{groups:?}");
+    assert_eq!(
+        groups[0].1, "a.c",
+        "release 1 has no mapping yet: {groups:?}"
+    );
+    assert_eq!(groups[0].2, "a.b", "{groups:?}");
+    assert_ne!(groups[0].0, shark);
+    assert_eq!(
+        (
+            groups[1].0.as_str(),
+            groups[1].1.as_str(),
+            groups[1].2.as_str()
+        ),
+        (
+            shark,
+            "com.example.app.ProfileActivity",
+            "ProfileCache.sLastProfile"
+        ),
+        "{groups:?}"
+    );
+
+    // Release 1's mapping after its package, by the CLI: the package is analyzed again.
+    let file = dir.path().join("mapping.txt");
+    std::fs::write(&file, &map1).unwrap();
+    let o = cli(
+        args(&[
+            "upload",
+            "--mapping",
+            s(&file),
+            "--app-version",
+            "1.0",
+            "--url",
+            &srv.url("/api/packages"),
+        ]),
+        Some(token.into()),
+    )
+    .await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("/api/mappings/1.0"), "{}", stderr(&o));
+    let t0 = Instant::now();
+    while app_groups_named(&srv).await.len() != 1 {
+        assert!(
+            t0.elapsed() < Duration::from_secs(120),
+            "{:?}",
+            app_groups_named(&srv).await
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let groups = app_groups_named(&srv).await;
+    assert_eq!(
+        groups,
+        [(
+            shark.to_string(),
+            "com.example.app.ProfileActivity".to_string(),
+            "ProfileCache.sLastProfile".to_string(),
+            2
+        )]
+    );
+    assert_eq!(settled(&srv.base, p1, None).await["package"]["analyses"], 2);
+    // The pages show the source's names.
+    let (_, page) = get_text(&srv.url("/")).await;
+    assert!(page.contains("ProfileCache.sLastProfile"), "{page}");
+    let (_, page) = get_text(&srv.url(&format!("/groups/{shark}"))).await;
+    assert!(page.contains("com.example.app.ProfileActivity"), "{page}");
+    assert!(!page.contains("a.c"), "{page}");
+
+    // A stored mapping that no longer reads: the version's next package is analyzed all
+    // the same, with its names as the dump has them and a note saying why.
+    for f in names(&srv.data.join("mappings")) {
+        std::fs::write(srv.data.join("mappings").join(f), "garbage\n").unwrap();
+    }
+    let variant = serve_common::variant(
+        &dump_package(&dump2, ("30", "acme", "2.0")),
+        "appVersion=2.0\nn=2\n",
+    );
+    let p3 = upload_with(&variant, "r3.zip").await;
+    let v = settled(&srv.base, p3, None).await;
+    assert_eq!(v["package"]["state"], "done", "{v}");
+    let notes = v["analysis"]["notes"].to_string();
+    assert!(
+        notes.contains("mapping was not used") && notes.contains("line 1"),
+        "{notes}"
+    );
+    assert_eq!(v["analysis"]["leaks"][0]["className"], "x.z", "{v}");
+    srv.stop().await;
+}
+
+// ---------------------------------------------------------------- LeakCanary reports (issue 51)
+
+/// LeakCanary's text (`HeapAnalysis.toString()`) Shark 2.14 printed on a scenario dump,
+/// as committed in fixtures/scenarios/NAME.shark.txt: its first finder's section that
+/// holds a leak (`kwr`: LeakCanary's watched objects; else `filter`).
+fn sharks_text(name: &str) -> String {
+    let all = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("fixtures/scenarios/{name}.shark.txt")),
+    )
+    .unwrap();
+    ["kwr", "filter"]
+        .iter()
+        .filter_map(|mode| {
+            let start = all.find(&format!("==== {mode} ====\n"))? + mode.len() + 11;
+            let rest = &all[start..];
+            Some(rest[..rest.find("\n==== ").map_or(rest.len(), |e| e + 1)].to_string())
+        })
+        .find(|t| !t.contains("\n0 APPLICATION LEAKS\n") || !t.contains("\n0 LIBRARY LEAKS\n"))
+        .unwrap()
+}
+
+async fn post_report(
+    srv: &Srv,
+    text: impl Into<Vec<u8>>,
+    query: &str,
+    token: Option<&str>,
+) -> (StatusCode, Value) {
+    let mut r = client()
+        .post(srv.url(&format!("/api/leakcanary{query}")))
+        .header("content-type", "text/plain")
+        .body(text.into());
+    if let Some(t) = token {
+        r = r.bearer_auth(t);
+    }
+    let r = r.send().await.unwrap();
+    let status = r.status();
+    let body = r.bytes().await.unwrap();
+    let v = serde_json::from_slice(&body)
+        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&body).into_owned()));
+    (status, v)
+}
+
+/// Issue 51: LeakCanary's own text of a leak (Shark's on the scenario dump, in 2.x's
+/// wording and in the newest, "Leak fingerprint:") and the scenario's dump uploaded as a
+/// package are one group, an application leak and a library leak alike; the report's
+/// device and app version come from its METADATA and the request. Any other text is a
+/// clear 4xx or a partial record naming what was not understood, never a 5xx.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(clippy::too_many_lines)] // a scenario, step by step
+async fn a_leakcanary_report_and_a_dump_of_the_same_leak_are_one_group() {
+    let (Some(app_dump), Some(lib_dump)) = (
+        scenario_dump("activity-destroyed"),
+        scenario_dump("library-imm-next-served-view"),
+    ) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let token = "upload-token-51";
+    let srv = start(
+        &dir.path().join("data"),
+        Opts {
+            access: Access {
+                upload: Secret::new(token),
+                public_read: true,
+                ..Access::default()
+            },
+            ..Opts::default()
+        },
+    )
+    .await;
+    for (i, hprof) in [&app_dump, &lib_dump].into_iter().enumerate() {
+        let bytes = dump_package(hprof, ("30", "acme", "1.0"));
+        let r = client()
+            .put(srv.url(&format!("/api/packages/d{i}.zip")))
+            .bearer_auth(token)
+            .header("content-md5", b64(&md5_of(&bytes)))
+            .body(bytes)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::CREATED);
+        settled(&srv.base, json_of(r).await["id"].as_i64().unwrap(), None).await;
+    }
+    let app_text = sharks_text("activity-destroyed");
+    let newest = app_text.replace("\nSignature: ", "\nLeak fingerprint: ");
+    assert_ne!(app_text, newest);
+    let (status, v) = post_report(&srv, app_text.clone(), "?appVersion=2.0", Some(token)).await;
+    assert_eq!(status, StatusCode::CREATED, "{v}");
+    assert_eq!(
+        (
+            v["leaks"].as_u64(),
+            v["notUnderstood"].as_array().map(Vec::len)
+        ),
+        (Some(1), Some(0)),
+        "{v}"
+    );
+    let report = v["id"].as_i64().unwrap();
+    let (status, v) = post_report(&srv, newest, "", Some(token)).await;
+    assert_eq!(status, StatusCode::CREATED, "{v}");
+    let (status, v) = post_report(
+        &srv,
+        sharks_text("library-imm-next-served-view"),
+        "",
+        Some(token),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{v}");
+    // The same text again: the first record.
+    let (status, v) = post_report(&srv, app_text.clone(), "", Some(token)).await;
+    assert_eq!(
+        (status, &v["first"]),
+        (StatusCode::OK, &report.into()),
+        "{v}"
+    );
+
+    let v = get_json(&srv.url("/api/leaks"), None).await;
+    let (app, lib) = (
+        v["appLeaks"].as_array().unwrap(),
+        v["libraryLeaks"].as_array().unwrap(),
+    );
+    assert_eq!((app.len(), lib.len()), (1, 1), "{v}");
+    assert_eq!(
+        app[0]["signature"], "e87a303e7420e2fafe23d2c3d6ef59ce00d6a5d4",
+        "{v}"
+    );
+    assert_eq!(
+        app[0]["className"], "com.example.app.ProfileActivity",
+        "{v}"
+    );
+    assert_eq!(app[0]["title"], "ProfileCache.sLastProfile", "{v}");
+    assert_eq!(app[0]["packages"], 3, "the dump and two reports: {v}");
+    assert_eq!(
+        lib[0]["signature"], "1e770c85b3c9035e9a766255b35fef682ab30414",
+        "{v}"
+    );
+    assert_eq!(lib[0]["packages"], 2, "{v}");
+    // The report's device from its METADATA, its version from the request.
+    let p = get_json(&srv.url(&format!("/api/packages/{report}")), None).await;
+    assert_eq!(
+        (
+            &p["package"]["sdk"],
+            &p["package"]["manufacturer"],
+            &p["package"]["appVersion"]
+        ),
+        (&"30".into(), &"Google".into(), &"2.0".into()),
+        "{p}"
+    );
+    assert_eq!(p["package"]["state"], "done", "{p}");
+    assert_eq!(
+        p["analysis"]["leaks"][0]["trace"]["steps"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2,
+        "{p}"
+    );
+    let (status, page) = get_text(&srv.url(&format!("/packages/{report}"))).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(page.contains("ProfileActivity"), "{page}");
+    let (_, page) = get_text(&srv.url("/groups/e87a303e7420e2fafe23d2c3d6ef59ce00d6a5d4")).await;
+    assert!(page.contains("ProfileCache"), "{page}");
+    // Its download is the text as received.
+    let r = client()
+        .get(srv.url(&format!("/packages/{report}/download")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    assert!(r.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/plain"));
+    assert_eq!(r.text().await.unwrap(), app_text);
+    assert_eq!(
+        names(&srv.data.join("reports")).len(),
+        3,
+        "one file per text"
+    );
+
+    // What is not LeakCanary's analysis, or not allowed: 4xx, nothing recorded.
+    let before = get_json(&srv.url("/api/packages"), None).await;
+    let (status, _) = post_report(&srv, app_text.clone(), "", None).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    for (text, want) in [
+        (&b"hello"[..], "not LeakCanary's analysis"),
+        (&b""[..], "not LeakCanary's analysis"),
+        (&[0xff, 0xfe, 0, 1, 2][..], "not LeakCanary's analysis"),
+        (
+            &b"====================================\nHEAP ANALYSIS FAILED\n\nSTACKTRACE\n"[..],
+            "HEAP ANALYSIS FAILED",
+        ),
+    ] {
+        let (status, v) = post_report(&srv, text.to_vec(), "", Some(token)).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{v}");
+        assert!(v["error"].as_str().unwrap().contains(want), "{v}");
+    }
+    let (status, v) = post_report(
+        &srv,
+        vec![b'='; hprof_shrink_analyze::leakcanary_text::MAX_REPORT_BYTES + 1],
+        "",
+        Some(token),
+    )
+    .await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE, "{v}");
+    let (status, v) = post_report(
+        &srv,
+        app_text.clone(),
+        &format!("?appVersion={}", "9".repeat(65)),
+        Some(token),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{v}");
+    assert_eq!(get_json(&srv.url("/api/packages"), None).await, before);
+
+    // A text LeakCanary did not write in part: recorded, what was not understood named.
+    let odd = app_text.replace("│    ↓ static", "what is this?\n│    ↓ static");
+    let (status, v) = post_report(&srv, odd, "", Some(token)).await;
+    assert_eq!(status, StatusCode::CREATED, "{v}");
+    let named = v["notUnderstood"].to_string();
+    assert!(named.contains("what is this?"), "{v}");
+    // Texts cut, lines shuffled and doubled: each 201 or 422, never a 5xx.
+    let lines: Vec<&str> = app_text.lines().collect();
+    for k in 0..40usize {
+        let mut mixed: Vec<&str> = lines.clone();
+        let at = (k * 7) % mixed.len();
+        match k % 4 {
+            0 => mixed.truncate(at),
+            1 => mixed.rotate_left(at),
+            2 => mixed.insert(at, lines[(k * 13) % lines.len()]),
+            _ => {
+                mixed.remove(at);
+            }
+        }
+        let text = format!("{}\nk={k}\n", mixed.join("\n"));
+        let (status, v) = post_report(&srv, text, "", Some(token)).await;
+        assert!(
+            status == StatusCode::CREATED || status == StatusCode::UNPROCESSABLE_ENTITY,
+            "{k}: {status} {v}"
+        );
+    }
+    srv.stop().await;
+}
+
+/// Issue 51: a mapping never fails an analysis. One that takes the analysis past its
+/// memory budget (48 MiB of class lines under 32 MiB) leaves the package analyzed without
+/// it, its note saying why; the server checked it, streaming, all the same.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mapping_past_the_analysis_budget_leaves_the_package_analyzed_without_it() {
+    use std::fmt::Write as _;
+    let dir = tempfile::tempdir().unwrap();
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
+    let memory = (32 << 20) + cores * (2 << 20);
+    let srv = start(
+        &dir.path().join("data"),
+        Opts {
+            workers: 1,
+            budget: Budget {
+                analysis_memory: memory,
+                ..budget()
+            },
+            ..Opts::default()
+        },
+    )
+    .await;
+    let mut text = String::with_capacity(49 << 20);
+    let mut i = 0u64;
+    while text.len() < 48 << 20 {
+        let _ = writeln!(text, "com.example.Class{i} -> a{i}:");
+        i += 1;
+    }
+    let (status, v) = put_mapping(&srv, "3.0", &text, None).await;
+    assert_eq!(status, StatusCode::CREATED, "{v}");
+    assert_eq!(v["classes"], i, "{v}");
+    drop(text);
+    let base = std::fs::read(package(dir.path(), "p.zip", &[])).unwrap();
+    let bytes = serve_common::variant(&base, "appVersion=3.0\n");
+    let r = put(&srv, "p.zip", bytes.clone(), md5_of(&bytes)).await;
+    assert_eq!(r.status(), StatusCode::CREATED);
+    let id = json_of(r).await["id"].as_i64().unwrap();
+    let v = settled(&srv.base, id, None).await;
+    assert_eq!(v["package"]["state"], "done", "{v}");
+    let notes = v["analysis"]["notes"].to_string();
+    assert!(
+        notes.contains("analyzed without the app version's mapping")
+            && notes.contains("more memory than its budget"),
+        "{notes}"
+    );
+    assert!(
+        !v["analysis"]["leaks"].as_array().unwrap().is_empty(),
+        "{v}"
+    );
     srv.stop().await;
 }

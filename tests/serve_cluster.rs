@@ -746,6 +746,34 @@ async fn on_postgres_packages_with_older_signatures_are_regrouped_behind_new_one
     other.close().await;
 }
 
+/// Mappings on PostgreSQL, recorded by another process: see
+/// `a_mapping_requeues_its_versions_packages`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_postgres_a_mapping_requeues_its_versions_packages() {
+    let Some((_pg, store, other)) = two_pools().await else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let zip = scenario_packages(dir.path()).remove(0);
+    serve_common::a_mapping_requeues_its_versions_packages(&store, &other, &zip).await;
+    store.close().await;
+    other.close().await;
+}
+
+/// LeakCanary reports on PostgreSQL, recorded by another process: see
+/// `a_report_is_recorded_done_and_never_queued`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_postgres_a_leakcanary_report_is_recorded_done_and_never_queued() {
+    let Some((_pg, store, other)) = two_pools().await else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let zip = scenario_packages(dir.path()).remove(0);
+    serve_common::a_report_is_recorded_done_and_never_queued(&store, &other, &zip).await;
+    store.close().await;
+    other.close().await;
+}
+
 /// The groups kept up to date change by change equal a fold from scratch, the changes
 /// made by another process (another pool) and, at the end, by both at once: see
 /// `incremental_groups_equal_a_fold_from_scratch`. On PostgreSQL serial ids may commit out
@@ -999,4 +1027,127 @@ async fn the_s3_store_round_trips_and_names_what_s3_refuses() {
         err,
         "S3 PUT no-such-bucket/analyses/2.json: 404 Not Found NoSuchBucket"
     );
+}
+
+/// Issue 51, mappings with `--store s3://…` and PostgreSQL: a mapping PUT to a server is
+/// stored in the bucket beside the packages (by its MD5), and a worker in another process
+/// fetches it from there for the re-analysis of the version's package, whose leak then has
+/// the mapped name; a package of another version keeps its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(clippy::too_many_lines)] // a scenario, step by step
+async fn a_mapping_in_the_bucket_is_used_by_a_worker_of_another_process() {
+    let Some(pg_bin) = pg_bin() else { return };
+    let Some(py) = python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let base = std::fs::read(&scenario_packages(dir.path())[0]).unwrap();
+    let (pg, moto) = tokio::task::spawn_blocking(move || (Pg::start(pg_bin), Moto::start(py)))
+        .await
+        .unwrap();
+    let env = [
+        ("AWS_ACCESS_KEY_ID", "testing".to_string()),
+        ("AWS_SECRET_ACCESS_KEY", "testing".to_string()),
+        ("AWS_REGION", "us-east-1".to_string()),
+        ("AWS_ENDPOINT_URL", moto.endpoint()),
+        ("HPROF_SHRINK_DATABASE_URL", pg.url()),
+    ];
+    let store = format!("s3://{BUCKET}/mapped");
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let server_data = dir.path().join("server");
+    let mut server = Proc::spawn(
+        &[
+            "--data",
+            s(&server_data),
+            "--listen",
+            &listen,
+            "--public-read",
+            "--workers",
+            "0",
+            "--store",
+            &store,
+        ],
+        &env,
+        &dir.path().join("server.log"),
+    );
+    let worker_data = dir.path().join("worker");
+    let mut worker = Proc::spawn(
+        &[
+            "--worker",
+            "--data",
+            s(&worker_data),
+            "--workers",
+            "1",
+            "--store",
+            &store,
+        ],
+        &env,
+        &dir.path().join("worker.log"),
+    );
+    server.wait_for("serving on");
+    worker.wait_for("analysis worker(s) on database PostgreSQL");
+    let http = client();
+    let url = format!("http://{listen}");
+    let mut ids = Vec::new();
+    for version in ["9.0", "9.1"] {
+        let body = serve_common::variant(&base, &format!("appVersion={version}\n"));
+        let (status, v) = upload(&http, std::slice::from_ref(&url), 0, &body).await;
+        assert_eq!(status, 201, "{v}");
+        ids.push(v["id"].as_i64().unwrap());
+    }
+    let analyzed = |id: i64, n: i64| {
+        let (http, url) = (&http, &url);
+        async move {
+            let t0 = Instant::now();
+            loop {
+                let v = get_json(http, &format!("{url}/api/packages/{id}")).await;
+                if v["package"]["state"] == "done" && v["package"]["analyses"] == n {
+                    return v;
+                }
+                assert!(t0.elapsed() < Duration::from_secs(120), "{v}");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    };
+    for id in &ids {
+        analyzed(*id, 1).await;
+    }
+    // The leaking class read as the obfuscated name of another.
+    let mapping = "com.example.RenamedActivity -> com.example.StaticChainActivity:\n";
+    let r = http
+        .put(format!("{url}/api/mappings/9.0"))
+        .body(mapping)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 201);
+    let v: Value = serde_json::from_slice(&r.bytes().await.unwrap()).unwrap();
+    assert_eq!(v["reanalyzing"], 1, "{v}");
+    let key = format!("mapped/mappings/{}.txt", md5_hex(mapping.as_bytes()));
+    let stored = moto.list("mapped/mappings/");
+    assert_eq!(stored.len(), 1, "{stored:?}");
+    assert_eq!(
+        (stored[0].0.as_str(), stored[0].1),
+        (key.as_str(), mapping.len() as u64)
+    );
+    let v = analyzed(ids[0], 2).await;
+    assert_eq!(
+        v["analysis"]["leaks"][0]["className"], "com.example.RenamedActivity",
+        "{v}"
+    );
+    let v = analyzed(ids[1], 1).await;
+    assert_eq!(
+        v["analysis"]["leaks"][0]["className"], "com.example.StaticChainActivity",
+        "{v}"
+    );
+    assert!(worker.log().contains(&format!(
+        "re-analyzing (an older analysis) package {}",
+        ids[0]
+    )));
+    // Nothing of the mapping is left in either process's scratch space.
+    for data in [&server_data, &worker_data] {
+        for sub in ["tmp", "work"] {
+            let left: Vec<_> = std::fs::read_dir(data.join(sub)).unwrap().collect();
+            assert!(left.is_empty(), "{}: {left:?}", data.join(sub).display());
+        }
+    }
 }

@@ -37,6 +37,7 @@ Examples:
   hprof-shrink dump.hprof --outbox queue/           shrink into an outbox directory
   hprof-shrink upload --outbox queue/ --url https://host/upload     upload what waits there
   hprof-shrink upload dump.zip --method put --url 'https://bucket.../dump.zip?X-Amz-...'
+  hprof-shrink upload --mapping mapping.txt --app-version 1.4.2 --url https://host/   a release's mapping
 
 Exit status: 0 success (every zip uploaded, when uploading), 1 failure (bad input, I/O,
 verification, a zip not uploaded), 2 bad usage.";
@@ -47,6 +48,11 @@ directory (oldest first). A zip leaves the outbox (moved to DIR/sent/, or delete
 --delete-after-upload) only after the server answers 2xx; failures stay for the next run, \
 except a zip the server refuses for good (413, 422): that one moves to DIR/rejected/, with \
 the server's answer beside it (NAME.zip.txt), and the run exits 1.
+
+With --mapping FILE --app-version V the file is an R8/ProGuard mapping.txt, PUT to \
+/api/mappings/V on --url's server (the path of --url up to its /api/, if any, is the server's \
+base): `serve` takes at most 256 MiB, checks that it reads, and shows that version's leaks \
+with the names of the source.
 
 Connection errors, timeouts, 408, 429 and 5xx are retried with exponential backoff and \
 jitter, never sooner than a Retry-After; any other answer fails at once. Every attempt sends \
@@ -333,10 +339,25 @@ pub struct UploadArgs {
     /// The zips to upload.
     #[arg(
         value_name = "ZIP",
-        required_unless_present = "outbox",
-        conflicts_with = "outbox"
+        required_unless_present_any = ["outbox", "mapping"],
+        conflicts_with_all = ["outbox", "mapping"]
     )]
     pub zips: Vec<PathBuf>,
+
+    /// Upload this R8/ProGuard mapping.txt as --app-version's mapping instead: PUT to
+    /// /api/mappings/VERSION on --url's server (`serve`), which analyzes that version's
+    /// packages with it, those it already analyzed again.
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "app_version",
+        conflicts_with = "outbox"
+    )]
+    pub mapping: Option<PathBuf>,
+
+    /// The app version --mapping is of (as packages' extra.info names it: appVersion).
+    #[arg(long, value_name = "VERSION", requires = "mapping")]
+    pub app_version: Option<String>,
 
     /// Where to upload: the endpoint (post) or the object's URL, e.g. pre-signed (put).
     // The id matches the shrink command's --upload, which the shared options require.

@@ -1,15 +1,19 @@
-//! `hprof-shrink upload`: the zips named, or an outbox drained.
+//! `hprof-shrink upload`: the zips named, an outbox drained, or an app version's mapping.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
+use hprof_shrink_upload::mapping::mapping_url;
 use hprof_shrink_upload::{AfterUpload, Outbox};
 
-use crate::cli::UploadArgs;
+use crate::cli::{MethodArg, UploadArgs};
 use crate::error::HostError;
 use crate::say::say;
 use crate::uploads::{drain, uploaded, uploader};
 
 pub fn run(a: UploadArgs) -> Result<(), HostError> {
+    if let (Some(mapping), Some(version)) = (&a.mapping, &a.app_version) {
+        return upload_mapping(&a, mapping, version);
+    }
     let up = uploader(a.url, &a.opts, a.quiet)?;
     if let Some(dir) = &a.outbox {
         return drain(
@@ -40,4 +44,23 @@ pub fn run(a: UploadArgs) -> Result<(), HostError> {
         failed,
         total: a.zips.len(),
     })
+}
+
+/// `upload --mapping FILE --app-version V`: the file PUT to the server's mapping endpoint
+/// for V, as text.
+fn upload_mapping(a: &UploadArgs, mapping: &Path, version: &str) -> Result<(), HostError> {
+    let mut opts = a.opts.clone();
+    opts.method = MethodArg::Put;
+    if !opts.headers.iter().any(|h| {
+        h.split(':')
+            .next()
+            .is_some_and(|n| n.trim().eq_ignore_ascii_case("content-type"))
+    }) {
+        opts.headers
+            .push("Content-Type: text/plain; charset=utf-8".into());
+    }
+    let up = uploader(mapping_url(&a.url, version), &opts, a.quiet)?;
+    let o = up.upload(mapping)?;
+    uploaded(&o, None, a.quiet);
+    Ok(())
 }

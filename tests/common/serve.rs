@@ -1332,3 +1332,161 @@ pub async fn shrunk_packages_are_counted(store: &Store, other: &Store, zip: &Pat
     };
     assert_eq!(store.no_leak_shrunk(&sig).await.unwrap(), counted);
 }
+
+/// An app version's mapping (issue 51): recorded through `other`, it queues for
+/// re-analysis that version's analyzed packages (not another version's, not again for the
+/// same bytes); the claim of such a package carries the mapping; one that arrives while a
+/// package is analyzed with the mapping before requeues it when its analysis is recorded,
+/// and the analysis made with the version's current mapping stays done.
+pub async fn a_mapping_requeues_its_versions_packages(store: &Store, other: &Store, zip: &Path) {
+    use hprof_shrink_serve::store::{MappingRef, NewMapping};
+    let base = hprof_shrink_analyze::analyze_path(
+        zip,
+        &hprof_shrink_analyze::Options::default(),
+        &hprof_shrink_core::Control::default(),
+    )
+    .unwrap()
+    .analysis;
+    let lease = Duration::from_secs(60);
+    let one = record(
+        store,
+        &base,
+        &"1".repeat(32),
+        ("30", "acme", "1.0"),
+        &["s"],
+        10,
+    )
+    .await;
+    let two = record(
+        store,
+        &base,
+        &"2".repeat(32),
+        ("30", "acme", "2.0"),
+        &["s"],
+        10,
+    )
+    .await;
+    let mapping = |md5: &'static str| NewMapping {
+        app_version: "1.0",
+        md5,
+        bytes: 100,
+    };
+    let (m1, m2) = ("a".repeat(32).leak() as &str, "b".repeat(32).leak() as &str);
+    let g0 = store.generation().await.unwrap();
+    assert_eq!(other.put_mapping(&mapping(m1)).await.unwrap(), (true, 1));
+    assert!(store.generation().await.unwrap() > g0, "the queue changed");
+    // The same bytes again: nothing to do.
+    assert_eq!(other.put_mapping(&mapping(m1)).await.unwrap(), (false, 0));
+    let state = |id| async move { store.package(id).await.unwrap().unwrap().row };
+    assert_eq!(state(one).await.state, "received");
+    assert!(state(one).await.reanalysis);
+    assert_eq!(state(two).await.state, "done");
+    let (c, _) = store.claim(lease).await.unwrap();
+    let c = c.expect("the version's package, queued again");
+    assert_eq!((c.id, c.regroup), (one, true));
+    assert_eq!(
+        c.mapping,
+        Some(MappingRef {
+            md5: m1.into(),
+            app_version: "1.0".into()
+        })
+    );
+    // Another mapping while it is analyzed with the first: nothing done is queued now...
+    assert_eq!(other.put_mapping(&mapping(m2)).await.unwrap(), (true, 0));
+    assert!(store
+        .finish(&c, &analysis_of(&base, &["s"], 10), &[])
+        .await
+        .unwrap());
+    // ...but the analysis recorded with the first puts it back in the queue.
+    assert_eq!(state(one).await.state, "received");
+    let (c, _) = other.claim(lease).await.unwrap();
+    let c = c.unwrap();
+    assert_eq!(c.id, one);
+    assert_eq!(c.mapping.as_ref().map(|m| m.md5.as_str()), Some(m2));
+    assert!(other
+        .finish(&c, &analysis_of(&base, &["s"], 10), &[])
+        .await
+        .unwrap());
+    assert_eq!(state(one).await.state, "done");
+    assert_eq!(state(one).await.analyses, 3);
+    // The other version's package was never queued, and a package without a mapping
+    // claims none.
+    assert_eq!(state(two).await.analyses, 1);
+    assert!(store.claim(lease).await.unwrap().0.is_none());
+    let three = queue(store, &"3".repeat(32), ("30", "acme", "3.0")).await;
+    let (c, _) = store.claim(lease).await.unwrap();
+    let c = c.unwrap();
+    assert_eq!((c.id, c.mapping), (three, None));
+}
+
+/// A LeakCanary report (issue 51) recorded through `other`: a package done at once with
+/// its leaks in the groups, recorded once for the same text, and never queued again, by
+/// a regrouping (its rows made to look as an older server left them) nor by its app
+/// version's mapping; a package of the same version is.
+pub async fn a_report_is_recorded_done_and_never_queued(store: &Store, other: &Store, zip: &Path) {
+    use hprof_shrink_serve::store::NewMapping;
+    let base = hprof_shrink_analyze::analyze_path(
+        zip,
+        &hprof_shrink_analyze::Options::default(),
+        &hprof_shrink_core::Control::default(),
+    )
+    .unwrap()
+    .analysis;
+    let manifest = [("sdkVersion".to_string(), "34".to_string())];
+    let extra = [("appVersion".to_string(), "7.0".to_string())];
+    let report = NewPackage {
+        md5: &"c".repeat(32),
+        name: "leakcanary.txt",
+        bytes: 10,
+        manifest: &manifest,
+        extra: &extra,
+    };
+    let a = analysis_of(&base, &["sig-r"], 5);
+    let id = other.record_report(&report, &a).await.unwrap().unwrap();
+    assert_eq!(other.record_report(&report, &a).await.unwrap(), Err(id));
+    let row = store.package(id).await.unwrap().unwrap().row;
+    assert_eq!(
+        (row.state.as_str(), row.analyses, row.app_version.as_str()),
+        ("done", 1, "7.0")
+    );
+    assert_eq!(store.leaks_of(id).await.unwrap().len(), 1);
+    let groups = leak_groups(&store.leaks(&Filter::default(), None).await.unwrap());
+    assert!(groups.iter().any(|g| g.signature == "sig-r"), "{groups:?}");
+    let dump = record(
+        store,
+        &base,
+        &"d".repeat(32),
+        ("34", "acme", "7.0"),
+        &["sig-r"],
+        5,
+    )
+    .await;
+    stamp_older_signatures(other, &[id, dump]).await;
+    assert_eq!(
+        store.queue_regroup().await.unwrap(),
+        1,
+        "the dump's package only"
+    );
+    let (c, _) = store.claim(Duration::from_secs(60)).await.unwrap();
+    let c = c.unwrap();
+    assert_eq!(c.id, dump);
+    assert!(store
+        .finish(&c, &analysis_of(&base, &["sig-r"], 5), &[])
+        .await
+        .unwrap());
+    let mapping = NewMapping {
+        app_version: "7.0",
+        md5: &"e".repeat(32),
+        bytes: 1,
+    };
+    assert_eq!(other.put_mapping(&mapping).await.unwrap(), (true, 1));
+    let (c, _) = store.claim(Duration::from_secs(60)).await.unwrap();
+    assert_eq!(c.unwrap().id, dump);
+    assert!(store
+        .claim(Duration::from_secs(60))
+        .await
+        .unwrap()
+        .0
+        .is_none());
+    assert_eq!(store.package(id).await.unwrap().unwrap().row.state, "done");
+}

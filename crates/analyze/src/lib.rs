@@ -34,6 +34,7 @@ pub mod growth;
 mod index;
 pub mod input;
 mod inspect;
+pub mod leakcanary_text;
 mod leaks;
 pub mod library;
 pub mod limits;

@@ -5,7 +5,7 @@
 //! are its members, `type name -> a` for a field and `…(args) -> b` for a method; `#`
 //! starts a comment.
 
-use std::io::Read;
+use std::io::{BufRead, Read};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -78,6 +78,65 @@ impl Tables {
     }
 }
 
+/// The longest line [`Mapping::check`] reads.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+
+/// What [`Mapping::check`] counted.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Counts {
+    /// Class lines.
+    pub classes: usize,
+    /// Field lines.
+    pub fields: usize,
+}
+
+/// One line of a mapping, read.
+enum Line<'a> {
+    /// `original.Class -> obfuscated:`.
+    Class {
+        original: &'a str,
+        obfuscated: &'a str,
+    },
+    /// `    type name -> obfuscated` under a class.
+    Field { name: &'a str, obfuscated: &'a str },
+    /// A comment, a blank line or a method.
+    Other,
+}
+
+/// Reads one line (`in_class`: a class line came before); an error says what is wrong.
+fn read_line(line: &str, in_class: bool) -> Result<Line<'_>, String> {
+    let trimmed = line.trim();
+    if trimmed.is_empty() || trimmed.starts_with('#') {
+        return Ok(Line::Other);
+    }
+    let Some((left, right)) = trimmed.split_once(" -> ") else {
+        return Err(format!("expected `name -> obfuscated`, found {trimmed:?}"));
+    };
+    if !line.starts_with(char::is_whitespace) {
+        let obf = right
+            .strip_suffix(':')
+            .ok_or_else(|| "a class line ends with ':'".to_string())?;
+        return Ok(Line::Class {
+            original: left.trim(),
+            obfuscated: obf.trim(),
+        });
+    }
+    if left.contains('(') {
+        return Ok(Line::Other);
+    }
+    // A field: `type name -> obf`.
+    if !in_class {
+        return Err("a member before any class".into());
+    }
+    let Some(name) = left.split_whitespace().nth(1) else {
+        return Err(format!("expected `type name` before ->, found {left:?}"));
+    };
+    Ok(Line::Field {
+        name,
+        obfuscated: right.trim(),
+    })
+}
+
 impl Mapping {
     /// Reads a mapping file: a regular file (a FIFO or a device is refused before
     /// anything is read, as every input is), of at most [`MAX_MAPPING_BYTES`].
@@ -139,39 +198,25 @@ impl Mapping {
         let mut classes: Vec<Class> = Vec::new();
         let mut fields: Vec<(Span, Span)> = Vec::new();
         for (i, line) in text.lines().enumerate() {
-            let trimmed = line.trim();
-            if trimmed.is_empty() || trimmed.starts_with('#') {
-                continue;
-            }
-            let Some((left, right)) = trimmed.split_once(" -> ") else {
-                return Err((
-                    i + 1,
-                    format!("expected `name -> obfuscated`, found {trimmed:?}"),
-                ));
-            };
-            if !line.starts_with(char::is_whitespace) {
-                let obf = right
-                    .strip_suffix(':')
-                    .ok_or((i + 1, "a class line ends with ':'".to_string()))?;
-                let at = fields.len() as u32;
-                classes.push(Class {
-                    obfuscated: span(obf.trim()),
-                    original: span(left.trim()),
-                    fields: (at, at),
-                });
-            } else if !left.contains('(') {
-                // A field: `type name -> obf`.
-                let Some(class) = classes.last_mut() else {
-                    return Err((i + 1, "a member before any class".into()));
-                };
-                let Some(name) = left.split_whitespace().nth(1) else {
-                    return Err((
-                        i + 1,
-                        format!("expected `type name` before ->, found {left:?}"),
-                    ));
-                };
-                fields.push((span(right.trim()), span(name)));
-                class.fields.1 = fields.len() as u32;
+            match read_line(line, !classes.is_empty()).map_err(|what| (i + 1, what))? {
+                Line::Class {
+                    original,
+                    obfuscated,
+                } => {
+                    let at = fields.len() as u32;
+                    classes.push(Class {
+                        obfuscated: span(obfuscated),
+                        original: span(original),
+                        fields: (at, at),
+                    });
+                }
+                Line::Field { name, obfuscated } => {
+                    fields.push((span(obfuscated), span(name)));
+                    if let Some(class) = classes.last_mut() {
+                        class.fields.1 = fields.len() as u32;
+                    }
+                }
+                Line::Other => {}
             }
         }
         let mut t = Tables {
@@ -193,6 +238,49 @@ impl Mapping {
         classes.shrink_to_fit();
         fields.shrink_to_fit();
         Ok(Mapping(Arc::new(t)))
+    }
+
+    /// Checks a mapping as it streams from `reader`, with the reader [`Mapping::read`]
+    /// uses, line by line, keeping nothing but the line at hand (at most
+    /// [`MAX_LINE_BYTES`]): its class and field lines counted, or the first line that is
+    /// wrong (1-based) and why; the outer error is the reader's. What a server takes a
+    /// mapping with, without holding it.
+    pub fn check(reader: impl BufRead) -> std::io::Result<Result<Counts, (usize, String)>> {
+        let mut reader = reader;
+        let mut counts = Counts::default();
+        let mut buf = Vec::new();
+        for n in 1.. {
+            buf.clear();
+            let got = (&mut reader)
+                .take(MAX_LINE_BYTES as u64 + 1)
+                .read_until(b'\n', &mut buf)?;
+            if got == 0 {
+                break;
+            }
+            if buf.len() > MAX_LINE_BYTES {
+                return Ok(Err((
+                    n,
+                    format!("a line longer than {MAX_LINE_BYTES} bytes"),
+                )));
+            }
+            let Ok(line) = std::str::from_utf8(&buf) else {
+                return Ok(Err((n, "not UTF-8 text".to_string())));
+            };
+            let line = line.strip_suffix('\n').unwrap_or(line);
+            let line = line.strip_suffix('\r').unwrap_or(line);
+            match read_line(line, counts.classes > 0) {
+                Ok(Line::Class { .. }) => counts.classes += 1,
+                Ok(Line::Field { .. }) => counts.fields += 1,
+                Ok(Line::Other) => {}
+                Err(what) => return Ok(Err((n, what))),
+            }
+        }
+        Ok(Ok(counts))
+    }
+
+    /// How many class lines it holds.
+    pub fn classes(&self) -> usize {
+        self.0.classes.len()
     }
 
     /// The original name of an obfuscated class (arrays too: `a.b[]` → `com.x.Y[]`).
@@ -249,6 +337,34 @@ com.example.Holder -> a.b:
         assert_eq!(m.field("a.b", "a").as_deref(), Some("sLeaked"));
         // Methods are not fields.
         assert_eq!(m.field("a.a", "c"), None);
+    }
+
+    #[test]
+    fn check_reads_as_parse_does_keeping_one_line() {
+        let text = "# c\na.B -> x:\n    int f -> a\n    void m() -> b\nc.D -> y:\r\n";
+        assert_eq!(
+            Mapping::check(text.as_bytes()).unwrap(),
+            Ok(Counts {
+                classes: 2,
+                fields: 1
+            })
+        );
+        assert_eq!(Mapping::parse(text).unwrap().classes(), 2);
+        for bad in ["a.B -> x:\nnot a line\n", "    int f -> a\n", "a.B -> x\n"] {
+            assert_eq!(
+                Mapping::check(bad.as_bytes()).unwrap().unwrap_err(),
+                Mapping::parse(bad).unwrap_err(),
+                "{bad:?}"
+            );
+        }
+        assert_eq!(
+            Mapping::check(&b"a.B -> x:\n\xff\n"[..])
+                .unwrap()
+                .unwrap_err(),
+            (2, "not UTF-8 text".to_string())
+        );
+        let long = format!("a.B -> x:\n# {}\n", "y".repeat(MAX_LINE_BYTES));
+        assert_eq!(Mapping::check(long.as_bytes()).unwrap().unwrap_err().0, 2);
     }
 
     #[test]

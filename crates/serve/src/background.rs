@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 use tokio::io::AsyncReadExt;
 
 use super::budget::Budget;
-use hprof_shrink_analyze::{self as analyze, Analysis, AnalyzeError, Options};
+use hprof_shrink_analyze::{self as analyze, Analysis, AnalyzeError, Mapping, Options};
 
 /// Niceness of the analysis processes: the least favoured there is.
 pub const NICE: i32 = 19;
@@ -65,6 +65,11 @@ pub struct Job {
     pub keep_free: u64,
     /// A wait before the analysis (tests: to kill the server, or the child, mid-job).
     pub delay_ms: u64,
+    /// The R8/ProGuard mapping of the package's app version, a local file: read with
+    /// the analyzer's reader; one that does not read is left out with a note, never
+    /// failing the analysis.
+    #[serde(default)]
+    pub mapping: Option<PathBuf>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -361,8 +366,20 @@ pub fn run_job(dir: &Path) -> u8 {
     if job.delay_ms > 0 {
         std::thread::sleep(Duration::from_millis(job.delay_ms));
     }
+    let mut notes = Vec::new();
+    let mapping = job.mapping.as_deref().and_then(|m| match Mapping::read(m) {
+        Ok(m) => Some(m),
+        Err(e) => {
+            notes.push(format!(
+                "the app version's mapping was not used (names are as the dump has them): {}",
+                mapping_error(&e)
+            ));
+            None
+        }
+    });
     let options = Options {
         pictures: true,
+        mapping,
         ..Options::default()
     };
     let unpack = Unpack {
@@ -370,14 +387,30 @@ pub fn run_job(dir: &Path) -> u8 {
         keep_free: job.keep_free,
         dir: Some(job.tmp.clone()),
     };
-    let outcome =
+    let mut outcome =
         match analyze::analyze_path_within(&job.package, &options, &unpack, &Control::default()) {
             Ok(o) => o,
             Err(e) => return failed(is_passing(&e), e.to_string()),
         };
+    outcome.analysis.notes.extend(notes);
     match write_results(dir, &outcome) {
         Ok(()) => 0,
         Err(e) => failed(true, format!("cannot write the analysis: {e}")),
+    }
+}
+
+/// Why a mapping did not read, without the local path it was read from (the server's).
+fn mapping_error(e: &AnalyzeError) -> String {
+    match e {
+        AnalyzeError::Mapping { line, what, .. } => format!("line {line}: {what}"),
+        AnalyzeError::MappingTooLarge { bytes, max, .. } => {
+            format!("{bytes} bytes, over the limit of {max}")
+        }
+        AnalyzeError::Io { source, .. } if source.kind() == io::ErrorKind::InvalidData => {
+            "not UTF-8 text".into()
+        }
+        AnalyzeError::Io { source, .. } => source.to_string(),
+        e => e.to_string(),
     }
 }
 

@@ -1,7 +1,9 @@
 //! Where packages, analyses and pictures are kept: a directory (the embedded default) or an
 //! S3 bucket (several processes on several machines). The same keys in both:
-//! `packages/<md5>.zip`, `analyses/<id>.json`, `pictures/<hash>.png`; a package's key is its
-//! content's MD5, so the same bytes are one object however often they arrive.
+//! `packages/<md5>.zip`, `analyses/<id>.json`, `pictures/<hash>.png`, `mappings/<md5>.txt`,
+//! `reports/<md5>.txt` (LeakCanary's);
+//! a package's and a mapping's key is its content's MD5, so the same bytes are one object
+//! however often they arrive.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -18,6 +20,16 @@ pub(crate) fn package_key(md5: &str) -> String {
 
 pub(crate) fn analysis_key(id: i64) -> String {
     format!("analyses/{id}.json")
+}
+
+/// A LeakCanary report's text as received, by its MD5 (hex).
+pub(crate) fn report_key(md5: &str) -> String {
+    format!("reports/{md5}.txt")
+}
+
+/// An app version's mapping, by its text's MD5 (hex).
+pub(crate) fn mapping_key(md5: &str) -> String {
+    format!("mappings/{md5}.txt")
 }
 
 pub(crate) fn picture_key(hash: &str) -> String {
@@ -64,7 +76,7 @@ impl Blobs {
     /// Makes the directories a directory store writes into.
     pub fn create(&self) -> io::Result<()> {
         if let Blobs::Dir(root) = self {
-            for d in ["packages", "analyses", "pictures"] {
+            for d in ["packages", "analyses", "pictures", "mappings", "reports"] {
                 std::fs::create_dir_all(root.join(d))?;
             }
         }

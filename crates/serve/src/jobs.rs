@@ -21,7 +21,7 @@ use tokio::sync::watch;
 
 use super::api_error::{ApiError, Realm};
 use super::background::{self, Analyzed, Failure, Job};
-use super::blobs::{analysis_key, package_key, picture_key};
+use super::blobs::{analysis_key, mapping_key, package_key, picture_key};
 use super::store::Claim;
 use crate::app::App;
 
@@ -193,6 +193,26 @@ async fn analyze_one(app: &App, c: &Claim) -> Result<Option<usize>, Failure> {
         // The store is unreachable or the disk full, not the package bad.
         Err(e) => return Err(passing("reading the package", e)),
     };
+    let mut notes = Vec::new();
+    let mapping = match &c.mapping {
+        None => None,
+        Some(m) => match app
+            .blobs
+            .local(&mapping_key(&m.md5), &tmp, app.budget.keep_free)
+            .await
+        {
+            Ok(Some(l)) => Some(l),
+            // Never the package's failure: its names stay as the dump has them.
+            Ok(None) => {
+                notes.push(format!(
+                    "the mapping of app version {:?} is missing from the store: names are as the dump has them",
+                    m.app_version
+                ));
+                None
+            }
+            Err(e) => return Err(passing("reading the app version's mapping", e)),
+        },
+    };
     let work = tempfile::Builder::new()
         .prefix("analysis-")
         .tempdir_in(&tmp)
@@ -203,10 +223,37 @@ async fn analyze_one(app: &App, c: &Claim) -> Result<Option<usize>, Failure> {
         max_inflated: app.budget.max_inflated(app.max_bytes),
         keep_free: app.budget.keep_free,
         delay_ms: app.analysis_delay.as_millis() as u64,
+        mapping: mapping.as_ref().map(|m| m.path().to_path_buf()),
     };
-    let analyzed = background::analyze(&app.budget, &job, work.path()).await;
+    let mut analyzed = background::analyze(&app.budget, &job, work.path()).await;
+    drop(mapping);
+    // The second attempt's directory, kept as the first's is until the result is saved
+    // (its pictures are read from it).
+    let mut _again = None;
+    if let (Err(Failure::Package(why)), Some(_)) = (&analyzed, &job.mapping) {
+        // Never the mapping's doing: a package its mapping takes past the budget (the
+        // mapping's tables count against the memory) is analyzed without it.
+        notes.push(format!(
+            "analyzed without the app version's mapping: with it, {why}"
+        ));
+        let again = tempfile::Builder::new()
+            .prefix("analysis-")
+            .tempdir_in(&tmp)
+            .map_err(|e| passing("cannot make the analysis's directory", e))?;
+        let job = Job {
+            mapping: None,
+            ..job
+        };
+        analyzed = background::analyze(&app.budget, &job, again.path()).await;
+        _again = Some(again);
+    }
     drop(local);
-    save(app, c, analyzed?).await
+    let mut analyzed = analyzed?;
+    if !notes.is_empty() {
+        analyzed.analysis.notes.extend(notes);
+        analyzed.json = hprof_shrink_analyze::render::json(&analyzed.analysis).into_bytes();
+    }
+    save(app, c, analyzed).await
 }
 
 /// A job whose attempt failed by a passing fault goes back to the queue, to be tried

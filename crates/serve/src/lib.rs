@@ -2,7 +2,8 @@
 //! leaks by signature across devices, show them in a browser and as JSON.
 //!
 //! - [`receive`]: the two upload protocols, streamed to disk, checked, verified, stored,
-//!   recorded;
+//!   recorded; [`mappings`]: an app version's R8/ProGuard mapping, taken likewise;
+//!   [`leakcanary`]: LeakCanary's own analysis text, recorded as an analyzed package;
 //! - [`store`]: the metadata in SQLite or PostgreSQL (sqlx), with the analysis queue;
 //! - [`blobs`]: packages, analyses and pictures in a directory or an S3 bucket ([`s3`]);
 //! - [`jobs`]: the workers that claim queued packages under a lease and analyze them,
@@ -20,8 +21,8 @@
 //!   caps on connections and uploads; [`fault`]: failures of the server's own as 503/507.
 //!
 //! The data directory: `meta.sqlite` (and its WAL), `packages/<md5>.zip`,
-//! `analyses/<id>.json`, `pictures/<hash>.png`, `tmp/` for bodies on their way in,
-//! `work/` for analyses under way, `serve.lock` (held while a server runs). With
+//! `analyses/<id>.json`, `pictures/<hash>.png`, `mappings/<md5>.txt`, `reports/<md5>.txt`,
+//! `tmp/` for bodies on their way in, `work/` for analyses under way, `serve.lock` (held while a server runs). With
 //! `--database postgres://…` and `--store s3://…` only `tmp/` and `work/` are used, and several
 //! processes (each with a data directory of its own) share the database and the bucket.
 
@@ -44,7 +45,9 @@ pub mod groups;
 pub mod guard;
 mod hex;
 pub mod jobs;
+pub mod leakcanary;
 pub mod limits;
+pub mod mappings;
 pub mod no_leak;
 pub mod pages;
 pub mod receive;

@@ -55,7 +55,7 @@ const DRAIN_TIME: std::time::Duration = std::time::Duration::from_secs(10);
 /// goes out. A connection closed with unread bytes is reset by the kernel, and a client
 /// still sending would see a broken pipe instead of the answer (web servers do the same,
 /// as a lingering close).
-fn drain_later<F>(drain: impl FnOnce(u64) -> F)
+pub(crate) fn drain_later<F>(drain: impl FnOnce(u64) -> F)
 where
     F: std::future::Future + Send + 'static,
     F::Output: Send,
@@ -67,7 +67,7 @@ where
 }
 
 /// Reads up to `left` bytes of `stream`, throwing them away; what is left of `left`.
-async fn discard<S, E>(mut stream: S, mut left: u64) -> u64
+pub(crate) async fn discard<S, E>(mut stream: S, mut left: u64) -> u64
 where
     S: futures_util::Stream<Item = Result<Bytes, E>> + Unpin,
 {
@@ -81,15 +81,15 @@ where
 }
 
 /// A refused upload: `status` and `message`, said in the log too (every refused upload is).
-fn refused(status: StatusCode, message: impl Into<String>) -> ApiError {
+pub(crate) fn refused(status: StatusCode, message: impl Into<String>) -> ApiError {
     ApiError::new(status, message).logged()
 }
 
-fn bad(msg: impl Into<String>) -> ApiError {
+pub(crate) fn bad(msg: impl Into<String>) -> ApiError {
     refused(StatusCode::BAD_REQUEST, msg)
 }
 
-fn unauthorized(why: Denied) -> ApiError {
+pub(crate) fn unauthorized(why: Denied) -> ApiError {
     let msg = match why {
         Denied::Missing => "an upload token is needed: send it as Authorization: Bearer TOKEN",
         Denied::Wrong => "the upload token is wrong",
@@ -112,7 +112,7 @@ fn busy() -> ApiError {
 }
 
 /// A cut-off or broken body: 408 if it stalled, else 400.
-fn cut_off(e: &(dyn std::error::Error + 'static)) -> ApiError {
+pub(crate) fn cut_off(e: &(dyn std::error::Error + 'static)) -> ApiError {
     match stalled_in(e) {
         Some(s) => stalled(s),
         None => bad(format!("the body was cut off: {e}")),
@@ -120,9 +120,14 @@ fn cut_off(e: &(dyn std::error::Error + 'static)) -> ApiError {
 }
 
 fn too_large(max: u64) -> ApiError {
+    too_large_a("package", max)
+}
+
+/// A body past its limit: `what` (a package, a mapping) and the limit named.
+pub(crate) fn too_large_a(what: &str, max: u64) -> ApiError {
     refused(
         StatusCode::PAYLOAD_TOO_LARGE,
-        format!("the package is larger than this server's limit of {max} bytes"),
+        format!("the {what} is larger than this server's limit of {max} bytes"),
     )
 }
 
@@ -137,6 +142,8 @@ struct Sink {
     buf: Vec<u8>,
     len: u64,
     max: u64,
+    /// What the body is, for the refusal past `max`.
+    what: &'static str,
     /// Bytes to keep free on the data disk; the room is looked at every [`ROOM_EVERY`].
     keep_free: u64,
     next_room: u64,
@@ -147,6 +154,10 @@ const ROOM_EVERY: u64 = 64 << 20;
 
 impl Sink {
     fn new(app: &App, max: u64) -> Result<Sink, ApiError> {
+        Sink::named(app, max, "package")
+    }
+
+    fn named(app: &App, max: u64, what: &'static str) -> Result<Sink, ApiError> {
         let (file, path) = tempfile::Builder::new()
             .prefix("upload-")
             .suffix(".part")
@@ -160,6 +171,7 @@ impl Sink {
             buf: Vec::new(),
             len: 0,
             max,
+            what,
             keep_free: app.budget.keep_free,
             next_room: 0,
         })
@@ -168,7 +180,7 @@ impl Sink {
     async fn push(&mut self, chunk: &[u8]) -> Result<(), ApiError> {
         self.len += chunk.len() as u64;
         if self.len > self.max {
-            return Err(too_large(self.max));
+            return Err(too_large_a(self.what, self.max));
         }
         let want = self.buf.len() + chunk.len();
         if want > self.buf.capacity() {
@@ -226,7 +238,7 @@ impl Sink {
     }
 }
 
-fn parse_content_md5(headers: &HeaderMap) -> Result<[u8; 16], ApiError> {
+pub(crate) fn parse_content_md5(headers: &HeaderMap) -> Result<[u8; 16], ApiError> {
     let v = headers
         .get("content-md5")
         .ok_or_else(|| bad("a PUT needs a Content-MD5 header (base64 of the MD5)"))?;
@@ -237,7 +249,7 @@ fn parse_content_md5(headers: &HeaderMap) -> Result<[u8; 16], ApiError> {
         .ok_or_else(|| bad("Content-MD5 is not the base64 of 16 bytes"))
 }
 
-fn content_length(headers: &HeaderMap) -> Option<u64> {
+pub(crate) fn content_length(headers: &HeaderMap) -> Option<u64> {
     headers
         .get(header::CONTENT_LENGTH)?
         .to_str()
@@ -443,7 +455,7 @@ fn room(file: &std::fs::File, more: u64, keep_free: u64) -> Result<(), ApiError>
 }
 
 /// Takes one of the upload places, or says the server is busy.
-fn upload_place(app: &Arc<App>) -> Result<OwnedSemaphorePermit, ApiError> {
+pub(crate) fn upload_place(app: &Arc<App>) -> Result<OwnedSemaphorePermit, ApiError> {
     app.uploads.clone().try_acquire_owned().map_err(|_| busy())
 }
 
@@ -453,7 +465,7 @@ pub(crate) async fn put(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
-    let mut stream = body.into_data_stream();
+    let stream = body.into_data_stream();
     let allowed = put_allowed(&app, &name, &headers).and_then(|c| Ok((c, upload_place(&app)?)));
     let (claimed, _place) = match allowed {
         Ok(c) => c,
@@ -462,7 +474,23 @@ pub(crate) async fn put(
             return Err(e);
         }
     };
-    let mut sink = Sink::new(&app, app.max_bytes)?;
+    let (tmp, md5, len) = to_file(&app, stream, app.max_bytes, "package").await?;
+    accept(&app, tmp, md5, len, claimed, &clean_name(&name)).await
+}
+
+/// A raw body (`what`: a package, a mapping) streamed to a synced temporary file under
+/// `tmp/`, hashed, cut off past `max` (413, what is left drained): the file, its MD5 and
+/// its length.
+pub(crate) async fn to_file<S>(
+    app: &App,
+    mut stream: S,
+    max: u64,
+    what: &'static str,
+) -> Result<(TempPath, [u8; 16], u64), ApiError>
+where
+    S: futures_util::Stream<Item = Result<Bytes, axum::Error>> + Unpin + Send + 'static,
+{
+    let mut sink = Sink::named(app, max, what)?;
     while let Some(chunk) = stream.next().await {
         let chunk = chunk.map_err(|e| cut_off(&e))?;
         if let Err(e) = sink.push(&chunk).await {
@@ -472,8 +500,7 @@ pub(crate) async fn put(
             return Err(e);
         }
     }
-    let (tmp, md5, len) = sink.finish().await?;
-    accept(&app, tmp, md5, len, claimed, &clean_name(&name)).await
+    sink.finish().await
 }
 
 /// What a PUT must pass before its body is read: the token, the path, the Content-MD5

@@ -42,6 +42,9 @@ pub struct PackageRow {
     /// The job was queued again because its analysis was older than the analyzer's (see
     /// [`Regrouping`]): it waits behind every other job.
     pub reanalysis: bool,
+    /// A LeakCanary report (`POST /api/leakcanary`), not a package: its download is the
+    /// text as received.
+    pub report: bool,
 }
 
 /// One package with its `result.info` and `extra.info` as recorded (cut to
@@ -88,8 +91,31 @@ pub struct Claim {
     /// The claimer's token: the job's result is recorded only by whoever holds it while
     /// the job still names it.
     pub token: String,
-    /// A re-analysis of a package analyzed by an older analyzer (the lowest priority).
+    /// A re-analysis of a package analyzed by an older analyzer, or before its app
+    /// version's mapping arrived (the lowest priority).
     pub regroup: bool,
+    /// The mapping of the package's app version, when one was uploaded.
+    pub mapping: Option<MappingRef>,
+}
+
+/// An app version's mapping as recorded: the key of its text in the package store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MappingRef {
+    /// The MD5 of the mapping's text (`mappings/<md5>.txt`).
+    pub md5: String,
+    /// The app version it is the mapping of.
+    pub app_version: String,
+}
+
+/// A mapping to record ([`Store::put_mapping`](crate::store::Store::put_mapping)).
+#[derive(Debug, Clone, Copy)]
+pub struct NewMapping<'a> {
+    /// The app version, as packages record it.
+    pub app_version: &'a str,
+    /// The MD5 of the text, hex.
+    pub md5: &'a str,
+    /// Its length.
+    pub bytes: u64,
 }
 
 /// Packages analyzed by an older analyzer, queued to be analyzed again so that their leaks

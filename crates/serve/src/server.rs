@@ -15,7 +15,9 @@ use crate::blobs::Blobs;
 use crate::config::Config;
 use crate::error::ServeError;
 use crate::store::{self, Store};
-use crate::{cache, conn, fault, guard, jobs, no_leak, receive, s3, versions, views};
+use crate::{
+    cache, conn, fault, guard, jobs, leakcanary, mappings, no_leak, receive, s3, versions, views,
+};
 
 /// A server running on the current tokio runtime.
 pub struct Running {
@@ -93,7 +95,12 @@ pub fn router(app: Arc<App>) -> Router {
             "/api/packages/{name}",
             axum::routing::put(receive::put).get(views::package_api),
         )
-        .route("/api/packages/{id}/requeue", post(jobs::requeue));
+        .route("/api/packages/{id}/requeue", post(jobs::requeue))
+        .route(
+            "/api/mappings/{app_version}",
+            axum::routing::put(mappings::put),
+        )
+        .route("/api/leakcanary", post(leakcanary::post));
     let log = app.log.clone();
     reads
         .merge(uploads)

@@ -86,6 +86,16 @@ const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
         "watched_finder",
         include_str!("migrations/sqlite/0010_watched_finder.sql"),
     ),
+    (
+        11,
+        "mappings",
+        include_str!("migrations/sqlite/0011_mappings.sql"),
+    ),
+    (
+        12,
+        "reports",
+        include_str!("migrations/sqlite/0012_reports.sql"),
+    ),
 ];
 
 const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
@@ -134,6 +144,16 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
         10,
         "watched_finder",
         include_str!("migrations/postgres/0010_watched_finder.sql"),
+    ),
+    (
+        11,
+        "mappings",
+        include_str!("migrations/postgres/0011_mappings.sql"),
+    ),
+    (
+        12,
+        "reports",
+        include_str!("migrations/postgres/0012_reports.sql"),
     ),
 ];
 
@@ -221,6 +241,7 @@ macro_rules! package_row {
             analyses: r.try_get("analyses")?,
             signature_version: r.try_get("signature_version")?,
             reanalysis: r.try_get("regroup")?,
+            report: r.try_get("report")?,
         })
     }};
 }
@@ -368,6 +389,54 @@ macro_rules! record_triage {
     }};
 }
 
+/// Records in `$tx` the leaks of analysis `$a` as package `$id`'s, stamped `$stamp`.
+macro_rules! insert_leaks {
+    ($tx:ident, $id:expr, $a:expr, $stamp:expr) => {{
+        for l in &$a.leaks {
+            sqlx::query(
+                "INSERT INTO leaks (package_id, signature, class_name, library, \
+                 retained_bytes, trace, generation, title, signature_version, \
+                 retained_native_bytes) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+            )
+            .bind($id)
+            .bind(&l.signature)
+            .bind(&l.class_name)
+            .bind(l.library_leak.as_ref().map(|k| k.description.clone()))
+            .bind(stored(l.retained_bytes))
+            .bind(serde_json::to_string(&l.trace).unwrap_or_default())
+            .bind($stamp)
+            .bind(limits::cut(&crate::title::short_description(l), limits::NAME_BYTES).as_ref())
+            .bind(i64::from($a.signature_version))
+            .bind(stored(l.retained_native_bytes))
+            .execute(&mut *$tx)
+            .await?;
+        }
+    }};
+}
+
+/// Queues package `$id` again, in `$tx`, when its app version's mapping is not the one
+/// its analysis, just recorded, was made with: a mapping that arrived while the package
+/// was analyzed without it (or with the one before).
+macro_rules! requeue_if_remapped {
+    ($tx:ident, $id:expr, $now:expr) => {{
+        let current = sqlx::query(MAPPING_OF_PACKAGE)
+            .bind($id)
+            .fetch_optional(&mut *$tx)
+            .await?;
+        if let Some(r) = current {
+            let (md5, version): (String, String) = (r.try_get(0)?, r.try_get(1)?);
+            sqlx::query(QUEUE_REMAP)
+                .bind($now)
+                .bind(&version)
+                .bind(&md5)
+                .bind(Some($id))
+                .execute(&mut *$tx)
+                .await?;
+        }
+    }};
+}
+
 /// The leak columns the grouping reads, of the packages a filter admits.
 const GROUPED_LEAKS: &str = grouped_leaks!("");
 
@@ -405,14 +474,30 @@ const CLAIM_POSTGRES: &str = "UPDATE jobs SET state = 'analyzing', attempts = at
 /// Only the current holder ends a job: a worker presumed dead whose job was retaken finds
 /// its token gone and records nothing.
 const FINISH_JOB: &str = "UPDATE jobs SET state = 'done', error = NULL, lease_owner = NULL, \
-     analyses = analyses + 1, updated_ms = $1, signature_version = $4, analysis_schema = $5 \
+     analyses = analyses + 1, updated_ms = $1, signature_version = $4, analysis_schema = $5, \
+     mapping_md5 = $6 \
      WHERE package_id = $2 AND lease_owner = $3 AND state = 'analyzing'";
+
+/// Done jobs of packages of app version $2 whose analysis was not made with that version's
+/// mapping (md5 $3; none counts as another), queued again as re-analyses ($4: one package
+/// only, or NULL for every one). A mapping that arrives while a package is analyzed
+/// without it requeues the package when the analysis is recorded (the finish runs this on
+/// its own job); the mapping's PUT runs it on the version's.
+const QUEUE_REMAP: &str = "UPDATE jobs SET state = 'received', regroup = TRUE, error = NULL, \
+     attempts = 0, not_before = 0, lease_owner = NULL, updated_ms = $1 \
+     WHERE state = 'done' AND NOT report AND (mapping_md5 IS NULL OR mapping_md5 <> $3) \
+     AND package_id IN (SELECT id FROM packages WHERE app_version = $2) \
+     AND ($4 IS NULL OR package_id = $4)";
+
+/// The mapping of package $1's app version: (its md5, the version).
+const MAPPING_OF_PACKAGE: &str = "SELECT m.md5, m.app_version FROM packages p \
+     JOIN mappings m ON m.app_version = p.app_version WHERE p.id = $1";
 
 /// Done jobs whose analysis is older than the analyzer's ($2: its signature version, $3:
 /// its schema; unknown counts as older), queued again as re-analyses.
 const QUEUE_REGROUP: &str = "UPDATE jobs SET state = 'received', regroup = TRUE, error = NULL, \
      attempts = 0, not_before = 0, lease_owner = NULL, updated_ms = $1 \
-     WHERE state = 'done' AND (signature_version IS NULL OR signature_version < $2 \
+     WHERE state = 'done' AND NOT report AND (signature_version IS NULL OR signature_version < $2 \
      OR analysis_schema IS NULL OR analysis_schema < $3)";
 
 /// Re-analyses of an earlier regrouping that ended: no longer counted in the next one.
@@ -443,6 +528,11 @@ const REQUEUE_FAILED: &str = "UPDATE jobs SET state = 'received', error = NULL, 
 
 const RENEW: &str = "UPDATE jobs SET lease_until = $1 \
      WHERE package_id = $2 AND lease_owner = $3 AND state = 'analyzing'";
+
+/// A package's record; none (and no id) when its content was recorded before.
+const INSERT_PACKAGE: &str = "INSERT INTO packages (md5, name, bytes, received_ms, sdk, \
+     manufacturer, app_version, manifest, extra) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
+     ON CONFLICT (md5) DO NOTHING RETURNING id";
 
 /// A random token naming one claim.
 fn claim_token() -> String {
@@ -540,9 +630,7 @@ impl Store {
         let id: Option<i64> = on!(self, pool => {
             let mut tx = pool.begin().await?;
             let id: Option<i64> = sqlx::query_scalar(
-                "INSERT INTO packages (md5, name, bytes, received_ms, sdk, manufacturer, \
-                 app_version, manifest, extra) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
-                 ON CONFLICT (md5) DO NOTHING RETURNING id",
+                INSERT_PACKAGE,
             )
             .bind(p.md5)
             .bind(p.name)
@@ -567,6 +655,68 @@ impl Store {
                     .execute(&mut *tx)
                     .await?;
                     sqlx::query(BUMP_GENERATION).execute(&mut *tx).await?;
+                    tx.commit().await?;
+                }
+            }
+            id
+        });
+        match id {
+            Some(id) => Ok(Ok(id)),
+            None => {
+                let first = self.package_by_md5(p.md5).await?;
+                first.map(Err).ok_or(sqlx::Error::RowNotFound)
+            }
+        }
+    }
+
+    /// Records a LeakCanary report as a package (`p`) whose job is done at once with the
+    /// leaks of `a` (read from the text), in one transaction; such a job is never queued
+    /// again. `Ok(Err(id))`: the same text was recorded first, as `id`.
+    pub async fn record_report(
+        &self,
+        p: &NewPackage<'_>,
+        a: &Analysis,
+    ) -> DbResult<Result<i64, i64>> {
+        let now = now_ms();
+        let (manifest, extra) = (Props::capped(p.manifest), Props::capped(p.extra));
+        let column = |props: &[(String, String)], keys: &[&str]| {
+            limits::column(&prop(props, keys)).into_owned()
+        };
+        let id: Option<i64> = on!(self, pool => {
+            let mut tx = pool.begin().await?;
+            let id: Option<i64> = sqlx::query_scalar(
+                INSERT_PACKAGE,
+            )
+            .bind(p.md5)
+            .bind(p.name)
+            .bind(stored(p.bytes))
+            .bind(now)
+            .bind(column(p.manifest, &["sdkVersion"]))
+            .bind(column(p.manifest, &["manufacturer"]))
+            .bind(column(p.extra, APP_VERSION_KEYS))
+            .bind(manifest.to_json())
+            .bind(extra.to_json())
+            .fetch_optional(&mut *tx)
+            .await?;
+            match id {
+                None => tx.rollback().await?,
+                Some(id) => {
+                    sqlx::query(
+                        "INSERT INTO jobs (package_id, state, attempts, updated_ms, analyses, \
+                         signature_version, analysis_schema, report) \
+                         VALUES ($1, 'done', 0, $2, 1, $3, $4, TRUE)",
+                    )
+                    .bind(id)
+                    .bind(now)
+                    .bind(i64::from(a.signature_version))
+                    .bind(i64::from(a.schema))
+                    .execute(&mut *tx)
+                    .await?;
+                    let stamp: i64 = sqlx::query_scalar(BUMP_GENERATION_FOR_LEAKS)
+                        .bind(0i64)
+                        .fetch_one(&mut *tx)
+                        .await?;
+                    insert_leaks!(tx, id, a, stamp);
                     tx.commit().await?;
                 }
             }
@@ -688,10 +838,21 @@ impl Store {
         let Some((id, attempt, regroup)) = claimed else {
             return Ok((None, failed));
         };
-        let md5: String = on!(self, pool => sqlx::query_scalar("SELECT md5 FROM packages WHERE id = $1")
+        // The package's key, and its app version's mapping if one was uploaded.
+        let (md5, mapping): (String, Option<MappingRef>) = on!(self, pool => {
+            let r = sqlx::query(
+                "SELECT p.md5, m.md5, m.app_version FROM packages p \
+                 LEFT JOIN mappings m ON m.app_version = p.app_version WHERE p.id = $1",
+            )
             .bind(id)
             .fetch_one(pool)
-            .await?);
+            .await?;
+            let mapping = match (r.try_get::<Option<String>, _>(1)?, r.try_get::<Option<String>, _>(2)?) {
+                (Some(md5), Some(app_version)) => Some(MappingRef { md5, app_version }),
+                _ => None,
+            };
+            (r.try_get(0)?, mapping)
+        });
         Ok((
             Some(Claim {
                 id,
@@ -699,6 +860,7 @@ impl Store {
                 attempt,
                 token,
                 regroup,
+                mapping,
             }),
             failed,
         ))
@@ -734,6 +896,7 @@ impl Store {
                 .bind(&c.token)
                 .bind(i64::from(a.signature_version))
                 .bind(i64::from(a.schema))
+                .bind(c.mapping.as_ref().map(|m| m.md5.as_str()))
                 .execute(&mut *tx)
                 .await?
                 .rows_affected()
@@ -742,6 +905,7 @@ impl Store {
                 tx.rollback().await?;
                 return Ok(false);
             }
+            requeue_if_remapped!(tx, id, now);
             let mut removed: Vec<String> =
                 sqlx::query_scalar("DELETE FROM leaks WHERE package_id = $1 RETURNING signature")
                     .bind(id)
@@ -778,26 +942,7 @@ impl Store {
                     .await?;
                 }
             }
-            for l in &a.leaks {
-                sqlx::query(
-                    "INSERT INTO leaks (package_id, signature, class_name, library, \
-                     retained_bytes, trace, generation, title, signature_version, \
-                     retained_native_bytes) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-                )
-                .bind(id)
-                .bind(&l.signature)
-                .bind(&l.class_name)
-                .bind(l.library_leak.as_ref().map(|k| k.description.clone()))
-                .bind(stored(l.retained_bytes))
-                .bind(serde_json::to_string(&l.trace).unwrap_or_default())
-                .bind(stamp)
-                .bind(limits::cut(&crate::title::short_description(l), limits::NAME_BYTES).as_ref())
-                .bind(i64::from(a.signature_version))
-                .bind(stored(l.retained_native_bytes))
-                .execute(&mut *tx)
-                .await?;
-            }
+            insert_leaks!(tx, id, a, stamp);
             for g in &a.duplicate_bitmaps {
                 sqlx::query(
                     "INSERT INTO bitmaps (package_id, hash, width, height, buffer_bytes, \
@@ -864,6 +1009,47 @@ impl Store {
             }
             tx.commit().await?;
             Ok(held)
+        })
+    }
+
+    /// Records `m` as its app version's mapping (replacing the one before) and queues
+    /// for re-analysis the version's analyzed packages not made with it, in one
+    /// transaction. Returns whether the version's mapping changed, and how many packages
+    /// were queued.
+    pub async fn put_mapping(&self, m: &NewMapping<'_>) -> DbResult<(bool, u64)> {
+        let now = now_ms();
+        on!(self, pool => {
+            let mut tx = pool.begin().await?;
+            let before: Option<String> =
+                sqlx::query_scalar("SELECT md5 FROM mappings WHERE app_version = $1")
+                    .bind(m.app_version)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+            sqlx::query(
+                "INSERT INTO mappings (app_version, md5, bytes, received_ms) \
+                 VALUES ($1, $2, $3, $4) ON CONFLICT (app_version) DO UPDATE \
+                 SET md5 = excluded.md5, bytes = excluded.bytes, received_ms = excluded.received_ms",
+            )
+            .bind(m.app_version)
+            .bind(m.md5)
+            .bind(stored(m.bytes))
+            .bind(now)
+            .execute(&mut *tx)
+            .await?;
+            let queued = sqlx::query(QUEUE_REMAP)
+                .bind(now)
+                .bind(m.app_version)
+                .bind(m.md5)
+                .bind(None::<i64>)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+            if queued > 0 {
+                // The queue's counts on the groups page changed.
+                sqlx::query(BUMP_GENERATION).execute(&mut *tx).await?;
+            }
+            tx.commit().await?;
+            Ok((before.as_deref() != Some(m.md5), queued))
         })
     }
 
@@ -1375,12 +1561,12 @@ async fn migrate(
 mod package_sql {
     pub const ONE: &str = "SELECT p.id, p.md5, p.name, p.bytes, p.received_ms, p.sdk, \
          p.manufacturer, p.app_version, p.manifest, p.extra, j.state, j.error, j.attempts, \
-         j.analyses, j.signature_version, j.regroup FROM packages p JOIN jobs j ON j.package_id = p.id WHERE p.id = $1";
+         j.analyses, j.signature_version, j.regroup, j.report FROM packages p JOIN jobs j ON j.package_id = p.id WHERE p.id = $1";
     /// Without `manifest` and `extra`: a list carries only the short columns.
     pub const RECENT: &str = "SELECT p.id, p.md5, p.name, p.bytes, p.received_ms, p.sdk, \
          p.manufacturer, p.app_version, j.state, j.error, j.attempts, \
-         j.analyses, j.signature_version, j.regroup FROM packages p JOIN jobs j ON j.package_id = p.id \
-         WHERE p.id < $2 ORDER BY p.id DESC LIMIT $1";
+         j.analyses, j.signature_version, j.regroup, j.report FROM packages p \
+         JOIN jobs j ON j.package_id = p.id WHERE p.id < $2 ORDER BY p.id DESC LIMIT $1";
 }
 
 // After the macros above, which it uses.

@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use super::api_error::{ApiError, Realm};
 use super::auth::Denied;
-use super::blobs::{package_key, picture_key, Object};
+use super::blobs::{package_key, picture_key, report_key, Object};
 use super::cache::Shown;
 use super::fault::scrub;
 use super::groups::{bitmap_groups, Fold, LeakGroup};
@@ -388,13 +388,12 @@ pub(crate) async fn download(
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
     let (_, p) = package_named(&app, &id).await?;
-    send_file(
-        &app,
-        &package_key(&p.row.md5),
-        "application/zip",
-        Some(p.row.name),
-    )
-    .await
+    let (key, content_type) = if p.row.report {
+        (report_key(&p.row.md5), "text/plain; charset=utf-8")
+    } else {
+        (package_key(&p.row.md5), "application/zip")
+    };
+    send_file(&app, &key, content_type, Some(p.row.name)).await
 }
 
 pub(crate) async fn picture(

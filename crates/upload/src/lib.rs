@@ -7,13 +7,15 @@
 //! - [`outbox`]: the directory of zips waiting, with per-zip locks;
 //! - [`redact`]: keeping tokens and signatures out of what is printed;
 //! - [`http`]: the TLS provider and the streamed file body, shared with the server's S3 store;
-//! - [`meter`]: where the bytes sent are reported (the caller's progress bar).
+//! - [`meter`]: where the bytes sent are reported (the caller's progress bar);
+//! - [`mapping`]: where an app version's mapping is sent.
 
 #![warn(missing_docs)]
 
 pub mod client;
 pub mod error;
 pub mod http;
+pub mod mapping;
 pub mod meter;
 pub mod outbox;
 pub mod package;

@@ -277,30 +277,37 @@ fn step_lines(o: &mut String, s: &Step, lead: &str, retained: Option<(u64, u64)>
     }
 }
 
+/// This analyzer's words for each GC root type (as the analysis stores them) and
+/// LeakCanary's description of it (`GcRootType.description`): what the text shows, and
+/// what reading LeakCanary's text back takes ([`crate::leakcanary_text`]).
+pub(crate) const GC_ROOTS: &[(&str, &str)] = &[
+    ("JNI global", "Global variable in native code"),
+    ("JNI local", "Local variable in native code"),
+    ("Java local variable", "Java local variable"),
+    ("native stack", "Input or output parameters in native code"),
+    ("system class", "System class"),
+    ("thread block", "Thread block"),
+    (
+        "monitor used",
+        "Monitor (anything that called the wait() or notify() methods, or that is synchronized.)",
+    ),
+    ("thread object", "Thread object"),
+    ("JNI monitor", "Root JNI monitor"),
+    ("VM internal", "VM internal reference"),
+    ("reference cleanup", "Reference cleanup"),
+    ("interned string", "Interned string"),
+    ("finalizing", "Object awaiting finalization"),
+    ("debugger", "Debugger reference"),
+    ("unreachable", "Unreachable object"),
+    ("unknown", "Unknown GC root type"),
+];
+
 /// LeakCanary's description of a GC root type, from the words the analysis stores.
 fn root_description(root: &str) -> String {
-    match root {
-        "JNI global" => "Global variable in native code",
-        "JNI local" => "Local variable in native code",
-        "Java local variable" => "Java local variable",
-        "native stack" => "Input or output parameters in native code",
-        "system class" => "System class",
-        "thread block" => "Thread block",
-        "monitor used" => {
-            "Monitor (anything that called the wait() or notify() methods, or that is synchronized.)"
-        }
-        "thread object" => "Thread object",
-        "JNI monitor" => "Root JNI monitor",
-        "VM internal" => "VM internal reference",
-        "reference cleanup" => "Reference cleanup",
-        "interned string" => "Interned string",
-        "finalizing" => "Object awaiting finalization",
-        "debugger" => "Debugger reference",
-        "unreachable" => "Unreachable object",
-        "unknown" => "Unknown GC root type",
-        other => return shown(other).into_owned(),
-    }
-    .to_string()
+    GC_ROOTS
+        .iter()
+        .find(|(w, _)| *w == root)
+        .map_or_else(|| shown(root).into_owned(), |(_, d)| d.to_string())
 }
 
 /// This analysis's own section: what was read and how, notes, and per leak what
