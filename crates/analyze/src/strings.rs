@@ -6,18 +6,19 @@
 //! its value array's node (read from the references the pass has in hand), 4 bytes a
 //! String held through the path search and the dominators. Then two walks of the
 //! reachable Strings in node order (the order their records lie in the dump), the
-//! nodes split between the cores:
+//! nodes split between the cores, and a sort:
 //! 1. each value is hashed (64 bits, the length included, seeded at random per run so
-//!    that a dump cannot make values collide on purpose) into a table of two bits a slot
-//!    (seen, seen again), two slots a value and 8 to 16 slots a String (2 to 4 bytes a
-//!    String), and the hash kept by the String (8 bytes a String);
-//! 2. the values whose two slots were both seen again (every
-//!    value held twice, and 1.4 to 4.9 in a hundred of the others) are summed by hash in a
-//!    map a thread: the arrays counted once each (Strings may share one: a bit a node
-//!    marks an array counted) and the lowest (array, String) of the value kept.
+//!    that a dump cannot make values collide on purpose), the hash kept by its String
+//!    (8 bytes a String);
+//! 2. a copy of the hashes is sorted (on every core): its runs are the values held
+//!    twice (8 bytes a String more, freed at once; a table of all values asked at
+//!    random would cost a cache miss a String);
+//! 3. the values held twice are summed by hash in a map a thread: the arrays counted once
+//!    each (Strings may share one: a bit a node marks an array counted) and the lowest
+//!    (array, String) of the value kept.
 //!
-//! The maps hold an entry a value kept: a few hundred on a heap of repeated names, at
-//! worst one for every two Strings (each value held twice).
+//! The maps hold an entry a value held twice: a few hundred on a heap of repeated names,
+//! at worst one for every two Strings (each value held twice).
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
@@ -27,7 +28,7 @@ use rayon::prelude::*;
 use super::graph::Graph;
 use super::index::Node;
 use super::limits::MAX_NAME_BYTES;
-use super::map::Map;
+use super::map::{Map, Set};
 use super::shown::clipped;
 use super::triage::{DuplicateString, Top, LIST_CAP, STRING_SHOWN};
 
@@ -127,50 +128,6 @@ impl NodeBits {
 /// Words of [`NodeBits`] a task walks (a task: 64 K nodes).
 const TASK_WORDS: usize = 1 << 10;
 
-/// The table of step 1 (see the module's description): for each slot, whether a value
-/// fell on it (the low bit of its pair) and whether one fell on it again (the high bit),
-/// side by side, so that a slot is one word to fetch: 32 slots a word.
-struct Twice {
-    slots: Vec<AtomicU64>,
-    mask: u64,
-}
-
-impl Twice {
-    fn new(strings: usize) -> Twice {
-        let slots = (strings.max(1) * 8).next_power_of_two().clamp(64, 1 << 32);
-        Twice {
-            slots: std::iter::repeat_with(|| AtomicU64::new(0))
-                .take(slots / 32)
-                .collect(),
-            mask: slots as u64 - 1,
-        }
-    }
-
-    /// A value's two slots, from the two halves of its hash: (word, its seen bit).
-    #[inline]
-    fn slots(&self, h: u64) -> [(usize, u64); 2] {
-        [h & self.mask, (h >> 32) & self.mask].map(|k| (k as usize / 32, 1u64 << (2 * (k % 32))))
-    }
-
-    #[inline]
-    fn add(&self, h: u64) {
-        for (w, seen) in self.slots(h) {
-            let word = &self.slots[w];
-            if word.fetch_or(seen, Relaxed) & seen != 0 {
-                word.fetch_or(seen << 1, Relaxed);
-            }
-        }
-    }
-
-    /// Whether a value may be held twice: never false for one that is.
-    #[inline]
-    fn maybe_twice(&self, h: u64) -> bool {
-        self.slots(h)
-            .iter()
-            .all(|&(w, seen)| self.slots[w].load(Relaxed) & (seen << 1) != 0)
-    }
-}
-
 /// One value's sum: its arrays (each counted once), and its lowest (array, String).
 #[derive(Clone, Copy)]
 struct Value {
@@ -227,9 +184,8 @@ pub fn duplicates(
             task
         })
         .collect();
-    // Step 1: each value hashed once, into the table and into its String's place (8
-    // bytes a String, after the dominators: below the analysis's peak).
-    let twice = Twice::new(all);
+    // Step 1: each value hashed once, into its String's place (8 bytes a String, after
+    // the dominators: below the analysis's peak).
     let mut hashes = vec![NO_HASH; all];
     let mut places = Vec::with_capacity(tasks.len());
     let mut rest = hashes.as_mut_slice();
@@ -244,15 +200,24 @@ pub fn duplicates(
         strings.nodes.each_in(t.words.clone(), |s| {
             if arrays[i] != NO_ARRAY && reachable(s) {
                 if let Some(h) = values.hash(g, arrays[i]) {
-                    let h = h.min(NO_HASH - 1);
-                    twice.add(h);
-                    place[i] = h;
+                    place[i] = h.min(NO_HASH - 1);
                 }
             }
             i += 1;
         });
     });
-    // Step 2: the values that may be held twice, summed.
+    // Step 2: the hashes held twice, from a sorted copy (8 bytes a String more): a table
+    // of them all would be read at random, a cache miss a String.
+    let twice: Set<u64> = {
+        let mut sorted: Vec<u64> = hashes.iter().copied().filter(|&h| h != NO_HASH).collect();
+        sorted.par_sort_unstable();
+        sorted
+            .chunk_by(|a, b| a == b)
+            .filter(|run| run.len() > 1)
+            .map(|run| run[0])
+            .collect()
+    };
+    // Step 3: the values held twice, summed.
     let counted = NodeBits::new(g.ix.len());
     let sums = tasks
         .par_iter()
@@ -263,7 +228,7 @@ pub fn duplicates(
             strings.nodes.each_in(t.words.clone(), |s| {
                 let (h, array) = (hashes[i], arrays[i]);
                 i += 1;
-                if h != NO_HASH && twice.maybe_twice(h) {
+                if h != NO_HASH && twice.contains(&h) {
                     let new = counted.add(array);
                     let v = sums.entry(h).or_insert(Value {
                         arrays: 0,
@@ -320,34 +285,6 @@ mod tests {
         x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
         x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         x ^ (x >> 31)
-    }
-
-    #[test]
-    fn every_value_seen_twice_passes_and_few_seen_once_do() {
-        // 200,000 values seen once, 1,000 seen twice.
-        let twice = Twice::new(202_000);
-        for i in 0..200_000u64 {
-            twice.add(mix(i));
-        }
-        for i in 0..1_000u64 {
-            twice.add(mix(1_000_000 + i));
-            twice.add(mix(1_000_000 + i));
-        }
-        for i in 0..1_000u64 {
-            assert!(
-                twice.maybe_twice(mix(1_000_000 + i)),
-                "value {i} held twice dropped"
-            );
-        }
-        let once_kept = (0..200_000u64)
-            .filter(|&i| twice.maybe_twice(mix(i)))
-            .count();
-        // 8 to 16 slots a value, two slots each: 1.4 to 4.9 in a hundred stay (here
-        // 10.4 slots a value: 3.1).
-        assert!(
-            once_kept < 200_000 * 4 / 100,
-            "{once_kept} of 200,000 values seen once stayed"
-        );
     }
 
     #[test]
