@@ -1,13 +1,21 @@
 //! The process's allocator: the system's, asking for transparent huge pages
-//! (`madvise(MADV_HUGEPAGE)`, Linux) for the allocations of the commands that analyze.
+//! (`madvise(MADV_HUGEPAGE)`, Linux) for the allocations of the commands that analyze,
+//! when the environment asks ([`ASK`]` = 1`).
 //!
-//! Why: the analysis reaches across arrays of hundreds of MiB (the objects' index, their
-//! references, the dominators' numbers) in the order the dump gives, not the memory's.
-//! With 4 KiB pages most of those reads miss the TLB, and every page is a fault of its own.
-//! With 2 MiB pages, `analyze` of the bench's 1 GB object dump took 2–11 % less time
-//! (medians of runs in pairs, back to back; docs/performance.md). Most systems give huge
-//! pages only to the programs that ask (`/sys/kernel/mm/transparent_hugepage/enabled`
-//! set to `madvise`); set to `never` there, the advice does nothing.
+//! Why it is there: the analysis reaches across arrays of hundreds of MiB (the objects'
+//! index, their references, the dominators' numbers) in the order the dump gives, not
+//! the memory's. With 4 KiB pages most of those reads miss the TLB. With 2 MiB pages,
+//! `analyze` of the bench's 1 GB object dump took 2–11 % less time on a machine with free
+//! memory (issue 32).
+//!
+//! Why only when asked: where the page cache fills the memory, as on a server that keeps
+//! its dumps, each huge page is compacted or reclaimed into being and zeroed whole. On
+//! the bench machine so (issue 46), the analysis spent 7 % less in user time but 50–70 %
+//! more in the kernel, and took 9 % more wall time on the 1 GB object and app dumps
+//! (medians of runs in pairs); the kernel's zeroing of huge pages was 30 % of the
+//! samples. Most systems give huge pages only to the programs that ask
+//! (`/sys/kernel/mm/transparent_hugepage/enabled` set to `madvise`); set to `never`
+//! there, the advice does nothing.
 //!
 //! It is what glibc's `glibc.malloc.hugetlb=1` tunable does, which a program can only get
 //! from its environment at start. Only allocations of [`LARGE`] or more are advised: a
@@ -18,6 +26,9 @@
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, Ordering};
+
+/// The environment variable that asks for huge pages (`1`).
+pub const ASK: &str = "HPROF_SHRINK_HUGE_PAGES";
 
 /// Allocations from this size on are advised, once [`enable`]d.
 const LARGE: usize = 256 << 10;

@@ -57,11 +57,13 @@ fn main() -> ExitCode {
     let sub = matches.subcommand_name().map(str::to_string);
     let cli =
         Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.format(&mut Cli::command()).exit());
-    // The commands that analyze reach across large arrays at random (see huge_pages.rs).
+    // The commands that analyze reach across large arrays at random; huge pages for them
+    // only when asked (see huge_pages.rs: where free memory is short they cost more).
     if matches!(
         cli.command,
         Some(Command::Analyze(_) | Command::Diff(_) | Command::Growth(_) | Command::AnalyzeJob(_))
-    ) {
+    ) && std::env::var_os(huge_pages::ASK).is_some_and(|v| v == "1")
+    {
         huge_pages::enable();
     }
     let result = match cli.command {
