@@ -6,13 +6,15 @@
 //! its value array's node (read from the references the pass has in hand), 4 bytes a
 //! String held through the path search and the dominators. Then two walks of the
 //! reachable Strings in node order (the order their records lie in the dump), the
-//! nodes split between the cores, and a sort:
+//! nodes split between the cores:
 //! 1. each value is hashed (64 bits, the length included, seeded at random per run so
 //!    that a dump cannot make values collide on purpose), the hash kept by its String
 //!    (8 bytes a String);
-//! 2. a copy of the hashes is sorted (on every core): its runs are the values held
-//!    twice (8 bytes a String more, freed at once; a table of all values asked at
-//!    random would cost a cache miss a String);
+//! 2. a copy of the hashes is put in 256 lists by their top bits, and each list goes
+//!    through a table of its own that stays in a core's cache, the lists in parallel:
+//!    the values held twice (8 bytes a String more, freed at once; a table of all values
+//!    asked at random would cost a cache miss a String, a sort ten times the
+//!    instructions);
 //! 3. the values held twice are summed by hash in a map a thread: the arrays counted once
 //!    each (Strings may share one: a bit a node marks an array counted) and the lowest
 //!    (array, String) of the value kept.
@@ -160,6 +162,105 @@ struct Task {
 /// a value). A value hashing to it takes the hash below (a merge of two values in 2^63).
 const NO_HASH: u64 = u64::MAX;
 
+/// Lists of [`held_twice`], by a hash's top bits.
+const LISTS: usize = 256;
+
+/// The hashes (but [`NO_HASH`]) that `hashes` holds more than once. A copy of them is put
+/// in lists by their top bits (8 bytes a String more, freed at the end), and each list,
+/// the lists in parallel, goes through a table of its own distinct hashes (9 bytes a slot,
+/// a quarter to half of the slots full), small enough to stay in a core's cache: one table of them all would be asked at random, a cache miss a String,
+/// and a sort of them all costs ten times the instructions.
+fn held_twice(hashes: &[u64]) -> Set<u64> {
+    let list = |h: u64| (h >> 56) as usize;
+    let mut at = vec![0usize; LISTS + 1];
+    for &h in hashes.iter().filter(|&&h| h != NO_HASH) {
+        at[list(h) + 1] += 1;
+    }
+    for k in 0..LISTS {
+        at[k + 1] += at[k];
+    }
+    let mut lists = vec![0u64; at[LISTS]];
+    let mut next = at.clone();
+    for &h in hashes.iter().filter(|&&h| h != NO_HASH) {
+        lists[next[list(h)]] = h;
+        next[list(h)] += 1;
+    }
+    (0..LISTS)
+        .into_par_iter()
+        .map(|k| twice_in(&lists[at[k]..at[k + 1]]))
+        .reduce(Set::default, |mut a, b| {
+            a.extend(b);
+            a
+        })
+}
+
+/// The hashes held more than once in one list: an open-addressed table of its distinct
+/// hashes (at most half full, grown as they come), each with whether it came again.
+fn twice_in(list: &[u64]) -> Set<u64> {
+    // Room for every hash of the list up to 64 K of them; a list of fewer distinct
+    // ones (a value held thousands of times) grows its table only as they come.
+    let mut table = Table::with_slots((list.len() * 2).next_power_of_two().clamp(64, 1 << 17));
+    for &h in list {
+        if table.filled * 2 >= table.keys.len() {
+            table = table.grown();
+        }
+        table.add(h, false);
+    }
+    table
+        .keys
+        .iter()
+        .zip(&table.again)
+        .filter(|&(_, &a)| a)
+        .map(|(&h, _)| h)
+        .collect()
+}
+
+struct Table {
+    keys: Vec<u64>,
+    again: Vec<bool>,
+    filled: usize,
+}
+
+impl Table {
+    fn with_slots(slots: usize) -> Table {
+        Table {
+            keys: vec![NO_HASH; slots],
+            again: vec![false; slots],
+            filled: 0,
+        }
+    }
+
+    /// Adds `h` (seen again if it is there, or if `again`).
+    fn add(&mut self, h: u64, again: bool) {
+        let mask = self.keys.len() - 1;
+        // The low bits: the list took the top ones.
+        let mut i = h as usize & mask;
+        loop {
+            if self.keys[i] == h {
+                self.again[i] = true;
+                return;
+            }
+            if self.keys[i] == NO_HASH {
+                self.keys[i] = h;
+                self.again[i] = again;
+                self.filled += 1;
+                return;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    fn grown(self) -> Table {
+        let mut bigger = Table::with_slots(self.keys.len() * 2);
+        for (&h, &again) in self.keys.iter().zip(&self.again) {
+            if h != NO_HASH {
+                bigger.add(h, again);
+            }
+        }
+        bigger
+    }
+}
+
 /// The groups of duplicate values among the `strings` that are `reachable`: the
 /// [`LIST_CAP`] that waste the most, and how many groups were left out.
 pub fn duplicates(
@@ -206,17 +307,8 @@ pub fn duplicates(
             i += 1;
         });
     });
-    // Step 2: the hashes held twice, from a sorted copy (8 bytes a String more): a table
-    // of them all would be read at random, a cache miss a String.
-    let twice: Set<u64> = {
-        let mut sorted: Vec<u64> = hashes.iter().copied().filter(|&h| h != NO_HASH).collect();
-        sorted.par_sort_unstable();
-        sorted
-            .chunk_by(|a, b| a == b)
-            .filter(|run| run.len() > 1)
-            .map(|run| run[0])
-            .collect()
-    };
+    // Step 2: the hashes held twice.
+    let twice = held_twice(&hashes);
     // Step 3: the values held twice, summed.
     let counted = NodeBits::new(g.ix.len());
     let sums = tasks
@@ -285,6 +377,22 @@ mod tests {
         x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
         x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         x ^ (x >> 31)
+    }
+
+    #[test]
+    fn the_hashes_held_twice_are_found_and_no_other() {
+        let mut hashes: Vec<u64> = (0..100_000u64).map(mix).collect();
+        // Every 7th value again, every 700th twice more, and Strings not counted.
+        let again: Vec<u64> = (0..100_000u64).step_by(7).map(mix).collect();
+        hashes.extend(&again);
+        hashes.extend((0..100_000u64).step_by(700).map(mix));
+        hashes.extend([NO_HASH; 50]);
+        hashes.reverse();
+        let twice = held_twice(&hashes);
+        let want: Set<u64> = again.into_iter().collect();
+        assert_eq!(twice, want);
+        assert!(held_twice(&[NO_HASH, NO_HASH]).is_empty());
+        assert_eq!(held_twice(&[5, 5]), [5].into_iter().collect());
     }
 
     #[test]
