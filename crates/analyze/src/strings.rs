@@ -167,9 +167,10 @@ const LISTS: usize = 256;
 
 /// The hashes (but [`NO_HASH`]) that `hashes` holds more than once. A copy of them is put
 /// in lists by their top bits (8 bytes a String more, freed at the end), and each list,
-/// the lists in parallel, goes through a table of its own distinct hashes (9 bytes a slot,
-/// a quarter to half of the slots full), small enough to stay in a core's cache: one table of them all would be asked at random, a cache miss a String,
-/// and a sort of them all costs ten times the instructions.
+/// the lists in parallel, goes through tables of its own ([`twice_in`], 4 to 8 bytes a
+/// hash of the list), small enough to stay in a core's cache: one table of them all
+/// would be asked at random, a cache miss a String, and a sort of them all costs ten
+/// times the instructions.
 fn held_twice(hashes: &[u64]) -> Set<u64> {
     let list = |h: u64| (h >> 56) as usize;
     let mut at = vec![0usize; LISTS + 1];
@@ -194,71 +195,40 @@ fn held_twice(hashes: &[u64]) -> Set<u64> {
         })
 }
 
-/// The hashes held more than once in one list: an open-addressed table of its distinct
-/// hashes (at most half full, grown as they come), each with whether it came again.
+/// The hashes held more than once in one list. A first look through two tables of a bit
+/// a slot (seen, seen again), 16 to 32 slots a hash and two slots each, from bits the
+/// list did not use: a hash seen once stays only when others hit both its slots (1 to 4
+/// in a thousand); those that stay are then counted in a map.
 fn twice_in(list: &[u64]) -> Set<u64> {
-    // Room for every hash of the list up to 64 K of them; a list of fewer distinct
-    // ones (a value held thousands of times) grows its table only as they come.
-    let mut table = Table::with_slots((list.len() * 2).next_power_of_two().clamp(64, 1 << 17));
+    let slots = (list.len() * 16).next_power_of_two().clamp(64, 1 << 26);
+    let mask = slots as u64 - 1;
+    // Slots of at most 26 bits, from bits 0.. and 28.. of the 56 below the list's.
+    let at = |h: u64| [h & mask, (h >> 28) & mask].map(|k| (k as usize / 64, 1u64 << (k % 64)));
+    let mut seen = vec![0u64; slots.div_ceil(64)];
+    let mut again = vec![0u64; slots.div_ceil(64)];
     for &h in list {
-        if table.filled * 2 >= table.keys.len() {
-            table = table.grown();
+        for (w, bit) in at(h) {
+            if seen[w] & bit != 0 {
+                again[w] |= bit;
+            }
+            seen[w] |= bit;
         }
-        table.add(h, false);
     }
-    table
-        .keys
-        .iter()
-        .zip(&table.again)
-        .filter(|&(_, &a)| a)
-        .map(|(&h, _)| h)
+    drop(seen);
+    let mut counted: Map<u64, bool> = Map::default();
+    for &h in list {
+        if at(h).iter().all(|&(w, bit)| again[w] & bit != 0) {
+            counted
+                .entry(h)
+                .and_modify(|twice| *twice = true)
+                .or_insert(false);
+        }
+    }
+    counted
+        .into_iter()
+        .filter(|&(_, twice)| twice)
+        .map(|(h, _)| h)
         .collect()
-}
-
-struct Table {
-    keys: Vec<u64>,
-    again: Vec<bool>,
-    filled: usize,
-}
-
-impl Table {
-    fn with_slots(slots: usize) -> Table {
-        Table {
-            keys: vec![NO_HASH; slots],
-            again: vec![false; slots],
-            filled: 0,
-        }
-    }
-
-    /// Adds `h` (seen again if it is there, or if `again`).
-    fn add(&mut self, h: u64, again: bool) {
-        let mask = self.keys.len() - 1;
-        // The low bits: the list took the top ones.
-        let mut i = h as usize & mask;
-        loop {
-            if self.keys[i] == h {
-                self.again[i] = true;
-                return;
-            }
-            if self.keys[i] == NO_HASH {
-                self.keys[i] = h;
-                self.again[i] = again;
-                self.filled += 1;
-                return;
-            }
-            i = (i + 1) & mask;
-        }
-    }
-
-    fn grown(self) -> Table {
-        let mut bigger = Table::with_slots(self.keys.len() * 2);
-        for (&h, &again) in self.keys.iter().zip(&self.again) {
-            if h != NO_HASH {
-                bigger.add(h, again);
-            }
-        }
-        bigger
-    }
 }
 
 /// The groups of duplicate values among the `strings` that are `reachable`: the
