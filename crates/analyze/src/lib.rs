@@ -386,6 +386,7 @@ fn input_summary(input: &input::Input, path: &Path) -> InputSummary {
         manifest: input.manifest.clone(),
         extra: input.extra.clone(),
         shrunk: input.shrunk,
+        private: input.private,
     }
 }
 
@@ -514,7 +515,9 @@ fn find_leaks(
     clock.step("traces");
     let unreachable = found::unreachable(&g, &ins, found.unreachable_nodes);
     clock.step("unreachable");
-    let (min_bytes, pictures) = (run.options.min_bitmap_bytes, run.options.pictures);
+    // A private package's pixels are a pattern: there is no picture to draw.
+    let pictures = run.options.pictures && !run.input.private;
+    let min_bytes = run.options.min_bitmap_bytes;
     let duplicates = bitmaps::duplicates(&g, &reach, &ins, &instances, min_bytes, pictures);
     clock.step("bitmaps");
     let (native, counted) = count(&g, &reach, &ins, instances, &triaged, run, notes);
@@ -661,6 +664,12 @@ fn count(
     drop(instances);
     notes.append(&mut counted.notes);
     notes.extend(ins.take_notes());
+    if run.input.private {
+        notes.push(
+            "the package is private: String values the analysis does not read, and pixels, were replaced on the phone (same lengths, equal values alike); shown values (a map key, a duplicate String, a bitmap's digest) are not the app's"
+                .into(),
+        );
+    }
     if run.input.shrunk {
         notes.push(
             "the dump was shrunk: references to dropped primitive arrays read as null, and retained sizes leave out their bytes"

@@ -17,6 +17,7 @@ use crate::hprof::{
     tags, BasicType, FormatError, Hprof, Instance, Interest, PrimitiveArray, Record, Sub,
     SubRecord, Value, Visitor,
 };
+use crate::private::kept::{Follow, KeptFields};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -59,6 +60,8 @@ enum Want {
     String,
     /// The `Bitmap$DumpData.buffers` object array.
     DumpDataBuffers,
+    /// A `String[]` a kept field names (private packages): its elements are kept.
+    KeptArray,
 }
 
 /// A String object found for the manifest: its value array and coder.
@@ -123,6 +126,11 @@ pub struct Collected {
     pub strings: FxHashMap<u64, StringObject>,
     /// Walks over the file this pass made (1, or 2 when something came before its referrer).
     pub walks: u32,
+    /// Private packages: the String objects whose values are kept (see
+    /// [`crate::private::KEPT`]), sorted, each once; their values are in `strings`.
+    pub kept_strings: Vec<u64>,
+    /// The `String[]`s of kept fields found so far.
+    kept_arrays: Vec<u64>,
 }
 
 /// The pass 2 visitor.
@@ -130,6 +138,8 @@ pub struct Collector<'i> {
     info: &'i DumpInfo,
     /// The target classes, as a short list.
     targets: Vec<(u64, TargetClass)>,
+    /// Private packages: the fields whose Strings are kept.
+    kept: Option<&'i KeptFields>,
     undumped: FxHashSet<u64>,
     wanted: FxHashMap<u64, Want>,
     /// Every id ever put in `wanted`.
@@ -149,6 +159,7 @@ impl<'i> Collector<'i> {
         let mut c = Collector {
             info,
             targets: info.targets.iter().map(|(c, t)| (*c, *t)).collect(),
+            kept: None,
             undumped: info.undumped_targets.iter().copied().collect(),
             wanted: FxHashMap::default(),
             maybe_wanted: MaybeWanted([0; 64]),
@@ -161,6 +172,40 @@ impl<'i> Collector<'i> {
             c.want(m, Want::String);
         }
         c
+    }
+
+    /// Also noting the Strings `kept` says a private package keeps.
+    pub fn with_kept(mut self, kept: Option<&'i KeptFields>) -> Self {
+        self.kept = kept.filter(|k| !k.is_empty());
+        self
+    }
+
+    /// Notes a String (or the String[]) a kept field names.
+    fn keep(&mut self, id: u64, follow: Follow) {
+        if id == 0 {
+            return;
+        }
+        match follow {
+            Follow::String => {
+                self.out.kept_strings.push(id);
+                self.want(id, Want::String);
+            }
+            Follow::Elements => self.want(id, Want::KeptArray),
+        }
+    }
+
+    /// The kept fields of an instance (of any class) in a private package.
+    fn kept_fields(&mut self, inst: &Instance<'_>) {
+        let Some(fields) = self.kept.and_then(|k| k.instance.get(&inst.class_id)) else {
+            return;
+        };
+        let id_size = self.info.id_size;
+        for &(at, follow) in fields {
+            // A short instance (a hostile dump) keeps nothing: its Strings are replaced.
+            if let Some(id) = id_at(inst.data, at as usize, id_size) {
+                self.keep(id, follow);
+            }
+        }
     }
 
     fn want(&mut self, id: u64, what: Want) {
@@ -185,6 +230,9 @@ impl<'i> Collector<'i> {
     }
 
     fn instance(&mut self, sub: &SubRecord<'_>, inst: &Instance<'_>) -> Result<()> {
+        if self.kept.is_some() && self.first_walk {
+            self.kept_fields(inst);
+        }
         // A handful of target classes: a scan beats hashing, on every instance of the dump.
         let target = self
             .targets
@@ -300,6 +348,8 @@ impl<'i> Collector<'i> {
         o.recycled_bitmaps += l.recycled_bitmaps;
         o.bitmap_buffers.extend(l.bitmap_buffers);
         o.destroyed_keys.extend(l.destroyed_keys);
+        o.kept_strings.extend(l.kept_strings);
+        o.kept_arrays.extend(l.kept_arrays);
         if o.dump_data_buffers.is_none() && l.dump_data_buffers.is_some() {
             o.dump_data_buffers = l.dump_data_buffers;
             o.dump_data_natives = l.dump_data_natives;
@@ -334,6 +384,7 @@ impl<'i> Collector<'i> {
             Want::Array => !out.arrays.contains_key(id),
             Want::String => !out.strings.contains_key(id),
             Want::DumpDataBuffers => out.dump_data_images.is_empty(),
+            Want::KeptArray => !out.kept_arrays.contains(id),
         });
     }
 }
@@ -344,6 +395,7 @@ impl<'i> Collector<'i> {
 pub fn collect(
     hprof: &Hprof<'_>,
     info: &DumpInfo,
+    kept: Option<&KeptFields>,
     threads: usize,
     control: &Control,
 ) -> Result<Collected> {
@@ -353,9 +405,9 @@ pub fn collect(
         Stage::Collect,
         control,
         Order::Forward,
-        |_| Collector::new(info),
+        |_| Collector::new(info).with_kept(kept),
     )?;
-    finish(hprof, info, runs, threads, control)
+    finish(hprof, info, kept, runs, threads, control)
 }
 
 /// Pass 1 folded into pass 2, for dumps whose classes all come before their objects (as
@@ -365,15 +417,18 @@ pub fn collect(
 /// collect stands; otherwise (ART interleaves classes and objects) it is done again with
 /// the whole info. `None` when the walk failed with the early info (an instance of a class
 /// dumped later, say): the caller then takes the two passes one after the other, which
-/// tell a real error from that.
+/// tell a real error from that. With `private`, the Strings of kept fields are noted too
+/// (the fields resolved on each info: a difference is a second walk, as for targets).
 pub fn collect_with_info(
     hprof: &Hprof<'_>,
     early: &DumpInfo,
+    private: bool,
     threads: usize,
     control: &Control,
     finish_info: impl FnOnce(InfoCollector) -> Result<DumpInfo>,
 ) -> Result<Option<(DumpInfo, Collected)>> {
     let id_size = hprof.id_size();
+    let kept_early = private.then(|| KeptFields::resolve(early, hprof.data()));
     let walked = parallel::walk(
         hprof,
         threads,
@@ -382,7 +437,7 @@ pub fn collect_with_info(
         Order::Forward,
         |_| Folded {
             info: InfoCollector::new(id_size),
-            collector: Collector::new(early),
+            collector: Collector::new(early).with_kept(kept_early.as_ref()),
         },
     );
     let runs = match walked {
@@ -393,12 +448,13 @@ pub fn collect_with_info(
     let (infos, collectors): (Vec<_>, Vec<_>) =
         runs.into_iter().map(|f| (f.info, f.collector)).unzip();
     let info = finish_info(InfoCollector::merged(infos))?;
-    let collected = if info.same_targets(early) {
-        finish(hprof, early, collectors, threads, control)?
+    let kept = private.then(|| KeptFields::resolve(&info, hprof.data()));
+    let collected = if info.same_targets(early) && kept == kept_early {
+        finish(hprof, early, kept.as_ref(), collectors, threads, control)?
     } else {
         // Their id sets go before the walk that makes new ones.
         drop(collectors);
-        collect(hprof, &info, threads, control)?
+        collect(hprof, &info, kept.as_ref(), threads, control)?
     };
     Ok(Some((info, collected)))
 }
@@ -446,6 +502,7 @@ impl Visitor for Folded<'_> {
 fn finish(
     hprof: &Hprof<'_>,
     info: &DumpInfo,
+    kept: Option<&KeptFields>,
     mut runs: Vec<Collector<'_>>,
     threads: usize,
     control: &Control,
@@ -453,6 +510,9 @@ fn finish(
     let mut all = runs.remove(0);
     for later in runs {
         all.merge(later);
+    }
+    for &(id, follow) in kept.map_or(&[][..], |k| &k.statics) {
+        all.keep(id, follow);
     }
     all.settle();
     all.out.walks = 1;
@@ -469,13 +529,15 @@ fn finish(
             Stage::Resolve,
             control,
             Order::FromEnd,
-            |_| Collector::resolver(info, &wanted, &outstanding),
+            |_| Collector::resolver(info, &wanted, &outstanding).with_kept(kept),
         )?;
         all.out.walks += 1;
         for run in runs {
             // Keep only what was found; what is still wanted is recomputed.
             all.out.arrays.extend(run.out.arrays);
             all.out.strings.extend(run.out.strings);
+            all.out.kept_strings.extend(run.out.kept_strings);
+            all.out.kept_arrays.extend(run.out.kept_arrays);
             if all.out.dump_data_images.is_empty() {
                 all.out.dump_data_images = run.out.dump_data_images;
             }
@@ -486,6 +548,8 @@ fn finish(
         }
     }
     all.out.string_values = Arc::new(std::mem::take(&mut all.strings).build());
+    all.out.kept_strings.sort_unstable();
+    all.out.kept_strings.dedup();
     Ok(all.out)
 }
 
@@ -506,7 +570,11 @@ impl Visitor for Collector<'_> {
     fn wants_object(&self, tag: u8, id: u64, class_id: u64) -> bool {
         if tag == tags::INSTANCE_DUMP {
             // Every instance of the dump comes here: most are of no target class.
-            !self.undumped.is_empty() || self.targets.iter().any(|(c, _)| *c == class_id)
+            !self.undumped.is_empty()
+                || self.targets.iter().any(|(c, _)| *c == class_id)
+                || self
+                    .kept
+                    .is_some_and(|k| k.instance.contains_key(&class_id))
         } else {
             self.maybe_wanted.may_contain(id) && self.wanted.contains_key(&id)
         }
@@ -533,6 +601,11 @@ impl Visitor for Collector<'_> {
                     self.out.dump_data_images = a.element_ids().collect();
                     for image in a.element_ids() {
                         self.want(image, Want::Array);
+                    }
+                } else if self.found(a.id, Want::KeptArray) {
+                    self.out.kept_arrays.push(a.id);
+                    for s in a.element_ids() {
+                        self.keep(s, Follow::String);
                     }
                 }
                 Ok(())
