@@ -372,3 +372,76 @@ fn no_string_value_but_the_kept_ones_is_in_a_private_package() {
     }
     assert!(checked > 10_000, "only {checked} values checked");
 }
+
+/// `zip` rewritten into `out` with its hprof entry edited by `edit` (entries, their order
+/// and the zip comment as they were).
+fn tampered(zip: &Path, out: &Path, edit: impl Fn(&mut Vec<u8>)) {
+    use std::io::Write;
+    let mut ar = zip::ZipArchive::new(std::fs::File::open(zip).unwrap()).unwrap();
+    let mut w = zip::ZipWriter::new(std::fs::File::create(out).unwrap());
+    w.set_raw_comment(ar.comment().to_vec().into_boxed_slice())
+        .unwrap();
+    for i in 0..ar.len() {
+        let mut e = ar.by_index(i).unwrap();
+        let name = e.name().unwrap().to_string();
+        let mut bytes = Vec::new();
+        e.read_to_end(&mut bytes).unwrap();
+        if name.ends_with(".hprof") {
+            edit(&mut bytes);
+        }
+        w.start_file(name, zip::write::SimpleFileOptions::default())
+            .unwrap();
+        w.write_all(&bytes).unwrap();
+    }
+    w.finish().unwrap();
+}
+
+#[test]
+fn verify_holds_a_private_package_to_its_dump() {
+    let dir = tempfile::tempdir().unwrap();
+    let dump = fixture("art-leaks.hprof");
+    let zip = dir.path().join("p.zip");
+    shrink(&dump, &zip, true);
+    let o = run(&["verify", s(&zip), "--against", s(&dump)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let said = common::stdout(&o);
+    assert!(
+        said.contains("String values and 4 Bitmap buffers or images replaced"),
+        "{said}"
+    );
+
+    // Build.MANUFACTURER is kept: a package where it changed is refused, at its array.
+    let changed = dir.path().join("changed.zip");
+    tampered(&zip, &changed, |hprof| {
+        let at = memchr::memmem::find(hprof, b"samsung").expect("the kept value");
+        hprof[at] = b'S';
+    });
+    let o = run(&["verify", s(&changed), "--against", s(&dump)]);
+    common::failed_with(&o, 1, &["keeps as it is, but its bytes changed"]);
+
+    // A replaced value put back as it was is refused too: it would be the user's.
+    let data = std::fs::read(&dump).unwrap();
+    let heap = Heap::read(&data);
+    let (values, kept) = heap.strings(&data);
+    let secret = values
+        .iter()
+        .filter(|v| !kept.contains(v))
+        .filter_map(|v| heap.arrays.get(v))
+        .find(|b| b.len() >= 16)
+        .expect("a String value the package replaces")
+        .clone();
+    let put_back = dir.path().join("put-back.zip");
+    let out = Heap::read(&inflated(&zip));
+    let replaced = out
+        .arrays
+        .iter()
+        .find(|(id, b)| heap.arrays.get(id) == Some(&secret) && **b != secret)
+        .map(|(_, b)| b.clone())
+        .expect("its replacement");
+    tampered(&zip, &put_back, |hprof| {
+        let at = memchr::memmem::find(hprof, &replaced).unwrap();
+        hprof[at..at + secret.len()].copy_from_slice(&secret);
+    });
+    let o = run(&["verify", s(&put_back), "--against", s(&dump)]);
+    common::failed_with(&o, 1, &["is left as it was: a private package replaces"]);
+}
