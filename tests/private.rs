@@ -445,3 +445,22 @@ fn verify_holds_a_private_package_to_its_dump() {
     let o = run(&["verify", s(&put_back), "--against", s(&dump)]);
     common::failed_with(&o, 1, &["is left as it was: a private package replaces"]);
 }
+
+#[test]
+fn every_kept_value_is_listed_with_its_reason_in_the_usage_docs() {
+    let docs = std::fs::read_to_string(fixture("../docs/usage.md")).unwrap();
+    let rows: Vec<&str> = docs.lines().filter(|l| l.starts_with("| `")).collect();
+    for k in KEPT {
+        let class = format!("`{}`", k.class);
+        let field = match k.holds {
+            Holds::Field(f) | Holds::Static(f) => format!("`{f}`"),
+            Holds::Elements(f) => format!("the elements of `{f}`"),
+            Holds::Statics => "every String static field".into(),
+        };
+        assert!(
+            rows.iter()
+                .any(|r| r.contains(&class) && r.contains(&field)),
+            "docs/usage.md lists no row for {class} {field}"
+        );
+    }
+}
