@@ -334,6 +334,8 @@ def main():
                 [exe, str(dump), str(t_out), "-q", "--private"], outputs=[c_out, t_out])
             r["t_zip_bytes"] = t_out.stat().st_size
             t_out.unlink()
+            # (c)'s package and report again, for the columns below (a pair removes both).
+            best_shrink(1, [exe, str(dump), str(c_out), "-q"], report, [c_out])
             if args.baseline:
                 base = args.baseline
                 r["b_base"], r["b_base_peak_anon"], _ = best_shrink(

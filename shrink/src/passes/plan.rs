@@ -181,8 +181,8 @@ impl Private {
                 out.copy_from_slice(bytes);
                 self.key.string(out);
             }
-            Replaced::Pixels if self.images.contains(&id) => self.key.image(bytes, out),
-            Replaced::Pixels => self.key.pixels(bytes, out),
+            Replaced::Pixels if self.images.contains(&id) => self.key.image(id, bytes, out),
+            Replaced::Pixels => self.key.pixels(id, bytes, out),
         }
     }
 
