@@ -137,17 +137,48 @@ fn check_unchanged(dump: &Path, dir: &Path) -> usize {
         "{name}: the private package's analysis differs:\n{}",
         out.join("\n")
     );
-    1
+    // What it shows of a replaced String reads as redacted.
+    let mut shown = Vec::new();
+    texts(&b, &mut shown);
+    let redacted = "[\"‹redacted›\"]";
+    for (key, text) in &shown {
+        if key == "name" && text.starts_with("[\"") {
+            assert_eq!(text, redacted, "{name}: a map key shown");
+        }
+    }
+    let duplicates = b["triage"]["duplicateStrings"].as_array();
+    for d in duplicates.into_iter().flatten() {
+        assert_eq!(d["value"], "‹redacted›", "{name}");
+    }
+    shown.iter().filter(|(_, t)| t == redacted).count() + duplicates.map_or(0, Vec::len)
+}
+
+/// Every (key, string) of a JSON value.
+fn texts(v: &Json, out: &mut Vec<(String, String)>) {
+    match v {
+        Json::Object(o) => {
+            for (k, x) in o {
+                if let Json::String(t) = x {
+                    out.push((k.clone(), t.clone()));
+                }
+                texts(x, out);
+            }
+        }
+        Json::Array(l) => l.iter().for_each(|x| texts(x, out)),
+        _ => {}
+    }
 }
 
 #[test]
 fn a_private_package_analyzes_as_the_ordinary_one() {
     let dir = tempfile::tempdir().unwrap();
-    let mut checked = 0;
+    let (mut checked, mut redacted) = (0, 0);
     for dump in dumps(dir.path()) {
-        checked += check_unchanged(&dump, dir.path());
+        redacted += check_unchanged(&dump, dir.path());
+        checked += 1;
     }
     assert!(checked >= 8, "only {checked} dumps");
+    assert!(redacted > 50, "only {redacted} values read as redacted");
 }
 
 #[test]

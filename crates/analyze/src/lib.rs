@@ -44,6 +44,7 @@ pub mod model;
 mod native_size;
 mod offsets;
 mod parked;
+mod private;
 mod reach;
 #[cfg(test)]
 mod reach_tests;
@@ -365,6 +366,12 @@ fn analyze_input(
         notes,
         omitted_notes,
     };
+    // A private package's replaced Strings show as garbage: they read as redacted.
+    let analysis = if input.private {
+        private::redact(analysis)
+    } else {
+        analysis
+    };
     clock.step("summary");
     if let input::Bytes::File(m) = &input.bytes {
         m.check_intact()?;
@@ -666,7 +673,7 @@ fn count(
     notes.extend(ins.take_notes());
     if run.input.private {
         notes.push(
-            "the package is private: String values the analysis does not read, and pixels, were replaced on the phone (same lengths, equal values alike); shown values (a map key, a duplicate String, a bitmap's digest) are not the app's"
+            "the package is private: String values the analysis does not read, and pixels, were replaced on the phone (same lengths, equal values alike); a map key or a duplicate String reads as redacted, a bitmap's digest is the pattern's"
                 .into(),
         );
     }
