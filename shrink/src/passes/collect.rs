@@ -151,6 +151,34 @@ pub struct Collector<'i> {
     /// In resolve walks: how many wanted ids no run has found yet, shared by the runs, so
     /// all stop once the last one is found.
     outstanding: Option<&'i AtomicUsize>,
+    /// Private packages' resolve walks: the last primitive arrays passed. HotSpot writes a
+    /// String's value just before it, so a String found in a resolve walk (a kept one,
+    /// named by an object written after it) mostly has its value here, and needs no walk
+    /// more to find it.
+    recent: Option<Recent>,
+}
+
+/// The last [`Recent::N`] primitive arrays a walk passed, and where they are.
+#[derive(Debug, Default)]
+struct Recent {
+    arrays: [(u64, Option<Location>); Recent::N],
+    next: usize,
+}
+
+impl Recent {
+    const N: usize = 4;
+
+    fn push(&mut self, id: u64, loc: Location) {
+        self.arrays[self.next] = (id, Some(loc));
+        self.next = (self.next + 1) % Self::N;
+    }
+
+    fn get(&self, id: u64) -> Option<Location> {
+        self.arrays
+            .iter()
+            .find(|(a, _)| *a == id)
+            .and_then(|(_, l)| *l)
+    }
 }
 
 impl<'i> Collector<'i> {
@@ -167,6 +195,7 @@ impl<'i> Collector<'i> {
             out: Collected::default(),
             first_walk: true,
             outstanding: None,
+            recent: None,
         };
         if let Some(m) = info.manufacturer {
             c.want(m, Want::String);
@@ -238,7 +267,13 @@ impl<'i> Collector<'i> {
             .targets
             .iter()
             .find(|(c, _)| *c == inst.class_id)
-            .map(|(_, t)| t);
+            .map(|(_, t)| *t);
+        let is_string = matches!(target.map(|t| t.target), Some(Target::String { .. }));
+        if self.kept.is_some() && !is_string {
+            // A kept field may name another CharSequence: it holds no String to keep, and
+            // no walk more looks for it.
+            self.found(inst.id, Want::String);
+        }
         let Some(target) = target else {
             if !self.undumped.is_empty() && self.undumped.contains(&inst.class_id) {
                 return Err(FormatError::MissingClass {
@@ -282,7 +317,12 @@ impl<'i> Collector<'i> {
                             coder,
                         },
                     );
-                    self.want(value_id, Want::Array);
+                    match self.recent.as_ref().and_then(|r| r.get(value_id)) {
+                        Some(loc) => {
+                            self.out.arrays.insert(value_id, loc);
+                        }
+                        None => self.want(value_id, Want::Array),
+                    }
                 }
             }
             Target::Bitmap { buffer, recycled } if self.first_walk => {
@@ -324,6 +364,23 @@ impl<'i> Collector<'i> {
         Ok(())
     }
 
+    /// [`Visitor::wants_object`] in a private package, apart so that the ordinary one
+    /// stays as small: also instances of kept classes, any object wanted as a String (a
+    /// kept field may name another kind), and in resolve walks every primitive array (the
+    /// last ones are kept at hand).
+    #[inline(never)]
+    fn wants_private(&self, kept: &KeptFields, tag: u8, id: u64, class_id: u64) -> bool {
+        let wanted = self.maybe_wanted.may_contain(id) && self.wanted.contains_key(&id);
+        if tag == tags::INSTANCE_DUMP {
+            !self.undumped.is_empty()
+                || self.targets.iter().any(|(c, _)| *c == class_id)
+                || kept.instance.contains_key(&class_id)
+                || wanted
+        } else {
+            (tag == tags::PRIMITIVE_ARRAY_DUMP && self.recent.is_some()) || wanted
+        }
+    }
+
     /// A collector for a resolve walk: it only looks for `wanted`.
     fn resolver(
         info: &'i DumpInfo,
@@ -338,6 +395,14 @@ impl<'i> Collector<'i> {
         }
         c.outstanding = Some(outstanding);
         c
+    }
+
+    /// In a private package's resolve walk, with the last arrays passed at hand.
+    fn with_recent(mut self) -> Self {
+        if self.kept.is_some() {
+            self.recent = Some(Recent::default());
+        }
+        self
     }
 
     /// Folds a later run's results into this one's.
@@ -372,6 +437,11 @@ impl<'i> Collector<'i> {
         for s in self.out.strings.values() {
             if s.value != 0 && !self.out.arrays.contains_key(&s.value) {
                 self.wanted.entry(s.value).or_insert(Want::Array);
+            }
+        }
+        for s in &self.out.kept_strings {
+            if !self.out.strings.contains_key(s) {
+                self.wanted.entry(*s).or_insert(Want::String);
             }
         }
         for image in &self.out.dump_data_images {
@@ -529,7 +599,11 @@ fn finish(
             Stage::Resolve,
             control,
             Order::FromEnd,
-            |_| Collector::resolver(info, &wanted, &outstanding).with_kept(kept),
+            |_| {
+                Collector::resolver(info, &wanted, &outstanding)
+                    .with_kept(kept)
+                    .with_recent()
+            },
         )?;
         all.out.walks += 1;
         for run in runs {
@@ -543,6 +617,10 @@ fn finish(
             }
         }
         all.settle();
+        // What the walk looked for and did not find is not in the dump (a walk that
+        // finds everything stops early; one that does not has read every part): only
+        // what the walk's finds call for is looked for again.
+        all.wanted.retain(|id, _| !wanted.contains_key(id));
         if all.wanted.len() >= before {
             break;
         }
@@ -568,13 +646,12 @@ impl Visitor for Collector<'_> {
 
     #[inline]
     fn wants_object(&self, tag: u8, id: u64, class_id: u64) -> bool {
+        if let Some(kept) = self.kept {
+            return self.wants_private(kept, tag, id, class_id);
+        }
         if tag == tags::INSTANCE_DUMP {
             // Every instance of the dump comes here: most are of no target class.
-            !self.undumped.is_empty()
-                || self.targets.iter().any(|(c, _)| *c == class_id)
-                || self
-                    .kept
-                    .is_some_and(|k| k.instance.contains_key(&class_id))
+            !self.undumped.is_empty() || self.targets.iter().any(|(c, _)| *c == class_id)
         } else {
             self.maybe_wanted.may_contain(id) && self.wanted.contains_key(&id)
         }
@@ -593,6 +670,13 @@ impl Visitor for Collector<'_> {
                     self.out
                         .arrays
                         .insert(a.id, location(sub, a, self.info.id_size));
+                } else if let Some(r) = self.recent.as_mut() {
+                    r.push(a.id, location(sub, a, self.info.id_size));
+                }
+                if self.kept.is_some() {
+                    // A kept field naming an array (JDK 8's `Thread.name` is a char[]):
+                    // no String to keep; the array goes or stays as the mode says.
+                    self.found(a.id, Want::String);
                 }
                 Ok(())
             }
@@ -602,6 +686,8 @@ impl Visitor for Collector<'_> {
                     for image in a.element_ids() {
                         self.want(image, Want::Array);
                     }
+                } else if self.kept.is_some() && self.found(a.id, Want::String) {
+                    // A kept field naming an object array: no String to keep.
                 } else if self.found(a.id, Want::KeptArray) {
                     self.out.kept_arrays.push(a.id);
                     for s in a.element_ids() {
