@@ -248,6 +248,13 @@ pub fn verify(path: &str, v: &Verified) -> String {
             n(cmp.repointed_bitmaps),
             n(cmp.images_checked)
         );
+        if cmp.private {
+            o += &format!(
+                "  private   {} String values and {} Bitmap buffers or images replaced, each where it must be; every other value as it was\n",
+                n(cmp.replaced_strings),
+                n(cmp.replaced_pixels)
+            );
+        }
     }
     o
 }

@@ -711,6 +711,31 @@ async fn hostile_values_are_escaped_on_every_page() {
     srv.stop().await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_private_package_says_so_on_its_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let private = package(dir.path(), "p.zip", &["--private"]);
+    let ordinary = package(dir.path(), "o.zip", &[]);
+    let srv = start(&dir.path().join("data"), Opts::default()).await;
+    for zip in [&private, &ordinary] {
+        let o = upload(&srv, zip, None).await;
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    for id in [1, 2] {
+        settled(&srv.base, id, None).await;
+    }
+    let (st, page) = get_text(&srv.url("/packages/1")).await;
+    assert_eq!(st, 200);
+    assert!(page.contains("<th>private</th>"), "{page}");
+    assert!(page.contains("made with --private"), "{page}");
+    let (_, page) = get_text(&srv.url("/packages/2")).await;
+    assert!(!page.contains("made with --private"), "{page}");
+    // The full analysis says it too.
+    let (_, analysis) = get_text(&srv.url("/packages/1/analysis")).await;
+    assert!(analysis.contains("(private)"), "{analysis}");
+    srv.stop().await;
+}
+
 // ---------------------------------------------------------------- connections and limits
 
 /// A connection of our own to the server, for clients that are slow, silent or stalled.

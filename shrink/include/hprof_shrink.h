@@ -136,6 +136,19 @@ typedef struct hprof_shrink_options {
    * 0: such a dump is `HPROF_SHRINK_ERR_BAD_INPUT`.
    */
   int32_t salvage;
+  /**
+   * Nonzero: a private package (CLI `--private`): every String value but those the
+   * analysis reads, and every Bitmap's pixels, replaced (same lengths; equal values
+   * alike); `result.info` and `extra.info` say `private=true`. Not with
+   * `HPROF_SHRINK_STRIP_NONE` (`HPROF_SHRINK_ERR_INVALID_ARGUMENT`). A caller
+   * compiled against the header without this field (its `struct_size` ends before it)
+   * gets 0.
+   */
+  int32_t private_package;
+  /**
+   * 0; room for a later flag.
+   */
+  int32_t reserved;
 } hprof_shrink_options;
 
 /**
@@ -273,7 +286,7 @@ const char *hprof_shrink_status_name(hprof_shrink_status status);
 
 /**
  * Fills `options` with the defaults: `struct_size` set, strip bitmaps, dropped remove,
- * level 6, threads 0 (one per core), no salvage, every pointer NULL. Returns `HPROF_SHRINK_ERR_INVALID_ARGUMENT` for NULL.
+ * level 6, threads 0 (one per core), no salvage, not private, every pointer NULL. Returns `HPROF_SHRINK_ERR_INVALID_ARGUMENT` for NULL.
  *
  * # Safety
  * `options` is NULL or points to writable memory for one `hprof_shrink_options`.

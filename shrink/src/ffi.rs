@@ -150,7 +150,21 @@ pub struct hprof_shrink_options {
     /// mid-dump) up to its last complete record; `extra.info` then says `truncated=true`.
     /// 0: such a dump is `HPROF_SHRINK_ERR_BAD_INPUT`.
     pub salvage: i32,
+    /// Nonzero: a private package (CLI `--private`): every String value but those the
+    /// analysis reads, and every Bitmap's pixels, replaced (same lengths; equal values
+    /// alike); `result.info` and `extra.info` say `private=true`. Not with
+    /// `HPROF_SHRINK_STRIP_NONE` (`HPROF_SHRINK_ERR_INVALID_ARGUMENT`). A caller
+    /// compiled against the header without this field (its `struct_size` ends before it)
+    /// gets 0.
+    pub private_package: i32,
+    /// 0; room for a later flag.
+    pub reserved: i32,
 }
+
+/// `sizeof(hprof_shrink_options)` before `private_package` was added: the struct then
+/// ended with `salvage`, padded to its alignment.
+const OPTIONS_SIZE_V1: usize = std::mem::offset_of!(hprof_shrink_options, private_package)
+    .next_multiple_of(std::mem::align_of::<hprof_shrink_options>());
 
 /// An opaque shrink job: holds the cancellation flag, and the report or error message of
 /// its last run.
@@ -303,13 +317,26 @@ impl Request {
         // read stays inside whatever struct the caller has.
         let size = unsafe { p.cast::<usize>().read_unaligned() };
         let ours = std::mem::size_of::<hprof_shrink_options>();
-        if size != ours {
+        let mut older = options_defaults();
+        let o = if size == ours {
+            // SAFETY: the struct is as large as ours, so it is ours.
+            unsafe { &*p }
+        } else if size == OPTIONS_SIZE_V1 {
+            // The earlier struct: its fields, then this version's defaults.
+            // SAFETY: the caller's struct holds `size` bytes, a prefix of ours.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    p.cast::<u8>(),
+                    (&raw mut older).cast::<u8>(),
+                    OPTIONS_SIZE_V1,
+                );
+            }
+            &older
+        } else {
             return Err(Failure::invalid(format!(
-                "options->struct_size is {size}, this library's hprof_shrink_options is {ours} bytes: fill it with hprof_shrink_options_init from the header of this version"
+                "options->struct_size is {size}, this library's hprof_shrink_options is {ours} bytes (or {OPTIONS_SIZE_V1}, the struct before private_package): fill it with hprof_shrink_options_init from the header of this version"
             )));
-        }
-        // SAFETY: the struct is as large as ours, so it is ours.
-        let o = unsafe { &*p };
+        };
         // SAFETY (each opt_str below): the fields are NULL or NUL-terminated strings, as
         // the header requires.
         let input = unsafe { opt_str(o.input_path, "options->input_path") }?
@@ -374,6 +401,7 @@ impl Request {
                 hprof_entry,
                 threads,
                 salvage: o.salvage != 0,
+                private: o.private_package != 0,
             },
         })
     }
@@ -556,8 +584,32 @@ pub extern "C" fn hprof_shrink_status_name(status: hprof_shrink_status) -> *cons
     name.as_ptr()
 }
 
+/// The defaults [`hprof_shrink_options_init`] writes.
+fn options_defaults() -> hprof_shrink_options {
+    let defaults = ShrinkOptions::default();
+    hprof_shrink_options {
+        struct_size: std::mem::size_of::<hprof_shrink_options>(),
+        input_path: std::ptr::null(),
+        zip_path: std::ptr::null(),
+        hprof_path: std::ptr::null(),
+        strip: HPROF_SHRINK_STRIP_BITMAPS,
+        dropped: HPROF_SHRINK_DROPPED_REMOVE,
+        level: defaults.level as i32,
+        sdk_version: std::ptr::null(),
+        manufacturer: std::ptr::null(),
+        leaked_activity_key: std::ptr::null(),
+        extra: std::ptr::null(),
+        extra_count: 0,
+        hprof_entry: std::ptr::null(),
+        threads: 0,
+        salvage: 0,
+        private_package: 0,
+        reserved: 0,
+    }
+}
+
 /// Fills `options` with the defaults: `struct_size` set, strip bitmaps, dropped remove,
-/// level 6, threads 0 (one per core), no salvage, every pointer NULL. Returns `HPROF_SHRINK_ERR_INVALID_ARGUMENT` for NULL.
+/// level 6, threads 0 (one per core), no salvage, not private, every pointer NULL. Returns `HPROF_SHRINK_ERR_INVALID_ARGUMENT` for NULL.
 ///
 /// # Safety
 /// `options` is NULL or points to writable memory for one `hprof_shrink_options`.
@@ -569,24 +621,7 @@ pub unsafe extern "C" fn hprof_shrink_options_init(
         if options.is_null() {
             return HPROF_SHRINK_ERR_INVALID_ARGUMENT;
         }
-        let defaults = ShrinkOptions::default();
-        let value = hprof_shrink_options {
-            struct_size: std::mem::size_of::<hprof_shrink_options>(),
-            input_path: std::ptr::null(),
-            zip_path: std::ptr::null(),
-            hprof_path: std::ptr::null(),
-            strip: HPROF_SHRINK_STRIP_BITMAPS,
-            dropped: HPROF_SHRINK_DROPPED_REMOVE,
-            level: defaults.level as i32,
-            sdk_version: std::ptr::null(),
-            manufacturer: std::ptr::null(),
-            leaked_activity_key: std::ptr::null(),
-            extra: std::ptr::null(),
-            extra_count: 0,
-            hprof_entry: std::ptr::null(),
-            threads: 0,
-            salvage: 0,
-        };
+        let value = options_defaults();
         // SAFETY: non-NULL and writable as the caller promises; `write` does not read the
         // old (possibly uninitialized) contents.
         unsafe { options.write(value) };

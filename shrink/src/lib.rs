@@ -57,6 +57,8 @@ pub mod output;
 pub mod package;
 /// The three passes: info collect, kept-buffer collect (with dedup), buffer shrink.
 pub mod passes;
+/// Private packages: what is kept of String values and pixels, and what replaces the rest.
+pub mod private;
 /// Free space on a filesystem, asked before unpacking.
 pub mod space;
 /// Checking a package, alone or against the dump it came from.
@@ -76,6 +78,6 @@ pub use package::{Manifest, ManifestValues};
 pub use passes::write_shrunk;
 pub use pipeline::{
     analyze, check_request, shrink_file, Analysis, AnalyzeOptions, Outputs, ShrinkOptions,
-    MAX_THREADS,
+    MAX_THREADS, PRIVATE_KEY,
 };
 pub use report::Report;

@@ -23,9 +23,10 @@ use crate::passes::{
     write_shrunk, write_shrunk_parallel, Collected, DumpInfo, EarlyInfo, InfoCollector, Plan,
     WriteStats,
 };
+use crate::private::{KeptFields, Key};
 use crate::report::{
-    ArraysReport, BitmapsReport, ImagesReport, InputReport, OptionsReport, OutputReport, Report,
-    StringsReport, Timings, TypeRow, SCHEMA,
+    ArraysReport, BitmapsReport, ImagesReport, InputReport, OptionsReport, OutputReport,
+    PrivateReport, Report, StringsReport, Timings, TypeRow, SCHEMA,
 };
 
 /// Everything a shrink can be told. It will grow: start from [`Default`] (or
@@ -61,6 +62,9 @@ pub struct ShrinkOptions {
     /// Shrink a dump that was cut off while being written, up to its last complete record
     /// (`extra.info` then says `truncated=true` and where).
     pub salvage: bool,
+    /// A private package: no String value and no pixel but those the analysis reads
+    /// (see [`crate::private`]); `extra.info` and `result.info` say `private=true`.
+    pub private: bool,
 }
 
 /// The most threads a shrink uses: more would only cost memory and start-up (and a
@@ -122,6 +126,12 @@ impl ShrinkOptions {
         self
     }
 
+    /// A private package, or not.
+    pub fn with_private(mut self, private: bool) -> Self {
+        self.private = private;
+        self
+    }
+
     /// The number of threads to use: `threads`, or one per core when 0; at most
     /// [`MAX_THREADS`].
     pub fn threads(&self) -> usize {
@@ -144,6 +154,7 @@ impl Default for ShrinkOptions {
             hprof_entry: None,
             threads: 0,
             salvage: false,
+            private: false,
         }
     }
 }
@@ -184,6 +195,8 @@ pub struct AnalyzeOptions {
     /// The dump was cut off and trimmed by [`Hprof::salvage`]: a missing end is expected
     /// and a Bitmap buffer that was cut away is a warning, not an error.
     pub salvaged: bool,
+    /// A private package: the plan replaces what [`crate::private`] says.
+    pub private: bool,
 }
 
 impl AnalyzeOptions {
@@ -194,12 +207,19 @@ impl AnalyzeOptions {
             dropped,
             threads,
             salvaged: false,
+            private: false,
         }
     }
 
     /// For a dump trimmed by [`Hprof::salvage`], or not.
     pub fn with_salvaged(mut self, salvaged: bool) -> Self {
         self.salvaged = salvaged;
+        self
+    }
+
+    /// For a private package, or not.
+    pub fn with_private(mut self, private: bool) -> Self {
+        self.private = private;
         self
     }
 }
@@ -225,6 +245,7 @@ pub fn analyze(hprof: &Hprof<'_>, opts: &AnalyzeOptions, control: &Control) -> R
         dropped,
         threads,
         salvaged,
+        private,
     } = *opts;
     let data = hprof.data();
     let mut timings = Timings::default();
@@ -249,7 +270,7 @@ pub fn analyze(hprof: &Hprof<'_>, opts: &AnalyzeOptions, control: &Control) -> R
     timings.info = ms(t);
     let t = Instant::now();
     let folded = match &early {
-        Some(early) => collect_with_info(hprof, early, threads, control, |whole| {
+        Some(early) => collect_with_info(hprof, early, private, threads, control, |whole| {
             whole.finish(data, salvaged)
         })?,
         None => None,
@@ -263,7 +284,8 @@ pub fn analyze(hprof: &Hprof<'_>, opts: &AnalyzeOptions, control: &Control) -> R
             let info = whole_info(hprof, threads, salvaged, control)?;
             timings.info += ms(t);
             let t = Instant::now();
-            let collected = collect(hprof, &info, threads, control)?;
+            let kept = private.then(|| KeptFields::resolve(&info, data));
+            let collected = collect(hprof, &info, kept.as_ref(), threads, control)?;
             timings.collect = ms(t);
             (info, collected)
         }
@@ -282,7 +304,10 @@ pub fn analyze(hprof: &Hprof<'_>, opts: &AnalyzeOptions, control: &Control) -> R
     let images = group(&grouping, Grouped::DumpDataImages, &mut warnings)?;
     timings.dedup = ms(t);
 
-    let plan = Plan::new(&info, &collected, &buffers, &images, strip, dropped);
+    let mut plan = Plan::new(&info, &collected, &buffers, &images, strip, dropped);
+    if private {
+        plan = plan.with_private(Key::random(), &collected, data);
+    }
     let from_dump = manifest_from_dump(data, &info, &collected, &mut warnings);
     Ok(Analysis {
         info,
@@ -422,6 +447,9 @@ impl<A: Write, B: Write> Write for Tee<A, B> {
 
 const BUF: usize = 1 << 20;
 
+/// The `extra.info` (and `result.info`) key that says a package is private.
+pub const PRIVATE_KEY: &str = "private";
+
 /// Shrinks the dump at `input` into `outputs`. Each output is written beside its
 /// destination under a temporary name and renamed into place only when complete and
 /// synced: on any error (or cancellation) no output file appears. The input is never
@@ -495,6 +523,13 @@ pub fn check_request(input: &Path, outputs: Outputs<'_>, opts: &ShrinkOptions) -
     if let Some(entry) = &opts.hprof_entry {
         manifest::check_entry_name(entry).map_err(|e| Error::Invalid(e.to_string()))?;
     }
+    if opts.private && opts.strip == StripMode::None {
+        return Err(Error::Invalid(
+            "--private needs a strip mode that drops arrays (--strip none keeps every array: \
+             the user's bytes beyond Strings and pixels)"
+                .into(),
+        ));
+    }
     Ok(())
 }
 
@@ -514,19 +549,11 @@ fn shrink_mapped(
     };
     let analyze_opts = AnalyzeOptions {
         salvaged: salvage.is_some(),
+        private: opts.private,
         ..AnalyzeOptions::new(opts.strip, opts.dropped, opts.threads())
     };
     let analysis = analyze(&hprof, &analyze_opts, control)?;
-    let mut warnings = analysis.warnings.clone();
-    let mut extra = opts.extra.clone();
-    if let Some(s) = &salvage {
-        note_salvage(s, &mut warnings, &mut extra);
-    }
-    let entry = opts
-        .hprof_entry
-        .clone()
-        .unwrap_or_else(|| manifest::entry_name(input));
-    let manifest = manifest::resolve(&opts.manifest, &analysis.from_dump, entry, &mut warnings);
+    let (mut warnings, extra, manifest) = described(input, opts, &analysis, salvage.as_ref());
 
     let t = Instant::now();
     clean_stale_beside(&outputs, &mut warnings)?;
@@ -562,7 +589,12 @@ fn shrink_mapped(
                 Ok((stats, n))
             })?;
             package.add_extra(&extra)?;
-            let mut out = package.finish(&comment::render(plan.strip, plan.dropped))?;
+            let modes = comment::Modes {
+                strip: plan.strip,
+                dropped: plan.dropped,
+                private: plan.private().is_some(),
+            };
+            let mut out = package.finish(&comment::render(&modes))?;
             out.flush().map_err(Error::Write)?;
             (stats, n)
         }
@@ -613,6 +645,31 @@ fn shrink_mapped(
     }))
 }
 
+/// What the package says besides the dump: the warnings so far, `extra.info` and
+/// `result.info`.
+fn described(
+    input: &Path,
+    opts: &ShrinkOptions,
+    analysis: &Analysis,
+    salvage: Option<&Salvage>,
+) -> (Vec<String>, Vec<(String, String)>, Manifest) {
+    let mut warnings = analysis.warnings.clone();
+    let mut extra = opts.extra.clone();
+    if let Some(s) = salvage {
+        note_salvage(s, &mut warnings, &mut extra);
+    }
+    note_private(opts.private, &mut extra);
+    let entry = opts
+        .hprof_entry
+        .clone()
+        .unwrap_or_else(|| manifest::entry_name(input));
+    let manifest = Manifest {
+        private: opts.private,
+        ..manifest::resolve(&opts.manifest, &analysis.from_dump, entry, &mut warnings)
+    };
+    (warnings, extra, manifest)
+}
+
 /// What a salvaged shrink says about the cut: a warning, and the `extra.info` properties.
 fn note_salvage(s: &Salvage, warnings: &mut Vec<String>, extra: &mut Vec<(String, String)>) {
     warnings.push(format!(
@@ -622,6 +679,15 @@ fn note_salvage(s: &Salvage, warnings: &mut Vec<String>, extra: &mut Vec<(String
     extra.push(("truncated".into(), "true".into()));
     extra.push(("truncatedAt".into(), s.damaged_at.to_string()));
     extra.push(("originalBytes".into(), s.file_bytes.to_string()));
+}
+
+/// What a private package's `extra.info` says: `private=true`, whatever the caller gave
+/// under that key.
+fn note_private(private: bool, extra: &mut Vec<(String, String)>) {
+    if private {
+        extra.retain(|(k, _)| k != PRIVATE_KEY);
+        extra.push((PRIVATE_KEY.into(), "true".into()));
+    }
 }
 
 /// Removes what a killed run left beside the outputs, before anything new is written.
@@ -712,6 +778,7 @@ fn build_report(run: Finished<'_>) -> Report {
             strip: run.opts.strip,
             dropped: run.opts.dropped,
             level: run.opts.level,
+            private: run.opts.private,
         },
         arrays: ArraysReport {
             kept: stats.kept_total(),
@@ -728,6 +795,11 @@ fn build_report(run: Finished<'_>) -> Report {
         warnings: run.warnings,
         timings_ms: run.timings,
         salvage: run.salvage,
+        private: a.plan.private().map(|p| PrivateReport {
+            kept_values: p.kept_values() as u64,
+            strings_replaced: stats.strings_replaced,
+            pixels_replaced: stats.pixels_replaced,
+        }),
     }
 }
 

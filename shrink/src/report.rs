@@ -40,6 +40,19 @@ pub struct Report {
     pub timings_ms: Timings,
     /// For `--salvage` of a cut-off dump: where the damage starts and the file's size.
     pub salvage: Option<Salvage>,
+    /// For `--private`: what was replaced and what kept; absent otherwise.
+    pub private: Option<PrivateReport>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+/// What `--private` replaced.
+pub struct PrivateReport {
+    /// String values written as they are: those of the kept fields (docs/usage.md).
+    pub kept_values: u64,
+    /// String values replaced, and their bytes.
+    pub strings_replaced: Tally,
+    /// Bitmap buffers and images whose bytes were replaced, and their bytes.
+    pub pixels_replaced: Tally,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -73,6 +86,8 @@ pub struct OptionsReport {
     pub strip: StripMode,
     pub dropped: DroppedMode,
     pub level: u32,
+    /// `--private`.
+    pub private: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]

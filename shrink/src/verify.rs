@@ -20,7 +20,7 @@ use crate::options::{DroppedMode, StripMode};
 use crate::package::manifest::{KEYS, RESULT_INFO};
 use crate::package::reader::{self, PackageError, PackageReader};
 use crate::passes::dedup::md5;
-use crate::passes::plan::{Buffers, Policy};
+use crate::passes::plan::{Buffers, KeptAs, Policy, Private, Replaced};
 use crate::passes::{Collected, Location, Target};
 use crate::pipeline::{analyze, AnalyzeOptions};
 use crate::space::Unpack;
@@ -122,6 +122,25 @@ pub struct Comparison {
     pub images_checked: u64,
     /// DumpData `buffers` elements pointed at an identical image's kept copy.
     pub repointed_images: u64,
+    /// A private package: its replaced values were checked as such.
+    pub private: bool,
+    /// Private packages: String values replaced (each where it must be, equal values
+    /// alike and distinct ones distinct).
+    pub replaced_strings: u64,
+    /// Private packages: Bitmap buffers and images replaced.
+    pub replaced_pixels: u64,
+}
+
+/// What a comparison assumes of the package.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Against {
+    /// The strip mode it was made with (`None`: unknown; only String values must survive).
+    pub strip: Option<StripMode>,
+    /// The input was cut off and shrunk with `--salvage`.
+    pub salvaged: bool,
+    /// A private package: String values and pixels are replaced where [`crate::private`]
+    /// says, and only there.
+    pub private: bool,
 }
 
 /// A fault of the package or of the whole hprof, at no one record.
@@ -205,6 +224,8 @@ struct Contents {
     hprof_entry: String,
     /// From the zip comment.
     dropped: Option<DroppedMode>,
+    /// The zip comment or `extra.info` says private.
+    private: bool,
 }
 
 fn verify_hprof(
@@ -222,7 +243,12 @@ fn verify_hprof(
             // An input cut off at its end can only have been shrunk with --salvage: compare
             // with the part of it that parses.
             let (input, cut) = Hprof::salvage(in_map.bytes())?;
-            let compared = compare(out, &input, strip, cut.is_some(), control);
+            let against = Against {
+                strip,
+                salvaged: cut.is_some(),
+                private: contents.private,
+            };
+            let compared = compare(out, &input, &against, control);
             in_map.check_intact()?;
             Some(compared?)
         }
@@ -234,6 +260,7 @@ fn verify_hprof(
         extra,
         hprof_entry,
         dropped,
+        ..
     } = contents;
     Ok(Verified {
         entries,
@@ -304,12 +331,15 @@ fn verify_package_within(
     }
     let extra = zip.extra().map_err(package_violation)?;
     let comment = zip.tool_comment();
+    let private = comment.as_ref().is_some_and(|c| c.private)
+        || reader::value(&extra, crate::PRIVATE_KEY) == Some("true");
     let contents = Contents {
         entries,
         manifest,
         extra,
         hprof_entry,
         dropped: comment.as_ref().and_then(|c| c.dropped),
+        private,
     };
     let strip = strip.or(comment.and_then(|c| c.strip));
 
@@ -417,9 +447,12 @@ fn package_violation(e: PackageError) -> Error {
 }
 
 /// How an input primitive array came out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Fate {
     Kept,
     Dropped,
+    /// Same id, type and count, other elements: a private package's replaced value.
+    Replaced,
 }
 
 /// Compares a shrunk dump with its input. Every record and sub-record must come out byte
@@ -428,13 +461,20 @@ enum Fate {
 /// another array with the same bytes). What was dropped must be droppable under `strip`
 /// (when unknown, only String values must survive), and every live Bitmap's buffer that
 /// the mode keeps must resolve to an array holding the original bytes.
+/// A private package's String values and pixels must differ from the input's exactly
+/// where [`crate::private`] replaces them, String values equal in the input equal in the
+/// output and distinct ones distinct; a changed kept value is a violation.
 pub fn compare(
     out: &Hprof<'_>,
     input: &Hprof<'_>,
-    strip: Option<StripMode>,
-    salvaged: bool,
+    against: &Against,
     control: &Control,
 ) -> Result<Comparison> {
+    let Against {
+        strip,
+        salvaged,
+        private,
+    } = *against;
     if out.header().raw != input.header().raw {
         return Err(violation(
             "the output's header differs from the input's".into(),
@@ -443,6 +483,7 @@ pub fn compare(
     let threads = crate::pipeline::ShrinkOptions::default().threads();
     let opts = AnalyzeOptions {
         salvaged,
+        private,
         ..AnalyzeOptions::new(StripMode::Bitmaps, DroppedMode::Remove, threads)
     };
     let analysis = analyze(input, &opts, control)?;
@@ -475,11 +516,14 @@ pub fn compare(
         keeps_all: policy.is_some_and(|p| p.keeps_all),
         cmp: Comparison {
             strip,
+            private,
             ..Default::default()
         },
         dropped_watched: FxHashSet::default(),
         bitmap_points_to: FxHashMap::default(),
         images_out: None,
+        private: analysis.plan.private(),
+        replaced: Replacements::default(),
     };
     walk.run(out, input, control)?;
     let SideBySide {
@@ -502,6 +546,7 @@ pub fn compare(
 
     let buffers = Buffered {
         c,
+        private,
         policy,
         in_data: input.data(),
         out_data: out.data(),
@@ -529,7 +574,31 @@ struct SideBySide<'a> {
     dropped_watched: FxHashSet<u64>,
     bitmap_points_to: FxHashMap<u64, u64>,
     images_out: Option<Vec<u64>>,
+    /// A private package: what is replaced.
+    private: Option<&'a Private>,
+    replaced: Replacements,
 }
+
+/// The String values a private package replaced, by digest: each input value one output
+/// value and each output value one input value.
+#[derive(Default)]
+struct Replacements {
+    to: FxHashMap<[u8; 16], [u8; 16]>,
+    from: FxHashMap<[u8; 16], [u8; 16]>,
+}
+
+impl Replacements {
+    /// Notes that `original` became `now`; false when that breaks the correspondence.
+    fn note(&mut self, original: &[u8], now: &[u8]) -> bool {
+        let (a, b) = (md5(original), md5(now));
+        *self.to.entry(a).or_insert(b) == b && *self.from.entry(b).or_insert(a) == a
+    }
+}
+
+/// Below this many bytes a replacement may equal its original by chance (a 1-byte
+/// String's is its bytes XORed with a constant of the key); from it on, by a chance of
+/// 2^-64 or less.
+const SURELY_CHANGED: usize = 8;
 
 type Outs<'o> = std::iter::Peekable<Events<'o>>;
 
@@ -606,12 +675,16 @@ impl SideBySide<'_> {
             Some(Ok(Event::Sub(o))) if o.object_id() == Some(a.id) && o.tag() == s.tag() => {
                 let o = o.clone();
                 outs.next();
-                array_fate(s, a, &o, self.id_size)?
+                let fate = array_fate(s, a, &o, self.id_size, self.private.is_some())?;
+                if let (Some(p), Sub::PrimitiveArray(b)) = (self.private, &o.kind) {
+                    self.check_private(p, s, a, b.data, fate)?;
+                }
+                fate
             }
             _ => Fate::Dropped,
         };
         match fate {
-            Fate::Kept => self.cmp.kept_arrays += 1,
+            Fate::Kept | Fate::Replaced => self.cmp.kept_arrays += 1,
             Fate::Dropped => {
                 if self.watched.contains(&a.id) {
                     self.dropped_watched.insert(a.id);
@@ -643,6 +716,62 @@ impl SideBySide<'_> {
             }
         }
         Ok(())
+    }
+
+    /// A kept array of a private package: replaced where the plan replaces, as it was
+    /// elsewhere; a replaced String value in correspondence with its original.
+    fn check_private(
+        &mut self,
+        p: &Private,
+        s: &SubRecord<'_>,
+        a: &PrimitiveArray<'_>,
+        now: &[u8],
+        fate: Fate,
+    ) -> Result<()> {
+        let how = if self.c.string_values.contains(a.id) {
+            KeptAs::String
+        } else {
+            KeptAs::Other
+        };
+        let at = |what: String| {
+            violation_at(
+                s.offset,
+                Tag::heap(s.tag()),
+                format!(
+                    "{} array 0x{:X} at input offset {} {what}",
+                    a.element_type.name(),
+                    a.id,
+                    s.offset
+                ),
+            )
+        };
+        match (p.replaced(a.id, how, a.data), fate) {
+            (None, Fate::Replaced) => Err(at(
+                "is a value a private package keeps as it is, but its bytes changed".into(),
+            )),
+            (Some(what), Fate::Kept) if a.data.len() >= SURELY_CHANGED => Err(at(format!(
+                "is left as it was: a private package replaces {}",
+                match what {
+                    Replaced::String => "every String value but the kept ones",
+                    Replaced::Pixels => "every Bitmap's pixels",
+                }
+            ))),
+            (Some(Replaced::String), _) => {
+                if !self.replaced.note(a.data, now) {
+                    return Err(at(
+                        "is replaced out of step: equal values must stay equal, distinct ones distinct"
+                            .into(),
+                    ));
+                }
+                self.cmp.replaced_strings += 1;
+                Ok(())
+            }
+            (Some(Replaced::Pixels), _) => {
+                self.cmp.replaced_pixels += 1;
+                Ok(())
+            }
+            (None, _) => Ok(()),
+        }
     }
 
     /// Any other input sub-record: the output's next one, byte for byte, except a Bitmap's
@@ -717,6 +846,8 @@ impl SideBySide<'_> {
 /// the output with their original bytes where the mode keeps them.
 struct Buffered<'a> {
     c: &'a Collected,
+    /// A private package: a buffer's bytes are replaced, only its length is the original's.
+    private: bool,
     policy: Option<Policy>,
     in_data: &'a [u8],
     out_data: &'a [u8],
@@ -725,6 +856,16 @@ struct Buffered<'a> {
 }
 
 impl Buffered<'_> {
+    /// Whether a kept buffer holds what it must: the original's bytes, or in a private
+    /// package as many.
+    fn same(&self, now: &[u8], original: &[u8]) -> bool {
+        if self.private {
+            now.len() == original.len()
+        } else {
+            now == original
+        }
+    }
+
     fn in_bytes(&self, id: u64) -> Option<&[u8]> {
         self.c.arrays.get(&id).map(|l| l.bytes(self.in_data))
     }
@@ -770,7 +911,7 @@ impl Buffered<'_> {
                 .copied()
                 .unwrap_or(b.buffer_id);
             match self.out_arrays.get(&now) {
-                Some(loc) if loc.bytes(out_data) == original => {}
+                Some(loc) if self.same(loc.bytes(out_data), original) => {}
                 Some(_) => {
                     return Err(violation_at(b.instance_offset, instance, format!(
                         "Bitmap 0x{:X} (input offset {}) names buffer 0x{now:X}, whose bytes differ from its original buffer 0x{:X}",
@@ -797,7 +938,8 @@ impl Buffered<'_> {
             for (orig, new) in c.dump_data_images.iter().zip(now) {
                 cmp.images_checked += 1;
                 let original = self.in_bytes(*orig).unwrap_or_default();
-                if self.out_arrays.get(&new).map(|l| l.bytes(self.out_data)) != Some(original) {
+                let now = self.out_arrays.get(&new).map(|l| l.bytes(self.out_data));
+                if !now.is_some_and(|now| self.same(now, original)) {
                     return Err(violation(format!(
                         "DumpData image 0x{orig:X} is not in the output with its bytes (element now 0x{new:X})"
                     )));
@@ -808,11 +950,14 @@ impl Buffered<'_> {
     }
 }
 
+/// How the input array `s` came out as `o`; in a `private` package, other elements of the
+/// same count are a replacement (which [`SideBySide::check_private`] judges).
 fn array_fate(
     s: &SubRecord<'_>,
     a: &PrimitiveArray<'_>,
     o: &SubRecord<'_>,
     id_size: u8,
+    private: bool,
 ) -> Result<Fate> {
     if o.raw == s.raw {
         return Ok(Fate::Kept);
@@ -827,6 +972,9 @@ fn array_fate(
             }
             if b.count == a.count && b.data.iter().all(|&x| x == 0) {
                 return Ok(Fate::Dropped);
+            }
+            if private && b.count == a.count {
+                return Ok(Fate::Replaced);
             }
         }
     }

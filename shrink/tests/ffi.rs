@@ -296,6 +296,38 @@ fn a_shrink_through_the_c_abi_reports_json_and_writes_the_package() {
 }
 
 #[test]
+fn a_private_package_through_the_c_abi_and_a_caller_of_the_earlier_struct() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = fixture("art-leaks.hprof");
+    let zip = dir.path().join("private.zip");
+    let mut o = Opts::new(&input, Some(&zip));
+    o.raw.private_package = 1;
+    let job = Job::new();
+    assert_eq!(job.run(&o), HPROF_SHRINK_OK, "{:?}", job.message());
+    let r = job.report().unwrap();
+    assert_eq!(r["options"]["private"], true);
+    assert!(r["private"]["strings_replaced"]["count"].as_u64().unwrap() > 0);
+    let extra = String::from_utf8(common::zip_entry(&zip, "extra.info")).unwrap();
+    assert!(extra.ends_with("private=true\n"), "{extra}");
+
+    o.raw.strip = HPROF_SHRINK_STRIP_NONE;
+    assert_eq!(job.run(&o), HPROF_SHRINK_ERR_INVALID_ARGUMENT);
+    assert!(job.message().unwrap().contains("--private"));
+
+    // A caller compiled against the header before private_package: its struct ends at
+    // `salvage`, and what lies past it (here 1 and 7) is not read.
+    let older = std::mem::offset_of!(hprof_shrink_options, private_package)
+        .next_multiple_of(std::mem::align_of::<hprof_shrink_options>());
+    let zip = dir.path().join("older.zip");
+    let mut o = Opts::new(&input, Some(&zip));
+    o.raw.struct_size = older;
+    o.raw.private_package = 1;
+    o.raw.reserved = 7;
+    assert_eq!(job.run(&o), HPROF_SHRINK_OK, "{:?}", job.message());
+    assert_eq!(job.report().unwrap()["options"]["private"], false);
+}
+
+#[test]
 fn input_errors_have_their_own_codes_and_leave_no_output() {
     let dir = tempfile::tempdir().unwrap();
     let zip = dir.path().join("out.zip");

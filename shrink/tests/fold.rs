@@ -52,14 +52,14 @@ fn folded_collect_equals_the_two_passes() {
         let what = path.display().to_string();
         let control = Control::default();
         let info = whole_info(&hprof);
-        let want = collect(&hprof, &info, 2, &control).unwrap();
+        let want = collect(&hprof, &info, None, 2, &control).unwrap();
         // Also an early info that knows no target at all: nothing fails on the walk, and
         // the whole info must overrule it.
         let mut blind = early_info(&hprof);
         blind.targets.clear();
         blind.undumped_targets.clear();
         for (early, threads) in [(early_info(&hprof), 1), (early_info(&hprof), 3), (blind, 2)] {
-            let folded = collect_with_info(&hprof, &early, threads, &control, |w| {
+            let folded = collect_with_info(&hprof, &early, false, threads, &control, |w| {
                 w.finish(hprof.data(), false)
             })
             .unwrap();

@@ -405,8 +405,10 @@ fn record(out: &Path, st: &State, entry: &mut Entry) {
 
 /// The options a package depends on, as its state records them.
 fn options_key(args: &BatchArgs) -> String {
+    // ` private` only when set: the keys of earlier runs' states stay what they were.
+    let private = if args.mode.private { " private" } else { "" };
     format!(
-        "strip={} dropped={} level={} salvage={}",
+        "strip={} dropped={} level={} salvage={}{private}",
         args.mode.strip, args.mode.dropped, args.mode.level, args.mode.salvage
     )
 }
@@ -566,7 +568,8 @@ impl Job<'_> {
             .with_level(args.mode.level)
             .with_manifest(prepared.manifest.clone())
             .with_threads(self.threads)
-            .with_salvage(args.mode.salvage);
+            .with_salvage(args.mode.salvage)
+            .with_private(args.mode.private);
         opts.extra = prepared.extra.clone();
         opts.hprof_entry = prepared.hprof_entry.clone();
         let outputs = Outputs {

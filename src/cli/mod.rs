@@ -577,6 +577,15 @@ pub struct ShrinkMode {
     /// filled) up to its last complete record; extra.info then says truncated=true.
     #[arg(long)]
     pub salvage: bool,
+
+    /// A private package: every String value is replaced (same length, a keyed
+    /// permutation: equal values stay equal) but those the analysis reads (LeakCanary's
+    /// keys and descriptions, Build fields, thread names, framework labels: listed in
+    /// docs/usage.md), and every Bitmap's pixels by a pattern from their digest (duplicates
+    /// stay duplicates). The analysis finds the same leaks, sizes and duplicates. result.info
+    /// and extra.info say private=true. Not with --strip none.
+    #[arg(long)]
+    pub private: bool,
 }
 
 /// `--hprof-entry`: the core's rule for the name, checked as clap checks any value.

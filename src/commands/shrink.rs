@@ -158,7 +158,8 @@ fn shrink_options(a: &mut ShrinkArgs) -> ShrinkOptions {
             leaked_activity_key: a.leaked_activity_key.take(),
         })
         .with_threads(a.threads)
-        .with_salvage(a.mode.salvage);
+        .with_salvage(a.mode.salvage)
+        .with_private(a.mode.private);
     opts.extra = std::mem::take(&mut a.extra);
     opts.hprof_entry = a.hprof_entry.take();
     opts

@@ -252,7 +252,8 @@ static void bad_calls(const char *work) {
         "level 12 -> %s: \"%s\"", hprof_shrink_status_name(s), or_null(msg));
   o.level = 6;
 
-  o.struct_size = sizeof o - 8;
+  /* Neither this header's size nor an earlier one's (which ended before private_package). */
+  o.struct_size = sizeof o + 8;
   s = hprof_shrink_job_run(job, &o, NULL, NULL);
   msg = hprof_shrink_job_error_message(job);
   check(s == HPROF_SHRINK_ERR_INVALID_ARGUMENT && msg && strstr(msg, "struct_size"),

@@ -35,6 +35,8 @@ pub struct Input {
     pub extra: Vec<(String, String)>,
     /// A package whose zip comment says hprof-shrink dropped arrays from it.
     pub shrunk: bool,
+    /// A private package: its zip comment or `extra.info` says so.
+    pub private: bool,
     /// Bytes of the compressed file, when the dump was inflated.
     pub compressed_bytes: Option<u64>,
 }
@@ -79,6 +81,7 @@ pub fn open_within(path: &Path, unpack: &Unpack) -> Result<Input, AnalyzeError> 
             manifest: Vec::new(),
             extra: Vec::new(),
             shrunk: false,
+            private: false,
             compressed_bytes: Some(len),
         });
     }
@@ -89,6 +92,7 @@ pub fn open_within(path: &Path, unpack: &Unpack) -> Result<Input, AnalyzeError> 
             manifest: Vec::new(),
             extra: Vec::new(),
             shrunk: false,
+            private: false,
             compressed_bytes: None,
         });
     }
@@ -195,6 +199,10 @@ fn open_package(path: &Path, unpack: &Unpack) -> Result<Input, AnalyzeError> {
         c.strip
             .is_some_and(|s| s != hprof_shrink_core::StripMode::None)
     });
+    let private = pkg.tool_comment().is_some_and(|c| c.private)
+        || extra
+            .iter()
+            .any(|(k, v)| k == hprof_shrink_core::PRIVATE_KEY && v == "true");
     let compressed = std::fs::metadata(path).ok().map(|m| m.len());
     let label = path.join(&entry);
     let bytes = match pkg.map_stored(&entry).map_err(pkg_err)? {
@@ -236,6 +244,7 @@ fn open_package(path: &Path, unpack: &Unpack) -> Result<Input, AnalyzeError> {
         manifest,
         extra,
         shrunk,
+        private,
         compressed_bytes: compressed,
     })
 }

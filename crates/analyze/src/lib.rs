@@ -45,6 +45,7 @@ pub mod model;
 mod native_size;
 mod offsets;
 mod parked;
+mod private;
 mod reach;
 #[cfg(test)]
 mod reach_tests;
@@ -366,6 +367,12 @@ fn analyze_input(
         notes,
         omitted_notes,
     };
+    // A private package's replaced Strings show as garbage: they read as redacted.
+    let analysis = if input.private {
+        private::redact(analysis)
+    } else {
+        analysis
+    };
     clock.step("summary");
     if let input::Bytes::File(m) = &input.bytes {
         m.check_intact()?;
@@ -387,6 +394,7 @@ fn input_summary(input: &input::Input, path: &Path) -> InputSummary {
         manifest: input.manifest.clone(),
         extra: input.extra.clone(),
         shrunk: input.shrunk,
+        private: input.private,
     }
 }
 
@@ -515,7 +523,9 @@ fn find_leaks(
     clock.step("traces");
     let unreachable = found::unreachable(&g, &ins, found.unreachable_nodes);
     clock.step("unreachable");
-    let (min_bytes, pictures) = (run.options.min_bitmap_bytes, run.options.pictures);
+    // A private package's pixels are a pattern: there is no picture to draw.
+    let pictures = run.options.pictures && !run.input.private;
+    let min_bytes = run.options.min_bitmap_bytes;
     let duplicates = bitmaps::duplicates(&g, &reach, &ins, &instances, min_bytes, pictures);
     clock.step("bitmaps");
     let (native, counted) = count(&g, &reach, &ins, instances, &triaged, run, notes);
@@ -661,6 +671,12 @@ fn count(
     drop(instances);
     notes.append(&mut counted.notes);
     notes.extend(ins.take_notes());
+    if run.input.private {
+        notes.push(
+            "the package is private: String values the analysis does not read, and pixels, were replaced on the phone (same lengths, equal values alike); a map key or a duplicate String reads as redacted, a bitmap's digest is the pattern's"
+                .into(),
+        );
+    }
     if run.input.shrunk {
         notes.push(
             "the dump was shrunk: references to dropped primitive arrays read as null, and retained sizes leave out their bytes"

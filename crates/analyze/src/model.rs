@@ -131,6 +131,11 @@ pub struct InputSummary {
     /// Made by hprof-shrink with primitive arrays dropped: a reference to a dropped array
     /// reads as null and its bytes are not counted.
     pub shrunk: bool,
+    /// A private package (`--private`): String values other than those the analysis reads,
+    /// and pixels, were replaced; what the analysis finds is the same, the values it shows
+    /// (a map key, a duplicate String, a bitmap's digest) are not the app's.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub private: bool,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -53,6 +53,9 @@ impl Request {
         let salvage = env
             .get_field(job, jni_str!("salvage"), jni_sig!("Z"))?
             .z()?;
+        let private = env
+            .get_field(job, jni_str!("privatePackage"), jni_sig!("Z"))?
+            .z()?;
         let manifest = ManifestValues {
             sdk_version: string(env, job, "sdkVersion")?,
             manufacturer: string(env, job, "manufacturer")?,
@@ -68,6 +71,7 @@ impl Request {
         options.hprof_entry = string(env, job, "hprofEntry")?;
         options.threads = threads;
         options.salvage = salvage;
+        options.private = private;
         Ok(Request {
             input,
             zip,

@@ -423,6 +423,9 @@ pub fn package(
             tr { th { "md5" } td { code { (p.md5) } } }
             tr { th { "size" } td { (bytes(p.bytes)) } }
             tr { th { "received" } td { (when(p.received_ms)) } }
+            @if pkg.is_private() {
+                tr { th { "private" } td { "yes: made with --private, its String values (but those the analysis reads) and pixels replaced on the phone; the analysis is the same, the values it shows are not the app's" } }
+            }
             tr { th { "analysis" } td {
                 (p.state)
                 @if p.reanalysis { " (a re-analysis: analyzed before by an older analyzer or server, which grouped it differently)" }

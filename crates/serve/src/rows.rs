@@ -65,6 +65,16 @@ pub struct Package {
     pub extra_cut: Option<Cut>,
 }
 
+impl Package {
+    /// Made with `--private`: its `extra.info` says so (String values and pixels replaced
+    /// on the phone).
+    pub fn is_private(&self) -> bool {
+        self.extra
+            .iter()
+            .any(|(k, v)| k == hprof_shrink_core::PRIVATE_KEY && v == "true")
+    }
+}
+
 /// What is recorded of a new package: its properties whole, cut where they are recorded.
 pub struct NewPackage<'a> {
     /// The MD5 of the package's bytes (hex).

@@ -15,13 +15,16 @@ pub enum Rewrite<'a> {
     EmptyArray,
     /// A primitive array with the same id, type and count, every element zero.
     ZeroedArray,
+    /// A primitive array with the same id, type and count, these elements (as many bytes
+    /// as it had): a private package's replaced values.
+    Elements(&'a [u8]),
 }
 
 impl Rewrite<'_> {
     /// Length in bytes of the rewritten sub-record.
     pub fn len(&self, sub: &SubRecord<'_>, id_size: u8) -> usize {
         match self {
-            Rewrite::Ids(_) | Rewrite::ZeroedArray => sub.raw.len(),
+            Rewrite::Ids(_) | Rewrite::ZeroedArray | Rewrite::Elements(_) => sub.raw.len(),
             Rewrite::EmptyArray => PrimitiveArray::header_len(id_size),
         }
     }

@@ -185,6 +185,11 @@ impl<W: Write> Visitor for HprofWriter<'_, W> {
                 self.emit_input(&sub.raw[..n], sub.offset)?;
                 self.emit_zeros(a.data.len() as u64)
             }
+            (Rewrite::Elements(bytes), Sub::PrimitiveArray(a)) if bytes.len() == a.data.len() => {
+                let n = PrimitiveArray::header_len(id_size);
+                self.emit_input(&sub.raw[..n], sub.offset)?;
+                self.emit(bytes)
+            }
             _ => Err(FormatError::BadRewrite(format!(
                 "{rewrite:?} applies to primitive arrays, not to the sub-record at offset {}",
                 sub.offset

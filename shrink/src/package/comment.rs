@@ -1,5 +1,5 @@
 //! The zip comment of a package hprof-shrink made: `hprof-shrink VERSION strip=X
-//! dropped=Y`. The verifier reads the modes back to know what the shrink was allowed to
+//! dropped=Y`, and the word `private` for a private package. The verifier reads the modes back to know what the shrink was allowed to
 //! drop; zips made elsewhere have no such comment.
 
 use crate::options::{DroppedMode, StripMode};
@@ -15,13 +15,29 @@ pub struct ToolComment {
     pub strip: Option<StripMode>,
     /// The dropped mode it was made with.
     pub dropped: Option<DroppedMode>,
+    /// A private package (`--private`).
+    pub private: bool,
+}
+
+/// What a package was made with, as its comment says it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Modes {
+    /// `--strip`.
+    pub strip: StripMode,
+    /// `--dropped`.
+    pub dropped: DroppedMode,
+    /// `--private`.
+    pub private: bool,
 }
 
 /// The comment this version writes for a package made with these modes.
-pub fn render(strip: StripMode, dropped: DroppedMode) -> String {
+pub fn render(m: &Modes) -> String {
+    let private = if m.private { " private" } else { "" };
     format!(
-        "{TOOL} {} strip={strip} dropped={dropped}",
-        env!("CARGO_PKG_VERSION")
+        "{TOOL} {} strip={} dropped={}{private}",
+        env!("CARGO_PKG_VERSION"),
+        m.strip,
+        m.dropped
     )
 }
 
@@ -39,6 +55,7 @@ pub fn parse(comment: &[u8]) -> Option<ToolComment> {
         version,
         strip: find("strip=").and_then(|s| s.parse().ok()),
         dropped: find("dropped=").and_then(|s| s.parse().ok()),
+        private: rest.split_whitespace().any(|w| w == "private"),
     })
 }
 
@@ -48,10 +65,18 @@ mod tests {
 
     #[test]
     fn what_is_written_reads_back() {
-        let c = parse(render(StripMode::Duplicates, DroppedMode::Zero).as_bytes()).unwrap();
+        let mut m = Modes {
+            strip: StripMode::Duplicates,
+            dropped: DroppedMode::Zero,
+            private: false,
+        };
+        let c = parse(render(&m).as_bytes()).unwrap();
         assert_eq!(c.version, env!("CARGO_PKG_VERSION"));
         assert_eq!(c.strip, Some(StripMode::Duplicates));
         assert_eq!(c.dropped, Some(DroppedMode::Zero));
+        assert!(!c.private);
+        m.private = true;
+        assert!(parse(render(&m).as_bytes()).unwrap().private);
     }
 
     #[test]

@@ -63,6 +63,10 @@ pub struct Manifest {
     pub leaked_activity_key: String,
     /// Where the three values that can come from the dump came from.
     pub sources: Sources,
+    /// A private package: `private=true` follows the four keys (Matrix's reader ignores a
+    /// key it does not know).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub private: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -80,15 +84,16 @@ pub struct Sources {
 impl Manifest {
     /// The file's text: Matrix's comment line, then the four keys.
     pub fn render(&self) -> String {
-        properties::render(
-            Some(COMMENT),
-            &[
-                ("sdkVersion", &self.sdk_version),
-                ("manufacturer", &self.manufacturer),
-                ("hprofEntry", &self.hprof_entry),
-                ("leakedActivityKey", &self.leaked_activity_key),
-            ],
-        )
+        let mut pairs: Vec<(&str, &str)> = vec![
+            ("sdkVersion", &self.sdk_version),
+            ("manufacturer", &self.manufacturer),
+            ("hprofEntry", &self.hprof_entry),
+            ("leakedActivityKey", &self.leaked_activity_key),
+        ];
+        if self.private {
+            pairs.push(("private", "true"));
+        }
+        properties::render(Some(COMMENT), &pairs)
     }
 }
 
@@ -151,6 +156,7 @@ pub fn resolve(
             manufacturer: man_src,
             leaked_activity_key: key_src,
         },
+        private: false,
     }
 }
 

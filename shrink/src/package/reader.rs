@@ -341,16 +341,21 @@ mod tests {
                 manufacturer: Source::Caller,
                 leaked_activity_key: Source::Caller,
             },
+            private: false,
         };
         let mut f = tempfile::NamedTempFile::new().unwrap();
         let mut w = PackageWriter::new(f.as_file_mut(), level, 1_500_000_000_000).unwrap();
         w.add_manifest(&manifest).unwrap();
         w.add_bytes("d_shrink.hprof", hprof).unwrap();
         w.add_extra(&[("a".into(), "b".into())]).unwrap();
-        w.finish(&comment::render(StripMode::Strings, DroppedMode::Empty))
-            .unwrap()
-            .flush()
-            .unwrap();
+        w.finish(&comment::render(&comment::Modes {
+            strip: StripMode::Strings,
+            dropped: DroppedMode::Empty,
+            private: false,
+        }))
+        .unwrap()
+        .flush()
+        .unwrap();
         f
     }
 

@@ -17,6 +17,7 @@ use crate::hprof::{
     tags, BasicType, FormatError, Hprof, Instance, Interest, PrimitiveArray, Record, Sub,
     SubRecord, Value, Visitor,
 };
+use crate::private::kept::{Follow, KeptFields};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -59,6 +60,8 @@ enum Want {
     String,
     /// The `Bitmap$DumpData.buffers` object array.
     DumpDataBuffers,
+    /// A `String[]` a kept field names (private packages): its elements are kept.
+    KeptArray,
 }
 
 /// A String object found for the manifest: its value array and coder.
@@ -123,6 +126,11 @@ pub struct Collected {
     pub strings: FxHashMap<u64, StringObject>,
     /// Walks over the file this pass made (1, or 2 when something came before its referrer).
     pub walks: u32,
+    /// Private packages: the String objects whose values are kept (see
+    /// [`crate::private::KEPT`]), sorted, each once; their values are in `strings`.
+    pub kept_strings: Vec<u64>,
+    /// The `String[]`s of kept fields found so far.
+    kept_arrays: Vec<u64>,
 }
 
 /// The pass 2 visitor.
@@ -130,6 +138,8 @@ pub struct Collector<'i> {
     info: &'i DumpInfo,
     /// The target classes, as a short list.
     targets: Vec<(u64, TargetClass)>,
+    /// Private packages: the fields whose Strings are kept.
+    kept: Option<&'i KeptFields>,
     undumped: FxHashSet<u64>,
     wanted: FxHashMap<u64, Want>,
     /// Every id ever put in `wanted`.
@@ -141,6 +151,34 @@ pub struct Collector<'i> {
     /// In resolve walks: how many wanted ids no run has found yet, shared by the runs, so
     /// all stop once the last one is found.
     outstanding: Option<&'i AtomicUsize>,
+    /// Private packages' resolve walks: the last primitive arrays passed. HotSpot writes a
+    /// String's value just before it, so a String found in a resolve walk (a kept one,
+    /// named by an object written after it) mostly has its value here, and needs no walk
+    /// more to find it.
+    recent: Option<Recent>,
+}
+
+/// The last [`Recent::N`] primitive arrays a walk passed, and where they are.
+#[derive(Debug, Default)]
+struct Recent {
+    arrays: [(u64, Option<Location>); Recent::N],
+    next: usize,
+}
+
+impl Recent {
+    const N: usize = 4;
+
+    fn push(&mut self, id: u64, loc: Location) {
+        self.arrays[self.next] = (id, Some(loc));
+        self.next = (self.next + 1) % Self::N;
+    }
+
+    fn get(&self, id: u64) -> Option<Location> {
+        self.arrays
+            .iter()
+            .find(|(a, _)| *a == id)
+            .and_then(|(_, l)| *l)
+    }
 }
 
 impl<'i> Collector<'i> {
@@ -149,6 +187,7 @@ impl<'i> Collector<'i> {
         let mut c = Collector {
             info,
             targets: info.targets.iter().map(|(c, t)| (*c, *t)).collect(),
+            kept: None,
             undumped: info.undumped_targets.iter().copied().collect(),
             wanted: FxHashMap::default(),
             maybe_wanted: MaybeWanted([0; 64]),
@@ -156,11 +195,46 @@ impl<'i> Collector<'i> {
             out: Collected::default(),
             first_walk: true,
             outstanding: None,
+            recent: None,
         };
         if let Some(m) = info.manufacturer {
             c.want(m, Want::String);
         }
         c
+    }
+
+    /// Also noting the Strings `kept` says a private package keeps.
+    pub fn with_kept(mut self, kept: Option<&'i KeptFields>) -> Self {
+        self.kept = kept.filter(|k| !k.is_empty());
+        self
+    }
+
+    /// Notes a String (or the String[]) a kept field names.
+    fn keep(&mut self, id: u64, follow: Follow) {
+        if id == 0 {
+            return;
+        }
+        match follow {
+            Follow::String => {
+                self.out.kept_strings.push(id);
+                self.want(id, Want::String);
+            }
+            Follow::Elements => self.want(id, Want::KeptArray),
+        }
+    }
+
+    /// The kept fields of an instance (of any class) in a private package.
+    fn kept_fields(&mut self, inst: &Instance<'_>) {
+        let Some(fields) = self.kept.and_then(|k| k.instance.get(&inst.class_id)) else {
+            return;
+        };
+        let id_size = self.info.id_size;
+        for &(at, follow) in fields {
+            // A short instance (a hostile dump) keeps nothing: its Strings are replaced.
+            if let Some(id) = id_at(inst.data, at as usize, id_size) {
+                self.keep(id, follow);
+            }
+        }
     }
 
     fn want(&mut self, id: u64, what: Want) {
@@ -185,12 +259,21 @@ impl<'i> Collector<'i> {
     }
 
     fn instance(&mut self, sub: &SubRecord<'_>, inst: &Instance<'_>) -> Result<()> {
+        if self.kept.is_some() && self.first_walk {
+            self.kept_fields(inst);
+        }
         // A handful of target classes: a scan beats hashing, on every instance of the dump.
         let target = self
             .targets
             .iter()
             .find(|(c, _)| *c == inst.class_id)
-            .map(|(_, t)| t);
+            .map(|(_, t)| *t);
+        let is_string = matches!(target.map(|t| t.target), Some(Target::String { .. }));
+        if self.kept.is_some() && !is_string {
+            // A kept field may name another CharSequence: it holds no String to keep, and
+            // no walk more looks for it.
+            self.found(inst.id, Want::String);
+        }
         let Some(target) = target else {
             if !self.undumped.is_empty() && self.undumped.contains(&inst.class_id) {
                 return Err(FormatError::MissingClass {
@@ -234,7 +317,12 @@ impl<'i> Collector<'i> {
                             coder,
                         },
                     );
-                    self.want(value_id, Want::Array);
+                    match self.recent.as_ref().and_then(|r| r.get(value_id)) {
+                        Some(loc) => {
+                            self.out.arrays.insert(value_id, loc);
+                        }
+                        None => self.want(value_id, Want::Array),
+                    }
                 }
             }
             Target::Bitmap { buffer, recycled } if self.first_walk => {
@@ -276,6 +364,23 @@ impl<'i> Collector<'i> {
         Ok(())
     }
 
+    /// [`Visitor::wants_object`] in a private package, apart so that the ordinary one
+    /// stays as small: also instances of kept classes, any object wanted as a String (a
+    /// kept field may name another kind), and in resolve walks every primitive array (the
+    /// last ones are kept at hand).
+    #[inline(never)]
+    fn wants_private(&self, kept: &KeptFields, tag: u8, id: u64, class_id: u64) -> bool {
+        let wanted = self.maybe_wanted.may_contain(id) && self.wanted.contains_key(&id);
+        if tag == tags::INSTANCE_DUMP {
+            !self.undumped.is_empty()
+                || self.targets.iter().any(|(c, _)| *c == class_id)
+                || kept.instance.contains_key(&class_id)
+                || wanted
+        } else {
+            (tag == tags::PRIMITIVE_ARRAY_DUMP && self.recent.is_some()) || wanted
+        }
+    }
+
     /// A collector for a resolve walk: it only looks for `wanted`.
     fn resolver(
         info: &'i DumpInfo,
@@ -292,6 +397,14 @@ impl<'i> Collector<'i> {
         c
     }
 
+    /// In a private package's resolve walk, with the last arrays passed at hand.
+    fn with_recent(mut self) -> Self {
+        if self.kept.is_some() {
+            self.recent = Some(Recent::default());
+        }
+        self
+    }
+
     /// Folds a later run's results into this one's.
     fn merge(&mut self, later: Collector<'_>) {
         let (o, l) = (&mut self.out, later.out);
@@ -300,6 +413,8 @@ impl<'i> Collector<'i> {
         o.recycled_bitmaps += l.recycled_bitmaps;
         o.bitmap_buffers.extend(l.bitmap_buffers);
         o.destroyed_keys.extend(l.destroyed_keys);
+        o.kept_strings.extend(l.kept_strings);
+        o.kept_arrays.extend(l.kept_arrays);
         if o.dump_data_buffers.is_none() && l.dump_data_buffers.is_some() {
             o.dump_data_buffers = l.dump_data_buffers;
             o.dump_data_natives = l.dump_data_natives;
@@ -324,6 +439,11 @@ impl<'i> Collector<'i> {
                 self.wanted.entry(s.value).or_insert(Want::Array);
             }
         }
+        for s in &self.out.kept_strings {
+            if !self.out.strings.contains_key(s) {
+                self.wanted.entry(*s).or_insert(Want::String);
+            }
+        }
         for image in &self.out.dump_data_images {
             if *image != 0 && !self.out.arrays.contains_key(image) {
                 self.wanted.entry(*image).or_insert(Want::Array);
@@ -334,6 +454,7 @@ impl<'i> Collector<'i> {
             Want::Array => !out.arrays.contains_key(id),
             Want::String => !out.strings.contains_key(id),
             Want::DumpDataBuffers => out.dump_data_images.is_empty(),
+            Want::KeptArray => !out.kept_arrays.contains(id),
         });
     }
 }
@@ -344,6 +465,7 @@ impl<'i> Collector<'i> {
 pub fn collect(
     hprof: &Hprof<'_>,
     info: &DumpInfo,
+    kept: Option<&KeptFields>,
     threads: usize,
     control: &Control,
 ) -> Result<Collected> {
@@ -353,9 +475,9 @@ pub fn collect(
         Stage::Collect,
         control,
         Order::Forward,
-        |_| Collector::new(info),
+        |_| Collector::new(info).with_kept(kept),
     )?;
-    finish(hprof, info, runs, threads, control)
+    finish(hprof, info, kept, runs, threads, control)
 }
 
 /// Pass 1 folded into pass 2, for dumps whose classes all come before their objects (as
@@ -365,15 +487,18 @@ pub fn collect(
 /// collect stands; otherwise (ART interleaves classes and objects) it is done again with
 /// the whole info. `None` when the walk failed with the early info (an instance of a class
 /// dumped later, say): the caller then takes the two passes one after the other, which
-/// tell a real error from that.
+/// tell a real error from that. With `private`, the Strings of kept fields are noted too
+/// (the fields resolved on each info: a difference is a second walk, as for targets).
 pub fn collect_with_info(
     hprof: &Hprof<'_>,
     early: &DumpInfo,
+    private: bool,
     threads: usize,
     control: &Control,
     finish_info: impl FnOnce(InfoCollector) -> Result<DumpInfo>,
 ) -> Result<Option<(DumpInfo, Collected)>> {
     let id_size = hprof.id_size();
+    let kept_early = private.then(|| KeptFields::resolve(early, hprof.data()));
     let walked = parallel::walk(
         hprof,
         threads,
@@ -382,7 +507,7 @@ pub fn collect_with_info(
         Order::Forward,
         |_| Folded {
             info: InfoCollector::new(id_size),
-            collector: Collector::new(early),
+            collector: Collector::new(early).with_kept(kept_early.as_ref()),
         },
     );
     let runs = match walked {
@@ -393,12 +518,13 @@ pub fn collect_with_info(
     let (infos, collectors): (Vec<_>, Vec<_>) =
         runs.into_iter().map(|f| (f.info, f.collector)).unzip();
     let info = finish_info(InfoCollector::merged(infos))?;
-    let collected = if info.same_targets(early) {
-        finish(hprof, early, collectors, threads, control)?
+    let kept = private.then(|| KeptFields::resolve(&info, hprof.data()));
+    let collected = if info.same_targets(early) && kept == kept_early {
+        finish(hprof, early, kept.as_ref(), collectors, threads, control)?
     } else {
         // Their id sets go before the walk that makes new ones.
         drop(collectors);
-        collect(hprof, &info, threads, control)?
+        collect(hprof, &info, kept.as_ref(), threads, control)?
     };
     Ok(Some((info, collected)))
 }
@@ -446,6 +572,7 @@ impl Visitor for Folded<'_> {
 fn finish(
     hprof: &Hprof<'_>,
     info: &DumpInfo,
+    kept: Option<&KeptFields>,
     mut runs: Vec<Collector<'_>>,
     threads: usize,
     control: &Control,
@@ -453,6 +580,9 @@ fn finish(
     let mut all = runs.remove(0);
     for later in runs {
         all.merge(later);
+    }
+    for &(id, follow) in kept.map_or(&[][..], |k| &k.statics) {
+        all.keep(id, follow);
     }
     all.settle();
     all.out.walks = 1;
@@ -469,23 +599,35 @@ fn finish(
             Stage::Resolve,
             control,
             Order::FromEnd,
-            |_| Collector::resolver(info, &wanted, &outstanding),
+            |_| {
+                Collector::resolver(info, &wanted, &outstanding)
+                    .with_kept(kept)
+                    .with_recent()
+            },
         )?;
         all.out.walks += 1;
         for run in runs {
             // Keep only what was found; what is still wanted is recomputed.
             all.out.arrays.extend(run.out.arrays);
             all.out.strings.extend(run.out.strings);
+            all.out.kept_strings.extend(run.out.kept_strings);
+            all.out.kept_arrays.extend(run.out.kept_arrays);
             if all.out.dump_data_images.is_empty() {
                 all.out.dump_data_images = run.out.dump_data_images;
             }
         }
         all.settle();
+        // What the walk looked for and did not find is not in the dump (a walk that
+        // finds everything stops early; one that does not has read every part): only
+        // what the walk's finds call for is looked for again.
+        all.wanted.retain(|id, _| !wanted.contains_key(id));
         if all.wanted.len() >= before {
             break;
         }
     }
     all.out.string_values = Arc::new(std::mem::take(&mut all.strings).build());
+    all.out.kept_strings.sort_unstable();
+    all.out.kept_strings.dedup();
     Ok(all.out)
 }
 
@@ -504,6 +646,9 @@ impl Visitor for Collector<'_> {
 
     #[inline]
     fn wants_object(&self, tag: u8, id: u64, class_id: u64) -> bool {
+        if let Some(kept) = self.kept {
+            return self.wants_private(kept, tag, id, class_id);
+        }
         if tag == tags::INSTANCE_DUMP {
             // Every instance of the dump comes here: most are of no target class.
             !self.undumped.is_empty() || self.targets.iter().any(|(c, _)| *c == class_id)
@@ -525,6 +670,13 @@ impl Visitor for Collector<'_> {
                     self.out
                         .arrays
                         .insert(a.id, location(sub, a, self.info.id_size));
+                } else if let Some(r) = self.recent.as_mut() {
+                    r.push(a.id, location(sub, a, self.info.id_size));
+                }
+                if self.kept.is_some() {
+                    // A kept field naming an array (JDK 8's `Thread.name` is a char[]):
+                    // no String to keep; the array goes or stays as the mode says.
+                    self.found(a.id, Want::String);
                 }
                 Ok(())
             }
@@ -533,6 +685,13 @@ impl Visitor for Collector<'_> {
                     self.out.dump_data_images = a.element_ids().collect();
                     for image in a.element_ids() {
                         self.want(image, Want::Array);
+                    }
+                } else if self.kept.is_some() && self.found(a.id, Want::String) {
+                    // A kept field naming an object array: no String to keep.
+                } else if self.found(a.id, Want::KeptArray) {
+                    self.out.kept_arrays.push(a.id);
+                    for s in a.element_ids() {
+                        self.keep(s, Follow::String);
                     }
                 }
                 Ok(())

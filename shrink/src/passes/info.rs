@@ -356,8 +356,12 @@ impl Visitor for InfoCollector {
             self.last_end = self.last_end.max(Some(record.offset));
         }
         if let Some(s) = record.as_string()? {
-            if let Some(name) = self.table.lookup(s.bytes) {
+            let (name, kept) = self.table.lookup(s.bytes);
+            if let Some(name) = name {
                 self.names.insert(s.id, name);
+            }
+            if let Some(kept) = kept {
+                self.names.insert_kept(s.id, kept);
             }
         } else if let Some(lc) = record.as_load_class()? {
             self.classes.add_name(lc.class_id, lc.name_id);

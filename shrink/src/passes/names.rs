@@ -48,32 +48,45 @@ const FIELDS: &[(&str, Name)] = &[
     ("mKey", Name::MKey),
 ];
 
+/// The longest text looked up; a test checks every name fits.
+pub(crate) const LONGEST: usize = 64;
+
 /// Looks up STRING record texts; built once, consulted for every STRING record.
 pub struct NameTable {
-    by_text: FxHashMap<Vec<u8>, Name>,
+    /// Each text: the name the passes look for, and the name of a value a private package
+    /// keeps (see [`crate::private::KEPT`]); one lookup for both.
+    by_text: FxHashMap<Vec<u8>, (Option<Name>, Option<&'static str>)>,
 }
 
 impl Default for NameTable {
     fn default() -> Self {
-        let mut by_text = FxHashMap::default();
+        let mut by_text: FxHashMap<Vec<u8>, (Option<Name>, Option<&'static str>)> =
+            FxHashMap::default();
         for (text, name) in CLASSES {
-            by_text.insert(text.as_bytes().to_vec(), *name);
-            by_text.insert(text.replace('.', "/").into_bytes(), *name);
+            by_text.entry(text.as_bytes().to_vec()).or_default().0 = Some(*name);
+            by_text
+                .entry(text.replace('.', "/").into_bytes())
+                .or_default()
+                .0 = Some(*name);
         }
         for (text, name) in FIELDS {
-            by_text.insert(text.as_bytes().to_vec(), *name);
+            by_text.entry(text.as_bytes().to_vec()).or_default().0 = Some(*name);
+        }
+        for (text, name) in crate::private::kept::names() {
+            by_text.entry(text.into_bytes()).or_default().1 = Some(name);
         }
         NameTable { by_text }
     }
 }
 
 impl NameTable {
-    pub fn lookup(&self, bytes: &[u8]) -> Option<Name> {
+    /// The name `bytes` spell, and the kept-value name (see [`crate::private::KEPT`]).
+    pub fn lookup(&self, bytes: &[u8]) -> (Option<Name>, Option<&'static str>) {
         // Most STRING records are longer than any name here: skip hashing them.
-        if bytes.len() > 64 {
-            return None;
+        if bytes.len() > LONGEST {
+            return (None, None);
         }
-        self.by_text.get(bytes).copied()
+        self.by_text.get(bytes).copied().unwrap_or_default()
     }
 }
 
@@ -81,6 +94,8 @@ impl NameTable {
 #[derive(Debug, Default, Clone)]
 pub struct NameIds {
     ids: FxHashMap<u64, Name>,
+    /// String ids of the names [`crate::private::KEPT`] mentions (dotted).
+    kept: FxHashMap<u64, &'static str>,
 }
 
 impl NameIds {
@@ -88,10 +103,22 @@ impl NameIds {
         self.ids.insert(string_id, name);
     }
 
+    pub fn insert_kept(&mut self, string_id: u64, name: &'static str) {
+        self.kept.insert(string_id, name);
+    }
+
     pub fn merge(&mut self, later: NameIds) {
         for (id, name) in later.ids {
             self.ids.entry(id).or_insert(name);
         }
+        for (id, name) in later.kept {
+            self.kept.entry(id).or_insert(name);
+        }
+    }
+
+    /// The kept-value name the STRING `string_id` holds, if it is one.
+    pub fn kept_text(&self, string_id: u64) -> Option<&'static str> {
+        self.kept.get(&string_id).copied()
     }
 
     pub fn is(&self, string_id: u64, name: Name) -> bool {

@@ -11,6 +11,7 @@ use super::idset::{Cursor, IdSet};
 use super::info::{DumpInfo, Target};
 use crate::hprof::Instance;
 use crate::options::{DroppedMode, StripMode};
+use crate::private::Key;
 
 /// What a strip mode keeps, stated once: [`Plan::new`] carries it out, and the report
 /// and the verifier read it rather than matching on the mode themselves.
@@ -73,6 +74,122 @@ pub struct Plan {
     /// (Bitmap and its subclasses), asked about on every instance: a scan beats hashing.
     bitmap_buffer_at: Vec<(u64, usize)>,
     dump_data_buffers: Option<u64>,
+    /// A private package: what is replaced, and with what key.
+    private: Option<Private>,
+}
+
+/// What a private package replaces: every kept String value but those of
+/// [`crate::private::KEPT`] (and those equal to one of them, already shown), and every kept
+/// Bitmap buffer and image.
+#[derive(Debug)]
+pub struct Private {
+    key: Key,
+    /// The values of the kept Strings, by array id.
+    kept_values: FxHashSet<u64>,
+    /// Keyed digests of their contents: another String with one of them stays too (it
+    /// shows nothing the kept one does not, and stays its duplicate).
+    kept_contents: FxHashSet<u64>,
+    /// Their lengths: only a String of one of them is digested.
+    kept_lengths: FxHashSet<usize>,
+    /// Bitmap buffers whose pixels are replaced.
+    pixels: FxHashSet<u64>,
+    /// DumpData images, likewise (their format's magic kept).
+    images: FxHashSet<u64>,
+}
+
+/// How an array the plan keeps was chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeptAs {
+    /// A String's value.
+    String,
+    /// Anything else: a Bitmap buffer, an image, `DumpData.natives`, or every array.
+    Other,
+}
+
+/// What a private package writes in place of a kept array's elements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Replaced {
+    /// A String value, through the keyed permutation.
+    String,
+    /// A Bitmap's pixels or an image, from their digest.
+    Pixels,
+}
+
+impl Private {
+    /// Decides what is replaced in the arrays `plan` keeps; `data` is the dump.
+    fn new(key: Key, plan: &Plan, collected: &Collected, data: &[u8]) -> Private {
+        let kept_values: FxHashSet<u64> = collected
+            .kept_strings
+            .iter()
+            .filter_map(|s| collected.strings.get(s))
+            .map(|s| s.value)
+            .filter(|&v| v != 0)
+            .collect();
+        let kept_bytes = || {
+            kept_values
+                .iter()
+                .filter_map(|v| collected.arrays.get(v))
+                .map(|loc| loc.bytes(data))
+        };
+        let kept_contents = kept_bytes().map(|b| key.digest(b)).collect();
+        let kept_lengths = kept_bytes().map(<[u8]>::len).collect();
+        let pixels = collected
+            .bitmap_buffers
+            .iter()
+            .map(|b| b.buffer_id)
+            .filter(|id| plan.keep.contains(id))
+            .collect();
+        let images = collected
+            .dump_data_images
+            .iter()
+            .copied()
+            .filter(|id| plan.keep.contains(id))
+            .collect();
+        Private {
+            key,
+            kept_values,
+            kept_contents,
+            kept_lengths,
+            pixels,
+            images,
+        }
+    }
+
+    /// Whether the kept array `id` (kept as `how`, elements `bytes`) is replaced, and by
+    /// what. Every array of a private package is asked.
+    pub fn replaced(&self, id: u64, how: KeptAs, bytes: &[u8]) -> Option<Replaced> {
+        match how {
+            KeptAs::String => {
+                let kept = self.kept_values.contains(&id)
+                    || (self.kept_lengths.contains(&bytes.len())
+                        && self.kept_contents.contains(&self.key.digest(bytes)));
+                (!kept).then_some(Replaced::String)
+            }
+            KeptAs::Other => {
+                (self.pixels.contains(&id) || self.images.contains(&id)).then_some(Replaced::Pixels)
+            }
+        }
+    }
+
+    /// The elements that replace `bytes` (of the array `id`, replaced as `what`), into
+    /// `out`.
+    pub fn replace(&self, id: u64, what: Replaced, bytes: &[u8], out: &mut Vec<u8>) {
+        out.clear();
+        out.resize(bytes.len(), 0);
+        match what {
+            Replaced::String => {
+                out.copy_from_slice(bytes);
+                self.key.string(out);
+            }
+            Replaced::Pixels if self.images.contains(&id) => self.key.image(id, bytes, out),
+            Replaced::Pixels => self.key.pixels(id, bytes, out),
+        }
+    }
+
+    /// String values kept as they are (those of kept fields).
+    pub fn kept_values(&self) -> usize {
+        self.kept_values.len()
+    }
 }
 
 impl Plan {
@@ -142,7 +259,21 @@ impl Plan {
             remap,
             bitmap_buffer_at,
             dump_data_buffers,
+            private: None,
         }
+    }
+
+    /// The plan of a private package: the kept Strings' values (but those
+    /// [`crate::private::KEPT`] names) and the kept pixels replaced, with `key`. `data`
+    /// is the dump.
+    pub fn with_private(mut self, key: Key, collected: &Collected, data: &[u8]) -> Plan {
+        self.private = Some(Private::new(key, &self, collected, data));
+        self
+    }
+
+    /// What a private package replaces; `None` for an ordinary one.
+    pub fn private(&self) -> Option<&Private> {
+        self.private.as_ref()
     }
 
     /// What the strip mode keeps.
@@ -209,5 +340,19 @@ impl Keeper<'_> {
     /// Whether the array `id` is kept.
     pub fn keeps(&mut self, id: u64) -> bool {
         self.plan.policy.keeps_all || self.strings.contains(id) || self.plan.keep.contains(&id)
+    }
+
+    #[inline]
+    /// Whether the array `id` is kept, and as what.
+    pub fn kept_as(&mut self, id: u64) -> Option<KeptAs> {
+        if self.plan.policy.keeps_all {
+            Some(KeptAs::Other)
+        } else if self.strings.contains(id) {
+            Some(KeptAs::String)
+        } else if self.plan.keep.contains(&id) {
+            Some(KeptAs::Other)
+        } else {
+            None
+        }
     }
 }

@@ -8,7 +8,7 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use super::plan::{Keeper, Plan};
+use super::plan::{Keeper, Plan, Replaced};
 use crate::control::{Control, Stage};
 use crate::error::Result;
 use crate::hprof::heap::{parse_sub_record, quick_len};
@@ -56,6 +56,10 @@ pub struct WriteStats {
     pub images_repointed: u64,
     /// Heap dump records and segments written.
     pub segments: u64,
+    /// Private packages: String values replaced (their element bytes).
+    pub strings_replaced: Tally,
+    /// Private packages: Bitmap buffers and images whose bytes were replaced.
+    pub pixels_replaced: Tally,
 }
 
 impl WriteStats {
@@ -70,6 +74,8 @@ impl WriteStats {
         self.bitmaps_repointed += other.bitmaps_repointed;
         self.images_repointed += other.images_repointed;
         self.segments += other.segments;
+        self.strings_replaced += other.strings_replaced;
+        self.pixels_replaced += other.pixels_replaced;
     }
 
     /// Every dropped array, whatever its type.
@@ -102,6 +108,8 @@ pub struct ShrinkFilter<'p, V: Visitor> {
     /// What it kept and dropped so far.
     pub stats: WriteStats,
     patches: Vec<(usize, u64)>,
+    /// A private package's replaced elements, reused array to array.
+    scratch: Vec<u8>,
     /// Segment lengths are left to the next visitor (which counts what it is given).
     lengths_downstream: bool,
 }
@@ -116,6 +124,7 @@ impl<'p, V: Visitor> ShrinkFilter<'p, V> {
             id_size,
             stats: WriteStats::default(),
             patches: Vec::new(),
+            scratch: Vec::new(),
             lengths_downstream: false,
         }
     }
@@ -167,8 +176,21 @@ impl<'p, V: Visitor> ShrinkFilter<'p, V> {
         a: &PrimitiveArray<'_>,
     ) -> Result<(), V::Error> {
         let bytes = a.data.len() as u64;
-        if self.keeper.keeps(a.id) {
+        if let Some(how) = self.keeper.kept_as(a.id) {
             self.stats.kept[slot(a.element_type)].add(bytes);
+            if let Some(p) = self.plan.private() {
+                if let Some(what) = p.replaced(a.id, how, a.data) {
+                    match what {
+                        Replaced::String => self.stats.strings_replaced.add(bytes),
+                        Replaced::Pixels => self.stats.pixels_replaced.add(bytes),
+                    }
+                    let mut out = std::mem::take(&mut self.scratch);
+                    p.replace(a.id, what, a.data, &mut out);
+                    let r = self.next.rewritten(sub, &Rewrite::Elements(&out));
+                    self.scratch = out;
+                    return r;
+                }
+            }
             return self.next.sub_record(sub);
         }
         self.stats.dropped[slot(a.element_type)].add(bytes);

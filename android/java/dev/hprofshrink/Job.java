@@ -25,6 +25,7 @@ public final class Job {
     private final int level;
     private final int threads;
     private final boolean salvage;
+    private final boolean privatePackage;
     private final String sdkVersion;
     private final String manufacturer;
     private final String leakedActivityKey;
@@ -53,6 +54,7 @@ public final class Job {
         this.level = o.level;
         this.threads = o.threads;
         this.salvage = o.salvage;
+        this.privatePackage = o.privatePackage;
         this.sdkVersion = o.sdkVersion;
         this.manufacturer = o.manufacturer;
         this.leakedActivityKey = o.leakedActivityKey;

@@ -36,6 +36,7 @@ public final class Options {
     int level = 6;
     int threads;
     boolean salvage;
+    boolean privatePackage;
     String sdkVersion;
     String manufacturer;
     String leakedActivityKey;
@@ -78,6 +79,18 @@ public final class Options {
      */
     public Options salvage(boolean salvage) {
         this.salvage = salvage;
+        return this;
+    }
+
+    /**
+     * Whether the package is private (CLI {@code --private}): every String value but those the
+     * analysis reads (LeakCanary's keys and descriptions, Build fields, thread names, framework
+     * labels) and every Bitmap's pixels replaced, same lengths, equal values alike; the analysis
+     * finds the same leaks and duplicates. {@code result.info} and {@code extra.info} say
+     * {@code private=true}. Not with {@link Strip#NONE}. Off by default.
+     */
+    public Options privatePackage(boolean privatePackage) {
+        this.privatePackage = privatePackage;
         return this;
     }
 

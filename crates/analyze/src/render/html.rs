@@ -19,6 +19,7 @@ const STYLE: &str = ".trace{font-family:ui-monospace,monospace;font-size:13px;bo
 .suspect{text-decoration:underline wavy #b00020}
 .sig{font-family:ui-monospace,monospace;font-size:12px;color:#555}
 .bitmaps{display:flex;flex-wrap:wrap;gap:1.5em}.bitmap{border:1px solid #ddd;padding:.8em;max-width:22em}
+.bitmap .placeholder{width:10em;height:6em;display:flex;align-items:center;justify-content:center;text-align:center;background:#eee;color:#666;font-size:.8em}
 .bitmap img{min-width:8em;max-width:20em;max-height:20em;image-rendering:pixelated;background:repeating-conic-gradient(#eee 0 25%,#fff 0 50%) 0/16px 16px}
 .note{background:#fff8e1;padding:.4em .8em}
 .omitted{color:#777;font-style:italic}
@@ -111,6 +112,8 @@ fn duplicate_bitmaps(a: &Analysis, pictures: &[(String, Vec<u8>)]) -> Markup {
                 div.bitmap {
                     @if let Some(img) = g.image.as_ref().filter(|_| i < MAX_BITMAP_GROUPS).and_then(|n| picture(n, pictures)) {
                         img src=(img) alt=(format!("{}×{} bitmap", g.width, g.height));
+                    } @else if a.input.private {
+                        div.placeholder { (g.width) "×" (g.height) br; "private package: no pixels" }
                     }
                     p {
                         b { (g.count) " × " (g.width) "×" (g.height) } " " (shown(&g.format)) br;
@@ -138,7 +141,7 @@ fn dump(a: &Analysis) -> Markup {
     html! {
         h2 { "Dump" }
         table {
-            tr { th { "input" } td { (shown(&a.input.kind)) @if a.input.shrunk { " (shrunk)" } } }
+            tr { th { "input" } td { (shown(&a.input.kind)) @if a.input.shrunk { " (shrunk)" } @if a.input.private { " (private)" } } }
             tr { th { "format" } td { (shown(&d.format)) ", " (d.id_size) "-byte ids" } }
             tr { th { "objects" } td.n { (grouped(d.instances + d.object_arrays + d.primitive_arrays + d.classes)) } }
             tr { th { "GC roots" } td.n { (grouped(d.gc_roots)) } }

@@ -326,7 +326,11 @@ fn ours_header(o: &mut String, a: &Analysis) {
         "{} ({}{}): {}, {}-byte ids, {}, {}; {} reachable ({})",
         shown(&a.input.path),
         shown(&a.input.kind),
-        if a.input.shrunk { ", shrunk" } else { "" },
+        match (a.input.shrunk, a.input.private) {
+            (_, true) => ", shrunk, private",
+            (true, false) => ", shrunk",
+            (false, false) => "",
+        },
         shown(&d.format),
         d.id_size,
         counted(

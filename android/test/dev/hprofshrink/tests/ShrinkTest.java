@@ -56,6 +56,29 @@ public final class ShrinkTest implements AutoCloseable {
         check(HprofShrink.version().matches("\\d+\\.\\d+\\.\\d+.*"), "version " + HprofShrink.version());
     }
 
+    /** A private package: its extra.info says so, and the CLI's verify holds it to its dump. */
+    public void testPrivatePackageVerifiesAgainstItsDump() throws Exception {
+        File input = Check.fixture("art-leaks.hprof");
+        File zip = dir.resolve("private.zip").toFile();
+        Report r = HprofShrink.shrink(input, zip, new Options().privatePackage(true));
+        check(r.getJson().contains("\"private\":true"), "the report says private: " + r.getJson());
+        String extra;
+        try (java.util.zip.ZipFile z = new java.util.zip.ZipFile(zip)) {
+            extra = new String(z.getInputStream(z.getEntry("extra.info")).readAllBytes(), "UTF-8");
+        }
+        check(extra.contains("private=true"), "extra.info: " + extra);
+        equal(0, Check.run(Check.cli(), "verify", zip.getPath(), "--against", input.getPath()),
+                "verify --against of the private package");
+        HprofShrinkException e = null;
+        try {
+            HprofShrink.shrink(input, dir.resolve("none.zip").toFile(),
+                    new Options().privatePackage(true).strip(Options.Strip.NONE));
+        } catch (HprofShrinkException x) {
+            e = x;
+        }
+        check(e != null && e.getMessage().contains("--private"), "private with strip NONE is refused: " + e);
+    }
+
     /** The listener runs on the thread of run only, in stage order, with done within total. */
     public void testProgressComesOnTheRunningThread() throws Exception {
         List<Stage> stages = new ArrayList<>();
