@@ -127,6 +127,8 @@ fn recorded(report: Report, version: Option<String>) -> Recorded {
             manifest: manifest.clone(),
             extra: extra.clone(),
             shrunk: false,
+            // The text holds what LeakCanary chose to print, not a package's values.
+            private: false,
         },
         dump: DumpSummary::default(),
         metadata: HeapMetadata {
