@@ -158,6 +158,24 @@ struct Task {
     len: usize,
 }
 
+impl Task {
+    /// The tasks over all of `strings`, in order.
+    fn all(strings: &Strings) -> Vec<Task> {
+        let words = strings.nodes.0.len();
+        let mut first = 0;
+        (0..words)
+            .step_by(TASK_WORDS)
+            .map(|w| {
+                let words = w..(w + TASK_WORDS).min(words);
+                let len = strings.nodes.count_in(words.clone());
+                let task = Task { words, first, len };
+                first += len;
+                task
+            })
+            .collect()
+    }
+}
+
 /// In the hashes of the walks: a String not counted (not strongly reachable, or without
 /// a value). A value hashing to it takes the hash below (a merge of two values in 2^63).
 const NO_HASH: u64 = u64::MAX;
@@ -231,6 +249,50 @@ fn twice_in(list: &[u64]) -> Set<u64> {
         .collect()
 }
 
+/// Step 3 of [`duplicates`]: the Strings whose hash is in `twice`, summed by hash. A bit
+/// a slot, 16 to 32 slots a value held twice, answers most Strings of a heap of distinct
+/// values without asking the set.
+fn summed(
+    g: &Graph<'_, '_>,
+    strings: &Strings,
+    tasks: &[Task],
+    hashes: &[u64],
+    twice: &Set<u64>,
+) -> Map<u64, Value> {
+    let mask = (twice.len() * 16).next_power_of_two().max(64) as u64 - 1;
+    let mut maybe = vec![0u64; (mask as usize + 1) / 64];
+    for &h in twice {
+        maybe[(h & mask) as usize / 64] |= 1 << (h & mask & 63);
+    }
+    let in_twice = |h: u64| {
+        maybe[(h & mask) as usize / 64] & (1 << (h & mask & 63)) != 0 && twice.contains(&h)
+    };
+    let counted = NodeBits::new(if twice.is_empty() { 0 } else { g.ix.len() });
+    let tasks = if twice.is_empty() { &[] } else { tasks };
+    tasks
+        .par_iter()
+        .fold(Map::<u64, Value>::default, |mut sums, t| {
+            let at = t.first..t.first + t.len;
+            let (arrays, hashes) = (&strings.arrays[at.clone()], &hashes[at]);
+            let mut i = 0;
+            strings.nodes.each_in(t.words.clone(), |s| {
+                let (h, array) = (hashes[i], arrays[i]);
+                i += 1;
+                if h != NO_HASH && in_twice(h) {
+                    let new = counted.add(array);
+                    let v = sums.entry(h).or_insert(Value {
+                        arrays: 0,
+                        first: (array, s),
+                    });
+                    v.arrays += new as u64;
+                    v.first = v.first.min((array, s));
+                }
+            });
+            sums
+        })
+        .reduce(Map::default, merged)
+}
+
 /// The groups of duplicate values among the `strings` that are `reachable`: the
 /// [`LIST_CAP`] that waste the most, and how many groups were left out.
 pub fn duplicates(
@@ -239,22 +301,8 @@ pub fn duplicates(
     strings: &Strings,
     reachable: impl Fn(Node) -> bool + Sync,
 ) -> (Vec<DuplicateString>, u64) {
-    let words = strings.nodes.0.len();
-    let mut all = 0;
-    let tasks: Vec<Task> = (0..words)
-        .step_by(TASK_WORDS)
-        .map(|w| {
-            let words = w..(w + TASK_WORDS).min(words);
-            let len = strings.nodes.count_in(words.clone());
-            let task = Task {
-                words,
-                first: all,
-                len,
-            };
-            all += len;
-            task
-        })
-        .collect();
+    let tasks = Task::all(strings);
+    let all = tasks.last().map_or(0, |t| t.first + t.len);
     // Step 1: each value hashed once, into its String's place (8 bytes a String, after
     // the dominators: below the analysis's peak).
     let mut hashes = vec![NO_HASH; all];
@@ -280,30 +328,8 @@ pub fn duplicates(
     // Step 2: the hashes held twice.
     let twice = held_twice(&hashes);
     // Step 3: the values held twice, summed.
-    let counted = NodeBits::new(g.ix.len());
-    let sums = tasks
-        .par_iter()
-        .fold(Map::<u64, Value>::default, |mut sums, t| {
-            let at = t.first..t.first + t.len;
-            let (arrays, hashes) = (&strings.arrays[at.clone()], &hashes[at]);
-            let mut i = 0;
-            strings.nodes.each_in(t.words.clone(), |s| {
-                let (h, array) = (hashes[i], arrays[i]);
-                i += 1;
-                if h != NO_HASH && twice.contains(&h) {
-                    let new = counted.add(array);
-                    let v = sums.entry(h).or_insert(Value {
-                        arrays: 0,
-                        first: (array, s),
-                    });
-                    v.arrays += new as u64;
-                    v.first = v.first.min((array, s));
-                }
-            });
-            sums
-        })
-        .reduce(Map::default, merged);
-    drop((twice, counted, hashes));
+    let sums = summed(g, strings, &tasks, &hashes, &twice);
+    drop((twice, hashes));
     // The groups that waste the most (ties: the lower String, so that the seed does not
     // change the list).
     let mut top: Top<(u64, std::cmp::Reverse<Node>), (u64, Node, Node)> = Top::new(LIST_CAP);
