@@ -389,6 +389,33 @@ macro_rules! record_triage {
     }};
 }
 
+/// Inserts in `$tx` the row of package `$p` (a [`NewPackage`]) received at `$now`, its
+/// properties cut as they are recorded; the new id, or `None` when a package of the same
+/// content is there.
+macro_rules! insert_package_row {
+    ($tx:ident, $p:expr, $now:expr) => {{
+        let p = $p;
+        // Cut here, whoever records: a phone chooses these values.
+        let (manifest, extra) = (Props::capped(p.manifest), Props::capped(p.extra));
+        let column = |props: &[(String, String)], keys: &[&str]| {
+            limits::column(&prop(props, keys)).into_owned()
+        };
+        let id: Option<i64> = sqlx::query_scalar(INSERT_PACKAGE)
+            .bind(p.md5)
+            .bind(p.name)
+            .bind(stored(p.bytes))
+            .bind($now)
+            .bind(column(p.manifest, &["sdkVersion"]))
+            .bind(column(p.manifest, &["manufacturer"]))
+            .bind(column(p.extra, APP_VERSION_KEYS))
+            .bind(manifest.to_json())
+            .bind(extra.to_json())
+            .fetch_optional(&mut *$tx)
+            .await?;
+        id
+    }};
+}
+
 /// Records in `$tx` the leaks of analysis `$a` as package `$id`'s, stamped `$stamp`.
 macro_rules! insert_leaks {
     ($tx:ident, $id:expr, $a:expr, $stamp:expr) => {{
@@ -622,27 +649,9 @@ impl Store {
     /// same content was recorded first, as `id`.
     pub async fn insert_package(&self, p: &NewPackage<'_>) -> DbResult<Result<i64, i64>> {
         let now = now_ms();
-        // Cut here, whoever records: a phone chooses these values.
-        let (manifest, extra) = (Props::capped(p.manifest), Props::capped(p.extra));
-        let column = |props: &[(String, String)], keys: &[&str]| {
-            limits::column(&prop(props, keys)).into_owned()
-        };
         let id: Option<i64> = on!(self, pool => {
             let mut tx = pool.begin().await?;
-            let id: Option<i64> = sqlx::query_scalar(
-                INSERT_PACKAGE,
-            )
-            .bind(p.md5)
-            .bind(p.name)
-            .bind(p.bytes as i64)
-            .bind(now)
-            .bind(column(p.manifest, &["sdkVersion"]))
-            .bind(column(p.manifest, &["manufacturer"]))
-            .bind(column(p.extra, APP_VERSION_KEYS))
-            .bind(manifest.to_json())
-            .bind(extra.to_json())
-            .fetch_optional(&mut *tx)
-            .await?;
+            let id = insert_package_row!(tx, p, now);
             match id {
                 None => tx.rollback().await?,
                 Some(id) => {
@@ -660,10 +669,16 @@ impl Store {
             }
             id
         });
+        self.recorded(id, p.md5).await
+    }
+
+    /// `Ok(id)` of a package just recorded, else `Err` of the one of the same content
+    /// recorded first.
+    async fn recorded(&self, id: Option<i64>, md5: &str) -> DbResult<Result<i64, i64>> {
         match id {
             Some(id) => Ok(Ok(id)),
             None => {
-                let first = self.package_by_md5(p.md5).await?;
+                let first = self.package_by_md5(md5).await?;
                 first.map(Err).ok_or(sqlx::Error::RowNotFound)
             }
         }
@@ -678,26 +693,9 @@ impl Store {
         a: &Analysis,
     ) -> DbResult<Result<i64, i64>> {
         let now = now_ms();
-        let (manifest, extra) = (Props::capped(p.manifest), Props::capped(p.extra));
-        let column = |props: &[(String, String)], keys: &[&str]| {
-            limits::column(&prop(props, keys)).into_owned()
-        };
         let id: Option<i64> = on!(self, pool => {
             let mut tx = pool.begin().await?;
-            let id: Option<i64> = sqlx::query_scalar(
-                INSERT_PACKAGE,
-            )
-            .bind(p.md5)
-            .bind(p.name)
-            .bind(stored(p.bytes))
-            .bind(now)
-            .bind(column(p.manifest, &["sdkVersion"]))
-            .bind(column(p.manifest, &["manufacturer"]))
-            .bind(column(p.extra, APP_VERSION_KEYS))
-            .bind(manifest.to_json())
-            .bind(extra.to_json())
-            .fetch_optional(&mut *tx)
-            .await?;
+            let id = insert_package_row!(tx, p, now);
             match id {
                 None => tx.rollback().await?,
                 Some(id) => {
@@ -722,13 +720,7 @@ impl Store {
             }
             id
         });
-        match id {
-            Some(id) => Ok(Ok(id)),
-            None => {
-                let first = self.package_by_md5(p.md5).await?;
-                first.map(Err).ok_or(sqlx::Error::RowNotFound)
-            }
-        }
+        self.recorded(id, p.md5).await
     }
 
     /// The package `id` with its `result.info` and `extra.info`; None when there is none.
