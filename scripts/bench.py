@@ -185,20 +185,12 @@ def best_of(n, cmd, stdout_path=None, outputs=(), stderr_out=None):
 
 
 def paired(n, cmd_a, cmd_b, outputs=()):
-    """n pairs of runs of cmd_a and cmd_b back to back, which goes first alternating: the
-    best time of b, its highest peak, and the median of the pairs' ratios b/a. The two runs
-    of a pair see the same machine; two best-of-n taken minutes apart may not, on a shared
-    machine whose speed drifts within the hour."""
-    a_runs, b_runs, ratios = [], [], []
-    for i in range(n):
-        order = [(cmd_a, a_runs), (cmd_b, b_runs)]
-        if i % 2:
-            order.reverse()
-        for cmd, runs in order:
-            clean_start(outputs)
-            runs.append(measure(cmd))
-        ratios.append(b_runs[-1][0] / a_runs[-1][0])
-    return min(b[0] for b in b_runs), max(b[1] for b in b_runs), statistics.median(ratios)
+    """n pairs of runs of cmd_a and cmd_b back to back (side_by_side): the best time of
+    b, its highest peak, and the median of the pairs' ratios b/a. The two runs of a pair
+    see the same machine; two best-of-n taken minutes apart may not, on a shared machine
+    whose speed drifts within the hour."""
+    (best, peak, _), _, ratio = side_by_side(n, cmd_b, cmd_a, outputs)
+    return best, peak, ratio
 
 
 def side_by_side(n, new_cmd, base_cmd, outputs=()):
