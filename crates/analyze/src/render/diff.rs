@@ -5,7 +5,7 @@ use std::fmt::Write;
 use maud::html;
 
 use super::{grouped, human};
-use crate::diff::{DiffReport, LeakGroup};
+use crate::compare::diff::{DiffReport, LeakGroup};
 
 /// The report as pretty JSON (docs/diff.md's schema).
 pub fn json(r: &DiffReport) -> String {

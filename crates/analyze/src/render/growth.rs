@@ -6,7 +6,7 @@ use std::fmt::Write;
 use maud::html;
 
 use super::{grouped, human};
-use crate::growth::{GrowingNode, GrowthReport, PATH_HEAD_STEPS};
+use crate::compare::growth::{GrowingNode, GrowthReport, PATH_HEAD_STEPS};
 
 /// The report as pretty JSON (docs/diff.md's schema).
 pub fn json(r: &GrowthReport) -> String {

@@ -10,7 +10,7 @@ use maud::{html, Markup};
 use super::{
     counted, grouped, human, omitted_steps_text, reference_text, retaining_with_native, shown,
 };
-use crate::limits::MAX_BITMAP_GROUPS;
+use crate::base::limits::MAX_BITMAP_GROUPS;
 use crate::model::{Analysis, Trace};
 
 /// What this page adds to [`super::BASE_STYLE`].

@@ -1,17 +1,19 @@
 //! The analysis written out: a leak trace a person reads at a terminal ([`text`]), the
-//! JSON of [`super::model`] ([`json`]), Matrix's `result.json` with its pictures
-//! ([`matrix`]), and one self-contained HTML page ([`html`]).
+//! JSON of [`crate::model`] ([`json`]), Matrix's `result.json` with its pictures
+//! ([`matrix`]), one self-contained HTML page ([`html`]), the triage's, diff's and
+//! growth's pages; and LeakCanary's own text read back ([`leakcanary_text`]). Uses
+//! `model`, `compare`'s reports and `base`.
 
 pub mod diff;
 pub mod growth;
 pub mod html;
-pub mod junit;
+pub mod leakcanary_text;
 pub mod matrix;
 pub mod text;
 pub mod triage;
 
-use super::model::Analysis;
-pub use super::shown::shown;
+pub use crate::base::shown::shown;
+use crate::model::Analysis;
 
 /// The analysis as pretty JSON (the schema is docs/analyze.md's).
 /// The look every HTML page shares (type, headings, tables, numbers); each page adds its
@@ -85,14 +87,14 @@ pub fn counted(n: u64, one: &str) -> String {
 /// `static Holder.sLeaked`, `Holder.mField`, `Object[3]`, `ArrayList[2]`,
 /// `HashMap["key"]`, `Thread<Java Local>`: a reference as LeakCanary shows it, in its
 /// owning class's simple name (an array's without its `[]`). Shown (see [`shown`]).
-pub fn reference_text(class_name: &str, r: &super::model::Reference) -> String {
+pub fn reference_text(class_name: &str, r: &crate::model::Reference) -> String {
     let (prefix, name) = reference_parts(class_name, r);
     format!("{prefix}{name}")
 }
 
 /// [`reference_text`] in two: what comes before the name (`static Holder.`, `Object`,
 /// `Thread`) and the name LeakCanary underlines (`sLeaked`, `[3]`, `<Java Local>`).
-pub fn reference_parts(class_name: &str, r: &super::model::Reference) -> (String, String) {
+pub fn reference_parts(class_name: &str, r: &crate::model::Reference) -> (String, String) {
     let owner = r.owning_class_name().unwrap_or(class_name);
     let simple = owner.rsplit('.').next().unwrap_or(owner);
     let name = shown(&r.name).into_owned();

@@ -81,7 +81,7 @@ pub fn render(a: &Analysis) -> String {
 }
 
 /// The TRIAGE section, ending with a bar.
-fn triage(o: &mut String, t: &crate::triage::Triage) {
+fn triage(o: &mut String, t: &crate::model::triage::Triage) {
     let _ = writeln!(o, "TRIAGE\n");
     super::triage::text(o, t);
     let _ = writeln!(o, "{BAR}");
@@ -279,7 +279,7 @@ fn step_lines(o: &mut String, s: &Step, lead: &str, retained: Option<(u64, u64)>
 
 /// This analyzer's words for each GC root type (as the analysis stores them) and
 /// LeakCanary's description of it (`GcRootType.description`): what the text shows, and
-/// what reading LeakCanary's text back takes ([`crate::leakcanary_text`]).
+/// what reading LeakCanary's text back takes ([`crate::render::leakcanary_text`]).
 pub(crate) const GC_ROOTS: &[(&str, &str)] = &[
     ("JNI global", "Global variable in native code"),
     ("JNI local", "Local variable in native code"),
@@ -369,7 +369,7 @@ fn ours_header(o: &mut String, a: &Analysis) {
     let _ = writeln!(o);
 }
 
-/// Which finders ran, and why (`finder`, see [`crate::finders::Mode`]).
+/// Which finders ran, and why (`finder`, see [`crate::knowledge::finders::Mode`]).
 fn finder_line(finder: &str) -> String {
     match finder {
         "keyed-weak-references" => "Looking for leaking objects as LeakCanary does on the phone: the dump holds objects its KeyedWeakReferences watched and found retained, and those are the leaks (the inspectors only decide statuses; --all-leaks adds what their finders flag).".into(),

@@ -1,12 +1,12 @@
-//! The triage (see [`crate::triage`]) as text and as a part of the HTML page.
+//! The triage (see [`crate::report::triage`]) as text and as a part of the HTML page.
 
 use std::fmt::Write;
 
 use maud::{html, Markup};
 
 use super::{grouped, human, reference_text, with_native};
+use crate::model::triage::{ClassRetained, Triage, TriageObject};
 use crate::model::Trace;
-use crate::triage::{ClassRetained, Triage, TriageObject};
 
 /// `[system class] static Cache.sInstance → Cache.mEntries → LinkedHashMap`: a path on
 /// one line, ending with the object's class.

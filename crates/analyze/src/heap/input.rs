@@ -1,0 +1,309 @@
+//! What `analyze` reads: a package zip (its hprof entry, `result.info`, `extra.info`), a
+//! raw `.hprof`, or a `.hprof.gz`, told apart by their first bytes. The dump ends up
+//! mapped: a raw dump or a stored entry in place, anything compressed inflated once into
+//! an unnamed temporary file (random access is what a graph walk needs).
+
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use hprof_shrink_core::hprof::{open_regular, MappedFile};
+use hprof_shrink_core::package::{MappedEntry, PackageReader};
+use hprof_shrink_core::space::Unpack;
+
+use crate::base::error::AnalyzeError;
+
+pub enum Bytes {
+    File(MappedFile),
+    Entry(MappedEntry),
+}
+
+impl Bytes {
+    pub fn bytes(&self) -> &[u8] {
+        match self {
+            Bytes::File(m) => m.bytes(),
+            Bytes::Entry(e) => e.bytes(),
+        }
+    }
+}
+
+pub struct Input {
+    pub bytes: Bytes,
+    /// `package`, `hprof` or `hprof.gz`.
+    pub kind: &'static str,
+    pub manifest: Vec<(String, String)>,
+    pub extra: Vec<(String, String)>,
+    /// A package whose zip comment says hprof-shrink dropped arrays from it.
+    pub shrunk: bool,
+    /// A private package: its zip comment or `extra.info` says so.
+    pub private: bool,
+    /// Bytes of the compressed file, when the dump was inflated.
+    pub compressed_bytes: Option<u64>,
+}
+
+impl Input {
+    pub fn manifest_value(&self, key: &str) -> Option<&str> {
+        self.manifest
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+pub fn open(path: &Path) -> Result<Input, AnalyzeError> {
+    open_within(path, &Unpack::default())
+}
+
+/// [`open`], inflating within `unpack`'s bounds (a server's: the most a dump may inflate
+/// to, the free space to keep, where the temporary file goes): a package that declares
+/// more than the limit is refused before a byte is written, a stream is cut at the limit
+/// (or at what its zip declares). An error past a bound is an [`AnalyzeError::Io`] of
+/// kind [`std::io::ErrorKind::FileTooLarge`] or [`std::io::ErrorKind::StorageFull`].
+pub fn open_within(path: &Path, unpack: &Unpack) -> Result<Input, AnalyzeError> {
+    let io = |source| AnalyzeError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let (mut file, start, n) = sniff(path)?;
+    let start = &start[..n];
+    if is_zip(start) {
+        return open_package(path, unpack);
+    }
+    if is_gzip(start) {
+        let len = file.metadata().map_err(io)?.len();
+        file.seek(SeekFrom::Start(0)).map_err(io)?;
+        let decoder =
+            flate2::read::MultiGzDecoder::new(std::io::BufReader::with_capacity(1 << 16, file));
+        let bytes = inflate(decoder, path, None, unpack)?;
+        return Ok(Input {
+            bytes,
+            kind: "hprof.gz",
+            manifest: Vec::new(),
+            extra: Vec::new(),
+            shrunk: false,
+            private: false,
+            compressed_bytes: Some(len),
+        });
+    }
+    if start.starts_with(b"JAVA PROFILE") {
+        return Ok(Input {
+            bytes: Bytes::File(MappedFile::from_file(&file, path.to_path_buf())?),
+            kind: "hprof",
+            manifest: Vec::new(),
+            extra: Vec::new(),
+            shrunk: false,
+            private: false,
+            compressed_bytes: None,
+        });
+    }
+    Err(AnalyzeError::Unknown {
+        path: path.to_path_buf(),
+        start: String::from_utf8_lossy(start).into_owned(),
+    })
+}
+
+/// `path` opened (a regular file only), with its first bytes (how many were read): what
+/// tells a package, a `.hprof.gz` and a `.hprof` apart.
+fn sniff(path: &Path) -> Result<(File, [u8; 12], usize), AnalyzeError> {
+    let io = |source| AnalyzeError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut file = open_regular(path).map_err(io)?;
+    let mut start = [0u8; 12];
+    let n = read_up_to(&mut file, &mut start).map_err(io)?;
+    Ok((file, start, n))
+}
+
+/// A zip's first bytes: a local file header, or the end record of an empty zip.
+fn is_zip(start: &[u8]) -> bool {
+    start.starts_with(b"PK\x03\x04") || start.starts_with(b"PK\x05\x06")
+}
+
+fn is_gzip(start: &[u8]) -> bool {
+    start.starts_with(&[0x1f, 0x8b])
+}
+
+fn read_up_to(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match file.read(&mut buf[n..])? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    Ok(n)
+}
+
+/// The first `len` bytes (or fewer, if it is shorter) of the dump at `path`, a package,
+/// a `.hprof.gz` or a `.hprof`, inflating no more than those: enough for its header
+/// (what `growth` orders a directory's dumps by) without unpacking gigabytes.
+pub fn head(path: &Path, len: usize) -> Result<Vec<u8>, AnalyzeError> {
+    let io = |source| AnalyzeError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let (mut file, start, n) = sniff(path)?;
+    let mut out = Vec::with_capacity(len);
+    if is_zip(&start[..n]) {
+        let pkg_err = |source| AnalyzeError::Package {
+            path: path.to_path_buf(),
+            source,
+        };
+        let pkg = PackageReader::open(path).map_err(pkg_err)?;
+        let manifest = pkg.manifest().map_err(pkg_err)?;
+        let entry = hprof_entry(&pkg, &manifest).map_err(pkg_err)?;
+        let stream = pkg.stream(&entry).map_err(pkg_err)?;
+        stream.take(len as u64).read_to_end(&mut out).map_err(io)?;
+        return Ok(out);
+    }
+    file.seek(SeekFrom::Start(0)).map_err(io)?;
+    if is_gzip(&start[..n]) {
+        flate2::read::MultiGzDecoder::new(file)
+            .take(len as u64)
+            .read_to_end(&mut out)
+            .map_err(io)?;
+    } else {
+        file.take(len as u64).read_to_end(&mut out).map_err(io)?;
+    }
+    Ok(out)
+}
+
+/// The package's hprof entry: the one its `result.info` names, else the first `.hprof`.
+fn hprof_entry(
+    pkg: &PackageReader,
+    manifest: &[(String, String)],
+) -> Result<String, hprof_shrink_core::package::PackageError> {
+    manifest
+        .iter()
+        .find(|(k, _)| k == "hprofEntry")
+        .map(|(_, v)| v.clone())
+        .or_else(|| {
+            pkg.names()
+                .find(|n| n.ends_with(".hprof"))
+                .map(str::to_string)
+        })
+        .ok_or_else(|| hprof_shrink_core::package::PackageError::Missing("hprof".into()))
+}
+
+fn open_package(path: &Path, unpack: &Unpack) -> Result<Input, AnalyzeError> {
+    let pkg_err = |source| AnalyzeError::Package {
+        path: path.to_path_buf(),
+        source,
+    };
+    let pkg = PackageReader::open(path).map_err(pkg_err)?;
+    let manifest = pkg.manifest().map_err(pkg_err)?;
+    let extra = pkg.extra().map_err(pkg_err)?;
+    let entry = hprof_entry(&pkg, &manifest).map_err(pkg_err)?;
+    let shrunk = pkg.tool_comment().is_some_and(|c| {
+        c.strip
+            .is_some_and(|s| s != hprof_shrink_core::StripMode::None)
+    });
+    let private = pkg.tool_comment().is_some_and(|c| c.private)
+        || extra
+            .iter()
+            .any(|(k, v)| k == hprof_shrink_core::PRIVATE_KEY && v == "true");
+    let compressed = std::fs::metadata(path).ok().map(|m| m.len());
+    let label = path.join(&entry);
+    let bytes = match pkg.map_stored(&entry).map_err(pkg_err)? {
+        Some(mapped) => Bytes::Entry(mapped),
+        None => {
+            // Within the limit and the free space before a byte is written; never more
+            // than declared after (the stream's reader stops there too).
+            let declared = pkg.declared_size(&entry).unwrap_or(0);
+            let admitted = unpack.tempfile(None).and_then(|file| {
+                unpack.admit(&format!("the hprof entry {entry}"), declared, &file)?;
+                Ok(file)
+            });
+            let file = admitted.map_err(|source| AnalyzeError::Io {
+                path: label.clone(),
+                source,
+            })?;
+            let blocks = match pkg.map_deflated(&entry).map_err(pkg_err)? {
+                Some(d) => inflate_mapped(&d, &label, &file)?,
+                None => None,
+            };
+            match blocks {
+                Some(bytes) => bytes,
+                // Not hprof-shrink's blocks, or not what the directory says: read as one
+                // stream, whose reader names the fault.
+                None => {
+                    file.set_len(0).map_err(|source| AnalyzeError::Io {
+                        path: label.clone(),
+                        source,
+                    })?;
+                    let stream = pkg.stream(&entry).map_err(pkg_err)?;
+                    inflate_into(stream, &label, file, Some(declared), unpack)?
+                }
+            }
+        }
+    };
+    Ok(Input {
+        bytes,
+        kind: "package",
+        manifest,
+        extra,
+        shrunk,
+        private,
+        compressed_bytes: compressed,
+    })
+}
+
+/// Inflates a deflated entry on all cores into `file` (each block written at its place)
+/// and maps it; `None` when the entry is not made of hprof-shrink's independent blocks, or
+/// does not inflate to the size and CRC-32 the directory declares.
+fn inflate_mapped(
+    d: &hprof_shrink_core::package::DeflatedEntry,
+    label: &Path,
+    file: &File,
+) -> Result<Option<Bytes>, AnalyzeError> {
+    let tmp = |source| AnalyzeError::Io {
+        path: label.to_path_buf(),
+        source,
+    };
+    let threads = rayon::current_num_threads();
+    if !hprof_shrink_core::package::inflate::inflate_to_file(d, file, threads).map_err(tmp)? {
+        return Ok(None);
+    }
+    Ok(Some(Bytes::File(MappedFile::from_file(
+        file,
+        PathBuf::from(label),
+    )?)))
+}
+
+/// Inflates a stream into an unnamed temporary file and maps it.
+fn inflate(
+    from: impl Read,
+    label: &Path,
+    max: Option<u64>,
+    unpack: &Unpack,
+) -> Result<Bytes, AnalyzeError> {
+    let file = unpack.tempfile(None).map_err(|source| AnalyzeError::Io {
+        path: unpack.dir.clone().unwrap_or_else(std::env::temp_dir),
+        source,
+    })?;
+    inflate_into(from, label, file, max, unpack)
+}
+
+/// Inflates a stream into `file`, at most `max` bytes (and `unpack`'s bounds), and maps it.
+fn inflate_into(
+    mut from: impl Read,
+    label: &Path,
+    file: File,
+    max: Option<u64>,
+    unpack: &Unpack,
+) -> Result<Bytes, AnalyzeError> {
+    let io = |source| AnalyzeError::Io {
+        path: label.to_path_buf(),
+        source,
+    };
+    let what = label.display().to_string();
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, unpack.bounded(&what, &file, max));
+    std::io::copy(&mut from, &mut out).map_err(io)?;
+    out.flush().map_err(io)?;
+    drop(out);
+    Ok(Bytes::File(MappedFile::from_file(
+        &file,
+        PathBuf::from(label),
+    )?))
+}

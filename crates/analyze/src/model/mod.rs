@@ -1,0 +1,439 @@
+//! What an analysis finds, as data: the JSON output is this, serialized (schema in
+//! docs/analyze.md); the text, Matrix and HTML renderings and `serve` read it.
+//!
+//! Every list is capped ([`crate::base::limits`]) and counts what it left out in an `omitted…`
+//! field beside it (0 when nothing was; absent in analyses stored before these fields
+//! existed, hence `serde(default)`). Every string from the dump is escaped and cut
+//! ([`crate::base::shown::clipped`]). The triage's part is [`triage`]; what a private
+//! package shows, [`redact`]. Uses `base` only.
+
+pub mod redact;
+pub mod triage;
+
+use serde::{Deserialize, Serialize};
+
+/// The version of the JSON schema. Bumped on any change a reader would notice.
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// How `Leak::signature` is computed (`signatureVersion`): 2 is LeakCanary's leak
+/// fingerprint (collections read as one step, a library leak signed by its pattern);
+/// 1 (analyses written before the field existed) hashed the path field by field.
+/// Signatures of different versions never compare equal for the same bug.
+pub const SIGNATURE_VERSION: u32 = 2;
+
+fn signature_version_1() -> u32 {
+    1
+}
+
+fn one() -> u64 {
+    1
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Analysis {
+    pub schema: u32,
+    /// How the leaks' signatures are computed ([`SIGNATURE_VERSION`]); 1 in analyses
+    /// written before this field existed.
+    #[serde(default = "signature_version_1")]
+    pub signature_version: u32,
+    /// `hprof-shrink VERSION`.
+    pub tool: String,
+    pub input: InputSummary,
+    pub dump: DumpSummary,
+    /// What the heap says about the device and the app (`android.os.Build`,
+    /// `ActivityThread`, LeakCanary's classes).
+    #[serde(default)]
+    pub metadata: HeapMetadata,
+    /// How leaking objects were found, and so why: `matrix-key` (a key: the
+    /// DestroyedActivityInfo whose mKey is the key), `keyed-weak-references` (no key, and
+    /// the dump holds objects LeakCanary watched and found retained: those alone, as
+    /// LeakCanary on the phone), `inspectors` (no key and no retained watched object: what
+    /// the inspectors' finders flag, as Shark on a raw dump) or `all-leaks` (`--all-leaks`:
+    /// both). Analyses written before these modes say
+    /// `leakcanary` (every finder).
+    pub finder: String,
+    /// The key looked for (from `--key` or the package's `leakedActivityKey`).
+    pub key: Option<String>,
+    /// Keys of the DestroyedActivityInfo objects in the dump, when a key was looked for;
+    /// the first [`MAX_KEYS_FOUND`](crate::base::limits::MAX_KEYS_FOUND) in order.
+    pub keys_found: Vec<String>,
+    #[serde(default)]
+    pub omitted_keys_found: u64,
+    /// One per signature, by retained size, of the first
+    /// [`MAX_LEAKS`](crate::base::limits::MAX_LEAKS) leaking objects found.
+    pub leaks: Vec<Leak>,
+    #[serde(default)]
+    pub omitted_leaks: u64,
+    /// Leaking objects found without a strong path from a GC root (a watched object held
+    /// only weakly, garbage the dump kept): the first
+    /// [`MAX_UNREACHABLE`](crate::base::limits::MAX_UNREACHABLE).
+    #[serde(default)]
+    pub unreachable: Vec<UnreachableObject>,
+    #[serde(default)]
+    pub omitted_unreachable: u64,
+    /// The [`MAX_BITMAP_GROUPS`](crate::base::limits::MAX_BITMAP_GROUPS) that waste the most.
+    pub duplicate_bitmaps: Vec<BitmapGroup>,
+    #[serde(default)]
+    pub omitted_duplicate_bitmaps: u64,
+    /// What the dump holds, for a reader without a leak to look at (docs/analyze.md).
+    #[serde(default)]
+    pub triage: Option<triage::Triage>,
+    /// What the reader should know: a shrunk dump's dropped arrays, a key not found, …
+    pub notes: Vec<String>,
+    #[serde(default)]
+    pub omitted_notes: u64,
+}
+
+/// What the heap says about the device and the app; `None` where it does not say.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct HeapMetadata {
+    /// `android.os.Build.VERSION.SDK_INT`.
+    pub sdk_int: Option<i64>,
+    /// `android.os.Build.MANUFACTURER`.
+    pub manufacturer: Option<String>,
+    /// `android.os.Build.ID`.
+    pub build_id: Option<String>,
+    /// The app's process (`ActivityThread`'s bound application's `ApplicationInfo`).
+    pub process_name: Option<String>,
+    /// The app's package (the same `ApplicationInfo`).
+    pub package_name: Option<String>,
+    /// `leakcanary.internal.InternalLeakCanary.version`; `1.x` when only LeakCanary 1's
+    /// classes are in the dump.
+    pub leakcanary_version: Option<String>,
+}
+
+/// A leaking object without a strong path from a GC root.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UnreachableObject {
+    pub object_id: u64,
+    pub class_name: String,
+    /// `instance`, `class` or `array`.
+    pub kind: String,
+    /// The rules that found it (`KEYED_WEAK_REFERENCE`, `ACTIVITY`, …, `MATRIX_KEY`).
+    pub finders: Vec<String>,
+    /// Why it is leaking (its status is always YES).
+    pub leaking_reason: String,
+    pub labels: Vec<String>,
+    #[serde(default)]
+    pub omitted_labels: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InputSummary {
+    /// The file as given.
+    pub path: String,
+    /// `package`, `hprof` or `hprof.gz`.
+    pub kind: String,
+    /// `result.info` of a package, in file order.
+    pub manifest: Vec<(String, String)>,
+    /// `extra.info` of a package, in file order.
+    pub extra: Vec<(String, String)>,
+    /// Made by hprof-shrink with primitive arrays dropped: a reference to a dropped array
+    /// reads as null and its bytes are not counted.
+    pub shrunk: bool,
+    /// A private package (`--private`): String values other than those the analysis reads,
+    /// and pixels, were replaced; what the analysis finds is the same, the values it shows
+    /// (a map key, a duplicate String, a bitmap's digest) are not the app's.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub private: bool,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DumpSummary {
+    pub format: String,
+    pub id_size: u8,
+    pub timestamp_ms: u64,
+    pub bytes: u64,
+    pub instances: u64,
+    pub object_arrays: u64,
+    pub primitive_arrays: u64,
+    pub classes: u64,
+    pub gc_roots: u64,
+    /// Threads (distinct objects of thread-object roots, as LeakCanary counts them).
+    #[serde(default)]
+    pub threads: u64,
+    /// The shallow bytes of every object in the dump, reachable or not (the sizes of
+    /// `topClasses`).
+    #[serde(default)]
+    pub heap_bytes: u64,
+    /// Objects strongly reachable from the GC roots.
+    pub reachable_objects: u64,
+    /// Their shallow bytes (the retained size of all GC roots together).
+    pub reachable_bytes: u64,
+    /// The registered native bytes they own (Android 7+: NativeAllocationRegistry).
+    #[serde(default)]
+    pub reachable_native_bytes: u64,
+    /// Strong references between reachable objects.
+    pub reachable_edges: u64,
+    /// The heaps the dump names (ART: app, zygote, image), with their objects.
+    pub heaps: Vec<HeapSummary>,
+    #[serde(default)]
+    pub omitted_heaps: u64,
+    /// Classes by the shallow bytes of their reachable instances, largest first.
+    pub top_classes: Vec<ClassSummary>,
+    /// Heap dumps in the file (the old `-agentlib:hprof` wrote several into one).
+    #[serde(default)]
+    pub heap_dumps: u64,
+    /// The one analyzed, from 1 (0: the file holds none).
+    #[serde(default)]
+    pub heap_dump: u64,
+    /// The classes with reachable instances not in `top_classes`.
+    #[serde(default)]
+    pub omitted_top_classes: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HeapSummary {
+    pub name: String,
+    pub objects: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClassSummary {
+    pub class_name: String,
+    pub instances: u64,
+    pub shallow_bytes: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Leak {
+    pub object_id: u64,
+    pub class_name: String,
+    /// Why the object is leaking: its trace's last step's reason.
+    pub reason: String,
+    /// The rules that found it, in LeakCanary's order: `KEYED_WEAK_REFERENCE`,
+    /// `ACTIVITY`, `VIEW`, … or `MATRIX_KEY`.
+    #[serde(default)]
+    pub finders: Vec<String>,
+    /// The known framework leak the only path goes through, if any.
+    pub library_leak: Option<LibraryLeak>,
+    /// LeakCanary's leak fingerprint ([`SIGNATURE_VERSION`]): for a library leak the
+    /// SHA-1 (hex) of its pattern's text, else `trace_signature`. The same bug gives the
+    /// same signature on every device and dump.
+    pub signature: String,
+    /// SHA-1 (hex) of the shown trace's suspect references, each its origin object's class
+    /// and the reference's generic name, concatenated (LeakCanary's trace signature).
+    #[serde(default)]
+    pub trace_signature: Option<String>,
+    /// The shown trace's leaking object's retained size (ahat's model): the shallow Java
+    /// bytes of its dominator subtree.
+    pub retained_bytes: u64,
+    /// Registered native bytes retained (Android 7+: NativeAllocationRegistry), apart.
+    #[serde(default)]
+    pub retained_native_bytes: u64,
+    pub retained_objects: u64,
+    /// Leaking objects with this signature (traces LeakCanary groups as one leak); the
+    /// trace shown is the one retaining the most.
+    #[serde(default = "one")]
+    pub trace_count: u64,
+    /// The leaking objects with this signature, `object_id` first; at most
+    /// [`MAX_LEAKS`](crate::base::limits::MAX_LEAKS).
+    #[serde(default)]
+    pub object_ids: Vec<u64>,
+    /// The sum of their retained sizes (objects several of them retain counted for each,
+    /// as LeakCanary sums them); 0 in analyses written before this field existed.
+    #[serde(default)]
+    pub total_retained_bytes: u64,
+    #[serde(default)]
+    pub total_retained_objects: u64,
+    /// The sum of their registered native bytes retained.
+    #[serde(default)]
+    pub total_retained_native_bytes: u64,
+    pub trace: Trace,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LibraryLeak {
+    /// `class#field`, `native global CLASS` or `thread NAME`: the table row.
+    pub pattern: String,
+    pub description: String,
+    /// The row's id in `library_leaks.json` (LeakCanary's enum name, suffixed where the
+    /// enum has several patterns).
+    #[serde(default)]
+    pub id: Option<String>,
+    /// `instance`, `static`, `jniGlobal` or `threadLocal`.
+    #[serde(default)]
+    pub kind: Option<String>,
+    /// LeakCanary's text for the pattern (`instance field C#f`, `static field C#f`,
+    /// `native global variable referencing C`, `local variable on thread T`), whose SHA-1
+    /// is LeakCanary's signature for the leak.
+    #[serde(default)]
+    pub leak_pattern: Option<String>,
+    /// Where the bug is tracked, when known.
+    #[serde(default)]
+    pub bug: Option<String>,
+}
+
+/// A path from a GC root to an object.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Trace {
+    /// The GC root's type, as HPROF names it in words (`sticky class`, `java frame`, …).
+    pub root: String,
+    /// The objects from the root to the object, each with the reference to the next. A
+    /// path longer than [`MAX_TRACE_STEPS`](crate::base::limits::MAX_TRACE_STEPS) keeps its
+    /// first and last steps only.
+    pub steps: Vec<Step>,
+    /// Steps of the path left out, between `steps[omitted_after - 1]` and
+    /// `steps[omitted_after]`; 0 when the trace is whole.
+    #[serde(default)]
+    pub omitted_steps: u64,
+    /// Where the left-out steps were: after this many of `steps`; `None` when whole.
+    #[serde(default)]
+    pub omitted_after: Option<u64>,
+}
+
+impl Trace {
+    /// The steps as shown, with the place of the left-out ones: `None` in the list stands
+    /// for the `omitted_steps` steps.
+    pub fn shown_steps(&self) -> Vec<Option<&Step>> {
+        let gap = self
+            .omitted_after
+            .filter(|_| self.omitted_steps > 0)
+            .map(|a| (a as usize).min(self.steps.len()));
+        let mut out: Vec<Option<&Step>> = Vec::with_capacity(self.steps.len() + 1);
+        for (i, s) in self.steps.iter().enumerate() {
+            if gap == Some(i) {
+                out.push(None);
+            }
+            out.push(Some(s));
+        }
+        if gap == Some(self.steps.len()) {
+            out.push(None);
+        }
+        out
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Step {
+    pub object_id: u64,
+    pub class_name: String,
+    /// `instance`, `class` or `array`.
+    pub kind: String,
+    /// `YES`, `NO` or `UNKNOWN`.
+    pub leaking: String,
+    /// Why, when known.
+    pub leaking_reason: Option<String>,
+    /// Facts about the object worth showing (a thread's name, a View's attach state, the
+    /// contexts its fields hold, …): the first
+    /// [`MAX_STEP_LABELS`](crate::base::limits::MAX_STEP_LABELS).
+    pub labels: Vec<String>,
+    #[serde(default)]
+    pub omitted_labels: u64,
+    /// The reference from this object to the next step; none on the last.
+    pub reference: Option<Reference>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Reference {
+    /// `static`, `field`, `array` (an array element, or an entry of a collection read as
+    /// one step) or `local`.
+    pub kind: String,
+    /// The field name, `[index]` (`[3]`, `["key"]`, `[key()]`, `[element()]` for a
+    /// collection's entry), or `<Java Local>`.
+    pub name: String,
+    /// The class that declares the field (for `static` and `field`).
+    pub declared_by: Option<String>,
+    /// Part of the suspect stretch, from the last NO to the first YES.
+    pub suspect: bool,
+    /// LeakCanary's reference type: `INSTANCE_FIELD`, `STATIC_FIELD`, `LOCAL` or
+    /// `ARRAY_ENTRY` (absent in analyses made before it existed). `name` is LeakCanary's
+    /// display name.
+    #[serde(default)]
+    pub reference_type: Option<String>,
+    /// The class LeakCanary shows the reference in (its `owningClassName`) where that is
+    /// not `declaredBy`: the array's class for an element, the collection's class for its
+    /// entries (`android.os.MessageQueue` for a queue's messages), the thread's class for
+    /// a local. See [`Reference::owning_class_name`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owning_class: Option<String>,
+    /// The name LeakCanary's signature takes where that is not `name`: `[x]` for any
+    /// array element or collection entry. See [`Reference::generic`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generic_name: Option<String>,
+    /// The known-leak pattern (LeakCanary's text) this reference matched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub library_match: Option<String>,
+    /// For an entry of a collection or queue read as one step: the collection and the
+    /// internal references the step stands for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub collection: Option<CollectionStep>,
+}
+
+impl Reference {
+    /// LeakCanary's `owningClassName`: `owning_class`, else the declaring class.
+    pub fn owning_class_name(&self) -> Option<&str> {
+        self.owning_class.as_deref().or(self.declared_by.as_deref())
+    }
+
+    /// LeakCanary's generic name (what its signature takes): the field name, `[x]` for an
+    /// array element or collection entry, `<Java Local>`.
+    pub fn generic(&self) -> &str {
+        match (&self.generic_name, self.kind.as_str()) {
+            (Some(g), _) => g,
+            (None, "array") => "[x]",
+            (None, _) => &self.name,
+        }
+    }
+}
+
+/// What one step through a collection stands for.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CollectionStep {
+    /// The collection's class.
+    pub class_name: String,
+    /// The layout read: `openjdk`, `harmony` (Android 6 and before) or `android`.
+    pub layout: String,
+    /// The entry's position in reading order: a list's index, a queue's position, a
+    /// map's or set's entry number (bucket by bucket).
+    pub position: u64,
+    /// The fields and array indices from the collection to the entry, a run of one link
+    /// written once with its count: `["elementData", "[2]"]`, `["table", "[5]", "next",
+    /// "value"]`, `["mMessages", "next ×4"]`.
+    pub internal_path: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BitmapGroup {
+    /// MD5 (hex) of the buffer.
+    pub hash: String,
+    pub width: i64,
+    pub height: i64,
+    pub buffer_bytes: u64,
+    pub count: u64,
+    /// Bytes the copies beyond the first take.
+    pub wasted_bytes: u64,
+    /// `mBuffer` (API < 26, raw pixels) or `dumpData` (API 34+, an encoded image).
+    pub source: String,
+    /// `ARGB_8888`, `RGB_565`, `ALPHA_8`, or the encoded image's format (`png`, `jpeg`, `webp`).
+    pub format: String,
+    /// The picture's file name under `buffer_contents/` (Matrix output), when one can be
+    /// made.
+    pub image: Option<String>,
+    /// The first [`MAX_BITMAP_INSTANCES`](crate::base::limits::MAX_BITMAP_INSTANCES) by id.
+    pub instances: Vec<BitmapInstance>,
+    /// The group's instances not listed (`count` has them all).
+    #[serde(default)]
+    pub omitted_instances: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BitmapInstance {
+    pub object_id: u64,
+    pub trace: Option<Trace>,
+}

@@ -1,0 +1,191 @@
+//! The pipeline: one analysis as a run of steps over one state ([`Run`]), from the
+//! opened input to the [`Outcome`]: the index, then one pass over every object
+//! ([`references`]), the finders, the path search, the traces, the duplicate bitmaps and
+//! the counts (`search`), then the dominators, the duplicate Strings, the retained sizes
+//! and the triage (`weigh`). Each step's time and memory are recorded ([`Timings`]).
+//! Uses every room below it.
+
+mod analysis;
+mod asked;
+mod notes;
+#[cfg(test)]
+mod reach_tests;
+pub mod references;
+mod search;
+mod weigh;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use hprof_shrink_core::space::Unpack;
+use hprof_shrink_core::Control;
+
+use crate::base::error::AnalyzeError;
+use crate::compare::census;
+use crate::heap::input;
+use crate::heap::mapping::Mapping;
+use crate::model::Analysis;
+use analysis::{Request, Run};
+
+/// Buffers smaller than this are not reported as duplicates (Matrix's default).
+pub const DEFAULT_MIN_BITMAP_BYTES: u64 = 5000;
+
+/// What to look for.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The key of the leaked Activity (Matrix's `leakedActivityKey`); `None` takes the
+    /// package's, and without one leaks are found LeakCanary's way: the objects it watched
+    /// and found retained, or, when none is, what its inspectors' rules flag.
+    pub key: Option<String>,
+    pub min_bitmap_bytes: u64,
+    pub mapping: Option<Mapping>,
+    /// `--all-leaks`: the package's key ignored, every leaking object is found: the
+    /// retained watched objects and what the inspectors' rules flag, both.
+    pub all_leaks: bool,
+    /// Make pictures of the duplicated bitmaps (for the HTML and Matrix outputs).
+    pub pictures: bool,
+    /// Which heap dump of a file holding several to analyze, from 1; `None`: the last.
+    pub dump: Option<usize>,
+    /// The screen (width, height in pixels) large Bitmaps are measured against when the
+    /// heap holds no DisplayMetrics.
+    pub screen: Option<(u64, u64)>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            key: None,
+            min_bitmap_bytes: DEFAULT_MIN_BITMAP_BYTES,
+            mapping: None,
+            all_leaks: false,
+            pictures: true,
+            dump: None,
+            screen: None,
+        }
+    }
+}
+
+/// An analysis and what goes with it.
+pub struct Outcome {
+    pub analysis: Analysis,
+    /// Pictures of the duplicated bitmaps: (file name, bytes), the names the groups give.
+    pub pictures: Vec<(String, Vec<u8>)>,
+    pub timings: Timings,
+}
+
+/// Where the time and memory went, for `--verbose` and the benchmark.
+#[derive(Debug, Clone, Default)]
+pub struct Timings {
+    /// Every step of the analysis, in order: what it is, how long it took, and the
+    /// process's anonymous memory after it (Linux; `None` elsewhere).
+    pub steps: Vec<StepTime>,
+    /// Bytes of the id index.
+    pub index_bytes: u64,
+    /// Bytes of the reference arrays.
+    pub edge_bytes: u64,
+    /// Bytes the dominator computation held.
+    pub dominator_bytes: u64,
+    /// Steps it walked up its trees beyond one pass over the graph (see
+    /// `docs/analyze.md`): a measure of its work, O((n + m) log n) at most.
+    pub dominator_steps: u64,
+    /// The most entries the dominators' depth-first search held on its stack at once
+    /// (8 bytes each): references waiting to be followed.
+    pub dominator_depth: u64,
+    /// References read to name the steps of the traces and paths (each collection a list
+    /// of paths passes walked once): a measure of their work, linear in the dump.
+    pub step_reads: u64,
+}
+
+/// One step of an analysis and what it took.
+#[derive(Debug, Clone)]
+pub struct StepTime {
+    pub name: &'static str,
+    pub took: Duration,
+    pub memory: Option<u64>,
+}
+
+impl Timings {
+    /// How long the step `name` took (zero if there was none).
+    pub fn of(&self, name: &str) -> Duration {
+        self.steps
+            .iter()
+            .filter(|s| s.name == name)
+            .map(|s| s.took)
+            .sum()
+    }
+
+    /// Records a step that began at `since` and ends now.
+    fn step(&mut self, name: &'static str, since: Instant) -> Instant {
+        self.steps.push(StepTime {
+            name,
+            took: since.elapsed(),
+            memory: anonymous_memory(),
+        });
+        Instant::now()
+    }
+}
+
+/// Analyzes the dump or package at `path`. `control` may cancel it; its progress
+/// callback sees the walk over the dump (stage `read`).
+pub fn analyze_path(
+    path: &Path,
+    options: &Options,
+    control: &Control<'_>,
+) -> Result<Outcome, AnalyzeError> {
+    analyze_path_within(path, options, &Unpack::default(), control)
+}
+
+/// [`analyze_path`], inflating the dump within `unpack`'s bounds (see [`input::open_within`]):
+/// what `serve` runs, so that a package cannot fill its disk.
+pub fn analyze_path_within(
+    path: &Path,
+    options: &Options,
+    unpack: &Unpack,
+    control: &Control<'_>,
+) -> Result<Outcome, AnalyzeError> {
+    let mut timings = Timings::default();
+    let t = Instant::now();
+    let input = input::open_within(path, unpack)?;
+    timings.step("open", t);
+    let request = Request {
+        input: &input,
+        path,
+        options,
+        unpack,
+        control,
+        take_census: false,
+    };
+    Run::new(request, timings).analyze().map(|(o, _)| o)
+}
+
+/// [`analyze_path`], with the census `diff` compares (see [`census`]): it keeps every
+/// object's retained size past the triage (8 bytes a number) for the census's pass.
+pub fn analyze_path_census(
+    path: &Path,
+    options: &Options,
+    control: &Control<'_>,
+) -> Result<(Outcome, census::Census), AnalyzeError> {
+    let mut timings = Timings::default();
+    let t = Instant::now();
+    let input = input::open(path)?;
+    timings.step("open", t);
+    let request = Request {
+        input: &input,
+        path,
+        options,
+        unpack: &Unpack::default(),
+        control,
+        take_census: true,
+    };
+    let (outcome, census) = Run::new(request, timings).analyze()?;
+    Ok((outcome, census.unwrap_or_default()))
+}
+
+/// The process's anonymous resident memory now (RssAnon), where /proc tells it: the
+/// analysis's own memory, without the mapped dump's pages.
+fn anonymous_memory() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("RssAnon:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
