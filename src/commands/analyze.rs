@@ -148,11 +148,11 @@ pub fn run(a: AnalyzeArgs) -> Result<ExitCode, HostError> {
         Out::Json(d) => report_out::emit(&d, &render::json(an))?,
         Out::Page(d) => report_out::emit_page(&d, &render::html::render(an, &outcome.pictures))?,
         Out::Junit(d) => {
-            let suite = render::junit::Suite {
+            let suite = gate::junit::Suite {
                 name: &format!("analyze {}", a.input.display()),
                 seconds: elapsed.as_secs_f64(),
             };
-            report_out::emit(&d, &render::junit::render(&suite, &verdict))?
+            report_out::emit(&d, &gate::junit::render(&suite, &verdict))?
         }
         Out::Matrix(dir) => {
             render::matrix::write_dir(&dir, an, &outcome.pictures, elapsed.as_millis() as u64)

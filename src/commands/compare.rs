@@ -159,8 +159,8 @@ pub fn growth(a: GrowthArgs) -> Result<ExitCode, HostError> {
 
 /// The verdict as JUnit XML to `out`.
 fn junit(out: &Dest, name: &str, seconds: f64, verdict: &gate::Verdict) -> Result<(), HostError> {
-    let suite = render::junit::Suite { name, seconds };
-    report_out::emit(out, &render::junit::render(&suite, verdict))
+    let suite = gate::junit::Suite { name, seconds };
+    report_out::emit(out, &gate::junit::render(&suite, verdict))
 }
 
 /// Where a comparison's report goes: `-o`, or for a page without one `page_default()`;

@@ -13,9 +13,10 @@
 //! - `paths`: the path search from the GC roots and the leaks' traces.
 //! - `sizes`: dominators, retained sizes, native sizes.
 //! - `report`: what the heap holds for a reader without a leak: the triage, its counts,
-//!   duplicate [`bitmaps`] and Strings, the summary.
+//!   duplicate [`bitmaps`] and Strings, the summary, the
+//!   [`census`] `diff` compares.
 //! - `run`: the pipeline: one pass over every object, then the steps in order.
-//! - `compare`: two dumps or more: [`diff`], its [`census`], [`growth`].
+//! - `compare`: two dumps or more: [`diff`] (of two [`census`]es), [`growth`].
 //! - [`render`]: text, JSON, HTML, Matrix's `result.json`, and LeakCanary's text read back.
 //! - [`gate`]: the CI gate and its JUnit report.
 //!
@@ -35,11 +36,11 @@ mod run;
 mod sizes;
 
 pub use base::{error, limits, shown};
-pub use compare::{census, diff, growth};
+pub use compare::{diff, growth};
 pub use heap::{input, mapping};
 pub use knowledge::library;
 pub use render::leakcanary_text;
-pub use report::bitmaps;
+pub use report::{bitmaps, census};
 
 pub use error::AnalyzeError;
 pub use heap::graph::java_name;

@@ -1,5 +1,5 @@
 //! `diff BASE NEW`: what changed between two dumps. Each is analyzed in turn and only its
-//! census (see [`crate::compare::census`]), its leaks and its summary are kept, so the two graphs
+//! census (see [`crate::report::census`]), its leaks and its summary are kept, so the two graphs
 //! are never in memory together. The comparison is by name: classes by class name, leaks
 //! by signature, retainers by their path from a GC root.
 
@@ -9,8 +9,8 @@ use hprof_shrink_core::Control;
 use serde::Serialize;
 
 use crate::base::error::AnalyzeError;
-use crate::compare::census::{Census, RetainerCensus};
 use crate::heap::mapping::Mapping;
+use crate::report::census::{Census, RetainerCensus};
 use crate::run::{analyze_path_census, Options, Timings};
 
 /// Classes a diff lists by default (largest retained change first); the rest are counted.

@@ -36,6 +36,7 @@ use crate::heap::index::{Index, Node, NONE};
 use crate::heap::input;
 use crate::heap::mapping::Mapping;
 use crate::paths::reach;
+use crate::paths::tree_text::{edge_text, root_kind};
 use crate::sizes::dominators::{Dominators, Fold, Place, Pre, Retained};
 
 /// Path nodes one dump's tree may hold by default. Each takes about 40 bytes; a dump
@@ -316,41 +317,6 @@ pub fn dump_time(path: &Path) -> Result<u64, AnalyzeError> {
     Ok(header.timestamp_ms)
 }
 
-/// A name as shown (characters that act on a terminal or a page written out, see
-/// [`shown`](crate::base::shown::shown)), cut to [`MAX_NAME_BYTES`].
-pub(super) fn clip(s: String) -> String {
-    let mut s = match crate::base::shown::shown(&s) {
-        std::borrow::Cow::Borrowed(_) => s,
-        std::borrow::Cow::Owned(o) => o,
-    };
-    if s.len() > MAX_NAME_BYTES {
-        let mut end = MAX_NAME_BYTES;
-        while !s.is_char_boundary(end) {
-            end -= 1;
-        }
-        s.truncate(end);
-        s.push('…');
-    }
-    s
-}
-
-pub(super) fn simple(name: &str) -> &str {
-    name.rsplit('.').next().unwrap_or(name)
-}
-
-/// What a reference's target is called in a node name.
-pub(super) fn target_text(g: &Graph<'_, '_>, t: Node) -> String {
-    match g.ix.tag(t) {
-        tags::INSTANCE_DUMP => format!("instance of {}", g.node_class_name(t)),
-        tags::CLASS_DUMP => format!("class {}", g.node_class_name(t)),
-        tags::OBJECT_ARRAY_DUMP => format!("array of {}", g.node_class_name(t)),
-        _ => {
-            let name = g.node_class_name(t);
-            format!("array of {}", name.trim_end_matches("[]"))
-        }
-    }
-}
-
 /// The identity of a reference within one dump: kind, owner, field, target class.
 type EdgeKey = (u8, u64, u64, (u8, u64));
 
@@ -372,64 +338,6 @@ fn target_key(g: &Graph<'_, '_>, t: Node) -> (u8, u64) {
     match g.class_key(t) {
         (tags::CLASS_DUMP, _) => (tags::CLASS_DUMP, g.class_of(t).unwrap_or(0)),
         key => key,
-    }
-}
-
-/// Names a reference the way LeakCanary's growth tree does.
-pub(super) fn edge_text(g: &Graph<'_, '_>, from: Node, t: Node, r: RefName) -> String {
-    let target = target_text(g, t);
-    let text = match r {
-        RefName::Field {
-            declared_by,
-            name_id,
-        } => format!(
-            "INSTANCE_FIELD {}.{} -> {target}",
-            simple(g.class_name(declared_by)),
-            g.field_name(declared_by, name_id)
-        ),
-        RefName::Static { class, name_id } => format!(
-            "STATIC_FIELD {}.{} -> {target}",
-            simple(g.class_name(class)),
-            g.field_name(class, name_id)
-        ),
-        RefName::Element(_) => {
-            format!(
-                "ARRAY_ENTRY {}.[x] -> {target}",
-                simple(&g.node_class_name(from))
-            )
-        }
-    };
-    clip(text)
-}
-
-/// A GC root and its object, named as a retainer's path starts: `GcRoot(StickyClass) ->
-/// class com.example.Cache`.
-pub(super) fn root_text(g: &Graph<'_, '_>, tag: u8, node: Node) -> String {
-    clip(format!(
-        "GcRoot({}) -> {}",
-        root_kind(tag),
-        target_text(g, node)
-    ))
-}
-
-fn root_kind(tag: u8) -> &'static str {
-    match tag {
-        tags::ROOT_STICKY_CLASS => "StickyClass",
-        tags::ROOT_JNI_GLOBAL => "JniGlobal",
-        tags::ROOT_JAVA_FRAME => "JavaFrame",
-        tags::ROOT_JNI_LOCAL => "JniLocal",
-        tags::ROOT_NATIVE_STACK => "NativeStack",
-        tags::ROOT_THREAD_OBJECT => "ThreadObject",
-        tags::ROOT_THREAD_BLOCK => "ThreadBlock",
-        tags::ROOT_MONITOR_USED => "MonitorUsed",
-        tags::ROOT_VM_INTERNAL => "VmInternal",
-        tags::ROOT_JNI_MONITOR => "JniMonitor",
-        tags::ROOT_REFERENCE_CLEANUP => "ReferenceCleanup",
-        tags::ROOT_INTERNED_STRING => "InternedString",
-        tags::ROOT_FINALIZING => "Finalizing",
-        tags::ROOT_DEBUGGER => "Debugger",
-        tags::ROOT_UNREACHABLE => "Unreachable",
-        _ => "Unknown",
     }
 }
 

@@ -6,6 +6,8 @@
 //! the SHA-1 of their path's names (`path:` and the hex), stable across dumps as the
 //! names are. A baseline is a text file of signatures, one a line, `#` starting a comment.
 
+pub mod junit;
+
 use std::collections::BTreeSet;
 
 use sha1::{Digest, Sha1};

@@ -22,7 +22,6 @@ use crate::heap::index::Node;
 use crate::knowledge::inspect::kinds::Kind;
 use crate::knowledge::inspect::watch::Watched;
 use crate::knowledge::inspect::{views, Checked, Inspectors, Inst};
-use crate::paths::reach::Reach;
 
 /// A rule that finds leaking objects, by Shark's name of its inspector.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -289,42 +288,4 @@ fn every_candidate(ins: &Inspectors<'_>, instances: &Instances) -> Vec<Candidate
         .collect();
     out.sort_unstable_by_key(|c| c.node);
     out
-}
-
-/// The candidates after the path search: those to trace, those without a strong path.
-#[derive(Default)]
-pub struct Settled {
-    /// The first [`MAX_LEAKS`](crate::base::limits::MAX_LEAKS) with a path of their own.
-    pub traced: Vec<Candidate>,
-    /// Leaking objects with a path beyond those.
-    pub more: u64,
-    /// Leaking objects reached only through another leaking object: that one's trace
-    /// names them ("Also retains").
-    pub behind: u64,
-    /// The first [`MAX_UNREACHABLE`](crate::base::limits::MAX_UNREACHABLE) without a strong path.
-    pub unreachable: Vec<Candidate>,
-    pub more_unreachable: u64,
-}
-
-pub fn settle(candidates: &[Candidate], reach: &Reach) -> Settled {
-    use crate::base::limits::{MAX_LEAKS, MAX_UNREACHABLE};
-    let mut s = Settled::default();
-    for c in candidates {
-        if !reach.on_path(c.node) {
-            if s.unreachable.len() < MAX_UNREACHABLE {
-                s.unreachable.push(*c);
-            } else {
-                s.more_unreachable += 1;
-            }
-        } else if !reach.has_trace(c.node) {
-            // Leaking objects are leaves of the search (LeakCanary HEAD): one reached only
-            // through another is named on that one's trace ("Also retains").
-            s.behind += 1;
-        } else if s.traced.len() >= MAX_LEAKS {
-            s.more += 1;
-        } else {
-            s.traced.push(*c);
-        }
-    }
-    s
 }

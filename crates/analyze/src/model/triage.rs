@@ -5,6 +5,13 @@ use serde::{Deserialize, Serialize};
 
 use super::Trace;
 
+/// Entries kept in each list of the triage.
+pub const LIST_CAP: usize = 10;
+/// MAT's leak suspect threshold: a top retainer over this share of the heap.
+pub const SUSPECT_SHARE: f64 = 0.10;
+/// Characters of a duplicated String's value shown.
+pub const STRING_SHOWN: usize = 100;
+
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Triage {

@@ -9,9 +9,9 @@ use crate::heap::index;
 use crate::knowledge::finders::{self, Candidate};
 use crate::knowledge::inspect::{self, Inspectors};
 use crate::knowledge::{leaks, library};
+use crate::model::{Leak, LibraryLeak, UnreachableObject};
 use crate::paths::reach::Reach;
 use crate::paths::trace;
-use crate::{Leak, LibraryLeak, UnreachableObject};
 
 /// The leaking objects to trace and those without a strong path, by the key when there is
 /// one, else from the finders' `candidates` (which go once settled); notes say what the
@@ -45,7 +45,7 @@ pub(crate) fn found(
             }
         }
         None => {
-            let settled = finders::settle(&candidates, reach);
+            let settled = settle(&candidates, reach);
             if settled.behind > 0 {
                 notes.push(format!(
                     "leaking objects reached only through another leaking object, whose trace covers them: {}",
@@ -239,4 +239,43 @@ pub(crate) struct Found {
     pub more_unreachable: u64,
     pub keys_found: Vec<String>,
     pub more_keys: u64,
+}
+
+/// The candidates after the path search: those to trace, those without a strong path.
+#[derive(Default)]
+pub struct Settled {
+    /// The first [`MAX_LEAKS`](crate::base::limits::MAX_LEAKS) with a path of their own.
+    pub traced: Vec<Candidate>,
+    /// Leaking objects with a path beyond those.
+    pub more: u64,
+    /// Leaking objects reached only through another leaking object: that one's trace
+    /// names them ("Also retains").
+    pub behind: u64,
+    /// The first [`MAX_UNREACHABLE`](crate::base::limits::MAX_UNREACHABLE) without a strong path.
+    pub unreachable: Vec<Candidate>,
+    pub more_unreachable: u64,
+}
+
+/// The finders' candidates sorted by what the path search found of each.
+pub fn settle(candidates: &[Candidate], reach: &Reach) -> Settled {
+    use crate::base::limits::{MAX_LEAKS, MAX_UNREACHABLE};
+    let mut s = Settled::default();
+    for c in candidates {
+        if !reach.on_path(c.node) {
+            if s.unreachable.len() < MAX_UNREACHABLE {
+                s.unreachable.push(*c);
+            } else {
+                s.more_unreachable += 1;
+            }
+        } else if !reach.has_trace(c.node) {
+            // Leaking objects are leaves of the search (LeakCanary HEAD): one reached only
+            // through another is named on that one's trace ("Also retains").
+            s.behind += 1;
+        } else if s.traced.len() >= MAX_LEAKS {
+            s.more += 1;
+        } else {
+            s.traced.push(*c);
+        }
+    }
+    s
 }

@@ -8,6 +8,7 @@ pub mod found;
 pub mod reach;
 pub mod refs;
 pub mod trace;
+pub mod tree_text;
 
 use crate::heap::graph::Graph;
 use crate::knowledge::inspect::Inspectors;

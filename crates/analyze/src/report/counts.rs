@@ -11,11 +11,12 @@ use crate::heap::graph::{Graph, Instances};
 use crate::heap::index::Node;
 use crate::knowledge::inspect::android;
 use crate::knowledge::inspect::kinds::{Kind, Kinds};
+use crate::model::triage::LIST_CAP;
 use crate::model::triage::{BitmapCounts, BitmapInfo, Counts, Screen};
 use crate::paths::refs::thread_name;
 use crate::paths::trace::traces;
 use crate::paths::Searched;
-use crate::report::triage::{thread_groups, Counted, Top, LIST_CAP};
+use crate::report::triage::{thread_groups, Counted, Top};
 
 /// ART's heap ids: objects of the zygote and boot image heaps belong to the system.
 const HEAP_ZYGOTE: u32 = b'Z' as u32;

@@ -33,7 +33,8 @@ use crate::base::shown::clipped;
 use crate::heap::graph::Graph;
 use crate::heap::index::Node;
 use crate::model::triage::DuplicateString;
-use crate::report::triage::{Top, LIST_CAP, STRING_SHOWN};
+use crate::model::triage::{LIST_CAP, STRING_SHOWN};
+use crate::report::triage::Top;
 
 /// Where `java.lang.String` keeps its value: the class and the byte offset of its
 /// `value` field in an instance's data.

@@ -6,8 +6,8 @@ use crate::base::{limits, shown};
 use crate::heap::graph::Graph;
 use crate::heap::index::Index;
 use crate::knowledge::metadata;
+use crate::model::{ClassSummary, DumpSummary, HeapSummary};
 use crate::sizes::by_class::{Histogram, Sizer};
-use crate::{ClassSummary, DumpSummary, HeapSummary};
 
 /// What the analysis measured of the heap, for the summary.
 pub(crate) struct Totals {

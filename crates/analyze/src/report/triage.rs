@@ -7,7 +7,7 @@
 
 use crate::model::triage::{
     Accumulation, BitmapCounts, ClassRetained, Counts, DuplicateString, Retainer, ThreadGroup,
-    Triage, TriageObject,
+    Triage, TriageObject, LIST_CAP, SUSPECT_SHARE,
 };
 
 use crate::base::limits::MAX_NAME_BYTES;
@@ -20,13 +20,6 @@ use crate::model::Trace;
 use crate::paths::reach::Reach;
 use crate::sizes::dominators::{Dominators, Pre};
 use crate::sizes::subtrees::Subtrees;
-
-/// Entries kept in each list of the triage.
-pub const LIST_CAP: usize = 10;
-/// MAT's leak suspect threshold: a top retainer over this share of the heap.
-pub const SUSPECT_SHARE: f64 = 0.10;
-/// Characters of a duplicated String's value shown.
-pub const STRING_SHOWN: usize = 100;
 
 /// The parts of the triage made before the dominators (they need the id lookup and
 /// the paths' statuses' classes): counts, threads, Bitmaps, duplicate Strings.

@@ -12,11 +12,11 @@ use hprof_shrink_core::Control;
 use super::{asked, Options, Outcome, Timings};
 use crate::base::error::AnalyzeError;
 use crate::base::{limits, shown};
-use crate::compare::census;
 use crate::heap::input;
 use crate::heap::progress::build_index;
 use crate::knowledge::metadata;
 use crate::model::{redact, Analysis, SCHEMA_VERSION, SIGNATURE_VERSION};
+use crate::report::census;
 use crate::report::{bitmaps, summary};
 
 /// What one analysis is asked: its input, the options, the bounds of what it may unpack,

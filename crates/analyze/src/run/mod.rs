@@ -21,10 +21,10 @@ use hprof_shrink_core::space::Unpack;
 use hprof_shrink_core::Control;
 
 use crate::base::error::AnalyzeError;
-use crate::compare::census;
 use crate::heap::input;
 use crate::heap::mapping::Mapping;
 use crate::model::Analysis;
+use crate::report::census;
 use analysis::{Request, Run};
 
 /// Buffers smaller than this are not reported as duplicates (Matrix's default).

@@ -5,13 +5,13 @@
 use super::analysis::Run;
 use super::search::{ForTriage, Traced};
 use crate::base::error::AnalyzeError;
-use crate::compare::census;
 use crate::heap::graph::Graph;
 use crate::heap::index::{self, Index};
 use crate::knowledge::inspect;
 use crate::model::Leak;
 use crate::paths::found;
 use crate::paths::reach::Reach;
+use crate::report::census;
 use crate::report::{strings, summary, triage};
 use crate::sizes::by_class::Sizer;
 use crate::sizes::dominators::{self, Fold};
@@ -160,7 +160,7 @@ impl Run<'_> {
             codes: &sizes,
             native: &native,
         };
-        let keep = triage::LIST_CAP;
+        let keep = crate::model::triage::LIST_CAP;
         let (trees, retained, gone) =
             subtrees::Subtrees::compute(g, doms, codes, keep, leak_nodes, by_class);
         drop(sizes);
