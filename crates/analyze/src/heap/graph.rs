@@ -5,9 +5,10 @@
 
 use crate::base::map::{Map, Set};
 use hprof_shrink_core::hprof::heap::{parse_sub_record, Sub};
-use hprof_shrink_core::hprof::{tags, BasicType, Value};
+use hprof_shrink_core::hprof::{self, tags, BasicType, Value};
 
 use crate::heap::index::{Index, Node};
+use crate::heap::java_string::StringFields;
 use crate::heap::mapping::Mapping;
 
 /// One reference field of a class's instances, where it sits in their field data, in
@@ -1203,45 +1204,29 @@ impl<'i, 'a> Graph<'i, 'a> {
 
     /// A primitive array's element type and bytes.
     pub fn primitive(&self, node: Node) -> Option<(BasicType, &'a [u8])> {
-        let raw = self.ix.raw(node);
-        if raw[0] != tags::PRIMITIVE_ARRAY_DUMP {
-            return None;
-        }
-        let n = self.ix.id_size as usize;
-        let count = u4_at(raw, 5 + n) as usize;
-        let ty = BasicType::from_u8(*raw.get(9 + n)?)?;
-        let start = 10 + n;
-        raw.get(start..start + count * ty.size(n as u8) as usize)
-            .map(|b| (ty, b))
+        self.ix.primitive(node)
     }
 
     /// The text of a java.lang.String instance (ART's char[]/byte[] value, JDK 9+'s byte[]
     /// with `coder`).
     pub fn string_value(&self, id: u64) -> Option<String> {
-        let node = self.ix.node(id)?;
-        let fields = self.fields(node)?;
-        let value = fields.iter().find(|(n, _)| n == "value")?.1.as_object()?;
-        let coder = fields
-            .iter()
-            .find(|(n, _)| n == "coder")
-            .and_then(|(_, v)| v.as_i64());
-        let (ty, bytes) = self.primitive(self.ix.node(value)?)?;
-        hprof_shrink_core::hprof::javastring::decode(ty, bytes, coder)
+        let fields = self.fields(self.ix.node(id)?)?;
+        let text = StringFields::from_named(&fields).head(self.ix, usize::MAX)?;
+        Some(text.0)
     }
 }
 
+/// The id at `at` of a record the index has checked whole, read by the core's one id
+/// reader; 0 (null) past the end, which a checked record never reaches.
 #[inline(always)]
-pub fn id_at(b: &[u8], at: usize, n: usize) -> u64 {
-    if n == 4 {
-        u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]) as u64
-    } else {
-        u64::from_be_bytes(b[at..at + 8].try_into().unwrap_or([0; 8]))
-    }
+fn id_at(b: &[u8], at: usize, n: usize) -> u64 {
+    hprof::id_at(b, at, n as u8).unwrap_or(0)
 }
 
+/// The u4 at `at` of a checked record, by the core's reader; 0 past the end.
 #[inline(always)]
-pub fn u4_at(b: &[u8], at: usize) -> u32 {
-    u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+fn u4_at(b: &[u8], at: usize) -> u32 {
+    hprof::u4_at(b, at).unwrap_or(0)
 }
 
 /// Orders two strings as Java's `String.compareTo` does (UTF-16 code units), as LeakCanary

@@ -6,7 +6,9 @@
 use crate::base::map::Map;
 use hprof_shrink_core::hprof::heap::Sub;
 use hprof_shrink_core::hprof::tags;
-use hprof_shrink_core::hprof::{id_at, ClassIndex, FormatError, Hprof, Records, Tick};
+use hprof_shrink_core::hprof::{
+    id_at, u4_at, BasicType, ClassIndex, FormatError, Hprof, Records, Tick,
+};
 
 use crate::base::error::AnalyzeError;
 use crate::base::offsets::{split_at_lengths, Offsets, OffsetsMut};
@@ -283,6 +285,21 @@ impl<'a> Index<'a> {
     #[inline]
     pub fn raw(&self, node: Node) -> &'a [u8] {
         &self.data[self.offset(node) as usize..]
+    }
+
+    /// A primitive array's element type and elements; `None` for any other record, or
+    /// one cut short by the end of the dump.
+    pub fn primitive(&self, node: Node) -> Option<(BasicType, &'a [u8])> {
+        let raw = self.raw(node);
+        if raw.first() != Some(&tags::PRIMITIVE_ARRAY_DUMP) {
+            return None;
+        }
+        let n = self.id_size as usize;
+        let count = u4_at(raw, 5 + n)? as usize;
+        let ty = BasicType::from_u8(*raw.get(9 + n)?)?;
+        let start = 10 + n;
+        let len = count.checked_mul(ty.size(n as u8) as usize)?;
+        raw.get(start..start.checked_add(len)?).map(|b| (ty, b))
     }
 
     #[inline]

@@ -5,8 +5,7 @@
 use std::collections::BTreeSet;
 
 use crate::base::map::Set;
-use hprof_shrink_core::hprof::javastring;
-use hprof_shrink_core::hprof::BasicType;
+use crate::heap::java_string::StringFields;
 
 use crate::base::limits::{
     MAX_KEYS_FOUND, MAX_KEYS_IN_NOTE, MAX_LEAKS, MAX_NAME_BYTES, MAX_TEXT_BYTES,
@@ -74,21 +73,7 @@ fn referent(g: &Graph<'_, '_>, reference: u64) -> Option<u64> {
 /// many it has. Reading a start only keeps each look at a string as cheap as the start,
 /// however long the string (and however many objects share it).
 fn string_head(g: &Graph<'_, '_>, id: u64, units: usize) -> Option<(String, usize)> {
-    let fields = g.fields(g.ix.node(id)?)?;
-    let value = fields.iter().find(|(n, _)| n == "value")?.1.as_object()?;
-    let coder = fields
-        .iter()
-        .find(|(n, _)| n == "coder")
-        .and_then(|(_, v)| v.as_i64());
-    let (ty, bytes) = g.primitive(g.ix.node(value)?)?;
-    let unit = match (ty, coder) {
-        (BasicType::Char, _) | (BasicType::Byte, Some(1)) => 2,
-        (BasicType::Byte, _) => 1,
-        _ => return None,
-    };
-    let total = bytes.len() / unit;
-    let head = javastring::decode(ty, &bytes[..units.min(total) * unit], coder)?;
-    Some((head, total))
+    StringFields::from_named(&g.fields(g.ix.node(id)?)?).head(g.ix, units)
 }
 
 /// A String from the dump as an analysis shows it: escaped, cut to [`MAX_NAME_BYTES`].

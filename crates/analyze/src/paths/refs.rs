@@ -27,6 +27,7 @@
 //! a cyclic structure in a hostile dump costs its length, not forever.
 
 use crate::base::map::{Map, Set};
+use crate::heap::java_string::StringFields;
 use hprof_shrink_core::hprof::{id_at, tags, u4_at, BasicType, Value};
 
 use crate::heap::graph::{utf16_cmp, Graph};
@@ -1790,19 +1791,9 @@ fn key_text(g: &Graph<'_, '_>, key: u64) -> String {
 /// The start of a String's text: enough to name it (a trace cuts names to
 /// [`crate::base::limits::MAX_NAME_BYTES`]), however long the String.
 fn string_prefix(g: &Graph<'_, '_>, node: Node) -> Option<String> {
-    let fields = g.fields(node)?;
-    let value = fields.iter().find(|(n, _)| n == "value")?.1.as_object()?;
-    let coder = fields
-        .iter()
-        .find(|(n, _)| n == "coder")
-        .and_then(|(_, v)| v.as_i64());
-    let (ty, bytes) = g.primitive(g.ix.node(value)?)?;
-    let unit = match (ty, coder) {
-        (BasicType::Char, _) | (BasicType::Byte, Some(1)) => 2,
-        _ => 1,
-    };
-    let keep = (crate::base::limits::MAX_NAME_BYTES + 1) * unit;
-    hprof_shrink_core::hprof::javastring::decode(ty, &bytes[..bytes.len().min(keep)], coder)
+    let fields = StringFields::from_named(&g.fields(node)?);
+    let text = fields.head(g.ix, crate::base::limits::MAX_NAME_BYTES + 1)?;
+    Some(text.0)
 }
 
 /// A thread object's name (`java.lang.Thread.name`).

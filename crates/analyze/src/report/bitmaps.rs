@@ -14,10 +14,7 @@ use crate::knowledge::inspect::Inspectors;
 use crate::model::{BitmapGroup, BitmapInstance};
 use crate::paths::reach::Reach;
 use crate::paths::trace::traces;
-
-/// ART's heap ids: objects of the zygote and boot image heaps belong to the system.
-const HEAP_ZYGOTE: u32 = b'Z' as u32;
-const HEAP_IMAGE: u32 = b'I' as u32;
+use crate::report::live_bitmaps;
 
 /// One Bitmap and its buffer.
 struct Found<'a> {
@@ -87,42 +84,21 @@ fn found<'a>(
     min_bytes: u64,
 ) -> Vec<Found<'a>> {
     let mut found = Vec::new();
-    for node in instances.of(&[bitmap]) {
-        if !reach.on_path(node) {
-            continue;
-        }
-        let heap = g.ix.heap_of(g.ix.offset(node)).0;
-        if heap == HEAP_ZYGOTE || heap == HEAP_IMAGE {
-            continue;
-        }
-        let Some(fields) = g.fields(node) else {
-            continue;
-        };
-        let get = |name: &str| fields.iter().find(|(n, _)| n == name).map(|(_, v)| *v);
-        let width = get("mWidth").and_then(|v| v.as_i64()).unwrap_or(0);
-        let height = get("mHeight").and_then(|v| v.as_i64()).unwrap_or(0);
-        let buffer = get("mBuffer")
-            .and_then(|v| v.as_object())
-            .filter(|&id| id != 0)
-            .and_then(|id| g.ix.node(id))
-            .and_then(|n| g.primitive(n));
-        let (bytes, from_dump_data) = match buffer {
-            Some((_, bytes)) => (bytes, false),
-            None => {
-                let native = get("mNativePtr").and_then(|v| v.as_i64());
-                match native.and_then(|p| dump_data.get(&p)) {
-                    Some(bytes) => (*bytes, true),
-                    None => continue,
-                }
-            }
+    for b in live_bitmaps::live(g, reach, instances.of(&[bitmap])) {
+        let (bytes, from_dump_data) = match b.buffer {
+            Some(bytes) => (bytes, false),
+            None => match b.native_ptr.and_then(|p| dump_data.get(&p)) {
+                Some(bytes) => (*bytes, true),
+                None => continue,
+            },
         };
         if (bytes.len() as u64) < min_bytes {
             continue;
         }
         found.push(Found {
-            node,
-            width,
-            height,
+            node: b.node,
+            width: b.width,
+            height: b.height,
             bytes,
             from_dump_data,
         });

@@ -16,11 +16,8 @@ use crate::model::triage::{BitmapCounts, BitmapInfo, Counts, Screen};
 use crate::paths::refs::thread_name;
 use crate::paths::trace::traces;
 use crate::paths::Searched;
+use crate::report::live_bitmaps::{self, LiveBitmap};
 use crate::report::triage::{thread_groups, Counted, Top};
-
-/// ART's heap ids: objects of the zygote and boot image heaps belong to the system.
-const HEAP_ZYGOTE: u32 = b'Z' as u32;
-const HEAP_IMAGE: u32 = b'I' as u32;
 
 /// KOOM's large bitmap: more pixels than this (`DEFAULT_BIG_BITMAP`, 768 × 1366).
 pub const KOOM_LARGE_PIXELS: u64 = 768 * 1366;
@@ -259,27 +256,15 @@ fn bitmaps(
         large_rule: rule.into(),
         ..BitmapCounts::default()
     };
-    for node in instances.of(&classes.bitmaps) {
-        if !reach.on_path(node) {
-            continue;
-        }
-        let heap = g.ix.heap_of(g.ix.offset(node)).0;
-        if heap == HEAP_ZYGOTE || heap == HEAP_IMAGE {
-            continue;
-        }
-        let Some(fields) = g.fields(node) else {
-            continue;
-        };
-        let get = |name: &str| fields.iter().find(|(n, _)| n == name).map(|(_, v)| *v);
-        let width = get("mWidth").and_then(|v| v.as_i64()).unwrap_or(0);
-        let height = get("mHeight").and_then(|v| v.as_i64()).unwrap_or(0);
-        let recycled = get("mRecycled").and_then(|v| v.as_i64()).unwrap_or(0) != 0;
-        let java_bytes = get("mBuffer")
-            .and_then(|v| v.as_object())
-            .filter(|&id| id != 0)
-            .and_then(|id| g.ix.node(id))
-            .and_then(|n| g.primitive(n))
-            .map_or(0, |(_, b)| b.len() as u64);
+    for b in live_bitmaps::live(g, reach, instances.of(&classes.bitmaps)) {
+        let LiveBitmap {
+            node,
+            width,
+            height,
+            recycled,
+            ..
+        } = b;
+        let java_bytes = b.buffer.map_or(0, |bytes| bytes.len() as u64);
         let native_bytes = native.get(&node).copied().unwrap_or(0);
         let pixels = (width.max(0) as u64).saturating_mul(height.max(0) as u64);
         let config = if java_bytes > 0 {

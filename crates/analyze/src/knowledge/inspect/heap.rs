@@ -7,10 +7,11 @@
 use std::borrow::Cow;
 use std::cell::RefCell;
 
-use hprof_shrink_core::hprof::{id_at, javastring, tags, u4_at, BasicType, Value};
+use hprof_shrink_core::hprof::{id_at, tags, u4_at, BasicType, Value};
 use rustc_hash::FxHashMap;
 
 use crate::base::map::{Map, Set};
+use crate::heap::java_string::StringFields;
 
 use crate::heap::graph::{java_name, Graph};
 use crate::heap::index::{Index, Node};
@@ -305,38 +306,14 @@ impl<'h> Heap<'h> {
     pub fn string_head(&self, id: u64, max_units: usize) -> Option<(String, usize)> {
         let node = self.instance(id)?;
         const S: &str = "java.lang.String";
-        let count = self.field(node, S, "count").and_then(|v| v.as_i64());
-        if count == Some(0) {
-            return Some((String::new(), 0));
-        }
-        let value = self.field(node, S, "value")?.as_object()?;
-        let coder = self.field(node, S, "coder").and_then(|v| v.as_i64());
-        let offset = self.field(node, S, "offset").and_then(|v| v.as_i64());
-        let raw = self.ix.raw(self.node(value)?);
-        let n = self.ix.id_size as usize;
-        if raw.first() != Some(&tags::PRIMITIVE_ARRAY_DUMP) {
-            return None;
-        }
-        let len = u4_at(raw, 5 + n).unwrap_or(0) as usize;
-        let ty = BasicType::from_u8(*raw.get(9 + n)?)?;
-        let unit = match (ty, coder) {
-            (BasicType::Char, _) | (BasicType::Byte, Some(1)) => 2,
-            (BasicType::Byte, _) => 1,
-            _ => return None,
+        let int = |name| self.field(node, S, name).and_then(|v| v.as_i64());
+        let fields = StringFields {
+            value: self.field(node, S, "value")?.as_object()?,
+            coder: int("coder"),
+            offset: int("offset"),
+            count: int("count"),
         };
-        let bytes = raw.get(10 + n..10 + n + len * ty.size(n as u8) as usize)?;
-        let mut units = bytes.len() / unit;
-        let mut start = 0;
-        // An old Android String: a window on a shared char[].
-        if let (BasicType::Char, Some(o), Some(c)) = (ty, offset, count) {
-            if o >= 0 && c >= 0 && (o + c) as usize <= units {
-                start = o as usize;
-                units = c as usize;
-            }
-        }
-        let take = units.min(max_units);
-        let head = javastring::decode(ty, &bytes[start * unit..(start + take) * unit], coder)?;
-        Some((head, units))
+        fields.head(self.ix, max_units)
     }
 
     /// A String's text, cut (and escaped) to `max` bytes as an analysis shows it.
