@@ -44,10 +44,12 @@ pub use report::{bitmaps, census};
 
 pub use error::AnalyzeError;
 pub use heap::graph::java_name;
+/// The heap-source seam: a heap in another format describes itself to the analysis.
+pub use heap::source;
 pub use library::LibraryTable;
 pub use mapping::Mapping;
 pub use model::*;
 pub use run::{
-    analyze_path, analyze_path_census, analyze_path_within, Options, Outcome, StepTime, Timings,
-    DEFAULT_MIN_BITMAP_BYTES,
+    analyze_path, analyze_path_census, analyze_path_within, analyze_source, Options, Outcome,
+    StepTime, Timings, DEFAULT_MIN_BITMAP_BYTES,
 };

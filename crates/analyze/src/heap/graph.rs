@@ -1285,6 +1285,53 @@ mod tests {
         }
     }
 
+    /// An old Android String (`offset`, `count`) is its window of a shared `char[]`, not
+    /// the whole array: the text a duplicate String or a map key shows.
+    #[test]
+    fn an_old_android_string_is_its_window_of_a_shared_char_array() {
+        let mut b = ArtBuilder::new(Options::default());
+        let object = b.declare_class("java.lang.Object", 0, &[], &[]);
+        let string = b.declare_class(
+            "java.lang.String",
+            object,
+            &[
+                ("value", Ty::Object),
+                ("offset", Ty::Int),
+                ("count", Ty::Int),
+            ],
+            &[],
+        );
+        for c in [object, string] {
+            b.dump_class(c, Heap::App);
+        }
+        let chars: Vec<u8> = "xxabc\0y"
+            .encode_utf16()
+            .flat_map(u16::to_be_bytes)
+            .collect();
+        let shared = b.primitive_array(Heap::App, Ty::Char, &chars);
+        let window = |b: &mut ArtBuilder, offset: i32, count: i32| {
+            let values = [
+                ("value", Val::Obj(shared)),
+                ("offset", Val::Int(offset)),
+                ("count", Val::Int(count)),
+            ];
+            b.instance(string, Heap::App, &values)
+        };
+        let abc = window(&mut b, 2, 3);
+        let empty = window(&mut b, 0, 0);
+        let outside = window(&mut b, 5, 9);
+        let bytes = b.finish();
+        let hprof = Hprof::new(&bytes).unwrap();
+        let control = Control::default();
+        let total = bytes.len() as u64;
+        let ix = crate::heap::progress::build_index(&hprof, total, None, &control).unwrap();
+        let g = Graph::new(&ix, None);
+        assert_eq!(g.string_value(abc).as_deref(), Some("abc"));
+        assert_eq!(g.string_value(empty).as_deref(), Some(""));
+        // A window past the array's end is not trusted: the whole array.
+        assert_eq!(g.string_value(outside).as_deref(), Some("xxabc\0y"));
+    }
+
     #[test]
     fn the_reference_between_two_objects_is_the_first_to_the_target() {
         let m = made();

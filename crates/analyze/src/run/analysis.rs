@@ -30,6 +30,9 @@ pub struct Request<'r> {
     pub control: &'r Control<'r>,
     /// Keep the path search through the dominators for a census (see [`census`]).
     pub take_census: bool,
+    /// The format's name, when the input is a described heap (see
+    /// [`crate::heap::source`]); `None`: the dump's header says it.
+    pub format: Option<&'r str>,
 }
 
 /// Steps' timings, each from the end of the one before.
@@ -82,6 +85,9 @@ impl<'r> Run<'r> {
             dumps.get(chosen - 1).cloned(),
             self.ask.control,
         )?;
+        if let Some(format) = self.ask.format {
+            ix.format = format.to_string();
+        }
         self.clock.timings.index_bytes = ix.memory();
         self.clock.step("index");
 

@@ -14,15 +14,16 @@ pub mod references;
 mod search;
 mod weigh;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use hprof_shrink_core::space::Unpack;
 use hprof_shrink_core::Control;
 
 use crate::base::error::AnalyzeError;
-use crate::heap::input;
 use crate::heap::mapping::Mapping;
+use crate::heap::source::HeapSource;
+use crate::heap::{encode, input};
 use crate::model::Analysis;
 use crate::report::census;
 use analysis::{Request, Run};
@@ -154,6 +155,33 @@ pub fn analyze_path_within(
         unpack,
         control,
         take_census: false,
+        format: None,
+    };
+    Run::new(request, timings).analyze().map(|(o, _)| o)
+}
+
+/// Analyzes a heap in a format other than HPROF, which `source` describes (see
+/// [`crate::heap::source`]): laid out once in an unnamed temporary file within `unpack`'s
+/// bounds, then analyzed as a dump is.
+pub fn analyze_source(
+    source: &dyn HeapSource,
+    options: &Options,
+    unpack: &Unpack,
+    control: &Control<'_>,
+) -> Result<Outcome, AnalyzeError> {
+    let mut timings = Timings::default();
+    let t = Instant::now();
+    let input = encode::to_input(source, unpack)?;
+    timings.step("open", t);
+    let (path, format) = (PathBuf::from(source.name()), source.format());
+    let request = Request {
+        input: &input,
+        path: &path,
+        options,
+        unpack,
+        control,
+        take_census: false,
+        format: Some(&format),
     };
     Run::new(request, timings).analyze().map(|(o, _)| o)
 }
@@ -176,6 +204,7 @@ pub fn analyze_path_census(
         unpack: &Unpack::default(),
         control,
         take_census: true,
+        format: None,
     };
     let (outcome, census) = Run::new(request, timings).analyze()?;
     Ok((outcome, census.unwrap_or_default()))

@@ -230,6 +230,7 @@ fn a_census_is_the_same_when_the_search_cannot_be_spilled() {
                 unpack,
                 control: &control,
                 take_census: true,
+                format: None,
             };
             Run::new(request, timings).analyze().unwrap()
         };
