@@ -23,6 +23,8 @@
 //! What an analysis keeps is bounded whatever the dump ([`limits`]), and every name it
 //! takes from the dump is escaped and cut ([`shown`]).
 
+#![warn(missing_docs)]
+
 mod base;
 mod compare;
 pub mod gate;
