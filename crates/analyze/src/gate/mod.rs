@@ -5,6 +5,7 @@
 //! that grew (diff) and a path that grows (growth) have none of LeakCanary's, so theirs is
 //! the SHA-1 of their path's names (`path:` and the hex), stable across dumps as the
 //! names are. A baseline is a text file of signatures, one a line, `#` starting a comment.
+//! Uses `model`, `compare`'s reports, `render`'s leak text and `base`.
 
 pub mod junit;
 
