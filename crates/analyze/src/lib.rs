@@ -10,8 +10,8 @@
 //!   ([`mapping`]).
 //! - `knowledge`: LeakCanary's knowledge: the inspectors, the finders, the known
 //!   library leaks ([`library`]), the device and the app's metadata.
-//! - `paths`: the path search from the GC roots and the leaks' traces.
 //! - `sizes`: dominators, retained sizes, native sizes.
+//! - `paths`: the path search from the GC roots and the leaks' traces.
 //! - `report`: what the heap holds for a reader without a leak: the triage, its counts,
 //!   duplicate [`bitmaps`] and Strings, the summary, the
 //!   [`census`] `diff` compares.
@@ -22,6 +22,8 @@
 //!
 //! What an analysis keeps is bounded whatever the dump ([`limits`]), and every name it
 //! takes from the dump is escaped and cut ([`shown`]).
+
+#![warn(missing_docs)]
 
 mod base;
 mod compare;

@@ -6,54 +6,96 @@ use std::path::PathBuf;
 use hprof_shrink_core::hprof::FormatError;
 use hprof_shrink_core::package::PackageError;
 
+/// Why an analysis (or a `diff`, a `growth`, a mapping's reading) failed.
 #[derive(Debug, thiserror::Error)]
 pub enum AnalyzeError {
+    /// The dump's bytes break the HPROF format (the format layer's offset and tag).
     #[error(transparent)]
     Format(FormatError),
 
+    /// A package (zip) that cannot be read.
     #[error("{path}: {source}")]
     Package {
+        /// The package's file.
         path: PathBuf,
+        /// What is wrong with it.
         #[source]
         source: PackageError,
     },
 
+    /// Reading or writing a file failed.
     #[error("{path}: {source}")]
     Io {
+        /// The file; empty where the error came without one (see [`AnalyzeError::in_file`]).
         path: PathBuf,
+        /// The system's error.
         #[source]
         source: std::io::Error,
     },
 
+    /// The file is none of the inputs the analyzer reads.
     #[error("{path}: not a heap dump, a .hprof.gz or a package zip ({})", if start.is_empty() { "the file is empty".to_string() } else { format!("it starts with {start:?}") })]
-    Unknown { path: PathBuf, start: String },
+    Unknown {
+        /// The file.
+        path: PathBuf,
+        /// Its first bytes, as lossy UTF-8; empty for an empty file.
+        start: String,
+    },
 
+    /// A line of `--mapping` that is not R8/ProGuard's format.
     #[error("{path}:{line}: not an R8/ProGuard mapping line: {what}")]
     Mapping {
+        /// The mapping file.
         path: PathBuf,
+        /// The line's number, from 1.
         line: usize,
+        /// What is wrong with it.
         what: String,
     },
 
+    /// A `--mapping` file over the size the analyzer reads.
     #[error("{path}: the mapping file is {bytes} bytes, over the limit of {max}")]
-    MappingTooLarge { path: PathBuf, bytes: u64, max: u64 },
+    MappingTooLarge {
+        /// The mapping file.
+        path: PathBuf,
+        /// Its size in bytes (or what was read of it).
+        bytes: u64,
+        /// The limit in bytes.
+        max: u64,
+    },
 
+    /// A dump with more objects than a 32-bit node number holds (the objects counted).
     #[error("the dump holds {0} objects; the analyzer numbers at most 4,294,967,294")]
     TooManyObjects(u64),
 
+    /// `--dump N` past the file's heap dumps.
     #[error("the file holds {found} heap dump{}: there is no dump {asked} (--dump counts from 1)", if *found == 1 { "" } else { "s" })]
-    NoSuchDump { asked: usize, found: usize },
+    NoSuchDump {
+        /// The dump asked for, from 1.
+        asked: usize,
+        /// Heap dumps in the file.
+        found: usize,
+    },
 
+    /// `growth`: a dump's path tree over `--max-paths` nodes.
     #[error("{path}: the dump's path tree passed {limit} node{} (its objects are reached in too many different ways to compare; --max-paths raises the limit)", if *limit == 1 { "" } else { "s" })]
-    TooManyPaths { path: PathBuf, limit: usize },
+    TooManyPaths {
+        /// The dump.
+        path: PathBuf,
+        /// The limit, in path nodes.
+        limit: usize,
+    },
 
+    /// The caller's [`Control`](hprof_shrink_core::Control) asked to stop.
     #[error("cancelled")]
     Cancelled,
 
     /// An error of a dump's content, with the file it is in (see [`AnalyzeError::in_file`]).
     #[error("{path}: {source}")]
     InFile {
+        /// The file.
         path: PathBuf,
+        /// The error in it.
         #[source]
         source: Box<AnalyzeError>,
     },

@@ -10,7 +10,9 @@
 /// GC root) and its last [`TRACE_TAIL_STEPS`] (to the leaking object), and says how many
 /// it left out between them. Its signature is still that of the whole path.
 pub const MAX_TRACE_STEPS: usize = TRACE_HEAD_STEPS + TRACE_TAIL_STEPS;
+/// Steps a long trace keeps from the GC root.
 pub const TRACE_HEAD_STEPS: usize = 30;
+/// Steps a long trace keeps to the leaking object.
 pub const TRACE_TAIL_STEPS: usize = 30;
 
 /// Leaks an analysis traces and keeps: the first found (in the dump's id order), listed by
@@ -24,6 +26,7 @@ pub const MAX_UNREACHABLE: usize = 50;
 /// Labels a step of a trace (or an unreachable object) keeps: at most this many, each
 /// cut to [`MAX_TEXT_BYTES`], and no more than [`MAX_STEP_LABEL_BYTES`] in all.
 pub const MAX_STEP_LABELS: usize = 16;
+/// Bytes a step's labels take together, at most.
 pub const MAX_STEP_LABEL_BYTES: usize = 2048;
 
 /// Duplicate-bitmap groups an analysis keeps: those that waste the most bytes.

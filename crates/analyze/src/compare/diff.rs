@@ -33,6 +33,7 @@ pub const DIFF_SCHEMA: u32 = 1;
 /// What `diff` compares and how much it lists.
 #[derive(Debug, Clone)]
 pub struct DiffOptions {
+    /// R8/ProGuard names applied to both dumps before they are compared by name.
     pub mapping: Option<Mapping>,
     /// Classes listed.
     pub max_classes: usize,
@@ -50,7 +51,9 @@ impl Default for DiffOptions {
 /// Which dump.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Side {
+    /// The first dump given (`BASE`).
     Base,
+    /// The second dump given (`NEW`).
     New,
 }
 
@@ -58,26 +61,35 @@ pub enum Side {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DiffReport {
+    /// [`DIFF_SCHEMA`] when written.
     pub schema: u32,
+    /// `hprof-shrink VERSION`.
     pub tool: String,
+    /// The first dump.
     pub base: DumpSide,
+    /// The second dump.
     pub new: DumpSide,
     /// Classes whose reachable instances changed, largest change of retained bytes first.
     pub classes: Vec<ClassChange>,
+    /// Changed classes beyond the `max_classes` listed.
     pub omitted_classes: u64,
     /// Leaks in the new dump whose signature the base has not.
     pub new_leaks: Vec<LeakGroup>,
+    /// New signatures beyond the [`MAX_LEAK_GROUPS`] listed.
     pub omitted_new_leaks: u64,
     /// Leaks in the base whose signature the new dump has not.
     pub gone_leaks: Vec<LeakGroup>,
+    /// Gone signatures beyond the [`MAX_LEAK_GROUPS`] listed.
     pub omitted_gone_leaks: u64,
     /// Signatures in both dumps.
     pub kept_leak_signatures: u64,
     /// Retainers under the GC roots that are new or grew by the threshold.
     pub retainers: Vec<RetainerChange>,
+    /// Grown retainers beyond the [`MAX_RETAINERS`] listed.
     pub omitted_retainers: u64,
     /// The growth a retainer needed to be listed, in bytes.
     pub retainer_threshold_bytes: u64,
+    /// Each analysis's notes, prefixed `base: ` or `new: `.
     pub notes: Vec<String>,
 }
 
@@ -85,13 +97,21 @@ pub struct DiffReport {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DumpSide {
+    /// The file as given.
     pub path: String,
+    /// `package`, `hprof` or `hprof.gz`.
     pub kind: String,
+    /// The dump's header timestamp: milliseconds since the Unix epoch.
     pub timestamp_ms: u64,
+    /// Bytes of the HPROF data read ([`crate::DumpSummary::bytes`]).
     pub bytes: u64,
+    /// Objects strongly reachable from the GC roots.
     pub reachable_objects: u64,
+    /// Their shallow bytes.
     pub reachable_bytes: u64,
+    /// Leaks the analysis lists (one per signature, at most [`MAX_LEAKS`](crate::base::limits::MAX_LEAKS)).
     pub leaks: u64,
+    /// Wall-clock seconds its analysis took, census included.
     pub seconds: f64,
 }
 
@@ -99,8 +119,11 @@ pub struct DumpSide {
 #[derive(Debug, Clone, Copy, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ClassCounts {
+    /// Reachable instances of the class (arrays for an array class).
     pub instances: u64,
+    /// Their shallow bytes.
     pub shallow_bytes: u64,
+    /// Their retained bytes, counted as [`crate::census`] says.
     pub retained_bytes: u64,
 }
 
@@ -108,12 +131,17 @@ pub struct ClassCounts {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ClassChange {
+    /// The class name (classes of one name from several loaders count as one).
     pub class_name: String,
+    /// Its counts in the base dump (0s when absent there).
     pub base: ClassCounts,
+    /// Its counts in the new dump (0s when absent there).
     pub new: ClassCounts,
-    /// New less base.
+    /// Instances, new less base.
     pub instances: i64,
+    /// Shallow bytes, new less base.
     pub shallow_bytes: i64,
+    /// Retained bytes, new less base.
     pub retained_bytes: i64,
 }
 
@@ -121,13 +149,18 @@ pub struct ClassChange {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LeakGroup {
+    /// The leak's signature ([`crate::Leak::signature`]).
     pub signature: String,
+    /// The leaking object's class.
     pub class_name: String,
-    /// Leaking objects with this signature.
+    /// The analysis's leaks with this signature: 1 since schema 2 lists one leak per
+    /// signature (its `traceCount`, the leaking objects, is not read here).
     pub count: u64,
+    /// Retained bytes of the leaks with this signature (each its shown trace's object's).
     pub retained_bytes: u64,
     /// Why the first of them is a leak.
     pub reason: String,
+    /// The leak goes through a known framework leak.
     pub library_leak: bool,
 }
 
@@ -135,13 +168,18 @@ pub struct LeakGroup {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RetainerChange {
+    /// Its path in [`RetainerCensus::path`]'s form.
     pub path: Vec<String>,
+    /// The retainers' class.
     pub class_name: String,
+    /// Top-level objects of the new dump with this path.
     pub objects: u64,
+    /// Bytes they retain in the new dump.
     pub retained_bytes: u64,
     /// Its retained bytes in the base; `null` when the base's largest retainers do not
     /// include its path (it was smaller than all of them, or absent).
     pub base_retained_bytes: Option<u64>,
+    /// `retained_bytes` less `base_retained_bytes` (0 when null), in bytes.
     pub change: i64,
 }
 

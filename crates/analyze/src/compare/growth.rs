@@ -68,6 +68,7 @@ pub struct GrowthOptions {
     /// How many times the scenario ran between two dumps: the smallest increase per step
     /// that counts as growth (LeakCanary's `scenarioLoopsPerDump`).
     pub scenario_loops: u64,
+    /// R8/ProGuard names applied to every dump before the trees are compared by name.
     pub mapping: Option<Mapping>,
     /// Path nodes one dump's tree may hold.
     pub max_paths: usize,
@@ -87,8 +88,11 @@ impl Default for GrowthOptions {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GrowthReport {
+    /// [`GROWTH_SCHEMA`] when written.
     pub schema: u32,
+    /// `hprof-shrink VERSION`.
     pub tool: String,
+    /// [`GrowthOptions::scenario_loops`] as given.
     pub scenario_loops: u64,
     /// The dumps compared, in order (those after a step that did not grow are not read).
     pub dumps: Vec<GrowthDump>,
@@ -100,6 +104,7 @@ pub struct GrowthReport {
     pub stopped_at: Option<usize>,
     /// The growing nodes, largest retained size first.
     pub nodes: Vec<GrowingNode>,
+    /// Growing nodes beyond the [`MAX_REPORTED`] listed.
     pub omitted_nodes: u64,
 }
 
@@ -107,8 +112,11 @@ pub struct GrowthReport {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GrowthDump {
+    /// The file as given.
     pub path: String,
+    /// The dump's header timestamp: milliseconds since the Unix epoch.
     pub timestamp_ms: u64,
+    /// Bytes of the HPROF data read (a package's or `.hprof.gz`'s dump as inflated).
     pub bytes: u64,
     /// Objects the search from the GC roots reached.
     pub reachable_objects: u64,
@@ -116,6 +124,7 @@ pub struct GrowthDump {
     pub path_nodes: u64,
     /// Nodes that grew in every step up to this dump (0 for the first dump).
     pub growing_nodes: u64,
+    /// Wall-clock seconds reading it took (index, walk and retained sizes).
     pub seconds: f64,
 }
 
@@ -133,12 +142,15 @@ pub struct GrowingNode {
     pub omitted_steps: u64,
     /// What the node's objects retain in the last dump (Java bytes), if computed.
     pub retained_bytes: Option<u64>,
+    /// Objects those retained bytes are of, if computed.
     pub retained_objects: Option<u64>,
     /// The change of the retained size since the dump before, when both are known.
     pub retained_increase_bytes: Option<i64>,
+    /// The change of the retained objects since the dump before, when both are known.
     pub retained_increase_objects: Option<i64>,
     /// The children that grew in every step, largest last increase first.
     pub children: Vec<GrowingChild>,
+    /// Growing children beyond the [`MAX_CHILDREN`] listed.
     pub omitted_children: u64,
 }
 
@@ -146,7 +158,9 @@ pub struct GrowingNode {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PathStep {
+    /// The node's name ([`GrowingNode::name`]'s form).
     pub name: String,
+    /// Its objects in the last dump.
     pub objects: u64,
 }
 
@@ -154,6 +168,7 @@ pub struct PathStep {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GrowingChild {
+    /// The child's name: how its objects are referenced from the node's.
     pub name: String,
     /// Its objects in the last dump.
     pub objects: u64,

@@ -12,7 +12,9 @@ use crate::gate::{Outcome, Verdict};
 /// What the suite is about: its name (`analyze DUMP`, `diff BASE NEW`) and how long the
 /// work took.
 pub struct Suite<'a> {
+    /// The suite's name.
     pub name: &'a str,
+    /// Wall-clock seconds the work took.
     pub seconds: f64,
 }
 

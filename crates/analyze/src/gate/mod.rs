@@ -5,6 +5,7 @@
 //! that grew (diff) and a path that grows (growth) have none of LeakCanary's, so theirs is
 //! the SHA-1 of their path's names (`path:` and the hex), stable across dumps as the
 //! names are. A baseline is a text file of signatures, one a line, `#` starting a comment.
+//! Uses `model`, `compare`'s reports, `render`'s leak text and `base`.
 
 pub mod junit;
 
@@ -39,12 +40,23 @@ pub struct Baseline(BTreeSet<String>);
 /// A baseline that cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum BaselineError {
+    /// The file is over [`MAX_BASELINE_BYTES`].
     #[error("the baseline is larger than {MAX_BASELINE_BYTES} bytes: not a baseline file")]
     TooLarge,
+    /// A line is not UTF-8.
     #[error("the baseline is not UTF-8 text (line {line})")]
-    NotText { line: usize },
+    NotText {
+        /// The line's number, from 1.
+        line: usize,
+    },
+    /// A line that is neither blank, a comment nor a signature.
     #[error("line {line} of the baseline is not a signature: {text:?}")]
-    NotASignature { line: usize, text: String },
+    NotASignature {
+        /// The line's number, from 1.
+        line: usize,
+        /// The line without its comment, its first 80 characters.
+        text: String,
+    },
 }
 
 impl Baseline {
@@ -73,14 +85,18 @@ impl Baseline {
         Ok(Baseline(set))
     }
 
+    /// Whether the baseline holds `signature` (compared as written: the baseline keeps
+    /// signatures in lowercase).
     pub fn contains(&self, signature: &str) -> bool {
         self.0.contains(signature)
     }
 
+    /// Signatures in the baseline.
     pub fn len(&self) -> usize {
         self.0.len()
     }
 
+    /// Whether the baseline holds no signature.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
@@ -117,9 +133,12 @@ pub struct Case {
     pub kind: &'static str,
     /// A short name: the leaking class or the path's last step, and the signature.
     pub name: String,
+    /// The finding's signature in lowercase hex (`path:` and 40 hex digits for a retainer or
+    /// a growing path): what a baseline holds.
     pub signature: String,
     /// The finding as text (a leak trace, a path).
     pub text: String,
+    /// Whether it fails the gate.
     pub outcome: Outcome,
 }
 
@@ -129,7 +148,10 @@ pub enum Outcome {
     /// It fails the gate.
     Failed,
     /// Found, and not failing: the gate is off, or the baseline holds it.
-    Passed { in_baseline: bool },
+    Passed {
+        /// The baseline holds its signature.
+        in_baseline: bool,
+    },
     /// Never gated: a library leak (a known framework bug, not the app's).
     Skipped,
 }
@@ -137,6 +159,7 @@ pub enum Outcome {
 /// The gate's verdict over a report.
 #[derive(Debug, Clone, Default)]
 pub struct Verdict {
+    /// Every finding, in the report's order.
     pub cases: Vec<Case>,
 }
 
@@ -146,6 +169,7 @@ impl Verdict {
         self.cases.iter().any(|c| c.outcome == Outcome::Failed)
     }
 
+    /// How many findings fail the gate.
     pub fn failures(&self) -> usize {
         self.cases
             .iter()

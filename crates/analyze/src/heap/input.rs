@@ -13,12 +13,16 @@ use hprof_shrink_core::space::Unpack;
 
 use crate::base::error::AnalyzeError;
 
+/// The dump's bytes, mapped: a file, or a package's stored entry.
 pub enum Bytes {
+    /// A raw dump, or a compressed one inflated into an unnamed temporary file.
     File(MappedFile),
+    /// A package's dump entry, stored (not deflated), mapped in place.
     Entry(MappedEntry),
 }
 
 impl Bytes {
+    /// The dump's bytes.
     pub fn bytes(&self) -> &[u8] {
         match self {
             Bytes::File(m) => m.bytes(),
@@ -27,11 +31,15 @@ impl Bytes {
     }
 }
 
+/// An input opened: the dump's bytes and what the file says around them.
 pub struct Input {
+    /// The dump.
     pub bytes: Bytes,
     /// `package`, `hprof` or `hprof.gz`.
     pub kind: &'static str,
+    /// A package's `result.info` pairs, in file order; empty for a raw dump.
     pub manifest: Vec<(String, String)>,
+    /// A package's `extra.info` pairs, in file order; empty for a raw dump.
     pub extra: Vec<(String, String)>,
     /// A package whose zip comment says hprof-shrink dropped arrays from it.
     pub shrunk: bool,
@@ -42,6 +50,7 @@ pub struct Input {
 }
 
 impl Input {
+    /// The first `result.info` value of `key`.
     pub fn manifest_value(&self, key: &str) -> Option<&str> {
         self.manifest
             .iter()
@@ -50,6 +59,8 @@ impl Input {
     }
 }
 
+/// Opens `path` (a package, a `.hprof` or a `.hprof.gz`, told apart by their first bytes),
+/// inflating without bounds beyond the disk's: [`open_within`] is a server's.
 pub fn open(path: &Path) -> Result<Input, AnalyzeError> {
     open_within(path, &Unpack::default())
 }

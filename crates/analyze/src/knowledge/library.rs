@@ -26,15 +26,21 @@ use serde::Deserialize;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum Kind {
+    /// A field of an instance whose class, or a superclass, is the row's class.
     Instance,
+    /// A static field of exactly the row's class.
     Static,
+    /// A JNI global root whose object's class is exactly the row's class.
     JniGlobal,
+    /// The locals of a thread of the row's name.
     ThreadLocal,
     /// Matrix only: every instance of a class and its subclasses (never applied).
     Class,
 }
 
 impl Kind {
+    /// The kind as the JSON writes it (`libraryLeak.kind`): `instance`, `static`, `jniGlobal`,
+    /// `threadLocal` or `class`.
     pub fn word(self) -> &'static str {
         match self {
             Kind::Instance => "instance",
@@ -46,11 +52,15 @@ impl Kind {
     }
 }
 
+/// Where a row comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum Source {
+    /// LeakCanary's matchers only.
     Leakcanary,
+    /// Matrix's only: data, never applied.
     Matrix,
+    /// Both LeakCanary and Matrix.
     Both,
 }
 
@@ -60,11 +70,15 @@ pub enum Source {
 pub struct Entry {
     /// Unique: LeakCanary's enum name, with a suffix when the enum has several patterns.
     pub id: String,
+    /// What the row matches.
     pub kind: Kind,
+    /// The class (`instance`, `static`, `jniGlobal`, `class` rows).
     #[serde(default)]
     pub class: Option<String>,
+    /// The field's name (`instance` and `static` rows).
     #[serde(default)]
     pub field: Option<String>,
+    /// The thread's name (`threadLocal` rows).
     #[serde(default)]
     pub thread: Option<String>,
     /// Never followed (else a library leak).
@@ -76,9 +90,13 @@ pub struct Entry {
     /// `Build.ID`, compared exactly, when set.
     #[serde(default)]
     pub build_id: Option<String>,
+    /// What the leak is, in the project's words (`libraryLeak.description`).
     pub description: String,
+    /// Where the bug is tracked (a URL), when known.
     pub bug: Option<String>,
+    /// Who has the pattern (a `matrix` row is never applied).
     pub source: Source,
+    /// The LeakCanary (or Matrix) enum constant the row comes from.
     pub upstream_enum: String,
     /// LeakCanary's `ReferencePattern.toString()` for this row.
     #[serde(default)]
@@ -89,8 +107,11 @@ pub struct Entry {
     /// False for a pattern LeakCanary declares but never adds to its matchers.
     #[serde(default = "registered")]
     pub registered: bool,
+    /// What else decides whether upstream's pattern matches, in words (data: not
+    /// applied).
     #[serde(default)]
     pub condition: Option<String>,
+    /// Where LeakCanary's versions differ on the row (2.14 against HEAD), in words.
     #[serde(default)]
     pub upstream_note: Option<String>,
     /// Matrix's own entry and range, where it has the pattern too.
@@ -106,8 +127,11 @@ fn registered() -> bool {
 /// `result.info`). `None`: not known.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Device {
+    /// `Build.VERSION.SDK_INT`.
     pub sdk: Option<i64>,
+    /// `Build.MANUFACTURER`.
     pub manufacturer: Option<String>,
+    /// `Build.ID`.
     pub build_id: Option<String>,
 }
 
@@ -175,8 +199,10 @@ impl Entry {
     }
 }
 
+/// The known leaks' table: [`LibraryTable::builtin`], or one read from JSON.
 #[derive(Debug, Clone)]
 pub struct LibraryTable {
+    /// Its rows, in file order (a row's index is its number in [`Mark::Library`]).
     pub entries: Vec<Entry>,
 }
 
@@ -204,6 +230,8 @@ impl LibraryTable {
         })
     }
 
+    /// A table from the JSON of `library_leaks.json` (`{"entries": [...]}`); an unknown field
+    /// is an error.
     pub fn from_json(text: &str) -> Result<LibraryTable, serde_json::Error> {
         let file: File = serde_json::from_str(text)?;
         Ok(LibraryTable {
@@ -211,6 +239,7 @@ impl LibraryTable {
         })
     }
 
+    /// The row at `index` (as [`Mark::Library`] holds); panics past the table's end.
     pub fn get(&self, index: u16) -> &Entry {
         &self.entries[index as usize]
     }

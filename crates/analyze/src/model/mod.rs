@@ -29,9 +29,12 @@ fn one() -> u64 {
     1
 }
 
+/// One dump's analysis: what `--format json` writes and `serve` stores (schema
+/// [`SCHEMA_VERSION`], docs/analyze.md).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Analysis {
+    /// The JSON schema's version ([`SCHEMA_VERSION`] when written).
     pub schema: u32,
     /// How the leaks' signatures are computed ([`SIGNATURE_VERSION`]); 1 in analyses
     /// written before this field existed.
@@ -39,7 +42,9 @@ pub struct Analysis {
     pub signature_version: u32,
     /// `hprof-shrink VERSION`.
     pub tool: String,
+    /// The file analyzed: its path, kind and a package's manifest.
     pub input: InputSummary,
+    /// The heap dump analyzed, in numbers.
     pub dump: DumpSummary,
     /// What the heap says about the device and the app (`android.os.Build`,
     /// `ActivityThread`, LeakCanary's classes).
@@ -55,14 +60,16 @@ pub struct Analysis {
     pub finder: String,
     /// The key looked for (from `--key` or the package's `leakedActivityKey`).
     pub key: Option<String>,
-    /// Keys of the DestroyedActivityInfo objects in the dump, when a key was looked for;
-    /// the first [`MAX_KEYS_FOUND`](crate::base::limits::MAX_KEYS_FOUND) in order.
+    /// Keys of the DestroyedActivityInfo objects in the dump, when a key was looked for:
+    /// distinct and sorted, the first [`MAX_KEYS_FOUND`](crate::base::limits::MAX_KEYS_FOUND).
     pub keys_found: Vec<String>,
+    /// Distinct keys beyond those in `keys_found`.
     #[serde(default)]
     pub omitted_keys_found: u64,
     /// One per signature, by retained size, of the first
     /// [`MAX_LEAKS`](crate::base::limits::MAX_LEAKS) leaking objects found.
     pub leaks: Vec<Leak>,
+    /// Leaking objects found beyond the [`MAX_LEAKS`](crate::base::limits::MAX_LEAKS) traced.
     #[serde(default)]
     pub omitted_leaks: u64,
     /// Leaking objects found without a strong path from a GC root (a watched object held
@@ -70,10 +77,12 @@ pub struct Analysis {
     /// [`MAX_UNREACHABLE`](crate::base::limits::MAX_UNREACHABLE).
     #[serde(default)]
     pub unreachable: Vec<UnreachableObject>,
+    /// Unreachable leaking objects beyond those listed.
     #[serde(default)]
     pub omitted_unreachable: u64,
     /// The [`MAX_BITMAP_GROUPS`](crate::base::limits::MAX_BITMAP_GROUPS) that waste the most.
     pub duplicate_bitmaps: Vec<BitmapGroup>,
+    /// Groups of duplicate bitmaps beyond those listed.
     #[serde(default)]
     pub omitted_duplicate_bitmaps: u64,
     /// What the dump holds, for a reader without a leak to look at (docs/analyze.md).
@@ -81,6 +90,7 @@ pub struct Analysis {
     pub triage: Option<triage::Triage>,
     /// What the reader should know: a shrunk dump's dropped arrays, a key not found, …
     pub notes: Vec<String>,
+    /// Notes beyond the first [`MAX_NOTES`](crate::base::limits::MAX_NOTES).
     #[serde(default)]
     pub omitted_notes: u64,
 }
@@ -108,7 +118,9 @@ pub struct HeapMetadata {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct UnreachableObject {
+    /// The object's id (its address in the dump).
     pub object_id: u64,
+    /// Its class, deobfuscated with `--mapping`, escaped and cut.
     pub class_name: String,
     /// `instance`, `class` or `array`.
     pub kind: String,
@@ -116,11 +128,14 @@ pub struct UnreachableObject {
     pub finders: Vec<String>,
     /// Why it is leaking (its status is always YES).
     pub leaking_reason: String,
+    /// What the inspectors learned of it, as for a trace's step ([`Step::labels`]).
     pub labels: Vec<String>,
+    /// Labels beyond those kept.
     #[serde(default)]
     pub omitted_labels: u64,
 }
 
+/// The file analyzed, as given and as read.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct InputSummary {
@@ -142,17 +157,28 @@ pub struct InputSummary {
     pub private: bool,
 }
 
+/// The heap dump analyzed, in numbers: its header, its records (of the analyzed heap dump
+/// only), what is reachable and where the bytes go.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DumpSummary {
+    /// The header's format string (`JAVA PROFILE 1.0.2`, `1.0.3`).
     pub format: String,
+    /// The size of an object id in the dump (4 or 8 bytes).
     pub id_size: u8,
+    /// The header's timestamp: milliseconds since the Unix epoch.
     pub timestamp_ms: u64,
+    /// Bytes of the HPROF data read (a package's or `.hprof.gz`'s dump as inflated).
     pub bytes: u64,
+    /// Instances (not arrays, not classes).
     pub instances: u64,
+    /// Arrays of objects.
     pub object_arrays: u64,
+    /// Arrays of primitives (with or without their data).
     pub primitive_arrays: u64,
+    /// Classes (class dump records).
     pub classes: u64,
+    /// GC root records (a root named twice counts twice).
     pub gc_roots: u64,
     /// Threads (distinct objects of thread-object roots, as LeakCanary counts them).
     #[serde(default)]
@@ -172,6 +198,7 @@ pub struct DumpSummary {
     pub reachable_edges: u64,
     /// The heaps the dump names (ART: app, zygote, image), with their objects.
     pub heaps: Vec<HeapSummary>,
+    /// Heaps beyond the first [`MAX_HEAPS`](crate::base::limits::MAX_HEAPS) by name.
     #[serde(default)]
     pub omitted_heaps: u64,
     /// Classes by the shallow bytes of their reachable instances, largest first.
@@ -187,25 +214,36 @@ pub struct DumpSummary {
     pub omitted_top_classes: u64,
 }
 
+/// One heap of the dump and its objects.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HeapSummary {
+    /// The name the dump gives the heap, else by its id: `app`, `zygote`, `image` or `default`.
     pub name: String,
+    /// Objects of the dump in that heap, reachable or not.
     pub objects: u64,
 }
 
+/// A class and the reachable objects it has.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ClassSummary {
+    /// Its name, deobfuscated with `--mapping`, escaped and cut.
     pub class_name: String,
+    /// Its strongly reachable objects (instances, or arrays for an array class).
     pub instances: u64,
+    /// Their shallow bytes.
     pub shallow_bytes: u64,
 }
 
+/// One leak: the leaking objects of one signature, with the trace of the one that retains
+/// the most.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Leak {
+    /// The shown trace's leaking object.
     pub object_id: u64,
+    /// Its class, deobfuscated with `--mapping`, escaped and cut.
     pub class_name: String,
     /// Why the object is leaking: its trace's last step's reason.
     pub reason: String,
@@ -229,6 +267,7 @@ pub struct Leak {
     /// Registered native bytes retained (Android 7+: NativeAllocationRegistry), apart.
     #[serde(default)]
     pub retained_native_bytes: u64,
+    /// Objects in that leaking object's dominator subtree, itself included.
     pub retained_objects: u64,
     /// Leaking objects with this signature (traces LeakCanary groups as one leak); the
     /// trace shown is the one retaining the most.
@@ -242,19 +281,23 @@ pub struct Leak {
     /// as LeakCanary sums them); 0 in analyses written before this field existed.
     #[serde(default)]
     pub total_retained_bytes: u64,
+    /// The sum of their retained objects, counted as `total_retained_bytes` is.
     #[serde(default)]
     pub total_retained_objects: u64,
     /// The sum of their registered native bytes retained.
     #[serde(default)]
     pub total_retained_native_bytes: u64,
+    /// The path from a GC root to the leaking object `object_id`.
     pub trace: Trace,
 }
 
+/// A known framework leak ([`crate::LibraryTable`]'s row) a path goes through.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LibraryLeak {
     /// `class#field`, `native global CLASS` or `thread NAME`: the table row.
     pub pattern: String,
+    /// What the leak is, as the table's row says.
     pub description: String,
     /// The row's id in `library_leaks.json` (LeakCanary's enum name, suffixed where the
     /// enum has several patterns).
@@ -314,10 +357,13 @@ impl Trace {
     }
 }
 
+/// One object of a trace, and the reference it holds to the next.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Step {
+    /// The object's id (its address in the dump).
     pub object_id: u64,
+    /// Its class, deobfuscated with `--mapping`, escaped and cut.
     pub class_name: String,
     /// `instance`, `class` or `array`.
     pub kind: String,
@@ -329,12 +375,14 @@ pub struct Step {
     /// contexts its fields hold, …): the first
     /// [`MAX_STEP_LABELS`](crate::base::limits::MAX_STEP_LABELS).
     pub labels: Vec<String>,
+    /// Labels beyond those kept.
     #[serde(default)]
     pub omitted_labels: u64,
     /// The reference from this object to the next step; none on the last.
     pub reference: Option<Reference>,
 }
 
+/// A reference from one step's object to the next step's.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Reference {
@@ -406,20 +454,26 @@ pub struct CollectionStep {
     pub internal_path: Vec<String>,
 }
 
+/// Bitmaps whose pixel buffers are byte for byte the same.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BitmapGroup {
     /// MD5 (hex) of the buffer.
     pub hash: String,
+    /// The first copy's width in pixels (`mWidth`).
     pub width: i64,
+    /// The first copy's height in pixels (`mHeight`).
     pub height: i64,
+    /// Bytes of one buffer.
     pub buffer_bytes: u64,
+    /// Bitmaps in the group (2 or more), `instances` and `omitted_instances` together.
     pub count: u64,
     /// Bytes the copies beyond the first take.
     pub wasted_bytes: u64,
     /// `mBuffer` (API < 26, raw pixels) or `dumpData` (API 34+, an encoded image).
     pub source: String,
-    /// `ARGB_8888`, `RGB_565`, `ALPHA_8`, or the encoded image's format (`png`, `jpeg`, `webp`).
+    /// `ARGB_8888`, `RGB_565`, `ALPHA_8`, or the encoded image's format (`png`, `jpeg`,
+    /// `webp`); `unknown` when neither can be told.
     pub format: String,
     /// The picture's file name under `buffer_contents/` (Matrix output), when one can be
     /// made.
@@ -431,9 +485,12 @@ pub struct BitmapGroup {
     pub omitted_instances: u64,
 }
 
+/// One Bitmap of a group.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BitmapInstance {
+    /// The Bitmap's id.
     pub object_id: u64,
+    /// Its path from a GC root; `None` when none was found.
     pub trace: Option<Trace>,
 }

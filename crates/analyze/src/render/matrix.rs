@@ -23,6 +23,8 @@ fn chain(t: &Trace) -> Vec<String> {
         .collect()
 }
 
+/// Matrix's `result.json` for the analysis: its first leak, its duplicate bitmaps and the
+/// package's `extra.info`; `duration_ms` is written as both results' duration.
 pub fn result_json(a: &Analysis, duration_ms: u64) -> Value {
     let leak = a.leaks.first();
     let activity = json!({

@@ -43,6 +43,7 @@ pub fn page(title: maud::Markup, style: &str, body: maud::Markup) -> String {
     .into_string()
 }
 
+/// The analysis as pretty-printed JSON (docs/analyze.md's schema), ending in a newline.
 pub fn json(analysis: &Analysis) -> String {
     let mut s = serde_json::to_string_pretty(analysis).expect("the model serializes");
     s.push('\n');

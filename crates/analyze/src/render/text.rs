@@ -23,6 +23,7 @@ const BAR: &str = "====================================";
 /// take a line of spaces for code.
 const ZWSP: char = '\u{200B}';
 
+/// The analysis as text: LeakCanary's sections, then this analysis's (docs/analyze.md, *Text*).
 pub fn render(a: &Analysis) -> String {
     let mut o = String::new();
     let (library, app): (Vec<&Leak>, Vec<&Leak>) =

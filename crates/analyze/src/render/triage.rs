@@ -1,4 +1,4 @@
-//! The triage (see [`crate::report::triage`]) as text and as a part of the HTML page.
+//! The triage (made in `report::triage`) as text and as a part of the HTML page.
 
 use std::fmt::Write;
 
@@ -65,6 +65,7 @@ fn class_rows(o: &mut String, rows: &[ClassRetained], indent: &str) {
     }
 }
 
+/// Appends the triage as text (from its `Triage:` line) to `o`.
 pub fn text(o: &mut String, t: &Triage) {
     let heap = t.heap_bytes.saturating_add(t.heap_native_bytes);
     let _ = writeln!(
@@ -286,6 +287,7 @@ fn class_table(rows: &[ClassRetained], left: u64) -> Markup {
     }
 }
 
+/// The triage as a part of the HTML page.
 pub fn html(t: &Triage) -> Markup {
     let heap = t.heap_bytes.saturating_add(t.heap_native_bytes);
     let c = &t.counts;

@@ -40,7 +40,9 @@ pub const PATH_TAIL: usize = 20;
 #[derive(Debug, Clone, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Census {
+    /// Every class with reachable instances.
     pub classes: Vec<ClassCensus>,
+    /// The largest retainers under the GC roots, by path: at most [`MAX_CENSUS_RETAINERS`].
     pub retainers: Vec<RetainerCensus>,
 }
 
@@ -48,9 +50,13 @@ pub struct Census {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ClassCensus {
+    /// Its name, deobfuscated with `--mapping`, escaped and cut.
     pub class_name: String,
+    /// Its strongly reachable instances (arrays for an array class).
     pub instances: u64,
+    /// Their shallow bytes.
     pub shallow_bytes: u64,
+    /// Their retained bytes, each nest of the class counted once (the module's text).
     pub retained_bytes: u64,
 }
 
@@ -61,9 +67,11 @@ pub struct RetainerCensus {
     /// From the GC root (`GcRoot(StickyClass) -> class com.example.Cache`) down to the
     /// retainer, one reference per step, as `growth` names them.
     pub path: Vec<String>,
+    /// Its class, deobfuscated with `--mapping`, escaped and cut.
     pub class_name: String,
     /// Top-level objects with this path.
     pub objects: u64,
+    /// Bytes they retain together.
     pub retained_bytes: u64,
 }
 

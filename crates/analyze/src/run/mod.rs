@@ -38,7 +38,10 @@ pub struct Options {
     /// package's, and without one leaks are found LeakCanary's way: the objects it watched
     /// and found retained, or, when none is, what its inspectors' rules flag.
     pub key: Option<String>,
+    /// Buffers smaller than this many bytes are not reported as duplicates
+    /// ([`DEFAULT_MIN_BITMAP_BYTES`]).
     pub min_bitmap_bytes: u64,
+    /// R8/ProGuard names: the analysis shows classes and fields deobfuscated.
     pub mapping: Option<Mapping>,
     /// `--all-leaks`: the package's key ignored, every leaking object is found: the
     /// retained watched objects and what the inspectors' rules flag, both.
@@ -68,9 +71,11 @@ impl Default for Options {
 
 /// An analysis and what goes with it.
 pub struct Outcome {
+    /// The analysis.
     pub analysis: Analysis,
     /// Pictures of the duplicated bitmaps: (file name, bytes), the names the groups give.
     pub pictures: Vec<(String, Vec<u8>)>,
+    /// Where its time and memory went.
     pub timings: Timings,
 }
 
@@ -100,8 +105,11 @@ pub struct Timings {
 /// One step of an analysis and what it took.
 #[derive(Debug, Clone)]
 pub struct StepTime {
+    /// The step's name (`index`, `references`, `paths`, `dominators`, …).
     pub name: &'static str,
+    /// Its wall-clock time.
     pub took: Duration,
+    /// The process's anonymous memory after it, in bytes (Linux; `None` elsewhere).
     pub memory: Option<u64>,
 }
 
