@@ -153,10 +153,10 @@ pub struct LeakGroup {
     pub signature: String,
     /// The leaking object's class.
     pub class_name: String,
-    /// The analysis's leaks with this signature: 1 since schema 2 lists one leak per
-    /// signature (its `traceCount`, the leaking objects, is not read here).
+    /// The leaking objects with this signature (the leak's `traceCount`).
     pub count: u64,
-    /// Retained bytes of the leaks with this signature (each its shown trace's object's).
+    /// What they retain together (the leak's `totalRetainedBytes`: objects several of
+    /// them retain counted for each, as LeakCanary sums them).
     pub retained_bytes: u64,
     /// Why the first of them is a leak.
     pub reason: String,
@@ -229,16 +229,22 @@ fn keep(
     let a = outcome.analysis;
     let mut leaks: Vec<LeakGroup> = Vec::new();
     for leak in &a.leaks {
+        // One leak a signature since schema 2: its trace count and total are the group's
+        // (an older analysis's leak, without a total, counts its own trace).
+        let (count, bytes) = (
+            leak.trace_count.max(1),
+            leak.total_retained_bytes.max(leak.retained_bytes),
+        );
         match leaks.iter_mut().find(|g| g.signature == leak.signature) {
             Some(g) => {
-                g.count += 1;
-                g.retained_bytes += leak.retained_bytes;
+                g.count += count;
+                g.retained_bytes += bytes;
             }
             None => leaks.push(LeakGroup {
                 signature: leak.signature.clone(),
                 class_name: leak.class_name.clone(),
-                count: 1,
-                retained_bytes: leak.retained_bytes,
+                count,
+                retained_bytes: bytes,
                 reason: leak.reason.clone(),
                 library_leak: leak.library_leak.is_some(),
             }),

@@ -209,11 +209,7 @@ impl<'a> Index<'a> {
             }
             Sub::Root(r) => {
                 let n = self.id_size as usize;
-                let u4 = |at: usize| {
-                    sub.raw
-                        .get(at..at + 4)
-                        .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
-                };
+                let u4 = |at: usize| u4_at(sub.raw, at);
                 let thread_serial = match r.tag {
                     tags::ROOT_JAVA_FRAME
                     | tags::ROOT_JNI_LOCAL

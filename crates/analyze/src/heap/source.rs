@@ -9,7 +9,7 @@
 //! [`HeapSink`], in calls of these few kinds.
 //!
 //! An HPROF file is its own description (the index reads it in place, mapped, with no
-//! copy). Any other source describes its heap once into [`crate::heap::encode`], which
+//! copy). Any other source describes its heap once into the encoder (`heap::encode`), which
 //! lays it out in the same record form in an unnamed temporary file (within the
 //! analysis's disk bounds), so the paths, the sizes and LeakCanary's knowledge read it as
 //! they read a dump: none of them knows which source it came from.
@@ -70,14 +70,18 @@ pub struct Class<'a> {
 /// An instance field a class declares.
 #[derive(Debug, Clone, Copy)]
 pub struct Field<'a> {
+    /// The field's name.
     pub name: &'a str,
+    /// Its type.
     pub ty: BasicType,
 }
 
 /// A static field and its value.
 #[derive(Debug, Clone, Copy)]
 pub struct Static<'a> {
+    /// The field's name.
     pub name: &'a str,
+    /// Its value (its type is the value's).
     pub value: Value,
 }
 
@@ -87,22 +91,32 @@ pub enum Object<'a> {
     /// An instance: the values of its class's own fields in their order, then its
     /// superclass's, up the hierarchy.
     Instance {
+        /// The instance's id.
         id: u64,
+        /// Its class's id.
         class_id: u64,
+        /// Its field values, in the order above.
         values: &'a [Value],
     },
     /// An array of references: its elements' ids (0: null).
     ObjectArray {
+        /// The array's id.
         id: u64,
+        /// The array class's id.
         class_id: u64,
+        /// The elements, in order.
         elements: &'a [u64],
     },
     /// An array of `ty`: `count` elements, their bytes big-endian when the source has
     /// them (`None`: only the length is known).
     PrimitiveArray {
+        /// The array's id.
         id: u64,
+        /// The elements' type.
         ty: BasicType,
+        /// How many elements it has.
         count: u32,
+        /// The elements' bytes, big-endian (`None`: not in the source).
         elements: Option<&'a [u8]>,
     },
 }
@@ -112,7 +126,9 @@ pub enum Object<'a> {
 /// says beside it.
 #[derive(Debug, Clone, Copy)]
 pub struct Root {
+    /// The kind, as an HPROF root tag.
     pub tag: u8,
+    /// The object the root holds.
     pub object_id: u64,
     /// The thread it belongs to, for the kinds of a thread (a Java frame, a JNI local, a
     /// native stack, a blocked thread, a thread object, a JNI monitor).

@@ -3,7 +3,9 @@
 
 use std::path::Path;
 
+use hprof_fixtures::android::{Android, BitmapKind};
 use hprof_fixtures::series::{cache as dump, PAYLOAD_LONGS as PAYLOAD};
+use hprof_fixtures::{Heap, Options as BuildOptions, Val};
 use hprof_shrink_analyze::diff::{diff_paths, DiffOptions, DiffReport};
 use hprof_shrink_core::Control;
 
@@ -88,4 +90,53 @@ fn diff_of_a_dump_with_itself_changes_nothing() {
     assert!(r.new_leaks.is_empty() && r.gone_leaks.is_empty());
     assert_eq!(r.kept_leak_signatures, 1);
     assert!(r.retainers.is_empty(), "{:#?}", r.retainers);
+}
+
+/// `com.example.Holder.sActivities` → an array of `n` destroyed `LeakyActivity`: `n`
+/// leaking objects with one signature.
+fn activities_in_one_array(n: usize) -> Vec<u8> {
+    let mut a = Android::new(BuildOptions::default(), BitmapKind::NativePixels);
+    let activity = a.activity;
+    a.b.dump_class(activity, Heap::Image);
+    let leaky =
+        a.b.declare_class("com.example.LeakyActivity", activity, &[], &[]);
+    a.b.dump_class(leaky, Heap::App);
+    let instances: Vec<u64> = (0..n)
+        .map(|_| {
+            let title = a.b.string("Leaky", Heap::App);
+            let values = [("mDestroyed", Val::Bool(true)), ("mTitle", Val::Obj(title))];
+            a.b.instance(leaky, Heap::App, &values)
+        })
+        .collect();
+    let array = a.b.object_array(Heap::App, a.object_array, &instances);
+    let holder = a.b.declare_class("com.example.Holder", a.object, &[], &[]);
+    a.b.set_static(holder, "sActivities", Val::Obj(array));
+    a.b.dump_class(holder, Heap::App);
+    a.b.root_simple(0x05, holder);
+    a.b.finish()
+}
+
+/// A new leak whose signature several leaking objects share counts each of them, and
+/// what they retain together, as the analysis's leak says (`traceCount`,
+/// `totalRetainedBytes`), not only the trace it shows.
+#[test]
+fn a_new_leak_counts_every_object_of_its_signature() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = write(dir.path(), "base.hprof", &dump(BASE_ITEMS, false));
+    let new = write(dir.path(), "new.hprof", &activities_in_one_array(3));
+    let analysis = hprof_shrink_analyze::analyze_path(
+        &new,
+        &hprof_shrink_analyze::Options::default(),
+        &Control::default(),
+    )
+    .unwrap()
+    .analysis;
+    assert_eq!(analysis.leaks.len(), 1, "{:#?}", analysis.leaks);
+    let leak = &analysis.leaks[0];
+    assert_eq!(leak.trace_count, 3);
+    assert!(leak.total_retained_bytes > leak.retained_bytes);
+    let r = diff(&base, &new);
+    assert_eq!(r.new_leaks.len(), 1, "{:#?}", r.new_leaks);
+    assert_eq!(r.new_leaks[0].count, 3);
+    assert_eq!(r.new_leaks[0].retained_bytes, leak.total_retained_bytes);
 }
