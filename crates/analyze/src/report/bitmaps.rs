@@ -5,6 +5,7 @@
 //! Bitmap by its native pointer).
 
 use crate::base::map::Map;
+use hprof_shrink_core::hprof::{BasicType, Value};
 use md5::{Digest, Md5};
 
 use crate::base::limits::{MAX_BITMAP_GROUPS, MAX_BITMAP_INSTANCES};
@@ -265,7 +266,7 @@ fn dump_data_buffers<'a>(g: &Graph<'_, 'a>, bitmap: u64) -> Map<i64, &'a [u8]> {
         return out;
     };
     for (ptr, buffer) in natives.chunks_exact(8).zip(buffers) {
-        let ptr = i64::from_be_bytes(ptr.try_into().unwrap_or([0; 8]));
+        let ptr = Value::read(BasicType::Long, ptr, 8).as_i64().unwrap_or(0);
         if let Some((_, bytes)) = g.ix.node(buffer).and_then(|n| g.primitive(n)) {
             out.insert(ptr, bytes);
         }

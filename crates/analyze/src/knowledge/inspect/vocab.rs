@@ -7,7 +7,7 @@
 use std::cell::{OnceCell, RefCell};
 
 use crate::base::map::Set;
-use hprof_shrink_core::hprof::Value;
+use hprof_shrink_core::hprof::{BasicType, Value};
 
 use super::heap::{self, Heap};
 use super::kinds::{ClassKinds, Kinds};
@@ -315,12 +315,9 @@ impl ResourceIds {
         let ints = heap.ints(self.ids)?;
         let count = ints.len() / 4;
         let at = |i: usize| {
-            i64::from(i32::from_be_bytes([
-                ints[4 * i],
-                ints[4 * i + 1],
-                ints[4 * i + 2],
-                ints[4 * i + 3],
-            ]))
+            Value::read(BasicType::Int, &ints[4 * i..4 * i + 4], 4)
+                .as_i64()
+                .unwrap_or(0)
         };
         // Kotlin's IntArray.binarySearch, as Shark looks the id up.
         let (mut lo, mut hi) = (0usize, count);
