@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use hprof_shrink_core::kind::FileKind;
 use md5::{Digest, Md5};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,24 +61,22 @@ enum Class {
 
 /// Reads the first bytes of a file to see what it is.
 fn classify(path: &Path) -> Class {
-    let mut head = [0u8; 16];
+    let mut head = [0u8; FileKind::PREFIX_LEN];
     // Without blocking: a FIFO matched by a glob is refused, not waited on.
     let read = hprof_shrink_core::hprof::open_regular(path).and_then(|mut f| f.read(&mut head));
     let n = match read {
         Ok(n) => n,
         Err(e) => return Class::Unreadable(format!("cannot read it: {e}")),
     };
-    let head = &head[..n];
-    if head.starts_with(b"JAVA PROFILE ") {
-        Class::Dump(Kind::Hprof)
-    } else if head.starts_with(&[0x1f, 0x8b]) {
-        Class::Dump(Kind::HprofGz)
-    } else if head.starts_with(b"PK\x03\x04") {
-        Class::Dump(Kind::Zip)
-    } else if n == 0 {
-        Class::NotADump("empty file".into())
-    } else {
-        Class::NotADump("not a heap dump (no HPROF, gzip or zip header)".into())
+    match FileKind::of(&head[..n]) {
+        FileKind::Hprof => Class::Dump(Kind::Hprof),
+        FileKind::Gzip => Class::Dump(Kind::HprofGz),
+        FileKind::Zip => Class::Dump(Kind::Zip),
+        // An empty zip holds no dump to shrink.
+        FileKind::EmptyZip | FileKind::Other if n > 0 => {
+            Class::NotADump("not a heap dump (no HPROF, gzip or zip header)".into())
+        }
+        FileKind::EmptyZip | FileKind::Other => Class::NotADump("empty file".into()),
     }
 }
 

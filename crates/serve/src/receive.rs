@@ -20,6 +20,7 @@ use axum::Json;
 use base64::Engine;
 use bytes::Bytes;
 use futures_util::StreamExt;
+use hprof_shrink_core::kind::FileKind;
 use hprof_shrink_core::Control;
 use md5::{Digest, Md5};
 use serde_json::json;
@@ -418,7 +419,8 @@ fn verify(
     let n = std::fs::File::open(path)
         .and_then(|mut f| f.read(&mut magic))
         .map_err(|e| disk(&e))?;
-    if n < 4 || &magic != b"PK\x03\x04" {
+    // An empty zip holds no package either.
+    if FileKind::of(&magic[..n]) != FileKind::Zip {
         return Err(Unverified::Bad(
             "not a package: a package is a zip (result.info, the hprof, extra.info)".into(),
         ));
