@@ -124,6 +124,16 @@ impl App {
         })
     }
 
+    /// The server's own directories, which no answer names ([`crate::fault::scrub`]):
+    /// `tmp/` before the data directory that holds it, then the package directory.
+    pub fn server_dirs(&self) -> Vec<PathBuf> {
+        let mut dirs = vec![self.dirs.tmp(), self.dirs.root().to_path_buf()];
+        if let Blobs::Dir(root) = &self.blobs {
+            dirs.push(root.clone());
+        }
+        dirs
+    }
+
     /// The bounds of inflating a package's hprof under `tmp/`.
     pub fn unpack(&self) -> hprof_shrink_core::space::Unpack {
         self.budget.unpack(self.max_bytes, &self.dirs.tmp())

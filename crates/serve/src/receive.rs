@@ -360,7 +360,7 @@ async fn take(
     let verified = verified.map_err(|e| match e {
         Unverified::Bad(why) => refused(
             StatusCode::UNPROCESSABLE_ENTITY,
-            scrub(app, &why, &[(&tmp, "the package")]),
+            scrub(&why, &[(&tmp, "the package")], &app.server_dirs()),
         ),
         Unverified::TooLarge(why) => refused(StatusCode::PAYLOAD_TOO_LARGE, why),
         Unverified::Fault(f) => ApiError::from(f),
