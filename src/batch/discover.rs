@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 use hprof_shrink_core::kind::FileKind;
 use md5::{Digest, Md5};
 
+use super::InputsError;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     Hprof,
@@ -109,7 +111,7 @@ pub fn shard_of(path: &Path, n: u32) -> u32 {
 /// could not be read. An argument that matches nothing is an error naming it. Directories
 /// in `exclude` (the batch's own output directory and outbox) are not searched, so a batch
 /// never takes its own packages for inputs.
-pub fn discover(args: &[String], exclude: &[PathBuf]) -> Result<Found, String> {
+pub fn discover(args: &[String], exclude: &[PathBuf]) -> Result<Found, InputsError> {
     let exclude: Vec<PathBuf> = exclude
         .iter()
         .filter_map(|d| d.canonicalize().ok())
@@ -159,10 +161,10 @@ pub fn discover(args: &[String], exclude: &[PathBuf]) -> Result<Found, String> {
             let name = PathBuf::from(path.file_name().unwrap_or_default());
             files.entry(path).or_insert(name);
         } else if has_glob_chars(arg) {
-            let matches = glob::glob(arg).map_err(|e| format!("{arg}: {e}"))?;
+            let matches = glob::glob(arg).map_err(|e| InputsError::Pattern(arg.clone(), e))?;
             let mut any = false;
             for m in matches {
-                let m = m.map_err(|e| format!("{arg}: {e}"))?;
+                let m = m.map_err(|e| InputsError::Glob(arg.clone(), e))?;
                 any = true;
                 if m.is_dir() {
                     add_dir(&m, &mut files);
@@ -172,10 +174,10 @@ pub fn discover(args: &[String], exclude: &[PathBuf]) -> Result<Found, String> {
                 }
             }
             if !any {
-                return Err(format!("{arg}: no file matches"));
+                return Err(InputsError::NoMatch { arg: arg.clone() });
             }
         } else {
-            return Err(format!("{arg}: no such file or directory"));
+            return Err(InputsError::NoSuchPath { arg: arg.clone() });
         }
     }
 

@@ -112,13 +112,13 @@ impl App {
     /// Whether what is recorded now will still be there at the next start: false once
     /// the embedded database's file was removed or replaced under the server (said once
     /// in the log). Checked before an upload is answered 2xx.
-    pub fn database_intact(&self) -> Result<(), String> {
+    pub fn database_intact(&self) -> Result<(), guard::DatabaseGone> {
         let Some(id) = &self.db_file else {
             return Ok(());
         };
         id.check().map_err(|(why, first)| {
             if first {
-                (self.log)(&why);
+                (self.log)(&why.to_string());
             }
             why
         })

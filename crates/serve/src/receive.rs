@@ -306,18 +306,10 @@ async fn accept(
     claimed: [u8; 16],
     name: &str,
 ) -> Result<Response, ApiError> {
-    // The database file is gone: nothing recorded now would outlive a restart (503). Why
-    // is logged once, when first seen ([`App::database_intact`]), not with every refusal.
-    let unavailable = |_why: String| {
-        ApiError::from(Fault {
-            kind: super::fault::Kind::Unavailable,
-            what: "the database",
-            detail: "its file is not the one this server opened".into(),
-        })
-    };
-    app.database_intact().map_err(unavailable)?;
+    // The database file is gone: nothing recorded now would outlive a restart (503).
+    app.database_intact()?;
     let taken = take(app, tmp, md5, len, claimed, name).await?;
-    app.database_intact().map_err(unavailable)?;
+    app.database_intact()?;
     Ok(taken)
 }
 

@@ -255,7 +255,7 @@ pub async fn start(config: Config) -> Result<Running, ServeError> {
         match limits.fit_to_fd_limit(config.workers) {
             Ok(Some(note)) => (config.log)(&note),
             Ok(None) => {}
-            Err(e) => return Err(ServeError::Config(e)),
+            Err(e) => return Err(e.into()),
         }
     }
     let app = Arc::new(App {
