@@ -67,8 +67,8 @@ pub enum HostError {
     Swapped { input: PathBuf, output: PathBuf },
 
     /// A batch's inputs cannot be used (no such file, a bad pattern).
-    #[error("{0}")]
-    Inputs(String),
+    #[error(transparent)]
+    Inputs(#[from] crate::batch::InputsError),
 
     /// The core failed without a file to name beyond its own message.
     #[error(transparent)]
@@ -242,7 +242,8 @@ mod tests {
         let usage = HostError::in_batch(HostError::Usage("--header takes 'Name: value'".into()));
         assert_eq!(usage.exit_code(), EXIT_USAGE);
         assert_eq!(usage.to_string(), "--header takes 'Name: value'");
-        let inputs = HostError::in_batch(HostError::Inputs("x: no file matches".into()));
+        let arg = "x".to_string();
+        let inputs = HostError::in_batch(crate::batch::InputsError::NoMatch { arg }.into());
         assert_eq!(inputs.exit_code(), EXIT_FAILURE);
         assert_eq!(inputs.to_string(), "batch: x: no file matches");
     }

@@ -5,7 +5,7 @@
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
-const HPROF_MAGIC: &[u8; 13] = b"JAVA PROFILE ";
+use hprof_shrink_core::kind::FileKind;
 
 /// How much of a gzip stream is read to reach its first bytes: a header with an extra
 /// field and a name rarely takes a few hundred bytes; past this it is not a dump we name.
@@ -17,28 +17,27 @@ pub fn is_heap_dump(path: &Path) -> bool {
     let Ok(mut file) = hprof_shrink_core::hprof::open_regular(path) else {
         return false;
     };
-    let mut head = [0u8; 13];
-    let n = read_up_to(&mut file, &mut head);
-    if n == head.len() && &head == HPROF_MAGIC {
-        return true;
+    match kind_at_start(&mut file) {
+        FileKind::Hprof => true,
+        FileKind::Gzip if file.seek(SeekFrom::Start(0)).is_ok() => {
+            let mut gz = flate2::read::GzDecoder::new(file.take(GZIP_HEAD_LIMIT));
+            kind_at_start(&mut gz) == FileKind::Hprof
+        }
+        _ => false,
     }
-    if n < 2 || head[..2] != [0x1f, 0x8b] || file.seek(SeekFrom::Start(0)).is_err() {
-        return false;
-    }
-    let mut inflated = [0u8; 13];
-    let mut gz = flate2::read::GzDecoder::new(file.take(GZIP_HEAD_LIMIT));
-    read_up_to(&mut gz, &mut inflated) == inflated.len() && &inflated == HPROF_MAGIC
 }
 
 /// Whether `path` starts as a zip does (a local file header, or the end record of an
 /// empty zip).
 pub fn is_zip(path: &Path) -> bool {
-    let Ok(mut file) = hprof_shrink_core::hprof::open_regular(path) else {
-        return false;
-    };
-    let mut head = [0u8; 4];
-    read_up_to(&mut file, &mut head) == head.len()
-        && (&head == b"PK\x03\x04" || &head == b"PK\x05\x06")
+    hprof_shrink_core::hprof::open_regular(path).is_ok_and(|mut f| kind_at_start(&mut f).is_zip())
+}
+
+/// What the first bytes read from `r` say it is.
+fn kind_at_start(r: &mut impl Read) -> FileKind {
+    let mut head = [0u8; FileKind::PREFIX_LEN];
+    let n = read_up_to(r, &mut head);
+    FileKind::of(&head[..n])
 }
 
 /// Reads until `buf` is full or the input ends (or fails); how many bytes were read.

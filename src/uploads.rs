@@ -17,7 +17,9 @@ use crate::summary;
 
 /// The uploader for `url`; a bad option is a usage error (exit 2).
 pub fn uploader(url: Url, opts: &UploadOpts, quiet: bool) -> Result<Uploader, HostError> {
-    let cfg = opts.config(url, quiet).map_err(HostError::Usage)?;
+    let cfg = opts
+        .config(url, quiet)
+        .map_err(|e| HostError::Usage(e.to_string()))?;
     if cfg.insecure {
         say!("hprof-shrink: {}", cli::INSECURE_WARNING);
     }

@@ -50,6 +50,8 @@ pub mod ffi;
 pub mod hprof;
 /// What an unknown dump holds, by record, tag and class.
 pub mod inspect;
+/// What kind of file this is (a dump, gzip, a zip), by its first bytes.
+pub mod kind;
 /// Output files that appear complete or not at all.
 pub mod output;
 /// The upload package: the zip's writer and reader, `result.info`, `extra.info`, the

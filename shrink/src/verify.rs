@@ -16,6 +16,7 @@ use crate::hprof::{
     tags, Event, Events, Hprof, Instance, MappedFile, ObjectArray, PrimitiveArray, Sub, SubRecord,
     Tag, Visitor,
 };
+use crate::kind::FileKind;
 use crate::options::{DroppedMode, StripMode};
 use crate::package::manifest::{KEYS, RESULT_INFO};
 use crate::package::reader::{self, PackageError, PackageReader};
@@ -204,7 +205,7 @@ pub fn verify_path_within(
     let mut magic = [0u8; 4];
     let mut f = crate::hprof::open_regular(path).map_err(|e| Error::io(path, e))?;
     let n = f.read(&mut magic).map_err(|e| Error::io(path, e))?;
-    if n == 4 && &magic == b"PK\x03\x04" {
+    if FileKind::of(&magic[..n]) == FileKind::Zip {
         return verify_package_within(path, against, strip, unpack, control);
     }
     let map = MappedFile::open(path)?;

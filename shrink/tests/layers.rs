@@ -6,6 +6,8 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use hprof_shrink_test_support::layers::{code_only, paths_after};
+
 fn hprof_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src/hprof")
 }
@@ -24,39 +26,6 @@ fn sources() -> Vec<(String, String)> {
         .collect();
     out.sort();
     out
-}
-
-/// The text with `//` comments (doc comments included) cut off each line, so prose that
-/// names a path does not count as a use of it.
-fn code_only(text: &str) -> String {
-    text.lines()
-        .map(|l| l.split("//").next().unwrap_or(""))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-/// Every path that starts with `prefix`, as the identifier that follows it.
-fn paths_after<'a>(code: &'a str, prefix: &str) -> Vec<&'a str> {
-    code.match_indices(prefix)
-        .filter(|(at, _)| {
-            // A whole path segment: not the tail of a longer identifier.
-            code[..*at]
-                .chars()
-                .next_back()
-                .is_none_or(|c| !(c.is_alphanumeric() || c == '_'))
-        })
-        .map(|(at, _)| {
-            let rest = &code[at + prefix.len()..];
-            // A group (`{a, b}`) is reported as its brace.
-            let end = match rest.starts_with('{') {
-                true => 1,
-                false => rest
-                    .find(|c: char| !(c.is_alphanumeric() || c == '_'))
-                    .unwrap_or(rest.len()),
-            };
-            &rest[..end]
-        })
-        .collect()
 }
 
 #[test]
@@ -132,18 +101,6 @@ fn modules_inside_the_format_layer_depend_one_way() {
         bad.is_empty(),
         "modules of src/hprof/ must only use those below them ({RANKS:?}): {bad:?}"
     );
-}
-
-#[test]
-fn the_fence_sees_a_reach_into_the_core() {
-    let code =
-        code_only("use crate::control::Ticker; // crate::error in prose\nuse crate::hprof::tags;");
-    assert_eq!(paths_after(&code, "crate::"), ["control", "hprof"]);
-    assert_eq!(
-        paths_after("pub(crate) fn f() {}", "crate::"),
-        Vec::<&str>::new()
-    );
-    assert_eq!(paths_after("use super::{a, b};", "super::"), ["{"]);
 }
 
 #[test]

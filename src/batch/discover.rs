@@ -6,7 +6,10 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use hprof_shrink_core::kind::FileKind;
 use md5::{Digest, Md5};
+
+use super::InputsError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -60,24 +63,22 @@ enum Class {
 
 /// Reads the first bytes of a file to see what it is.
 fn classify(path: &Path) -> Class {
-    let mut head = [0u8; 16];
+    let mut head = [0u8; FileKind::PREFIX_LEN];
     // Without blocking: a FIFO matched by a glob is refused, not waited on.
     let read = hprof_shrink_core::hprof::open_regular(path).and_then(|mut f| f.read(&mut head));
     let n = match read {
         Ok(n) => n,
         Err(e) => return Class::Unreadable(format!("cannot read it: {e}")),
     };
-    let head = &head[..n];
-    if head.starts_with(b"JAVA PROFILE ") {
-        Class::Dump(Kind::Hprof)
-    } else if head.starts_with(&[0x1f, 0x8b]) {
-        Class::Dump(Kind::HprofGz)
-    } else if head.starts_with(b"PK\x03\x04") {
-        Class::Dump(Kind::Zip)
-    } else if n == 0 {
-        Class::NotADump("empty file".into())
-    } else {
-        Class::NotADump("not a heap dump (no HPROF, gzip or zip header)".into())
+    match FileKind::of(&head[..n]) {
+        FileKind::Hprof => Class::Dump(Kind::Hprof),
+        FileKind::Gzip => Class::Dump(Kind::HprofGz),
+        FileKind::Zip => Class::Dump(Kind::Zip),
+        // An empty zip holds no dump to shrink.
+        FileKind::EmptyZip | FileKind::Other if n > 0 => {
+            Class::NotADump("not a heap dump (no HPROF, gzip or zip header)".into())
+        }
+        FileKind::EmptyZip | FileKind::Other => Class::NotADump("empty file".into()),
     }
 }
 
@@ -110,7 +111,7 @@ pub fn shard_of(path: &Path, n: u32) -> u32 {
 /// could not be read. An argument that matches nothing is an error naming it. Directories
 /// in `exclude` (the batch's own output directory and outbox) are not searched, so a batch
 /// never takes its own packages for inputs.
-pub fn discover(args: &[String], exclude: &[PathBuf]) -> Result<Found, String> {
+pub fn discover(args: &[String], exclude: &[PathBuf]) -> Result<Found, InputsError> {
     let exclude: Vec<PathBuf> = exclude
         .iter()
         .filter_map(|d| d.canonicalize().ok())
@@ -160,10 +161,10 @@ pub fn discover(args: &[String], exclude: &[PathBuf]) -> Result<Found, String> {
             let name = PathBuf::from(path.file_name().unwrap_or_default());
             files.entry(path).or_insert(name);
         } else if has_glob_chars(arg) {
-            let matches = glob::glob(arg).map_err(|e| format!("{arg}: {e}"))?;
+            let matches = glob::glob(arg).map_err(|e| InputsError::Pattern(arg.clone(), e))?;
             let mut any = false;
             for m in matches {
-                let m = m.map_err(|e| format!("{arg}: {e}"))?;
+                let m = m.map_err(|e| InputsError::Glob(arg.clone(), e))?;
                 any = true;
                 if m.is_dir() {
                     add_dir(&m, &mut files);
@@ -173,10 +174,10 @@ pub fn discover(args: &[String], exclude: &[PathBuf]) -> Result<Found, String> {
                 }
             }
             if !any {
-                return Err(format!("{arg}: no file matches"));
+                return Err(InputsError::NoMatch { arg: arg.clone() });
             }
         } else {
-            return Err(format!("{arg}: no such file or directory"));
+            return Err(InputsError::NoSuchPath { arg: arg.clone() });
         }
     }
 

@@ -1,5 +1,5 @@
 //! Why one input of a batch has no package: the entry's `error`, one line that names the
-//! file where it is about one.
+//! file where it is about one; and why a batch's inputs cannot be used at all.
 
 use std::path::{Path, PathBuf};
 
@@ -71,4 +71,32 @@ impl BatchError {
             source,
         }
     }
+}
+
+/// Why a batch's inputs cannot be used: the whole batch stops before any is shrunk.
+#[derive(Debug, thiserror::Error)]
+pub enum InputsError {
+    /// An argument is no file or directory, and no pattern.
+    #[error("{arg}: no such file or directory")]
+    NoSuchPath { arg: String },
+
+    /// A pattern that is not one (the argument, why).
+    #[error("{0}: {1}")]
+    Pattern(String, #[source] glob::PatternError),
+
+    /// A path a pattern (the argument) matched could not be read.
+    #[error("{0}: {1}")]
+    Glob(String, #[source] glob::GlobError),
+
+    /// A pattern that matches no file.
+    #[error("{arg}: no file matches")]
+    NoMatch { arg: String },
+
+    /// `--report` names an input, which it would replace.
+    #[error("--report {} is the input {}: it would be replaced", report.display(), input.display())]
+    ReportIsInput { report: PathBuf, input: PathBuf },
+
+    /// `--report` names a package of this batch, which it would replace.
+    #[error("--report {} is the package {}: it would be replaced", report.display(), package.display())]
+    ReportIsPackage { report: PathBuf, package: PathBuf },
 }

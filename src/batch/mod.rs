@@ -28,7 +28,7 @@ use crate::say::{say, say_raw};
 use crate::summary::n;
 use crate::uploads::{drain, recover, uploaded, uploader};
 use discover::{discover, shard_of, Input};
-pub use error::BatchError;
+pub use error::{BatchError, InputsError};
 use hprof_shrink_upload::{AfterUpload, Outbox, Uploader};
 use state::{InputId, PackageId, State};
 
@@ -649,11 +649,10 @@ fn report_replaces_input(args: &BatchArgs, found: &discover::Found) -> Result<()
             .chain(found.skipped.iter().map(|s| &s.path))
             .find(|p| hprof_shrink_core::output::same_file(p, report));
         if let Some(input) = clash {
-            return Err(HostError::Inputs(format!(
-                "--report {} is the input {}: it would be replaced",
-                report.display(),
-                input.display()
-            )));
+            return Err(HostError::Inputs(InputsError::ReportIsInput {
+                report: report.clone(),
+                input: input.clone(),
+            }));
         }
     }
     Ok(())
@@ -668,11 +667,10 @@ fn report_replaces_package(args: &BatchArgs, found: &discover::Found) -> Result<
             .map(|i| args.out_dir.join(&i.out_rel))
             .find(|p| hprof_shrink_core::output::same_file(p, report) || p == report);
         if let Some(p) = package {
-            return Err(HostError::Inputs(format!(
-                "--report {} is the package {}: it would be replaced",
-                report.display(),
-                p.display()
-            )));
+            return Err(HostError::Inputs(InputsError::ReportIsPackage {
+                report: report.clone(),
+                package: p,
+            }));
         }
     }
     Ok(())
@@ -802,7 +800,7 @@ pub fn run(args: &BatchArgs) -> Result<u8, HostError> {
         .map(parse_shard)
         .transpose()
         .map_err(|e| HostError::Usage(format!("--shard {e}")))?;
-    let mut found = discover(&args.inputs, &own_dirs).map_err(HostError::Inputs)?;
+    let mut found = discover(&args.inputs, &own_dirs)?;
     // The report must not replace an input (nor, below, a package).
     report_replaces_input(args, &found)?;
     // Names before the shard split, so every shard of the archive agrees on them.

@@ -8,6 +8,7 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 
+use hprof_shrink_core::kind::FileKind;
 use hprof_shrink_core::package::manifest::entry_name;
 use hprof_shrink_core::package::reader::{self, PackageError, PackageReader};
 use hprof_shrink_core::package::{ManifestValues, RESULT_INFO};
@@ -212,7 +213,7 @@ impl<R: BufRead> Read for GzMembers<R> {
             if next.is_empty() {
                 return Ok(0);
             }
-            if !next.starts_with(&[0x1f, 0x8b]) {
+            if FileKind::of(next) != FileKind::Gzip {
                 return Err(std::io::Error::new(
                     std::io::ErrorKind::InvalidData,
                     "trailing data after the gzip stream",

@@ -452,6 +452,14 @@ pub struct UploadOpts {
     pub backoff_ms: u64,
 }
 
+/// Why the upload options make no configuration: a usage error.
+#[derive(Debug, thiserror::Error)]
+pub enum UploadOptsError {
+    /// A `--header` with no name or no colon. Its value is not shown: it may be a credential.
+    #[error("--header takes 'Name: value'")]
+    Header,
+}
+
 /// Printed on every run with --insecure, whatever -q says.
 pub const INSECURE_WARNING: &str = "WARNING: --insecure: the server's TLS certificate and \
 host name are NOT verified; anyone on the network path can read and change this upload. \
@@ -460,7 +468,7 @@ Use it only for testing.";
 impl UploadOpts {
     /// The configuration for `url`; the token comes from the environment. The error is a
     /// usage error.
-    pub fn config(&self, url: Url, quiet: bool) -> Result<UploadConfig, String> {
+    pub fn config(&self, url: Url, quiet: bool) -> Result<UploadConfig, UploadOptsError> {
         let mut headers = Vec::new();
         for h in &self.headers {
             // The value may be a credential: errors name the header, never its value.
@@ -468,7 +476,7 @@ impl UploadOpts {
                 Some((name, value)) if !name.trim().is_empty() => {
                     headers.push((name.trim().to_string(), value.trim().to_string()))
                 }
-                _ => return Err("--header takes 'Name: value'".to_string()),
+                _ => return Err(UploadOptsError::Header),
             }
         }
         let mut cfg = UploadConfig::new(url);

@@ -11,7 +11,8 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::json;
 
-use crate::fault::{Fault, Why};
+use crate::fault::{Fault, Kind, Why};
+use crate::guard::DatabaseGone;
 
 /// Which token a 401 asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -126,6 +127,20 @@ impl From<Fault> for ApiError {
 impl From<sqlx::Error> for ApiError {
     fn from(e: sqlx::Error) -> ApiError {
         Fault::db(&e).into()
+    }
+}
+
+/// The database file is not the one this server opened: 503, nothing recorded now would
+/// outlive a restart. Why is logged once, when first seen (`App::database_intact`), not
+/// with every refusal.
+impl From<DatabaseGone> for ApiError {
+    fn from(_: DatabaseGone) -> ApiError {
+        Fault {
+            kind: Kind::Unavailable,
+            what: "the database",
+            detail: "its file is not the one this server opened".into(),
+        }
+        .into()
     }
 }
 

@@ -112,16 +112,26 @@ impl App {
     /// Whether what is recorded now will still be there at the next start: false once
     /// the embedded database's file was removed or replaced under the server (said once
     /// in the log). Checked before an upload is answered 2xx.
-    pub fn database_intact(&self) -> Result<(), String> {
+    pub fn database_intact(&self) -> Result<(), guard::DatabaseGone> {
         let Some(id) = &self.db_file else {
             return Ok(());
         };
         id.check().map_err(|(why, first)| {
             if first {
-                (self.log)(&why);
+                (self.log)(&why.to_string());
             }
             why
         })
+    }
+
+    /// The server's own directories, which no answer names ([`crate::fault::scrub`]):
+    /// `tmp/` before the data directory that holds it, then the package directory.
+    pub fn server_dirs(&self) -> Vec<PathBuf> {
+        let mut dirs = vec![self.dirs.tmp(), self.dirs.root().to_path_buf()];
+        if let Blobs::Dir(root) = &self.blobs {
+            dirs.push(root.clone());
+        }
+        dirs
     }
 
     /// The bounds of inflating a package's hprof under `tmp/`.

@@ -156,16 +156,19 @@ impl Access {
     /// make a browser send one that is not the address it connected to), a loopback name
     /// (`localhost`, `*.localhost`) or a `--public-host` name. Any other name may be a DNS
     /// rebinding: a web page whose own name was made to resolve to this server, reading
-    /// it from the browser of someone who can reach it. `Err`: the name given. A request
-    /// with no name at all is no browser's, and passes.
-    pub fn host_allowed<B>(&self, req: &axum::http::Request<B>) -> Result<(), String> {
+    /// it from the browser of someone who can reach it. A request with no name at all is
+    /// no browser's, and passes.
+    pub fn host_allowed<B>(&self, req: &axum::http::Request<B>) -> Result<(), UnknownHost> {
         let given = match req.uri().authority() {
             Some(a) => a.as_str().to_string(),
             None => match req.headers().get(header::HOST) {
                 None => return Ok(()),
                 Some(v) => match v.to_str() {
                     Ok(v) => v.to_string(),
-                    Err(_) => return Err(String::from_utf8_lossy(v.as_bytes()).into_owned()),
+                    Err(_) => {
+                        let name = String::from_utf8_lossy(v.as_bytes()).into_owned();
+                        return Err(UnknownHost { name });
+                    }
                 },
             },
         };
@@ -177,9 +180,20 @@ impl Access {
         if allowed {
             Ok(())
         } else {
-            Err(name)
+            Err(UnknownHost { name })
         }
     }
+}
+
+/// A request without a token names a host this server does not answer to (421).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "this server does not answer to the name {name:?} without a token: address it by IP \
+     address, as localhost, or by a name given to it with --public-host"
+)]
+pub struct UnknownHost {
+    /// The name the request gave, as compared.
+    pub name: String,
 }
 
 /// The host of a `Host` value or authority, as compared: no user info, port, brackets
@@ -293,7 +307,8 @@ mod tests {
             .header(header::HOST, "127.0.0.1")
             .body(())
             .unwrap();
-        assert_eq!(a.host_allowed(&absolute), Err("evil.example".to_string()));
+        let name = "evil.example".to_string();
+        assert_eq!(a.host_allowed(&absolute), Err(UnknownHost { name }));
         let none = axum::http::Request::builder().uri("/").body(()).unwrap();
         assert_eq!(a.host_allowed(&none), Ok(()));
     }

@@ -40,7 +40,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{watch, Notify, OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
 
-use super::auth::Presented;
+use super::auth::{Presented, UnknownHost};
 use super::body::{Held, Paced};
 use super::conn_limits::{Limits, BUSY_RETRY_AFTER, MAX_REFUSALS, REFUSAL_LINGER};
 use crate::app::App;
@@ -493,10 +493,10 @@ async fn handle(
     let presented = app.access.presented_token(req.headers());
     if matches!(presented, Presented::Upload | Presented::Read) {
         shared.authenticate(&conn);
-    } else if let Err(name) = app.access.host_allowed(&req) {
+    } else if let Err(unknown) = app.access.host_allowed(&req) {
         drop(req);
         drop(held_body);
-        let r = misdirected(&name);
+        let r = misdirected(&unknown);
         return Ok(r.map(|b| Body::new(Held::new(b, held_answer))));
     }
     let limits = &shared.limits;
@@ -518,13 +518,8 @@ async fn handle(
 }
 
 /// 421 for a request without a token naming a host this server does not answer to.
-fn misdirected(name: &str) -> Response<Body> {
-    let body = json!({
-        "error": format!(
-            "this server does not answer to the name {name:?} without a token: address it by \
-             IP address, as localhost, or by a name given to it with --public-host"
-        )
-    });
+fn misdirected(unknown: &UnknownHost) -> Response<Body> {
+    let body = json!({ "error": unknown.to_string() });
     let mut r = Response::new(Body::from(body.to_string()));
     *r.status_mut() = StatusCode::MISDIRECTED_REQUEST;
     r.headers_mut().insert(

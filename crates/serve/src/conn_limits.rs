@@ -93,7 +93,7 @@ impl Limits {
     /// `MIN_CONNECTIONS` do not fit.
     /// The unauthenticated connections are then kept below the total (see
     /// [`Limits::unauthenticated_cap`]).
-    pub fn fit_to_fd_limit(&mut self, workers: usize) -> Result<Option<String>, String> {
+    pub fn fit_to_fd_limit(&mut self, workers: usize) -> Result<Option<String>, TooFewFds> {
         let others = self.others(workers);
         let needed = self.max_connections as u64 + others;
         let mut note = None;
@@ -101,12 +101,11 @@ impl Limits {
         if soft < needed {
             let fit = soft.saturating_sub(others);
             if fit < MIN_CONNECTIONS as u64 {
-                return Err(format!(
-                    "the file descriptor limit (ulimit -n) is {soft}: serve needs about {others} for \
-                     {} upload(s) and its files, and {MIN_CONNECTIONS} more for connections: \
-                     raise the limit or lower --max-uploads",
-                    self.max_uploads
-                ));
+                return Err(TooFewFds {
+                    soft,
+                    others,
+                    uploads: self.max_uploads,
+                });
             }
             note = Some(format!(
                 "the file descriptor limit (ulimit -n) is {soft}: at most {fit} connections \
@@ -128,6 +127,23 @@ impl Limits {
             .min(self.max_connections.saturating_sub(keep))
             .max(1)
     }
+}
+
+/// The file descriptor limit leaves too few for [`MIN_CONNECTIONS`]: the server does not
+/// start.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the file descriptor limit (ulimit -n) is {soft}: serve needs about {others} for \
+     {uploads} upload(s) and its files, and {MIN_CONNECTIONS} more for connections: raise \
+     the limit or lower --max-uploads"
+)]
+pub struct TooFewFds {
+    /// The soft limit, raised as far as it would go.
+    pub soft: u64,
+    /// What everything but the connections needs.
+    pub others: u64,
+    /// Uploads at once (`--max-uploads`).
+    pub uploads: usize,
 }
 
 /// Raises the soft `RLIMIT_NOFILE` to `wanted` (at most the hard limit); the soft limit
@@ -204,7 +220,7 @@ mod tests {
                     assert!(note.unwrap().contains("ulimit -n"));
                 }
             }
-            Err(e) => assert!(e.contains("ulimit -n"), "{e}"),
+            Err(e) => assert!(e.to_string().contains("ulimit -n"), "{e}"),
         }
     }
 }

@@ -22,6 +22,9 @@ pub enum ServeError {
     /// The options do not go together, or one is wrong.
     #[error("{0}")]
     Config(String),
+    /// The file descriptor limit leaves too few for connections.
+    #[error(transparent)]
+    Fds(#[from] crate::conn_limits::TooFewFds),
     /// The S3 package store's URL or `AWS_*` environment.
     #[error(transparent)]
     S3(#[from] crate::s3::S3ConfigError),

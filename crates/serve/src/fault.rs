@@ -150,19 +150,14 @@ fn db_kind(e: &sqlx::Error) -> Kind {
 }
 
 /// `msg` without the server's paths, for an answer: each of `named` (a file and what to
-/// call it) first, then the data directory, its `tmp/`, the package directory and the
+/// call it) first, then each of `dirs` (the server's own, `App::server_dirs`) and the
 /// system's temporary directory, each shown as `[server]`.
-pub fn scrub(app: &crate::app::App, msg: &str, named: &[(&Path, &str)]) -> String {
+pub fn scrub(msg: &str, named: &[(&Path, &str)], dirs: &[PathBuf]) -> String {
     let mut out = msg.to_string();
     for (path, name) in named {
         out = out.replace(&*path.to_string_lossy(), name);
     }
-    let mut dirs: Vec<PathBuf> = vec![app.dirs.tmp(), app.dirs.root().to_path_buf()];
-    if let super::blobs::Blobs::Dir(root) = &app.blobs {
-        dirs.push(root.clone());
-    }
-    dirs.push(std::env::temp_dir());
-    for d in dirs {
+    for d in dirs.iter().cloned().chain([std::env::temp_dir()]) {
         let d = d.to_string_lossy();
         // Never "/" or "": that would take every slash with it.
         if d.len() > 1 {

@@ -84,25 +84,47 @@ impl Identity {
         })
     }
 
-    /// Ok while `path` is still the file that was opened; otherwise why not, and
+    /// Ok while `path` is still the file that was opened; otherwise how it changed, and
     /// whether this is the first time it is said.
-    pub fn check(&self) -> Result<(), (String, bool)> {
-        let now = std::fs::metadata(&self.path);
-        let why = match now {
+    pub fn check(&self) -> Result<(), (DatabaseGone, bool)> {
+        let how = match std::fs::metadata(&self.path) {
             Ok(m) if id_of(&m) == self.id => return Ok(()),
-            Ok(_) => "was replaced",
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => "was removed",
-            Err(_) => "cannot be looked at",
+            Ok(_) => Gone::Replaced,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Gone::Removed,
+            Err(_) => Gone::Unreadable,
         };
         let first = !self.told.swap(true, Ordering::Relaxed);
-        Err((
-            format!(
-                "the database file {} {why} while the server ran: uploads are refused until the server is restarted (what it recorded since is in the file it opened)",
-                self.path.file_name().map_or(String::new(), |n| n.to_string_lossy().into_owned())
-            ),
-            first,
-        ))
+        let file = self
+            .path
+            .file_name()
+            .map_or(String::new(), |n| n.to_string_lossy().into_owned());
+        Err((DatabaseGone { file, how }, first))
     }
+}
+
+/// The database file is no longer the one the server opened: nothing recorded now would
+/// outlive a restart.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the database file {file} {how} while the server ran: uploads are refused until the server is restarted (what it recorded since is in the file it opened)")]
+pub struct DatabaseGone {
+    /// The file's name (no directory: the message may reach a client's log).
+    pub file: String,
+    /// What became of it.
+    pub how: Gone,
+}
+
+/// What became of the database file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Gone {
+    /// Another file has its name.
+    #[error("was replaced")]
+    Replaced,
+    /// Nothing has its name.
+    #[error("was removed")]
+    Removed,
+    /// Its name cannot be looked at.
+    #[error("cannot be looked at")]
+    Unreadable,
 }
 
 #[cfg(unix)]
@@ -144,11 +166,16 @@ mod tests {
         std::fs::write(dir.path().join("copy"), b"a").unwrap();
         std::fs::rename(dir.path().join("copy"), &p).unwrap();
         let (why, first) = id.check().unwrap_err();
-        assert!(why.contains("meta.sqlite was replaced"), "{why}");
+        assert_eq!(why.how, Gone::Replaced);
+        assert!(
+            why.to_string().contains("meta.sqlite was replaced"),
+            "{why}"
+        );
         assert!(first);
         std::fs::remove_file(&p).unwrap();
         let (why, first) = id.check().unwrap_err();
-        assert!(why.contains("was removed"), "{why}");
+        assert_eq!(why.how, Gone::Removed);
+        assert!(why.to_string().contains("was removed"), "{why}");
         assert!(!first);
     }
 }

@@ -25,7 +25,6 @@ use serde_json::json;
 
 use super::api_error::ApiError;
 use super::blobs::{analysis_key, report_key};
-use super::fault::{Fault, Kind};
 use super::receive::{
     bad, content_length, cut_off, discard, drain_later, refused, too_large_a, unauthorized,
     upload_place,
@@ -206,14 +205,7 @@ pub(crate) async fn post(
     }
     let mut rec = recorded(report, version);
     crate::limits::cap_analysis(&mut rec.analysis);
-    let unavailable = |_why: String| {
-        ApiError::from(Fault {
-            kind: Kind::Unavailable,
-            what: "the database",
-            detail: "its file is not the one this server opened".into(),
-        })
-    };
-    app.database_intact().map_err(unavailable)?;
+    app.database_intact()?;
     // The text as received, its download: stored before it is recorded, as a package is
     // (the same bytes, the same key).
     app.blobs
@@ -253,7 +245,7 @@ pub(crate) async fn post(
             .await
             .map_err(|e| ApiError::store(&e))?;
     }
-    app.database_intact().map_err(unavailable)?;
+    app.database_intact()?;
     let a = &rec.analysis;
     (app.log)(&format!(
         "received a LeakCanary report as package {id} ({len} bytes, md5 {md5_hex}): {} leak(s), {} line(s) not understood",

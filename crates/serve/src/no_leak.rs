@@ -1,6 +1,6 @@
 //! Packages whose analysis found no leak (out-of-memory dumps, most of them), grouped by
 //! the path of their first top retainer that has one ([`crate::triage::path_signature`]):
-//! `/no-leak`, `/no-leak/{signature}` and their JSON at `/api/no-leak`.
+//! the list that `/no-leak` and `/api/no-leak` show, kept between requests.
 //!
 //! A group is made as a leak group is ([`Fold`]), each package one occurrence. The list
 //! is made again from every no-leak package's row (one per package, a few hundred bytes)
@@ -12,18 +12,9 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use axum::extract::{Path, State};
-use axum::response::{Html, IntoResponse, Response};
-use axum::Json;
-use serde_json::{json, Value};
-
-use crate::api_error::ApiError;
-use crate::app::App;
-use crate::groups::{Fold, LeakGroup, Top};
+use crate::groups::{Fold, Top};
 use crate::limits;
-use crate::pages;
-use crate::store::{DbResult, LeakRow, Shrunk, Store};
-use hprof_shrink_analyze::model::Trace;
+use crate::store::{DbResult, Store};
 
 /// The no-leak groups as the list shows them.
 #[derive(Debug, Default)]
@@ -112,106 +103,11 @@ impl Kept {
     }
 }
 
-/// `GET /no-leak`.
-pub async fn page(State(app): State<Arc<App>>) -> Result<Html<String>, ApiError> {
-    let g = app.no_leak.current(&app.store).await?;
-    Ok(Html(pages::no_leak_groups(
-        &g.top.app,
-        g.top.app_left_out,
-        g.ungrouped,
-    )))
-}
-
-/// `GET /api/no-leak`.
-pub async fn api(State(app): State<Arc<App>>) -> Result<Json<Value>, ApiError> {
-    let g = app.no_leak.current(&app.store).await?;
-    Ok(Json(json!({
-        "groups": g.top.app,
-        "groupsLeftOut": g.top.app_left_out,
-        "ungrouped": g.ungrouped,
-    })))
-}
-
-/// One no-leak group: its summary (of every package), the most recent path, the most
-/// recent [`limits::OCCURRENCES`] packages, and of all those whose dump was shrunk.
-async fn group_of(
-    app: &App,
-    signature: &str,
-) -> Result<(LeakGroup, Option<Trace>, Vec<LeakRow>, Shrunk), ApiError> {
-    let mut fold = Fold::default();
-    app.store.fold_no_leak(Some(signature), &mut fold).await?;
-    let g = fold
-        .groups()
-        .into_iter()
-        .next()
-        .ok_or_else(|| ApiError::not_found("no package without a leak has this path"))?;
-    let rows = app
-        .store
-        .no_leak_occurrences(signature, limits::OCCURRENCES as i64)
-        .await?;
-    let path = app
-        .store
-        .latest_no_leak_path(signature)
-        .await?
-        .and_then(|t| serde_json::from_str(&t).ok());
-    let shrunk = app.store.no_leak_shrunk(signature).await?;
-    Ok((g, path, rows, shrunk))
-}
-
-/// `GET /no-leak/{signature}`.
-pub async fn group_page(
-    State(app): State<Arc<App>>,
-    Path(signature): Path<String>,
-) -> Result<Html<String>, Response> {
-    match group_of(&app, &signature).await {
-        Ok((g, path, rows, shrunk)) => {
-            Ok(Html(pages::no_leak_group(&g, path.as_ref(), &rows, shrunk)))
-        }
-        Err(e) if e.status == axum::http::StatusCode::NOT_FOUND => Err((
-            axum::http::StatusCode::NOT_FOUND,
-            Html(pages::not_found(&e.message)),
-        )
-            .into_response()),
-        Err(e) => Err(e.into_response()),
-    }
-}
-
-/// `GET /api/no-leak/{signature}`.
-pub async fn group_api(
-    State(app): State<Arc<App>>,
-    Path(signature): Path<String>,
-) -> Result<Json<Value>, ApiError> {
-    let (g, path, rows, shrunk) = group_of(&app, &signature).await?;
-    let packages: Vec<Value> = rows
-        .iter()
-        .map(|o| {
-            json!({
-                "packageId": o.package_id,
-                "packageName": o.package_name,
-                "receivedMs": o.received_ms,
-                "sdk": limits::column(&o.sdk),
-                "manufacturer": limits::column(&o.manufacturer),
-                "appVersion": limits::column(&o.app_version),
-                "retainedBytes": o.retained_bytes,
-                "retainedNativeBytes": o.retained_native_bytes,
-            })
-        })
-        .collect();
-    let left_out = g.occurrences.saturating_sub(rows.len() as u64);
-    Ok(Json(json!({
-        "group": g,
-        "path": path,
-        "packages": packages,
-        "packagesLeftOut": left_out,
-        "shrunkPackages": shrunk.packages,
-        "shrunkUnknown": shrunk.unknown,
-    })))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::test_rows::record_no_leak;
+    use serde_json::json;
 
     /// Past its cap the list is ranked by the database: the same groups and counts as a
     /// fold of every row, the first 200 of them listed.

@@ -20,6 +20,7 @@ use axum::Json;
 use base64::Engine;
 use bytes::Bytes;
 use futures_util::StreamExt;
+use hprof_shrink_core::kind::FileKind;
 use hprof_shrink_core::Control;
 use md5::{Digest, Md5};
 use serde_json::json;
@@ -305,18 +306,10 @@ async fn accept(
     claimed: [u8; 16],
     name: &str,
 ) -> Result<Response, ApiError> {
-    // The database file is gone: nothing recorded now would outlive a restart (503). Why
-    // is logged once, when first seen ([`App::database_intact`]), not with every refusal.
-    let unavailable = |_why: String| {
-        ApiError::from(Fault {
-            kind: super::fault::Kind::Unavailable,
-            what: "the database",
-            detail: "its file is not the one this server opened".into(),
-        })
-    };
-    app.database_intact().map_err(unavailable)?;
+    // The database file is gone: nothing recorded now would outlive a restart (503).
+    app.database_intact()?;
     let taken = take(app, tmp, md5, len, claimed, name).await?;
-    app.database_intact().map_err(unavailable)?;
+    app.database_intact()?;
     Ok(taken)
 }
 
@@ -359,7 +352,7 @@ async fn take(
     let verified = verified.map_err(|e| match e {
         Unverified::Bad(why) => refused(
             StatusCode::UNPROCESSABLE_ENTITY,
-            scrub(app, &why, &[(&tmp, "the package")]),
+            scrub(&why, &[(&tmp, "the package")], &app.server_dirs()),
         ),
         Unverified::TooLarge(why) => refused(StatusCode::PAYLOAD_TOO_LARGE, why),
         Unverified::Fault(f) => ApiError::from(f),
@@ -418,7 +411,8 @@ fn verify(
     let n = std::fs::File::open(path)
         .and_then(|mut f| f.read(&mut magic))
         .map_err(|e| disk(&e))?;
-    if n < 4 || &magic != b"PK\x03\x04" {
+    // An empty zip holds no package either.
+    if FileKind::of(&magic[..n]) != FileKind::Zip {
         return Err(Unverified::Bad(
             "not a package: a package is a zip (result.info, the hprof, extra.info)".into(),
         ));

@@ -15,9 +15,7 @@ use crate::blobs::Blobs;
 use crate::config::Config;
 use crate::error::ServeError;
 use crate::store::{self, Store};
-use crate::{
-    cache, conn, fault, guard, jobs, leakcanary, mappings, no_leak, receive, s3, versions, views,
-};
+use crate::{cache, conn, fault, guard, jobs, leakcanary, mappings, receive, s3, views};
 
 /// A server running on the current tokio runtime.
 pub struct Running {
@@ -77,12 +75,12 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/api/leaks/{signature}", get(views::group_api))
         .route("/api/packages", get(views::packages_api))
         .route("/api/bitmaps", get(views::bitmaps_api))
-        .route("/versions", get(versions::page))
-        .route("/no-leak", get(no_leak::page))
-        .route("/no-leak/{signature}", get(no_leak::group_page))
-        .route("/api/no-leak", get(no_leak::api))
-        .route("/api/no-leak/{signature}", get(no_leak::group_api))
-        .route("/api/versions", get(versions::api))
+        .route("/versions", get(views::versions_page))
+        .route("/no-leak", get(views::no_leak_page))
+        .route("/no-leak/{signature}", get(views::no_leak_group_page))
+        .route("/api/no-leak", get(views::no_leak_api))
+        .route("/api/no-leak/{signature}", get(views::no_leak_group_api))
+        .route("/api/versions", get(views::versions_api))
         .route_layer(axum::middleware::from_fn_with_state(
             app.clone(),
             views::require_read,
@@ -257,7 +255,7 @@ pub async fn start(config: Config) -> Result<Running, ServeError> {
         match limits.fit_to_fd_limit(config.workers) {
             Ok(Some(note)) => (config.log)(&note),
             Ok(None) => {}
-            Err(e) => return Err(ServeError::Config(e)),
+            Err(e) => return Err(e.into()),
         }
     }
     let app = Arc::new(App {

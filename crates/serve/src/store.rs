@@ -1565,7 +1565,7 @@ mod package_sql {
 mod by_version;
 mod no_leak;
 mod ranked;
-pub use by_version::AppVersion;
+pub use by_version::{AppVersion, VersionRanking};
 pub use no_leak::Shrunk;
 pub use ranked::Kinds;
 

@@ -1,6 +1,6 @@
 //! Leak groups per app version: which groups are new in a version (seen in no version
 //! before it), and how each group's packages, occurrences and retained sizes move from one
-//! version to the next. `/versions` and `GET /api/versions`.
+//! version to the next: the view that `/versions` and `GET /api/versions` show.
 //!
 //! Versions are ordered by the time their first package was received (not by their text:
 //! "1.10" comes after "1.9" when it was released after it). Packages without an app
@@ -15,13 +15,8 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use axum::extract::State;
-use axum::response::Html;
-use axum::Json;
 use serde::Serialize;
 
-use crate::api_error::ApiError;
-use crate::app::App;
 use crate::groups::Distribution;
 use crate::limits;
 use crate::rows::{Filter, LeakRef, LeakSink, Version};
@@ -514,24 +509,11 @@ impl Kept {
     }
 }
 
-/// A kept view, serialized where it is.
-struct Shared(Arc<View>);
-
-impl Serialize for Shared {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.0.serialize(s)
+impl View {
+    /// The `/versions` page of this view.
+    pub fn page(&self) -> String {
+        html::versions(self)
     }
-}
-
-/// `GET /api/versions`.
-pub async fn api(State(app): State<Arc<App>>) -> Result<Json<impl Serialize>, ApiError> {
-    Ok(Json(Shared(app.versions.current(&app.store).await?)))
-}
-
-/// `GET /versions`.
-pub async fn page(State(app): State<Arc<App>>) -> Result<Html<String>, ApiError> {
-    let view = app.versions.current(&app.store).await?;
-    Ok(Html(html::versions(&view)))
 }
 
 mod html {

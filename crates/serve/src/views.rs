@@ -18,10 +18,12 @@ use super::fault::scrub;
 use super::groups::{bitmap_groups, Fold, LeakGroup};
 use super::limits;
 use super::pages::{self, PackageLeak};
-use super::store::{Filter, LeakRow, Package, Regrouping};
+use super::store::{Filter, LeakRow, Package, Regrouping, Shrunk};
+use super::versions::View;
 use crate::app::App;
 use crate::hex::is_hex;
 use hprof_shrink_analyze::model::Trace;
+use serde::Serialize;
 
 fn unauthorized(why: Denied) -> ApiError {
     let msg = match why {
@@ -128,21 +130,7 @@ pub(crate) async fn group_api(
     Path(signature): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
     let (g, t, rows, regrouping) = group_of(&app, &signature).await?;
-    let occurrences: Vec<Value> = rows
-        .iter()
-        .map(|o| {
-            json!({
-                "packageId": o.package_id,
-                "packageName": o.package_name,
-                "receivedMs": o.received_ms,
-                "sdk": limits::column(&o.sdk),
-                "manufacturer": limits::column(&o.manufacturer),
-                "appVersion": limits::column(&o.app_version),
-                "retainedBytes": o.retained_bytes,
-                "retainedNativeBytes": o.retained_native_bytes,
-            })
-        })
-        .collect();
+    let occurrences: Vec<Value> = rows.iter().map(occurrence).collect();
     let left_out = g.occurrences.saturating_sub(rows.len() as u64);
     Ok(Json(json!({
         "group": g,
@@ -151,6 +139,21 @@ pub(crate) async fn group_api(
         "occurrencesLeftOut": left_out,
         "regrouping": regrouping,
     })))
+}
+
+/// One occurrence of a group (a leak group's, or a no-leak group's package) as the API
+/// lists it.
+fn occurrence(o: &LeakRow) -> Value {
+    json!({
+        "packageId": o.package_id,
+        "packageName": o.package_name,
+        "receivedMs": o.received_ms,
+        "sdk": limits::column(&o.sdk),
+        "manufacturer": limits::column(&o.manufacturer),
+        "appVersion": limits::column(&o.app_version),
+        "retainedBytes": o.retained_bytes,
+        "retainedNativeBytes": o.retained_native_bytes,
+    })
 }
 
 fn parse_id(s: &str) -> Result<i64, ApiError> {
@@ -183,7 +186,7 @@ fn shown(app: &App, mut p: super::store::PackageRow) -> super::store::PackageRow
             super::blobs::Blobs::Dir(root) => root.join(package_key(&p.md5)),
             super::blobs::Blobs::S3(_) => std::path::PathBuf::new(),
         };
-        p.error = Some(scrub(app, e, &[(&stored, "the package")]));
+        p.error = Some(scrub(e, &[(&stored, "the package")], &app.server_dirs()));
     }
     p
 }
@@ -428,4 +431,100 @@ pub(crate) async fn bitmaps_api(State(app): State<Arc<App>>) -> Result<Json<Valu
     Ok(Json(
         json!({ "bitmaps": groups, "bitmapsLeftOut": left_out }),
     ))
+}
+
+/// `GET /versions`.
+pub(crate) async fn versions_page(State(app): State<Arc<App>>) -> Result<Html<String>, ApiError> {
+    Ok(Html(app.versions.current(&app.store).await?.page()))
+}
+
+/// A kept view, serialized where it is.
+struct Shared(Arc<View>);
+
+impl Serialize for Shared {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+/// `GET /api/versions`.
+pub(crate) async fn versions_api(
+    State(app): State<Arc<App>>,
+) -> Result<Json<impl Serialize>, ApiError> {
+    Ok(Json(Shared(app.versions.current(&app.store).await?)))
+}
+
+/// `GET /no-leak`.
+pub(crate) async fn no_leak_page(State(app): State<Arc<App>>) -> Result<Html<String>, ApiError> {
+    let g = app.no_leak.current(&app.store).await?;
+    Ok(Html(pages::no_leak_groups(
+        &g.top.app,
+        g.top.app_left_out,
+        g.ungrouped,
+    )))
+}
+
+/// `GET /api/no-leak`.
+pub(crate) async fn no_leak_api(State(app): State<Arc<App>>) -> Result<Json<Value>, ApiError> {
+    let g = app.no_leak.current(&app.store).await?;
+    Ok(Json(json!({
+        "groups": g.top.app,
+        "groupsLeftOut": g.top.app_left_out,
+        "ungrouped": g.ungrouped,
+    })))
+}
+
+/// One no-leak group: its summary (of every package), the most recent path, the most
+/// recent [`limits::OCCURRENCES`] packages, and of all those whose dump was shrunk.
+async fn no_leak_group_of(
+    app: &App,
+    signature: &str,
+) -> Result<(LeakGroup, Option<Trace>, Vec<LeakRow>, Shrunk), ApiError> {
+    let mut fold = Fold::default();
+    app.store.fold_no_leak(Some(signature), &mut fold).await?;
+    let g = fold
+        .groups()
+        .into_iter()
+        .next()
+        .ok_or_else(|| ApiError::not_found("no package without a leak has this path"))?;
+    let rows = app
+        .store
+        .no_leak_occurrences(signature, limits::OCCURRENCES as i64)
+        .await?;
+    let path = app
+        .store
+        .latest_no_leak_path(signature)
+        .await?
+        .and_then(|t| serde_json::from_str(&t).ok());
+    let shrunk = app.store.no_leak_shrunk(signature).await?;
+    Ok((g, path, rows, shrunk))
+}
+
+/// `GET /no-leak/{signature}`.
+pub(crate) async fn no_leak_group_page(
+    State(app): State<Arc<App>>,
+    Path(signature): Path<String>,
+) -> Result<Html<String>, Response> {
+    let page = no_leak_group_of(&app, &signature)
+        .await
+        .map(|(g, path, rows, shrunk)| pages::no_leak_group(&g, path.as_ref(), &rows, shrunk));
+    html_or_not_found(page)
+}
+
+/// `GET /api/no-leak/{signature}`.
+pub(crate) async fn no_leak_group_api(
+    State(app): State<Arc<App>>,
+    Path(signature): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let (g, path, rows, shrunk) = no_leak_group_of(&app, &signature).await?;
+    let packages: Vec<Value> = rows.iter().map(occurrence).collect();
+    let left_out = g.occurrences.saturating_sub(rows.len() as u64);
+    Ok(Json(json!({
+        "group": g,
+        "path": path,
+        "packages": packages,
+        "packagesLeftOut": left_out,
+        "shrunkPackages": shrunk.packages,
+        "shrunkUnknown": shrunk.unknown,
+    })))
 }

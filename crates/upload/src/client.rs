@@ -23,7 +23,7 @@ use reqwest::header::{
 };
 use reqwest::{multipart, Body, Client, Response, Url};
 
-use super::error::UploadError;
+use super::error::{RedirectError, ReopenError, UploadError};
 use super::http::{install_crypto_provider, FileBody};
 use super::meter::{Meter, Transfer};
 use super::package::{self, Digested};
@@ -242,17 +242,16 @@ impl Job<'_> {
 
 /// The file opened again for an attempt, and checked to be the size it was when its MD5
 /// was read.
-fn reopen(job: &Job<'_>) -> Result<File, String> {
-    let file = File::open(job.path).map_err(|e| format!("reopening: {e}"))?;
-    match file.metadata() {
-        Ok(m) if m.len() == job.digest.len => Ok(file),
-        Ok(m) => Err(format!(
-            "the file changed while being uploaded ({} bytes, was {})",
-            m.len(),
-            job.digest.len
-        )),
-        Err(e) => Err(format!("reopening: {e}")),
+fn reopen(job: &Job<'_>) -> Result<File, ReopenError> {
+    let file = File::open(job.path)?;
+    let now = file.metadata()?.len();
+    if now != job.digest.len {
+        return Err(ReopenError::Changed {
+            now,
+            was: job.digest.len,
+        });
     }
+    Ok(file)
 }
 
 fn is_credential(name: &HeaderName) -> bool {
@@ -601,7 +600,7 @@ impl Uploader {
             let trusted = same_origin(&url, &self.cfg.url);
             let file = match reopen(job) {
                 Ok(f) => f,
-                Err(msg) => return Step::Fatal(msg),
+                Err(e) => return Step::Fatal(e.to_string()),
             };
             if let Some(t) = &job.transfer {
                 t.restart();
@@ -651,7 +650,7 @@ impl Uploader {
                         url = next;
                         continue;
                     }
-                    Err(msg) => return Step::Fatal(msg),
+                    Err(e) => return Step::Fatal(e.to_string()),
                 }
             }
             let retry_after = resp
@@ -784,29 +783,37 @@ impl Uploader {
         }
     }
 
-    fn redirect_target(&self, resp: &Response, from: &Url) -> Result<Url, String> {
+    fn redirect_target(&self, resp: &Response, from: &Url) -> Result<Url, RedirectError> {
         let status = resp.status();
+        let shown = || redact::url(from);
         let loc = resp
             .headers()
             .get(LOCATION)
             .and_then(|v| v.to_str().ok())
-            .ok_or_else(|| format!("{status} from {} without a Location", redact::url(from)))?;
+            .ok_or_else(|| RedirectError::NoLocation {
+                status,
+                from: shown(),
+            })?;
         let next = from
             .join(loc)
-            .map_err(|e| format!("{status} from {}: bad Location: {e}", redact::url(from)))?;
+            .map_err(|source| RedirectError::BadLocation {
+                status,
+                from: shown(),
+                source,
+            })?;
         if !matches!(next.scheme(), "http" | "https") {
-            return Err(format!(
-                "{status} from {}: redirect to a {} URL refused",
-                redact::url(from),
-                next.scheme()
-            ));
+            return Err(RedirectError::Scheme {
+                status,
+                from: shown(),
+                scheme: next.scheme().to_string(),
+            });
         }
         if from.scheme() == "https" && next.scheme() == "http" {
-            return Err(format!(
-                "{status} from {}: redirect from https to http ({}) refused",
-                redact::url(from),
-                redact::url(&next)
-            ));
+            return Err(RedirectError::Downgrade {
+                status,
+                from: shown(),
+                to: redact::url(&next),
+            });
         }
         Ok(next)
     }

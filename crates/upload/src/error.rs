@@ -111,6 +111,48 @@ pub enum UploadError {
     },
 }
 
+/// Why the file cannot be sent for an attempt: another attempt would fail alike.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ReopenError {
+    /// It cannot be opened or looked at again.
+    #[error("reopening: {0}")]
+    Io(#[from] std::io::Error),
+    /// Its size is not what it was when its MD5 was read.
+    #[error("the file changed while being uploaded ({now} bytes, was {was})")]
+    Changed { now: u64, was: u64 },
+}
+
+/// Why a redirect is not followed. `from` is the URL redirected from, as shown (its
+/// secrets redacted).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum RedirectError {
+    #[error("{status} from {from} without a Location")]
+    NoLocation {
+        status: reqwest::StatusCode,
+        from: String,
+    },
+    #[error("{status} from {from}: bad Location: {source}")]
+    BadLocation {
+        status: reqwest::StatusCode,
+        from: String,
+        source: url::ParseError,
+    },
+    /// To a scheme other than http and https.
+    #[error("{status} from {from}: redirect to a {scheme} URL refused")]
+    Scheme {
+        status: reqwest::StatusCode,
+        from: String,
+        scheme: String,
+    },
+    /// From https to http: what was private would go in the clear.
+    #[error("{status} from {from}: redirect from https to http ({to}) refused")]
+    Downgrade {
+        status: reqwest::StatusCode,
+        from: String,
+        to: String,
+    },
+}
+
 impl UploadError {
     /// The zip this error is about; None for a configuration or set-up error.
     pub fn path(&self) -> Option<&Path> {

@@ -9,6 +9,9 @@ use super::tags::Tag;
 /// Record header: u1 tag, u4 time offset, u4 body length.
 pub const RECORD_HEADER_LEN: usize = 9;
 
+/// How every dump starts, before its version (`1.0.x`) and NUL.
+pub const MAGIC: &[u8; 13] = b"JAVA PROFILE ";
+
 /// The header as read: `JAVA PROFILE 1.0.x\0`, u4 id size, u8 timestamp in ms.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Header<'a> {
@@ -25,7 +28,6 @@ pub struct Header<'a> {
 impl<'a> Header<'a> {
     /// Reads the header at the start of `data`.
     pub fn parse(data: &'a [u8]) -> Result<Header<'a>> {
-        const MAGIC: &[u8] = b"JAVA PROFILE ";
         if data.is_empty() {
             return Err(FormatError::NotHprof {
                 reason: "the file is empty".into(),

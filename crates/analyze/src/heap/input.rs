@@ -8,6 +8,7 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use hprof_shrink_core::hprof::{open_regular, MappedFile};
+use hprof_shrink_core::kind::FileKind;
 use hprof_shrink_core::package::{MappedEntry, PackageReader};
 use hprof_shrink_core::space::Unpack;
 
@@ -96,7 +97,7 @@ pub fn open_within(path: &Path, unpack: &Unpack) -> Result<Input, AnalyzeError> 
             compressed_bytes: Some(len),
         });
     }
-    if start.starts_with(b"JAVA PROFILE") {
+    if FileKind::of(start) == FileKind::Hprof {
         return Ok(Input {
             bytes: Bytes::File(MappedFile::from_file(&file, path.to_path_buf())?),
             kind: "hprof",
@@ -115,24 +116,24 @@ pub fn open_within(path: &Path, unpack: &Unpack) -> Result<Input, AnalyzeError> 
 
 /// `path` opened (a regular file only), with its first bytes (how many were read): what
 /// tells a package, a `.hprof.gz` and a `.hprof` apart.
-fn sniff(path: &Path) -> Result<(File, [u8; 12], usize), AnalyzeError> {
+fn sniff(path: &Path) -> Result<(File, [u8; FileKind::PREFIX_LEN], usize), AnalyzeError> {
     let io = |source| AnalyzeError::Io {
         path: path.to_path_buf(),
         source,
     };
     let mut file = open_regular(path).map_err(io)?;
-    let mut start = [0u8; 12];
+    let mut start = [0u8; FileKind::PREFIX_LEN];
     let n = read_up_to(&mut file, &mut start).map_err(io)?;
     Ok((file, start, n))
 }
 
 /// A zip's first bytes: a local file header, or the end record of an empty zip.
 fn is_zip(start: &[u8]) -> bool {
-    start.starts_with(b"PK\x03\x04") || start.starts_with(b"PK\x05\x06")
+    FileKind::of(start).is_zip()
 }
 
 fn is_gzip(start: &[u8]) -> bool {
-    start.starts_with(&[0x1f, 0x8b])
+    FileKind::of(start) == FileKind::Gzip
 }
 
 fn read_up_to(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {

@@ -4,7 +4,6 @@ use futures_util::TryStreamExt;
 use sqlx::Row;
 
 use super::{DbResult, LeakRef, LeakSink, Store, Version};
-use crate::versions::ranked::Ranking;
 
 /// One app version as the packages table has it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -16,6 +15,18 @@ pub struct AppVersion {
     pub first_received_ms: i64,
     /// Packages of this version, analyzed or not.
     pub packages: i64,
+}
+
+/// What picks, from every group's counts per app version, the groups whose rows
+/// [`Store::ranked_versions`] then reads: the per-version view's ranking, which the store
+/// only feeds (it lives with the view, `versions::ranked`).
+pub trait VersionRanking {
+    /// The versions recorded, before any group.
+    fn versions(&mut self, recorded: &[AppVersion]);
+    /// One group's (version as recorded, occurrences, packages), every version it has.
+    fn group(&mut self, signature: &str, cells: &[(String, i64, i64)]);
+    /// The signatures of the groups whose rows are wanted, each once.
+    fn listed(&self) -> Vec<String>;
 }
 
 /// Every app version, with its first package's time and its packages: one scan of the
@@ -38,7 +49,7 @@ impl Store {
     /// ranking keeps, then those groups' rows.
     pub async fn ranked_versions(
         &self,
-        ranking: &mut Ranking,
+        ranking: &mut impl VersionRanking,
         sink: &mut impl LeakSink,
     ) -> DbResult<(Version, Vec<AppVersion>)> {
         on!(self, pool => {

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use super::{ordered, View};
 use crate::limits;
-use crate::store::AppVersion;
+use crate::store::{AppVersion, VersionRanking};
 use crate::top_n::TopN;
 
 /// A group's place in a version's list: new ones first, then those back, then by
@@ -67,8 +67,31 @@ impl Ranking {
         }
     }
 
+    /// Groups seen.
+    pub fn groups(&self) -> u64 {
+        self.groups
+    }
+
+    /// Gives `view`, made of the listed groups' rows alone, the counts of every group.
+    pub fn count(&self, view: &mut View) {
+        for (v, s) in view.versions.iter_mut().zip(&self.shown) {
+            v.groups_seen = s.groups.offered();
+            v.new_groups = s.new;
+            v.groups_left_out = v.groups_seen.saturating_sub(v.groups.len() as u64);
+            v.gone_left_out = s.gone.offered().saturating_sub(v.gone.len() as u64);
+        }
+        if let Some(v) = &mut view.no_version {
+            v.groups_seen = self.apart.offered();
+            v.groups_left_out = v.groups_seen.saturating_sub(v.groups.len() as u64);
+        }
+    }
+}
+
+/// Fed by [`crate::store::Store::ranked_versions`]: the versions, then every group's
+/// counts per version; it names the groups whose rows the store then reads.
+impl VersionRanking for Ranking {
     /// Learns the versions' order, before any group.
-    pub fn versions(&mut self, recorded: &[AppVersion]) {
+    fn versions(&mut self, recorded: &[AppVersion]) {
         let (order, _) = ordered(recorded);
         self.first_shown = order.len().saturating_sub(self.max_versions);
         self.order = order.into_iter().map(|(v, _, _)| v).collect();
@@ -90,7 +113,7 @@ impl Ranking {
     /// One group's (version as recorded, occurrences, packages), every version it has:
     /// offered to the lists of the versions shown it is in (new, back, or neither), and to
     /// the gone list of the version after each it is in, when that one has none of it.
-    pub fn group(&mut self, signature: &str, cells: &[(String, i64, i64)]) {
+    fn group(&mut self, signature: &str, cells: &[(String, i64, i64)]) {
         self.groups += 1;
         // As the lists show them: values recorded before the caps, cut, fall together (a
         // package has one version, so its packages are counted once).
@@ -139,13 +162,8 @@ impl Ranking {
         }
     }
 
-    /// Groups seen.
-    pub fn groups(&self) -> u64 {
-        self.groups
-    }
-
     /// The signatures of every group a list shows, each once.
-    pub fn listed(&self) -> Vec<String> {
+    fn listed(&self) -> Vec<String> {
         let mut sigs: Vec<String> = self
             .shown
             .iter()
@@ -160,19 +178,5 @@ impl Ranking {
         sigs.sort_unstable();
         sigs.dedup();
         sigs
-    }
-
-    /// Gives `view`, made of the listed groups' rows alone, the counts of every group.
-    pub fn count(&self, view: &mut View) {
-        for (v, s) in view.versions.iter_mut().zip(&self.shown) {
-            v.groups_seen = s.groups.offered();
-            v.new_groups = s.new;
-            v.groups_left_out = v.groups_seen.saturating_sub(v.groups.len() as u64);
-            v.gone_left_out = s.gone.offered().saturating_sub(v.gone.len() as u64);
-        }
-        if let Some(v) = &mut view.no_version {
-            v.groups_seen = self.apart.offered();
-            v.groups_left_out = v.groups_seen.saturating_sub(v.groups.len() as u64);
-        }
     }
 }
