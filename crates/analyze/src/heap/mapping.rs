@@ -103,19 +103,32 @@ enum Line<'a> {
     Other,
 }
 
-/// Reads one line (`in_class`: a class line came before); an error says what is wrong.
-fn read_line(line: &str, in_class: bool) -> Result<Line<'_>, String> {
+/// What is wrong with a line that is not R8/ProGuard's format.
+#[derive(Debug, thiserror::Error)]
+enum LineError {
+    #[error("expected `name -> obfuscated`, found {0:?}")]
+    NoArrow(String),
+    #[error("a class line ends with ':'")]
+    ClassWithoutColon,
+    #[error("a member before any class")]
+    MemberBeforeClass,
+    #[error("expected `type name` before ->, found {0:?}")]
+    NoFieldName(String),
+}
+
+/// Reads one line (`in_class`: a class line came before).
+fn read_line(line: &str, in_class: bool) -> Result<Line<'_>, LineError> {
     let trimmed = line.trim();
     if trimmed.is_empty() || trimmed.starts_with('#') {
         return Ok(Line::Other);
     }
     let Some((left, right)) = trimmed.split_once(" -> ") else {
-        return Err(format!("expected `name -> obfuscated`, found {trimmed:?}"));
+        return Err(LineError::NoArrow(trimmed.to_string()));
     };
     if !line.starts_with(char::is_whitespace) {
         let obf = right
             .strip_suffix(':')
-            .ok_or_else(|| "a class line ends with ':'".to_string())?;
+            .ok_or(LineError::ClassWithoutColon)?;
         return Ok(Line::Class {
             original: left.trim(),
             obfuscated: obf.trim(),
@@ -126,10 +139,10 @@ fn read_line(line: &str, in_class: bool) -> Result<Line<'_>, String> {
     }
     // A field: `type name -> obf`.
     if !in_class {
-        return Err("a member before any class".into());
+        return Err(LineError::MemberBeforeClass);
     }
     let Some(name) = left.split_whitespace().nth(1) else {
-        return Err(format!("expected `type name` before ->, found {left:?}"));
+        return Err(LineError::NoFieldName(left.to_string()));
     };
     Ok(Line::Field {
         name,
@@ -198,7 +211,7 @@ impl Mapping {
         let mut classes: Vec<Class> = Vec::new();
         let mut fields: Vec<(Span, Span)> = Vec::new();
         for (i, line) in text.lines().enumerate() {
-            match read_line(line, !classes.is_empty()).map_err(|what| (i + 1, what))? {
+            match read_line(line, !classes.is_empty()).map_err(|what| (i + 1, what.to_string()))? {
                 Line::Class {
                     original,
                     obfuscated,
@@ -272,7 +285,7 @@ impl Mapping {
                 Ok(Line::Class { .. }) => counts.classes += 1,
                 Ok(Line::Field { .. }) => counts.fields += 1,
                 Ok(Line::Other) => {}
-                Err(what) => return Ok(Err((n, what))),
+                Err(what) => return Ok(Err((n, what.to_string()))),
             }
         }
         Ok(Ok(counts))
