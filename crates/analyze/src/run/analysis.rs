@@ -41,6 +41,27 @@ pub struct Clock {
     since: Instant,
 }
 
+impl<'r> Request<'r> {
+    /// An analysis of `input` (read from `path`) without a census, its format the dump's.
+    pub fn new(
+        input: &'r input::Input,
+        path: &'r Path,
+        options: &'r Options,
+        unpack: &'r Unpack,
+        control: &'r Control<'r>,
+    ) -> Request<'r> {
+        Request {
+            input,
+            path,
+            options,
+            unpack,
+            control,
+            take_census: false,
+            format: None,
+        }
+    }
+}
+
 impl Clock {
     /// Records the step `name`, ending now.
     pub fn step(&mut self, name: &'static str) {

@@ -152,19 +152,8 @@ pub fn analyze_path_within(
     unpack: &Unpack,
     control: &Control<'_>,
 ) -> Result<Outcome, AnalyzeError> {
-    let mut timings = Timings::default();
-    let t = Instant::now();
-    let input = input::open_within(path, unpack)?;
-    timings.step("open", t);
-    let request = Request {
-        input: &input,
-        path,
-        options,
-        unpack,
-        control,
-        take_census: false,
-        format: None,
-    };
+    let (input, timings) = timed_open(|| input::open_within(path, unpack))?;
+    let request = Request::new(&input, path, options, unpack, control);
     Run::new(request, timings).analyze().map(|(o, _)| o)
 }
 
@@ -177,19 +166,11 @@ pub fn analyze_source(
     unpack: &Unpack,
     control: &Control<'_>,
 ) -> Result<Outcome, AnalyzeError> {
-    let mut timings = Timings::default();
-    let t = Instant::now();
-    let input = encode::to_input(source, unpack)?;
-    timings.step("open", t);
+    let (input, timings) = timed_open(|| encode::to_input(source, unpack))?;
     let (path, format) = (PathBuf::from(source.name()), source.format());
     let request = Request {
-        input: &input,
-        path: &path,
-        options,
-        unpack,
-        control,
-        take_census: false,
         format: Some(&format),
+        ..Request::new(&input, &path, options, unpack, control)
     };
     Run::new(request, timings).analyze().map(|(o, _)| o)
 }
@@ -201,21 +182,25 @@ pub fn analyze_path_census(
     options: &Options,
     control: &Control<'_>,
 ) -> Result<(Outcome, census::Census), AnalyzeError> {
-    let mut timings = Timings::default();
-    let t = Instant::now();
-    let input = input::open(path)?;
-    timings.step("open", t);
+    let (input, timings) = timed_open(|| input::open(path))?;
+    let unpack = Unpack::default();
     let request = Request {
-        input: &input,
-        path,
-        options,
-        unpack: &Unpack::default(),
-        control,
         take_census: true,
-        format: None,
+        ..Request::new(&input, path, options, &unpack, control)
     };
     let (outcome, census) = Run::new(request, timings).analyze()?;
     Ok((outcome, census.unwrap_or_default()))
+}
+
+/// The input `open` gives, and the timings that start with its step, `open`.
+fn timed_open(
+    open: impl FnOnce() -> Result<input::Input, AnalyzeError>,
+) -> Result<(input::Input, Timings), AnalyzeError> {
+    let mut timings = Timings::default();
+    let t = Instant::now();
+    let input = open()?;
+    timings.step("open", t);
+    Ok((input, timings))
 }
 
 /// The process's anonymous resident memory now (RssAnon), where /proc tells it: the
