@@ -587,7 +587,8 @@ pub struct ShrinkMode {
     pub salvage: bool,
 
     /// A private package: every String value is replaced (same length, a keyed
-    /// permutation: equal values stay equal) but those the analysis reads (LeakCanary's
+    /// permutation below 12 bytes, a keyed tag and `*`s from 12 on: equal values stay
+    /// equal, distinct ones distinct) but those the analysis reads (LeakCanary's
     /// keys and descriptions, Build fields, thread names, framework labels: listed in
     /// docs/usage.md), and every Bitmap's pixels by a pattern from their digest (duplicates
     /// stay duplicates). The analysis finds the same leaks, sizes and duplicates. result.info

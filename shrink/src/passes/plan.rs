@@ -109,7 +109,7 @@ pub enum KeptAs {
 /// What a private package writes in place of a kept array's elements.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Replaced {
-    /// A String value, through the keyed permutation.
+    /// A String value, by its keyed replacement (a permutation or a tag).
     String,
     /// A Bitmap's pixels or an image, from their digest.
     Pixels,

@@ -1,22 +1,28 @@
 //! What replaces the bytes a private package does not keep, so that the analysis finds
 //! the same things in them:
 //!
-//! - a String value: its bytes through a keyed permutation of byte strings of its length, a
-//!   Feistel network of 3 rounds (Luby and Rackoff's bound for a pseudorandom permutation:
-//!   no one sees a replacement of a value of their choosing), SipHash-1-3 round functions
-//!   under the key: balanced below 32 bytes; from 32 bytes on, between the first 16 bytes
-//!   and the rest, so that the rest is hashed once and otherwise only XORed with a stream. Equal values stay
-//!   equal and distinct ones distinct (a permutation), so duplicate Strings group as
-//!   before with the same wasted bytes; nothing of a value can be read back without the
-//!   key.
+//! - a String value shorter than [`TAGGED_FROM`] bytes: its bytes through a keyed
+//!   permutation of byte strings of its length, a balanced Feistel network of 3 rounds
+//!   (Luby and Rackoff's bound for a pseudorandom permutation: no one sees a replacement of
+//!   a value of their choosing), SipHash-1-3 round functions under the key. Equal values
+//!   stay equal and distinct ones distinct.
+//! - a longer one: a keyed tag of the whole value, the first [`TAG`] bytes (96 bits) of
+//!   SipHash-1-3's 128-bit output of the value and its length, then [`FILLER`] to the
+//!   value's length. Equal values stay equal; distinct ones of one length (values of two
+//!   lengths differ by their lengths) collide only if their tags do: among `n` distinct
+//!   values of one length, by a chance of at most `n² / 2^97` (2^-37 for 2^30 Strings,
+//!   more than a 64 GB dump holds). The filler is what makes the
+//!   package small: a text compresses, and so must what replaces it, where a permutation's
+//!   output would be random bytes throughout (deflate works harder for a larger zip).
+//!   Duplicate Strings group as before with the same wasted bytes; nothing of a value can
+//!   be read back without the key, only its length (kept either way).
 //! - a Bitmap's pixels (or an Android 14 `DumpData` image): a 16-byte block repeated to the
 //!   buffer's length, the block the keyed permutation of the buffer's id and length. The
 //!   shrink has already merged identical buffers into one (ids of the others repointed to
 //!   it), so the buffers left are pairwise distinct, and so are their blocks (distinct ids,
 //!   a permutation): `analyze` finds the same duplicate groups. No pixel is even read. A
-//!   buffer shorter than 16 bytes goes through the String permutation instead. An image
-//!   keeps its first [`IMAGE_MAGIC`] bytes, which say its format and nothing of the
-//!   picture.
+//!   buffer shorter than 16 bytes goes through the permutation instead. An image keeps its
+//!   first [`IMAGE_MAGIC`] bytes, which say its format and nothing of the picture.
 //!
 //! The key is random for each shrink and never written anywhere: a private package is
 //! not reproducible byte for byte, and no guess of a value can be checked against it.
@@ -26,8 +32,23 @@ use std::hash::BuildHasher;
 /// The bytes of an image that stay: its format's magic (PNG, JPEG, WebP).
 pub const IMAGE_MAGIC: usize = 12;
 
-/// The head of an unbalanced network: one block of the permutation.
+/// A pixel block.
 const HEAD: usize = 16;
+
+/// A String value's tag, in bytes: 96 bits, so that distinct values keep distinct
+/// replacements but by a negligible chance (the module's doc).
+pub const TAG: usize = 12;
+
+/// From this many bytes on, a String value is replaced by its tag and [`FILLER`]; shorter
+/// ones go through the permutation.
+pub const TAGGED_FROM: usize = TAG;
+
+/// What follows a tag: one byte, so that a Latin-1 value reads `*` and a UTF-16 one
+/// U+2A2A (no surrogate) for each filled unit, and deflate squeezes a run of it.
+pub const FILLER: u8 = b'*';
+
+/// The tag's domain in the round functions' inputs (the Feistel rounds are 0 to 2).
+const TAG_ROUND: u64 = 3;
 
 /// A replacement key: 256 random bits, for the round functions and the streams.
 #[derive(Clone)]
@@ -55,12 +76,26 @@ impl Key {
     /// The round function: SipHash-1-3 (std's `HashMap` hash) under the key, of the
     /// round, the value's length and `input`.
     fn prf(&self, round: u64, len: usize, input: &[u8]) -> u64 {
-        sip13(
-            self.0[0] ^ round,
-            self.0[1],
-            (len as u64).rotate_left(8) ^ round,
-            input,
-        )
+        self.sip(round, len, false, input).finish64()
+    }
+
+    /// The state of a round function's SipHash-1-3 once it has read `input`.
+    #[inline]
+    fn sip(&self, round: u64, len: usize, wide: bool, input: &[u8]) -> Sip<1, 3> {
+        let mut sip = Sip::new(self.0[0] ^ round, self.0[1], wide);
+        sip.block((len as u64).rotate_left(8) ^ round);
+        sip.absorb(8, input);
+        sip
+    }
+
+    /// A String value's tag: SipHash-1-3's 128-bit output under the key, of its length and
+    /// its bytes.
+    fn tag(&self, value: &[u8]) -> [u8; TAG] {
+        let [a, b] = self.sip(TAG_ROUND, value.len(), true, value).finish128();
+        let mut tag = [0u8; TAG];
+        tag[..8].copy_from_slice(&a.to_le_bytes());
+        tag[8..].copy_from_slice(&b.to_le_bytes()[..TAG - 8]);
+        tag
     }
 
     /// A keyed 64-bit digest of `bytes` (fast, not a PRF): equal contents, equal digests;
@@ -70,19 +105,18 @@ impl Key {
         foldhash::quality::FixedState::with_seed(self.0[2] ^ self.0[3]).hash_one(bytes)
     }
 
-    /// XORs into `out` a stream drawn from `seed` (a round function's output).
+    /// XORs into `out` a stream drawn from `seed` (a round function's output): its first
+    /// word is the seed itself, which covers the half of a value of up to 16 bytes (all
+    /// the permutation is given); further words are drawn from it.
     fn xor_stream(&self, seed: u64, out: &mut [u8]) {
-        let mut chunks = out.chunks_exact_mut(8);
-        let mut i = 0u64;
-        for chunk in &mut chunks {
-            let word = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
-            chunk.copy_from_slice(&(word ^ mix(seed ^ self.0[2], i ^ self.0[3])).to_le_bytes());
-            i += 1;
-        }
-        let rest = chunks.into_remainder();
-        let word = mix(seed ^ self.0[2], i ^ self.0[3]).to_le_bytes();
-        for (b, w) in rest.iter_mut().zip(word) {
-            *b ^= w;
+        for (i, chunk) in out.chunks_mut(8).enumerate() {
+            let word = match i {
+                0 => seed,
+                _ => mix(seed ^ self.0[2], i as u64 ^ self.0[3]),
+            };
+            for (b, w) in chunk.iter_mut().zip(word.to_le_bytes()) {
+                *b ^= w;
+            }
         }
     }
 
@@ -93,16 +127,11 @@ impl Key {
         self.xor_stream(seed, dst);
     }
 
-    /// `bytes` through the keyed permutation of byte strings of their length, in place.
-    pub fn permute(&self, bytes: &mut [u8]) {
+    /// `bytes` through the keyed permutation of byte strings of their length, in place:
+    /// for short ones (a String below [`TAGGED_FROM`] bytes, a pixel block), each round
+    /// hashes half of them.
+    fn permute(&self, bytes: &mut [u8]) {
         let len = bytes.len();
-        if len >= 2 * HEAD {
-            let (head, rest) = bytes.split_at_mut(HEAD);
-            self.round(0, len, head, rest);
-            self.round(1, len, rest, head);
-            self.round(2, len, head, rest);
-            return;
-        }
         let (left, right) = bytes.split_at_mut(len / 2);
         for round in 0..3 {
             if round % 2 == 0 {
@@ -113,9 +142,16 @@ impl Key {
         }
     }
 
-    /// A String value's replacement, in place.
+    /// A String value's replacement, in place: below [`TAGGED_FROM`] bytes permuted, from
+    /// it on its tag and [`FILLER`].
     pub fn string(&self, bytes: &mut [u8]) {
-        self.permute(bytes);
+        if bytes.len() < TAGGED_FROM {
+            self.permute(bytes);
+            return;
+        }
+        let tag = self.tag(bytes);
+        bytes[..TAG].copy_from_slice(&tag);
+        bytes[TAG..].fill(FILLER);
     }
 
     /// The pixels of the kept buffer `id` (the only one in the package with its content):
@@ -146,49 +182,91 @@ impl Key {
     }
 }
 
-/// SipHash-1-3 with the key (`k0`, `k1`) of the message `first` (8 bytes, little-endian)
-/// followed by `data`: the hash std's `HashMap` uses, written out for a fixed key (std's
-/// is drawn at random and cannot be set); a test checks it against std's.
-fn sip13(k0: u64, k1: u64, first: u64, data: &[u8]) -> u64 {
-    let mut v = [
-        k0 ^ 0x736f_6d65_7073_6575,
-        k1 ^ 0x646f_7261_6e64_6f6d,
-        k0 ^ 0x6c79_6765_6e65_7261,
-        k1 ^ 0x7465_6462_7974_6573,
-    ];
-    fn round(v: &mut [u64; 4]) {
-        v[0] = v[0].wrapping_add(v[1]);
-        v[1] = v[1].rotate_left(13) ^ v[0];
-        v[0] = v[0].rotate_left(32);
-        v[2] = v[2].wrapping_add(v[3]);
-        v[3] = v[3].rotate_left(16) ^ v[2];
-        v[0] = v[0].wrapping_add(v[3]);
-        v[3] = v[3].rotate_left(21) ^ v[0];
-        v[2] = v[2].wrapping_add(v[1]);
-        v[1] = v[1].rotate_left(17) ^ v[2];
-        v[2] = v[2].rotate_left(32);
+/// SipHash-c-d under the key (`k0`, `k1`), as its paper defines it with a 64-bit or a
+/// 128-bit output: the hash std's `HashMap` uses is SipHash-1-3 with 64 bits, written out
+/// here for a fixed key (std's is drawn at random and cannot be set). Tests check it
+/// against std's and against the paper's 128-bit test vector.
+struct Sip<const C: usize, const D: usize> {
+    v: [u64; 4],
+}
+
+impl<const C: usize, const D: usize> Sip<C, D> {
+    #[inline(always)]
+    fn new(k0: u64, k1: u64, wide: bool) -> Self {
+        let mut v = [
+            k0 ^ 0x736f_6d65_7073_6575,
+            k1 ^ 0x646f_7261_6e64_6f6d,
+            k0 ^ 0x6c79_6765_6e65_7261,
+            k1 ^ 0x7465_6462_7974_6573,
+        ];
+        if wide {
+            v[1] ^= 0xee;
+        }
+        Sip { v }
     }
-    fn block(v: &mut [u64; 4], m: u64) {
-        v[3] ^= m;
-        round(v);
-        v[0] ^= m;
+
+    #[inline(always)]
+    fn rounds(&mut self, n: usize) {
+        let v = &mut self.v;
+        for _ in 0..n {
+            v[0] = v[0].wrapping_add(v[1]);
+            v[1] = v[1].rotate_left(13) ^ v[0];
+            v[0] = v[0].rotate_left(32);
+            v[2] = v[2].wrapping_add(v[3]);
+            v[3] = v[3].rotate_left(16) ^ v[2];
+            v[0] = v[0].wrapping_add(v[3]);
+            v[3] = v[3].rotate_left(21) ^ v[0];
+            v[2] = v[2].wrapping_add(v[1]);
+            v[1] = v[1].rotate_left(17) ^ v[2];
+            v[2] = v[2].rotate_left(32);
+        }
     }
-    block(&mut v, first);
-    let mut words = data.chunks_exact(8);
-    for w in &mut words {
-        block(&mut v, u64::from_le_bytes(w.try_into().unwrap_or([0; 8])));
+
+    /// One 8-byte word of the message.
+    #[inline(always)]
+    fn block(&mut self, m: u64) {
+        self.v[3] ^= m;
+        self.rounds(C);
+        self.v[0] ^= m;
     }
-    let rest = words.remainder();
-    let mut last = ((8 + data.len()) as u64) << 56;
-    for (i, b) in rest.iter().enumerate() {
-        last |= (*b as u64) << (8 * i);
+
+    /// The rest of the message, `data`, after `before` bytes already read as words.
+    #[inline(always)]
+    fn absorb(&mut self, before: usize, data: &[u8]) {
+        let mut words = data.chunks_exact(8);
+        for w in &mut words {
+            self.block(u64::from_le_bytes(w.try_into().unwrap_or([0; 8])));
+        }
+        let rest = words.remainder();
+        let mut last = (before.wrapping_add(data.len()) as u64) << 56;
+        for (i, b) in rest.iter().enumerate() {
+            last |= (*b as u64) << (8 * i);
+        }
+        self.block(last);
     }
-    block(&mut v, last);
-    v[2] ^= 0xff;
-    round(&mut v);
-    round(&mut v);
-    round(&mut v);
-    v[0] ^ v[1] ^ v[2] ^ v[3]
+
+    #[inline(always)]
+    fn word(&self) -> u64 {
+        self.v[0] ^ self.v[1] ^ self.v[2] ^ self.v[3]
+    }
+
+    #[inline(always)]
+    fn finish64(mut self) -> u64 {
+        self.v[2] ^= 0xff;
+        self.rounds(D);
+        self.word()
+    }
+
+    /// The 128-bit output (of a state made `wide`).
+    #[inline(always)]
+    fn finish128(mut self) -> [u64; 2] {
+        self.v[2] ^= 0xee;
+        self.rounds(D);
+        let first = self.word();
+        self.v[1] ^= 0xdd;
+        self.rounds(D);
+        [first, self.word()]
+    }
 }
 
 /// splitmix64's finalizer over a seed and a counter: a well-spread word each.
@@ -213,12 +291,29 @@ mod tests {
             let mut h = std::collections::hash_map::DefaultHasher::new();
             h.write(&0x0102_0304_0506_0708u64.to_le_bytes());
             h.write(&data);
-            assert_eq!(
-                sip13(0, 0, 0x0102_0304_0506_0708, &data),
-                h.finish(),
-                "{len}"
-            );
+            let mut sip = Sip::<1, 3>::new(0, 0, false);
+            sip.block(0x0102_0304_0506_0708);
+            sip.absorb(8, &data);
+            assert_eq!(sip.finish64(), h.finish(), "{len}");
         }
+    }
+
+    #[test]
+    fn the_wide_output_is_the_papers() {
+        // SipHash-2-4-128 of the empty message under the key 00 01 .. 0f: the first of the
+        // reference implementation's 128-bit test vectors.
+        let (k0, k1) = (0x0706_0504_0302_0100, 0x0f0e_0d0c_0b0a_0908);
+        let mut sip = Sip::<2, 4>::new(k0, k1, true);
+        sip.absorb(0, &[]);
+        let [a, b] = sip.finish128();
+        let bytes = [a.to_le_bytes(), b.to_le_bytes()].concat();
+        assert_eq!(
+            bytes,
+            [
+                0xa3, 0x81, 0x7f, 0x04, 0xba, 0x25, 0xa8, 0xe6, 0x6d, 0xf6, 0x72, 0x14, 0xc7, 0x55,
+                0x02, 0x93
+            ]
+        );
     }
 
     #[test]
@@ -259,23 +354,52 @@ mod tests {
     }
 
     #[test]
-    fn a_long_string_goes_back_through_the_rounds_backwards() {
-        // The unbalanced network's inverse: its rounds backwards.
+    fn values_around_the_threshold_stay_apart_and_show_nothing() {
         let key = Key::fixed(9);
-        for n in 0..500u32 {
-            let original: Vec<u8> = (0..32 + n)
-                .map(|i| (n.wrapping_mul(i + 1) % 7) as u8)
-                .collect();
-            let mut b = original.clone();
-            key.string(&mut b);
-            assert_ne!(b, original);
-            let len = b.len();
-            let (head, rest) = b.split_at_mut(HEAD);
-            key.round(2, len, head, rest);
-            key.round(1, len, rest, head);
-            key.round(0, len, head, rest);
-            assert_eq!(b, original);
+        // Values from 1 to 40 bytes, many per length: each replacement as long as its value,
+        // equal for equal values, distinct for distinct ones.
+        let mut seen: std::collections::HashMap<Vec<u8>, Vec<u8>> = Default::default();
+        for len in 1..=40usize {
+            for n in 0..300u32 {
+                let original: Vec<u8> = (0..len)
+                    .map(|i| b"node-0123456789"[(n as usize * 7 + i * (n as usize % 5 + 1)) % 15])
+                    .collect();
+                let mut b = original.clone();
+                key.string(&mut b);
+                assert_eq!(b.len(), len);
+                let mut again = original.clone();
+                key.string(&mut again);
+                assert_eq!(b, again, "equal values, equal replacements");
+                if let Some(before) = seen.insert(b.clone(), original.clone()) {
+                    assert_eq!(before, original, "two values, one replacement");
+                }
+                if len >= TAGGED_FROM {
+                    // The tag, then the filler.
+                    let head = TAG;
+                    assert!(b[head..].iter().all(|&c| c == FILLER));
+                    assert_ne!(b[..head], original[..head]);
+                }
+                // No run of the value's bytes left (4 and more: shorter ones occur by
+                // chance in random bytes).
+                if len >= 4 {
+                    for w in original.windows(4) {
+                        assert!(!b.windows(4).any(|x| x == w), "{original:?} -> {b:?}");
+                    }
+                }
+            }
         }
+        // Values that differ only past the first 16 bytes, or only in the last one.
+        let base = b"https://example.com/inbox?user=alice".to_vec();
+        let mut other = base.clone();
+        *other.last_mut().unwrap() = b'a';
+        let (mut x, mut y) = (base.clone(), other);
+        key.string(&mut x);
+        key.string(&mut y);
+        assert_ne!(x, y);
+        // Another key, another tag.
+        let mut z = base.clone();
+        Key::fixed(10).string(&mut z);
+        assert_ne!(x, z);
     }
 
     #[test]
