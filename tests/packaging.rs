@@ -104,7 +104,10 @@ fn package_list(name: &str) -> String {
 #[test]
 fn the_library_crates_package_with_the_files_they_include() {
     for (name, wants) in [
-        ("hprof-shrink-analyze", &["src/knowledge/library_leaks.json"][..]),
+        (
+            "hprof-shrink-analyze",
+            &["src/knowledge/library_leaks.json"][..],
+        ),
         ("hprof-shrink-upload", &[][..]),
         (
             "hprof-shrink-serve",
