@@ -129,7 +129,7 @@ impl Limits {
     }
 }
 
-/// The file descriptor limit leaves too few for [`MIN_CONNECTIONS`]: the server does not
+/// The file descriptor limit leaves too few for `MIN_CONNECTIONS`: the server does not
 /// start.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
