@@ -1,26 +1,48 @@
 //! Perfetto heap graphs read through the heap-source seam.
 //!
 //! Perfetto's own test traces (tests/perfetto/, their source in its README.md), encoded by
-//! `protoc` when it is here (scripts/setup-protoc.sh; skipped with the reason printed when
-//! it is not), give the sizes and reachability Perfetto's trace processor is expected to
+//! `protoc` (scripts/setup-protoc.sh; skipped with the reason printed where it is missing
+//! outside CI, or could not be installed), give the sizes and reachability Perfetto's trace processor is expected to
 //! give: the tables beside them. Hand-built traces hold the hostile cases: truncated,
 //! lying lengths, huge varints, no roots, cycles, repeated ids, several processes.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use hprof_shrink_analyze::model::Analysis;
 use hprof_shrink_analyze::perfetto::{TraceError, TraceSource};
-use hprof_shrink_analyze::{analyze_source, AnalyzeError, Options};
+use hprof_shrink_analyze::{analyze_path, analyze_source, AnalyzeError, Options};
 use hprof_shrink_core::space::Unpack;
 use hprof_shrink_core::Control;
+
+/// protoc: `HPROF_SHRINK_PROTOC` (scripts/test.sh sets it with scripts/setup-protoc.sh), or
+/// one on the PATH; None (with the reason printed) where a skip is allowed: outside CI, or
+/// where the setup could not install it (no apt-get).
+fn protoc() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("HPROF_SHRINK_PROTOC").filter(|p| !p.is_empty()) {
+        return Some(PathBuf::from(p));
+    }
+    if Command::new("protoc").arg("--version").output().is_ok() {
+        return Some(PathBuf::from("protoc"));
+    }
+    let ci = std::env::var_os("CI").is_some();
+    let why = std::env::var("HPROF_SHRINK_NO_PROTOC")
+        .unwrap_or_else(|_| "no protoc (scripts/setup-protoc.sh installs it)".into());
+    assert!(
+        !ci || !Path::new("/usr/bin/apt-get").exists(),
+        "CI with apt-get, but protoc could not be set up: {why}"
+    );
+    println!("skipped: {why}");
+    None
+}
 
 /// `name`.textproto of tests/perfetto encoded as a binary trace; `None` when there is
 /// no protoc.
 fn encoded(name: &str) -> Option<Vec<u8>> {
+    let protoc = protoc()?;
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/perfetto");
     let text = std::fs::read(dir.join(format!("{name}.textproto"))).unwrap();
-    let child = Command::new("protoc")
+    let mut child = Command::new(protoc)
         .arg(format!("-I{}", dir.display()))
         .args([
             "--encode=perfetto.protos.Trace",
@@ -29,14 +51,8 @@ fn encoded(name: &str) -> Option<Vec<u8>> {
         ])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .spawn();
-    let mut child = match child {
-        Ok(child) => child,
-        Err(e) => {
-            println!("skipped: no protoc ({e}); scripts/setup-protoc.sh installs it");
-            return None;
-        }
-    };
+        .spawn()
+        .unwrap();
     std::io::Write::write_all(&mut child.stdin.take().unwrap(), &text).unwrap();
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success(), "protoc could not encode {name}");
@@ -403,4 +419,104 @@ fn ids_past_two_to_the_63_and_references_past_64_bits_are_refused() {
         TraceSource::open("t", &trace, None),
         Err(TraceError::BadPacket { .. })
     ));
+}
+
+/// `bytes` in a file of their own.
+fn file_of(bytes: &[u8]) -> tempfile::NamedTempFile {
+    let mut f = tempfile::NamedTempFile::new().unwrap();
+    std::io::Write::write_all(&mut f, bytes).unwrap();
+    f
+}
+
+#[test]
+fn analyze_reads_a_trace_by_its_content() {
+    let trace = file_of(&cycle(7));
+    let a = analyze_path(trace.path(), &Options::default(), &Control::default()).unwrap();
+    let a = a.analysis;
+    assert_eq!(a.input.kind, "perfetto");
+    assert_eq!(a.dump.format, "Perfetto heap graph");
+    assert_eq!(retainers(&a), vec![("Node".to_string(), 48, 96)]);
+    // Perfetto's own trace, when protoc is here.
+    if let Some(trace) = encoded("heap_graph_branching") {
+        let trace = file_of(&trace);
+        let a = analyze_path(trace.path(), &Options::default(), &Control::default()).unwrap();
+        assert_eq!(a.analysis.triage.unwrap().heap_bytes, 3100);
+    }
+}
+
+#[test]
+fn a_broken_trace_is_one_error_naming_the_file() {
+    // Past the sniff's window, a packet that says it has more bytes than remain (within
+    // the window a broken packet makes the file no trace at all).
+    let mut bytes = Vec::new();
+    while bytes.len() <= hprof_shrink_analyze::perfetto::wire::SNIFF_WINDOW {
+        bytes.extend(cycle(7));
+    }
+    bytes.extend_from_slice(&[0x0a, 0x05, 0x40]);
+    let trace = file_of(&bytes);
+    let err = analyze_path(trace.path(), &Options::default(), &Control::default())
+        .err()
+        .unwrap();
+    let text = err.to_string();
+    assert!(
+        text.starts_with(&trace.path().display().to_string()),
+        "{text}"
+    );
+    assert!(text.contains("says it has 5 bytes; 1 remain"), "{text}");
+}
+
+/// A generator of bytes (xorshift), fixed so a failure repeats.
+fn noise(seed: u64, len: usize) -> Vec<u8> {
+    let mut x = seed | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
+#[test]
+fn no_hprof_zip_gzip_text_or_noise_is_taken_for_a_trace() {
+    use hprof_shrink_analyze::perfetto::wire::is_trace;
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
+    let mut seen = 0;
+    for entry in walk(&fixtures) {
+        let bytes = std::fs::read(&entry).unwrap();
+        assert!(!is_trace(&bytes), "{}", entry.display());
+        seen += 1;
+    }
+    assert!(seen > 0, "no fixture files under {}", fixtures.display());
+    // Noise, even where it starts as a packet does; text that starts with a newline.
+    for seed in 0..20_000u64 {
+        let mut bytes = noise(seed, 4096);
+        bytes[0] = 0x0a;
+        assert!(!is_trace(&bytes), "seed {seed}");
+    }
+    let text = b"\n# Notes\nA heap dump was taken at 12:00 and uploaded; its analysis follows.\n";
+    assert!(!is_trace(text));
+    // What a trace is: Perfetto's, or ours.
+    assert!(is_trace(&cycle(7)));
+    if let Some(trace) = encoded("heap_graph") {
+        assert!(is_trace(&trace));
+    }
+}
+
+/// Every file under `dir`.
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return files;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            files.extend(walk(&p));
+        } else {
+            files.push(p);
+        }
+    }
+    files
 }

@@ -34,7 +34,7 @@ pub enum AnalyzeError {
     },
 
     /// The file is none of the inputs the analyzer reads.
-    #[error("{path}: not a heap dump, a .hprof.gz or a package zip ({})", if start.is_empty() { "the file is empty".to_string() } else { format!("it starts with {start:?}") })]
+    #[error("{path}: not a heap dump, a .hprof.gz, a package zip or a Perfetto heap-graph trace ({})", if start.is_empty() { "the file is empty".to_string() } else { format!("it starts with {start:?}") })]
     Unknown {
         /// The file.
         path: PathBuf,

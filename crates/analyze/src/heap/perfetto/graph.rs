@@ -255,7 +255,7 @@ impl HeapSource for TraceSource<'_> {
     }
 
     fn format(&self) -> String {
-        "Perfetto heap graph".into()
+        super::FORMAT.into()
     }
 
     fn id_size(&self) -> u8 {

@@ -8,12 +8,15 @@
 //!
 //! Bounds: a packet's length is checked against what remains and a varint is at most 10
 //! bytes; one packet is decoded at a time (memory: the largest packet, decoded); what is
-//! kept across packets is the types, the field names and the roots, each no larger than
-//! the trace's bytes that state it, and at most [`graph::MAX_LAYOUTS`] object layouts.
+//! kept across packets is the types, the field names and the roots (16 bytes a root, 8 a
+//! type's field: a few times the trace's bytes that state them), and at most [`graph::MAX_LAYOUTS`] object layouts.
 
 pub mod graph;
 pub mod wire;
 
 pub use graph::TraceSource;
+
+/// What the analysis calls a heap graph's format (its `dump.format`).
+pub const FORMAT: &str = "Perfetto heap graph";
 
 pub use crate::base::error::TraceError;

@@ -91,37 +91,78 @@ impl<'a> Packets<'a> {
 /// decoding them (most packets of a trace are something else).
 pub fn has_heap_graph(packet: &[u8], offset: u64) -> Result<bool, TraceError> {
     let mut at = 0;
-    let bad = |at: usize| TraceError::BadPacket {
-        offset: offset + at as u64,
-        what: "a field runs past its packet".into(),
-    };
     while at < packet.len() {
-        let (key, n) = varint(packet, at).map_err(|e| e.shifted(offset))?;
-        at += n;
-        if key >> 3 == HEAP_GRAPH_FIELD {
+        let (field, next) = skip_field(packet, at, offset)?;
+        if field == HEAP_GRAPH_FIELD {
             return Ok(true);
         }
-        match key & 7 {
-            0 => at += varint(packet, at).map_err(|e| e.shifted(offset))?.1,
-            1 => at += 8,
-            2 => {
-                let (len, n) = varint(packet, at).map_err(|e| e.shifted(offset))?;
-                let len = usize::try_from(len).map_err(|_| bad(at))?;
-                at = at.checked_add(n + len).ok_or_else(|| bad(at))?;
-            }
-            5 => at += 4,
-            _ => {
-                return Err(TraceError::BadPacket {
-                    offset: offset + at as u64,
-                    what: format!("wire type {} of field {}", key & 7, key >> 3),
-                })
-            }
-        }
-        if at > packet.len() {
-            return Err(bad(at));
-        }
+        at = next;
     }
     Ok(false)
+}
+
+/// The field at `at` of `packet` (whose bytes start at `offset` in the file): its number
+/// and where the next field starts (within the packet, or an error).
+fn skip_field(packet: &[u8], at: usize, offset: u64) -> Result<(u64, usize), TraceError> {
+    let (key, n) = varint(packet, at).map_err(|e| e.shifted(offset))?;
+    let body = at + n;
+    let past = |what: String| TraceError::BadPacket {
+        offset: offset + at as u64,
+        what,
+    };
+    let next = match key & 7 {
+        0 => body + varint(packet, body).map_err(|e| e.shifted(offset))?.1,
+        1 => body + 8,
+        2 => {
+            let (len, n) = varint(packet, body).map_err(|e| e.shifted(offset))?;
+            let left = (packet.len() - body - n) as u64;
+            if len > left {
+                return Err(past(format!("field {} runs past its packet", key >> 3)));
+            }
+            body + n + len as usize
+        }
+        5 => body + 4,
+        wire => return Err(past(format!("wire type {wire} of field {}", key >> 3))),
+    };
+    if next > packet.len() || key >> 3 == 0 {
+        return Err(past(format!("field {} runs past its packet", key >> 3)));
+    }
+    Ok((key >> 3, next))
+}
+
+/// Bytes [`is_trace`] looks at.
+pub const SNIFF_WINDOW: usize = 64 << 10;
+
+/// Whether `bytes` (a whole file) start as a Perfetto trace does: every packet within the
+/// first [`SNIFF_WINDOW`] bytes is a `Trace.packet` record whose fields parse exactly to
+/// its end, and the record that crosses the window's end (if any) has the packet's tag and
+/// a length within the file. A trace has no magic: this is what stands for one. HPROF, zip
+/// and gzip files never pass (their first byte is not 0x0a); other bytes pass only where
+/// each of their records lines up, key by key, with the next.
+pub fn is_trace(bytes: &[u8]) -> bool {
+    let window = bytes.len().min(SNIFF_WINDOW);
+    let mut packets = Packets::new(bytes);
+    let mut seen = false;
+    while packets.at < window {
+        let start = packets.at;
+        let Some(Ok((offset, packet))) = packets.next() else {
+            return false;
+        };
+        if packets.at > window && start != 0 {
+            // Crossing the window's end: its tag and length were checked; its fields are
+            // past what a sniff reads (unless it is the first).
+            return true;
+        }
+        let mut at = 0;
+        while at < packet.len() {
+            match skip_field(packet, at, offset) {
+                Ok((_, next)) => at = next,
+                Err(_) => return false,
+            }
+        }
+        seen = true;
+    }
+    seen
 }
 
 /// `TracePacket`, for its heap graph.
