@@ -520,3 +520,28 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
     }
     files
 }
+
+#[test]
+fn a_weak_references_referent_is_not_retained_through_it() {
+    // Holder.ref -> WeakReference (its referent field declared by its superclass) -> Big.
+    // The referent is found by the field's name and the class's place in the hierarchy,
+    // both only right when a type's fields and its superclasses' are laid out in order.
+    let trace = wire::packet(
+        7,
+        &[
+            (TYPES, wire::ty(1, "java.lang.ref.Reference", 0, &[1, 3])),
+            (TYPES, wire::ty(2, "java.lang.ref.WeakReference", 1, &[])),
+            (TYPES, wire::ty(3, "Holder", 0, &[2])),
+            (TYPES, wire::ty(4, "Big", 0, &[])),
+            (NAMES, wire::name(1, "java.lang.ref.Reference.referent")),
+            (NAMES, wire::name(2, "Holder.ref")),
+            (NAMES, wire::name(3, "java.lang.ref.Reference.queue")),
+            (OBJECTS, wire::object(0x10, 3, 16, &[0x20])),
+            (OBJECTS, wire::object(0x20, 2, 32, &[0x30, 0])),
+            (OBJECTS, wire::object(0x30, 4, 1000, &[])),
+            (ROOTS, wire::root(1, &[0x10])),
+        ],
+    );
+    let a = analyze(&trace, None).unwrap();
+    assert_eq!(retainers(&a), vec![("Holder".to_string(), 16, 48)]);
+}

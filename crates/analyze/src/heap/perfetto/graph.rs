@@ -30,8 +30,16 @@ use crate::heap::source::{Class, Field, HeapSink, HeapSource, Object, Root};
 /// may need; more is an error rather than memory without bound.
 pub const MAX_LAYOUTS: usize = 1 << 20;
 
-/// Field names all layouts of their own may hold together.
+/// Field names all layouts (the types', worked out, and those of their own) may hold
+/// together.
 pub const MAX_LAYOUT_FIELDS: usize = 1 << 24;
+
+/// Reference fields an instance may have (HPROF's class dump counts them in 16 bits).
+pub const MAX_FIELDS: usize = u16::MAX as usize;
+
+/// Classes a type's layout walks up (a superclass chain longer than any Java's, or a cycle,
+/// ends there).
+pub const MAX_DEPTH: usize = 256;
 
 /// A type as the first pass keeps it.
 #[derive(Debug, Default)]
@@ -273,6 +281,7 @@ impl HeapSource for TraceSource<'_> {
             sink,
             layouts: Map::default(),
             layout_fields: 0,
+            type_layouts: Map::default(),
             last_id: 0,
             heap: None,
         };
@@ -313,6 +322,8 @@ struct Describer<'s, 'a> {
     /// Layouts of their own described so far, and their class ids.
     layouts: Map<LayoutKey, u64>,
     layout_fields: usize,
+    /// Each type's references' names, its superclasses' after its own.
+    type_layouts: Map<u64, std::rc::Rc<[u64]>>,
     last_id: u64,
     heap: Option<i32>,
 }
@@ -361,18 +372,45 @@ impl Describer<'_, '_> {
         Ok(())
     }
 
-    /// The names of the references an instance of type `t` holds, nearest class first.
-    fn layout(&self, t: u64) -> Vec<u64> {
+    /// The names of the references an instance of type `t` holds, nearest class first:
+    /// worked out once a type, at most [`MAX_DEPTH`] classes up and as many names as an
+    /// instance may have fields; counted against [`MAX_LAYOUT_FIELDS`].
+    fn layout(&mut self, t: u64, offset: u64) -> Result<std::rc::Rc<[u64]>, AnalyzeError> {
+        if let Some(fields) = self.type_layouts.get(&t) {
+            return Ok(fields.clone());
+        }
         let types = &self.source.meta.types;
         let mut fields = Vec::new();
+        let mut seen = Vec::new();
         let mut at = t;
         // A superclass cycle ends where it comes back.
-        for _ in 0..types.len() {
-            let Some(ty) = types.get(&at) else { break };
+        while let Some(ty) = types.get(&at) {
+            if seen.contains(&at) || seen.len() >= MAX_DEPTH || fields.len() > MAX_FIELDS {
+                break;
+            }
+            seen.push(at);
             fields.extend_from_slice(&ty.fields);
             at = ty.super_type;
         }
-        fields
+        self.count_fields(fields.len(), offset)?;
+        let fields: std::rc::Rc<[u64]> = fields.into();
+        self.type_layouts.insert(t, fields.clone());
+        Ok(fields)
+    }
+
+    /// Counts `n` more names held by layouts: an error past [`MAX_LAYOUT_FIELDS`].
+    fn count_fields(&mut self, n: usize, offset: u64) -> Result<(), AnalyzeError> {
+        self.layout_fields += n;
+        if self.layout_fields > MAX_LAYOUT_FIELDS {
+            return Err(TraceError::BadPacket {
+                offset,
+                what: format!(
+                    "the objects' layouts need more than {MAX_LAYOUT_FIELDS} field names"
+                ),
+            }
+            .into());
+        }
+        Ok(())
     }
 
     fn object(&mut self, o: &GraphObject, offset: u64) -> Result<(), AnalyzeError> {
@@ -448,7 +486,7 @@ impl Describer<'_, '_> {
         offset: u64,
     ) -> Result<u64, AnalyzeError> {
         if o.reference_field_id.is_empty() {
-            let layout = self.layout(t);
+            let layout = self.layout(t, offset)?;
             if layout.len() == count {
                 return Ok(self.class_id(t));
             }
@@ -479,16 +517,12 @@ impl Describer<'_, '_> {
             LayoutKey::Fields(t, names) => (*t, names.as_slice(), 0),
             LayoutKey::ArrayHeader(t, header) => (*t, &[][..], *header),
         };
-        self.layout_fields += names.len();
-        if self.layouts.len() >= MAX_LAYOUTS
-            || self.layout_fields > MAX_LAYOUT_FIELDS
-            || names.len() > usize::from(u16::MAX)
-        {
+        self.count_fields(names.len(), offset)?;
+        if self.layouts.len() >= MAX_LAYOUTS || names.len() > MAX_FIELDS {
             return Err(TraceError::BadPacket {
                 offset,
                 what: format!(
-                    "the objects need more layouts than a type's ({MAX_LAYOUTS} layouts, {MAX_LAYOUT_FIELDS} fields in all, {} a layout)",
-                    u16::MAX
+                    "the objects need more layouts than their types' ({MAX_LAYOUTS} at most, {MAX_FIELDS} fields each)"
                 ),
             }
             .into());
