@@ -445,6 +445,17 @@ fn analyze_reads_a_trace_by_its_content() {
 }
 
 #[test]
+fn analyze_reads_a_gzipped_trace() {
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut gz, &cycle(7)).unwrap();
+    let trace = file_of(&gz.finish().unwrap());
+    let a = analyze_path(trace.path(), &Options::default(), &Control::default()).unwrap();
+    let a = a.analysis;
+    assert_eq!(a.input.kind, "perfetto");
+    assert_eq!(retainers(&a), vec![("Node".to_string(), 48, 96)]);
+}
+
+#[test]
 fn a_broken_trace_is_one_error_naming_the_file() {
     // Past the sniff's window, a packet that says it has more bytes than remain (within
     // the window a broken packet makes the file no trace at all).

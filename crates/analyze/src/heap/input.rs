@@ -94,6 +94,12 @@ pub fn open_within(path: &Path, unpack: &Unpack) -> Result<Input, AnalyzeError> 
         let decoder =
             flate2::read::MultiGzDecoder::new(std::io::BufReader::with_capacity(1 << 16, file));
         let bytes = inflate(decoder, path, None, unpack)?;
+        if bytes.bytes().first() == Some(&wire::PACKET_TAG) && wire::is_trace(bytes.bytes()) {
+            // A gzip'd trace: laid out from its inflated copy, which goes when it is.
+            let mut input = open_trace(path, bytes.bytes(), unpack)?;
+            input.compressed_bytes = Some(len);
+            return Ok(input);
+        }
         return Ok(Input {
             bytes,
             kind: "hprof.gz",
@@ -120,7 +126,7 @@ pub fn open_within(path: &Path, unpack: &Unpack) -> Result<Input, AnalyzeError> 
     if start.first() == Some(&wire::PACKET_TAG) {
         let mapped = MappedFile::from_file(&file, path.to_path_buf())?;
         if wire::is_trace(mapped.bytes()) {
-            return open_trace(path, &mapped, unpack);
+            return open_trace(path, mapped.bytes(), unpack);
         }
     }
     Err(AnalyzeError::Unknown {
@@ -129,15 +135,15 @@ pub fn open_within(path: &Path, unpack: &Unpack) -> Result<Input, AnalyzeError> 
     })
 }
 
-/// A Perfetto trace's heap graph (of its only process), laid out as a dump within
-/// `unpack`'s bounds.
-fn open_trace(path: &Path, mapped: &MappedFile, unpack: &Unpack) -> Result<Input, AnalyzeError> {
+/// A Perfetto trace's heap graph (of its only process; `bytes`, the trace, read from
+/// `path`), laid out as a dump within `unpack`'s bounds.
+fn open_trace(path: &Path, bytes: &[u8], unpack: &Unpack) -> Result<Input, AnalyzeError> {
     let in_file = |e: AnalyzeError| AnalyzeError::InFile {
         path: path.to_path_buf(),
         source: Box::new(e),
     };
     let name = path.display().to_string();
-    let source = TraceSource::open(&name, mapped.bytes(), None).map_err(|e| in_file(e.into()))?;
+    let source = TraceSource::open(&name, bytes, None).map_err(|e| in_file(e.into()))?;
     let mut input = encode::to_input(&source, unpack)?;
     input.kind = "perfetto";
     input.format = Some(perfetto::FORMAT);
