@@ -96,40 +96,60 @@ fn retainers(a: &Analysis) -> Vec<(String, u64, u64)> {
     r
 }
 
-#[test]
-fn perfettos_heap_graph_gives_its_expected_sizes_and_reachability() {
-    let Some(trace) = encoded("heap_graph") else {
+/// What Perfetto's tables say of `trace`: the reachable objects' bytes (the object table's
+/// `reachable` rows) and the rooted objects' sizes; with a flame graph, each root's
+/// cumulative size (what it retains: these graphs are trees below their roots).
+fn check_against_perfetto(trace: &str, objects: &str, flamegraph: Option<&str>) {
+    let Some(bytes) = encoded(trace) else {
         return;
     };
-    let a = analyze(&trace, None).unwrap();
-    let rows = table("heap_graph_object");
+    let a = analyze(&bytes, None).unwrap();
+    let rows = table(objects);
+    let size =
+        |r: &std::collections::HashMap<String, String>, c: &str| -> u64 { r[c].parse().unwrap() };
     let reachable: u64 = rows
         .iter()
         .filter(|r| r["reachable"] == "1")
-        .map(|r| r["self_size"].parse::<u64>().unwrap())
+        .map(|r| size(r, "self_size"))
         .sum();
-    assert_eq!(a.triage.as_ref().unwrap().heap_bytes, reachable);
-    // The rooted objects, each with the reachable objects only it holds: Perfetto's
-    // sizes of the rows of that type, one Foo (32 bytes) under the actor.
-    let size_of = |ty: &str| -> u64 {
-        let row = rows
+    assert_eq!(a.triage.as_ref().unwrap().heap_bytes, reachable, "{trace}");
+    let ours = retainers(&a);
+    let mut shallow: Vec<u64> = ours.iter().map(|r| r.1).collect();
+    shallow.sort_unstable();
+    let mut rooted: Vec<u64> = rows
+        .iter()
+        .filter(|r| r["root_type"] != "[NULL]")
+        .map(|r| size(r, "self_size"))
+        .collect();
+    rooted.sort_unstable();
+    assert_eq!(shallow, rooted, "{trace}: the rooted objects' sizes");
+    if let Some(flamegraph) = flamegraph {
+        let mut theirs: Vec<(u64, u64)> = table(flamegraph)
             .iter()
-            .find(|r| r["type_name"] == ty && r["root_type"] != "[NULL]");
-        row.unwrap()["self_size"].parse().unwrap()
-    };
-    let actor = size_of("FactoryProducerDelegateImplActor");
-    let array = size_of("a[]");
-    assert_eq!(
-        retainers(&a),
-        vec![
-            (
-                "FactoryProducerDelegateImplActor".to_string(),
-                actor,
-                actor + 32
-            ),
-            ("a[]".to_string(), array, array),
-        ]
+            .filter(|r| r["depth"] == "0")
+            .map(|r| (size(r, "size"), size(r, "cumulative_size")))
+            .collect();
+        theirs.sort_unstable();
+        let mut ours: Vec<(u64, u64)> = ours.iter().map(|r| (r.1, r.2)).collect();
+        ours.sort_unstable();
+        assert_eq!(ours, theirs, "{trace}: what each root retains");
+    }
+}
+
+#[test]
+fn perfettos_heap_graph_gives_its_expected_tables() {
+    // Zygote objects rooted (the Parcel), superclass fields, an id given as a delta.
+    check_against_perfetto(
+        "heap_graph",
+        "heap_graph_object_3",
+        Some("heap_graph_flamegraph_2"),
     );
+}
+
+#[test]
+fn perfettos_baseapk_heap_graph_gives_its_expected_tables() {
+    // Field ids given per object, sizes per object rather than per type.
+    check_against_perfetto("heap_graph_baseapk", "heap_graph_object", None);
 }
 
 #[test]

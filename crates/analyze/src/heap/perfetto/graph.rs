@@ -16,7 +16,9 @@
 //!   elements') are its layout's instance size, so its size is the trace's;
 //! - an array of primitives has no elements in a heap graph: its length is its size over
 //!   the element's, and its size that, short of the trace's by less than an element;
-//! - roots map to HPROF's root tags, heap types to ART's heaps (app, zygote, image).
+//! - roots map to HPROF's root tags, heap types to ART's heaps (app, zygote, image); an
+//!   object of the zygote's or the image's heap is a root too (VM-internal): ART's
+//!   collector never frees them, and Perfetto's trace processor counts them so.
 
 use hprof_shrink_core::hprof::{tags, BasicType, Value};
 
@@ -292,7 +294,8 @@ impl HeapSource for TraceSource<'_> {
                 continue;
             }
             for o in &g.objects {
-                d.object(o, offset)?;
+                let id = d.object(o, offset)?;
+                d.uncollected(id)?;
             }
         }
         for &(tag, object_id) in &self.meta.roots {
@@ -413,7 +416,8 @@ impl Describer<'_, '_> {
         Ok(())
     }
 
-    fn object(&mut self, o: &GraphObject, offset: u64) -> Result<(), AnalyzeError> {
+    /// Describes `o`; its id.
+    fn object(&mut self, o: &GraphObject, offset: u64) -> Result<u64, AnalyzeError> {
         let id = object_id(o, &mut self.last_id);
         if let Some(kind) = o.heap_type_delta {
             if self.heap != Some(kind) {
@@ -445,22 +449,24 @@ impl Describer<'_, '_> {
             .collect();
         if let Some(ty) = primitive_element(name) {
             let count = size / u64::from(ty.size(self.source.id_size));
-            return self.sink.object(&Object::PrimitiveArray {
+            self.sink.object(&Object::PrimitiveArray {
                 id,
                 ty,
                 count: u32::try_from(count).unwrap_or(u32::MAX),
                 elements: None,
-            });
+            })?;
+            return Ok(id);
         }
         if name.ends_with("[]") {
             let elements = refs.len() as u64 * u64::from(self.source.id_size);
             let header = size.saturating_sub(elements);
             let class_id = self.own_layout(LayoutKey::ArrayHeader(t, header), offset)?;
-            return self.sink.object(&Object::ObjectArray {
+            self.sink.object(&Object::ObjectArray {
                 id,
                 class_id,
                 elements: &refs,
-            });
+            })?;
+            return Ok(id);
         }
         let class_id = self.instance_class(o, t, refs.len(), offset)?;
         let mut values: Vec<Value> = refs.iter().map(|&r| Value::Object(r)).collect();
@@ -473,6 +479,21 @@ impl Describer<'_, '_> {
             id,
             class_id,
             values: &values,
+        })?;
+        Ok(id)
+    }
+
+    /// A root for an object of the zygote's or the boot image's heap, which ART's
+    /// collector never frees (Perfetto's trace processor roots them too, as VM-internal).
+    fn uncollected(&mut self, id: u64) -> Result<(), AnalyzeError> {
+        if !matches!(self.heap, Some(2 | 3)) {
+            return Ok(());
+        }
+        self.sink.root(&Root {
+            tag: tags::ROOT_VM_INTERNAL,
+            object_id: id,
+            thread_serial: 0,
+            extra: 0,
         })
     }
 
