@@ -576,3 +576,26 @@ fn a_weak_references_referent_is_not_retained_through_it() {
     let a = analyze(&trace, None).unwrap();
     assert_eq!(retainers(&a), vec![("Holder".to_string(), 16, 48)]);
 }
+
+#[test]
+fn a_hierarchy_deeper_than_the_walk_and_an_unnamed_type_end_plainly() {
+    // 300 classes in a chain, each declaring one reference field; an instance of the
+    // deepest holds 300 references: its layout is walked 256 classes up, so its own.
+    let mut parts = vec![(NAMES, wire::name(1, "C.f"))];
+    for t in 1..=300u64 {
+        parts.push((TYPES, wire::ty(t, &format!("C{t}"), t + 1, &[1])));
+    }
+    let refs = vec![0x20; 300];
+    parts.push((OBJECTS, wire::object(0x10, 1, 2000, &refs)));
+    parts.push((OBJECTS, wire::object(0x20, 2, 16, &[0])));
+    parts.push((ROOTS, wire::root(3, &[0x10])));
+    let a = analyze(&wire::packet(7, &parts), None).unwrap();
+    assert_eq!(retainers(&a), vec![("C1".to_string(), 2000, 2016)]);
+    // An object of a type the trace never names.
+    let trace = wire::packet(7, &[(OBJECTS, wire::object(0x10, 9, 16, &[]))]);
+    let err = analyze(&trace, None).err().unwrap().to_string();
+    assert!(
+        err.contains("of type 9, which the trace does not name"),
+        "{err}"
+    );
+}
