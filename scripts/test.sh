@@ -45,6 +45,9 @@ optional HPROF_SHRINK_CHROMEDRIVER HPROF_SHRINK_NO_CHROMIUM scripts/setup-chromi
 step "PostgreSQL for the multi-process test of serve"
 optional HPROF_SHRINK_PG_BIN HPROF_SHRINK_NO_POSTGRES scripts/setup-postgres.sh
 
+step "protoc for the Perfetto heap-graph test of analyze (Perfetto's test traces encoded)"
+optional HPROF_SHRINK_PROTOC HPROF_SHRINK_NO_PROTOC scripts/setup-protoc.sh
+
 # With the C ABI on, so its tests (shrink/tests/ffi.rs, the header check) run too. On for
 # the whole workspace, not only `-p hprof-shrink-core`: the core's library files carry no
 # hash in their names (it is also a cdylib), so builds with other features would overwrite

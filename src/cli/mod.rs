@@ -88,7 +88,8 @@ pub enum Command {
     /// heaps, top classes.
     Inspect(InspectArgs),
     /// Finds why objects leak (leak traces from GC roots, signatures, retained sizes) and
-    /// which bitmaps are duplicated, in a package, a .hprof or a .hprof.gz.
+    /// which bitmaps are duplicated, in a package, a .hprof, a .hprof.gz or a Perfetto
+    /// heap-graph trace.
     Analyze(AnalyzeArgs),
     /// What changed between two dumps (or packages): classes by instances, shallow and
     /// retained bytes; leaks new and gone; retainers that grew.
@@ -716,7 +717,8 @@ pub struct GateArgs {
 #[derive(Debug, Args)]
 #[command(after_help = ANALYZE_AFTER)]
 pub struct AnalyzeArgs {
-    /// A package zip, a heap dump (.hprof) or a gzipped one (.hprof.gz).
+    /// A package zip, a heap dump (.hprof), a gzipped one (.hprof.gz) or a Perfetto trace
+    /// holding a Java heap graph (one process's).
     #[arg(value_name = "INPUT")]
     pub input: PathBuf,
 

@@ -46,6 +46,8 @@ pub use report::{bitmaps, census};
 
 pub use error::AnalyzeError;
 pub use heap::graph::java_name;
+/// Perfetto heap graphs (a trace's `HeapGraph` packets) as a heap source.
+pub use heap::perfetto;
 /// The heap-source seam: a heap in another format describes itself to the analysis.
 pub use heap::source;
 pub use library::LibraryTable;

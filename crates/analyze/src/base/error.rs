@@ -34,7 +34,7 @@ pub enum AnalyzeError {
     },
 
     /// The file is none of the inputs the analyzer reads.
-    #[error("{path}: not a heap dump, a .hprof.gz or a package zip ({})", if start.is_empty() { "the file is empty".to_string() } else { format!("it starts with {start:?}") })]
+    #[error("{path}: not a heap dump, a .hprof.gz, a package zip or a Perfetto heap-graph trace ({})", if start.is_empty() { "the file is empty".to_string() } else { format!("it starts with {start:?}") })]
     Unknown {
         /// The file.
         path: PathBuf,
@@ -90,6 +90,10 @@ pub enum AnalyzeError {
     #[error("cancelled")]
     Cancelled,
 
+    /// A Perfetto trace's heap graph that cannot be read (the byte offset in the trace).
+    #[error(transparent)]
+    Trace(#[from] TraceError),
+
     /// An error of a dump's content, with the file it is in (see [`AnalyzeError::in_file`]).
     #[error("{path}: {source}")]
     InFile {
@@ -131,6 +135,88 @@ impl From<hprof_shrink_core::Error> for AnalyzeError {
                 path: PathBuf::new(),
                 source: std::io::Error::other(other.to_string()),
             },
+        }
+    }
+}
+
+/// What is wrong with a heap-graph trace: the byte offset (in the file) where it was found.
+#[derive(Debug, thiserror::Error)]
+pub enum TraceError {
+    /// The file ends inside a varint.
+    #[error("the trace ends inside a varint at byte {offset}")]
+    Truncated {
+        /// Where the varint starts.
+        offset: u64,
+    },
+    /// A varint of more than 10 bytes, or past 64 bits.
+    #[error("a varint at byte {offset} is longer than 10 bytes or over 64 bits")]
+    BadVarint {
+        /// Where the varint starts.
+        offset: u64,
+    },
+    /// A top-level record that is not a packet (`Trace.packet`, tag byte 0x0a).
+    #[error("byte {offset}: tag {tag:#04x} where a trace packet (0x0a) was expected")]
+    NotAPacket {
+        /// Where the record starts.
+        offset: u64,
+        /// Its tag byte.
+        tag: u8,
+    },
+    /// A packet whose length runs past the end of the file.
+    #[error("the packet at byte {offset} says it has {len} bytes; {remaining} remain")]
+    PacketPastEnd {
+        /// Where the packet's record starts.
+        offset: u64,
+        /// The length it states.
+        len: u64,
+        /// The bytes that follow its length.
+        remaining: u64,
+    },
+    /// A heap-graph packet that does not decode, or states something impossible.
+    #[error("the heap-graph packet at byte {offset}: {what}")]
+    BadPacket {
+        /// Where the packet's bytes (or the fault in them) start.
+        offset: u64,
+        /// What is wrong.
+        what: String,
+    },
+    /// No packet holds a heap graph.
+    #[error("the trace holds no Java heap graph (no TracePacket.heap_graph)")]
+    NoHeapGraph,
+    /// Several processes' heap graphs and none chosen.
+    #[error("the trace holds the heap graphs of several processes (pids {pids}): choose one")]
+    SeveralProcesses {
+        /// The pids, comma-separated.
+        pids: String,
+    },
+    /// The chosen process has no heap graph in the trace.
+    #[error("the trace holds no heap graph of pid {pid} (it holds pids {pids})")]
+    NoSuchProcess {
+        /// The pid asked for.
+        pid: i32,
+        /// The pids it holds, comma-separated.
+        pids: String,
+    },
+    /// An object id too large to leave room for the types' class ids after it.
+    #[error("object id {id:#x} is past 2^63 (ART's ids are heap addresses)")]
+    IdTooLarge {
+        /// The largest id the trace states.
+        id: u64,
+    },
+}
+
+impl TraceError {
+    /// The error with its offsets moved by `by` (an offset in a packet made one in the
+    /// file).
+    pub fn shifted(self, by: u64) -> TraceError {
+        match self {
+            TraceError::Truncated { offset } => TraceError::Truncated {
+                offset: offset + by,
+            },
+            TraceError::BadVarint { offset } => TraceError::BadVarint {
+                offset: offset + by,
+            },
+            other => other,
         }
     }
 }

@@ -43,6 +43,7 @@ pub fn to_input(source: &dyn HeapSource, unpack: &Unpack) -> Result<Input, Analy
         shrunk: false,
         private: false,
         compressed_bytes: None,
+        format: None,
     })
 }
 

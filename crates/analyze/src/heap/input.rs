@@ -1,5 +1,6 @@
 //! What `analyze` reads: a package zip (its hprof entry, `result.info`, `extra.info`), a
-//! raw `.hprof`, or a `.hprof.gz`, told apart by their first bytes. The dump ends up
+//! raw `.hprof`, a `.hprof.gz`, or a Perfetto trace holding a heap graph (laid out as a
+//! dump through the heap-source seam), told apart by their first bytes. The dump ends up
 //! mapped: a raw dump or a stored entry in place, anything compressed inflated once into
 //! an unnamed temporary file (random access is what a graph walk needs).
 
@@ -12,6 +13,8 @@ use hprof_shrink_core::kind::FileKind;
 use hprof_shrink_core::package::{MappedEntry, PackageReader};
 use hprof_shrink_core::space::Unpack;
 
+use super::encode;
+use super::perfetto::{self, wire, TraceSource};
 use crate::base::error::AnalyzeError;
 
 /// The dump's bytes, mapped: a file, or a package's stored entry.
@@ -36,7 +39,8 @@ impl Bytes {
 pub struct Input {
     /// The dump.
     pub bytes: Bytes,
-    /// `package`, `hprof` or `hprof.gz`.
+    /// `package`, `hprof`, `hprof.gz`, `perfetto` (a trace's heap graph) or `source` (a
+    /// heap described through the seam).
     pub kind: &'static str,
     /// A package's `result.info` pairs, in file order; empty for a raw dump.
     pub manifest: Vec<(String, String)>,
@@ -48,6 +52,9 @@ pub struct Input {
     pub private: bool,
     /// Bytes of the compressed file, when the dump was inflated.
     pub compressed_bytes: Option<u64>,
+    /// What the analysis calls the format when the file is not HPROF (a Perfetto trace
+    /// laid out as one); `None`: the dump's own header says.
+    pub format: Option<&'static str>,
 }
 
 impl Input {
@@ -87,6 +94,12 @@ pub fn open_within(path: &Path, unpack: &Unpack) -> Result<Input, AnalyzeError> 
         let decoder =
             flate2::read::MultiGzDecoder::new(std::io::BufReader::with_capacity(1 << 16, file));
         let bytes = inflate(decoder, path, None, unpack)?;
+        if bytes.bytes().first() == Some(&wire::PACKET_TAG) && wire::is_trace(bytes.bytes()) {
+            // A gzip'd trace: laid out from its inflated copy, which goes when it is.
+            let mut input = open_trace(path, bytes.bytes(), unpack)?;
+            input.compressed_bytes = Some(len);
+            return Ok(input);
+        }
         return Ok(Input {
             bytes,
             kind: "hprof.gz",
@@ -95,6 +108,7 @@ pub fn open_within(path: &Path, unpack: &Unpack) -> Result<Input, AnalyzeError> 
             shrunk: false,
             private: false,
             compressed_bytes: Some(len),
+            format: None,
         });
     }
     if FileKind::of(start) == FileKind::Hprof {
@@ -106,12 +120,34 @@ pub fn open_within(path: &Path, unpack: &Unpack) -> Result<Input, AnalyzeError> 
             shrunk: false,
             private: false,
             compressed_bytes: None,
+            format: None,
         });
+    }
+    if start.first() == Some(&wire::PACKET_TAG) {
+        let mapped = MappedFile::from_file(&file, path.to_path_buf())?;
+        if wire::is_trace(mapped.bytes()) {
+            return open_trace(path, mapped.bytes(), unpack);
+        }
     }
     Err(AnalyzeError::Unknown {
         path: path.to_path_buf(),
         start: String::from_utf8_lossy(start).into_owned(),
     })
+}
+
+/// A Perfetto trace's heap graph (of its only process; `bytes`, the trace, read from
+/// `path`), laid out as a dump within `unpack`'s bounds.
+fn open_trace(path: &Path, bytes: &[u8], unpack: &Unpack) -> Result<Input, AnalyzeError> {
+    let in_file = |e: AnalyzeError| AnalyzeError::InFile {
+        path: path.to_path_buf(),
+        source: Box::new(e),
+    };
+    let name = path.display().to_string();
+    let source = TraceSource::open(&name, bytes, None).map_err(|e| in_file(e.into()))?;
+    let mut input = encode::to_input(&source, unpack)?;
+    input.kind = "perfetto";
+    input.format = Some(perfetto::FORMAT);
+    Ok(input)
 }
 
 /// `path` opened (a regular file only), with its first bytes (how many were read): what
@@ -258,6 +294,7 @@ fn open_package(path: &Path, unpack: &Unpack) -> Result<Input, AnalyzeError> {
         shrunk,
         private,
         compressed_bytes: compressed,
+        format: None,
     })
 }
 

@@ -3,7 +3,8 @@
 //! and the references out of an object ([`graph`], names through R8's [`mapping`]), and
 //! the strong references as arrays ([`edges`]); a String's text ([`java_string`]).
 //! A heap in another format comes in through one seam ([`source`]): it describes itself,
-//! and [`encode`] lays it out as the index reads a dump. Uses `base` and the core's format
+//! and [`encode`] lays it out as the index reads a dump; [`perfetto`] is such a source (a
+//! Perfetto trace's heap graph). Uses `base` and the core's format
 //! layer.
 
 pub mod edges;
@@ -13,5 +14,6 @@ pub mod index;
 pub mod input;
 pub mod java_string;
 pub mod mapping;
+pub mod perfetto;
 pub mod progress;
 pub mod source;

@@ -57,7 +57,7 @@ impl<'r> Request<'r> {
             unpack,
             control,
             take_census: false,
-            format: None,
+            format: input.format,
         }
     }
 }

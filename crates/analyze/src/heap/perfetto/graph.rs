@@ -1,0 +1,579 @@
+//! A process's heap graph as a [`HeapSource`]: the first pass over the trace gathers the
+//! types, the field names and the roots (they may come in any packet, after the objects
+//! that use them); describing the heap is a second pass that hands each packet's objects
+//! to the sink as it decodes them.
+//!
+//! How a heap graph maps onto the seam:
+//! - a type is a class (id: after every object id of the trace), named as the trace names
+//!   it, with its own reference fields (their names without the `Class.` prefix);
+//! - an instance's size is its own `self_size` (else its type's `object_size`): its
+//!   references are its values, padded with zero bytes to that size (a class size of 0
+//!   makes the analysis count an instance's bytes);
+//! - an object that gives its references' field names itself (old traces, class objects),
+//!   or whose references do not fit its type's fields, is an instance of a layout of its
+//!   own: a class of the same name with those fields (and no superclass);
+//! - an array of references is an object array; its header bytes (its size less its
+//!   elements') are its layout's instance size, so its size is the trace's;
+//! - an array of primitives has no elements in a heap graph: its length is its size over
+//!   the element's, and its size that, short of the trace's by less than an element;
+//! - roots map to HPROF's root tags, heap types to ART's heaps (app, zygote, image); an
+//!   object of the zygote's or the image's heap is a root too (VM-internal): ART's
+//!   collector never frees them, and Perfetto's trace processor counts them so.
+
+use hprof_shrink_core::hprof::{tags, BasicType, Value};
+
+use super::wire::{self, Graph, GraphObject, Packet, Packets};
+use crate::base::error::AnalyzeError;
+use crate::base::error::TraceError;
+use crate::base::map::Map;
+use crate::heap::source::{Class, Field, HeapSink, HeapSource, Object, Root};
+
+/// Object layouts beyond the types' (old traces, class objects, arrays' headers) a trace
+/// may need; more is an error rather than memory without bound.
+pub const MAX_LAYOUTS: usize = 1 << 20;
+
+/// Field names all layouts (the types', worked out, and those of their own) may hold
+/// together.
+pub const MAX_LAYOUT_FIELDS: usize = 1 << 24;
+
+/// Reference fields an instance may have (HPROF's class dump counts them in 16 bits).
+pub const MAX_FIELDS: usize = u16::MAX as usize;
+
+/// Classes a type's layout walks up (a superclass chain longer than any Java's, or a cycle,
+/// ends there).
+pub const MAX_DEPTH: usize = 256;
+
+/// A type as the first pass keeps it.
+#[derive(Debug, Default)]
+struct Type {
+    name: String,
+    super_type: u64,
+    loader_id: u64,
+    object_size: u64,
+    /// The field-name keys of the references the class itself declares.
+    fields: Vec<u64>,
+}
+
+/// What the first pass finds of the chosen process's graph.
+#[derive(Debug, Default)]
+struct Meta {
+    types: Map<u64, Type>,
+    field_names: Map<u64, String>,
+    /// (HPROF root tag, object id).
+    roots: Vec<(u8, u64)>,
+    /// The largest id any object, reference or root states.
+    max_id: u64,
+}
+
+/// A process's heap graph in a mapped Perfetto trace.
+pub struct TraceSource<'a> {
+    name: String,
+    bytes: &'a [u8],
+    pid: i32,
+    meta: Meta,
+    /// The class ids of the types, in the order they are described.
+    order: Vec<u64>,
+    id_size: u8,
+}
+
+impl<'a> TraceSource<'a> {
+    /// Reads the trace `bytes` (named `name`) for the heap graph of `pid`, or of the only
+    /// process it holds one of.
+    pub fn open(name: &str, bytes: &'a [u8], pid: Option<i32>) -> Result<Self, TraceError> {
+        let pid = choose(bytes, pid)?;
+        let meta = gather(bytes, pid)?;
+        // Class ids follow the largest object id: room for them, with no overflow.
+        if meta.max_id > u64::MAX / 2 {
+            return Err(TraceError::IdTooLarge { id: meta.max_id });
+        }
+        let mut order: Vec<u64> = meta.types.keys().copied().collect();
+        order.sort_unstable();
+        let top = meta.max_id as u128 + order.len() as u128 + MAX_LAYOUTS as u128;
+        let id_size = if top < u32::MAX as u128 { 4 } else { 8 };
+        Ok(TraceSource {
+            name: name.to_string(),
+            bytes,
+            pid,
+            meta,
+            order,
+            id_size,
+        })
+    }
+
+    /// The process whose heap it is.
+    pub fn pid(&self) -> i32 {
+        self.pid
+    }
+}
+
+/// The heap-graph packets of `bytes`, decoded, with their offsets.
+fn graphs(bytes: &[u8]) -> impl Iterator<Item = Result<(u64, Graph), TraceError>> + '_ {
+    Packets::new(bytes).filter_map(|p| {
+        let (offset, packet) = match p {
+            Ok(p) => p,
+            Err(e) => return Some(Err(e)),
+        };
+        match wire::has_heap_graph(packet, offset) {
+            Ok(false) => None,
+            Err(e) => Some(Err(e)),
+            Ok(true) => Some(
+                <Packet as prost::Message>::decode(packet)
+                    .map_err(|e| TraceError::BadPacket {
+                        offset,
+                        what: e.to_string(),
+                    })
+                    .map(|p| (offset, p.heap_graph.unwrap_or_default())),
+            ),
+        }
+    })
+}
+
+/// The pid asked for, or the only one the trace holds a graph of.
+fn choose(bytes: &[u8], asked: Option<i32>) -> Result<i32, TraceError> {
+    let mut pids = Vec::new();
+    for g in graphs(bytes) {
+        let pid = g?.1.pid.unwrap_or(0);
+        if !pids.contains(&pid) {
+            pids.push(pid);
+        }
+    }
+    pids.sort_unstable();
+    let list = || {
+        let all: Vec<String> = pids.iter().map(i32::to_string).collect();
+        all.join(", ")
+    };
+    match (asked, pids.as_slice()) {
+        (_, []) => Err(TraceError::NoHeapGraph),
+        (Some(pid), _) if pids.contains(&pid) => Ok(pid),
+        (Some(pid), _) => Err(TraceError::NoSuchProcess { pid, pids: list() }),
+        (None, [pid]) => Ok(*pid),
+        (None, _) => Err(TraceError::SeveralProcesses { pids: list() }),
+    }
+}
+
+/// The first pass: the types, field names, roots and largest id of `pid`'s graph.
+fn gather(bytes: &[u8], pid: i32) -> Result<Meta, TraceError> {
+    let mut meta = Meta::default();
+    let mut last_id = 0u64;
+    for g in graphs(bytes) {
+        let (offset, g) = g?;
+        if g.pid.unwrap_or(0) != pid {
+            continue;
+        }
+        for t in g.types {
+            let id = t.id.unwrap_or(0);
+            meta.types.entry(id).or_insert(Type {
+                name: t.class_name.unwrap_or_else(|| format!("<type {id}>")),
+                super_type: t.superclass_id.unwrap_or(0),
+                loader_id: t.classloader_id.unwrap_or(0),
+                object_size: t.object_size.unwrap_or(0),
+                fields: t.reference_field_id,
+            });
+        }
+        for s in g.field_names {
+            let text = String::from_utf8_lossy(s.str.as_deref().unwrap_or_default());
+            meta.field_names
+                .entry(s.iid.unwrap_or(0))
+                .or_insert_with(|| field_name(&text).to_string());
+        }
+        for r in g.roots {
+            let tag = root_tag(r.root_type.unwrap_or(0));
+            for id in r.object_ids {
+                meta.max_id = meta.max_id.max(id);
+                meta.roots.push((tag, id));
+            }
+        }
+        for o in &g.objects {
+            let id = object_id(o, &mut last_id);
+            let base = o.reference_field_id_base.unwrap_or(0);
+            let top = o.reference_object_id.iter().max().copied().unwrap_or(0);
+            let top = top.checked_add(base).ok_or_else(|| TraceError::BadPacket {
+                offset,
+                what: format!("object {id:#x}'s references pass 64 bits"),
+            })?;
+            meta.max_id = meta.max_id.max(id).max(top);
+        }
+    }
+    Ok(meta)
+}
+
+/// An object's id: its own, or the previous object's plus its delta.
+fn object_id(o: &GraphObject, last: &mut u64) -> u64 {
+    let id = match (o.id, o.id_delta) {
+        (Some(id), _) => id,
+        (None, delta) => last.wrapping_add(delta.unwrap_or(0)),
+    };
+    *last = id;
+    id
+}
+
+/// A field's name as HPROF gives it: `int a.b` and `a.b` are `b`.
+fn field_name(text: &str) -> &str {
+    let text = text.rsplit(' ').next().unwrap_or(text);
+    text.rsplit('.').next().unwrap_or(text)
+}
+
+/// `HeapGraphRoot.Type` as an HPROF root tag.
+fn root_tag(kind: i32) -> u8 {
+    match kind {
+        1 => tags::ROOT_JNI_GLOBAL,
+        2 => tags::ROOT_JNI_LOCAL,
+        3 => tags::ROOT_JAVA_FRAME,
+        4 => tags::ROOT_NATIVE_STACK,
+        5 => tags::ROOT_STICKY_CLASS,
+        6 => tags::ROOT_THREAD_BLOCK,
+        7 => tags::ROOT_MONITOR_USED,
+        8 => tags::ROOT_THREAD_OBJECT,
+        9 => tags::ROOT_INTERNED_STRING,
+        10 => tags::ROOT_FINALIZING,
+        11 => tags::ROOT_DEBUGGER,
+        12 => tags::ROOT_REFERENCE_CLEANUP,
+        13 => tags::ROOT_VM_INTERNAL,
+        14 => tags::ROOT_JNI_MONITOR,
+        _ => tags::ROOT_UNKNOWN,
+    }
+}
+
+/// `HeapGraphObject.HeapType` as ART's heap id and name (`None`: unknown, no change).
+fn heap_of(kind: i32) -> Option<(u32, &'static str)> {
+    match kind {
+        1 => Some((u32::from(b'A'), "app")),
+        2 => Some((u32::from(b'Z'), "zygote")),
+        3 => Some((u32::from(b'I'), "image")),
+        _ => None,
+    }
+}
+
+/// The element type of a primitive array type's name (`int[]`).
+fn primitive_element(name: &str) -> Option<BasicType> {
+    Some(match name.strip_suffix("[]")? {
+        "boolean" => BasicType::Boolean,
+        "byte" => BasicType::Byte,
+        "char" => BasicType::Char,
+        "short" => BasicType::Short,
+        "int" => BasicType::Int,
+        "long" => BasicType::Long,
+        "float" => BasicType::Float,
+        "double" => BasicType::Double,
+        _ => return None,
+    })
+}
+
+impl HeapSource for TraceSource<'_> {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    fn format(&self) -> String {
+        super::FORMAT.into()
+    }
+
+    fn id_size(&self) -> u8 {
+        self.id_size
+    }
+
+    fn timestamp_ms(&self) -> u64 {
+        // A packet's timestamp counts from boot, not from the epoch.
+        0
+    }
+
+    fn describe(&self, sink: &mut dyn HeapSink) -> Result<(), AnalyzeError> {
+        let mut d = Describer {
+            source: self,
+            sink,
+            layouts: Map::default(),
+            layout_fields: 0,
+            type_layouts: Map::default(),
+            last_id: 0,
+            heap: None,
+        };
+        d.types()?;
+        for g in graphs(self.bytes) {
+            let (offset, g) = g?;
+            if g.pid.unwrap_or(0) != self.pid {
+                continue;
+            }
+            for o in &g.objects {
+                let id = d.object(o, offset)?;
+                d.uncollected(id)?;
+            }
+        }
+        for &(tag, object_id) in &self.meta.roots {
+            d.sink.root(&Root {
+                tag,
+                object_id,
+                thread_serial: 0,
+                extra: 0,
+            })?;
+        }
+        Ok(())
+    }
+}
+
+/// A layout of its own: the type and its references' names, or the type and an array's
+/// header size.
+#[derive(Debug, PartialEq, Eq, Hash)]
+enum LayoutKey {
+    Fields(u64, Vec<String>),
+    ArrayHeader(u64, u64),
+}
+
+/// The second pass's state.
+struct Describer<'s, 'a> {
+    source: &'s TraceSource<'a>,
+    sink: &'s mut dyn HeapSink,
+    /// Layouts of their own described so far, and their class ids.
+    layouts: Map<LayoutKey, u64>,
+    layout_fields: usize,
+    /// Each type's references' names, its superclasses' after its own.
+    type_layouts: Map<u64, std::rc::Rc<[u64]>>,
+    last_id: u64,
+    heap: Option<i32>,
+}
+
+impl Describer<'_, '_> {
+    /// The class id of type `t` (its rank, after every object id).
+    fn class_id(&self, t: u64) -> u64 {
+        let rank = self.source.order.binary_search(&t).unwrap_or(0) as u64;
+        self.source.meta.max_id + 1 + rank
+    }
+
+    fn name_of(&self, field: u64) -> String {
+        match self.source.meta.field_names.get(&field) {
+            Some(name) => name.clone(),
+            None => format!("<field {field}>"),
+        }
+    }
+
+    /// Every type, as a class.
+    fn types(&mut self) -> Result<(), AnalyzeError> {
+        let meta = &self.source.meta;
+        for &t in &self.source.order {
+            let ty = &meta.types[&t];
+            let names: Vec<String> = ty.fields.iter().map(|&f| self.name_of(f)).collect();
+            let fields: Vec<Field<'_>> = names
+                .iter()
+                .map(|name| Field {
+                    name,
+                    ty: BasicType::Object,
+                })
+                .collect();
+            let super_id = match meta.types.contains_key(&ty.super_type) {
+                true => self.class_id(ty.super_type),
+                false => 0,
+            };
+            self.sink.class(&Class {
+                id: self.class_id(t),
+                name: &ty.name,
+                super_id,
+                loader_id: ty.loader_id,
+                instance_size: 0,
+                statics: &[],
+                fields: &fields,
+            })?;
+        }
+        Ok(())
+    }
+
+    /// The names of the references an instance of type `t` holds, nearest class first:
+    /// worked out once a type, at most [`MAX_DEPTH`] classes up and as many names as an
+    /// instance may have fields; counted against [`MAX_LAYOUT_FIELDS`].
+    fn layout(&mut self, t: u64, offset: u64) -> Result<std::rc::Rc<[u64]>, AnalyzeError> {
+        if let Some(fields) = self.type_layouts.get(&t) {
+            return Ok(fields.clone());
+        }
+        let types = &self.source.meta.types;
+        let mut fields = Vec::new();
+        let mut seen = Vec::new();
+        let mut at = t;
+        // A superclass cycle ends where it comes back.
+        while let Some(ty) = types.get(&at) {
+            if seen.contains(&at) || seen.len() >= MAX_DEPTH || fields.len() > MAX_FIELDS {
+                break;
+            }
+            seen.push(at);
+            fields.extend_from_slice(&ty.fields);
+            at = ty.super_type;
+        }
+        self.count_fields(fields.len(), offset)?;
+        let fields: std::rc::Rc<[u64]> = fields.into();
+        self.type_layouts.insert(t, fields.clone());
+        Ok(fields)
+    }
+
+    /// Counts `n` more names held by layouts: an error past [`MAX_LAYOUT_FIELDS`].
+    fn count_fields(&mut self, n: usize, offset: u64) -> Result<(), AnalyzeError> {
+        self.layout_fields += n;
+        if self.layout_fields > MAX_LAYOUT_FIELDS {
+            return Err(TraceError::BadPacket {
+                offset,
+                what: format!(
+                    "the objects' layouts need more than {MAX_LAYOUT_FIELDS} field names"
+                ),
+            }
+            .into());
+        }
+        Ok(())
+    }
+
+    /// Describes `o`; its id.
+    fn object(&mut self, o: &GraphObject, offset: u64) -> Result<u64, AnalyzeError> {
+        let id = object_id(o, &mut self.last_id);
+        if let Some(kind) = o.heap_type_delta {
+            if self.heap != Some(kind) {
+                self.heap = Some(kind);
+                if let Some((heap, name)) = heap_of(kind) {
+                    self.sink.heap(heap, name)?;
+                }
+            }
+        }
+        let t = o.type_id.unwrap_or(0);
+        let meta = &self.source.meta;
+        let (name, object_size) = match meta.types.get(&t) {
+            Some(ty) => (ty.name.as_str(), ty.object_size),
+            None => {
+                return Err(TraceError::BadPacket {
+                    offset,
+                    what: format!("object {id:#x} is of type {t}, which the trace does not name"),
+                }
+                .into())
+            }
+        };
+        let size = o.self_size.unwrap_or(object_size);
+        let base = o.reference_field_id_base.unwrap_or(0);
+        // `gather` checked that no reference passes 64 bits with its base.
+        let refs: Vec<u64> = o
+            .reference_object_id
+            .iter()
+            .map(|&r| if r == 0 { 0 } else { r + base })
+            .collect();
+        if let Some(ty) = primitive_element(name) {
+            let count = size / u64::from(ty.size(self.source.id_size));
+            self.sink.object(&Object::PrimitiveArray {
+                id,
+                ty,
+                count: u32::try_from(count).unwrap_or(u32::MAX),
+                elements: None,
+            })?;
+            return Ok(id);
+        }
+        if name.ends_with("[]") {
+            let elements = refs.len() as u64 * u64::from(self.source.id_size);
+            let header = size.saturating_sub(elements);
+            let class_id = self.own_layout(LayoutKey::ArrayHeader(t, header), offset)?;
+            self.sink.object(&Object::ObjectArray {
+                id,
+                class_id,
+                elements: &refs,
+            })?;
+            return Ok(id);
+        }
+        let class_id = self.instance_class(o, t, refs.len(), offset)?;
+        let mut values: Vec<Value> = refs.iter().map(|&r| Value::Object(r)).collect();
+        let held = refs.len() as u64 * u64::from(self.source.id_size);
+        // Zero bytes up to the object's size (at most the size the trace states).
+        let pad = size.saturating_sub(held);
+        values.extend((0..pad / 8).map(|_| Value::Long(0)));
+        values.extend((0..pad % 8).map(|_| Value::Byte(0)));
+        self.sink.object(&Object::Instance {
+            id,
+            class_id,
+            values: &values,
+        })?;
+        Ok(id)
+    }
+
+    /// A root for an object of the zygote's or the boot image's heap, which ART's
+    /// collector never frees (Perfetto's trace processor roots them too, as VM-internal).
+    fn uncollected(&mut self, id: u64) -> Result<(), AnalyzeError> {
+        if !matches!(self.heap, Some(2 | 3)) {
+            return Ok(());
+        }
+        self.sink.root(&Root {
+            tag: tags::ROOT_VM_INTERNAL,
+            object_id: id,
+            thread_serial: 0,
+            extra: 0,
+        })
+    }
+
+    /// The class an instance is described as: its type's, when its references are the
+    /// type's fields; else a layout of its own.
+    fn instance_class(
+        &mut self,
+        o: &GraphObject,
+        t: u64,
+        count: usize,
+        offset: u64,
+    ) -> Result<u64, AnalyzeError> {
+        if o.reference_field_id.is_empty() {
+            let layout = self.layout(t, offset)?;
+            if layout.len() == count {
+                return Ok(self.class_id(t));
+            }
+            let names = (0..count)
+                .map(|i| match layout.get(i) {
+                    Some(&f) => self.name_of(f),
+                    None => format!("<reference {i}>"),
+                })
+                .collect();
+            return self.own_layout(LayoutKey::Fields(t, names), offset);
+        }
+        let names = (0..count)
+            .map(|i| match o.reference_field_id.get(i) {
+                Some(&f) => self.name_of(f),
+                None => format!("<reference {i}>"),
+            })
+            .collect();
+        self.own_layout(LayoutKey::Fields(t, names), offset)
+    }
+
+    /// The class id of a layout of its own, described the first time it is met.
+    fn own_layout(&mut self, key: LayoutKey, offset: u64) -> Result<u64, AnalyzeError> {
+        if let Some(&id) = self.layouts.get(&key) {
+            return Ok(id);
+        }
+        let meta = &self.source.meta;
+        let (t, names, instance_size) = match &key {
+            LayoutKey::Fields(t, names) => (*t, names.as_slice(), 0),
+            LayoutKey::ArrayHeader(t, header) => (*t, &[][..], *header),
+        };
+        self.count_fields(names.len(), offset)?;
+        if self.layouts.len() >= MAX_LAYOUTS || names.len() > MAX_FIELDS {
+            return Err(TraceError::BadPacket {
+                offset,
+                what: format!(
+                    "the objects need more layouts than their types' ({MAX_LAYOUTS} at most, {MAX_FIELDS} fields each)"
+                ),
+            }
+            .into());
+        }
+        let id = meta.max_id + 1 + self.source.order.len() as u64 + self.layouts.len() as u64;
+        let fields: Vec<Field<'_>> = names
+            .iter()
+            .map(|name| Field {
+                name,
+                ty: BasicType::Object,
+            })
+            .collect();
+        let ty = &meta.types[&t];
+        let super_id = match &key {
+            // An array's layout keeps its type's place in the hierarchy.
+            LayoutKey::ArrayHeader(..) if meta.types.contains_key(&ty.super_type) => {
+                self.class_id(ty.super_type)
+            }
+            _ => 0,
+        };
+        self.sink.class(&Class {
+            id,
+            name: &ty.name,
+            super_id,
+            loader_id: ty.loader_id,
+            instance_size: u32::try_from(instance_size).unwrap_or(u32::MAX),
+            statics: &[],
+            fields: &fields,
+        })?;
+        self.layouts.insert(key, id);
+        Ok(id)
+    }
+}

@@ -1,0 +1,22 @@
+//! Perfetto heap graphs: a trace's `HeapGraph` packets (ART's Java heap, as Android's
+//! `ProfilingManager` and `am dumpheap`'s Perfetto route give it) read as a heap source.
+//! [`wire`] walks the trace's packets and decodes the heap-graph ones; [`graph`] gathers a
+//! process's types, field names and roots in one pass and describes its objects to the
+//! seam in a second ([`TraceSource`]).
+//!
+//! Its errors are [`TraceError`]s (in `base`, beside the analysis's).
+//!
+//! Bounds: a packet's length is checked against what remains and a varint is at most 10
+//! bytes; one packet is decoded at a time (memory: the largest packet, decoded); what is
+//! kept across packets is the types, the field names and the roots (16 bytes a root, 8 a
+//! type's field: a few times the trace's bytes that state them), and at most [`graph::MAX_LAYOUTS`] object layouts.
+
+pub mod graph;
+pub mod wire;
+
+pub use graph::TraceSource;
+
+/// What the analysis calls a heap graph's format (its `dump.format`).
+pub const FORMAT: &str = "Perfetto heap graph";
+
+pub use crate::base::error::TraceError;

@@ -1,0 +1,601 @@
+//! Perfetto heap graphs read through the heap-source seam.
+//!
+//! Perfetto's own test traces (tests/perfetto/, their source in its README.md), encoded by
+//! `protoc` (scripts/setup-protoc.sh; skipped with the reason printed where it is missing
+//! outside CI, or could not be installed), give the sizes and reachability Perfetto's trace processor is expected to
+//! give: the tables beside them. Hand-built traces hold the hostile cases: truncated,
+//! lying lengths, huge varints, no roots, cycles, repeated ids, several processes.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use hprof_shrink_analyze::model::Analysis;
+use hprof_shrink_analyze::perfetto::{TraceError, TraceSource};
+use hprof_shrink_analyze::{analyze_path, analyze_source, AnalyzeError, Options};
+use hprof_shrink_core::space::Unpack;
+use hprof_shrink_core::Control;
+
+/// protoc: `HPROF_SHRINK_PROTOC` (scripts/test.sh sets it with scripts/setup-protoc.sh), or
+/// one on the PATH; None (with the reason printed) where a skip is allowed: outside CI, or
+/// where the setup could not install it (no apt-get).
+fn protoc() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("HPROF_SHRINK_PROTOC").filter(|p| !p.is_empty()) {
+        return Some(PathBuf::from(p));
+    }
+    if Command::new("protoc").arg("--version").output().is_ok() {
+        return Some(PathBuf::from("protoc"));
+    }
+    let ci = std::env::var_os("CI").is_some();
+    let why = std::env::var("HPROF_SHRINK_NO_PROTOC")
+        .unwrap_or_else(|_| "no protoc (scripts/setup-protoc.sh installs it)".into());
+    assert!(
+        !ci || !Path::new("/usr/bin/apt-get").exists(),
+        "CI with apt-get, but protoc could not be set up: {why}"
+    );
+    println!("skipped: {why}");
+    None
+}
+
+/// `name`.textproto of tests/perfetto encoded as a binary trace; `None` when there is
+/// no protoc.
+fn encoded(name: &str) -> Option<Vec<u8>> {
+    let protoc = protoc()?;
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/perfetto");
+    let text = std::fs::read(dir.join(format!("{name}.textproto"))).unwrap();
+    let mut child = Command::new(protoc)
+        .arg(format!("-I{}", dir.display()))
+        .args([
+            "--encode=perfetto.protos.Trace",
+            "trace_min.proto",
+            "heap_graph.proto",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), &text).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "protoc could not encode {name}");
+    Some(out.stdout)
+}
+
+/// A table of Perfetto's expected outputs (CSV with quoted strings): its rows by column.
+fn table(name: &str) -> Vec<std::collections::HashMap<String, String>> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/perfetto/{name}.out"));
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines = text.lines().map(|l| {
+        l.split(',')
+            .map(|c| c.trim_matches('"').to_string())
+            .collect::<Vec<_>>()
+    });
+    let head = lines.next().unwrap();
+    lines
+        .map(|row| head.iter().cloned().zip(row).collect())
+        .collect()
+}
+
+fn analyze(bytes: &[u8], pid: Option<i32>) -> Result<Analysis, AnalyzeError> {
+    let source = TraceSource::open("trace", bytes, pid)?;
+    let options = Options::default();
+    let control = Control::default();
+    Ok(analyze_source(&source, &options, &Unpack::default(), &control)?.analysis)
+}
+
+/// (class, shallow, retained) of the top retainers, sorted.
+fn retainers(a: &Analysis) -> Vec<(String, u64, u64)> {
+    let triage = a.triage.as_ref().expect("a triage");
+    let mut r: Vec<_> = triage
+        .top_retainers
+        .iter()
+        .map(|r| {
+            let o = &r.object;
+            (o.class_name.clone(), o.shallow_bytes, o.retained_bytes)
+        })
+        .collect();
+    r.sort();
+    r
+}
+
+/// What Perfetto's tables say of `trace`: the reachable objects' bytes (the object table's
+/// `reachable` rows) and the rooted objects' sizes; with a flame graph, each root's
+/// cumulative size (what it retains: these graphs are trees below their roots).
+fn check_against_perfetto(trace: &str, objects: &str, flamegraph: Option<&str>) {
+    let Some(bytes) = encoded(trace) else {
+        return;
+    };
+    let a = analyze(&bytes, None).unwrap();
+    let rows = table(objects);
+    let size =
+        |r: &std::collections::HashMap<String, String>, c: &str| -> u64 { r[c].parse().unwrap() };
+    let reachable: u64 = rows
+        .iter()
+        .filter(|r| r["reachable"] == "1")
+        .map(|r| size(r, "self_size"))
+        .sum();
+    assert_eq!(a.triage.as_ref().unwrap().heap_bytes, reachable, "{trace}");
+    let ours = retainers(&a);
+    let mut shallow: Vec<u64> = ours.iter().map(|r| r.1).collect();
+    shallow.sort_unstable();
+    let mut rooted: Vec<u64> = rows
+        .iter()
+        .filter(|r| r["root_type"] != "[NULL]")
+        .map(|r| size(r, "self_size"))
+        .collect();
+    rooted.sort_unstable();
+    assert_eq!(shallow, rooted, "{trace}: the rooted objects' sizes");
+    if let Some(flamegraph) = flamegraph {
+        let mut theirs: Vec<(u64, u64)> = table(flamegraph)
+            .iter()
+            .filter(|r| r["depth"] == "0")
+            .map(|r| (size(r, "size"), size(r, "cumulative_size")))
+            .collect();
+        theirs.sort_unstable();
+        let mut ours: Vec<(u64, u64)> = ours.iter().map(|r| (r.1, r.2)).collect();
+        ours.sort_unstable();
+        assert_eq!(ours, theirs, "{trace}: what each root retains");
+    }
+}
+
+#[test]
+fn perfettos_heap_graph_gives_its_expected_tables() {
+    // Zygote objects rooted (the Parcel), superclass fields, an id given as a delta.
+    check_against_perfetto(
+        "heap_graph",
+        "heap_graph_object_3",
+        Some("heap_graph_flamegraph_2"),
+    );
+}
+
+#[test]
+fn perfettos_baseapk_heap_graph_gives_its_expected_tables() {
+    // Field ids given per object, sizes per object rather than per type.
+    check_against_perfetto("heap_graph_baseapk", "heap_graph_object", None);
+}
+
+#[test]
+fn perfettos_branching_graph_gives_its_expected_sizes() {
+    let Some(trace) = encoded("heap_graph_branching") else {
+        return;
+    };
+    let a = analyze(&trace, None).unwrap();
+    // The focused flame graph's left branch: RootNode 100, LeftChild0 200 holding
+    // LeftChild1 400, cumulative 700; the right branch (800 + 1600, the textproto's) is
+    // the rest of what the root retains.
+    let rows = table("heap_graph_flamegraph_focused");
+    let root = &rows[0];
+    assert_eq!(root["name"], "RootNode [ROOT_JAVA_FRAME]");
+    let shallow: u64 = root["size"].parse().unwrap();
+    let left: u64 = root["cumulative_size"].parse().unwrap();
+    let total = left + 800 + 1600;
+    assert_eq!(a.triage.as_ref().unwrap().heap_bytes, total);
+    assert_eq!(
+        retainers(&a),
+        vec![("RootNode".to_string(), shallow, total)]
+    );
+}
+
+/// Hand-built traces: protobuf's wire format, written out.
+mod wire {
+    pub fn varint(mut v: u64, out: &mut Vec<u8>) {
+        while v >= 0x80 {
+            out.push((v as u8) | 0x80);
+            v >>= 7;
+        }
+        out.push(v as u8);
+    }
+
+    pub fn int(field: u64, v: u64, out: &mut Vec<u8>) {
+        varint(field << 3, out);
+        varint(v, out);
+    }
+
+    pub fn bytes(field: u64, body: &[u8], out: &mut Vec<u8>) {
+        varint(field << 3 | 2, out);
+        varint(body.len() as u64, out);
+        out.extend_from_slice(body);
+    }
+
+    /// An object: id, type, size, references.
+    pub fn object(id: u64, ty: u64, size: u64, refs: &[u64]) -> Vec<u8> {
+        let mut o = Vec::new();
+        int(1, id, &mut o);
+        int(2, ty, &mut o);
+        int(3, size, &mut o);
+        for &r in refs {
+            int(5, r, &mut o);
+        }
+        o
+    }
+
+    /// A type: id, name, reference field keys.
+    pub fn ty(id: u64, name: &str, super_id: u64, fields: &[u64]) -> Vec<u8> {
+        let mut t = Vec::new();
+        int(1, id, &mut t);
+        bytes(3, name.as_bytes(), &mut t);
+        int(5, super_id, &mut t);
+        for &f in fields {
+            int(6, f, &mut t);
+        }
+        t
+    }
+
+    pub fn name(iid: u64, text: &str) -> Vec<u8> {
+        let mut s = Vec::new();
+        int(1, iid, &mut s);
+        bytes(2, text.as_bytes(), &mut s);
+        s
+    }
+
+    pub fn root(kind: u64, ids: &[u64]) -> Vec<u8> {
+        let mut r = Vec::new();
+        for &id in ids {
+            int(1, id, &mut r);
+        }
+        int(2, kind, &mut r);
+        r
+    }
+
+    /// A trace packet holding a heap graph of `pid` made of `parts` ((field, message)).
+    pub fn packet(pid: u64, parts: &[(u64, Vec<u8>)]) -> Vec<u8> {
+        let mut g = Vec::new();
+        int(1, pid, &mut g);
+        for (field, body) in parts {
+            bytes(*field, body, &mut g);
+        }
+        let mut p = Vec::new();
+        int(8, 10, &mut p);
+        bytes(56, &g, &mut p);
+        let mut t = Vec::new();
+        bytes(1, &p, &mut t);
+        t
+    }
+}
+
+const OBJECTS: u64 = 2;
+const NAMES: u64 = 4;
+const ROOTS: u64 = 7;
+const TYPES: u64 = 9;
+
+/// A small heap: a rooted Node (48 bytes) whose `next` is a second Node (48) whose
+/// `next` is the first: a cycle; a third Node unreachable.
+fn cycle(pid: u64) -> Vec<u8> {
+    wire::packet(
+        pid,
+        &[
+            (TYPES, wire::ty(1, "Node", 0, &[1])),
+            (NAMES, wire::name(1, "Node.next")),
+            (OBJECTS, wire::object(0x10, 1, 48, &[0x20])),
+            (OBJECTS, wire::object(0x20, 1, 48, &[0x10])),
+            (OBJECTS, wire::object(0x30, 1, 48, &[0x10])),
+            (ROOTS, wire::root(3, &[0x10])),
+        ],
+    )
+}
+
+#[test]
+fn a_cycle_is_reachable_once_and_retained_by_its_root() {
+    let a = analyze(&cycle(7), None).unwrap();
+    assert_eq!(a.triage.as_ref().unwrap().heap_bytes, 96);
+    assert_eq!(retainers(&a), vec![("Node".to_string(), 48, 96)]);
+}
+
+#[test]
+fn a_graph_with_no_roots_holds_nothing_reachable() {
+    let trace = wire::packet(
+        7,
+        &[
+            (TYPES, wire::ty(1, "Node", 0, &[])),
+            (OBJECTS, wire::object(0x10, 1, 48, &[])),
+        ],
+    );
+    let a = analyze(&trace, None).unwrap();
+    assert_eq!(a.triage.as_ref().unwrap().heap_bytes, 0);
+    assert!(retainers(&a).is_empty());
+}
+
+#[test]
+fn repeated_ids_keep_the_first_object_and_type() {
+    let trace = wire::packet(
+        7,
+        &[
+            (TYPES, wire::ty(1, "Node", 0, &[])),
+            (TYPES, wire::ty(1, "Other", 0, &[])),
+            (OBJECTS, wire::object(0x10, 1, 48, &[])),
+            (OBJECTS, wire::object(0x10, 1, 4000, &[])),
+            (ROOTS, wire::root(3, &[0x10, 0x10])),
+        ],
+    );
+    let a = analyze(&trace, None).unwrap();
+    assert_eq!(retainers(&a), vec![("Node".to_string(), 48, 48)]);
+}
+
+#[test]
+fn a_superclass_cycle_ends() {
+    let trace = wire::packet(
+        7,
+        &[
+            (TYPES, wire::ty(1, "A", 2, &[1])),
+            (TYPES, wire::ty(2, "B", 1, &[1])),
+            (NAMES, wire::name(1, "A.f")),
+            (OBJECTS, wire::object(0x10, 1, 48, &[0x20, 0])),
+            (OBJECTS, wire::object(0x20, 2, 16, &[])),
+            (ROOTS, wire::root(3, &[0x10])),
+        ],
+    );
+    // What the analysis makes of a cyclic hierarchy is its own affair; the reading ends.
+    let _ = analyze(&trace, None);
+}
+
+#[test]
+fn several_processes_are_listed_and_one_can_be_chosen() {
+    let mut trace = cycle(7);
+    trace.extend(cycle(3));
+    let err = TraceSource::open("t", &trace, None).err().unwrap();
+    assert!(matches!(err, TraceError::SeveralProcesses { ref pids } if pids == "3, 7"));
+    assert_eq!(TraceSource::open("t", &trace, Some(3)).unwrap().pid(), 3);
+    let err = TraceSource::open("t", &trace, Some(5)).err().unwrap();
+    assert!(matches!(err, TraceError::NoSuchProcess { pid: 5, .. }));
+}
+
+#[test]
+fn a_trace_without_a_heap_graph_says_so() {
+    // A packet holding only a timestamp.
+    assert!(matches!(
+        TraceSource::open("t", &[0x0a, 0x02, 0x40, 0x0a], None),
+        Err(TraceError::NoHeapGraph)
+    ));
+}
+
+#[test]
+fn a_truncated_trace_is_an_error_at_every_cut() {
+    let trace = cycle(7);
+    for cut in 1..trace.len() {
+        match TraceSource::open("t", &trace[..cut], None) {
+            Err(TraceError::PacketPastEnd { offset: 0, .. } | TraceError::Truncated { .. }) => {}
+            other => panic!("cut at {cut}: {:?}", other.err()),
+        }
+    }
+}
+
+#[test]
+fn a_lying_length_is_refused_where_it_is() {
+    let mut trace = cycle(7);
+    let good = trace.len() as u64;
+    // A second packet whose length says 2^40 bytes.
+    trace.push(0x0a);
+    wire::varint(1 << 40, &mut trace);
+    trace.extend_from_slice(&[0; 8]);
+    match TraceSource::open("t", &trace, None) {
+        Err(TraceError::PacketPastEnd { offset, len, .. }) => {
+            assert_eq!((offset, len), (good, 1 << 40));
+        }
+        other => panic!("{:?}", other.err()),
+    }
+    // A field inside a heap-graph packet that runs past it.
+    let mut inner = Vec::new();
+    wire::bytes(56, &[0x12, 0x7f, 0], &mut inner);
+    let mut trace = Vec::new();
+    wire::bytes(1, &inner, &mut trace);
+    assert!(matches!(
+        TraceSource::open("t", &trace, None),
+        Err(TraceError::BadPacket { .. })
+    ));
+}
+
+#[test]
+fn a_huge_varint_is_refused_where_it_starts() {
+    let mut trace = cycle(7);
+    let at = trace.len() as u64;
+    trace.push(0x0a);
+    trace.extend_from_slice(&[0xff; 11]);
+    assert!(matches!(
+        TraceSource::open("t", &trace, None),
+        Err(TraceError::BadVarint { offset }) if offset == at + 1
+    ));
+    // Ten bytes whose last sets bits past 64.
+    let mut trace = vec![0x0a];
+    trace.extend_from_slice(&[0xff; 9]);
+    trace.push(0x02);
+    assert!(matches!(
+        TraceSource::open("t", &trace, None),
+        Err(TraceError::BadVarint { offset: 1 })
+    ));
+}
+
+#[test]
+fn other_files_are_not_traces() {
+    for (what, bytes) in [
+        ("hprof", &b"JAVA PROFILE 1.0.3\0\0\0\0\x04"[..]),
+        ("zip", &b"PK\x03\x04\x14\0\0\0"[..]),
+        ("gzip", &b"\x1f\x8b\x08\0\0\0\0\0"[..]),
+    ] {
+        assert!(
+            matches!(
+                TraceSource::open("t", bytes, None),
+                Err(TraceError::NotAPacket { offset: 0, .. })
+            ),
+            "{what}"
+        );
+    }
+}
+
+#[test]
+fn ids_past_two_to_the_63_and_references_past_64_bits_are_refused() {
+    let trace = wire::packet(
+        7,
+        &[
+            (TYPES, wire::ty(1, "Node", 0, &[])),
+            (OBJECTS, wire::object(u64::MAX, 1, 48, &[])),
+        ],
+    );
+    assert!(matches!(
+        TraceSource::open("t", &trace, None),
+        Err(TraceError::IdTooLarge { id: u64::MAX })
+    ));
+    let mut o = wire::object(0x10, 1, 48, &[u64::MAX]);
+    wire::int(6, 2, &mut o);
+    let trace = wire::packet(7, &[(TYPES, wire::ty(1, "Node", 0, &[1])), (OBJECTS, o)]);
+    assert!(matches!(
+        TraceSource::open("t", &trace, None),
+        Err(TraceError::BadPacket { .. })
+    ));
+}
+
+/// `bytes` in a file of their own.
+fn file_of(bytes: &[u8]) -> tempfile::NamedTempFile {
+    let mut f = tempfile::NamedTempFile::new().unwrap();
+    std::io::Write::write_all(&mut f, bytes).unwrap();
+    f
+}
+
+#[test]
+fn analyze_reads_a_trace_by_its_content() {
+    let trace = file_of(&cycle(7));
+    let a = analyze_path(trace.path(), &Options::default(), &Control::default()).unwrap();
+    let a = a.analysis;
+    assert_eq!(a.input.kind, "perfetto");
+    assert_eq!(a.dump.format, "Perfetto heap graph");
+    assert_eq!(retainers(&a), vec![("Node".to_string(), 48, 96)]);
+    // Perfetto's own trace, when protoc is here.
+    if let Some(trace) = encoded("heap_graph_branching") {
+        let trace = file_of(&trace);
+        let a = analyze_path(trace.path(), &Options::default(), &Control::default()).unwrap();
+        assert_eq!(a.analysis.triage.unwrap().heap_bytes, 3100);
+    }
+}
+
+#[test]
+fn analyze_reads_a_gzipped_trace() {
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut gz, &cycle(7)).unwrap();
+    let trace = file_of(&gz.finish().unwrap());
+    let a = analyze_path(trace.path(), &Options::default(), &Control::default()).unwrap();
+    let a = a.analysis;
+    assert_eq!(a.input.kind, "perfetto");
+    assert_eq!(retainers(&a), vec![("Node".to_string(), 48, 96)]);
+}
+
+#[test]
+fn a_broken_trace_is_one_error_naming_the_file() {
+    // Past the sniff's window, a packet that says it has more bytes than remain (within
+    // the window a broken packet makes the file no trace at all).
+    let mut bytes = Vec::new();
+    while bytes.len() <= hprof_shrink_analyze::perfetto::wire::SNIFF_WINDOW {
+        bytes.extend(cycle(7));
+    }
+    bytes.extend_from_slice(&[0x0a, 0x05, 0x40]);
+    let trace = file_of(&bytes);
+    let err = analyze_path(trace.path(), &Options::default(), &Control::default())
+        .err()
+        .unwrap();
+    let text = err.to_string();
+    assert!(
+        text.starts_with(&trace.path().display().to_string()),
+        "{text}"
+    );
+    assert!(text.contains("says it has 5 bytes; 1 remain"), "{text}");
+}
+
+/// A generator of bytes (xorshift), fixed so a failure repeats.
+fn noise(seed: u64, len: usize) -> Vec<u8> {
+    let mut x = seed | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
+#[test]
+fn no_hprof_zip_gzip_text_or_noise_is_taken_for_a_trace() {
+    use hprof_shrink_analyze::perfetto::wire::is_trace;
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
+    let mut seen = 0;
+    for entry in walk(&fixtures) {
+        let bytes = std::fs::read(&entry).unwrap();
+        assert!(!is_trace(&bytes), "{}", entry.display());
+        seen += 1;
+    }
+    assert!(seen > 0, "no fixture files under {}", fixtures.display());
+    // Noise, even where it starts as a packet does; text that starts with a newline.
+    for seed in 0..20_000u64 {
+        let mut bytes = noise(seed, 4096);
+        bytes[0] = 0x0a;
+        assert!(!is_trace(&bytes), "seed {seed}");
+    }
+    let text = b"\n# Notes\nA heap dump was taken at 12:00 and uploaded; its analysis follows.\n";
+    assert!(!is_trace(text));
+    // What a trace is: Perfetto's, or ours.
+    assert!(is_trace(&cycle(7)));
+    if let Some(trace) = encoded("heap_graph") {
+        assert!(is_trace(&trace));
+    }
+}
+
+/// Every file under `dir`.
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return files;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            files.extend(walk(&p));
+        } else {
+            files.push(p);
+        }
+    }
+    files
+}
+
+#[test]
+fn a_weak_references_referent_is_not_retained_through_it() {
+    // Holder.ref -> WeakReference (its referent field declared by its superclass) -> Big.
+    // The referent is found by the field's name and the class's place in the hierarchy,
+    // both only right when a type's fields and its superclasses' are laid out in order.
+    let trace = wire::packet(
+        7,
+        &[
+            (TYPES, wire::ty(1, "java.lang.ref.Reference", 0, &[1, 3])),
+            (TYPES, wire::ty(2, "java.lang.ref.WeakReference", 1, &[])),
+            (TYPES, wire::ty(3, "Holder", 0, &[2])),
+            (TYPES, wire::ty(4, "Big", 0, &[])),
+            (NAMES, wire::name(1, "java.lang.ref.Reference.referent")),
+            (NAMES, wire::name(2, "Holder.ref")),
+            (NAMES, wire::name(3, "java.lang.ref.Reference.queue")),
+            (OBJECTS, wire::object(0x10, 3, 16, &[0x20])),
+            (OBJECTS, wire::object(0x20, 2, 32, &[0x30, 0])),
+            (OBJECTS, wire::object(0x30, 4, 1000, &[])),
+            (ROOTS, wire::root(1, &[0x10])),
+        ],
+    );
+    let a = analyze(&trace, None).unwrap();
+    assert_eq!(retainers(&a), vec![("Holder".to_string(), 16, 48)]);
+}
+
+#[test]
+fn a_hierarchy_deeper_than_the_walk_and_an_unnamed_type_end_plainly() {
+    // 300 classes in a chain, each declaring one reference field; an instance of the
+    // deepest holds 300 references: its layout is walked 256 classes up, so its own.
+    let mut parts = vec![(NAMES, wire::name(1, "C.f"))];
+    for t in 1..=300u64 {
+        parts.push((TYPES, wire::ty(t, &format!("C{t}"), t + 1, &[1])));
+    }
+    let refs = vec![0x20; 300];
+    parts.push((OBJECTS, wire::object(0x10, 1, 2000, &refs)));
+    parts.push((OBJECTS, wire::object(0x20, 2, 16, &[0])));
+    parts.push((ROOTS, wire::root(3, &[0x10])));
+    let a = analyze(&wire::packet(7, &parts), None).unwrap();
+    assert_eq!(retainers(&a), vec![("C1".to_string(), 2000, 2016)]);
+    // An object of a type the trace never names.
+    let trace = wire::packet(7, &[(OBJECTS, wire::object(0x10, 9, 16, &[]))]);
+    let err = analyze(&trace, None).err().unwrap().to_string();
+    assert!(
+        err.contains("of type 9, which the trace does not name"),
+        "{err}"
+    );
+}
