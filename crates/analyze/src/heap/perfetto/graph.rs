@@ -351,13 +351,7 @@ impl Describer<'_, '_> {
         for &t in &self.source.order {
             let ty = &meta.types[&t];
             let names: Vec<String> = ty.fields.iter().map(|&f| self.name_of(f)).collect();
-            let fields: Vec<Field<'_>> = names
-                .iter()
-                .map(|name| Field {
-                    name,
-                    ty: BasicType::Object,
-                })
-                .collect();
+            let fields = reference_fields(&names);
             let super_id = match meta.types.contains_key(&ty.super_type) {
                 true => self.class_id(ty.super_type),
                 false => 0,
@@ -549,13 +543,7 @@ impl Describer<'_, '_> {
             .into());
         }
         let id = meta.max_id + 1 + self.source.order.len() as u64 + self.layouts.len() as u64;
-        let fields: Vec<Field<'_>> = names
-            .iter()
-            .map(|name| Field {
-                name,
-                ty: BasicType::Object,
-            })
-            .collect();
+        let fields = reference_fields(names);
         let ty = &meta.types[&t];
         let super_id = match &key {
             // An array's layout keeps its type's place in the hierarchy.
@@ -576,4 +564,15 @@ impl Describer<'_, '_> {
         self.layouts.insert(key, id);
         Ok(id)
     }
+}
+
+/// Fields of these names, each a reference: a heap graph knows no other kind.
+fn reference_fields(names: &[String]) -> Vec<Field<'_>> {
+    names
+        .iter()
+        .map(|name| Field {
+            name,
+            ty: BasicType::Object,
+        })
+        .collect()
 }
