@@ -242,6 +242,7 @@ impl HeapSource for MemoryHeap {
                     id: *id,
                     class_id: *class_id,
                     values,
+                    padding: 0,
                 })?,
                 Entry::ObjectArray(id, class_id, elements) => {
                     sink.object(&Object::ObjectArray {

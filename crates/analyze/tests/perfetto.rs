@@ -599,3 +599,26 @@ fn a_hierarchy_deeper_than_the_walk_and_an_unnamed_type_end_plainly() {
         "{err}"
     );
 }
+
+/// An object's size is laid out without being held: a rooted 3 MiB object (past the
+/// encoder's 1 MiB segments, so streamed) keeps its size, and one that claims 2^60 bytes
+/// is refused at once, naming it, rather than allocated.
+#[test]
+fn an_objects_size_is_written_not_held_and_a_huge_one_refused() {
+    let big = 3 << 20;
+    let trace = |size: u64| {
+        wire::packet(
+            7,
+            &[
+                (TYPES, wire::ty(1, "Blob", 0, &[])),
+                (OBJECTS, wire::object(0x10, 1, size, &[])),
+                (ROOTS, wire::root(3, &[0x10])),
+            ],
+        )
+    };
+    let a = analyze(&trace(big), None).unwrap();
+    assert_eq!(a.triage.as_ref().unwrap().heap_bytes, big);
+    assert_eq!(retainers(&a), vec![("Blob".to_string(), big, big)]);
+    let e = analyze(&trace(1 << 60), None).unwrap_err().to_string();
+    assert!(e.contains("0x10") && e.contains("4 GiB"), "{e}");
+}

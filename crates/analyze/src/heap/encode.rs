@@ -139,6 +139,25 @@ impl<W: Write> Encoder<W> {
         Ok(())
     }
 
+    /// One sub-record as a segment of its own: its `head`, then `zeros` zero bytes
+    /// written a block at a time.
+    fn streamed(&mut self, head: &[u8], zeros: u64) -> std::io::Result<()> {
+        self.flush_segment()?;
+        let len = u32::try_from(head.len() as u64 + zeros).unwrap_or(u32::MAX);
+        self.out.write_all(&[tags::HEAP_DUMP_SEGMENT])?;
+        self.out.write_all(&0u32.to_be_bytes())?;
+        self.out.write_all(&len.to_be_bytes())?;
+        self.out.write_all(head)?;
+        let block = [0u8; 1 << 16];
+        let mut left = zeros;
+        while left > 0 {
+            let n = left.min(block.len() as u64) as usize;
+            self.out.write_all(&block[..n])?;
+            left -= n as u64;
+        }
+        Ok(())
+    }
+
     fn finish(mut self) -> std::io::Result<()> {
         self.flush_segment()?;
         self.record(tags::HEAP_DUMP_END, &[])?;
@@ -179,11 +198,10 @@ fn written(r: std::io::Result<()>) -> Result<(), AnalyzeError> {
 
 impl<W: Write> HeapSink for Encoder<W> {
     fn heap(&mut self, id: u32, name: &str) -> Result<(), AnalyzeError> {
-        let name = self.name(name);
-        let name = name.map_err(|source| AnalyzeError::Io {
-            path: PathBuf::from("the described heap"),
-            source,
-        })?;
+        let name = match self.name(name) {
+            Ok(id) => id,
+            Err(e) => return written(Err(e)),
+        };
         self.segment.push(tags::HEAP_DUMP_INFO);
         self.u4(id);
         self.id(name);
@@ -200,17 +218,40 @@ impl<W: Write> HeapSink for Encoder<W> {
                 id,
                 class_id,
                 values,
+                padding,
             } => {
+                let n = self.id_size;
+                let held: u64 = values.iter().map(|v| type_of(*v).size(n) as u64).sum();
+                let Some(len) = held
+                    .checked_add(padding)
+                    .and_then(|len| u32::try_from(len).ok())
+                else {
+                    return Err(AnalyzeError::Io {
+                        path: PathBuf::from("the described heap"),
+                        source: std::io::Error::new(
+                            std::io::ErrorKind::InvalidData,
+                            format!(
+                                "instance {id:#x} of {held} bytes and {padding} more: over the 4 GiB a record holds"
+                            ),
+                        ),
+                    });
+                };
+                let start = self.segment.len();
                 self.segment.push(tags::INSTANCE_DUMP);
                 self.id(id);
                 self.u4(0);
                 self.id(class_id);
-                let n = self.id_size;
-                let len: usize = values.iter().map(|v| type_of(*v).size(n) as usize).sum();
-                self.u4(u32::try_from(len).unwrap_or(u32::MAX));
+                self.u4(len);
                 for &v in values {
                     self.value(v);
                 }
+                if padding as usize > SEGMENT {
+                    // A large rest is streamed as a segment of its own, never held.
+                    let head = self.segment.split_off(start);
+                    return written(self.streamed(&head, padding));
+                }
+                self.segment
+                    .resize(self.segment.len() + padding as usize, 0);
             }
             Object::ObjectArray {
                 id,

@@ -97,6 +97,9 @@ pub enum Object<'a> {
         class_id: u64,
         /// Its field values, in the order above.
         values: &'a [Value],
+        /// Zero bytes after the values, counted in the instance's size: what a format
+        /// that gives an object's size but not its field values says of the rest.
+        padding: u64,
     },
     /// An array of references: its elements' ids (0: null).
     ObjectArray {

@@ -463,16 +463,16 @@ impl Describer<'_, '_> {
             return Ok(id);
         }
         let class_id = self.instance_class(o, t, refs.len(), offset)?;
-        let mut values: Vec<Value> = refs.iter().map(|&r| Value::Object(r)).collect();
+        let values: Vec<Value> = refs.iter().map(|&r| Value::Object(r)).collect();
         let held = refs.len() as u64 * u64::from(self.source.id_size);
-        // Zero bytes up to the object's size (at most the size the trace states).
-        let pad = size.saturating_sub(held);
-        values.extend((0..pad / 8).map(|_| Value::Long(0)));
-        values.extend((0..pad % 8).map(|_| Value::Byte(0)));
+        // Zero bytes up to the object's size (at most the size the trace states), which
+        // the encoder writes without holding them.
+        let padding = size.saturating_sub(held);
         self.sink.object(&Object::Instance {
             id,
             class_id,
             values: &values,
+            padding,
         })?;
         Ok(id)
     }
