@@ -39,8 +39,6 @@ pub struct Index<'a> {
     /// its tag byte): the node number is the position.
     objects: Offsets,
     lookup: Lookup,
-    /// The lookup was freed ([`Index::release_lookup`]).
-    released: bool,
     pub roots: Vec<RootRecord>,
     /// Thread serial → thread object id (from ROOT_THREAD_OBJECT).
     pub threads: Map<u32, u64>,
@@ -85,7 +83,6 @@ impl<'a> Index<'a> {
             classes: ClassIndex::new(id_size),
             objects: Offsets::empty(data.len() as u64),
             lookup: Lookup::default(),
-            released: false,
             roots: Vec::new(),
             threads: Map::default(),
             heaps: Vec::new(),
@@ -239,31 +236,19 @@ impl<'a> Index<'a> {
         self.objects.len()
     }
 
-    /// Frees the id lookup (2 bytes an object) for the steps that look up few ids or
-    /// none: [`Index::node`] then searches all objects, log2(objects) reads of the dump an
-    /// id (the triage's paths, after the dominators, look up a few hundred).
+    /// Shrinks the id lookup from 2 bytes an object to 1/32 for the steps that look up
+    /// few ids: one range per 64 ranges before, about 128 objects, so that [`Index::node`]
+    /// reads the dump 7 times an id where it read it once or twice (the triage's paths,
+    /// after the dominators, look up a collection's entries when they cross one).
     pub fn release_lookup(&mut self) {
-        self.lookup = Lookup::default();
-        self.released = true;
+        self.lookup = std::mem::take(&mut self.lookup).coarser(6);
     }
 
     /// The node of an object id; `None` for 0, and for ids the dump does not hold (a
     /// dropped array of a shrunk dump, or a dangling reference).
     #[inline]
     pub fn node(&self, id: u64) -> Option<Node> {
-        if self.released {
-            return self.search_all(id);
-        }
         self.lookup.find(id, |n| self.id(n))
-    }
-
-    /// [`Index::node`] without the lookup: a binary search of all objects, sorted by id.
-    #[cold]
-    fn search_all(&self, id: u64) -> Option<Node> {
-        if id == 0 {
-            return None;
-        }
-        search_in(id, 0..self.len(), |n| self.id(n as Node))
     }
 
     /// Every object's sub-record has its id right after the tag byte.
@@ -553,6 +538,22 @@ impl Lookup {
         }
     }
 
+    /// The same lookup with one range for every `2^bits` ranges of this one.
+    fn coarser(self, bits: u32) -> Lookup {
+        let Lookup { min, shift, starts } = self;
+        let Some(count) = starts.len().checked_sub(1) else {
+            return Lookup::default();
+        };
+        let starts = (0..=count.div_ceil(1 << bits))
+            .map(|c| starts[(c << bits).min(count)])
+            .collect();
+        Lookup {
+            min,
+            shift: shift + bits,
+            starts,
+        }
+    }
+
     /// The position of `id`, where `id_of(position)` reads the id at a position.
     #[inline]
     fn find(&self, id: u64, id_of: impl Fn(Node) -> u64) -> Option<Node> {
@@ -574,21 +575,6 @@ impl Lookup {
         }
         None
     }
-}
-
-/// The node of `id` among `nodes` (sorted by id, `id_of` reading each), by a binary
-/// search.
-fn search_in(id: u64, nodes: std::ops::Range<usize>, id_of: impl Fn(usize) -> u64) -> Option<Node> {
-    let (mut lo, mut hi) = (nodes.start, nodes.end);
-    while lo < hi {
-        let mid = lo + (hi - lo) / 2;
-        match id_of(mid).cmp(&id) {
-            std::cmp::Ordering::Less => lo = mid + 1,
-            std::cmp::Ordering::Greater => hi = mid,
-            std::cmp::Ordering::Equal => return Some(mid as Node),
-        }
-    }
-    None
 }
 
 #[cfg(test)]
@@ -685,11 +671,24 @@ mod tests {
         let (r, at) = runs(&[objects, second], false);
         let (_, lookup) = merge_sorted(r, 1 << 20, |o| at[&o]);
         let id_of = |k: Node| ids[k as usize];
-        for (n, id) in ids.iter().enumerate() {
-            assert_eq!(lookup.find(*id, id_of), Some(n as Node));
-            assert_eq!(lookup.find(id + 1, id_of), None);
+        // As made, and made coarser (as after the dominators), by 1 to more bits than
+        // there are ranges.
+        let coarser = [1, 6, 20].map(|bits| {
+            Lookup {
+                min: lookup.min,
+                shift: lookup.shift,
+                starts: lookup.starts.clone(),
+            }
+            .coarser(bits)
+        });
+        for lookup in std::iter::once(&lookup).chain(&coarser) {
+            for (n, id) in ids.iter().enumerate() {
+                assert_eq!(lookup.find(*id, id_of), Some(n as Node));
+                assert_eq!(lookup.find(id + 1, id_of), None);
+            }
+            assert_eq!(lookup.find(0, id_of), None);
+            assert_eq!(lookup.find(u64::MAX, id_of), None);
         }
-        assert_eq!(lookup.find(0, id_of), None);
-        assert_eq!(lookup.find(u64::MAX, id_of), None);
+        assert!(coarser[1].starts.len() * 32 < lookup.starts.len());
     }
 }

@@ -485,7 +485,7 @@ impl Subtrees {
     /// The objects `points` dominate directly, by class: (class key) → (objects, bytes
     /// retained with native, native), per point, and each point's own object (`NONE` if
     /// none). One pass over the numbers to mark the points' children, one over the nodes
-    /// for both.
+    /// (on every core) for both.
     pub fn dominated_by_class(
         &self,
         g: &Graph<'_, '_>,
@@ -493,10 +493,9 @@ impl Subtrees {
         native: &Map<Node, u64>,
         points: &[Pre],
     ) -> (Vec<Node>, Vec<ByClass>) {
-        let mut out = vec![Map::default(); points.len()];
-        let mut nodes = vec![NONE; points.len()];
+        use rayon::prelude::*;
         if points.is_empty() {
-            return (nodes, out);
+            return (Vec::new(), Vec::new());
         }
         let idom = doms.idoms();
         let at: Map<Pre, usize> = points.iter().enumerate().map(|(i, &p)| (p, i)).collect();
@@ -511,23 +510,53 @@ impl Subtrees {
                 child[k / 64] |= 1 << (k % 64);
             }
         }
-        for u in 0..doms.nodes() as Node {
-            let place = doms.place(u);
-            if let Some(Place::Vertex(p)) = place {
-                if is(&point, p) {
-                    nodes[at[&p]] = u;
+        const RUN: usize = 1 << 16;
+        let empty = || {
+            (
+                vec![NONE; points.len()],
+                vec![ByClass::default(); points.len()],
+            )
+        };
+        (0..doms.nodes().div_ceil(RUN))
+            .into_par_iter()
+            .map(|c| {
+                let (mut nodes, mut out) = empty();
+                for u in (c * RUN) as Node..((c + 1) * RUN).min(doms.nodes()) as Node {
+                    let (d, sizes) = match doms.place(u) {
+                        Some(Place::Vertex(p)) if is(&point, p) => {
+                            nodes[at[&p]] = u;
+                            if !is(&child, p) {
+                                continue;
+                            }
+                            (idom[p as usize], self.of(p))
+                        }
+                        Some(Place::Vertex(p)) if is(&child, p) => (idom[p as usize], self.of(p)),
+                        Some(Place::Leaf(d)) if is(&point, d) => (d, self.leaf(g, u, native)),
+                        _ => continue,
+                    };
+                    let e = out[at[&d]].entry(g.class_key(u)).or_default();
+                    e.0 += 1;
+                    e.1 = e.1.saturating_add(sizes.0);
+                    e.2 = e.2.saturating_add(sizes.1);
                 }
-            }
-            let (d, sizes) = match place {
-                Some(Place::Vertex(p)) if is(&child, p) => (idom[p as usize], self.of(p)),
-                Some(Place::Leaf(d)) if is(&point, d) => (d, self.leaf(g, u, native)),
-                _ => continue,
-            };
-            let e = out[at[&d]].entry(g.class_key(u)).or_default();
-            e.0 += 1;
-            e.1 = e.1.saturating_add(sizes.0);
-            e.2 = e.2.saturating_add(sizes.1);
-        }
-        (nodes, out)
+                (nodes, out)
+            })
+            .reduce(empty, |(mut na, mut oa), (nb, ob)| {
+                for (a, b) in na.iter_mut().zip(nb) {
+                    // A number is one node: at most one run finds it.
+                    if b != NONE {
+                        *a = b;
+                    }
+                }
+                for (a, b) in oa.iter_mut().zip(ob) {
+                    for (key, v) in b {
+                        let e = a.entry(key).or_default();
+                        e.0 += v.0;
+                        e.1 = e.1.saturating_add(v.1);
+                        e.2 = e.2.saturating_add(v.2);
+                    }
+                }
+                (na, oa)
+            })
     }
 }

@@ -195,6 +195,68 @@ pub struct Emit {
     pub via: Via,
 }
 
+/// Where the readers put the references they find. The search resolves every target;
+/// naming a step wants a few targets and leaves the others unresolved: by then the id
+/// lookup is gone (each id a search of all objects), and a collection's entries are many.
+pub(super) trait Targets {
+    /// The node of a reference's target `id`, if it is given (0: null).
+    fn target(&mut self, g: &Graph<'_, '_>, id: u64) -> Option<Node>;
+    /// A reference whose target was resolved by [`Targets::target`].
+    fn emit(&mut self, e: Emit);
+    /// A reference whose target is known as a node already.
+    fn known(&mut self, e: Emit) {
+        self.emit(e)
+    }
+}
+
+/// Every target, resolved.
+struct All<F>(F);
+
+impl<F: FnMut(Emit)> Targets for All<F> {
+    #[inline]
+    fn target(&mut self, g: &Graph<'_, '_>, id: u64) -> Option<Node> {
+        if id == 0 {
+            None
+        } else {
+            g.ix.node(id)
+        }
+    }
+
+    #[inline]
+    fn emit(&mut self, e: Emit) {
+        (self.0)(e)
+    }
+}
+
+/// Only the targets among `ids` (id → node); the rest are counted as read, unresolved.
+struct Only<'m, F> {
+    ids: &'m Map<u64, Node>,
+    reads: u64,
+    f: F,
+}
+
+impl<F: FnMut(Emit)> Targets for Only<'_, F> {
+    #[inline]
+    fn target(&mut self, _: &Graph<'_, '_>, id: u64) -> Option<Node> {
+        if id == 0 {
+            return None;
+        }
+        self.reads += 1;
+        self.ids.get(&id).copied()
+    }
+
+    #[inline]
+    fn emit(&mut self, e: Emit) {
+        (self.f)(e)
+    }
+
+    #[inline]
+    fn known(&mut self, e: Emit) {
+        self.reads += 1;
+        (self.f)(e)
+    }
+}
+
 /// The first references from one object to one target: of all, and of each priority.
 #[derive(Debug, Clone, Copy)]
 pub struct Firsts {
@@ -750,12 +812,25 @@ impl PathRefs {
         node: Node,
         scratch: &mut Scratch,
         ctx: &mut Ctx,
-        mut f: impl FnMut(Emit),
+        f: impl FnMut(Emit),
+    ) {
+        self.each(g, node, scratch, ctx, &mut All(f));
+    }
+
+    /// [`PathRefs::for_each`], giving what it finds to `f`, which resolves (or skips)
+    /// each target.
+    fn each(
+        &self,
+        g: &Graph<'_, '_>,
+        node: Node,
+        scratch: &mut Scratch,
+        ctx: &mut Ctx,
+        f: &mut impl Targets,
     ) {
         match g.ix.tag(node) {
-            tags::INSTANCE_DUMP => self.instance_refs(g, node, scratch, ctx, &mut f),
-            tags::OBJECT_ARRAY_DUMP => self.element_refs(g, node, &mut f),
-            tags::CLASS_DUMP => self.static_refs(g, node, &mut f),
+            tags::INSTANCE_DUMP => self.instance_refs(g, node, scratch, ctx, f),
+            tags::OBJECT_ARRAY_DUMP => self.element_refs(g, node, f),
+            tags::CLASS_DUMP => self.static_refs(g, node, f),
             _ => {}
         }
     }
@@ -769,7 +844,7 @@ impl PathRefs {
         node: Node,
         scratch: &mut Scratch,
         ctx: &mut Ctx,
-        f: &mut impl FnMut(Emit),
+        f: &mut impl Targets,
     ) {
         let Some((class, data)) = g.instance_data(node) else {
             return;
@@ -802,19 +877,19 @@ impl PathRefs {
         g: &Graph<'_, '_>,
         data: &[u8],
         fields: &[PathField],
-        f: &mut impl FnMut(Emit),
+        f: &mut impl Targets,
     ) {
         for pf in fields {
             if pf.mark == Some(Mark::Ignored) {
                 continue;
             }
             let id = id_at(data, pf.at as usize, self.id_size as u8).unwrap_or(0);
-            if let Some(t) = self.node(g, id) {
+            if let Some(t) = f.target(g, id) {
                 let library = match pf.mark {
                     Some(Mark::Library(e)) => Some(e),
                     _ => None,
                 };
-                f(Emit {
+                f.emit(Emit {
                     target: t,
                     low: library.is_some(),
                     library,
@@ -829,11 +904,11 @@ impl PathRefs {
 
     /// The plain reference fields of an instance, in the graph's order.
     #[inline]
-    fn field_refs(&self, g: &Graph<'_, '_>, class: u64, data: &[u8], f: &mut impl FnMut(Emit)) {
+    fn field_refs(&self, g: &Graph<'_, '_>, class: u64, data: &[u8], f: &mut impl Targets) {
         for rf in g.ref_fields(class) {
             let id = id_at(data, rf.at as usize, self.id_size as u8).unwrap_or(0);
-            if let Some(t) = self.node(g, id) {
-                f(Emit {
+            if let Some(t) = f.target(g, id) {
+                f.emit(Emit {
                     target: t,
                     low: false,
                     library: None,
@@ -848,11 +923,11 @@ impl PathRefs {
 
     /// An object array's non-null elements, in order.
     #[inline]
-    fn element_refs(&self, g: &Graph<'_, '_>, node: Node, f: &mut impl FnMut(Emit)) {
+    fn element_refs(&self, g: &Graph<'_, '_>, node: Node, f: &mut impl Targets) {
         let len = g.array_len(node).unwrap_or(0);
         for i in 0..len {
-            if let Some(t) = self.node(g, g.array_id(node, i)) {
-                f(Emit {
+            if let Some(t) = f.target(g, g.array_id(node, i)) {
+                f.emit(Emit {
                     target: t,
                     low: false,
                     library: None,
@@ -865,7 +940,7 @@ impl PathRefs {
     /// A class object's static object fields: ignored ones left out, library leaks
     /// followed last.
     #[inline]
-    fn static_refs(&self, g: &Graph<'_, '_>, node: Node, f: &mut impl FnMut(Emit)) {
+    fn static_refs(&self, g: &Graph<'_, '_>, node: Node, f: &mut impl Targets) {
         let raw = g.ix.raw(node);
         let class_id = id_at(raw, 1, self.id_size as u8).unwrap_or(0);
         let Some(class) = g.ix.classes.get(class_id) else {
@@ -874,7 +949,7 @@ impl PathRefs {
         let marks = self.statics.get(&class_id);
         for s in g.ix.classes.static_fields(g.ix.data, class) {
             let Value::Object(id) = s.value else { continue };
-            let Some(t) = self.node(g, id) else { continue };
+            let Some(t) = f.target(g, id) else { continue };
             let mark = marks
                 .and_then(|m| m.iter().find(|(name, _)| *name == s.name_id))
                 .map(|(_, m)| *m);
@@ -883,7 +958,7 @@ impl PathRefs {
                 Some(Mark::Library(e)) => Some(e),
                 None => None,
             };
-            f(Emit {
+            f.emit(Emit {
                 target: t,
                 low: library.is_some(),
                 library,
@@ -949,7 +1024,7 @@ fn list_readers(g: &Graph<'_, '_>, out: &mut Map<u64, Reader>) {
 
 /// A thread's Java frames as its references (followed last), unless the thread is ignored.
 #[inline]
-fn local_refs(locals: &Locals, f: &mut impl FnMut(Emit)) {
+fn local_refs(locals: &Locals, f: &mut impl Targets) {
     if locals.mark == Some(Mark::Ignored) {
         return;
     }
@@ -958,7 +1033,7 @@ fn local_refs(locals: &Locals, f: &mut impl FnMut(Emit)) {
         _ => None,
     };
     for &t in &locals.frames {
-        f(Emit {
+        f.known(Emit {
             target: t,
             low: true,
             library,

@@ -4,6 +4,17 @@
 
 use super::*;
 
+/// The ids of `nodes` as the readers meet them: an id names a node when the index gives
+/// that node for it (an id dumped twice names one of its records, as in the search).
+fn targets(g: &Graph<'_, '_>, nodes: impl Iterator<Item = Node>) -> Map<u64, Node> {
+    nodes
+        .filter_map(|n| {
+            let id = g.ix.id(n);
+            (g.ix.node(id) == Some(n)).then_some((id, n))
+        })
+        .collect()
+}
+
 impl PathRefs {
     /// The reference from `from` to `to` as the search took it: the first one given to
     /// `to` among those of the priority `want` (`None`: any). Names unclipped.
@@ -16,17 +27,21 @@ impl PathRefs {
         want: Option<bool>,
     ) -> Option<(Reference, Option<u16>)> {
         let mut firsts: Option<Firsts> = None;
-        let mut reads = 0u64;
-        self.for_each(g, from, &mut Scratch::default(), &mut { *ctx }, |e| {
-            reads += 1;
-            if e.target == to {
-                match firsts.as_mut() {
-                    Some(f) => f.take(e),
-                    None => firsts = Some(Firsts::new(e)),
+        let ids = targets(g, std::iter::once(to));
+        let mut only = Only {
+            ids: &ids,
+            reads: 0,
+            f: |e: Emit| {
+                if e.target == to {
+                    match firsts.as_mut() {
+                        Some(f) => f.take(e),
+                        None => firsts = Some(Firsts::new(e)),
+                    }
                 }
-            }
-        });
-        self.count_reads(reads);
+            },
+        };
+        self.each(g, from, &mut Scratch::default(), &mut { *ctx }, &mut only);
+        self.count_reads(only.reads);
         Some(self.described(g, from, firsts?.pick(want)))
     }
 
@@ -41,16 +56,20 @@ impl PathRefs {
         to: &Set<Node>,
     ) -> Map<Node, Firsts> {
         let mut out: Map<Node, Firsts> = Map::default();
-        let mut reads = 0u64;
-        self.for_each(g, from, &mut Scratch::default(), &mut { *ctx }, |e| {
-            reads += 1;
-            if to.contains(&e.target) {
-                out.entry(e.target)
-                    .and_modify(|f| f.take(e))
-                    .or_insert_with(|| Firsts::new(e));
-            }
-        });
-        self.count_reads(reads);
+        let ids = targets(g, to.iter().copied());
+        let mut only = Only {
+            ids: &ids,
+            reads: 0,
+            f: |e: Emit| {
+                if to.contains(&e.target) {
+                    out.entry(e.target)
+                        .and_modify(|f| f.take(e))
+                        .or_insert_with(|| Firsts::new(e));
+                }
+            },
+        };
+        self.each(g, from, &mut Scratch::default(), &mut { *ctx }, &mut only);
+        self.count_reads(only.reads);
         out
     }
 

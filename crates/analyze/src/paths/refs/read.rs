@@ -114,7 +114,7 @@ impl PathRefs {
         special: Special<'_>,
         scratch: &mut Scratch,
         ctx: &mut Ctx,
-        f: &mut impl FnMut(Emit),
+        f: &mut impl Targets,
     ) {
         let Special { node, data, reader } = special;
         let n = self.id_size;
@@ -183,15 +183,15 @@ impl PathRefs {
         array: u64,
         tag: Tag,
         take: impl FnOnce(usize) -> usize,
-        f: &mut impl FnMut(Emit),
+        f: &mut impl Targets,
     ) {
         let Some(arr) = self.node(g, array) else {
             return;
         };
         let Some(len) = g.array_len(arr) else { return };
         for i in 0..len.min(take(len)) {
-            if let Some(t) = self.node(g, g.array_id(arr, i)) {
-                f(Emit {
+            if let Some(t) = f.target(g, g.array_id(arr, i)) {
+                f.emit(Emit {
                     target: t,
                     low: false,
                     library: None,
@@ -209,7 +209,7 @@ impl PathRefs {
         head: u64,
         harmony: bool,
         scratch: &mut Scratch,
-        f: &mut impl FnMut(Emit),
+        f: &mut impl Targets,
     ) {
         let first = self.instance(g, head);
         self.chain(
@@ -222,8 +222,8 @@ impl PathRefs {
             scratch,
             |s, link, i| {
                 let item = self.object(g, link, NodeField::LinkedItem, harmony, s);
-                if let Some(t) = self.node(g, item) {
-                    f(Emit {
+                if let Some(t) = f.target(g, item) {
+                    f.emit(Emit {
                         target: t,
                         low: false,
                         library: None,
@@ -241,7 +241,7 @@ impl PathRefs {
         g: &Graph<'_, '_>,
         start: u64,
         scratch: &mut Scratch,
-        f: &mut impl FnMut(Emit),
+        f: &mut impl Targets,
     ) {
         let first = self.instance(g, start);
         self.chain(
@@ -253,18 +253,18 @@ impl PathRefs {
                 let key = self.object(g, e, NodeField::SimKey, false, s);
                 let value = self.object(g, e, NodeField::SimValue, false, s);
                 let tag = Tag::SafeIterableMap;
-                if let Some(t) = self.node(g, key) {
+                if let Some(t) = f.target(g, key) {
                     let via = entry(tag, Role::Key, i, 0, i, key);
-                    f(Emit {
+                    f.emit(Emit {
                         target: t,
                         low: false,
                         library: None,
                         via,
                     });
                 }
-                if let Some(t) = self.node(g, value) {
+                if let Some(t) = f.target(g, value) {
                     let via = entry(tag, Role::Value, i, 0, i, key);
-                    f(Emit {
+                    f.emit(Emit {
                         target: t,
                         low: false,
                         library: None,
@@ -282,7 +282,7 @@ impl PathRefs {
         g: &Graph<'_, '_>,
         messages: u64,
         scratch: &mut Scratch,
-        f: &mut impl FnMut(Emit),
+        f: &mut impl Targets,
     ) {
         let first = self.instance(g, messages);
         self.chain(
@@ -291,7 +291,7 @@ impl PathRefs {
             Link::of(NodeField::MessageNext),
             scratch,
             |_, m, i| {
-                f(Emit {
+                f.known(Emit {
                     target: m,
                     low: false,
                     library: None,
@@ -309,14 +309,14 @@ impl PathRefs {
         g: &Graph<'_, '_>,
         head: u64,
         ctx: &mut Ctx,
-        f: &mut impl FnMut(Emit),
+        f: &mut impl Targets,
     ) {
         if head == 0 {
             return;
         }
         ctx.new_activities = Some(head);
-        if let Some(t) = self.node(g, head) {
-            f(Emit {
+        if let Some(t) = f.target(g, head) {
+            f.emit(Emit {
                 target: t,
                 low: false,
                 library: self.new_activities_row,
@@ -334,7 +334,7 @@ impl PathRefs {
         node: Node,
         scratch: &mut Scratch,
         ctx: &Ctx,
-        f: &mut impl FnMut(Emit),
+        f: &mut impl Targets,
     ) {
         if ctx.new_activities != Some(g.ix.id(node)) {
             return;
@@ -354,7 +354,7 @@ impl PathRefs {
                 {
                     return;
                 }
-                f(Emit {
+                f.known(Emit {
                     target: a,
                     low: false,
                     library: None,
@@ -371,7 +371,7 @@ impl PathRefs {
         g: &Graph<'_, '_>,
         target: u64,
         scratch: &mut Scratch,
-        f: &mut impl FnMut(Emit),
+        f: &mut impl Targets,
     ) {
         let Some(weak) = self.instance(g, target) else {
             return;
@@ -380,8 +380,8 @@ impl PathRefs {
             return;
         }
         let referent = self.object(g, weak, NodeField::Referent, false, scratch);
-        if let Some(t) = self.node(g, referent) {
-            f(Emit {
+        if let Some(t) = f.target(g, referent) {
+            f.emit(Emit {
                 target: t,
                 low: true,
                 library: None,
@@ -398,7 +398,7 @@ impl PathRefs {
         table: u64,
         harmony: bool,
         scratch: &mut Scratch,
-        f: &mut impl FnMut(Emit),
+        f: &mut impl Targets,
     ) {
         let Some(arr) = self.node(g, table) else {
             return;
@@ -429,10 +429,10 @@ impl PathRefs {
                         key
                     };
                     let value = self.object(g, e, NodeField::WhmValue, false, s);
-                    if let Some(t) = self.node(g, value) {
+                    if let Some(t) = f.target(g, value) {
                         let tag = Tag::WeakHashMap { harmony };
                         let via = entry(tag, Role::Value, position, b as u32, k, key);
-                        f(Emit {
+                        f.emit(Emit {
                             target: t,
                             low: false,
                             library: None,
@@ -452,7 +452,7 @@ impl PathRefs {
         g: &Graph<'_, '_>,
         table: Table,
         scratch: &mut Scratch,
-        f: &mut impl FnMut(Emit),
+        f: &mut impl Targets,
     ) {
         let Table {
             id: table,
@@ -473,7 +473,7 @@ impl PathRefs {
             self.chain(g, first, Link::of(next_f), scratch, |s, e, k| {
                 let key = self.object(g, e, key_f, false, s);
                 let role = if keys_only { Role::Element } else { Role::Key };
-                if let Some(t) = self.node(g, key) {
+                if let Some(t) = f.target(g, key) {
                     let via = Via::Entry {
                         tag,
                         role,
@@ -482,7 +482,7 @@ impl PathRefs {
                         chain: k,
                         key,
                     };
-                    f(Emit {
+                    f.emit(Emit {
                         target: t,
                         low: false,
                         library: None,
@@ -491,7 +491,7 @@ impl PathRefs {
                 }
                 if !keys_only {
                     let value = self.object(g, e, value_f, false, s);
-                    if let Some(t) = self.node(g, value) {
+                    if let Some(t) = f.target(g, value) {
                         let via = Via::Entry {
                             tag,
                             role: Role::Value,
@@ -500,7 +500,7 @@ impl PathRefs {
                             chain: k,
                             key,
                         };
-                        f(Emit {
+                        f.emit(Emit {
                             target: t,
                             low: false,
                             library: None,
