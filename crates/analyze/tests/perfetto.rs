@@ -14,6 +14,7 @@ use hprof_shrink_analyze::perfetto::{TraceError, TraceSource};
 use hprof_shrink_analyze::{analyze_path, analyze_source, AnalyzeError, Options};
 use hprof_shrink_core::space::Unpack;
 use hprof_shrink_core::Control;
+use hprof_shrink_test_support::perfetto::{self as wire, NAMES, OBJECTS, ROOTS, TYPES};
 
 /// protoc: `HPROF_SHRINK_PROTOC` (scripts/test.sh sets it with scripts/setup-protoc.sh), or
 /// one on the PATH; None (with the reason printed) where a skip is allowed: outside CI, or
@@ -173,88 +174,6 @@ fn perfettos_branching_graph_gives_its_expected_sizes() {
         vec![("RootNode".to_string(), shallow, total)]
     );
 }
-
-/// Hand-built traces: protobuf's wire format, written out.
-mod wire {
-    pub fn varint(mut v: u64, out: &mut Vec<u8>) {
-        while v >= 0x80 {
-            out.push((v as u8) | 0x80);
-            v >>= 7;
-        }
-        out.push(v as u8);
-    }
-
-    pub fn int(field: u64, v: u64, out: &mut Vec<u8>) {
-        varint(field << 3, out);
-        varint(v, out);
-    }
-
-    pub fn bytes(field: u64, body: &[u8], out: &mut Vec<u8>) {
-        varint(field << 3 | 2, out);
-        varint(body.len() as u64, out);
-        out.extend_from_slice(body);
-    }
-
-    /// An object: id, type, size, references.
-    pub fn object(id: u64, ty: u64, size: u64, refs: &[u64]) -> Vec<u8> {
-        let mut o = Vec::new();
-        int(1, id, &mut o);
-        int(2, ty, &mut o);
-        int(3, size, &mut o);
-        for &r in refs {
-            int(5, r, &mut o);
-        }
-        o
-    }
-
-    /// A type: id, name, reference field keys.
-    pub fn ty(id: u64, name: &str, super_id: u64, fields: &[u64]) -> Vec<u8> {
-        let mut t = Vec::new();
-        int(1, id, &mut t);
-        bytes(3, name.as_bytes(), &mut t);
-        int(5, super_id, &mut t);
-        for &f in fields {
-            int(6, f, &mut t);
-        }
-        t
-    }
-
-    pub fn name(iid: u64, text: &str) -> Vec<u8> {
-        let mut s = Vec::new();
-        int(1, iid, &mut s);
-        bytes(2, text.as_bytes(), &mut s);
-        s
-    }
-
-    pub fn root(kind: u64, ids: &[u64]) -> Vec<u8> {
-        let mut r = Vec::new();
-        for &id in ids {
-            int(1, id, &mut r);
-        }
-        int(2, kind, &mut r);
-        r
-    }
-
-    /// A trace packet holding a heap graph of `pid` made of `parts` ((field, message)).
-    pub fn packet(pid: u64, parts: &[(u64, Vec<u8>)]) -> Vec<u8> {
-        let mut g = Vec::new();
-        int(1, pid, &mut g);
-        for (field, body) in parts {
-            bytes(*field, body, &mut g);
-        }
-        let mut p = Vec::new();
-        int(8, 10, &mut p);
-        bytes(56, &g, &mut p);
-        let mut t = Vec::new();
-        bytes(1, &p, &mut t);
-        t
-    }
-}
-
-const OBJECTS: u64 = 2;
-const NAMES: u64 = 4;
-const ROOTS: u64 = 7;
-const TYPES: u64 = 9;
 
 /// A small heap: a rooted Node (48 bytes) whose `next` is a second Node (48) whose
 /// `next` is the first: a cycle; a third Node unreachable.
