@@ -668,7 +668,10 @@ missing from the dump, a superclass cycle) are named in the result's notes, whic
 that a \"no leak\" may be wrong.
 
 A Perfetto trace holding several processes' heap graphs is analyzed one process at a time: \
---pid PID picks it (without, the error lists the pids and their names).
+--pid PID picks it (without, the error lists the pids and their names). A heap graph holds \
+references, not field values: the rules that read values (an Activity's mDestroyed, a \
+String's text, a Bitmap's pixels) are not run on it, and the result names each with the \
+field it needed (\"Not run\" in the text, dump.notRun in the JSON; docs/analyze.md).
 
 Cost: no step is worse than O(n log n) in the dump's objects, references and classes \
 (docs/analyze.md); memory peaks at about 20 bytes an object. -v prints each step's \

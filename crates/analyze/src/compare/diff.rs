@@ -271,7 +271,17 @@ fn keep(
         side,
         census,
         leaks,
-        notes: a.notes,
+        // What could not run on a heap without values is said as a note of its side.
+        notes: a
+            .notes
+            .into_iter()
+            .chain(
+                a.dump
+                    .not_run
+                    .iter()
+                    .map(|n| format!("{} {} not run: needs {}", n.kind, n.rule, n.needs)),
+            )
+            .collect(),
     };
     Ok((kept, outcome.timings))
 }

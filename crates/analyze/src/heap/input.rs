@@ -55,6 +55,9 @@ pub struct Input {
     /// What the analysis calls the format when the file is not HPROF (a Perfetto trace
     /// laid out as one); `None`: the dump's own header says.
     pub format: Option<&'static str>,
+    /// Whether the heap holds its objects' field values: false for a heap graph, which
+    /// holds references only (the rules that read values cannot run on it).
+    pub field_values: bool,
 }
 
 impl Input {
@@ -124,6 +127,7 @@ pub fn open_process(path: &Path, unpack: &Unpack, pid: Option<i32>) -> Result<In
             private: false,
             compressed_bytes: Some(len),
             format: None,
+            field_values: true,
         });
     }
     if FileKind::of(start) == FileKind::Hprof {
@@ -137,6 +141,7 @@ pub fn open_process(path: &Path, unpack: &Unpack, pid: Option<i32>) -> Result<In
             private: false,
             compressed_bytes: None,
             format: None,
+            field_values: true,
         });
     }
     if start.first() == Some(&wire::PACKET_TAG) {
@@ -362,6 +367,7 @@ fn open_package(path: &Path, unpack: &Unpack) -> Result<Input, AnalyzeError> {
         private,
         compressed_bytes: compressed,
         format: None,
+        field_values: true,
     })
 }
 

@@ -323,6 +323,11 @@ impl HeapSource for TraceSource<'_> {
         0
     }
 
+    fn field_values(&self) -> bool {
+        // A heap graph holds each object's references and size, no primitive values.
+        false
+    }
+
     fn describe(&self, sink: &mut dyn HeapSink) -> Result<(), AnalyzeError> {
         let mut d = Describer {
             source: self,
