@@ -71,6 +71,18 @@ fn pid_picks_a_process_and_its_absence_lists_them() {
 
     let out = run(&["analyze", &trace, "--pid", "5"]);
     failed_with(&out, 1, &["no heap graph of pid 5", "3 com.example.small"]);
+
+    // A process's name is the trace's: escaped and cut as any name from the input.
+    let mut trace = wire::process_tree(&[(3, "evil\u{1b}[2J"), (7, &"x".repeat(1000))]);
+    trace.extend(holder(3, 1));
+    trace.extend(holder(7, 1));
+    let trace = write(dir.path(), "named.pftrace", &trace);
+    let err = failed_with(
+        &run(&["analyze", &trace]),
+        1,
+        &["3 evil\\u{1b}[2J", "…[+936 chars]"],
+    );
+    assert!(!err.contains('\u{1b}'), "{err:?}");
 }
 
 /// `--pid` asks for a process of a trace: an HPROF dump has none to pick, and says so
