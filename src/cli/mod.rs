@@ -667,6 +667,12 @@ many the file holds. Classes whose instances' references cannot be read (a super
 missing from the dump, a superclass cycle) are named in the result's notes, which then say \
 that a \"no leak\" may be wrong.
 
+A Perfetto trace holding several processes' heap graphs is analyzed one process at a time: \
+--pid PID picks it (without, the error lists the pids and their names). A heap graph holds \
+references, not field values: the rules that read values (an Activity's mDestroyed, a \
+String's text, a Bitmap's pixels) are not run on it, and the result names each with the \
+field it needed (\"Not run\" in the text, dump.notRun in the JSON; docs/analyze.md).
+
 Cost: no step is worse than O(n log n) in the dump's objects, references and classes \
 (docs/analyze.md); memory peaks at about 20 bytes an object. -v prints each step's \
 time and memory.
@@ -768,6 +774,12 @@ pub struct AnalyzeArgs {
     #[arg(long, value_name = "N", value_parser = parse_dump)]
     pub dump: Option<usize>,
 
+    /// For a Perfetto trace holding several processes' heap graphs: the process to
+    /// read, by pid (the error without it lists them). Refused for an HPROF dump or package,
+    /// which holds one process's heap.
+    #[arg(long, value_name = "PID")]
+    pub pid: Option<i32>,
+
     /// The device's screen, WIDTHxHEIGHT in pixels, for the triage's large Bitmaps (more
     /// pixels than the screen's × 1.1) when the heap holds no android.util.DisplayMetrics;
     /// without either, KOOM's 768x1366 is the bound.
@@ -800,7 +812,8 @@ pub struct VerifyArgs {
 }
 
 const DIFF_ABOUT: &str = "\
-Compares two heap dumps (or packages, .hprof.gz, as analyze reads them): BASE, then NEW. \
+Compares two heap dumps (or packages, .hprof.gz, Perfetto heap-graph traces, as analyze reads \
+them; both HPROF or both traces, a mix is refused): BASE, then NEW. \
 Each is analyzed in turn and only what the comparison needs is kept of it, so the two \
 graphs are never in memory together: it costs the time of two analyses and their censuses \
 (a census is two more passes over the objects) and the memory of one analysis \
@@ -833,7 +846,7 @@ its children gained at least N objects (--scenario-loops) in every step, with it
 children's growth per step, its retained size and that size's change, and its path.
 
 The dumps are read one at a time, in the order given or, for a directory, by the time in \
-their HPROF headers; only the small path trees are kept between them. Reading stops at the \
+their HPROF headers (Perfetto traces: by name); all HPROF or all heap-graph traces. Only the small path trees are kept between them. Reading stops at the \
 first step in which nothing grew. Each dump costs about one analysis; a dump's tree holds \
 at most --max-paths nodes (about 40 bytes each).";
 
@@ -848,11 +861,12 @@ path.";
 
 #[derive(Debug, Args)]
 pub struct DiffArgs {
-    /// The dump before: a package zip, a heap dump (.hprof) or a gzipped one (.hprof.gz).
+    /// The dump before: a package zip, a heap dump (.hprof), a gzipped one (.hprof.gz) or a
+    /// Perfetto trace holding a Java heap graph.
     #[arg(value_name = "BASE")]
     pub base: PathBuf,
 
-    /// The dump after, of the same kinds.
+    /// The dump after: HPROF (in any of its forms) when BASE is, a trace when BASE is one.
     #[arg(value_name = "NEW")]
     pub new: PathBuf,
 
@@ -879,6 +893,12 @@ pub struct DiffArgs {
     #[arg(long, value_name = "FILE")]
     pub mapping: Option<PathBuf>,
 
+    /// For a Perfetto trace holding several processes' heap graphs: the process to
+    /// read in each, by pid (the error without it lists them). Refused for an HPROF dump or package,
+    /// which holds one process's heap.
+    #[arg(long, value_name = "PID")]
+    pub pid: Option<i32>,
+
     /// Print on stderr each analysis's steps with their times.
     #[arg(short, long)]
     pub verbose: bool,
@@ -897,7 +917,9 @@ pub enum CompareFormat {
 pub struct GrowthArgs {
     /// Two dumps or more, in the order they were taken, or one directory of them (its
     /// .hprof, .hprof.gz and .zip files, ordered by the time in their HPROF headers, then
-    /// by name with numbers in order).
+    /// by name with numbers in order; or its Perfetto traces, .pftrace and .perfetto-trace,
+    /// gzip'd or not, by name, a trace's clock counting from the device's boot). All HPROF
+    /// or all traces: a mix is refused.
     #[arg(value_name = "DUMP", required = true)]
     pub dumps: Vec<PathBuf>,
 
@@ -927,6 +949,12 @@ pub struct GrowthArgs {
     /// An R8/ProGuard mapping.txt for every dump.
     #[arg(long, value_name = "FILE")]
     pub mapping: Option<PathBuf>,
+
+    /// For a Perfetto trace holding several processes' heap graphs: the process to
+    /// read in each, by pid (the error without it lists them). Refused for an HPROF dump or package,
+    /// which holds one process's heap.
+    #[arg(long, value_name = "PID")]
+    pub pid: Option<i32>,
 
     /// Print on stderr each dump as it is done, with its time.
     #[arg(short, long)]

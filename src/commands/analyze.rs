@@ -85,6 +85,7 @@ pub fn run(a: AnalyzeArgs) -> Result<ExitCode, HostError> {
         all_leaks: a.all_leaks,
         pictures: matches!(a.format, AnalyzeFormat::Html | AnalyzeFormat::Matrix),
         dump: a.dump,
+        pid: a.pid,
         screen: a.screen,
     };
     let bar = Bar::new(true);

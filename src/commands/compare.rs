@@ -40,6 +40,7 @@ pub fn diff(a: DiffArgs) -> Result<ExitCode, HostError> {
     let options = DiffOptions {
         mapping,
         max_classes: a.max_classes,
+        pid: a.pid,
     };
     let bar = Bar::new(true);
     let progress = |p| bar.update(p);
@@ -111,6 +112,7 @@ pub fn growth(a: GrowthArgs) -> Result<ExitCode, HostError> {
         scenario_loops: a.scenario_loops,
         mapping,
         max_paths: a.max_paths,
+        pid: a.pid,
     };
     let bar = Bar::new(true);
     let progress = |p| bar.update(p);
@@ -198,17 +200,27 @@ fn dump_list(given: &[PathBuf]) -> Result<Vec<PathBuf>, HostError> {
         let entry = entry.map_err(|e| HostError::io(dir, e))?;
         let path = entry.path();
         let name = entry.file_name().to_string_lossy().to_lowercase();
-        let wanted =
-            name.ends_with(".hprof") || name.ends_with(".hprof.gz") || name.ends_with(".zip");
+        let bare = name.strip_suffix(".gz").unwrap_or(&name);
+        let wanted = name.ends_with(".zip") || GZIPPABLE.iter().any(|s| bare.ends_with(s));
         if wanted && path.is_file() {
             let time = growth::dump_time(&path)?;
             found.push((time, path));
         }
     }
+    // Traces have no time of their own (None sorts first: a mix is refused later anyway).
+    if !found.is_empty() && found.iter().all(|(t, _)| t.is_none()) {
+        say!(
+            "growth: the traces in {} are in name order, digit runs as numbers (a trace's clock counts from the device's boot)",
+            dir.display()
+        );
+    }
     // Equal times (a tool that writes none, or dumps taken within a millisecond) fall back
     // on the names, their digit runs read as numbers: dump-2 before dump-10.
     found.sort_by(|(ta, a), (tb, b)| ta.cmp(tb).then_with(|| natural_cmp(a, b)));
-    let tied = found.windows(2).filter(|w| w[0].0 == w[1].0).count();
+    let tied = found
+        .windows(2)
+        .filter(|w| w[0].0.is_some() && w[0].0 == w[1].0)
+        .count();
     if tied > 0 {
         say!(
             "growth: {} of the dumps in {} share a header time with the one before; those are in name order, digit runs as numbers",
@@ -218,6 +230,10 @@ fn dump_list(given: &[PathBuf]) -> Result<Vec<PathBuf>, HostError> {
     }
     Ok(found.into_iter().map(|(_, p)| p).collect())
 }
+
+/// What a directory's dumps end with, beside packages (`.zip`), or with `.gz` after: HPROF
+/// dumps and Perfetto traces.
+const GZIPPABLE: [&str; 3] = [".hprof", ".pftrace", ".perfetto-trace"];
 
 /// File names compared as people number files: runs of digits by their value (`2` before
 /// `10`), the rest by bytes. Written here: a dozen lines, not worth a dependency.

@@ -14,6 +14,7 @@ use hprof_shrink_analyze::perfetto::{TraceError, TraceSource};
 use hprof_shrink_analyze::{analyze_path, analyze_source, AnalyzeError, Options};
 use hprof_shrink_core::space::Unpack;
 use hprof_shrink_core::Control;
+use hprof_shrink_test_support::perfetto::{self as wire, NAMES, OBJECTS, ROOTS, TYPES};
 
 /// protoc: `HPROF_SHRINK_PROTOC` (scripts/test.sh sets it with scripts/setup-protoc.sh), or
 /// one on the PATH; None (with the reason printed) where a skip is allowed: outside CI, or
@@ -173,88 +174,6 @@ fn perfettos_branching_graph_gives_its_expected_sizes() {
         vec![("RootNode".to_string(), shallow, total)]
     );
 }
-
-/// Hand-built traces: protobuf's wire format, written out.
-mod wire {
-    pub fn varint(mut v: u64, out: &mut Vec<u8>) {
-        while v >= 0x80 {
-            out.push((v as u8) | 0x80);
-            v >>= 7;
-        }
-        out.push(v as u8);
-    }
-
-    pub fn int(field: u64, v: u64, out: &mut Vec<u8>) {
-        varint(field << 3, out);
-        varint(v, out);
-    }
-
-    pub fn bytes(field: u64, body: &[u8], out: &mut Vec<u8>) {
-        varint(field << 3 | 2, out);
-        varint(body.len() as u64, out);
-        out.extend_from_slice(body);
-    }
-
-    /// An object: id, type, size, references.
-    pub fn object(id: u64, ty: u64, size: u64, refs: &[u64]) -> Vec<u8> {
-        let mut o = Vec::new();
-        int(1, id, &mut o);
-        int(2, ty, &mut o);
-        int(3, size, &mut o);
-        for &r in refs {
-            int(5, r, &mut o);
-        }
-        o
-    }
-
-    /// A type: id, name, reference field keys.
-    pub fn ty(id: u64, name: &str, super_id: u64, fields: &[u64]) -> Vec<u8> {
-        let mut t = Vec::new();
-        int(1, id, &mut t);
-        bytes(3, name.as_bytes(), &mut t);
-        int(5, super_id, &mut t);
-        for &f in fields {
-            int(6, f, &mut t);
-        }
-        t
-    }
-
-    pub fn name(iid: u64, text: &str) -> Vec<u8> {
-        let mut s = Vec::new();
-        int(1, iid, &mut s);
-        bytes(2, text.as_bytes(), &mut s);
-        s
-    }
-
-    pub fn root(kind: u64, ids: &[u64]) -> Vec<u8> {
-        let mut r = Vec::new();
-        for &id in ids {
-            int(1, id, &mut r);
-        }
-        int(2, kind, &mut r);
-        r
-    }
-
-    /// A trace packet holding a heap graph of `pid` made of `parts` ((field, message)).
-    pub fn packet(pid: u64, parts: &[(u64, Vec<u8>)]) -> Vec<u8> {
-        let mut g = Vec::new();
-        int(1, pid, &mut g);
-        for (field, body) in parts {
-            bytes(*field, body, &mut g);
-        }
-        let mut p = Vec::new();
-        int(8, 10, &mut p);
-        bytes(56, &g, &mut p);
-        let mut t = Vec::new();
-        bytes(1, &p, &mut t);
-        t
-    }
-}
-
-const OBJECTS: u64 = 2;
-const NAMES: u64 = 4;
-const ROOTS: u64 = 7;
-const TYPES: u64 = 9;
 
 /// A small heap: a rooted Node (48 bytes) whose `next` is a second Node (48) whose
 /// `next` is the first: a cycle; a third Node unreachable.
@@ -621,4 +540,104 @@ fn an_objects_size_is_written_not_held_and_a_huge_one_refused() {
     assert_eq!(retainers(&a), vec![("Blob".to_string(), big, big)]);
     let e = analyze(&trace(1 << 60), None).unwrap_err().to_string();
     assert!(e.contains("0x10") && e.contains("4 GiB"), "{e}");
+}
+
+/// A destroyed Activity a rooted holder keeps, written as HPROF (with `mDestroyed`) and as
+/// a heap graph (which has no values): the dump's ACTIVITY rule finds the leak; the
+/// trace's does not run, rather than call the Activity leaking or not, and the output
+/// (JSON, text, page) names the rule and the field it needed; the dump's names nothing.
+#[test]
+fn a_rule_that_needs_a_value_does_not_run_on_a_heap_graph_and_says_so() {
+    use hprof_fixtures::{ArtBuilder, Heap, Ty, Val};
+    let (holder_id, activity_id) = (0x7000_0000, 0x7000_0040);
+    let mut b = ArtBuilder::new(hprof_fixtures::Options {
+        class_overhead: false,
+        ..Default::default()
+    });
+    let flags = [("mDestroyed", Ty::Boolean), ("mFinished", Ty::Boolean)];
+    let activity = b.declare_class("android.app.Activity", 0, &flags, &[]);
+    let main = b.declare_class("com.example.MainActivity", activity, &[], &[]);
+    let holder = b.declare_class("com.example.Holder", 0, &[("activity", Ty::Object)], &[]);
+    for c in [activity, main, holder] {
+        b.dump_class(c, Heap::App);
+    }
+    b.instance_at(
+        holder_id,
+        holder,
+        Heap::App,
+        &[("activity", Val::Obj(activity_id))],
+    );
+    let destroyed = [
+        ("mDestroyed", Val::Bool(true)),
+        ("mFinished", Val::Bool(true)),
+    ];
+    b.instance_at(activity_id, main, Heap::App, &destroyed);
+    b.root_jni_global(holder_id, 1);
+    let trace = wire::packet(
+        1,
+        &[
+            (TYPES, wire::ty(1, "android.app.Activity", 0, &[])),
+            (TYPES, wire::ty(2, "com.example.MainActivity", 1, &[])),
+            (TYPES, wire::ty(3, "com.example.Holder", 0, &[1])),
+            (NAMES, wire::name(1, "com.example.Holder.activity")),
+            (OBJECTS, wire::object(holder_id, 3, 4, &[activity_id])),
+            (OBJECTS, wire::object(activity_id, 2, 2, &[])),
+            (ROOTS, wire::root(1, &[holder_id])),
+        ],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let (dump_path, trace_path) = (dir.path().join("a.hprof"), dir.path().join("a.pftrace"));
+    std::fs::write(&dump_path, b.finish()).unwrap();
+    std::fs::write(&trace_path, trace).unwrap();
+    let analyzed = |path: &Path| {
+        analyze_path(path, &Options::default(), &Control::default())
+            .unwrap()
+            .analysis
+    };
+    let (from_dump, from_trace) = (analyzed(&dump_path), analyzed(&trace_path));
+
+    assert_eq!(from_dump.leaks.len(), 1);
+    assert!(from_dump.leaks[0].finders.contains(&"ACTIVITY".to_string()));
+    assert!(
+        from_dump.dump.not_run.is_empty(),
+        "{:?}",
+        from_dump.dump.not_run
+    );
+
+    assert!(from_trace.leaks.is_empty(), "{:?}", from_trace.leaks);
+    let not_run: Vec<(&str, &str, &str, u64)> = from_trace
+        .dump
+        .not_run
+        .iter()
+        .map(|n| {
+            (
+                n.kind.as_str(),
+                n.rule.as_str(),
+                n.needs.as_str(),
+                n.objects,
+            )
+        })
+        .collect();
+    let needs = "android.app.Activity.mDestroyed";
+    assert!(
+        not_run.contains(&("finder", "ACTIVITY", needs, 1)),
+        "{not_run:?}"
+    );
+    assert!(
+        not_run.contains(&("step", "destroyed Activities", needs, 1)),
+        "{not_run:?}"
+    );
+    // Both count the Activity; only the dump can say it is destroyed.
+    let counts = |a: &Analysis| a.triage.as_ref().unwrap().counts.clone();
+    assert_eq!(counts(&from_dump).activities, 1);
+    assert_eq!(counts(&from_trace).activities, 1);
+    assert_eq!(counts(&from_dump).destroyed_activities, 1);
+
+    let text = hprof_shrink_analyze::render::text::render(&from_trace);
+    let line = "finder ACTIVITY (on 1 object): needs android.app.Activity.mDestroyed";
+    assert!(text.contains(line), "{text}");
+    let page = hprof_shrink_analyze::render::html::render(&from_trace, &[]);
+    assert!(page.contains("Not run") && page.contains(needs));
+    let text = hprof_shrink_analyze::render::text::render(&from_dump);
+    assert!(!text.contains("Not run"), "{text}");
 }

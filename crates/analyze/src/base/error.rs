@@ -86,6 +86,24 @@ pub enum AnalyzeError {
         limit: usize,
     },
 
+    /// `--pid` for an input that is not a Perfetto trace.
+    #[error("{path}: not a Perfetto trace, so --pid has no process to pick (an HPROF dump or package holds one process's heap)")]
+    PidOfDump {
+        /// The input.
+        path: PathBuf,
+    },
+
+    /// Inputs of both kinds compared: HPROF dumps (or packages) and Perfetto traces.
+    #[error("{dump} is an HPROF heap dump and {trace} a Perfetto heap graph: {command} compares inputs of one kind (a heap graph has no field values, so the leaks found and the sizes counted differ by format, not by heap)")]
+    MixedKinds {
+        /// The command (`diff`, `growth`).
+        command: &'static str,
+        /// The first HPROF input.
+        dump: PathBuf,
+        /// The first trace.
+        trace: PathBuf,
+    },
+
     /// The caller's [`Control`](hprof_shrink_core::Control) asked to stop.
     #[error("cancelled")]
     Cancelled,
@@ -184,9 +202,12 @@ pub enum TraceError {
     #[error("the trace holds no Java heap graph (no TracePacket.heap_graph)")]
     NoHeapGraph,
     /// Several processes' heap graphs and none chosen.
-    #[error("the trace holds the heap graphs of several processes (pids {pids}): choose one")]
+    #[error(
+        "the trace holds the heap graphs of several processes (pids {pids}): choose one with --pid"
+    )]
     SeveralProcesses {
-        /// The pids, comma-separated.
+        /// The pids, comma-separated, each with its process's name when the trace's
+        /// process tree gives it.
         pids: String,
     },
     /// The chosen process has no heap graph in the trace.
@@ -194,7 +215,7 @@ pub enum TraceError {
     NoSuchProcess {
         /// The pid asked for.
         pid: i32,
-        /// The pids it holds, comma-separated.
+        /// The pids it holds, as [`TraceError::SeveralProcesses`] lists them.
         pids: String,
     },
     /// An object id too large to leave room for the types' class ids after it.

@@ -37,6 +37,9 @@ pub struct DiffOptions {
     pub mapping: Option<Mapping>,
     /// Classes listed.
     pub max_classes: usize,
+    /// The process whose heap graph is read in each trace (`None`: each trace's only
+    /// one); an error for an HPROF input.
+    pub pid: Option<i32>,
 }
 
 impl Default for DiffOptions {
@@ -44,6 +47,7 @@ impl Default for DiffOptions {
         DiffOptions {
             mapping: None,
             max_classes: DEFAULT_MAX_CLASSES,
+            pid: None,
         }
     }
 }
@@ -99,7 +103,7 @@ pub struct DiffReport {
 pub struct DumpSide {
     /// The file as given.
     pub path: String,
-    /// `package`, `hprof` or `hprof.gz`.
+    /// `package`, `hprof`, `hprof.gz` or `perfetto` (a trace's heap graph).
     pub kind: String,
     /// The dump's header timestamp: milliseconds since the Unix epoch.
     pub timestamp_ms: u64,
@@ -200,6 +204,8 @@ pub fn diff_paths(
     control: &Control<'_>,
     on_side: &mut dyn FnMut(Side, &DumpSide, &Timings),
 ) -> Result<DiffReport, AnalyzeError> {
+    // Both of one kind, before either is analyzed.
+    crate::heap::input::one_kind("diff", &[base.to_path_buf(), new.to_path_buf()])?;
     let b = keep(base, options, control)?;
     on_side(Side::Base, &b.0.side, &b.1);
     let n = keep(new, options, control)?;
@@ -221,6 +227,7 @@ fn keep(
             // Duplicate bitmaps are not compared: none is looked for (their buffers are
             // not hashed).
             min_bitmap_bytes: u64::MAX,
+            pid: options.pid,
             ..Options::default()
         },
         control,
@@ -264,7 +271,17 @@ fn keep(
         side,
         census,
         leaks,
-        notes: a.notes,
+        // What could not run on a heap without values is said as a note of its side.
+        notes: a
+            .notes
+            .into_iter()
+            .chain(
+                a.dump
+                    .not_run
+                    .iter()
+                    .map(|n| format!("{} {} not run: needs {}", n.kind, n.rule, n.needs)),
+            )
+            .collect(),
     };
     Ok((kept, outcome.timings))
 }

@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use hprof_shrink_core::hprof::{tags, Hprof};
+use hprof_shrink_core::space::Unpack;
 use hprof_shrink_core::Control;
 use serde::Serialize;
 
@@ -72,6 +73,9 @@ pub struct GrowthOptions {
     pub mapping: Option<Mapping>,
     /// Path nodes one dump's tree may hold.
     pub max_paths: usize,
+    /// The process whose heap graph is read in each trace (`None`: each trace's only
+    /// one); an error for an HPROF input.
+    pub pid: Option<i32>,
 }
 
 impl Default for GrowthOptions {
@@ -80,6 +84,7 @@ impl Default for GrowthOptions {
             scenario_loops: 1,
             mapping: None,
             max_paths: DEFAULT_MAX_PATHS,
+            pid: None,
         }
     }
 }
@@ -252,6 +257,8 @@ pub fn growth_paths(
     control: &Control<'_>,
     on_dump: &mut dyn FnMut(usize, &GrowthDump),
 ) -> Result<GrowthReport, AnalyzeError> {
+    // All of one kind, before any is read.
+    input::one_kind("growth", paths)?;
     let loops = options.scenario_loops.max(1);
     let mut names = Names::default();
     let mut prev: Option<Tree> = None;
@@ -262,7 +269,7 @@ pub fn growth_paths(
     for (i, path) in paths.iter().enumerate() {
         let (mut loaded, load_seconds) = match ahead.take() {
             Some(loaded) => loaded?,
-            None => load(path, control)?,
+            None => load(path, options.pid, control)?,
         };
         let started = Instant::now();
         let mut walk = |names: &mut Names| {
@@ -278,7 +285,8 @@ pub fn growth_paths(
         // read their references then.)
         let walked = match paths.get(1).filter(|_| i == 0) {
             Some(second) => {
-                let (walked, second) = rayon::join(|| walk(&mut names), || load(second, control));
+                let (walked, second) =
+                    rayon::join(|| walk(&mut names), || load(second, options.pid, control));
                 ahead = Some(second);
                 walked
             }
@@ -323,13 +331,16 @@ pub fn growth_paths(
     })
 }
 
-/// The dump time an HPROF header gives, for ordering a directory's dumps.
-pub fn dump_time(path: &Path) -> Result<u64, AnalyzeError> {
+/// The dump time an HPROF header gives, for ordering a directory's dumps; `None` for a
+/// Perfetto trace, whose packets count time from the device's boot, not the epoch.
+pub fn dump_time(path: &Path) -> Result<Option<u64>, AnalyzeError> {
     // The header: its version string (at most a few dozen bytes), the id size, the time.
     let head = input::head(path, 256)?;
-    let header = hprof_shrink_core::hprof::Header::parse(&head)
-        .map_err(|e| AnalyzeError::from(e).in_file(path))?;
-    Ok(header.timestamp_ms)
+    match hprof_shrink_core::hprof::Header::parse(&head) {
+        Ok(header) => Ok(Some(header.timestamp_ms)),
+        Err(_) if input::heap_kind(path)? == input::HeapKind::Trace => Ok(None),
+        Err(e) => Err(AnalyzeError::from(e).in_file(path)),
+    }
 }
 
 /// The identity of a reference within one dump: kind, owner, field, target class.
@@ -394,10 +405,16 @@ self_cell::self_cell!(
     }
 );
 
-/// Opens the dump at `path` and builds its index; with the seconds it took.
-fn load(path: &Path, control: &Control<'_>) -> Result<(Loaded, f64), AnalyzeError> {
+/// Opens the dump at `path` (a trace's heap graph of `pid`) and builds its index; with the
+/// seconds it took.
+fn load(
+    path: &Path,
+    pid: Option<i32>,
+    control: &Control<'_>,
+) -> Result<(Loaded, f64), AnalyzeError> {
     let started = Instant::now();
-    let loaded = Loaded::try_new(input::open(path)?, |input| {
+    let opened = input::open_process(path, &Unpack::default(), pid)?;
+    let loaded = Loaded::try_new(opened, |input| {
         let data = input.bytes.bytes();
         let hprof = Hprof::new(data)?;
         // A file holding several heap dumps: the last, as `analyze` takes by default.

@@ -44,6 +44,7 @@ pub fn to_input(source: &dyn HeapSource, unpack: &Unpack) -> Result<Input, Analy
         private: false,
         compressed_bytes: None,
         format: None,
+        field_values: source.field_values(),
     })
 }
 

@@ -55,6 +55,9 @@ pub struct Input {
     /// What the analysis calls the format when the file is not HPROF (a Perfetto trace
     /// laid out as one); `None`: the dump's own header says.
     pub format: Option<&'static str>,
+    /// Whether the heap holds its objects' field values: false for a heap graph, which
+    /// holds references only (the rules that read values cannot run on it).
+    pub field_values: bool,
 }
 
 impl Input {
@@ -79,6 +82,19 @@ pub fn open(path: &Path) -> Result<Input, AnalyzeError> {
 /// (or at what its zip declares). An error past a bound is an [`AnalyzeError::Io`] of
 /// kind [`std::io::ErrorKind::FileTooLarge`] or [`std::io::ErrorKind::StorageFull`].
 pub fn open_within(path: &Path, unpack: &Unpack) -> Result<Input, AnalyzeError> {
+    open_process(path, unpack, None)
+}
+
+/// [`open_within`], a Perfetto trace's heap graph of process `pid` (`None`: the trace's
+/// only one). `pid` for an input that is not a trace is an [`AnalyzeError::PidOfDump`]:
+/// it would pick nothing, and saying so beats ignoring what was asked.
+pub fn open_process(path: &Path, unpack: &Unpack, pid: Option<i32>) -> Result<Input, AnalyzeError> {
+    let not_a_trace = || match pid {
+        Some(_) => Err(AnalyzeError::PidOfDump {
+            path: path.to_path_buf(),
+        }),
+        None => Ok(()),
+    };
     let io = |source| AnalyzeError::Io {
         path: path.to_path_buf(),
         source,
@@ -86,6 +102,7 @@ pub fn open_within(path: &Path, unpack: &Unpack) -> Result<Input, AnalyzeError> 
     let (mut file, start, n) = sniff(path)?;
     let start = &start[..n];
     if is_zip(start) {
+        not_a_trace()?;
         return open_package(path, unpack);
     }
     if is_gzip(start) {
@@ -96,10 +113,11 @@ pub fn open_within(path: &Path, unpack: &Unpack) -> Result<Input, AnalyzeError> 
         let bytes = inflate(decoder, path, None, unpack)?;
         if bytes.bytes().first() == Some(&wire::PACKET_TAG) && wire::is_trace(bytes.bytes()) {
             // A gzip'd trace: laid out from its inflated copy, which goes when it is.
-            let mut input = open_trace(path, bytes.bytes(), unpack)?;
+            let mut input = open_trace(path, bytes.bytes(), unpack, pid)?;
             input.compressed_bytes = Some(len);
             return Ok(input);
         }
+        not_a_trace()?;
         return Ok(Input {
             bytes,
             kind: "hprof.gz",
@@ -109,9 +127,11 @@ pub fn open_within(path: &Path, unpack: &Unpack) -> Result<Input, AnalyzeError> 
             private: false,
             compressed_bytes: Some(len),
             format: None,
+            field_values: true,
         });
     }
     if FileKind::of(start) == FileKind::Hprof {
+        not_a_trace()?;
         return Ok(Input {
             bytes: Bytes::File(MappedFile::from_file(&file, path.to_path_buf())?),
             kind: "hprof",
@@ -121,12 +141,13 @@ pub fn open_within(path: &Path, unpack: &Unpack) -> Result<Input, AnalyzeError> 
             private: false,
             compressed_bytes: None,
             format: None,
+            field_values: true,
         });
     }
     if start.first() == Some(&wire::PACKET_TAG) {
         let mapped = MappedFile::from_file(&file, path.to_path_buf())?;
         if wire::is_trace(mapped.bytes()) {
-            return open_trace(path, mapped.bytes(), unpack);
+            return open_trace(path, mapped.bytes(), unpack, pid);
         }
     }
     Err(AnalyzeError::Unknown {
@@ -135,19 +156,70 @@ pub fn open_within(path: &Path, unpack: &Unpack) -> Result<Input, AnalyzeError> 
     })
 }
 
-/// A Perfetto trace's heap graph (of its only process; `bytes`, the trace, read from
-/// `path`), laid out as a dump within `unpack`'s bounds.
-fn open_trace(path: &Path, bytes: &[u8], unpack: &Unpack) -> Result<Input, AnalyzeError> {
+/// A Perfetto trace's heap graph (of process `pid`, or its only one; `bytes`, the trace,
+/// read from `path`), laid out as a dump within `unpack`'s bounds.
+fn open_trace(
+    path: &Path,
+    bytes: &[u8],
+    unpack: &Unpack,
+    pid: Option<i32>,
+) -> Result<Input, AnalyzeError> {
     let in_file = |e: AnalyzeError| AnalyzeError::InFile {
         path: path.to_path_buf(),
         source: Box::new(e),
     };
     let name = path.display().to_string();
-    let source = TraceSource::open(&name, bytes, None).map_err(|e| in_file(e.into()))?;
+    let source = TraceSource::open(&name, bytes, pid).map_err(|e| in_file(e.into()))?;
     let mut input = encode::to_input(&source, unpack)?;
     input.kind = "perfetto";
     input.format = Some(perfetto::FORMAT);
     Ok(input)
+}
+
+/// What an input holds, as far as comparing inputs needs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HeapKind {
+    /// An HPROF dump (raw, gzip'd or in a package).
+    Hprof,
+    /// A Perfetto trace (raw or gzip'd).
+    Trace,
+    /// Neither: its opening says what it is not.
+    Other,
+}
+
+/// The kind of the input at `path`, from its first bytes (inflated when it is compressed,
+/// at most [`wire::SNIFF_WINDOW`] of them): cheap enough to ask of every input before
+/// any is analyzed.
+pub fn heap_kind(path: &Path) -> Result<HeapKind, AnalyzeError> {
+    let start = head(path, wire::SNIFF_WINDOW)?;
+    Ok(if FileKind::of(&start) == FileKind::Hprof {
+        HeapKind::Hprof
+    } else if wire::starts_as_trace(&start) {
+        HeapKind::Trace
+    } else {
+        HeapKind::Other
+    })
+}
+
+/// Refuses `paths` (the inputs of `command`) when some are HPROF dumps and some traces:
+/// before any is analyzed. Inputs of neither kind are left to their opening's error.
+pub fn one_kind(command: &'static str, paths: &[PathBuf]) -> Result<(), AnalyzeError> {
+    let (mut dump, mut trace) = (None, None);
+    for path in paths {
+        match heap_kind(path)? {
+            HeapKind::Hprof => dump = dump.or(Some(path)),
+            HeapKind::Trace => trace = trace.or(Some(path)),
+            HeapKind::Other => {}
+        }
+        if let (Some(dump), Some(trace)) = (dump, trace) {
+            return Err(AnalyzeError::MixedKinds {
+                command,
+                dump: dump.clone(),
+                trace: trace.clone(),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// `path` opened (a regular file only), with its first bytes (how many were read): what
@@ -295,6 +367,7 @@ fn open_package(path: &Path, unpack: &Unpack) -> Result<Input, AnalyzeError> {
         private,
         compressed_bytes: compressed,
         format: None,
+        field_values: true,
     })
 }
 

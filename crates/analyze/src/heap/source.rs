@@ -29,6 +29,12 @@ pub trait HeapSource {
     fn id_size(&self) -> u8;
     /// When the heap was taken, in milliseconds since the epoch (0: unknown).
     fn timestamp_ms(&self) -> u64;
+    /// Whether it describes its objects' field values. A source that describes only
+    /// references (a heap graph) says no: the analysis then does not run the rules that
+    /// read values, and says which it did not run.
+    fn field_values(&self) -> bool {
+        true
+    }
     /// Describes the heap to `sink`, class by class and object by object. Where two
     /// objects share an id, the first described is the one the analysis keeps.
     fn describe(&self, sink: &mut dyn HeapSink) -> Result<(), AnalyzeError>;

@@ -95,6 +95,22 @@ pub struct Analysis {
     pub omitted_notes: u64,
 }
 
+/// A rule or step the analysis could not run, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NotRun {
+    /// `finder` (a rule that flags leaking objects), `inspector` (a rule that decides a
+    /// trace step's status and labels) or `step` (a part of this analysis).
+    pub kind: String,
+    /// The rule's name, LeakCanary's for its rules (`ACTIVITY`), or the step's.
+    pub rule: String,
+    /// What it needed: the first field whose value it asked for (`Class.field`), or what
+    /// the step reads.
+    pub needs: String,
+    /// The objects it was not run on (for a step, those of the class it reads).
+    pub objects: u64,
+}
+
 /// What the heap says about the device and the app; `None` where it does not say.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
@@ -212,6 +228,13 @@ pub struct DumpSummary {
     /// The classes with reachable instances not in `top_classes`.
     #[serde(default)]
     pub omitted_top_classes: u64,
+    /// LeakCanary's rules and the analysis's steps that could not run on this heap, each
+    /// with the fact it needed that the heap lacks: a heap graph holds no field values
+    /// (an Activity's `mDestroyed`, a String's text, a Bitmap's pixels). Only those the
+    /// heap gave something to run on, once each (so at most one per rule and step);
+    /// empty for a dump that holds values.
+    #[serde(default)]
+    pub not_run: Vec<NotRun>,
 }
 
 /// One heap of the dump and its objects.

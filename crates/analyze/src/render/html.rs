@@ -33,6 +33,7 @@ pub fn render(a: &Analysis, pictures: &[(String, Vec<u8>)]) -> String {
         h1 { "Heap analysis of " code { (shown(&a.input.path)) } }
         @for n in &a.notes { p.note { (shown(n)) } }
         @if a.omitted_notes > 0 { p.note { (counted(a.omitted_notes, "more note")) " not shown." } }
+        (not_run(a))
         (dump(a))
         @if let (true, Some(t)) = (a.leaks.is_empty(), &a.triage) { (super::triage::html(t)) }
         (leaks(a))
@@ -136,6 +137,22 @@ fn duplicate_bitmaps(a: &Analysis, pictures: &[(String, Vec<u8>)]) -> Markup {
 }
 
 /// The dump's summary table.
+/// The rules and steps that could not run on this heap (`dump.notRun`), as a table.
+fn not_run(a: &Analysis) -> Markup {
+    let not_run = &a.dump.not_run;
+    html! {
+        @if !not_run.is_empty() {
+            p.note { "Not run: a " (shown(&a.dump.format)) " holds no field values, and each of these asked for a field the heap does not hold:" }
+            table {
+                tr { th { "kind" } th { "rule or step" } th { "objects" } th { "needs" } }
+                @for n in not_run {
+                    tr { td { (shown(&n.kind)) } td { (shown(&n.rule)) } td.n { (grouped(n.objects)) } td { code { (shown(&n.needs)) } } }
+                }
+            }
+        }
+    }
+}
+
 fn dump(a: &Analysis) -> Markup {
     let d = &a.dump;
     html! {

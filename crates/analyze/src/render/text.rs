@@ -367,7 +367,36 @@ fn ours_header(o: &mut String, a: &Analysis) {
             counted(a.omitted_notes, "note")
         );
     }
+    for line in not_run_lines(a) {
+        let _ = writeln!(o, "{line}");
+    }
     let _ = writeln!(o);
+}
+
+/// The rules and steps that could not run on this heap (`dump.notRun`), a line each after
+/// a heading: none for a heap that holds what they read.
+pub fn not_run_lines(a: &Analysis) -> Vec<String> {
+    let not_run = &a.dump.not_run;
+    if not_run.is_empty() {
+        return Vec::new();
+    }
+    let mut lines = vec![format!(
+        "Not run: a {} holds no field values, and each of these asked for a field the heap does not hold:",
+        shown(&a.dump.format),
+    )];
+    for n in not_run {
+        let on = match n.objects {
+            0 => String::new(),
+            k => format!(" (on {})", counted(k, "object")),
+        };
+        lines.push(format!(
+            "  {} {}{on}: needs {}",
+            shown(&n.kind),
+            shown(&n.rule),
+            shown(&n.needs)
+        ));
+    }
+    lines
 }
 
 /// Which finders ran, and why (`finder`, see [`crate::knowledge::finders::Mode`]).

@@ -17,6 +17,9 @@ use crate::paths::reach::Reach;
 use crate::paths::trace::traces;
 use crate::report::live_bitmaps;
 
+/// The class whose instances are compared.
+pub const BITMAP: &str = "android.graphics.Bitmap";
+
 /// One Bitmap and its buffer.
 struct Found<'a> {
     node: Node,
@@ -48,7 +51,7 @@ pub fn duplicates(
     want_pictures: bool,
 ) -> Duplicates {
     use rayon::prelude::*;
-    let Some(bitmap) = g.class_named("android.graphics.Bitmap") else {
+    let Some(bitmap) = g.class_named(BITMAP) else {
         return Duplicates::default();
     };
     let dump_data = dump_data_buffers(g, bitmap);

@@ -107,6 +107,24 @@ pub fn take(
             .unwrap_or_else(|| "<no name>".into())
     });
     let (thread_list, threads_left_out) = thread_groups(names);
+    if !ins.values() {
+        // Neither is in a heap graph: said, rather than counted as none and "<no name>".
+        let lacked = [
+            (
+                "destroyed Activities",
+                "android.app.Activity.mDestroyed",
+                acts.len(),
+            ),
+            (
+                "threads by name",
+                "java.lang.Thread.name's text",
+                thread_ids.len(),
+            ),
+        ];
+        for (step, needs, objects) in lacked.into_iter().filter(|l| l.2 > 0) {
+            ins.not_run("step", step, needs.into(), objects as u64);
+        }
+    }
     let mut notes = Vec::new();
     let found = screen_in_heap(g, instances, classes, &mut notes);
     let large = Large::new(found, screen);

@@ -74,6 +74,8 @@ impl Clock {
 pub struct Run<'r> {
     pub ask: Request<'r>,
     pub notes: Vec<String>,
+    /// The rules and steps that could not run on this heap (see [`crate::model::NotRun`]).
+    pub not_run: Vec<crate::model::NotRun>,
     pub clock: Clock,
 }
 
@@ -83,6 +85,7 @@ impl<'r> Run<'r> {
         Run {
             ask,
             notes: Vec::new(),
+            not_run: Vec::new(),
             clock: Clock {
                 timings,
                 since: Instant::now(),
@@ -125,7 +128,8 @@ impl<'r> Run<'r> {
             dumps: dumps.len(),
             chosen,
         };
-        let dump = summary::dump(&ix, &chosen, weighed.totals);
+        let mut dump = summary::dump(&ix, &chosen, weighed.totals);
+        dump.not_run = std::mem::take(&mut self.not_run);
         let mut notes = std::mem::take(&mut self.notes);
         let omitted_notes = limits::keep_first(&mut notes, limits::MAX_NOTES);
         let bitmaps::Duplicates {

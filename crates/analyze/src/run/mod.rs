@@ -50,6 +50,9 @@ pub struct Options {
     pub pictures: bool,
     /// Which heap dump of a file holding several to analyze, from 1; `None`: the last.
     pub dump: Option<usize>,
+    /// Which process's heap graph to analyze in a Perfetto trace holding several; `None`:
+    /// the trace's only one. An error for an input that is not a trace.
+    pub pid: Option<i32>,
     /// The screen (width, height in pixels) large Bitmaps are measured against when the
     /// heap holds no DisplayMetrics.
     pub screen: Option<(u64, u64)>,
@@ -64,6 +67,7 @@ impl Default for Options {
             all_leaks: false,
             pictures: true,
             dump: None,
+            pid: None,
             screen: None,
         }
     }
@@ -152,7 +156,7 @@ pub fn analyze_path_within(
     unpack: &Unpack,
     control: &Control<'_>,
 ) -> Result<Outcome, AnalyzeError> {
-    let (input, timings) = timed_open(|| input::open_within(path, unpack))?;
+    let (input, timings) = timed_open(|| input::open_process(path, unpack, options.pid))?;
     let request = Request::new(&input, path, options, unpack, control);
     Run::new(request, timings).analyze().map(|(o, _)| o)
 }
@@ -182,8 +186,8 @@ pub fn analyze_path_census(
     options: &Options,
     control: &Control<'_>,
 ) -> Result<(Outcome, census::Census), AnalyzeError> {
-    let (input, timings) = timed_open(|| input::open(path))?;
     let unpack = Unpack::default();
+    let (input, timings) = timed_open(|| input::open_process(path, &unpack, options.pid))?;
     let request = Request {
         take_census: true,
         ..Request::new(&input, path, options, &unpack, control)

@@ -232,13 +232,22 @@ impl Run<'_> {
         instances: &Instances,
     ) -> Sought<'h> {
         let Inspected { heap, kinds } = inspected;
-        let watched = inspect::watch::Watched::read(&heap, instances);
+        let values = self.ask.input.field_values;
+        // Whether LeakCanary found a watched object retained is in its references'
+        // times and keys: values, which a heap graph does not hold.
+        let watched = match values {
+            true => inspect::watch::Watched::read(&heap, instances),
+            false => inspect::watch::Watched::default(),
+        };
         self.notes.extend(watched.notes.iter().cloned());
         let mode = match &asked.key {
             Some(_) => finders::Mode::MatrixKey,
             None => finders::Mode::without_key(asked.all_leaks, &watched),
         };
-        let ins = inspect::Inspectors::new(heap, kinds, watched);
+        let ins = inspect::Inspectors::new(heap, kinds, watched).with_values(values);
+        if !values {
+            not_run_without_values(&ins, instances, asked.key.is_some());
+        }
         // Every leaking object, before the search: a path never goes through one
         // (LeakCanary HEAD's leaves). Without a key the finders of the mode find them.
         let candidates = finders::candidates(mode, &ins, instances);
@@ -277,6 +286,7 @@ impl Run<'_> {
         drop(instances);
         self.notes.append(&mut counted.notes);
         self.notes.extend(ins.take_notes());
+        self.not_run.extend(ins.take_not_run());
         if self.ask.input.private {
             self.notes.push(notes::PRIVATE.into());
         }
@@ -329,6 +339,43 @@ impl Run<'_> {
             }
         };
         (roots, spare, reach)
+    }
+}
+
+/// The steps that read values, recorded as not run on a heap without them: each only when
+/// the heap holds objects of the class it reads (LeakCanary's watched references, the
+/// Bitmaps), or when it was asked for (a key).
+fn not_run_without_values(ins: &inspect::Inspectors<'_>, instances: &Instances, key: bool) {
+    let count = |classes: &[u64]| instances.of(classes).len() as u64;
+    let watched = count(&inspect::watch::Watched::classes(&ins.heap));
+    if watched > 0 {
+        let needs = "leakcanary.KeyedWeakReference.retainedUptimeMillis (whether it was retained)";
+        ins.not_run(
+            "finder",
+            finders::Finder::KeyedWeakReference.name(),
+            needs.into(),
+            watched,
+        );
+    }
+    if key {
+        let needs = "DestroyedActivityInfo.mKey's text";
+        ins.not_run("finder", finders::Finder::MatrixKey.name(), needs.into(), 0);
+    }
+    if ins.heap.class("android.os.Build$VERSION").is_some() {
+        // The known framework leaks that depend on the device are applied as for a
+        // device the heap does not name.
+        let needs = "android.os.Build.VERSION.SDK_INT and android.os.Build.MANUFACTURER";
+        ins.not_run("step", "known leaks of this device", needs.into(), 0);
+    }
+    let bitmaps = ins.heap.class(bitmaps::BITMAP).map_or(0, |c| count(&[c]));
+    if bitmaps > 0 {
+        let needs = "android.graphics.Bitmap's mWidth, mHeight and pixels";
+        ins.not_run(
+            "step",
+            "duplicate bitmaps and Bitmap sizes",
+            needs.into(),
+            bitmaps,
+        );
     }
 }
 

@@ -165,7 +165,8 @@ impl Run<'_> {
             subtrees::Subtrees::compute(g, doms, codes, keep, leak_nodes, by_class);
         drop(sizes);
         self.clock.step("subtrees");
-        let ins = inspect::Inspectors::new(inspect::heap::Heap::new(g.ix, g), kinds, watched);
+        let ins = inspect::Inspectors::new(inspect::heap::Heap::new(g.ix, g), kinds, watched)
+            .with_values(self.ask.input.field_values);
         let leak_native: Vec<u64> = leak_nodes
             .iter()
             .map(|&n| trees.of_node(g, doms, n, &native).1)

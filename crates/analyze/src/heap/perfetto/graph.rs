@@ -26,6 +26,7 @@ use super::wire::{self, Graph, GraphObject, Packet, Packets};
 use crate::base::error::AnalyzeError;
 use crate::base::error::TraceError;
 use crate::base::map::Map;
+use crate::base::shown;
 use crate::heap::source::{Class, Field, HeapSink, HeapSource, Object, Root};
 
 /// Object layouts beyond the types' (old traces, class objects, arrays' headers) a trace
@@ -138,8 +139,21 @@ fn choose(bytes: &[u8], asked: Option<i32>) -> Result<i32, TraceError> {
         }
     }
     pids.sort_unstable();
+    // The pids an error lists, with their names; past MAX_LISTED_PIDS, counted.
     let list = || {
-        let all: Vec<String> = pids.iter().map(i32::to_string).collect();
+        let shown = &pids[..pids.len().min(MAX_LISTED_PIDS)];
+        let names = process_names(bytes, shown);
+        let mut all: Vec<String> = shown
+            .iter()
+            .zip(names)
+            .map(|(pid, name)| match name {
+                Some(name) => format!("{pid} {name}"),
+                None => pid.to_string(),
+            })
+            .collect();
+        if pids.len() > shown.len() {
+            all.push(format!("and {} more", pids.len() - shown.len()));
+        }
         all.join(", ")
     };
     match (asked, pids.as_slice()) {
@@ -149,6 +163,38 @@ fn choose(bytes: &[u8], asked: Option<i32>) -> Result<i32, TraceError> {
         (None, [pid]) => Ok(*pid),
         (None, _) => Err(TraceError::SeveralProcesses { pids: list() }),
     }
+}
+
+/// Processes an error lists by pid (and name): more are counted.
+pub const MAX_LISTED_PIDS: usize = 32;
+
+/// Bytes of a process's name an error shows (escaped and cut as any name from the input).
+const PROCESS_NAME_BYTES: usize = 64;
+
+/// The names of `pids` (sorted) as the trace's process trees give them (the first word of
+/// a command line), for an error that lists them: one more pass over the packets, made
+/// only then; a process tree that does not decode names nobody.
+fn process_names(bytes: &[u8], pids: &[i32]) -> Vec<Option<String>> {
+    let mut names = vec![None; pids.len()];
+    for p in Packets::new(bytes) {
+        let Ok((offset, packet)) = p else { break };
+        if !matches!(wire::has_process_tree(packet, offset), Ok(true)) {
+            continue;
+        }
+        let Ok(tree) = <wire::TreePacket as prost::Message>::decode(packet) else {
+            continue;
+        };
+        for process in tree.process_tree.unwrap_or_default().processes {
+            let (Some(pid), Some(first)) = (process.pid, process.cmdline.first()) else {
+                continue;
+            };
+            if let Ok(i) = pids.binary_search(&pid) {
+                let name = String::from_utf8_lossy(first);
+                names[i].get_or_insert_with(|| shown::clipped(&name, PROCESS_NAME_BYTES));
+            }
+        }
+    }
+    names
 }
 
 /// The first pass: the types, field names, roots and largest id of `pid`'s graph.
@@ -275,6 +321,11 @@ impl HeapSource for TraceSource<'_> {
     fn timestamp_ms(&self) -> u64 {
         // A packet's timestamp counts from boot, not from the epoch.
         0
+    }
+
+    fn field_values(&self) -> bool {
+        // A heap graph holds each object's references and size, no primitive values.
+        false
     }
 
     fn describe(&self, sink: &mut dyn HeapSink) -> Result<(), AnalyzeError> {

@@ -14,6 +14,9 @@ pub const PACKET_TAG: u8 = 0x0a;
 /// The field number of `TracePacket.heap_graph` (an extension of ART's).
 const HEAP_GRAPH_FIELD: u64 = 56;
 
+/// The field number of `TracePacket.process_tree`.
+const PROCESS_TREE_FIELD: u64 = 2;
+
 /// A varint at `at` of `bytes`: its value and its length (at most 10 bytes).
 pub fn varint(bytes: &[u8], at: usize) -> Result<(u64, usize), TraceError> {
     let mut value = 0u64;
@@ -90,10 +93,20 @@ impl<'a> Packets<'a> {
 /// Whether `packet` holds a heap graph: a walk over its top-level fields' tags, without
 /// decoding them (most packets of a trace are something else).
 pub fn has_heap_graph(packet: &[u8], offset: u64) -> Result<bool, TraceError> {
+    has_field(packet, offset, HEAP_GRAPH_FIELD)
+}
+
+/// Whether `packet` holds a process tree (the processes' command lines).
+pub fn has_process_tree(packet: &[u8], offset: u64) -> Result<bool, TraceError> {
+    has_field(packet, offset, PROCESS_TREE_FIELD)
+}
+
+/// Whether `packet` has a top-level field `wanted`.
+fn has_field(packet: &[u8], offset: u64, wanted: u64) -> Result<bool, TraceError> {
     let mut at = 0;
     while at < packet.len() {
         let (field, next) = skip_field(packet, at, offset)?;
-        if field == HEAP_GRAPH_FIELD {
+        if field == wanted {
             return Ok(true);
         }
         at = next;
@@ -140,13 +153,31 @@ pub const SNIFF_WINDOW: usize = 64 << 10;
 /// and gzip files never pass (their first byte is not 0x0a); other bytes pass only where
 /// each of their records lines up, key by key, with the next.
 pub fn is_trace(bytes: &[u8]) -> bool {
+    sniff(bytes, true)
+}
+
+/// [`is_trace`] of a file's first bytes only (`head`, at most [`SNIFF_WINDOW`] of them):
+/// the packet that runs past them is taken as [`is_trace`] takes the one crossing the
+/// window, its length unchecked (the file's is unknown).
+pub fn starts_as_trace(head: &[u8]) -> bool {
+    sniff(head, false)
+}
+
+/// [`is_trace`] (`whole`: `bytes` is the whole file) or [`starts_as_trace`].
+fn sniff(bytes: &[u8], whole: bool) -> bool {
+    if bytes.first() != Some(&PACKET_TAG) {
+        return false;
+    }
     let window = bytes.len().min(SNIFF_WINDOW);
     let mut packets = Packets::new(bytes);
     let mut seen = false;
     while packets.at < window {
         let start = packets.at;
-        let Some(Ok((offset, packet))) = packets.next() else {
-            return false;
+        let (offset, packet) = match packets.next() {
+            Some(Ok(p)) => p,
+            // The head ends inside a packet whose tag and length read.
+            Some(Err(TraceError::PacketPastEnd { .. })) if !whole && start != 0 => return true,
+            _ => return false,
         };
         if packets.at > window && start != 0 {
             // Crossing the window's end: its tag and length were checked; its fields are
@@ -171,6 +202,33 @@ pub struct Packet {
     /// Field 56.
     #[prost(message, optional, tag = "56")]
     pub heap_graph: Option<Graph>,
+}
+
+/// `TracePacket`, for its process tree.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct TreePacket {
+    /// Field 2.
+    #[prost(message, optional, tag = "2")]
+    pub process_tree: Option<ProcessTree>,
+}
+
+/// `ProcessTree`: processes and their command lines.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct ProcessTree {
+    /// The processes.
+    #[prost(message, repeated, tag = "1")]
+    pub processes: Vec<Process>,
+}
+
+/// `ProcessTree.Process`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct Process {
+    /// Its pid.
+    #[prost(int32, optional, tag = "1")]
+    pub pid: Option<i32>,
+    /// Its command line, as `/proc/PID/cmdline` (the first is the process's name).
+    #[prost(bytes = "vec", repeated, tag = "3")]
+    pub cmdline: Vec<Vec<u8>>,
 }
 
 /// `HeapGraph`: one packet's part of a process's heap.

@@ -295,7 +295,7 @@ pub fn message_queue(ins: &Inspectors<'_>, o: &Inst, r: &mut Report) -> Checked 
             if let Some(looper) = ins.req_inst_or_null(&handler, "android.os.Handler", "mLooper")? {
                 let thread = ins.req_inst(&looper, "android.os.Looper", "mThread")?;
                 let name = ins.req_ref(&thread, "java.lang.Thread", "name")?;
-                let name = ins.heap.string(name, MAX_NAME_BYTES);
+                let name = ins.string(name, ("java.lang.Thread", "name"));
                 r.label(format!(
                     "HandlerThread: \"{}\"",
                     name.as_deref().unwrap_or("null")

@@ -60,7 +60,7 @@ fn is_anonymous(name: &str) -> bool {
 /// The name of a thread (`None` when null); Shark requires the field.
 fn thread_name(ins: &Inspectors<'_>, o: &Inst) -> Checked<Option<String>> {
     let id = ins.req_ref(o, "java.lang.Thread", "name")?;
-    Ok(ins.heap.string(id, MAX_NAME_BYTES))
+    Ok(ins.string(id, ("java.lang.Thread", "name")))
 }
 
 /// THREAD: the thread's name as a label.

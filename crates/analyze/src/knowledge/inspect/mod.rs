@@ -236,6 +236,7 @@ impl Inspectors<'_> {
                 }
             }
             let mark = r.mark();
+            self.begin();
             let done = match (ins, inst) {
                 (Inspector::KeyedWeakReference, _) => {
                     jdk::keyed_weak_reference(self, node, &mut r);
@@ -250,10 +251,15 @@ impl Inspectors<'_> {
                 (_, Some(o)) => self.run(ins, &o, &mut r),
                 (_, None) => Ok(()),
             };
+            // On a heap without values, what a rule said having asked for one is dropped.
+            if self.skipped_for_values("inspector", ins.name()) {
+                r.reset(mark);
+                continue;
+            }
             if let Err(m) = done {
                 r.reset(mark);
                 if let Some(o) = inst {
-                    self.note_skipped(ins.name(), o.class, m);
+                    self.note_skipped("inspector", ins.name(), o.class, m);
                 }
             }
         }

@@ -4,7 +4,6 @@
 
 use super::kinds::Kind;
 use super::vocab::{Checked, Inspectors, Inst, Report};
-use crate::base::limits::MAX_NAME_BYTES;
 
 const VIEW: &str = "android.view.View";
 const DECOR_VIEW: &str = "com.android.internal.policy.DecorView";
@@ -189,7 +188,7 @@ pub fn view_root_impl(ins: &Inspectors<'_>, o: &Inst, r: &mut Report) -> Checked
         "mWindowAttributes.mTitle is null".into()
     } else {
         // Shark requires a String here; another CharSequence is shown by its class.
-        match ins.heap.string(title, MAX_NAME_BYTES) {
+        match ins.string(title, (PARAMS, "mTitle")) {
             Some(t) => format!("mWindowAttributes.mTitle = \"{t}\""),
             None => format!("mWindowAttributes.mTitle = {}", ins.heap.object_text(title)),
         }

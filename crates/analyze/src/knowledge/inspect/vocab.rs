@@ -4,7 +4,7 @@
 //! and their dispatch (`inspect`'s own file) use these; this file uses none of them, so
 //! the inspectors never import from the module that calls them.
 
-use std::cell::{OnceCell, RefCell};
+use std::cell::{Cell, OnceCell, RefCell};
 
 use crate::base::map::Set;
 use hprof_shrink_core::hprof::{BasicType, Value};
@@ -14,6 +14,7 @@ use super::kinds::{ClassKinds, Kinds};
 use super::watch;
 use crate::base::limits::{MAX_NAME_BYTES, MAX_NOTES};
 use crate::heap::index::Node;
+use crate::model::NotRun;
 
 /// What the inspectors say about one object.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -113,6 +114,13 @@ pub struct Inspectors<'h> {
     /// (inspector, class) pairs skipped, each noted once.
     skipped: RefCell<Set<(&'static str, u64)>>,
     notes: RefCell<Vec<String>>,
+    /// Whether the heap holds field values (a heap graph does not).
+    values: bool,
+    /// On a heap without values: the first field a rule asked for since [`Self::begin`]
+    /// that the heap does not hold, so that its answer is not taken.
+    lacked: Cell<Option<(&'static str, &'static str)>>,
+    /// The rules that could not run, once each, in the order met.
+    not_run: RefCell<Vec<NotRun>>,
 }
 
 impl<'h> Inspectors<'h> {
@@ -125,6 +133,73 @@ impl<'h> Inspectors<'h> {
             resource_ids: OnceCell::new(),
             skipped: Default::default(),
             notes: Default::default(),
+            values: true,
+            lacked: Cell::new(None),
+            not_run: Default::default(),
+        }
+    }
+
+    /// The inspectors of a heap that holds no field values (`values` false): a rule that
+    /// asks for a field the heap does not hold is not run (see [`Self::lacked`]).
+    pub fn with_values(mut self, values: bool) -> Inspectors<'h> {
+        self.values = values;
+        self
+    }
+
+    /// Whether the heap holds field values.
+    pub fn values(&self) -> bool {
+        self.values
+    }
+
+    /// Starts one rule's run on one object: what it asks for from here is its own.
+    pub fn begin(&self) {
+        self.lacked.set(None);
+    }
+
+    /// On a heap without values, the first field the rule run since [`Self::begin`] asked
+    /// for and did not get (`declared_by`, `field`): its answer rests on a value the heap
+    /// does not hold, and is not taken.
+    pub fn lacked(&self) -> Option<(&'static str, &'static str)> {
+        self.lacked.get()
+    }
+
+    /// Records that a field was asked for and is not in the heap.
+    fn lacks(&self, declared_by: &'static str, field: &'static str) {
+        if !self.values && self.lacked.get().is_none() {
+            self.lacked.set(Some((declared_by, field)));
+        }
+    }
+
+    /// Records that `rule` (a `finder`, an `inspector` or a `step`, as `kind` says) was not
+    /// run on `objects` more objects for want of `needs`: one entry a rule, the first need
+    /// it met.
+    pub fn not_run(&self, kind: &'static str, rule: &'static str, needs: String, objects: u64) {
+        let mut all = self.not_run.borrow_mut();
+        match all.iter_mut().find(|n| n.kind == kind && n.rule == rule) {
+            Some(n) => n.objects += objects,
+            None => all.push(NotRun {
+                kind: kind.into(),
+                rule: rule.into(),
+                needs,
+                objects,
+            }),
+        }
+    }
+
+    /// The rules that could not run, for the analysis.
+    pub fn take_not_run(&self) -> Vec<NotRun> {
+        std::mem::take(&mut *self.not_run.borrow_mut())
+    }
+
+    /// A rule's run on one object (begun with [`Self::begin`]) that asked for a field the
+    /// heap does not hold: recorded, and true (its answer is not to be taken).
+    pub fn skipped_for_values(&self, kind: &'static str, rule: &'static str) -> bool {
+        match self.lacked() {
+            Some((class, field)) => {
+                self.not_run(kind, rule, format!("{class}.{field}"), 1);
+                true
+            }
+            None => false,
         }
     }
 
@@ -139,8 +214,21 @@ impl<'h> Inspectors<'h> {
         std::mem::take(&mut *self.notes.borrow_mut())
     }
 
-    /// Notes that `what` (an inspector or finder) was skipped on instances of `class`.
-    pub fn note_skipped(&self, what: &'static str, class: u64, missing: Missing) {
+    /// Notes that `what` (an inspector or finder, as `kind` says) was skipped on instances
+    /// of `class`. On a heap without values, what it missed is one the heap never holds:
+    /// it goes with the rules that could not run instead.
+    pub fn note_skipped(
+        &self,
+        kind: &'static str,
+        what: &'static str,
+        class: u64,
+        missing: Missing,
+    ) {
+        if !self.values {
+            let needs = format!("{}.{}", missing.declared_by, missing.field);
+            self.not_run(kind, what, needs, 1);
+            return;
+        }
         if !self.skipped.borrow_mut().insert((what, class)) {
             return;
         }
@@ -174,7 +262,11 @@ impl<'h> Inspectors<'h> {
     // (its `!!`), `opt…` where it checks.
 
     pub fn opt(&self, o: &Inst, declared_by: &'static str, field: &'static str) -> Option<Value> {
-        self.heap.field(o.node, declared_by, field)
+        let value = self.heap.field(o.node, declared_by, field);
+        if value.is_none() {
+            self.lacks(declared_by, field);
+        }
+        value
     }
 
     pub fn req(&self, o: &Inst, declared_by: &'static str, field: &'static str) -> Checked<Value> {
@@ -259,6 +351,21 @@ impl<'h> Inspectors<'h> {
         field: &'static str,
     ) -> Option<String> {
         let id = self.opt(o, declared_by, field)?.as_object()?;
+        if !self.values {
+            // A heap graph holds a String's size, not its text.
+            self.lacks(declared_by, field);
+            return None;
+        }
+        self.heap.string(id, MAX_NAME_BYTES)
+    }
+
+    /// The text of the String `id` as shown (`None`: not a String, or a heap without
+    /// values, where the rule asking is not taken; `of` names what the text is of).
+    pub fn string(&self, id: u64, of: (&'static str, &'static str)) -> Option<String> {
+        if !self.values && id != 0 {
+            self.lacks(of.0, of.1);
+            return None;
+        }
         self.heap.string(id, MAX_NAME_BYTES)
     }
 
