@@ -233,7 +233,7 @@ pub struct DumpSummary {
     /// (an Activity's `mDestroyed`, a String's text, a Bitmap's pixels). Only those the
     /// heap gave something to run on, once each (so at most one per rule and step);
     /// empty for a dump that holds values.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_run: Vec<NotRun>,
 }
 
