@@ -208,6 +208,50 @@ impl Slots {
     }
 }
 
+/// Sums on their way into the numbers' totals, a few dozen at a time. Numbers follow the
+/// depth-first search and nodes the dump (a copying collector's order), so consecutive
+/// objects go into numbers far apart: each locked add alone would wait for its own cache
+/// miss. The lines of a batch are read together first, their misses overlapping, and the
+/// adds then find them in cache.
+struct Pending<'t> {
+    total: &'t [AtomicU64],
+    adds: [(Pre, u64); 32],
+    len: usize,
+}
+
+impl<'t> Pending<'t> {
+    fn new(total: &'t [AtomicU64]) -> Self {
+        Pending {
+            total,
+            adds: [(0, 0); 32],
+            len: 0,
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, to: Pre, bytes: u64) {
+        self.adds[self.len] = (to, bytes);
+        self.len += 1;
+        if self.len == self.adds.len() {
+            self.flush();
+        }
+    }
+
+    #[inline]
+    fn flush(&mut self) {
+        let adds = &self.adds[..self.len];
+        let mut touched = 0u64;
+        for &(to, _) in adds {
+            touched |= self.total[to as usize].load(Relaxed);
+        }
+        std::hint::black_box(touched);
+        for &(to, bytes) in adds {
+            self.total[to as usize].fetch_add(bytes, Relaxed);
+        }
+        self.len = 0;
+    }
+}
+
 /// The shallow sizes the sums are made of: a [`SizeCodes`] byte per node (empty when they
 /// could not be kept: every size is read again), and the native bytes registered for
 /// objects.
@@ -271,6 +315,7 @@ impl Subtrees {
                 // Neighbours mostly go into one number (an object and its leaves): added
                 // once a stretch.
                 let (mut into, mut bytes) = (0 as Pre, 0u64);
+                let mut pending = Pending::new(&total);
                 for u in (c * RUN)..((c + 1) * RUN).min(nodes) {
                     let u = u as Node;
                     let Some(place) = doms.place(u) else {
@@ -299,7 +344,7 @@ impl Subtrees {
                         }
                     };
                     if to != into {
-                        total[into as usize].fetch_add(bytes, Relaxed);
+                        pending.push(into, bytes);
                         (into, bytes) = (to, 0);
                     }
                     bytes += size;
@@ -312,7 +357,8 @@ impl Subtrees {
                         _ => {}
                     }
                 }
-                total[into as usize].fetch_add(bytes, Relaxed);
+                pending.push(into, bytes);
+                pending.flush();
                 run
             })
             .reduce(empty, |a, b| a.join(b, keep, &merge));
