@@ -94,7 +94,7 @@ pub fn open_within(path: &Path, unpack: &Unpack) -> Result<Input, AnalyzeError> 
         let decoder =
             flate2::read::MultiGzDecoder::new(std::io::BufReader::with_capacity(1 << 16, file));
         let bytes = inflate(decoder, path, None, unpack)?;
-        if bytes.bytes().first() == Some(&wire::PACKET_TAG) && wire::is_trace(bytes.bytes()) {
+        if FileKind::of(bytes.bytes()) == FileKind::Trace && wire::is_trace(bytes.bytes()) {
             // A gzip'd trace: laid out from its inflated copy, which goes when it is.
             let mut input = open_trace(path, bytes.bytes(), unpack)?;
             input.compressed_bytes = Some(len);
@@ -123,7 +123,7 @@ pub fn open_within(path: &Path, unpack: &Unpack) -> Result<Input, AnalyzeError> 
             format: None,
         });
     }
-    if start.first() == Some(&wire::PACKET_TAG) {
+    if FileKind::of(start) == FileKind::Trace {
         let mapped = MappedFile::from_file(&file, path.to_path_buf())?;
         if wire::is_trace(mapped.bytes()) {
             return open_trace(path, mapped.bytes(), unpack);

@@ -8,8 +8,9 @@
 
 use crate::base::error::TraceError;
 
-/// The tag byte of `Trace.packet`: field 1, length-delimited.
-pub const PACKET_TAG: u8 = 0x0a;
+/// The tag byte of `Trace.packet`: field 1, length-delimited (the core's file-kind sniffer
+/// tells a trace by it).
+pub use hprof_shrink_core::kind::TRACE_PACKET_TAG as PACKET_TAG;
 
 /// The field number of `TracePacket.heap_graph` (an extension of ART's).
 const HEAP_GRAPH_FIELD: u64 = 56;
