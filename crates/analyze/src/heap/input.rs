@@ -44,7 +44,8 @@ pub struct Input {
     pub kind: &'static str,
     /// A package's `result.info` pairs, in file order; empty for a raw dump.
     pub manifest: Vec<(String, String)>,
-    /// A package's `extra.info` pairs, in file order; empty for a raw dump.
+    /// A package's `extra.info` pairs, in file order; a trace's app (`processName`,
+    /// `packageName`, `versionCode`: [`perfetto::about::App::pairs`]); empty for a raw dump.
     pub extra: Vec<(String, String)>,
     /// A package whose zip comment says hprof-shrink dropped arrays from it.
     pub shrunk: bool,
@@ -144,7 +145,10 @@ fn open_trace(path: &Path, bytes: &[u8], unpack: &Unpack) -> Result<Input, Analy
     };
     let name = path.display().to_string();
     let source = TraceSource::open(&name, bytes, None).map_err(|e| in_file(e.into()))?;
+    // What the trace says of its app stands where a package's extra.info does.
+    let app = perfetto::about::app(bytes, source.pid()).map_err(|e| in_file(e.into()))?;
     let mut input = encode::to_input(&source, unpack)?;
+    input.extra = app.pairs();
     input.kind = "perfetto";
     input.format = Some(perfetto::FORMAT);
     Ok(input)

@@ -22,6 +22,7 @@
 
 use hprof_shrink_core::hprof::{tags, BasicType, Value};
 
+use super::about::choose;
 use super::wire::{self, Graph, GraphObject, Packet, Packets};
 use crate::base::error::AnalyzeError;
 use crate::base::error::TraceError;
@@ -126,29 +127,6 @@ fn graphs(bytes: &[u8]) -> impl Iterator<Item = Result<(u64, Graph), TraceError>
             ),
         }
     })
-}
-
-/// The pid asked for, or the only one the trace holds a graph of.
-fn choose(bytes: &[u8], asked: Option<i32>) -> Result<i32, TraceError> {
-    let mut pids = Vec::new();
-    for g in graphs(bytes) {
-        let pid = g?.1.pid.unwrap_or(0);
-        if !pids.contains(&pid) {
-            pids.push(pid);
-        }
-    }
-    pids.sort_unstable();
-    let list = || {
-        let all: Vec<String> = pids.iter().map(i32::to_string).collect();
-        all.join(", ")
-    };
-    match (asked, pids.as_slice()) {
-        (_, []) => Err(TraceError::NoHeapGraph),
-        (Some(pid), _) if pids.contains(&pid) => Ok(pid),
-        (Some(pid), _) => Err(TraceError::NoSuchProcess { pid, pids: list() }),
-        (None, [pid]) => Ok(*pid),
-        (None, _) => Err(TraceError::SeveralProcesses { pids: list() }),
-    }
 }
 
 /// The first pass: the types, field names, roots and largest id of `pid`'s graph.
