@@ -4954,3 +4954,227 @@ async fn a_mapping_past_the_analysis_budget_leaves_the_package_analyzed_without_
     );
     srv.stop().await;
 }
+
+// ---------------------------------------------------------------- Perfetto heap graphs (issue 50)
+
+/// A POST of `body` as `file_name` with these text fields besides the md5.
+async fn post_with(
+    srv: &Srv,
+    body: Vec<u8>,
+    file_name: &str,
+    fields: &[(&str, &str)],
+) -> reqwest::Response {
+    let mut form = multipart::Form::new();
+    for (k, v) in fields {
+        form = form.text(k.to_string(), v.to_string());
+    }
+    let form = form.text("md5", hex(&md5_of(&body))).part(
+        "file",
+        multipart::Part::bytes(body)
+            .file_name(file_name.to_string())
+            .mime_str("application/octet-stream")
+            .unwrap(),
+    );
+    client()
+        .post(srv.url("/api/packages"))
+        .multipart(form)
+        .send()
+        .await
+        .unwrap()
+}
+
+/// Heap-graph traces taken as they are, by both protocols and by `upload` (its POST and
+/// its PUT), sniffed by content: each analyzed in the background as a package is, its
+/// app version the version code its packages list gives the dumped process (or the
+/// multipart field that says one); without a leak, they group by their first top
+/// retainer's path across versions; the package page shows the triage and says what a
+/// heap graph is; the download is the trace, byte for byte.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(clippy::too_many_lines)] // a scenario, step by step
+async fn heap_graph_traces_are_taken_analyzed_and_grouped_per_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let srv = start(&dir.path().join("data"), Opts::default()).await;
+    let traces = [
+        serve_common::heap_graph_trace(42, 40, "com.example.Node"),
+        serve_common::heap_graph_trace(43, 90, "com.example.Node"),
+        serve_common::heap_graph_trace(43, 30, "com.example.Other"),
+        serve_common::heap_graph_trace(44, 20, "com.example.Other"),
+    ];
+    // A PUT named as a trace; a POST whose fields stand for its result.info.
+    let r = put(&srv, "oom.pftrace", traces[0].clone(), md5_of(&traces[0])).await;
+    assert_eq!(r.status(), StatusCode::CREATED, "{}", json_of(r).await);
+    let fields = [("sdkVersion", "35"), ("manufacturer", "acme")];
+    let r = post_with(&srv, traces[1].clone(), "p.zip", &fields).await;
+    assert_eq!(r.status(), StatusCode::CREATED, "{}", json_of(r).await);
+    // `upload`, by POST and by PUT, told a trace by its content (the name says nothing).
+    let (by_post, by_put) = (dir.path().join("heap-a.bin"), dir.path().join("heap-b"));
+    std::fs::write(&by_post, &traces[2]).unwrap();
+    std::fs::write(&by_put, &traces[3]).unwrap();
+    let o = upload(&srv, &by_post, None).await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains(": 201 "), "{}", stderr(&o));
+    let put_url = srv.url("/api/packages/heap-b.perfetto-trace");
+    let o = cli(
+        args(&["upload", s(&by_put), "--method", "put", "--url", &put_url]),
+        None,
+    )
+    .await;
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    let mut analyses = Vec::new();
+    for (id, bytes) in (1..).zip(&traces) {
+        let v = settled(&srv.base, id, None).await;
+        assert_eq!(v["package"]["state"], "done", "{v}");
+        assert_eq!(
+            v["analysis"]["dump"]["format"], "Perfetto heap graph",
+            "{v}"
+        );
+        assert_eq!(v["analysis"]["input"]["kind"], "perfetto", "{v}");
+        assert!(v["analysis"]["leaks"].as_array().unwrap().is_empty(), "{v}");
+        let dl = client()
+            .get(srv.url(&format!("/packages/{id}/download")))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            dl.headers()["content-type"],
+            "application/octet-stream",
+            "a trace is no zip"
+        );
+        assert_eq!(dl.bytes().await.unwrap().as_ref(), bytes.as_slice());
+        analyses.push(v);
+    }
+    let versions: Vec<&str> = analyses
+        .iter()
+        .map(|v| v["package"]["appVersion"].as_str().unwrap())
+        .collect();
+    assert_eq!(versions, ["42", "43", "43", "44"]);
+    let names: Vec<&str> = analyses
+        .iter()
+        .map(|v| v["package"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "oom.pftrace",
+            "p.perfetto-trace",
+            "heap-a.bin.perfetto-trace",
+            "heap-b.perfetto-trace"
+        ]
+    );
+    let p = &analyses[1]["package"];
+    assert_eq!(
+        (p["sdk"].as_str(), p["manufacturer"].as_str()),
+        (Some("35"), Some("acme")),
+        "{p}"
+    );
+    let extra = &analyses[0]["package"]["extra"];
+    assert_eq!(
+        extra,
+        &serde_json::json!([
+            ["processName", "com.example.app"],
+            ["packageName", "com.example.app"],
+            ["versionCode", "42"]
+        ]),
+        "{extra}"
+    );
+
+    // Grouped by their first top retainer's path, across versions.
+    let first = |v: &Value| v["analysis"]["triage"]["topRetainers"][0]["path"].clone();
+    let (node, other) = (
+        path_signature(&first(&analyses[0])),
+        path_signature(&first(&analyses[2])),
+    );
+    assert_eq!(node, path_signature(&first(&analyses[1])));
+    assert_ne!(node, other);
+    let v = get_json(&srv.url("/api/no-leak"), None).await;
+    let groups = v["groups"].as_array().unwrap();
+    assert_eq!(groups.len(), 2, "{v}");
+    for (sig, versions) in [
+        (&node, serde_json::json!([["42", 1], ["43", 1]])),
+        (&other, serde_json::json!([["43", 1], ["44", 1]])),
+    ] {
+        let g = groups.iter().find(|g| g["signature"] == sig.as_str());
+        let g = g.unwrap_or_else(|| panic!("{sig}: {v}"));
+        assert_eq!(g["packages"], 2, "{g}");
+        let mut got: Vec<Value> = g["appVersions"].as_array().unwrap().clone();
+        got.sort_by_key(|p| p[0].as_str().unwrap().to_string());
+        assert_eq!(Value::Array(got), versions, "{g}");
+    }
+    // The page: what a heap graph is, and its triage.
+    let (status, page) = get_text(&srv.url("/packages/1")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(page.contains("a Perfetto heap graph"), "{page}");
+    assert!(page.contains("Download the trace"), "{page}");
+    assert!(page.contains("Top retainers"), "{page}");
+    let one_line = escaped(&hprof_shrink_analyze::render::triage::one_line(&trace_of(
+        &first(&analyses[0]),
+    )));
+    assert!(page.contains(&one_line), "{one_line}: {page}");
+    srv.stop().await;
+}
+
+/// A body that starts as a trace does but is not one process's Java heap graph (only
+/// other packets; bytes past the first that break the framing; two processes' graphs)
+/// is refused before it is stored or queued, with the trace reader's reason: 422 as any
+/// body that is no package (so that `upload --outbox` moves it to `rejected/`, as it does
+/// those), nothing in `packages/` or `tmp/`, no record.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_trace_that_is_not_one_heap_graph_is_422_and_nothing_is_stored() {
+    use hprof_shrink_test_support::trace;
+    let dir = tempfile::tempdir().unwrap();
+    let srv = start(&dir.path().join("data"), Opts::default()).await;
+    let mut only_other = trace::other_packet();
+    only_other.extend(trace::process_packet(7, Some(10001), "com.example.app"));
+    let mut two = serve_common::heap_graph_trace(42, 3, "com.example.Node");
+    two.extend(trace::chain(8, "com.example.Node", 3, 64));
+    let mut cut = serve_common::heap_graph_trace(42, 3, "com.example.Node");
+    cut.extend_from_slice(b"\x0a\x7fgarbage");
+    let cut_at = cut.len() - 9;
+    for (body, why) in [
+        (
+            only_other,
+            "not one process's Java heap graph: the trace holds no Java heap graph".to_string(),
+        ),
+        (
+            b"\x0a\x7fnot a trace at all".to_vec(),
+            "not one process's Java heap graph: the packet at byte 0 says it has 127 bytes".into(),
+        ),
+        (
+            cut,
+            format!("the packet at byte {cut_at} says it has 127 bytes; 7 remain"),
+        ),
+        (two, "several processes (pids 7, 8)".into()),
+    ] {
+        for by_post in [false, true] {
+            let r = if by_post {
+                post_with(&srv, body.clone(), "t.pftrace", &[]).await
+            } else {
+                put(&srv, "t.pftrace", body.clone(), md5_of(&body)).await
+            };
+            assert_eq!(r.status(), StatusCode::UNPROCESSABLE_ENTITY);
+            let answer = json_of(r).await;
+            let error = answer["error"].as_str().unwrap();
+            assert!(error.contains(&why), "{why}: {error}");
+            nothing_stored(&srv).await;
+        }
+    }
+    // A PUT names a package or a trace, nothing else.
+    let r = put(&srv, "t.hprof", b"\x0a\x00".to_vec(), md5_of(b"\x0a\x00")).await;
+    assert_eq!(r.status(), StatusCode::NOT_FOUND);
+    srv.stop().await;
+}
+
+/// Heap-graph traces without a leak, through the store on SQLite: see
+/// `heap_graph_traces_group_by_path_per_version`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_sqlite_heap_graph_traces_group_by_path_per_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let store = hprof_shrink_serve::store::Store::open(&data.join("meta.sqlite"))
+        .await
+        .unwrap();
+    serve_common::heap_graph_traces_group_by_path_per_version(&store, &store, dir.path()).await;
+    store.close().await;
+}

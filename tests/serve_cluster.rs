@@ -833,6 +833,19 @@ async fn on_postgres_a_no_leak_package_is_grouped_by_its_first_retainer_with_a_p
     other.close().await;
 }
 
+/// Heap-graph traces without a leak on PostgreSQL, recorded by another process: see
+/// `heap_graph_traces_group_by_path_per_version`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_postgres_heap_graph_traces_group_by_path_per_version() {
+    let Some((_pg, store, other)) = two_pools().await else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    serve_common::heap_graph_traces_group_by_path_per_version(&store, &other, dir.path()).await;
+    store.close().await;
+    other.close().await;
+}
+
 /// Migration 9 on PostgreSQL, on a database an older server left: see
 /// `as_before_migration_9`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

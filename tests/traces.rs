@@ -7,7 +7,7 @@ mod common;
 use std::path::Path;
 
 use common::{failed_with, fixture, run, s, stdout};
-use hprof_shrink_test_support::perfetto::{self as wire, NAMES, OBJECTS, ROOTS, TYPES};
+use hprof_shrink_test_support::trace::{self as wire, NAMES, OBJECTS, ROOTS, TYPES};
 
 /// `HeapGraphRoot.Type` of a JNI global.
 const JNI_GLOBAL: u64 = 1;
@@ -28,7 +28,7 @@ fn holder(pid: u64, items: u64) -> Vec<u8> {
         parts.push((OBJECTS, wire::object(id, 3, 16, &[])));
     }
     parts.push((ROOTS, wire::root(JNI_GLOBAL, &[0x10])));
-    wire::packet(pid, &parts)
+    wire::graph_packet(pid, &parts)
 }
 
 fn write(dir: &Path, name: &str, bytes: &[u8]) -> String {

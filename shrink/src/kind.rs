@@ -4,6 +4,9 @@
 
 use crate::hprof::record::MAGIC;
 
+/// A Perfetto trace's first byte: `Trace.packet` (field 1, length-delimited).
+pub const TRACE_PACKET_TAG: u8 = 0x0a;
+
 /// What a file's first bytes say it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FileKind {
@@ -15,6 +18,10 @@ pub enum FileKind {
     Zip,
     /// A zip with no entry: nothing but its end record (`PK 05 06`).
     EmptyZip,
+    /// A Perfetto trace, perhaps (a heap graph's, Android's route for heap dumps since
+    /// API 35): its first byte is `Trace.packet`'s tag (`0a`). A trace has no magic: the
+    /// analyzer's trace reader decides.
+    Trace,
     /// None of these, or too few bytes to tell.
     Other,
 }
@@ -35,6 +42,8 @@ impl FileKind {
             FileKind::Zip
         } else if prefix.starts_with(b"PK\x05\x06") {
             FileKind::EmptyZip
+        } else if prefix.first() == Some(&TRACE_PACKET_TAG) {
+            FileKind::Trace
         } else {
             FileKind::Other
         }
@@ -64,6 +73,8 @@ mod tests {
             (b"PK\x03", FileKind::Other),
             (b"", FileKind::Other),
             (b"notes\n", FileKind::Other),
+            (b"\x0a\x02\x40\x0a", FileKind::Trace),
+            (b"\x0a", FileKind::Trace),
         ] {
             assert_eq!(
                 FileKind::of(start),

@@ -74,11 +74,13 @@ fn classify(path: &Path) -> Class {
         FileKind::Hprof => Class::Dump(Kind::Hprof),
         FileKind::Gzip => Class::Dump(Kind::HprofGz),
         FileKind::Zip => Class::Dump(Kind::Zip),
-        // An empty zip holds no dump to shrink.
-        FileKind::EmptyZip | FileKind::Other if n > 0 => {
+        // An empty zip holds no dump to shrink; a trace's heap graph is analyzed, not shrunk.
+        FileKind::EmptyZip | FileKind::Trace | FileKind::Other if n > 0 => {
             Class::NotADump("not a heap dump (no HPROF, gzip or zip header)".into())
         }
-        FileKind::EmptyZip | FileKind::Other => Class::NotADump("empty file".into()),
+        FileKind::EmptyZip | FileKind::Trace | FileKind::Other => {
+            Class::NotADump("empty file".into())
+        }
     }
 }
 

@@ -47,7 +47,7 @@ Uploads packages to a server: the zips given, or every finished zip waiting in a
 directory (oldest first). A zip leaves the outbox (moved to DIR/sent/, or deleted with \
 --delete-after-upload) only after the server answers 2xx; failures stay for the next run, \
 except a zip the server refuses for good (413, 422): that one moves to DIR/rejected/, with \
-the server's answer beside it (NAME.zip.txt), and the run exits 1.
+the server's answer beside it (NAME.zip.txt), and the run exits 1. A Perfetto trace holding a Java heap graph (Android's ProfilingManager writes them) is sent as it is, told by its content: `serve` takes it as it takes a package.
 
 With --mapping FILE --app-version V the file is an R8/ProGuard mapping.txt, PUT to \
 /api/mappings/V on --url's server (the path of --url up to its /api/, if any, is the server's \
@@ -337,7 +337,7 @@ pub struct ShrinkArgs {
 
 #[derive(Debug, Args)]
 pub struct UploadArgs {
-    /// The zips to upload.
+    /// The zips (or Perfetto heap-graph traces) to upload.
     #[arg(
         value_name = "ZIP",
         required_unless_present_any = ["outbox", "mapping"],

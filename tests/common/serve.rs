@@ -1490,3 +1490,87 @@ pub async fn a_report_is_recorded_done_and_never_queued(store: &Store, other: &S
         .is_none());
     assert_eq!(store.package(id).await.unwrap().unwrap().row.state, "done");
 }
+
+/// A heap-graph trace of pid 7 of `com.example.app` at `version` (its packages list and
+/// process tree say so): a root holding a chain of `n` + 1 objects of `class`.
+pub fn heap_graph_trace(version: u64, n: u64, class: &str) -> Vec<u8> {
+    use hprof_shrink_test_support::trace;
+    let mut t = trace::packages_packet(&[
+        ("com.example.other", 10002, Some(1)),
+        ("com.example.app", 10001, Some(version)),
+    ]);
+    t.extend(trace::other_packet());
+    t.extend(trace::process_packet(7, Some(10001), "com.example.app"));
+    t.extend(trace::chain(7, class, n, 64));
+    t
+}
+
+/// Heap-graph traces without a leak (no finder runs without field values: what an
+/// out-of-memory trace gives), recorded through `other` as the server records a trace
+/// (its `extra.info` what the trace says of its app): two of one cause from two version
+/// codes are one no-leak group spread over both versions, keyed by their first top
+/// retainer's path; another cause is another group. `dir` holds the traces.
+pub async fn heap_graph_traces_group_by_path_per_version(store: &Store, other: &Store, dir: &Path) {
+    use hprof_shrink_analyze::perfetto::about;
+    use hprof_shrink_serve::groups::Fold;
+    use hprof_shrink_serve::triage::path_signature;
+    let traces = [
+        heap_graph_trace(42, 40, "com.example.Node"),
+        heap_graph_trace(43, 90, "com.example.Node"),
+        heap_graph_trace(43, 30, "com.example.Other"),
+    ];
+    let mut ids = Vec::new();
+    for (i, bytes) in traces.iter().enumerate() {
+        let path = dir.join(format!("t{i}.pftrace"));
+        std::fs::write(&path, bytes).unwrap();
+        let a = hprof_shrink_analyze::analyze_path(
+            &path,
+            &hprof_shrink_analyze::Options::default(),
+            &hprof_shrink_core::Control::default(),
+        )
+        .unwrap()
+        .analysis;
+        assert_eq!(a.dump.format, "Perfetto heap graph");
+        assert!(a.leaks.is_empty(), "{:?}", a.leaks);
+        let extra = about::app_of(bytes, None).unwrap().pairs();
+        assert_eq!(
+            a.input.extra, extra,
+            "the analysis says what the server records"
+        );
+        let md5 = format!("{:032x}", 0x7000 + i);
+        let id = other
+            .insert_package(&NewPackage {
+                md5: &md5,
+                name: "t.pftrace",
+                bytes: bytes.len() as u64,
+                manifest: &[],
+                extra: &extra,
+            })
+            .await
+            .unwrap()
+            .unwrap();
+        let (claim, _) = other.claim(Duration::from_secs(60)).await.unwrap();
+        let claim = claim.expect("the trace just queued");
+        assert_eq!(claim.id, id);
+        assert!(other.finish(&claim, &a, &[]).await.unwrap());
+        ids.push(id);
+    }
+    let row = store.package(ids[0]).await.unwrap().unwrap().row;
+    assert_eq!(row.app_version, "42");
+    let mut fold = Fold::default();
+    store.fold_no_leak(None, &mut fold).await.unwrap();
+    let mut groups = fold.groups();
+    groups.sort_by_key(|g| std::cmp::Reverse(g.packages));
+    assert_eq!(groups.len(), 2, "{groups:?}");
+    let g = &groups[0];
+    let shown = store.triage(ids[0]).await.unwrap().unwrap();
+    let path = shown.top_retainers[0].path.as_ref().expect("a path");
+    assert_eq!(g.signature, path_signature(path));
+    assert_eq!(g.class_name, "com.example.Node");
+    assert_eq!(g.packages, 2, "{g:?}");
+    let mut versions = g.app_versions.clone();
+    versions.sort();
+    assert_eq!(versions, [("42".to_string(), 1), ("43".to_string(), 1)]);
+    assert_eq!(groups[1].class_name, "com.example.Other");
+    assert_eq!(groups[1].app_versions, [("43".to_string(), 1)]);
+}

@@ -14,7 +14,7 @@ use hprof_shrink_analyze::perfetto::{TraceError, TraceSource};
 use hprof_shrink_analyze::{analyze_path, analyze_source, AnalyzeError, Options};
 use hprof_shrink_core::space::Unpack;
 use hprof_shrink_core::Control;
-use hprof_shrink_test_support::perfetto::{self as wire, NAMES, OBJECTS, ROOTS, TYPES};
+use hprof_shrink_test_support::trace::{self as wire, NAMES, OBJECTS, ROOTS, TYPES};
 
 /// protoc: `HPROF_SHRINK_PROTOC` (scripts/test.sh sets it with scripts/setup-protoc.sh), or
 /// one on the PATH; None (with the reason printed) where a skip is allowed: outside CI, or
@@ -178,7 +178,7 @@ fn perfettos_branching_graph_gives_its_expected_sizes() {
 /// A small heap: a rooted Node (48 bytes) whose `next` is a second Node (48) whose
 /// `next` is the first: a cycle; a third Node unreachable.
 fn cycle(pid: u64) -> Vec<u8> {
-    wire::packet(
+    wire::graph_packet(
         pid,
         &[
             (TYPES, wire::ty(1, "Node", 0, &[1])),
@@ -200,7 +200,7 @@ fn a_cycle_is_reachable_once_and_retained_by_its_root() {
 
 #[test]
 fn a_graph_with_no_roots_holds_nothing_reachable() {
-    let trace = wire::packet(
+    let trace = wire::graph_packet(
         7,
         &[
             (TYPES, wire::ty(1, "Node", 0, &[])),
@@ -214,7 +214,7 @@ fn a_graph_with_no_roots_holds_nothing_reachable() {
 
 #[test]
 fn repeated_ids_keep_the_first_object_and_type() {
-    let trace = wire::packet(
+    let trace = wire::graph_packet(
         7,
         &[
             (TYPES, wire::ty(1, "Node", 0, &[])),
@@ -230,7 +230,7 @@ fn repeated_ids_keep_the_first_object_and_type() {
 
 #[test]
 fn a_superclass_cycle_ends() {
-    let trace = wire::packet(
+    let trace = wire::graph_packet(
         7,
         &[
             (TYPES, wire::ty(1, "A", 2, &[1])),
@@ -340,7 +340,7 @@ fn other_files_are_not_traces() {
 
 #[test]
 fn ids_past_two_to_the_63_and_references_past_64_bits_are_refused() {
-    let trace = wire::packet(
+    let trace = wire::graph_packet(
         7,
         &[
             (TYPES, wire::ty(1, "Node", 0, &[])),
@@ -353,7 +353,7 @@ fn ids_past_two_to_the_63_and_references_past_64_bits_are_refused() {
     ));
     let mut o = wire::object(0x10, 1, 48, &[u64::MAX]);
     wire::int(6, 2, &mut o);
-    let trace = wire::packet(7, &[(TYPES, wire::ty(1, "Node", 0, &[1])), (OBJECTS, o)]);
+    let trace = wire::graph_packet(7, &[(TYPES, wire::ty(1, "Node", 0, &[1])), (OBJECTS, o)]);
     assert!(matches!(
         TraceSource::open("t", &trace, None),
         Err(TraceError::BadPacket { .. })
@@ -476,7 +476,7 @@ fn a_weak_references_referent_is_not_retained_through_it() {
     // Holder.ref -> WeakReference (its referent field declared by its superclass) -> Big.
     // The referent is found by the field's name and the class's place in the hierarchy,
     // both only right when a type's fields and its superclasses' are laid out in order.
-    let trace = wire::packet(
+    let trace = wire::graph_packet(
         7,
         &[
             (TYPES, wire::ty(1, "java.lang.ref.Reference", 0, &[1, 3])),
@@ -508,10 +508,10 @@ fn a_hierarchy_deeper_than_the_walk_and_an_unnamed_type_end_plainly() {
     parts.push((OBJECTS, wire::object(0x10, 1, 2000, &refs)));
     parts.push((OBJECTS, wire::object(0x20, 2, 16, &[0])));
     parts.push((ROOTS, wire::root(3, &[0x10])));
-    let a = analyze(&wire::packet(7, &parts), None).unwrap();
+    let a = analyze(&wire::graph_packet(7, &parts), None).unwrap();
     assert_eq!(retainers(&a), vec![("C1".to_string(), 2000, 2016)]);
     // An object of a type the trace never names.
-    let trace = wire::packet(7, &[(OBJECTS, wire::object(0x10, 9, 16, &[]))]);
+    let trace = wire::graph_packet(7, &[(OBJECTS, wire::object(0x10, 9, 16, &[]))]);
     let err = analyze(&trace, None).err().unwrap().to_string();
     assert!(
         err.contains("of type 9, which the trace does not name"),
@@ -526,7 +526,7 @@ fn a_hierarchy_deeper_than_the_walk_and_an_unnamed_type_end_plainly() {
 fn an_objects_size_is_written_not_held_and_a_huge_one_refused() {
     let big = 3 << 20;
     let trace = |size: u64| {
-        wire::packet(
+        wire::graph_packet(
             7,
             &[
                 (TYPES, wire::ty(1, "Blob", 0, &[])),
@@ -573,7 +573,7 @@ fn a_rule_that_needs_a_value_does_not_run_on_a_heap_graph_and_says_so() {
     ];
     b.instance_at(activity_id, main, Heap::App, &destroyed);
     b.root_jni_global(holder_id, 1);
-    let trace = wire::packet(
+    let trace = wire::graph_packet(
         1,
         &[
             (TYPES, wire::ty(1, "android.app.Activity", 0, &[])),

@@ -23,7 +23,7 @@ use hprof_fixtures::{ArtBuilder, Heap, Options as Fixture, Segmentation, Ty, Val
 use hprof_shrink_analyze::model::triage::TriageObject;
 use hprof_shrink_analyze::{analyze_path, Analysis, Options, Trace};
 use hprof_shrink_core::Control;
-use hprof_shrink_test_support::perfetto::{self as wire, NAMES, OBJECTS, ROOTS, TYPES};
+use hprof_shrink_test_support::trace::{self as wire, NAMES, OBJECTS, ROOTS, TYPES};
 
 /// A class: its name, its superclass (by place in the list), the reference fields it
 /// declares, and the fields of other types it declares after them (values a heap graph
@@ -161,7 +161,7 @@ impl Description {
         }
         let roots: Vec<u64> = self.roots.iter().map(|&r| id(r)).collect();
         parts.push((ROOTS, wire::root(1, &roots)));
-        wire::packet(42, &parts)
+        wire::graph_packet(42, &parts)
     }
 
     fn byte_array_type(&self) -> usize {

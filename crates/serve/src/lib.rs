@@ -2,7 +2,7 @@
 //! leaks by signature across devices, show them in a browser and as JSON.
 //!
 //! - [`receive`]: the two upload protocols, streamed to disk, checked, verified, stored,
-//!   recorded; [`mappings`]: an app version's R8/ProGuard mapping, taken likewise;
+//!   recorded (a package, or a Perfetto heap-graph trace: `heap_graph`); [`mappings`]: an app version's R8/ProGuard mapping, taken likewise;
 //!   [`leakcanary`]: LeakCanary's own analysis text, recorded as an analyzed package;
 //! - [`store`]: the metadata in SQLite or PostgreSQL (sqlx), with the analysis queue;
 //! - [`blobs`]: packages, analyses and pictures in a directory or an S3 bucket ([`s3`]);
@@ -43,6 +43,7 @@ mod error;
 pub mod fault;
 pub mod groups;
 pub mod guard;
+mod heap_graph;
 mod hex;
 pub mod jobs;
 pub mod leakcanary;

@@ -412,9 +412,10 @@ pub fn package(
     triage: Option<&PackageTriage>,
 ) -> String {
     let p = &pkg.row;
+    let trace = crate::heap_graph::is_trace_name(&p.name);
     let body = html! {
         p {
-            a href={ "/packages/" (p.id) "/download" } { "Download the package" } " · "
+            a href={ "/packages/" (p.id) "/download" } { @if trace { "Download the trace" } @else { "Download the package" } } " · "
             a href={ "/packages/" (p.id) "/analysis" } { "Full analysis" } " · "
             a href={ "/api/packages/" (p.id) } { "JSON" }
         }
@@ -423,6 +424,9 @@ pub fn package(
             tr { th { "md5" } td { code { (p.md5) } } }
             tr { th { "size" } td { (bytes(p.bytes)) } }
             tr { th { "received" } td { (when(p.received_ms)) } }
+            @if trace {
+                tr { th { "dump" } td { (crate::heap_graph::SAID_ON_ITS_PAGE) } }
+            }
             @if pkg.is_private() {
                 tr { th { "private" } td { "yes: made with --private, its String values (but those the analysis reads) and pixels replaced on the phone; the analysis is the same, the values it shows are not the app's" } }
             }

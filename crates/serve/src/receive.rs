@@ -33,6 +33,7 @@ use super::blobs::package_key;
 use super::body::stalled_in;
 use super::conn_limits::BUSY_RETRY_AFTER;
 use super::fault::{scrub, Fault};
+use super::heap_graph;
 use super::store::NewPackage;
 use crate::app::App;
 
@@ -295,34 +296,41 @@ fn taken(id: i64, md5: &str, bytes: u64, first: Option<i64>) -> Response {
     r
 }
 
-/// [`take`], answered 2xx only while the database is still the file the server opened: a
-/// record made in a file removed or replaced under the server would be lost at the next
-/// start, so the client is told to try again (503) rather than that its package is kept.
-async fn accept(
-    app: &App,
+/// An upload received: its body on disk, what the request said of it.
+struct Upload {
     tmp: TempPath,
     md5: [u8; 16],
     len: u64,
+    /// The MD5 the request announced.
     claimed: [u8; 16],
-    name: &str,
-) -> Result<Response, ApiError> {
+    /// The file name it came under (cleaned).
+    name: String,
+    /// A multipart POST's text fields besides its md5.
+    fields: Vec<(String, String)>,
+}
+
+/// [`take`], answered 2xx only while the database is still the file the server opened: a
+/// record made in a file removed or replaced under the server would be lost at the next
+/// start, so the client is told to try again (503) rather than that its package is kept.
+async fn accept(app: &App, upload: Upload) -> Result<Response, ApiError> {
     // The database file is gone: nothing recorded now would outlive a restart (503).
     app.database_intact()?;
-    let taken = take(app, tmp, md5, len, claimed, name).await?;
+    let taken = take(app, upload).await?;
     app.database_intact()?;
     Ok(taken)
 }
 
 /// Checks the MD5, verifies, renames into place and records. The temporary file is gone
 /// whatever the outcome.
-async fn take(
-    app: &App,
-    tmp: TempPath,
-    md5: [u8; 16],
-    len: u64,
-    claimed: [u8; 16],
-    name: &str,
-) -> Result<Response, ApiError> {
+async fn take(app: &App, upload: Upload) -> Result<Response, ApiError> {
+    let Upload {
+        tmp,
+        md5,
+        len,
+        claimed,
+        name,
+        fields,
+    } = upload;
     let md5_hex = hex::encode(md5);
     if md5 != claimed {
         return Err(bad(format!(
@@ -349,7 +357,7 @@ async fn take(
         (tmp, v)
     })
     .await?;
-    let verified = verified.map_err(|e| match e {
+    let checked = verified.map_err(|e| match e {
         Unverified::Bad(why) => refused(
             StatusCode::UNPROCESSABLE_ENTITY,
             scrub(&why, &[(&tmp, "the package")], &app.server_dirs()),
@@ -364,12 +372,16 @@ async fn take(
         .put_file(&key, tmp, md5, len)
         .await
         .map_err(|e| ApiError::store(&e))?;
+    let (info, name) = match checked {
+        Checked::Package(info) => (info, heap_graph::package_name(name)),
+        Checked::Trace(app) => (heap_graph::info(&app, &fields), heap_graph::name(&name)),
+    };
     let rec = NewPackage {
         md5: &md5_hex,
-        name,
+        name: &name,
         bytes: len,
-        manifest: &verified.manifest,
-        extra: &verified.extra,
+        manifest: &info.manifest,
+        extra: &info.extra,
     };
     let outcome = app.store.insert_package(&rec).await?;
     match outcome {
@@ -395,14 +407,23 @@ enum Unverified {
     Fault(Fault),
 }
 
+/// What an upload is, once checked.
+enum Checked {
+    /// A package whose `verify` passed: its `result.info` and `extra.info`.
+    Package(heap_graph::Info),
+    /// One process's heap graph, and what the trace says of its app.
+    Trace(hprof_shrink_analyze::perfetto::about::App),
+}
+
 /// A zip whose `verify` passes, its hprof inflated under `tmp/` within the server's
-/// bounds. A package that is wrong is [`Unverified::Bad`], one that inflates past the
-/// limit [`Unverified::TooLarge`]; a file the server cannot read or unpack to check (a
-/// full disk, no room left to keep free, too many open files) is the server's failure.
+/// bounds, or a heap-graph trace that [`heap_graph::check`] takes. A package that is
+/// wrong is [`Unverified::Bad`], one that inflates past the limit
+/// [`Unverified::TooLarge`]; a file the server cannot read or unpack to check (a full
+/// disk, no room left to keep free, too many open files) is the server's failure.
 fn verify(
     path: &std::path::Path,
     unpack: &hprof_shrink_core::space::Unpack,
-) -> Result<hprof_shrink_core::verify::Verified, Unverified> {
+) -> Result<Checked, Unverified> {
     use hprof_shrink_core::hprof::FormatError;
     use hprof_shrink_core::space::is_past_limit;
     use hprof_shrink_core::Error;
@@ -411,13 +432,30 @@ fn verify(
     let n = std::fs::File::open(path)
         .and_then(|mut f| f.read(&mut magic))
         .map_err(|e| disk(&e))?;
-    // An empty zip holds no package either.
-    if FileKind::of(&magic[..n]) != FileKind::Zip {
-        return Err(Unverified::Bad(
-            "not a package: a package is a zip (result.info, the hprof, extra.info)".into(),
-        ));
+    match FileKind::of(&magic[..n]) {
+        FileKind::Zip => {}
+        FileKind::Trace => {
+            return heap_graph::check(path)
+                .map(Checked::Trace)
+                .map_err(|e| match e {
+                    heap_graph::Refused::Bad(why) => Unverified::Bad(why),
+                    heap_graph::Refused::Io(e) => disk(&e),
+                })
+        }
+        // An empty zip holds no package either.
+        _ => {
+            return Err(Unverified::Bad(
+                "not a package: a package is a zip (result.info, the hprof, extra.info), or a Perfetto trace holding a Java heap graph".into(),
+            ))
+        }
     }
     hprof_shrink_core::verify::verify_path_within(path, None, None, unpack, &Control::default())
+        .map(|v| {
+            Checked::Package(heap_graph::Info {
+                manifest: v.manifest,
+                extra: v.extra,
+            })
+        })
         .map_err(|e| {
             let io = match &e {
                 Error::Io(f) | Error::Format(FormatError::Io(f)) => Some(&f.source),
@@ -469,7 +507,15 @@ pub(crate) async fn put(
         }
     };
     let (tmp, md5, len) = to_file(&app, stream, app.max_bytes, "package").await?;
-    accept(&app, tmp, md5, len, claimed, &clean_name(&name)).await
+    let upload = Upload {
+        tmp,
+        md5,
+        len,
+        claimed,
+        name: clean_name(&name),
+        fields: Vec::new(),
+    };
+    accept(&app, upload).await
 }
 
 /// A raw body (`what`: a package, a mapping) streamed to a synced temporary file under
@@ -501,10 +547,10 @@ where
 /// (returned) and the announced length.
 fn put_allowed(app: &App, name: &str, headers: &HeaderMap) -> Result<[u8; 16], ApiError> {
     app.access.upload_check(headers).map_err(unauthorized)?;
-    if !name.ends_with(".zip") {
+    if !heap_graph::put_name_allowed(name) {
         return Err(refused(
             StatusCode::NOT_FOUND,
-            "PUT a package to /api/packages/NAME.zip",
+            "PUT a package to /api/packages/NAME.zip (a heap-graph trace to NAME.pftrace)",
         ));
     }
     let claimed = parse_content_md5(headers)?;
@@ -588,18 +634,20 @@ pub(crate) async fn post(State(app): State<Arc<App>>, req: Request) -> Result<Re
             drain_later(|left| discard_parts(mp, left));
         }
     }
-    let (tmp, md5, len, name, claimed) = result?;
-    accept(&app, tmp, md5, len, claimed, &name).await
+    accept(&app, result?).await
 }
 
-type Parts = (TempPath, [u8; 16], u64, String, [u8; 16]);
+/// The text fields of a multipart upload kept for a trace (they stand for its
+/// `result.info`): a package's `result.info` holds about ten.
+const KEPT_FIELDS: usize = 64;
 
-/// The fields of a multipart upload: the file to a temporary file, the md5. Text fields
-/// count against `--max-bytes` with the file, each at most [`MAX_FIELD`] and all at most
-/// [`MAX_FIELDS`].
-async fn read_parts(app: &App, mp: &mut Multipart, budget: &Budget) -> Result<Parts, ApiError> {
+/// The fields of a multipart upload: the file to a temporary file, the md5, the other
+/// text fields (the first [`KEPT_FIELDS`]). Text fields count against `--max-bytes` with
+/// the file, each at most [`MAX_FIELD`] and all at most [`MAX_FIELDS`].
+async fn read_parts(app: &App, mp: &mut Multipart, budget: &Budget) -> Result<Upload, ApiError> {
     let mut claimed: Option<[u8; 16]> = None;
     let mut file: Option<(TempPath, [u8; 16], u64, String)> = None;
+    let mut fields = Vec::new();
     let mut text: u64 = 0;
     let bad_part = |e: axum::extract::multipart::MultipartError| {
         if budget.over.load(Ordering::Relaxed) {
@@ -658,15 +706,24 @@ async fn read_parts(app: &App, mp: &mut Multipart, budget: &Budget) -> Result<Pa
                         crate::hex::parse_md5(&value)
                             .ok_or_else(|| bad("the md5 field is not 32 hex digits"))?,
                     );
+                } else if fields.len() < KEPT_FIELDS {
+                    // A package's result.info fields repeat what it holds, and what it
+                    // holds is recorded; a trace holds none, and these stand for them.
+                    fields.push((name, value));
                 }
-                // The result.info fields repeat what the package holds; the package itself
-                // is what is recorded.
             }
         }
     }
     let (tmp, md5, len, name) = file.ok_or_else(|| bad("no file part"))?;
     let claimed = claimed.ok_or_else(|| bad("no md5 field (hex MD5 of the file)"))?;
-    Ok((tmp, md5, len, name, claimed))
+    Ok(Upload {
+        tmp,
+        md5,
+        len,
+        claimed,
+        name,
+        fields,
+    })
 }
 
 /// Reads up to `left` bytes of what is left of a multipart body, throwing them away.

@@ -343,8 +343,9 @@ pub fn prop(props: &[(String, String)], keys: &[&str]) -> String {
         .unwrap_or_default()
 }
 
-/// The `extra.info` keys an app version is read from, first found wins.
-pub const APP_VERSION_KEYS: &[&str] = &["appVersion", "versionName", "app_version"];
+/// The `extra.info` keys an app version is read from, first found wins: a heap-graph
+/// trace's `versionCode` (its packages list's) last.
+pub const APP_VERSION_KEYS: &[&str] = &["appVersion", "versionName", "app_version", "versionCode"];
 
 /// One filter menu: the values seen on the most packages
 /// ([`limits::MENU`](crate::limits::MENU)), in order.

@@ -637,7 +637,8 @@ mod html {
         let body = html! {
             p {
                 "Leak groups by app version (" code { "appVersion" } ", else " code { "versionName" }
-                ", else " code { "app_version" } " of " code { "extra.info" } "), the versions in the order their first package was received, oldest first. "
+                ", else " code { "app_version" } " of " code { "extra.info" } ", else a heap-graph trace's "
+                code { "versionCode" } "), the versions in the order their first package was received, oldest first. "
                 "A group is new in a version when no package of an earlier version has it, back "
                 "when an earlier version had it and the version before did not. "
                 "Each count is shown beside the version before's (before → now); the groups the "

@@ -394,7 +394,12 @@ pub(crate) async fn download(
     let (key, content_type) = if p.row.report {
         (report_key(&p.row.md5), "text/plain; charset=utf-8")
     } else {
-        (package_key(&p.row.md5), "application/zip")
+        let kind = if super::heap_graph::is_trace_name(&p.row.name) {
+            "application/octet-stream"
+        } else {
+            "application/zip"
+        };
+        (package_key(&p.row.md5), kind)
     };
     send_file(&app, &key, content_type, Some(p.row.name)).await
 }

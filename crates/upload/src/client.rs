@@ -479,7 +479,8 @@ impl Uploader {
     }
 
     /// What the attempts at `path` need to know: the file checked to be a regular file,
-    /// its size and MD5 read once, and (for a POST) its `result.info` fields.
+    /// its size, MD5 and kind read once, and (for a POST of a package) its `result.info`
+    /// fields.
     fn job<'p>(&self, path: &'p Path) -> Result<Job<'p>, UploadError> {
         let io_err = |e| UploadError::Io {
             path: path.to_path_buf(),
@@ -504,6 +505,8 @@ impl Uploader {
         let digest = package::digest(&mut file).map_err(io_err)?;
         drop(file);
         let fields = match self.cfg.method {
+            // A trace has no result.info: the server reads what it says of its app.
+            Method::Post if digest.is_trace() => Vec::new(),
             Method::Post => {
                 package::result_info(path).map_err(|source| UploadError::NotAPackage {
                     path: path.to_path_buf(),
@@ -759,7 +762,7 @@ impl Uploader {
         match self.cfg.method {
             Method::Put => {
                 if !self.user_content_type {
-                    req = req.header(CONTENT_TYPE, "application/zip");
+                    req = req.header(CONTENT_TYPE, job.digest.mime());
                 }
                 // The body's exact size makes the request carry Content-Length.
                 req.header("content-md5", job.digest.md5_base64())
@@ -775,7 +778,7 @@ impl Uploader {
                 }
                 let part = multipart::Part::stream_with_length(Body::wrap(body), len)
                     .file_name(job.name.clone())
-                    .mime_str("application/zip")
+                    .mime_str(job.digest.mime())
                     .expect("a valid MIME type");
                 form = form.text("md5", job.digest.md5_hex()).part("file", part);
                 req.multipart(form)

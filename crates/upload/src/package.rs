@@ -1,12 +1,14 @@
-//! What is known about a zip before it is sent: its size and MD5 (computed once, so every
-//! attempt announces the same digest) and, for the multipart protocol, the `result.info`
-//! properties that become form fields.
+//! What is known about a zip (or a Perfetto heap-graph trace, sent as it is) before it is
+//! sent: its size and MD5 (computed once, so every attempt announces the same digest), its
+//! kind by its first bytes and, for a package sent by the multipart protocol, the
+//! `result.info` properties that become form fields.
 
 use std::fs::File;
 use std::io::{self, Read};
 use std::path::Path;
 
 use base64::Engine;
+use hprof_shrink_core::kind::FileKind;
 use hprof_shrink_core::package::{PackageError, PackageReader};
 use md5::{Digest, Md5};
 
@@ -17,6 +19,8 @@ pub struct Digested {
     pub len: u64,
     /// MD5 of its bytes.
     pub md5: [u8; 16],
+    /// What its first bytes say it is.
+    pub kind: FileKind,
 }
 
 impl Digested {
@@ -29,13 +33,29 @@ impl Digested {
     pub fn md5_base64(&self) -> String {
         base64::engine::general_purpose::STANDARD.encode(self.md5)
     }
+
+    /// A Perfetto trace (a heap graph, the server checks), sent as it is, with no
+    /// `result.info` fields.
+    pub fn is_trace(&self) -> bool {
+        self.kind == FileKind::Trace
+    }
+
+    /// The body's media type.
+    pub fn mime(&self) -> &'static str {
+        if self.is_trace() {
+            "application/octet-stream"
+        } else {
+            "application/zip"
+        }
+    }
 }
 
-/// Reads the whole file once: its length and MD5.
+/// Reads the whole file once: its length, MD5 and kind.
 pub fn digest(file: &mut File) -> io::Result<Digested> {
     let mut h = Md5::new();
     let mut buf = vec![0u8; 256 * 1024];
     let mut len = 0u64;
+    let mut head = Vec::with_capacity(FileKind::PREFIX_LEN);
     loop {
         let n = match file.read(&mut buf) {
             Ok(0) => break,
@@ -44,11 +64,17 @@ pub fn digest(file: &mut File) -> io::Result<Digested> {
             Err(e) => return Err(e),
         };
         h.update(&buf[..n]);
+        let want = FileKind::PREFIX_LEN.saturating_sub(head.len()).min(n);
+        head.extend_from_slice(&buf[..want]);
         len += n as u64;
     }
     let mut md5 = [0u8; 16];
     md5.copy_from_slice(&h.finalize());
-    Ok(Digested { len, md5 })
+    Ok(Digested {
+        len,
+        md5,
+        kind: FileKind::of(&head),
+    })
 }
 
 /// The `result.info` properties of a package, in file order. The error says why the file
@@ -73,6 +99,14 @@ mod tests {
         assert_eq!(d.len, 43);
         assert_eq!(d.md5_hex(), "9e107d9d372bb6826bd81d3542a419d6");
         assert_eq!(d.md5_base64(), "nhB9nTcrtoJr2B01QqQZ1g==");
+        assert_eq!((d.kind, d.mime()), (FileKind::Other, "application/zip"));
+        // A trace's first byte, in a read of one byte: the kind from the start, not a read.
+        let mut f = tempfile::tempfile().unwrap();
+        f.write_all(b"\x0a\x02\x40\x0a").unwrap();
+        f.rewind().unwrap();
+        let d = digest(&mut f).unwrap();
+        assert!(d.is_trace());
+        assert_eq!(d.mime(), "application/octet-stream");
     }
 
     #[test]

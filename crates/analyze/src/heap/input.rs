@@ -44,7 +44,8 @@ pub struct Input {
     pub kind: &'static str,
     /// A package's `result.info` pairs, in file order; empty for a raw dump.
     pub manifest: Vec<(String, String)>,
-    /// A package's `extra.info` pairs, in file order; empty for a raw dump.
+    /// A package's `extra.info` pairs, in file order; a trace's app (`processName`,
+    /// `packageName`, `versionCode`: [`perfetto::about::App::pairs`]); empty for a raw dump.
     pub extra: Vec<(String, String)>,
     /// A package whose zip comment says hprof-shrink dropped arrays from it.
     pub shrunk: bool,
@@ -111,7 +112,7 @@ pub fn open_process(path: &Path, unpack: &Unpack, pid: Option<i32>) -> Result<In
         let decoder =
             flate2::read::MultiGzDecoder::new(std::io::BufReader::with_capacity(1 << 16, file));
         let bytes = inflate(decoder, path, None, unpack)?;
-        if bytes.bytes().first() == Some(&wire::PACKET_TAG) && wire::is_trace(bytes.bytes()) {
+        if FileKind::of(bytes.bytes()) == FileKind::Trace && wire::is_trace(bytes.bytes()) {
             // A gzip'd trace: laid out from its inflated copy, which goes when it is.
             let mut input = open_trace(path, bytes.bytes(), unpack, pid)?;
             input.compressed_bytes = Some(len);
@@ -144,7 +145,7 @@ pub fn open_process(path: &Path, unpack: &Unpack, pid: Option<i32>) -> Result<In
             field_values: true,
         });
     }
-    if start.first() == Some(&wire::PACKET_TAG) {
+    if FileKind::of(start) == FileKind::Trace {
         let mapped = MappedFile::from_file(&file, path.to_path_buf())?;
         if wire::is_trace(mapped.bytes()) {
             return open_trace(path, mapped.bytes(), unpack, pid);
@@ -170,7 +171,10 @@ fn open_trace(
     };
     let name = path.display().to_string();
     let source = TraceSource::open(&name, bytes, pid).map_err(|e| in_file(e.into()))?;
+    // What the trace says of its app stands where a package's extra.info does.
+    let app = perfetto::about::app(bytes, source.pid()).map_err(|e| in_file(e.into()))?;
     let mut input = encode::to_input(&source, unpack)?;
+    input.extra = app.pairs();
     input.kind = "perfetto";
     input.format = Some(perfetto::FORMAT);
     Ok(input)

@@ -161,7 +161,8 @@ pub struct InputSummary {
     pub kind: String,
     /// `result.info` of a package, in file order.
     pub manifest: Vec<(String, String)>,
-    /// `extra.info` of a package, in file order.
+    /// `extra.info` of a package, in file order; what a Perfetto trace says of its app
+    /// (`processName`, `packageName`, `versionCode`).
     pub extra: Vec<(String, String)>,
     /// Made by hprof-shrink with primitive arrays dropped: a reference to a dropped array
     /// reads as null and its bytes are not counted.

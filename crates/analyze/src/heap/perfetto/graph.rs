@@ -22,11 +22,11 @@
 
 use hprof_shrink_core::hprof::{tags, BasicType, Value};
 
+use super::about::choose;
 use super::wire::{self, Graph, GraphObject, Packet, Packets};
 use crate::base::error::AnalyzeError;
 use crate::base::error::TraceError;
 use crate::base::map::Map;
-use crate::base::shown;
 use crate::heap::source::{Class, Field, HeapSink, HeapSource, Object, Root};
 
 /// Object layouts beyond the types' (old traces, class objects, arrays' headers) a trace
@@ -127,74 +127,6 @@ fn graphs(bytes: &[u8]) -> impl Iterator<Item = Result<(u64, Graph), TraceError>
             ),
         }
     })
-}
-
-/// The pid asked for, or the only one the trace holds a graph of.
-fn choose(bytes: &[u8], asked: Option<i32>) -> Result<i32, TraceError> {
-    let mut pids = Vec::new();
-    for g in graphs(bytes) {
-        let pid = g?.1.pid.unwrap_or(0);
-        if !pids.contains(&pid) {
-            pids.push(pid);
-        }
-    }
-    pids.sort_unstable();
-    // The pids an error lists, with their names; past MAX_LISTED_PIDS, counted.
-    let list = || {
-        let shown = &pids[..pids.len().min(MAX_LISTED_PIDS)];
-        let names = process_names(bytes, shown);
-        let mut all: Vec<String> = shown
-            .iter()
-            .zip(names)
-            .map(|(pid, name)| match name {
-                Some(name) => format!("{pid} {name}"),
-                None => pid.to_string(),
-            })
-            .collect();
-        if pids.len() > shown.len() {
-            all.push(format!("and {} more", pids.len() - shown.len()));
-        }
-        all.join(", ")
-    };
-    match (asked, pids.as_slice()) {
-        (_, []) => Err(TraceError::NoHeapGraph),
-        (Some(pid), _) if pids.contains(&pid) => Ok(pid),
-        (Some(pid), _) => Err(TraceError::NoSuchProcess { pid, pids: list() }),
-        (None, [pid]) => Ok(*pid),
-        (None, _) => Err(TraceError::SeveralProcesses { pids: list() }),
-    }
-}
-
-/// Processes an error lists by pid (and name): more are counted.
-pub const MAX_LISTED_PIDS: usize = 32;
-
-/// Bytes of a process's name an error shows (escaped and cut as any name from the input).
-const PROCESS_NAME_BYTES: usize = 64;
-
-/// The names of `pids` (sorted) as the trace's process trees give them (the first word of
-/// a command line), for an error that lists them: one more pass over the packets, made
-/// only then; a process tree that does not decode names nobody.
-fn process_names(bytes: &[u8], pids: &[i32]) -> Vec<Option<String>> {
-    let mut names = vec![None; pids.len()];
-    for p in Packets::new(bytes) {
-        let Ok((offset, packet)) = p else { break };
-        if !matches!(wire::has_process_tree(packet, offset), Ok(true)) {
-            continue;
-        }
-        let Ok(tree) = <wire::TreePacket as prost::Message>::decode(packet) else {
-            continue;
-        };
-        for process in tree.process_tree.unwrap_or_default().processes {
-            let (Some(pid), Some(first)) = (process.pid, process.cmdline.first()) else {
-                continue;
-            };
-            if let Ok(i) = pids.binary_search(&pid) {
-                let name = String::from_utf8_lossy(first);
-                names[i].get_or_insert_with(|| shown::clipped(&name, PROCESS_NAME_BYTES));
-            }
-        }
-    }
-    names
 }
 
 /// The first pass: the types, field names, roots and largest id of `pid`'s graph.

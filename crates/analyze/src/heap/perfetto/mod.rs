@@ -2,7 +2,8 @@
 //! `ProfilingManager` and `am dumpheap`'s Perfetto route give it) read as a heap source.
 //! [`wire`] walks the trace's packets and decodes the heap-graph ones; [`graph`] gathers a
 //! process's types, field names and roots in one pass and describes its objects to the
-//! seam in a second ([`TraceSource`]).
+//! seam in a second ([`TraceSource`]); [`about`] reads which processes a trace holds heap
+//! graphs of, and the app the chosen one runs.
 //!
 //! Its errors are [`TraceError`]s (in `base`, beside the analysis's).
 //!
@@ -11,6 +12,7 @@
 //! kept across packets is the types, the field names and the roots (16 bytes a root, 8 a
 //! type's field: a few times the trace's bytes that state them), and at most [`graph::MAX_LAYOUTS`] object layouts.
 
+pub mod about;
 pub mod graph;
 pub mod wire;
 

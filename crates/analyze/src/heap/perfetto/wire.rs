@@ -8,14 +8,12 @@
 
 use crate::base::error::TraceError;
 
-/// The tag byte of `Trace.packet`: field 1, length-delimited.
-pub const PACKET_TAG: u8 = 0x0a;
+/// The tag byte of `Trace.packet`: field 1, length-delimited (the core's file-kind sniffer
+/// tells a trace by it).
+pub use hprof_shrink_core::kind::TRACE_PACKET_TAG as PACKET_TAG;
 
 /// The field number of `TracePacket.heap_graph` (an extension of ART's).
-const HEAP_GRAPH_FIELD: u64 = 56;
-
-/// The field number of `TracePacket.process_tree`.
-const PROCESS_TREE_FIELD: u64 = 2;
+pub(crate) const HEAP_GRAPH_FIELD: u64 = 56;
 
 /// A varint at `at` of `bytes`: its value and its length (at most 10 bytes).
 pub fn varint(bytes: &[u8], at: usize) -> Result<(u64, usize), TraceError> {
@@ -93,54 +91,91 @@ impl<'a> Packets<'a> {
 /// Whether `packet` holds a heap graph: a walk over its top-level fields' tags, without
 /// decoding them (most packets of a trace are something else).
 pub fn has_heap_graph(packet: &[u8], offset: u64) -> Result<bool, TraceError> {
-    has_field(packet, offset, HEAP_GRAPH_FIELD)
-}
-
-/// Whether `packet` holds a process tree (the processes' command lines).
-pub fn has_process_tree(packet: &[u8], offset: u64) -> Result<bool, TraceError> {
-    has_field(packet, offset, PROCESS_TREE_FIELD)
-}
-
-/// Whether `packet` has a top-level field `wanted`.
-fn has_field(packet: &[u8], offset: u64, wanted: u64) -> Result<bool, TraceError> {
-    let mut at = 0;
-    while at < packet.len() {
-        let (field, next) = skip_field(packet, at, offset)?;
-        if field == wanted {
+    for field in fields(packet, offset) {
+        if field?.number == HEAP_GRAPH_FIELD {
             return Ok(true);
         }
-        at = next;
     }
     Ok(false)
 }
 
-/// The field at `at` of `packet` (whose bytes start at `offset` in the file): its number
-/// and where the next field starts (within the packet, or an error).
-fn skip_field(packet: &[u8], at: usize, offset: u64) -> Result<(u64, usize), TraceError> {
+/// One field of a message: its number, its wire type and its value's bytes (a varint's
+/// bytes, a fixed value's, or what a length-delimited field holds).
+#[derive(Debug, Clone, Copy)]
+pub struct Field<'a> {
+    /// The field number.
+    pub number: u64,
+    /// The wire type (0 varint, 1 fixed64, 2 length-delimited, 5 fixed32).
+    pub wire: u8,
+    /// The value's bytes.
+    pub value: &'a [u8],
+    /// Where the value starts in the file.
+    pub offset: u64,
+}
+
+impl Field<'_> {
+    /// A varint field's value; `None` for any other wire type.
+    pub fn varint(&self) -> Option<u64> {
+        if self.wire != 0 {
+            return None;
+        }
+        varint(self.value, 0).ok().map(|(v, _)| v)
+    }
+}
+
+/// The fields of `msg` (whose bytes start at `offset` in the file), in order; the first
+/// fault ends them.
+pub fn fields(msg: &[u8], offset: u64) -> impl Iterator<Item = Result<Field<'_>, TraceError>> {
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        if at >= msg.len() {
+            return None;
+        }
+        let r = field_at(msg, at, offset);
+        at = match &r {
+            Ok((_, next)) => *next,
+            Err(_) => msg.len(),
+        };
+        Some(r.map(|(f, _)| f))
+    })
+}
+
+/// The field at `at` of `packet` (whose bytes start at `offset` in the file) and where
+/// the next field starts (within the packet, or an error).
+fn field_at(packet: &[u8], at: usize, offset: u64) -> Result<(Field<'_>, usize), TraceError> {
     let (key, n) = varint(packet, at).map_err(|e| e.shifted(offset))?;
     let body = at + n;
     let past = |what: String| TraceError::BadPacket {
         offset: offset + at as u64,
         what,
     };
-    let next = match key & 7 {
-        0 => body + varint(packet, body).map_err(|e| e.shifted(offset))?.1,
-        1 => body + 8,
+    let (start, next) = match key & 7 {
+        0 => (
+            body,
+            body + varint(packet, body).map_err(|e| e.shifted(offset))?.1,
+        ),
+        1 => (body, body + 8),
         2 => {
             let (len, n) = varint(packet, body).map_err(|e| e.shifted(offset))?;
             let left = (packet.len() - body - n) as u64;
             if len > left {
                 return Err(past(format!("field {} runs past its packet", key >> 3)));
             }
-            body + n + len as usize
+            (body + n, body + n + len as usize)
         }
-        5 => body + 4,
+        5 => (body, body + 4),
         wire => return Err(past(format!("wire type {wire} of field {}", key >> 3))),
     };
     if next > packet.len() || key >> 3 == 0 {
         return Err(past(format!("field {} runs past its packet", key >> 3)));
     }
-    Ok((key >> 3, next))
+    let field = Field {
+        number: key >> 3,
+        wire: (key & 7) as u8,
+        value: &packet[start..next],
+        offset: offset + start as u64,
+    };
+    Ok((field, next))
 }
 
 /// Bytes [`is_trace`] looks at.
@@ -186,7 +221,7 @@ fn sniff(bytes: &[u8], whole: bool) -> bool {
         }
         let mut at = 0;
         while at < packet.len() {
-            match skip_field(packet, at, offset) {
+            match field_at(packet, at, offset) {
                 Ok((_, next)) => at = next,
                 Err(_) => return false,
             }
@@ -202,33 +237,6 @@ pub struct Packet {
     /// Field 56.
     #[prost(message, optional, tag = "56")]
     pub heap_graph: Option<Graph>,
-}
-
-/// `TracePacket`, for its process tree.
-#[derive(Clone, PartialEq, prost::Message)]
-pub struct TreePacket {
-    /// Field 2.
-    #[prost(message, optional, tag = "2")]
-    pub process_tree: Option<ProcessTree>,
-}
-
-/// `ProcessTree`: processes and their command lines.
-#[derive(Clone, PartialEq, prost::Message)]
-pub struct ProcessTree {
-    /// The processes.
-    #[prost(message, repeated, tag = "1")]
-    pub processes: Vec<Process>,
-}
-
-/// `ProcessTree.Process`.
-#[derive(Clone, PartialEq, prost::Message)]
-pub struct Process {
-    /// Its pid.
-    #[prost(int32, optional, tag = "1")]
-    pub pid: Option<i32>,
-    /// Its command line, as `/proc/PID/cmdline` (the first is the process's name).
-    #[prost(bytes = "vec", repeated, tag = "3")]
-    pub cmdline: Vec<Vec<u8>>,
 }
 
 /// `HeapGraph`: one packet's part of a process's heap.
