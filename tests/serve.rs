@@ -5144,7 +5144,7 @@ async fn a_trace_that_is_not_one_heap_graph_is_422_and_nothing_is_stored() {
             cut,
             format!("the packet at byte {cut_at} says it has 127 bytes; 7 remain"),
         ),
-        (two, "several processes (pids 7, 8)".into()),
+        (two, "several processes (pids 7 com.example.app, 8)".into()),
     ] {
         for by_post in [false, true] {
             let r = if by_post {
