@@ -641,3 +641,53 @@ fn a_rule_that_needs_a_value_does_not_run_on_a_heap_graph_and_says_so() {
     let text = hprof_shrink_analyze::render::text::render(&from_dump);
     assert!(!text.contains("Not run"), "{text}");
 }
+
+/// A reference type known by its kind alone: `a.b` (a renamed class, or one whose
+/// superclasses the trace leaves out) of kind soft, weak, finalizer or phantom holds its
+/// `referent` weakly, as a dump's java.lang.ref.Reference does; of kind normal, strongly.
+/// So too where the trace names java.lang.ref.Reference (its fields then its instance's
+/// too) without placing `a.b` under it, and where the object names its own fields.
+#[test]
+fn a_reference_type_known_by_its_kind_does_not_retain_its_referent() {
+    let trace = |kind: u64, reference_type: bool, own_fields: bool| {
+        // `a.b`'s references: its referent (Big), and `c` (null).
+        let mut weak = wire::ty(2, "a.b", 77, if own_fields { &[] } else { &[1, 3] });
+        wire::int(7, kind, &mut weak);
+        let mut held = wire::object(0x20, 2, 32, &[0x30, 0]);
+        if own_fields {
+            for f in [1, 3] {
+                wire::int(4, f, &mut held);
+            }
+        }
+        let mut parts = vec![
+            (TYPES, weak),
+            (TYPES, wire::ty(3, "Holder", 0, &[2])),
+            (TYPES, wire::ty(4, "Big", 0, &[])),
+            (NAMES, wire::name(1, "java.lang.ref.Reference.referent")),
+            (NAMES, wire::name(2, "Holder.ref")),
+            (NAMES, wire::name(3, "a.b.c")),
+            (OBJECTS, wire::object(0x10, 3, 16, &[0x20])),
+            (OBJECTS, held),
+            (OBJECTS, wire::object(0x30, 4, 1000, &[])),
+            (ROOTS, wire::root(1, &[0x10])),
+        ];
+        if reference_type {
+            parts.push((TYPES, wire::ty(1, "java.lang.ref.Reference", 0, &[1])));
+        }
+        wire::packet(7, &parts)
+    };
+    for kind in [8, 9, 10, 11] {
+        for (reference_type, own_fields) in [(false, false), (true, false), (false, true)] {
+            let a = analyze(&trace(kind, reference_type, own_fields), None).unwrap();
+            let what = format!("kind {kind}, Reference {reference_type}, own {own_fields}");
+            assert_eq!(a.triage.as_ref().unwrap().heap_bytes, 48, "{what}");
+            assert_eq!(
+                retainers(&a),
+                vec![("Holder".to_string(), 16, 48)],
+                "{what}"
+            );
+        }
+    }
+    let a = analyze(&trace(1, false, false), None).unwrap();
+    assert_eq!(retainers(&a), vec![("Holder".to_string(), 16, 1048)]);
+}

@@ -12,6 +12,10 @@
 //! - an object that gives its references' field names itself (old traces, class objects),
 //!   or whose references do not fit its type's fields, is an instance of a layout of its
 //!   own: a class of the same name with those fields (and no superclass);
+//! - an instance of a reference type (its kind, or a superclass's, soft, weak, finalizer or
+//!   phantom) that the trace does not place under java.lang.ref.Reference is described
+//!   under it, its `referent` as that class's field: the analysis knows a reference by
+//!   that class, as in a dump;
 //! - an array of references is an object array; its header bytes (its size less its
 //!   elements') are its layout's instance size, so its size is the trace's;
 //! - an array of primitives has no elements in a heap graph: its length is its size over
@@ -28,6 +32,14 @@ use crate::base::error::TraceError;
 use crate::base::map::Map;
 use crate::base::shown;
 use crate::heap::source::{Class, Field, HeapSink, HeapSource, Object, Root};
+
+/// `HeapGraphType.Kind`s of reference types: soft, weak, finalizer, phantom. The
+/// analysis knows their `referent` as it knows a dump's, by java.lang.ref.Reference's.
+const REFERENCE_KINDS: [i32; 4] = [8, 9, 10, 11];
+
+/// The class a reference type descends from, and the field it does not hold strongly.
+const REFERENCE: &str = "java.lang.ref.Reference";
+const REFERENT: &str = "referent";
 
 /// Object layouts beyond the types' (old traces, class objects, arrays' headers) a trace
 /// may need; more is an error rather than memory without bound.
@@ -53,6 +65,8 @@ struct Type {
     object_size: u64,
     /// The field-name keys of the references the class itself declares.
     fields: Vec<u64>,
+    /// `HeapGraphType.Kind`.
+    kind: i32,
 }
 
 /// What the first pass finds of the chosen process's graph.
@@ -214,6 +228,7 @@ fn gather(bytes: &[u8], pid: i32) -> Result<Meta, TraceError> {
                 loader_id: t.classloader_id.unwrap_or(0),
                 object_size: t.object_size.unwrap_or(0),
                 fields: t.reference_field_id,
+                kind: t.kind.unwrap_or(0),
             });
         }
         for s in g.field_names {
@@ -335,6 +350,8 @@ impl HeapSource for TraceSource<'_> {
             layouts: Map::default(),
             layout_fields: 0,
             type_layouts: Map::default(),
+            detached: Map::default(),
+            reference: None,
             last_id: 0,
             heap: None,
         };
@@ -367,6 +384,11 @@ impl HeapSource for TraceSource<'_> {
 enum LayoutKey {
     Fields(u64, Vec<String>),
     ArrayHeader(u64, u64),
+    /// A reference type's fields less java.lang.ref.Reference's, under it (see
+    /// [`Describer::under_reference`]).
+    UnderReference(u64, Vec<String>),
+    /// java.lang.ref.Reference with its `referent`, for a trace that has no such type.
+    Reference,
 }
 
 /// The second pass's state.
@@ -378,6 +400,11 @@ struct Describer<'s, 'a> {
     layout_fields: usize,
     /// Each type's references' names, its superclasses' after its own.
     type_layouts: Map<u64, std::rc::Rc<[u64]>>,
+    /// Whether each type met is a reference type its superclasses do not place under
+    /// java.lang.ref.Reference (see [`Describer::under_reference`]).
+    detached: Map<u64, bool>,
+    /// java.lang.ref.Reference's class id and fields, once needed.
+    reference: Option<(u64, std::rc::Rc<[String]>)>,
     last_id: u64,
     heap: Option<i32>,
 }
@@ -513,8 +540,13 @@ impl Describer<'_, '_> {
             })?;
             return Ok(id);
         }
-        let class_id = self.instance_class(o, t, refs.len(), offset)?;
-        let values: Vec<Value> = refs.iter().map(|&r| Value::Object(r)).collect();
+        let (class_id, values) = match self.is_detached(t) {
+            true => self.under_reference(o, t, &refs, offset)?,
+            false => (
+                self.instance_class(o, t, refs.len(), offset)?,
+                refs.iter().map(|&r| Value::Object(r)).collect(),
+            ),
+        };
         let held = refs.len() as u64 * u64::from(self.source.id_size);
         // Zero bytes up to the object's size (at most the size the trace states), which
         // the encoder writes without holding them.
@@ -551,26 +583,118 @@ impl Describer<'_, '_> {
         count: usize,
         offset: u64,
     ) -> Result<u64, AnalyzeError> {
-        if o.reference_field_id.is_empty() {
-            let layout = self.layout(t, offset)?;
-            if layout.len() == count {
-                return Ok(self.class_id(t));
-            }
-            let names = (0..count)
-                .map(|i| match layout.get(i) {
-                    Some(&f) => self.name_of(f),
-                    None => format!("<reference {i}>"),
-                })
-                .collect();
-            return self.own_layout(LayoutKey::Fields(t, names), offset);
+        if o.reference_field_id.is_empty() && self.layout(t, offset)?.len() == count {
+            return Ok(self.class_id(t));
         }
-        let names = (0..count)
-            .map(|i| match o.reference_field_id.get(i) {
+        let names = self.reference_names(o, t, count, offset)?;
+        self.own_layout(LayoutKey::Fields(t, names), offset)
+    }
+
+    /// The names of an instance's `count` references: its own field names, else its
+    /// type's layout (`<reference N>` past either).
+    fn reference_names(
+        &mut self,
+        o: &GraphObject,
+        t: u64,
+        count: usize,
+        offset: u64,
+    ) -> Result<Vec<String>, AnalyzeError> {
+        let layout = match o.reference_field_id.is_empty() {
+            true => self.layout(t, offset)?,
+            false => o.reference_field_id.as_slice().into(),
+        };
+        Ok((0..count)
+            .map(|i| match layout.get(i) {
                 Some(&f) => self.name_of(f),
                 None => format!("<reference {i}>"),
             })
-            .collect();
-        self.own_layout(LayoutKey::Fields(t, names), offset)
+            .collect())
+    }
+
+    /// Whether type `t` is a reference type (its kind, or a superclass's, is weak, soft,
+    /// finalizer or phantom) whose superclasses do not reach a type named
+    /// java.lang.ref.Reference: worked out once a type, [`MAX_DEPTH`] classes up at most.
+    fn is_detached(&mut self, t: u64) -> bool {
+        if let Some(&d) = self.detached.get(&t) {
+            return d;
+        }
+        let types = &self.source.meta.types;
+        let (mut kind, mut under) = (false, false);
+        let mut at = t;
+        for _ in 0..MAX_DEPTH {
+            let Some(ty) = types.get(&at) else { break };
+            kind |= REFERENCE_KINDS.contains(&ty.kind);
+            under |= ty.name == REFERENCE;
+            at = ty.super_type;
+        }
+        self.detached.insert(t, kind && !under);
+        kind && !under
+    }
+
+    /// An instance of a reference type the trace does not place under
+    /// java.lang.ref.Reference (a renamed class, a hierarchy the trace leaves out), as
+    /// the analysis knows references, by the class java.lang.ref.Reference declaring
+    /// `referent`: its class is a layout of its own under java.lang.ref.Reference (the
+    /// trace's type of that name, else one with `referent` alone), holding the references
+    /// whose names the latter's fields do not take; their values come first, then those
+    /// of java.lang.ref.Reference's fields, matched by name (null where the instance has
+    /// none).
+    fn under_reference(
+        &mut self,
+        o: &GraphObject,
+        t: u64,
+        refs: &[u64],
+        offset: u64,
+    ) -> Result<(u64, Vec<Value>), AnalyzeError> {
+        let names = self.reference_names(o, t, refs.len(), offset)?;
+        let (_, base_names) = self.reference_base(offset)?;
+        let mut taken = vec![false; names.len()];
+        let mut tail = Vec::with_capacity(base_names.len());
+        for b in base_names.iter() {
+            let found = (0..names.len()).find(|&i| !taken[i] && names[i] == *b);
+            if let Some(i) = found {
+                taken[i] = true;
+            }
+            tail.push(Value::Object(found.map_or(0, |i| refs[i])));
+        }
+        let own: Vec<usize> = (0..names.len()).filter(|&i| !taken[i]).collect();
+        let mut values: Vec<Value> = own.iter().map(|&i| Value::Object(refs[i])).collect();
+        values.extend(tail);
+        let own_names = own.iter().map(|&i| names[i].clone()).collect();
+        let class_id = self.own_layout(LayoutKey::UnderReference(t, own_names), offset)?;
+        Ok((class_id, values))
+    }
+
+    /// The class java.lang.ref.Reference is described as, and its instances' reference
+    /// names: the trace's type of that name (with its superclasses' fields), else a
+    /// class of its own declaring `referent` alone.
+    fn reference_base(
+        &mut self,
+        offset: u64,
+    ) -> Result<(u64, std::rc::Rc<[String]>), AnalyzeError> {
+        if let Some(base) = &self.reference {
+            return Ok(base.clone());
+        }
+        let meta = &self.source.meta;
+        let named = self
+            .source
+            .order
+            .iter()
+            .copied()
+            .find(|t| meta.types[t].name == REFERENCE);
+        let base = match named {
+            Some(t) => {
+                let layout = self.layout(t, offset)?;
+                let names = layout.iter().map(|&f| self.name_of(f)).collect();
+                (self.class_id(t), names)
+            }
+            None => (
+                self.own_layout(LayoutKey::Reference, offset)?,
+                [REFERENT.to_string()].into(),
+            ),
+        };
+        self.reference = Some(base.clone());
+        Ok(base)
     }
 
     /// The class id of a layout of its own, described the first time it is met.
@@ -578,10 +702,18 @@ impl Describer<'_, '_> {
         if let Some(&id) = self.layouts.get(&key) {
             return Ok(id);
         }
+        let super_id = match &key {
+            LayoutKey::UnderReference(..) => self.reference_base(offset)?.0,
+            _ => 0,
+        };
         let meta = &self.source.meta;
+        let referent = [REFERENT.to_string()];
         let (t, names, instance_size) = match &key {
-            LayoutKey::Fields(t, names) => (*t, names.as_slice(), 0),
-            LayoutKey::ArrayHeader(t, header) => (*t, &[][..], *header),
+            LayoutKey::Fields(t, names) | LayoutKey::UnderReference(t, names) => {
+                (Some(*t), names.as_slice(), 0)
+            }
+            LayoutKey::ArrayHeader(t, header) => (Some(*t), &[][..], *header),
+            LayoutKey::Reference => (None, &referent[..], 0),
         };
         self.count_fields(names.len(), offset)?;
         if self.layouts.len() >= MAX_LAYOUTS || names.len() > MAX_FIELDS {
@@ -595,19 +727,19 @@ impl Describer<'_, '_> {
         }
         let id = meta.max_id + 1 + self.source.order.len() as u64 + self.layouts.len() as u64;
         let fields = reference_fields(names);
-        let ty = &meta.types[&t];
-        let super_id = match &key {
+        let ty = t.map(|t| &meta.types[&t]);
+        let super_id = match (&key, ty) {
             // An array's layout keeps its type's place in the hierarchy.
-            LayoutKey::ArrayHeader(..) if meta.types.contains_key(&ty.super_type) => {
+            (LayoutKey::ArrayHeader(..), Some(ty)) if meta.types.contains_key(&ty.super_type) => {
                 self.class_id(ty.super_type)
             }
-            _ => 0,
+            _ => super_id,
         };
         self.sink.class(&Class {
             id,
-            name: &ty.name,
+            name: ty.map_or(REFERENCE, |ty| &ty.name),
             super_id,
-            loader_id: ty.loader_id,
+            loader_id: ty.map_or(0, |ty| ty.loader_id),
             instance_size: u32::try_from(instance_size).unwrap_or(u32::MAX),
             statics: &[],
             fields: &fields,
