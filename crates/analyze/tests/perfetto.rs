@@ -691,3 +691,30 @@ fn a_reference_type_known_by_its_kind_does_not_retain_its_referent() {
     let a = analyze(&trace(1, false, false), None).unwrap();
     assert_eq!(retainers(&a), vec![("Holder".to_string(), 16, 1048)]);
 }
+
+/// Perfetto's native-size trace: a `NativeAllocationRegistry` whose
+/// `native_allocation_registry_size_field` is 123,456, its thunk, and a live Cleaner whose
+/// referent is the Bitmap a Java frame roots: Perfetto's table credits the Bitmap 123,456
+/// native bytes, and so does the analysis, by the reader it uses on dumps. (Perfetto also
+/// leaves out a second Cleaner that has run, its `next` pointing to itself, whose referent
+/// is the BinderProxy; ahat's rule, the analysis's on dumps too, credits it as well.)
+#[test]
+fn perfettos_native_size_graph_credits_the_registered_size() {
+    let Some(trace) = encoded("heap_graph_native_size") else {
+        return;
+    };
+    let a = analyze(&trace, None).unwrap();
+    let triage = a.triage.as_ref().unwrap();
+    let native = |class: &str| {
+        let r = triage
+            .top_retainers
+            .iter()
+            .find(|r| r.object.class_name == class);
+        r.unwrap_or_else(|| panic!("{class} among {:?}", retainers(&a)))
+            .object
+            .retained_native_bytes
+    };
+    assert_eq!(native("android.graphics.Bitmap"), 123_456);
+    assert_eq!(native("android.os.BinderProxy"), 123_456);
+    assert_eq!(triage.heap_native_bytes, 2 * 123_456);
+}

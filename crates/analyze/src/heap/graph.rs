@@ -1151,7 +1151,8 @@ impl<'i, 'a> Graph<'i, 'a> {
             return None;
         };
         let refs = self.t.refs.get(&inst.class_id)?;
-        if refs.broken.is_some() || inst.data.len() as u64 != refs.size {
+        // Bytes past the fields are not read (a heap graph's object is padded to its size).
+        if refs.broken.is_some() || (inst.data.len() as u64) < refs.size {
             return None;
         }
         let id_size = self.ix.id_size;

@@ -16,6 +16,9 @@
 //!   phantom) that the trace does not place under java.lang.ref.Reference is described
 //!   under it, its `referent` as that class's field: the analysis knows a reference by
 //!   that class, as in a dump;
+//! - the values an object carries beside its references (a registry's native size, a
+//!   Bitmap's width and height: [`values`]) are fields its type declares after its
+//!   references;
 //! - an array of references is an object array; its header bytes (its size less its
 //!   elements') are its layout's instance size, so its size is the trace's;
 //! - an array of primitives has no elements in a heap graph: its length is its size over
@@ -26,6 +29,7 @@
 
 use hprof_shrink_core::hprof::{tags, BasicType, Value};
 
+use super::values;
 use super::wire::{self, Graph, GraphObject, Packet, Packets};
 use crate::base::error::AnalyzeError;
 use crate::base::error::TraceError;
@@ -78,6 +82,8 @@ struct Meta {
     roots: Vec<(u8, u64)>,
     /// The largest id any object, reference or root states.
     max_id: u64,
+    /// The values (besides references) each type's objects carry: see [`values`].
+    carried: Map<u64, u8>,
 }
 
 /// A process's heap graph in a mapped Perfetto trace.
@@ -245,6 +251,10 @@ fn gather(bytes: &[u8], pid: i32) -> Result<Meta, TraceError> {
             }
         }
         for o in &g.objects {
+            let carried = values::carried(o);
+            if carried != 0 {
+                *meta.carried.entry(o.type_id.unwrap_or(0)).or_default() |= carried;
+            }
             let id = object_id(o, &mut last_id);
             let base = o.reference_field_id_base.unwrap_or(0);
             let top = o.reference_object_id.iter().max().copied().unwrap_or(0);
@@ -352,6 +362,7 @@ impl HeapSource for TraceSource<'_> {
             type_layouts: Map::default(),
             detached: Map::default(),
             reference: None,
+            carriers: Map::default(),
             last_id: 0,
             heap: None,
         };
@@ -378,6 +389,10 @@ impl HeapSource for TraceSource<'_> {
     }
 }
 
+/// The classes of a type's layout, each with its references' count and the values it
+/// declares after them (see [`Describer::carriers`]).
+type Carriers = std::rc::Rc<[(usize, u8)]>;
+
 /// A layout of its own: the type and its references' names, or the type and an array's
 /// header size.
 #[derive(Debug, PartialEq, Eq, Hash)]
@@ -403,6 +418,8 @@ struct Describer<'s, 'a> {
     /// Whether each type met is a reference type its superclasses do not place under
     /// java.lang.ref.Reference (see [`Describer::under_reference`]).
     detached: Map<u64, bool>,
+    /// Each type's [`Describer::carriers`].
+    carriers: Map<u64, Option<Carriers>>,
     /// java.lang.ref.Reference's class id and fields, once needed.
     reference: Option<(u64, std::rc::Rc<[String]>)>,
     last_id: u64,
@@ -429,7 +446,10 @@ impl Describer<'_, '_> {
         for &t in &self.source.order {
             let ty = &meta.types[&t];
             let names: Vec<String> = ty.fields.iter().map(|&f| self.name_of(f)).collect();
-            let fields = reference_fields(&names);
+            let mut fields = reference_fields(&names);
+            for f in values::fields(self.carried(t)) {
+                fields.push(Field { name: f.name, ..f });
+            }
             let super_id = match meta.types.contains_key(&ty.super_type) {
                 true => self.class_id(ty.super_type),
                 false => 0,
@@ -456,21 +476,35 @@ impl Describer<'_, '_> {
         }
         let types = &self.source.meta.types;
         let mut fields = Vec::new();
-        let mut seen = Vec::new();
-        let mut at = t;
-        // A superclass cycle ends where it comes back.
-        while let Some(ty) = types.get(&at) {
-            if seen.contains(&at) || seen.len() >= MAX_DEPTH || fields.len() > MAX_FIELDS {
-                break;
-            }
-            seen.push(at);
-            fields.extend_from_slice(&ty.fields);
-            at = ty.super_type;
+        for c in chain(types, t) {
+            fields.extend_from_slice(&types[&c].fields);
         }
         self.count_fields(fields.len(), offset)?;
         let fields: std::rc::Rc<[u64]> = fields.into();
         self.type_layouts.insert(t, fields.clone());
         Ok(fields)
+    }
+
+    /// The values objects of type `t` carry (a mask of [`values`]' fields).
+    fn carried(&self, t: u64) -> u8 {
+        self.source.meta.carried.get(&t).copied().unwrap_or(0)
+    }
+
+    /// The classes of `t`'s layout with, for each, its references' count and the values it
+    /// declares after them; `None` when none declares a value (the common case). Worked
+    /// out once a type.
+    fn carriers(&mut self, t: u64) -> Option<Carriers> {
+        if let Some(c) = self.carriers.get(&t) {
+            return c.clone();
+        }
+        let types = &self.source.meta.types;
+        let classes: Vec<(usize, u8)> = chain(types, t)
+            .into_iter()
+            .map(|c| (types[&c].fields.len(), self.carried(c)))
+            .collect();
+        let found = classes.iter().any(|c| c.1 != 0).then(|| classes.into());
+        self.carriers.insert(t, found.clone());
+        found
     }
 
     /// Counts `n` more names held by layouts: an error past [`MAX_LAYOUT_FIELDS`].
@@ -540,14 +574,20 @@ impl Describer<'_, '_> {
             })?;
             return Ok(id);
         }
-        let (class_id, values) = match self.is_detached(t) {
+        let (class_id, mut values) = match self.is_detached(t) {
             true => self.under_reference(o, t, &refs, offset)?,
             false => (
                 self.instance_class(o, t, refs.len(), offset)?,
                 refs.iter().map(|&r| Value::Object(r)).collect(),
             ),
         };
-        let held = refs.len() as u64 * u64::from(self.source.id_size);
+        let mut held = refs.len() as u64 * u64::from(self.source.id_size);
+        if class_id == self.class_id(t) {
+            if let Some(classes) = self.carriers(t) {
+                values = with_carried(o, &refs, &classes);
+                held += classes.iter().map(|c| values::bytes(c.1)).sum::<u64>();
+            }
+        }
         // Zero bytes up to the object's size (at most the size the trace states), which
         // the encoder writes without holding them.
         let padding = size.saturating_sub(held);
@@ -747,6 +787,36 @@ impl Describer<'_, '_> {
         self.layouts.insert(key, id);
         Ok(id)
     }
+}
+
+/// The classes an instance of `t` holds the fields of, nearest first: up its
+/// superclasses while the trace names them, [`MAX_DEPTH`] at most, not past a cycle nor
+/// (much) past [`MAX_FIELDS`] references.
+fn chain(types: &Map<u64, Type>, t: u64) -> Vec<u64> {
+    let (mut seen, mut fields, mut at) = (Vec::new(), 0, t);
+    while let Some(ty) = types.get(&at) {
+        if seen.contains(&at) || seen.len() >= MAX_DEPTH || fields > MAX_FIELDS {
+            break;
+        }
+        seen.push(at);
+        fields += ty.fields.len();
+        at = ty.super_type;
+    }
+    seen
+}
+
+/// An instance's values where its classes declare carried values: each class's
+/// references, then its values, nearest class first.
+fn with_carried(o: &GraphObject, refs: &[u64], classes: &[(usize, u8)]) -> Vec<Value> {
+    let mut out = Vec::with_capacity(refs.len() + 3 * classes.len());
+    let mut at = 0;
+    for &(n, mask) in classes {
+        let end = (at + n).min(refs.len());
+        out.extend(refs[at..end].iter().map(|&r| Value::Object(r)));
+        values::values(o, mask, &mut out);
+        at = end;
+    }
+    out
 }
 
 /// Fields of these names, each a reference: a heap graph knows no other kind.

@@ -12,6 +12,7 @@
 //! type's field: a few times the trace's bytes that state them), and at most [`graph::MAX_LAYOUTS`] object layouts.
 
 pub mod graph;
+mod values;
 pub mod wire;
 
 pub use graph::TraceSource;

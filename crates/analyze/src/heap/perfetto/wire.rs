@@ -326,4 +326,13 @@ pub struct GraphObject {
     /// The heap it and the objects after it are in, when it changes.
     #[prost(int32, optional, tag = "9")]
     pub heap_type_delta: Option<i32>,
+    /// `NativeAllocationRegistry.size`, on a registry.
+    #[prost(int64, optional, tag = "8")]
+    pub native_allocation_registry_size_field: Option<i64>,
+    /// `Bitmap.mWidth`, on a Bitmap.
+    #[prost(uint32, optional, tag = "13")]
+    pub bitmap_width_field: Option<u32>,
+    /// `Bitmap.mHeight`, on a Bitmap.
+    #[prost(uint32, optional, tag = "14")]
+    pub bitmap_height_field: Option<u32>,
 }
