@@ -718,3 +718,71 @@ fn perfettos_native_size_graph_credits_the_registered_size() {
     assert_eq!(native("android.os.BinderProxy"), 123_456);
     assert_eq!(triage.heap_native_bytes, 2 * 123_456);
 }
+
+/// Perfetto's traces with their own deobfuscation packet (`a` is `DeobfuscatedA`): the
+/// rooted objects' classes are named as Perfetto's tables name them (`DeobfuscatedA[]`).
+#[test]
+fn a_traces_own_mapping_names_classes_as_perfettos_tables_do() {
+    for (trace, objects) in [
+        ("heap_graph", "heap_graph_object_3"),
+        ("heap_graph_baseapk", "heap_graph_object"),
+    ] {
+        let Some(bytes) = encoded(trace) else {
+            return;
+        };
+        let a = analyze(&bytes, None).unwrap();
+        let mut ours: Vec<String> = retainers(&a).into_iter().map(|r| r.0).collect();
+        ours.sort();
+        let mut theirs: Vec<String> = table(objects)
+            .iter()
+            .filter(|r| r["root_type"] != "[NULL]")
+            .map(|r| match r["deobfuscated_type_name"].as_str() {
+                "[NULL]" => r["type_name"].clone(),
+                name => name.to_string(),
+            })
+            .collect();
+        theirs.sort();
+        assert!(theirs.contains(&"DeobfuscatedA[]".to_string()));
+        assert_eq!(ours, theirs, "{trace}");
+    }
+}
+
+/// A trace's mapping names fields too: the path to a byte array an obfuscated class `a.a`
+/// holds in its field `b` reads `com.example.Cache.mBuffer`; where the mapping names the
+/// field by another class (`Other.mData`), its last part.
+#[test]
+fn a_traces_own_mapping_names_fields_in_paths() {
+    let mut trace = wire::deobfuscation(&[(
+        "a.a",
+        "com.example.Cache",
+        &[("b", "mBuffer"), ("c", "Other.mData")],
+    )]);
+    trace.extend(wire::packet(
+        7,
+        &[
+            (TYPES, wire::ty(1, "a.a", 0, &[1, 2])),
+            (TYPES, wire::ty(2, "byte[]", 0, &[])),
+            (NAMES, wire::name(1, "a.a.b")),
+            (NAMES, wire::name(2, "byte[] a.a.c")),
+            (OBJECTS, wire::object(0x10, 1, 16, &[0x20, 0x30])),
+            (OBJECTS, wire::object(0x20, 2, 4000, &[])),
+            (OBJECTS, wire::object(0x30, 2, 2000, &[])),
+            (ROOTS, wire::root(1, &[0x10])),
+        ],
+    ));
+    let a = analyze(&trace, None).unwrap();
+    assert_eq!(retainers(&a), vec![("com.example.Cache".into(), 16, 6016)]);
+    let arrays = &a.triage.as_ref().unwrap().largest_primitive_arrays;
+    let names: Vec<String> = arrays
+        .iter()
+        .map(|o| {
+            let step = &o.path.as_ref().unwrap().steps[0];
+            let r = step.reference.as_ref().unwrap();
+            format!("{}.{}", step.class_name, r.name)
+        })
+        .collect();
+    assert_eq!(
+        names,
+        ["com.example.Cache.mBuffer", "com.example.Cache.mData"]
+    );
+}

@@ -105,3 +105,29 @@ pub fn process_tree(processes: &[(u64, &str)]) -> Vec<u8> {
     bytes(1, &p, &mut t);
     t
 }
+
+/// A class of a deobfuscation mapping: its obfuscated name, its name, its fields as
+/// (obfuscated, name).
+pub type MappedClass<'a> = (&'a str, &'a str, &'a [(&'a str, &'a str)]);
+
+/// A trace packet holding a deobfuscation mapping of `classes`.
+pub fn deobfuscation(classes: &[MappedClass<'_>]) -> Vec<u8> {
+    let mut m = Vec::new();
+    for (obfuscated, name, fields) in classes {
+        let mut c = Vec::new();
+        bytes(1, obfuscated.as_bytes(), &mut c);
+        bytes(2, name.as_bytes(), &mut c);
+        for (obfuscated, name) in *fields {
+            let mut f = Vec::new();
+            bytes(1, obfuscated.as_bytes(), &mut f);
+            bytes(2, name.as_bytes(), &mut f);
+            bytes(3, &f, &mut c);
+        }
+        bytes(3, &c, &mut m);
+    }
+    let mut p = Vec::new();
+    bytes(64, &m, &mut p);
+    let mut t = Vec::new();
+    bytes(1, &p, &mut t);
+    t
+}

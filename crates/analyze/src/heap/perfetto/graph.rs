@@ -35,6 +35,7 @@ use crate::base::error::AnalyzeError;
 use crate::base::error::TraceError;
 use crate::base::map::Map;
 use crate::base::shown;
+use crate::heap::mapping::Mapping;
 use crate::heap::source::{Class, Field, HeapSink, HeapSource, Object, Root};
 
 /// `HeapGraphType.Kind`s of reference types: soft, weak, finalizer, phantom. The
@@ -102,7 +103,8 @@ impl<'a> TraceSource<'a> {
     /// process it holds one of.
     pub fn open(name: &str, bytes: &'a [u8], pid: Option<i32>) -> Result<Self, TraceError> {
         let pid = choose(bytes, pid)?;
-        let meta = gather(bytes, pid)?;
+        let mapping = super::deobfuscate::read(bytes)?;
+        let meta = gather(bytes, pid, mapping.as_ref())?;
         // Class ids follow the largest object id: room for them, with no overflow.
         if meta.max_id > u64::MAX / 2 {
             return Err(TraceError::IdTooLarge { id: meta.max_id });
@@ -217,8 +219,10 @@ fn process_names(bytes: &[u8], pids: &[i32]) -> Vec<Option<String>> {
     names
 }
 
-/// The first pass: the types, field names, roots and largest id of `pid`'s graph.
-fn gather(bytes: &[u8], pid: i32) -> Result<Meta, TraceError> {
+/// The first pass: the types, field names, roots and largest id of `pid`'s graph; the
+/// names deobfuscated by the trace's own `mapping`.
+fn gather(bytes: &[u8], pid: i32, mapping: Option<&Mapping>) -> Result<Meta, TraceError> {
+    use super::deobfuscate;
     let mut meta = Meta::default();
     let mut last_id = 0u64;
     for g in graphs(bytes) {
@@ -228,8 +232,11 @@ fn gather(bytes: &[u8], pid: i32) -> Result<Meta, TraceError> {
         }
         for t in g.types {
             let id = t.id.unwrap_or(0);
+            let name = t.class_name.unwrap_or_else(|| format!("<type {id}>"));
             meta.types.entry(id).or_insert(Type {
-                name: t.class_name.unwrap_or_else(|| format!("<type {id}>")),
+                name: mapping
+                    .and_then(|m| deobfuscate::class(m, &name))
+                    .unwrap_or(name),
                 super_type: t.superclass_id.unwrap_or(0),
                 loader_id: t.classloader_id.unwrap_or(0),
                 object_size: t.object_size.unwrap_or(0),
@@ -241,7 +248,11 @@ fn gather(bytes: &[u8], pid: i32) -> Result<Meta, TraceError> {
             let text = String::from_utf8_lossy(s.str.as_deref().unwrap_or_default());
             meta.field_names
                 .entry(s.iid.unwrap_or(0))
-                .or_insert_with(|| field_name(&text).to_string());
+                .or_insert_with(|| {
+                    mapping
+                        .and_then(|m| deobfuscate::field(m, &text))
+                        .unwrap_or_else(|| field_name(&text).to_string())
+                });
         }
         for r in g.roots {
             let tag = root_tag(r.root_type.unwrap_or(0));

@@ -11,6 +11,7 @@
 //! kept across packets is the types, the field names and the roots (16 bytes a root, 8 a
 //! type's field: a few times the trace's bytes that state them), and at most [`graph::MAX_LAYOUTS`] object layouts.
 
+mod deobfuscate;
 pub mod graph;
 mod values;
 pub mod wire;

@@ -102,7 +102,7 @@ pub fn has_process_tree(packet: &[u8], offset: u64) -> Result<bool, TraceError> 
 }
 
 /// Whether `packet` has a top-level field `wanted`.
-fn has_field(packet: &[u8], offset: u64, wanted: u64) -> Result<bool, TraceError> {
+pub fn has_field(packet: &[u8], offset: u64, wanted: u64) -> Result<bool, TraceError> {
     let mut at = 0;
     while at < packet.len() {
         let (field, next) = skip_field(packet, at, offset)?;
