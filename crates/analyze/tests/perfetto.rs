@@ -632,7 +632,7 @@ fn a_rule_that_needs_a_value_does_not_run_on_a_heap_graph_and_says_so() {
     assert_eq!(counts(&from_dump).activities, 1);
     assert_eq!(counts(&from_trace).activities, 1);
     assert_eq!(counts(&from_dump).destroyed_activities, 1);
-
+    destroyed_is_not_known_on_the_trace(&from_dump, &from_trace);
     let text = hprof_shrink_analyze::render::text::render(&from_trace);
     let line = "finder ACTIVITY (on 1 object): needs android.app.Activity.mDestroyed";
     assert!(text.contains(line), "{text}");
@@ -784,5 +784,94 @@ fn a_traces_own_mapping_names_fields_in_paths() {
     assert_eq!(
         names,
         ["com.example.Cache.mBuffer", "com.example.Cache.mData"]
+    );
+}
+
+/// The trace's count of destroyed Activities is not known, and said so (JSON, text,
+/// page), not 0; the dump's JSON is as it was.
+fn destroyed_is_not_known_on_the_trace(from_dump: &Analysis, from_trace: &Analysis) {
+    let counts = |a: &Analysis| a.triage.as_ref().unwrap().counts.clone();
+    assert!(counts(from_trace).destroyed_unknown);
+    assert!(!counts(from_dump).destroyed_unknown);
+    let json = serde_json::to_string(from_dump).unwrap();
+    assert!(
+        !json.contains("destroyedUnknown"),
+        "a dump's JSON as it was"
+    );
+    let text = hprof_shrink_analyze::render::text::render(from_trace);
+    let counted = "1 Activities (destroyed not known: no field values in the heap)";
+    assert!(
+        text.contains(counted) && !text.contains("0 destroyed"),
+        "{text}"
+    );
+    let page = hprof_shrink_analyze::render::html::render(from_trace, &[]);
+    assert!(page.contains(counted));
+}
+
+/// A heap graph's Bitmaps with their width and height (ART's `bitmap_width_field` and
+/// `bitmap_height_field`): the triage sizes them (a 2000×1500 Bitmap is large by KOOM's
+/// 768×1366, a 100×100 one is not) and only the duplicate bitmaps, which need pixels, are
+/// not run. Without them, the triage counts the Bitmaps and says their sizes are not
+/// known, rather than call none large.
+#[test]
+fn a_heap_graphs_bitmaps_are_sized_by_their_width_and_height() {
+    let trace = |dimensions: bool| {
+        let bitmap = |id: u64, w: u64, h: u64| {
+            let mut o = wire::object(id, 1, 40, &[]);
+            if dimensions {
+                wire::int(13, w, &mut o);
+                wire::int(14, h, &mut o);
+            }
+            o
+        };
+        wire::packet(
+            7,
+            &[
+                (TYPES, wire::ty(1, "android.graphics.Bitmap", 0, &[])),
+                (TYPES, wire::ty(2, "Holder", 0, &[1, 2])),
+                (NAMES, wire::name(1, "Holder.a")),
+                (NAMES, wire::name(2, "Holder.b")),
+                (OBJECTS, wire::object(0x10, 2, 16, &[0x20, 0x30])),
+                (OBJECTS, bitmap(0x20, 2000, 1500)),
+                (OBJECTS, bitmap(0x30, 100, 100)),
+                (ROOTS, wire::root(1, &[0x10])),
+            ],
+        )
+    };
+    let not_run = |a: &Analysis| -> Vec<(String, String, u64)> {
+        a.dump
+            .not_run
+            .iter()
+            .filter(|n| n.rule.contains("bitmaps"))
+            .map(|n| (n.rule.clone(), n.needs.clone(), n.objects))
+            .collect()
+    };
+    let a = analyze(&trace(true), None).unwrap();
+    let b = &a.triage.as_ref().unwrap().bitmaps;
+    assert_eq!(
+        (b.count, b.large_count, b.dimensions_unknown),
+        (2, 1, false)
+    );
+    let sizes: Vec<(i64, i64, bool)> = b
+        .largest
+        .iter()
+        .map(|x| (x.width, x.height, x.large))
+        .collect();
+    assert!(
+        sizes.contains(&(2000, 1500, true)) && sizes.contains(&(100, 100, false)),
+        "{sizes:?}"
+    );
+    let pixels = "android.graphics.Bitmap's pixels".to_string();
+    assert_eq!(not_run(&a), [("duplicate bitmaps".into(), pixels, 2)]);
+
+    let a = analyze(&trace(false), None).unwrap();
+    let b = &a.triage.as_ref().unwrap().bitmaps;
+    assert_eq!((b.count, b.dimensions_unknown), (2, true));
+    let rule = "duplicate bitmaps and Bitmap sizes".to_string();
+    assert_eq!(not_run(&a)[0].0, rule);
+    let text = hprof_shrink_analyze::render::text::render(&a);
+    assert!(
+        text.contains("large ones not known: no width and height in the heap"),
+        "{text}"
     );
 }
