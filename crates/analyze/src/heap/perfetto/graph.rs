@@ -371,9 +371,8 @@ impl HeapSource for TraceSource<'_> {
             layouts: Map::default(),
             layout_fields: 0,
             type_layouts: Map::default(),
-            detached: Map::default(),
+            facts: Map::default(),
             reference: None,
-            carriers: Map::default(),
             last_id: 0,
             heap: None,
         };
@@ -404,6 +403,16 @@ impl HeapSource for TraceSource<'_> {
 /// declares after them (see [`Describer::carriers`]).
 type Carriers = std::rc::Rc<[(usize, u8)]>;
 
+/// What a type's instances need beyond their references.
+#[derive(Debug, Clone)]
+struct Facts {
+    /// A reference type its superclasses do not place under java.lang.ref.Reference (see
+    /// [`Describer::under_reference`]).
+    detached: bool,
+    /// The values its classes declare (see [`Describer::carriers`]).
+    carriers: Option<Carriers>,
+}
+
 /// A layout of its own: the type and its references' names, or the type and an array's
 /// header size.
 #[derive(Debug, PartialEq, Eq, Hash)]
@@ -426,11 +435,8 @@ struct Describer<'s, 'a> {
     layout_fields: usize,
     /// Each type's references' names, its superclasses' after its own.
     type_layouts: Map<u64, std::rc::Rc<[u64]>>,
-    /// Whether each type met is a reference type its superclasses do not place under
-    /// java.lang.ref.Reference (see [`Describer::under_reference`]).
-    detached: Map<u64, bool>,
-    /// Each type's [`Describer::carriers`].
-    carriers: Map<u64, Option<Carriers>>,
+    /// What each type met needs beyond its references: one lookup an object.
+    facts: Map<u64, Facts>,
     /// java.lang.ref.Reference's class id and fields, once needed.
     reference: Option<(u64, std::rc::Rc<[String]>)>,
     last_id: u64,
@@ -501,21 +507,28 @@ impl Describer<'_, '_> {
         self.source.meta.carried.get(&t).copied().unwrap_or(0)
     }
 
-    /// The classes of `t`'s layout with, for each, its references' count and the values it
-    /// declares after them; `None` when none declares a value (the common case). Worked
-    /// out once a type.
-    fn carriers(&mut self, t: u64) -> Option<Carriers> {
-        if let Some(c) = self.carriers.get(&t) {
-            return c.clone();
+    /// What type `t`'s instances need beyond their references, worked out once a type.
+    fn facts(&mut self, t: u64) -> Facts {
+        if let Some(f) = self.facts.get(&t) {
+            return f.clone();
         }
+        let f = Facts {
+            detached: self.is_detached(t),
+            carriers: self.carriers(t),
+        };
+        self.facts.insert(t, f.clone());
+        f
+    }
+
+    /// The classes of `t`'s layout with, for each, its references' count and the values it
+    /// declares after them; `None` when none declares a value (the common case).
+    fn carriers(&self, t: u64) -> Option<Carriers> {
         let types = &self.source.meta.types;
         let classes: Vec<(usize, u8)> = chain(types, t)
             .into_iter()
             .map(|c| (types[&c].fields.len(), self.carried(c)))
             .collect();
-        let found = classes.iter().any(|c| c.1 != 0).then(|| classes.into());
-        self.carriers.insert(t, found.clone());
-        found
+        classes.iter().any(|c| c.1 != 0).then(|| classes.into())
     }
 
     /// Counts `n` more names held by layouts: an error past [`MAX_LAYOUT_FIELDS`].
@@ -585,7 +598,8 @@ impl Describer<'_, '_> {
             })?;
             return Ok(id);
         }
-        let (class_id, mut values) = match self.is_detached(t) {
+        let facts = self.facts(t);
+        let (class_id, mut values) = match facts.detached {
             true => self.under_reference(o, t, &refs, offset)?,
             false => (
                 self.instance_class(o, t, refs.len(), offset)?,
@@ -593,11 +607,9 @@ impl Describer<'_, '_> {
             ),
         };
         let mut held = refs.len() as u64 * u64::from(self.source.id_size);
-        if class_id == self.class_id(t) {
-            if let Some(classes) = self.carriers(t) {
-                values = with_carried(o, &refs, &classes);
-                held += classes.iter().map(|c| values::bytes(c.1)).sum::<u64>();
-            }
+        if let Some(classes) = facts.carriers.filter(|_| class_id == self.class_id(t)) {
+            values = with_carried(o, &refs, &classes);
+            held += classes.iter().map(|c| values::bytes(c.1)).sum::<u64>();
         }
         // Zero bytes up to the object's size (at most the size the trace states), which
         // the encoder writes without holding them.
@@ -664,11 +676,8 @@ impl Describer<'_, '_> {
 
     /// Whether type `t` is a reference type (its kind, or a superclass's, is weak, soft,
     /// finalizer or phantom) whose superclasses do not reach a type named
-    /// java.lang.ref.Reference: worked out once a type, [`MAX_DEPTH`] classes up at most.
-    fn is_detached(&mut self, t: u64) -> bool {
-        if let Some(&d) = self.detached.get(&t) {
-            return d;
-        }
+    /// java.lang.ref.Reference, [`MAX_DEPTH`] classes up at most.
+    fn is_detached(&self, t: u64) -> bool {
         let types = &self.source.meta.types;
         let (mut kind, mut under) = (false, false);
         let mut at = t;
@@ -678,7 +687,6 @@ impl Describer<'_, '_> {
             under |= ty.name == REFERENCE;
             at = ty.super_type;
         }
-        self.detached.insert(t, kind && !under);
         kind && !under
     }
 
