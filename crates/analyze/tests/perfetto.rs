@@ -875,3 +875,63 @@ fn a_heap_graphs_bitmaps_are_sized_by_their_width_and_height() {
         "{text}"
     );
 }
+
+/// A class's static reference is its class object's in a heap graph (an object of type
+/// `java.lang.Class<X>` naming its fields `X.sInstance`): the class object is the class,
+/// so a path through it reads `static com.example.Singleton.sInstance`, as in a dump; it
+/// keeps the trace's size (300 bytes), so what is reachable and retained does not change.
+#[test]
+fn a_class_objects_references_are_its_statics() {
+    let trace = wire::packet(
+        7,
+        &[
+            (TYPES, wire::ty(1, "com.example.Singleton", 0, &[2])),
+            (
+                TYPES,
+                wire::ty(2, "java.lang.Class<com.example.Singleton>", 0, &[]),
+            ),
+            (TYPES, wire::ty(3, "byte[]", 0, &[])),
+            (NAMES, wire::name(1, "com.example.Singleton.sInstance")),
+            (NAMES, wire::name(2, "com.example.Singleton.mData")),
+            (OBJECTS, {
+                let mut o = wire::object(0x40, 2, 300, &[0x10]);
+                wire::int(4, 1, &mut o);
+                o
+            }),
+            (OBJECTS, wire::object(0x10, 1, 16, &[0x20])),
+            (OBJECTS, wire::object(0x20, 3, 5000, &[])),
+            (ROOTS, wire::root(5, &[0x40])),
+        ],
+    );
+    let a = analyze(&trace, None).unwrap();
+    let triage = a.triage.as_ref().unwrap();
+    assert_eq!(triage.heap_bytes, 5316);
+    let top = &triage.top_retainers[0].object;
+    assert_eq!(
+        (top.class_name.as_str(), top.kind.as_str()),
+        ("com.example.Singleton", "class")
+    );
+    assert_eq!((top.shallow_bytes, top.retained_bytes), (300, 5316));
+    let path = triage.largest_primitive_arrays[0].path.as_ref().unwrap();
+    let steps: Vec<(String, String, String, String)> = path
+        .steps
+        .iter()
+        .filter_map(|s| {
+            let r = s.reference.as_ref()?;
+            Some((
+                s.class_name.clone(),
+                s.kind.clone(),
+                r.kind.clone(),
+                r.name.clone(),
+            ))
+        })
+        .collect();
+    let step = |c: &str, k: &str, rk: &str, n: &str| (c.into(), k.into(), rk.into(), n.into());
+    assert_eq!(
+        steps,
+        [
+            step("com.example.Singleton", "class", "static", "sInstance"),
+            step("com.example.Singleton", "instance", "field", "mData"),
+        ]
+    );
+}

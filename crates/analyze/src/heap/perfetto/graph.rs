@@ -29,6 +29,7 @@
 
 use hprof_shrink_core::hprof::{tags, BasicType, Value};
 
+use super::statics::{self, ClassObject};
 use super::values;
 use super::wire::{self, Graph, GraphObject, Packet, Packets};
 use crate::base::error::AnalyzeError;
@@ -36,7 +37,7 @@ use crate::base::error::TraceError;
 use crate::base::map::Map;
 use crate::base::shown;
 use crate::heap::mapping::Mapping;
-use crate::heap::source::{Class, Field, HeapSink, HeapSource, Object, Root};
+use crate::heap::source::{Class, Field, HeapSink, HeapSource, Object, Root, Static};
 
 /// `HeapGraphType.Kind`s of reference types: soft, weak, finalizer, phantom. The
 /// analysis knows their `referent` as it knows a dump's, by java.lang.ref.Reference's.
@@ -85,6 +86,8 @@ struct Meta {
     max_id: u64,
     /// The values (besides references) each type's objects carry: see [`values`].
     carried: Map<u64, u8>,
+    /// Each type's class object, described as the class: see [`statics`].
+    class_objects: Map<u64, ClassObject>,
 }
 
 /// A process's heap graph in a mapped Perfetto trace.
@@ -93,8 +96,12 @@ pub struct TraceSource<'a> {
     bytes: &'a [u8],
     pid: i32,
     meta: Meta,
-    /// The class ids of the types, in the order they are described.
+    /// The types, in the order they are described.
     order: Vec<u64>,
+    /// Each type's class id: its class object's, else after every object id (by rank).
+    class_ids: Map<u64, u64>,
+    /// The ids of the class objects described as classes.
+    class_object_ids: crate::base::map::Set<u64>,
     id_size: u8,
 }
 
@@ -113,12 +120,23 @@ impl<'a> TraceSource<'a> {
         order.sort_unstable();
         let top = meta.max_id as u128 + order.len() as u128 + MAX_LAYOUTS as u128;
         let id_size = if top < u32::MAX as u128 { 4 } else { 8 };
+        let class_ids = order
+            .iter()
+            .enumerate()
+            .map(|(rank, &t)| match meta.class_objects.get(&t) {
+                Some(c) => (t, c.id),
+                None => (t, meta.max_id + 1 + rank as u64),
+            })
+            .collect();
+        let class_object_ids = meta.class_objects.values().map(|c| c.id).collect();
         Ok(TraceSource {
             name: name.to_string(),
             bytes,
             pid,
             meta,
             order,
+            class_ids,
+            class_object_ids,
             id_size,
         })
     }
@@ -225,6 +243,7 @@ fn gather(bytes: &[u8], pid: i32, mapping: Option<&Mapping>) -> Result<Meta, Tra
     use super::deobfuscate;
     let mut meta = Meta::default();
     let mut last_id = 0u64;
+    let mut class_objects = statics::Found::default();
     for g in graphs(bytes) {
         let (offset, g) = g?;
         if g.pid.unwrap_or(0) != pid {
@@ -274,8 +293,19 @@ fn gather(bytes: &[u8], pid: i32, mapping: Option<&Mapping>) -> Result<Meta, Tra
                 what: format!("object {id:#x}'s references pass 64 bits"),
             })?;
             meta.max_id = meta.max_id.max(id).max(top);
+            let name = meta.types.get(&o.type_id.unwrap_or(0));
+            if name.is_none_or(|ty| statics::class_of(&ty.name).is_some()) {
+                let refs = o.reference_object_id.iter();
+                let refs = refs.map(|&r| if r == 0 { 0 } else { r + base }).collect();
+                class_objects.offer(o, id, name.map(|ty| ty.name.as_str()), refs);
+            }
         }
     }
+    let types = meta
+        .types
+        .iter()
+        .map(|(&t, ty)| (t, ty.name.as_str(), ty.object_size));
+    meta.class_objects = class_objects.resolve(types);
     Ok(meta)
 }
 
@@ -446,8 +476,8 @@ struct Describer<'s, 'a> {
 impl Describer<'_, '_> {
     /// The class id of type `t` (its rank, after every object id).
     fn class_id(&self, t: u64) -> u64 {
-        let rank = self.source.order.binary_search(&t).unwrap_or(0) as u64;
-        self.source.meta.max_id + 1 + rank
+        let ids = &self.source.class_ids;
+        ids.get(&t).copied().unwrap_or(self.source.meta.max_id + 1)
     }
 
     fn name_of(&self, field: u64) -> String {
@@ -471,13 +501,34 @@ impl Describer<'_, '_> {
                 true => self.class_id(ty.super_type),
                 false => 0,
             };
+            let class_object = meta.class_objects.get(&t);
+            let names: Vec<String> = class_object.map_or_else(Vec::new, |c| {
+                (0..c.refs.len())
+                    .map(|i| match c.fields.get(i) {
+                        Some(&f) => self.name_of(f),
+                        None => format!("<reference {i}>"),
+                    })
+                    .collect()
+            });
+            let statics: Vec<Static<'_>> = class_object.map_or_else(Vec::new, |c| {
+                names
+                    .iter()
+                    .zip(&c.refs)
+                    .map(|(name, &r)| Static {
+                        name,
+                        value: Value::Object(r),
+                    })
+                    .collect()
+            });
+            let object_size = class_object.map_or(0, |c| c.size);
             self.sink.class(&Class {
                 id: self.class_id(t),
                 name: &ty.name,
                 super_id,
                 loader_id: ty.loader_id,
                 instance_size: 0,
-                statics: &[],
+                statics: &statics,
+                object_size,
                 fields: &fields,
             })?;
         }
@@ -569,6 +620,10 @@ impl Describer<'_, '_> {
                 .into())
             }
         };
+        if statics::class_of(name).is_some() && self.source.class_object_ids.contains(&id) {
+            // Described as its class, with the types.
+            return Ok(id);
+        }
         let size = o.self_size.unwrap_or(object_size);
         let base = o.reference_field_id_base.unwrap_or(0);
         // `gather` checked that no reference passes 64 bits with its base.
@@ -801,6 +856,7 @@ impl Describer<'_, '_> {
             loader_id: ty.map_or(0, |ty| ty.loader_id),
             instance_size: u32::try_from(instance_size).unwrap_or(u32::MAX),
             statics: &[],
+            object_size: 0,
             fields: &fields,
         })?;
         self.layouts.insert(key, id);

@@ -13,6 +13,7 @@
 
 mod deobfuscate;
 pub mod graph;
+mod statics;
 mod values;
 pub mod wire;
 
