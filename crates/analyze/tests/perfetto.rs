@@ -935,3 +935,78 @@ fn a_class_objects_references_are_its_statics() {
         ]
     );
 }
+
+/// The values, mappings and class objects a trace gives are input from anyone: a
+/// deobfuscation packet that does not parse is an error naming where it is; two class
+/// objects sharing an id, a class object's id that an instance repeats, a Bitmap of
+/// 2^32 - 1 pixels a side and a negative registered size are read without a panic, the
+/// size noted as implausible rather than credited.
+#[test]
+fn a_traces_values_mappings_and_class_objects_are_read_as_hostile() {
+    // A packet whose field 64 holds a class whose names run past it.
+    let mut inner = Vec::new();
+    wire::bytes(3, &[0x0a, 0x7f], &mut inner);
+    let mut packet = Vec::new();
+    wire::bytes(64, &inner, &mut packet);
+    let mut trace = cycle(7);
+    let at = trace.len() as u64;
+    wire::bytes(1, &packet, &mut trace);
+    match TraceSource::open("t", &trace, None) {
+        Err(TraceError::BadPacket { offset, .. }) => assert!(offset > at, "{offset}"),
+        other => panic!("{:?}", other.err()),
+    }
+
+    let class_object = |id: u64, ty: u64| {
+        let mut o = wire::object(id, ty, 100, &[0x10]);
+        wire::int(4, 1, &mut o);
+        o
+    };
+    let mut bitmap = wire::object(0x20, 5, 40, &[]);
+    wire::int(13, u64::from(u32::MAX), &mut bitmap);
+    wire::int(14, u64::from(u32::MAX), &mut bitmap);
+    const THUNK: &str = "libcore.util.NativeAllocationRegistry$CleanerThunk";
+    let mut registry = wire::object(0x30, 6, 24, &[]);
+    wire::int(8, -5i64 as u64, &mut registry);
+    let trace = wire::packet(
+        7,
+        &[
+            (TYPES, wire::ty(1, "A", 0, &[])),
+            (TYPES, wire::ty(2, "java.lang.Class<A>", 0, &[])),
+            (TYPES, wire::ty(3, "B", 0, &[])),
+            (TYPES, wire::ty(4, "java.lang.Class<B>", 0, &[])),
+            (TYPES, wire::ty(5, "android.graphics.Bitmap", 0, &[])),
+            (
+                TYPES,
+                wire::ty(6, "libcore.util.NativeAllocationRegistry", 0, &[]),
+            ),
+            (TYPES, wire::ty(7, "java.lang.ref.Reference", 0, &[10])),
+            (TYPES, wire::ty(8, "sun.misc.Cleaner", 7, &[11])),
+            (TYPES, wire::ty(9, THUNK, 0, &[12])),
+            (NAMES, wire::name(1, "A.sB")),
+            (NAMES, wire::name(10, "java.lang.ref.Reference.referent")),
+            (NAMES, wire::name(11, "sun.misc.Cleaner.thunk")),
+            (NAMES, wire::name(12, &format!("{THUNK}.this$0"))),
+            (OBJECTS, wire::object(0x50, 8, 24, &[0x60, 0x20])),
+            (OBJECTS, wire::object(0x60, 9, 16, &[0x30])),
+            (OBJECTS, class_object(0x40, 2)),
+            (OBJECTS, class_object(0x40, 4)),
+            (OBJECTS, wire::object(0x10, 3, 16, &[])),
+            (OBJECTS, wire::object(0x40, 3, 16, &[])),
+            (OBJECTS, bitmap),
+            (OBJECTS, registry),
+            (ROOTS, wire::root(5, &[0x40, 0x20, 0x30])),
+        ],
+    );
+    let a = analyze(&trace, None).unwrap();
+    let b = &a.triage.as_ref().unwrap().bitmaps;
+    assert_eq!((b.count, b.large_count), (1, 1));
+    assert_eq!(b.largest[0].width, i64::from(i32::MAX));
+    assert_eq!(b.native_bytes, 0);
+    assert!(
+        a.notes
+            .iter()
+            .any(|n| n.contains("left out as implausible")),
+        "{:?}",
+        a.notes
+    );
+}

@@ -293,7 +293,12 @@ fn gather(bytes: &[u8], pid: i32, mapping: Option<&Mapping>) -> Result<Meta, Tra
                 what: format!("object {id:#x}'s references pass 64 bits"),
             })?;
             meta.max_id = meta.max_id.max(id).max(top);
-            let name = meta.types.get(&o.type_id.unwrap_or(0));
+            // A class object names its references' fields itself (with none, it has no
+            // statics to show): only such objects are looked at.
+            let name = match o.reference_field_id.is_empty() {
+                true => continue,
+                false => meta.types.get(&o.type_id.unwrap_or(0)),
+            };
             if name.is_none_or(|ty| statics::class_of(&ty.name).is_some()) {
                 let refs = o.reference_object_id.iter();
                 let refs = refs.map(|&r| if r == 0 { 0 } else { r + base }).collect();
