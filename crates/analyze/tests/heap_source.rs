@@ -235,6 +235,7 @@ impl HeapSource for MemoryHeap {
                         loader_id: c.loader_id,
                         instance_size: c.instance_size,
                         statics: &statics,
+                        object_size: 0,
                         fields: &fields,
                     })?
                 }

@@ -632,7 +632,7 @@ fn a_rule_that_needs_a_value_does_not_run_on_a_heap_graph_and_says_so() {
     assert_eq!(counts(&from_dump).activities, 1);
     assert_eq!(counts(&from_trace).activities, 1);
     assert_eq!(counts(&from_dump).destroyed_activities, 1);
-
+    destroyed_is_not_known_on_the_trace(&from_dump, &from_trace);
     let text = hprof_shrink_analyze::render::text::render(&from_trace);
     let line = "finder ACTIVITY (on 1 object): needs android.app.Activity.mDestroyed";
     assert!(text.contains(line), "{text}");
@@ -640,4 +640,373 @@ fn a_rule_that_needs_a_value_does_not_run_on_a_heap_graph_and_says_so() {
     assert!(page.contains("Not run") && page.contains(needs));
     let text = hprof_shrink_analyze::render::text::render(&from_dump);
     assert!(!text.contains("Not run"), "{text}");
+}
+
+/// A reference type known by its kind alone: `a.b` (a renamed class, or one whose
+/// superclasses the trace leaves out) of kind soft, weak, finalizer or phantom holds its
+/// `referent` weakly, as a dump's java.lang.ref.Reference does; of kind normal, strongly.
+/// So too where the trace names java.lang.ref.Reference (its fields then its instance's
+/// too) without placing `a.b` under it, and where the object names its own fields.
+#[test]
+fn a_reference_type_known_by_its_kind_does_not_retain_its_referent() {
+    let trace = |kind: u64, reference_type: bool, own_fields: bool| {
+        // `a.b`'s references: its referent (Big), and `c` (null).
+        let mut weak = wire::ty(2, "a.b", 77, if own_fields { &[] } else { &[1, 3] });
+        wire::int(7, kind, &mut weak);
+        let mut held = wire::object(0x20, 2, 32, &[0x30, 0]);
+        if own_fields {
+            for f in [1, 3] {
+                wire::int(4, f, &mut held);
+            }
+        }
+        let mut parts = vec![
+            (TYPES, weak),
+            (TYPES, wire::ty(3, "Holder", 0, &[2])),
+            (TYPES, wire::ty(4, "Big", 0, &[])),
+            (NAMES, wire::name(1, "java.lang.ref.Reference.referent")),
+            (NAMES, wire::name(2, "Holder.ref")),
+            (NAMES, wire::name(3, "a.b.c")),
+            (OBJECTS, wire::object(0x10, 3, 16, &[0x20])),
+            (OBJECTS, held),
+            (OBJECTS, wire::object(0x30, 4, 1000, &[])),
+            (ROOTS, wire::root(1, &[0x10])),
+        ];
+        if reference_type {
+            parts.push((TYPES, wire::ty(1, "java.lang.ref.Reference", 0, &[1])));
+        }
+        wire::graph_packet(7, &parts)
+    };
+    for kind in [8, 9, 10, 11] {
+        for (reference_type, own_fields) in [(false, false), (true, false), (false, true)] {
+            let a = analyze(&trace(kind, reference_type, own_fields), None).unwrap();
+            let what = format!("kind {kind}, Reference {reference_type}, own {own_fields}");
+            assert_eq!(a.triage.as_ref().unwrap().heap_bytes, 48, "{what}");
+            assert_eq!(
+                retainers(&a),
+                vec![("Holder".to_string(), 16, 48)],
+                "{what}"
+            );
+        }
+    }
+    let a = analyze(&trace(1, false, false), None).unwrap();
+    assert_eq!(retainers(&a), vec![("Holder".to_string(), 16, 1048)]);
+}
+
+/// Perfetto's native-size trace: a `NativeAllocationRegistry` whose
+/// `native_allocation_registry_size_field` is 123,456, its thunk, and a live Cleaner whose
+/// referent is the Bitmap a Java frame roots: Perfetto's table credits the Bitmap 123,456
+/// native bytes, and so does the analysis, by the reader it uses on dumps. (Perfetto also
+/// leaves out a second Cleaner that has run, its `next` pointing to itself, whose referent
+/// is the BinderProxy; ahat's rule, the analysis's on dumps too, credits it as well.)
+#[test]
+fn perfettos_native_size_graph_credits_the_registered_size() {
+    let Some(trace) = encoded("heap_graph_native_size") else {
+        return;
+    };
+    let a = analyze(&trace, None).unwrap();
+    let triage = a.triage.as_ref().unwrap();
+    let native = |class: &str| {
+        let r = triage
+            .top_retainers
+            .iter()
+            .find(|r| r.object.class_name == class);
+        r.unwrap_or_else(|| panic!("{class} among {:?}", retainers(&a)))
+            .object
+            .retained_native_bytes
+    };
+    assert_eq!(native("android.graphics.Bitmap"), 123_456);
+    assert_eq!(native("android.os.BinderProxy"), 123_456);
+    assert_eq!(triage.heap_native_bytes, 2 * 123_456);
+}
+
+/// Perfetto's traces with their own deobfuscation packet (`a` is `DeobfuscatedA`): the
+/// rooted objects' classes are named as Perfetto's tables name them (`DeobfuscatedA[]`).
+#[test]
+fn a_traces_own_mapping_names_classes_as_perfettos_tables_do() {
+    for (trace, objects) in [
+        ("heap_graph", "heap_graph_object_3"),
+        ("heap_graph_baseapk", "heap_graph_object"),
+    ] {
+        let Some(bytes) = encoded(trace) else {
+            return;
+        };
+        let a = analyze(&bytes, None).unwrap();
+        let mut ours: Vec<String> = retainers(&a).into_iter().map(|r| r.0).collect();
+        ours.sort();
+        let mut theirs: Vec<String> = table(objects)
+            .iter()
+            .filter(|r| r["root_type"] != "[NULL]")
+            .map(|r| match r["deobfuscated_type_name"].as_str() {
+                "[NULL]" => r["type_name"].clone(),
+                name => name.to_string(),
+            })
+            .collect();
+        theirs.sort();
+        assert!(theirs.contains(&"DeobfuscatedA[]".to_string()));
+        assert_eq!(ours, theirs, "{trace}");
+    }
+}
+
+/// A trace's mapping names fields too: the path to a byte array an obfuscated class `a.a`
+/// holds in its field `b` reads `com.example.Cache.mBuffer`; where the mapping names the
+/// field by another class (`Other.mData`), its last part.
+#[test]
+fn a_traces_own_mapping_names_fields_in_paths() {
+    let mut trace = wire::deobfuscation(&[(
+        "a.a",
+        "com.example.Cache",
+        &[("b", "mBuffer"), ("c", "Other.mData")],
+    )]);
+    trace.extend(wire::graph_packet(
+        7,
+        &[
+            (TYPES, wire::ty(1, "a.a", 0, &[1, 2])),
+            (TYPES, wire::ty(2, "byte[]", 0, &[])),
+            (NAMES, wire::name(1, "a.a.b")),
+            (NAMES, wire::name(2, "byte[] a.a.c")),
+            (OBJECTS, wire::object(0x10, 1, 16, &[0x20, 0x30])),
+            (OBJECTS, wire::object(0x20, 2, 4000, &[])),
+            (OBJECTS, wire::object(0x30, 2, 2000, &[])),
+            (ROOTS, wire::root(1, &[0x10])),
+        ],
+    ));
+    let a = analyze(&trace, None).unwrap();
+    assert_eq!(retainers(&a), vec![("com.example.Cache".into(), 16, 6016)]);
+    let arrays = &a.triage.as_ref().unwrap().largest_primitive_arrays;
+    let names: Vec<String> = arrays
+        .iter()
+        .map(|o| {
+            let step = &o.path.as_ref().unwrap().steps[0];
+            let r = step.reference.as_ref().unwrap();
+            format!("{}.{}", step.class_name, r.name)
+        })
+        .collect();
+    assert_eq!(
+        names,
+        ["com.example.Cache.mBuffer", "com.example.Cache.mData"]
+    );
+}
+
+/// The trace's count of destroyed Activities is not known, and said so (JSON, text,
+/// page), not 0; the dump's JSON is as it was.
+fn destroyed_is_not_known_on_the_trace(from_dump: &Analysis, from_trace: &Analysis) {
+    let counts = |a: &Analysis| a.triage.as_ref().unwrap().counts.clone();
+    assert!(counts(from_trace).destroyed_unknown);
+    assert!(!counts(from_dump).destroyed_unknown);
+    let json = serde_json::to_string(from_dump).unwrap();
+    assert!(
+        !json.contains("destroyedUnknown"),
+        "a dump's JSON as it was"
+    );
+    let text = hprof_shrink_analyze::render::text::render(from_trace);
+    let counted = "1 Activities (destroyed not known: no field values in the heap)";
+    assert!(
+        text.contains(counted) && !text.contains("0 destroyed"),
+        "{text}"
+    );
+    let page = hprof_shrink_analyze::render::html::render(from_trace, &[]);
+    assert!(page.contains(counted));
+}
+
+/// A heap graph's Bitmaps with their width and height (ART's `bitmap_width_field` and
+/// `bitmap_height_field`): the triage sizes them (a 2000×1500 Bitmap is large by KOOM's
+/// 768×1366, a 100×100 one is not) and only the duplicate bitmaps, which need pixels, are
+/// not run. Without them, the triage counts the Bitmaps and says their sizes are not
+/// known, rather than call none large.
+#[test]
+fn a_heap_graphs_bitmaps_are_sized_by_their_width_and_height() {
+    let trace = |dimensions: bool| {
+        let bitmap = |id: u64, w: u64, h: u64| {
+            let mut o = wire::object(id, 1, 40, &[]);
+            if dimensions {
+                wire::int(13, w, &mut o);
+                wire::int(14, h, &mut o);
+            }
+            o
+        };
+        wire::graph_packet(
+            7,
+            &[
+                (TYPES, wire::ty(1, "android.graphics.Bitmap", 0, &[])),
+                (TYPES, wire::ty(2, "Holder", 0, &[1, 2])),
+                (NAMES, wire::name(1, "Holder.a")),
+                (NAMES, wire::name(2, "Holder.b")),
+                (OBJECTS, wire::object(0x10, 2, 16, &[0x20, 0x30])),
+                (OBJECTS, bitmap(0x20, 2000, 1500)),
+                (OBJECTS, bitmap(0x30, 100, 100)),
+                (ROOTS, wire::root(1, &[0x10])),
+            ],
+        )
+    };
+    let not_run = |a: &Analysis| -> Vec<(String, String, u64)> {
+        a.dump
+            .not_run
+            .iter()
+            .filter(|n| n.rule.contains("bitmaps"))
+            .map(|n| (n.rule.clone(), n.needs.clone(), n.objects))
+            .collect()
+    };
+    let a = analyze(&trace(true), None).unwrap();
+    let b = &a.triage.as_ref().unwrap().bitmaps;
+    assert_eq!(
+        (b.count, b.large_count, b.dimensions_unknown),
+        (2, 1, false)
+    );
+    let sizes: Vec<(i64, i64, bool)> = b
+        .largest
+        .iter()
+        .map(|x| (x.width, x.height, x.large))
+        .collect();
+    assert!(
+        sizes.contains(&(2000, 1500, true)) && sizes.contains(&(100, 100, false)),
+        "{sizes:?}"
+    );
+    let pixels = "android.graphics.Bitmap's pixels".to_string();
+    assert_eq!(not_run(&a), [("duplicate bitmaps".into(), pixels, 2)]);
+
+    let a = analyze(&trace(false), None).unwrap();
+    let b = &a.triage.as_ref().unwrap().bitmaps;
+    assert_eq!((b.count, b.dimensions_unknown), (2, true));
+    let rule = "duplicate bitmaps and Bitmap sizes".to_string();
+    assert_eq!(not_run(&a)[0].0, rule);
+    let text = hprof_shrink_analyze::render::text::render(&a);
+    assert!(
+        text.contains("large ones not known: no width and height in the heap"),
+        "{text}"
+    );
+}
+
+/// A class's static reference is its class object's in a heap graph (an object of type
+/// `java.lang.Class<X>` naming its fields `X.sInstance`): the class object is the class,
+/// so a path through it reads `static com.example.Singleton.sInstance`, as in a dump; it
+/// keeps the trace's size (300 bytes), so what is reachable and retained does not change.
+#[test]
+fn a_class_objects_references_are_its_statics() {
+    let trace = wire::graph_packet(
+        7,
+        &[
+            (TYPES, wire::ty(1, "com.example.Singleton", 0, &[2])),
+            (
+                TYPES,
+                wire::ty(2, "java.lang.Class<com.example.Singleton>", 0, &[]),
+            ),
+            (TYPES, wire::ty(3, "byte[]", 0, &[])),
+            (NAMES, wire::name(1, "com.example.Singleton.sInstance")),
+            (NAMES, wire::name(2, "com.example.Singleton.mData")),
+            (OBJECTS, {
+                let mut o = wire::object(0x40, 2, 300, &[0x10]);
+                wire::int(4, 1, &mut o);
+                o
+            }),
+            (OBJECTS, wire::object(0x10, 1, 16, &[0x20])),
+            (OBJECTS, wire::object(0x20, 3, 5000, &[])),
+            (ROOTS, wire::root(5, &[0x40])),
+        ],
+    );
+    let a = analyze(&trace, None).unwrap();
+    let triage = a.triage.as_ref().unwrap();
+    assert_eq!(triage.heap_bytes, 5316);
+    let top = &triage.top_retainers[0].object;
+    assert_eq!(
+        (top.class_name.as_str(), top.kind.as_str()),
+        ("com.example.Singleton", "class")
+    );
+    assert_eq!((top.shallow_bytes, top.retained_bytes), (300, 5316));
+    let path = triage.largest_primitive_arrays[0].path.as_ref().unwrap();
+    let steps: Vec<(String, String, String, String)> = path
+        .steps
+        .iter()
+        .filter_map(|s| {
+            let r = s.reference.as_ref()?;
+            Some((
+                s.class_name.clone(),
+                s.kind.clone(),
+                r.kind.clone(),
+                r.name.clone(),
+            ))
+        })
+        .collect();
+    let step = |c: &str, k: &str, rk: &str, n: &str| (c.into(), k.into(), rk.into(), n.into());
+    assert_eq!(
+        steps,
+        [
+            step("com.example.Singleton", "class", "static", "sInstance"),
+            step("com.example.Singleton", "instance", "field", "mData"),
+        ]
+    );
+}
+
+/// The values, mappings and class objects a trace gives are input from anyone: a
+/// deobfuscation packet that does not parse is an error naming where it is; two class
+/// objects sharing an id, a class object's id that an instance repeats, a Bitmap of
+/// 2^32 - 1 pixels a side and a negative registered size are read without a panic, the
+/// size noted as implausible rather than credited.
+#[test]
+fn a_traces_values_mappings_and_class_objects_are_read_as_hostile() {
+    // A packet whose field 64 holds a class whose names run past it.
+    let mut inner = Vec::new();
+    wire::bytes(3, &[0x0a, 0x7f], &mut inner);
+    let mut packet = Vec::new();
+    wire::bytes(64, &inner, &mut packet);
+    let mut trace = cycle(7);
+    let at = trace.len() as u64;
+    wire::bytes(1, &packet, &mut trace);
+    match TraceSource::open("t", &trace, None) {
+        Err(TraceError::BadPacket { offset, .. }) => assert!(offset > at, "{offset}"),
+        other => panic!("{:?}", other.err()),
+    }
+
+    let class_object = |id: u64, ty: u64| {
+        let mut o = wire::object(id, ty, 100, &[0x10]);
+        wire::int(4, 1, &mut o);
+        o
+    };
+    let mut bitmap = wire::object(0x20, 5, 40, &[]);
+    wire::int(13, u64::from(u32::MAX), &mut bitmap);
+    wire::int(14, u64::from(u32::MAX), &mut bitmap);
+    const THUNK: &str = "libcore.util.NativeAllocationRegistry$CleanerThunk";
+    let mut registry = wire::object(0x30, 6, 24, &[]);
+    wire::int(8, -5i64 as u64, &mut registry);
+    let trace = wire::graph_packet(
+        7,
+        &[
+            (TYPES, wire::ty(1, "A", 0, &[])),
+            (TYPES, wire::ty(2, "java.lang.Class<A>", 0, &[])),
+            (TYPES, wire::ty(3, "B", 0, &[])),
+            (TYPES, wire::ty(4, "java.lang.Class<B>", 0, &[])),
+            (TYPES, wire::ty(5, "android.graphics.Bitmap", 0, &[])),
+            (
+                TYPES,
+                wire::ty(6, "libcore.util.NativeAllocationRegistry", 0, &[]),
+            ),
+            (TYPES, wire::ty(7, "java.lang.ref.Reference", 0, &[10])),
+            (TYPES, wire::ty(8, "sun.misc.Cleaner", 7, &[11])),
+            (TYPES, wire::ty(9, THUNK, 0, &[12])),
+            (NAMES, wire::name(1, "A.sB")),
+            (NAMES, wire::name(10, "java.lang.ref.Reference.referent")),
+            (NAMES, wire::name(11, "sun.misc.Cleaner.thunk")),
+            (NAMES, wire::name(12, &format!("{THUNK}.this$0"))),
+            (OBJECTS, wire::object(0x50, 8, 24, &[0x60, 0x20])),
+            (OBJECTS, wire::object(0x60, 9, 16, &[0x30])),
+            (OBJECTS, class_object(0x40, 2)),
+            (OBJECTS, class_object(0x40, 4)),
+            (OBJECTS, wire::object(0x10, 3, 16, &[])),
+            (OBJECTS, wire::object(0x40, 3, 16, &[])),
+            (OBJECTS, bitmap),
+            (OBJECTS, registry),
+            (ROOTS, wire::root(5, &[0x40, 0x20, 0x30])),
+        ],
+    );
+    let a = analyze(&trace, None).unwrap();
+    let b = &a.triage.as_ref().unwrap().bitmaps;
+    assert_eq!((b.count, b.large_count), (1, 1));
+    assert_eq!(b.largest[0].width, i64::from(i32::MAX));
+    assert_eq!(b.native_bytes, 0);
+    assert!(
+        a.notes
+            .iter()
+            .any(|n| n.contains("left out as implausible")),
+        "{:?}",
+        a.notes
+    );
 }

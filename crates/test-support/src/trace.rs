@@ -168,3 +168,27 @@ pub fn chain(pid: u64, class_name: &str, n: u64, size: u64) -> Vec<u8> {
     parts.push((ROOTS, root(1, &[0x100])));
     graph_packet(pid, &parts)
 }
+
+/// A class of a deobfuscation mapping: its obfuscated name, its name, its fields as
+/// (obfuscated, name).
+pub type MappedClass<'a> = (&'a str, &'a str, &'a [(&'a str, &'a str)]);
+
+/// A trace packet holding a deobfuscation mapping of `classes`.
+pub fn deobfuscation(classes: &[MappedClass<'_>]) -> Vec<u8> {
+    let mut m = Vec::new();
+    for (obfuscated, name, fields) in classes {
+        let mut c = Vec::new();
+        bytes(1, obfuscated.as_bytes(), &mut c);
+        bytes(2, name.as_bytes(), &mut c);
+        for (obfuscated, name) in *fields {
+            let mut f = Vec::new();
+            bytes(1, obfuscated.as_bytes(), &mut f);
+            bytes(2, name.as_bytes(), &mut f);
+            bytes(3, &f, &mut c);
+        }
+        bytes(3, &c, &mut m);
+    }
+    let mut p = Vec::new();
+    bytes(64, &m, &mut p);
+    framed(&p)
+}

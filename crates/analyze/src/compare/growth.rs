@@ -419,12 +419,14 @@ fn load(
         let hprof = Hprof::new(data)?;
         // A file holding several heap dumps: the last, as `analyze` takes by default.
         let dumps = hprof.heap_dumps()?;
-        crate::heap::progress::build_index(
+        let mut ix = crate::heap::progress::build_index(
             &hprof,
             data.len() as u64,
             dumps.last().cloned(),
             control,
-        )
+        )?;
+        ix.class_sizes = input.class_sizes.clone();
+        Ok::<_, AnalyzeError>(ix)
     })
     .map_err(|e| e.in_file(path))?;
     Ok((loaded, started.elapsed().as_secs_f64()))

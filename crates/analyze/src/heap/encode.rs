@@ -34,6 +34,7 @@ pub fn to_input(source: &dyn HeapSource, unpack: &Unpack) -> Result<Input, Analy
     let out = std::io::BufWriter::with_capacity(1 << 20, unpack.bounded(&what, &file, None));
     let mut encoder = Encoder::new(out, source.id_size(), source.timestamp_ms()).map_err(io)?;
     source.describe(&mut encoder)?;
+    let class_sizes = std::mem::take(&mut encoder.class_sizes);
     encoder.finish().map_err(io)?;
     Ok(Input {
         bytes: Bytes::File(MappedFile::from_file(&file, label.clone())?),
@@ -45,6 +46,7 @@ pub fn to_input(source: &dyn HeapSource, unpack: &Unpack) -> Result<Input, Analy
         compressed_bytes: None,
         format: None,
         field_values: source.field_values(),
+        class_sizes,
     })
 }
 
@@ -57,6 +59,8 @@ struct Encoder<W: Write> {
     /// The sub-records of the segment being gathered.
     segment: Vec<u8>,
     class_serial: u32,
+    /// The class objects' own sizes the description gives ([`Class::object_size`]).
+    class_sizes: Map<u64, u64>,
 }
 
 impl<W: Write> Encoder<W> {
@@ -70,6 +74,7 @@ impl<W: Write> Encoder<W> {
             names: Map::default(),
             segment: Vec::new(),
             class_serial: 0,
+            class_sizes: Map::default(),
         })
     }
 
@@ -210,6 +215,9 @@ impl<W: Write> HeapSink for Encoder<W> {
     }
 
     fn class(&mut self, c: &Class<'_>) -> Result<(), AnalyzeError> {
+        if c.object_size > 0 {
+            self.class_sizes.entry(c.id).or_insert(c.object_size);
+        }
         written(self.class_records(c))
     }
 

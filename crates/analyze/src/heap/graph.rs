@@ -1124,6 +1124,10 @@ impl<'i, 'a> Graph<'i, 'a> {
             }
             tags::CLASS_DUMP => {
                 let class_id = id_at(raw, 1, n as usize);
+                // A described heap's own size of the class object (a heap graph's).
+                if let Some(&size) = self.ix.class_sizes.get(&class_id) {
+                    return ((tags::CLASS_DUMP, 0), size);
+                }
                 let size = self.ix.classes.get(class_id).map_or(0, |c| {
                     self.ix
                         .classes
@@ -1151,7 +1155,8 @@ impl<'i, 'a> Graph<'i, 'a> {
             return None;
         };
         let refs = self.t.refs.get(&inst.class_id)?;
-        if refs.broken.is_some() || inst.data.len() as u64 != refs.size {
+        // Bytes past the fields are not read (a heap graph's object is padded to its size).
+        if refs.broken.is_some() || (inst.data.len() as u64) < refs.size {
             return None;
         }
         let id_size = self.ix.id_size;

@@ -45,6 +45,9 @@ pub struct Index<'a> {
     /// (offset, heap id) at each HEAP_DUMP_INFO: objects after it belong to that heap.
     pub heaps: Vec<(u64, u32, u64)>,
     pub counts: Counts,
+    /// A described heap's class objects' own sizes (see `Input::class_sizes`); empty for
+    /// a dump.
+    pub class_sizes: Map<u64, u64>,
 }
 
 #[derive(Debug, Default, Clone, Copy)]
@@ -87,6 +90,7 @@ impl<'a> Index<'a> {
             threads: Map::default(),
             heaps: Vec::new(),
             counts: Counts::default(),
+            class_sizes: Map::default(),
         };
         // Several runs a thread: their sorts take unequal time (a stretch of the dump out
         // of address order sorts slowly), and short runs even that out.

@@ -59,6 +59,10 @@ pub struct Input {
     /// Whether the heap holds its objects' field values: false for a heap graph, which
     /// holds references only (the rules that read values cannot run on it).
     pub field_values: bool,
+    /// The class objects' own sizes, by class id, where the heap's description gives them
+    /// (a heap graph's `self_size`); the others', and a dump's, are their static values
+    /// and java.lang.Class's instance size.
+    pub class_sizes: crate::base::map::Map<u64, u64>,
 }
 
 impl Input {
@@ -129,6 +133,7 @@ pub fn open_process(path: &Path, unpack: &Unpack, pid: Option<i32>) -> Result<In
             compressed_bytes: Some(len),
             format: None,
             field_values: true,
+            class_sizes: Default::default(),
         });
     }
     if FileKind::of(start) == FileKind::Hprof {
@@ -143,6 +148,7 @@ pub fn open_process(path: &Path, unpack: &Unpack, pid: Option<i32>) -> Result<In
             compressed_bytes: None,
             format: None,
             field_values: true,
+            class_sizes: Default::default(),
         });
     }
     if FileKind::of(start) == FileKind::Trace {
@@ -372,6 +378,7 @@ fn open_package(path: &Path, unpack: &Unpack) -> Result<Input, AnalyzeError> {
         compressed_bytes: compressed,
         format: None,
         field_values: true,
+        class_sizes: Default::default(),
     })
 }
 

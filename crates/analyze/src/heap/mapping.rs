@@ -232,6 +232,11 @@ impl Mapping {
                 Line::Other => {}
             }
         }
+        Ok(Mapping::sorted(text, classes, fields))
+    }
+
+    /// The tables of `text`'s classes and fields, sorted for the lookups.
+    fn sorted(text: String, classes: Vec<Class>, fields: Vec<(Span, Span)>) -> Mapping {
         let mut t = Tables {
             text: text.into_boxed_str(),
             classes,
@@ -250,7 +255,7 @@ impl Mapping {
         classes.sort_by(|a, b| name(&a.obfuscated).cmp(name(&b.obfuscated)));
         classes.shrink_to_fit();
         fields.shrink_to_fit();
-        Ok(Mapping(Arc::new(t)))
+        Mapping(Arc::new(t))
     }
 
     /// Checks a mapping as it streams from `reader`, with the reader [`Mapping::read`]
@@ -325,6 +330,66 @@ impl Mapping {
     }
 }
 
+/// A mapping made of its classes and fields one by one rather than read from a file (a
+/// Perfetto trace's own deobfuscation packets): the same tables and lookups, its names
+/// held in one text of at most [`MAX_MAPPING_BYTES`].
+#[derive(Default)]
+pub struct Builder {
+    text: String,
+    classes: Vec<Class>,
+    fields: Vec<(Span, Span)>,
+}
+
+/// The names given a [`Builder`] passed [`MAX_MAPPING_BYTES`].
+#[derive(Debug)]
+pub struct TooLarge;
+
+impl Builder {
+    /// `name`, appended to the text.
+    fn span(&mut self, name: &str) -> Result<Span, TooLarge> {
+        let at = self.text.len();
+        if (at + name.len()) as u64 > MAX_MAPPING_BYTES {
+            return Err(TooLarge);
+        }
+        self.text.push_str(name);
+        Ok(Span {
+            at: at as u32,
+            len: name.len() as u32,
+        })
+    }
+
+    /// A class, `obfuscated` → `original`; the fields given next are its.
+    pub fn class(&mut self, original: &str, obfuscated: &str) -> Result<(), TooLarge> {
+        let (obfuscated, original) = (self.span(obfuscated)?, self.span(original)?);
+        let at = self.fields.len() as u32;
+        self.classes.push(Class {
+            obfuscated,
+            original,
+            fields: (at, at),
+        });
+        Ok(())
+    }
+
+    /// A field of the last class given (none: ignored).
+    pub fn field(&mut self, original: &str, obfuscated: &str) -> Result<(), TooLarge> {
+        if self.classes.is_empty() {
+            return Ok(());
+        }
+        let (obfuscated, original) = (self.span(obfuscated)?, self.span(original)?);
+        self.fields.push((obfuscated, original));
+        let n = self.fields.len() as u32;
+        if let Some(class) = self.classes.last_mut() {
+            class.fields.1 = n;
+        }
+        Ok(())
+    }
+
+    /// The mapping; `None` when no class was given.
+    pub fn finish(self) -> Option<Mapping> {
+        (!self.classes.is_empty()).then(|| Mapping::sorted(self.text, self.classes, self.fields))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -378,6 +443,25 @@ com.example.Holder -> a.b:
         );
         let long = format!("a.B -> x:\n# {}\n", "y".repeat(MAX_LINE_BYTES));
         assert_eq!(Mapping::check(long.as_bytes()).unwrap().unwrap_err().0, 2);
+    }
+
+    #[test]
+    fn a_built_mapping_maps_as_a_read_one() {
+        let mut b = Builder::default();
+        b.field("ignored", "x").unwrap();
+        b.class("com.example.LeakyActivity", "a.a").unwrap();
+        b.field("mBigState", "b").unwrap();
+        b.class("com.example.Holder", "a.b").unwrap();
+        b.field("sLeaked", "a").unwrap();
+        let built = b.finish().unwrap();
+        let read = Mapping::parse(TEXT).unwrap();
+        for m in [&built, &read] {
+            assert_eq!(m.class("a.b[]").as_deref(), Some("com.example.Holder[]"));
+            assert_eq!(m.field("a.a", "b").as_deref(), Some("mBigState"));
+            assert_eq!(m.field("a.b", "a").as_deref(), Some("sLeaked"));
+            assert_eq!(m.field("a.b", "x"), None);
+        }
+        assert!(Builder::default().finish().is_none());
     }
 
     #[test]

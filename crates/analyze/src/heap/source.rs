@@ -71,6 +71,11 @@ pub struct Class<'a> {
     pub statics: &'a [Static<'a>],
     /// The instance fields the class itself declares, in their order.
     pub fields: &'a [Field<'a>],
+    /// Bytes the class object itself takes, where the source says (a heap graph's
+    /// `self_size` of it); 0: as a dump's is counted, its static values and
+    /// java.lang.Class's instance size. (HPROF has no place for it: the input carries it
+    /// beside the laid-out file, `Input::class_sizes`.)
+    pub object_size: u64,
 }
 
 /// An instance field a class declares.

@@ -124,6 +124,10 @@ pub struct Counts {
     /// Of those, the Activities LeakCanary's inspector calls destroyed (`mDestroyed`, else
     /// `mFinished`).
     pub destroyed_activities: u64,
+    /// The heap holds no values to tell a destroyed Activity by (a heap graph):
+    /// `destroyed_activities` is not counted. Absent (false) for a dump.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub destroyed_unknown: bool,
     /// Fragment instances (`android.app`, support and AndroidX), subclasses included.
     pub fragments: u64,
     /// `android.view.Window` instances, subclasses included.
@@ -150,6 +154,11 @@ pub struct ThreadGroup {
 pub struct BitmapCounts {
     /// Strongly reachable Bitmaps of the app (not the zygote's or boot image's).
     pub count: u64,
+    /// The heap gives its Bitmaps no width and height (a heap graph from before ART
+    /// recorded them): which are large, and their configs, are not known. Absent (false)
+    /// for a dump.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dimensions_unknown: bool,
     /// Pixels on the Java heap (`mBuffer`, API < 26).
     pub java_bytes: u64,
     /// Registered native bytes (API 26+).

@@ -161,9 +161,9 @@ fn counts(o: &mut String, t: &Triage) {
     let c = &t.counts;
     let _ = writeln!(
         o,
-        "Counts: {} Activities ({} destroyed), {} Fragments, {} Windows, {} Bitmaps, {} threads.",
+        "Counts: {} Activities ({}), {} Fragments, {} Windows, {} Bitmaps, {} threads.",
         grouped(c.activities),
-        grouped(c.destroyed_activities),
+        destroyed(c),
         grouped(c.fragments),
         grouped(c.windows),
         grouped(c.bitmaps),
@@ -190,10 +190,29 @@ fn counts(o: &mut String, t: &Triage) {
     }
 }
 
+/// How many Activities are destroyed, or that the heap cannot tell.
+fn destroyed(c: &crate::model::triage::Counts) -> String {
+    match c.destroyed_unknown {
+        true => "destroyed not known: no field values in the heap".into(),
+        false => format!("{} destroyed", grouped(c.destroyed_activities)),
+    }
+}
+
+/// What the Bitmaps' sizes cannot say when the heap gives no width and height.
+const NO_DIMENSIONS: &str = "large ones not known: no width and height in the heap";
+
 /// The Bitmaps and the largest of them.
 fn bitmaps(o: &mut String, t: &Triage) {
     let b = &t.bitmaps;
-    if b.count > 0 {
+    if b.count > 0 && b.dimensions_unknown {
+        let _ = writeln!(
+            o,
+            "Bitmaps: {}, {} Java + {} native; {NO_DIMENSIONS}.",
+            grouped(b.count),
+            human(b.java_bytes),
+            human(b.native_bytes),
+        );
+    } else if b.count > 0 {
         let rule = match &b.screen {
             Some(s) => format!(
                 "over {} pixels: the {}×{} screen ({}) × 1.1",
@@ -295,7 +314,7 @@ pub fn html(t: &Triage) -> Markup {
     html! {
         h2 { "Triage" }
         p { (with_native(t.heap_bytes, t.heap_native_bytes)) " reachable. "
-            (grouped(c.activities)) " Activities (" (grouped(c.destroyed_activities)) " destroyed), "
+            (grouped(c.activities)) " Activities (" (destroyed(c)) "), "
             (grouped(c.fragments)) " Fragments, " (grouped(c.windows)) " Windows, "
             (grouped(c.bitmaps)) " Bitmaps, " (grouped(c.threads)) " threads." }
         h3 { "Top retainers" }
@@ -323,9 +342,10 @@ pub fn html(t: &Triage) -> Markup {
         }
         h3 { "Bitmaps" }
         p { (grouped(b.count)) " Bitmaps, " (human(b.java_bytes)) " Java + " (human(b.native_bytes)) " native; "
+            @if b.dimensions_unknown { (NO_DIMENSIONS) "." } @else {
             (grouped(b.large_count)) " large (over " (grouped(b.large_threshold_pixels)) " pixels"
             @if let Some(s) = &b.screen { ", the " (s.width) "×" (s.height) " screen × 1.1" } @else { ", KOOM's 768×1366: no screen known" }
-            ")." }
+            ")." } }
         table {
             tr { th { "size" } th { "config" } th { "Java" } th { "native" } th { "path" } }
             @for x in &b.largest {

@@ -9,8 +9,8 @@ use hprof_shrink_core::hprof::tags;
 use crate::base::map::Map;
 use crate::heap::graph::{Graph, Instances};
 use crate::heap::index::Node;
-use crate::knowledge::inspect::android;
 use crate::knowledge::inspect::kinds::{Kind, Kinds};
+use crate::knowledge::inspect::{self, android};
 use crate::model::triage::LIST_CAP;
 use crate::model::triage::{BitmapCounts, BitmapInfo, Counts, Screen};
 use crate::paths::refs::thread_name;
@@ -128,11 +128,13 @@ pub fn take(
     let mut notes = Vec::new();
     let found = screen_in_heap(g, instances, classes, &mut notes);
     let large = Large::new(found, screen);
-    let bitmaps = bitmaps(searched, instances, classes, native, large);
+    let mut bitmaps = bitmaps(searched, instances, classes, native, large);
+    bitmaps.dimensions_unknown = bitmaps.count > 0 && !has_dimensions(ins);
     Counted {
         counts: Counts {
             activities: acts.len() as u64,
             destroyed_activities: destroyed,
+            destroyed_unknown: !ins.values() && !acts.is_empty(),
             fragments: reached(instances.of(&classes.fragments)).len() as u64,
             windows: reached(instances.of(&classes.windows)).len() as u64,
             bitmaps: bitmaps.count,
@@ -144,6 +146,16 @@ pub fn take(
         notes,
         ..Counted::default()
     }
+}
+
+/// Whether the heap's Bitmaps have their width and height: a dump's do; a heap graph's
+/// when ART recorded them (its `bitmap_width_field`, described as `mWidth`).
+pub fn has_dimensions(ins: &inspect::Inspectors<'_>) -> bool {
+    ins.values()
+        || ins
+            .heap
+            .class(BITMAP)
+            .is_some_and(|c| ins.heap.has_field(c, BITMAP, "mWidth"))
 }
 
 /// The screen from the heap: the largest `widthPixels × heightPixels` of any

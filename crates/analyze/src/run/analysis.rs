@@ -112,6 +112,7 @@ impl<'r> Run<'r> {
         if let Some(format) = self.ask.format {
             ix.format = format.to_string();
         }
+        ix.class_sizes = self.ask.input.class_sizes.clone();
         self.clock.timings.index_bytes = ix.memory();
         self.clock.step("index");
 

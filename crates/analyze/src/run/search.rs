@@ -369,13 +369,15 @@ fn not_run_without_values(ins: &inspect::Inspectors<'_>, instances: &Instances, 
     }
     let bitmaps = ins.heap.class(bitmaps::BITMAP).map_or(0, |c| count(&[c]));
     if bitmaps > 0 {
-        let needs = "android.graphics.Bitmap's mWidth, mHeight and pixels";
-        ins.not_run(
-            "step",
-            "duplicate bitmaps and Bitmap sizes",
-            needs.into(),
-            bitmaps,
-        );
+        // Their width and height, when the heap graph has them, make their sizes.
+        let (step, needs) = match counts::has_dimensions(ins) {
+            true => ("duplicate bitmaps", "android.graphics.Bitmap's pixels"),
+            false => (
+                "duplicate bitmaps and Bitmap sizes",
+                "android.graphics.Bitmap's mWidth, mHeight and pixels",
+            ),
+        };
+        ins.not_run("step", step, needs.into(), bitmaps);
     }
 }
 

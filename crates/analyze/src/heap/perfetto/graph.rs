@@ -12,6 +12,13 @@
 //! - an object that gives its references' field names itself (old traces, class objects),
 //!   or whose references do not fit its type's fields, is an instance of a layout of its
 //!   own: a class of the same name with those fields (and no superclass);
+//! - an instance of a reference type (its kind, or a superclass's, soft, weak, finalizer or
+//!   phantom) that the trace does not place under java.lang.ref.Reference is described
+//!   under it, its `referent` as that class's field: the analysis knows a reference by
+//!   that class, as in a dump;
+//! - the values an object carries beside its references (a registry's native size, a
+//!   Bitmap's width and height: [`values`]) are fields its type declares after its
+//!   references;
 //! - an array of references is an object array; its header bytes (its size less its
 //!   elements') are its layout's instance size, so its size is the trace's;
 //! - an array of primitives has no elements in a heap graph: its length is its size over
@@ -23,11 +30,22 @@
 use hprof_shrink_core::hprof::{tags, BasicType, Value};
 
 use super::about::choose;
+use super::statics::{self, ClassObject};
+use super::values;
 use super::wire::{self, Graph, GraphObject, Packet, Packets};
 use crate::base::error::AnalyzeError;
 use crate::base::error::TraceError;
 use crate::base::map::Map;
-use crate::heap::source::{Class, Field, HeapSink, HeapSource, Object, Root};
+use crate::heap::mapping::Mapping;
+use crate::heap::source::{Class, Field, HeapSink, HeapSource, Object, Root, Static};
+
+/// `HeapGraphType.Kind`s of reference types: soft, weak, finalizer, phantom. The
+/// analysis knows their `referent` as it knows a dump's, by java.lang.ref.Reference's.
+const REFERENCE_KINDS: [i32; 4] = [8, 9, 10, 11];
+
+/// The class a reference type descends from, and the field it does not hold strongly.
+const REFERENCE: &str = "java.lang.ref.Reference";
+const REFERENT: &str = "referent";
 
 /// Object layouts beyond the types' (old traces, class objects, arrays' headers) a trace
 /// may need; more is an error rather than memory without bound.
@@ -53,6 +71,8 @@ struct Type {
     object_size: u64,
     /// The field-name keys of the references the class itself declares.
     fields: Vec<u64>,
+    /// `HeapGraphType.Kind`.
+    kind: i32,
 }
 
 /// What the first pass finds of the chosen process's graph.
@@ -64,6 +84,10 @@ struct Meta {
     roots: Vec<(u8, u64)>,
     /// The largest id any object, reference or root states.
     max_id: u64,
+    /// The values (besides references) each type's objects carry: see [`values`].
+    carried: Map<u64, u8>,
+    /// Each type's class object, described as the class: see [`statics`].
+    class_objects: Map<u64, ClassObject>,
 }
 
 /// A process's heap graph in a mapped Perfetto trace.
@@ -72,8 +96,12 @@ pub struct TraceSource<'a> {
     bytes: &'a [u8],
     pid: i32,
     meta: Meta,
-    /// The class ids of the types, in the order they are described.
+    /// The types, in the order they are described.
     order: Vec<u64>,
+    /// Each type's class id: its class object's, else after every object id (by rank).
+    class_ids: Map<u64, u64>,
+    /// The ids of the class objects described as classes.
+    class_object_ids: crate::base::map::Set<u64>,
     id_size: u8,
 }
 
@@ -82,7 +110,8 @@ impl<'a> TraceSource<'a> {
     /// process it holds one of.
     pub fn open(name: &str, bytes: &'a [u8], pid: Option<i32>) -> Result<Self, TraceError> {
         let pid = choose(bytes, pid)?;
-        let meta = gather(bytes, pid)?;
+        let mapping = super::deobfuscate::read(bytes)?;
+        let meta = gather(bytes, pid, mapping.as_ref())?;
         // Class ids follow the largest object id: room for them, with no overflow.
         if meta.max_id > u64::MAX / 2 {
             return Err(TraceError::IdTooLarge { id: meta.max_id });
@@ -91,12 +120,23 @@ impl<'a> TraceSource<'a> {
         order.sort_unstable();
         let top = meta.max_id as u128 + order.len() as u128 + MAX_LAYOUTS as u128;
         let id_size = if top < u32::MAX as u128 { 4 } else { 8 };
+        let class_ids = order
+            .iter()
+            .enumerate()
+            .map(|(rank, &t)| match meta.class_objects.get(&t) {
+                Some(c) => (t, c.id),
+                None => (t, meta.max_id + 1 + rank as u64),
+            })
+            .collect();
+        let class_object_ids = meta.class_objects.values().map(|c| c.id).collect();
         Ok(TraceSource {
             name: name.to_string(),
             bytes,
             pid,
             meta,
             order,
+            class_ids,
+            class_object_ids,
             id_size,
         })
     }
@@ -129,10 +169,13 @@ fn graphs(bytes: &[u8]) -> impl Iterator<Item = Result<(u64, Graph), TraceError>
     })
 }
 
-/// The first pass: the types, field names, roots and largest id of `pid`'s graph.
-fn gather(bytes: &[u8], pid: i32) -> Result<Meta, TraceError> {
+/// The first pass: the types, field names, roots and largest id of `pid`'s graph; the
+/// names deobfuscated by the trace's own `mapping`.
+fn gather(bytes: &[u8], pid: i32, mapping: Option<&Mapping>) -> Result<Meta, TraceError> {
+    use super::deobfuscate;
     let mut meta = Meta::default();
     let mut last_id = 0u64;
+    let mut class_objects = statics::Found::default();
     for g in graphs(bytes) {
         let (offset, g) = g?;
         if g.pid.unwrap_or(0) != pid {
@@ -140,19 +183,27 @@ fn gather(bytes: &[u8], pid: i32) -> Result<Meta, TraceError> {
         }
         for t in g.types {
             let id = t.id.unwrap_or(0);
+            let name = t.class_name.unwrap_or_else(|| format!("<type {id}>"));
             meta.types.entry(id).or_insert(Type {
-                name: t.class_name.unwrap_or_else(|| format!("<type {id}>")),
+                name: mapping
+                    .and_then(|m| deobfuscate::class(m, &name))
+                    .unwrap_or(name),
                 super_type: t.superclass_id.unwrap_or(0),
                 loader_id: t.classloader_id.unwrap_or(0),
                 object_size: t.object_size.unwrap_or(0),
                 fields: t.reference_field_id,
+                kind: t.kind.unwrap_or(0),
             });
         }
         for s in g.field_names {
             let text = String::from_utf8_lossy(s.str.as_deref().unwrap_or_default());
             meta.field_names
                 .entry(s.iid.unwrap_or(0))
-                .or_insert_with(|| field_name(&text).to_string());
+                .or_insert_with(|| {
+                    mapping
+                        .and_then(|m| deobfuscate::field(m, &text))
+                        .unwrap_or_else(|| field_name(&text).to_string())
+                });
         }
         for r in g.roots {
             let tag = root_tag(r.root_type.unwrap_or(0));
@@ -162,6 +213,10 @@ fn gather(bytes: &[u8], pid: i32) -> Result<Meta, TraceError> {
             }
         }
         for o in &g.objects {
+            let carried = values::carried(o);
+            if carried != 0 {
+                *meta.carried.entry(o.type_id.unwrap_or(0)).or_default() |= carried;
+            }
             let id = object_id(o, &mut last_id);
             let base = o.reference_field_id_base.unwrap_or(0);
             let top = o.reference_object_id.iter().max().copied().unwrap_or(0);
@@ -170,8 +225,24 @@ fn gather(bytes: &[u8], pid: i32) -> Result<Meta, TraceError> {
                 what: format!("object {id:#x}'s references pass 64 bits"),
             })?;
             meta.max_id = meta.max_id.max(id).max(top);
+            // A class object names its references' fields itself (with none, it has no
+            // statics to show): only such objects are looked at.
+            let name = match o.reference_field_id.is_empty() {
+                true => continue,
+                false => meta.types.get(&o.type_id.unwrap_or(0)),
+            };
+            if name.is_none_or(|ty| statics::class_of(&ty.name).is_some()) {
+                let refs = o.reference_object_id.iter();
+                let refs = refs.map(|&r| if r == 0 { 0 } else { r + base }).collect();
+                class_objects.offer(o, id, name.map(|ty| ty.name.as_str()), refs);
+            }
         }
     }
+    let types = meta
+        .types
+        .iter()
+        .map(|(&t, ty)| (t, ty.name.as_str(), ty.object_size));
+    meta.class_objects = class_objects.resolve(types);
     Ok(meta)
 }
 
@@ -267,6 +338,8 @@ impl HeapSource for TraceSource<'_> {
             layouts: Map::default(),
             layout_fields: 0,
             type_layouts: Map::default(),
+            facts: Map::default(),
+            reference: None,
             last_id: 0,
             heap: None,
         };
@@ -293,12 +366,31 @@ impl HeapSource for TraceSource<'_> {
     }
 }
 
+/// The classes of a type's layout, each with its references' count and the values it
+/// declares after them (see [`Describer::carriers`]).
+type Carriers = std::rc::Rc<[(usize, u8)]>;
+
+/// What a type's instances need beyond their references.
+#[derive(Debug, Clone)]
+struct Facts {
+    /// A reference type its superclasses do not place under java.lang.ref.Reference (see
+    /// [`Describer::under_reference`]).
+    detached: bool,
+    /// The values its classes declare (see [`Describer::carriers`]).
+    carriers: Option<Carriers>,
+}
+
 /// A layout of its own: the type and its references' names, or the type and an array's
 /// header size.
 #[derive(Debug, PartialEq, Eq, Hash)]
 enum LayoutKey {
     Fields(u64, Vec<String>),
     ArrayHeader(u64, u64),
+    /// A reference type's fields less java.lang.ref.Reference's, under it (see
+    /// [`Describer::under_reference`]).
+    UnderReference(u64, Vec<String>),
+    /// java.lang.ref.Reference with its `referent`, for a trace that has no such type.
+    Reference,
 }
 
 /// The second pass's state.
@@ -310,6 +402,10 @@ struct Describer<'s, 'a> {
     layout_fields: usize,
     /// Each type's references' names, its superclasses' after its own.
     type_layouts: Map<u64, std::rc::Rc<[u64]>>,
+    /// What each type met needs beyond its references: one lookup an object.
+    facts: Map<u64, Facts>,
+    /// java.lang.ref.Reference's class id and fields, once needed.
+    reference: Option<(u64, std::rc::Rc<[String]>)>,
     last_id: u64,
     heap: Option<i32>,
 }
@@ -317,8 +413,8 @@ struct Describer<'s, 'a> {
 impl Describer<'_, '_> {
     /// The class id of type `t` (its rank, after every object id).
     fn class_id(&self, t: u64) -> u64 {
-        let rank = self.source.order.binary_search(&t).unwrap_or(0) as u64;
-        self.source.meta.max_id + 1 + rank
+        let ids = &self.source.class_ids;
+        ids.get(&t).copied().unwrap_or(self.source.meta.max_id + 1)
     }
 
     fn name_of(&self, field: u64) -> String {
@@ -334,18 +430,42 @@ impl Describer<'_, '_> {
         for &t in &self.source.order {
             let ty = &meta.types[&t];
             let names: Vec<String> = ty.fields.iter().map(|&f| self.name_of(f)).collect();
-            let fields = reference_fields(&names);
+            let mut fields = reference_fields(&names);
+            for f in values::fields(self.carried(t)) {
+                fields.push(Field { name: f.name, ..f });
+            }
             let super_id = match meta.types.contains_key(&ty.super_type) {
                 true => self.class_id(ty.super_type),
                 false => 0,
             };
+            let class_object = meta.class_objects.get(&t);
+            let names: Vec<String> = class_object.map_or_else(Vec::new, |c| {
+                (0..c.refs.len())
+                    .map(|i| match c.fields.get(i) {
+                        Some(&f) => self.name_of(f),
+                        None => format!("<reference {i}>"),
+                    })
+                    .collect()
+            });
+            let statics: Vec<Static<'_>> = class_object.map_or_else(Vec::new, |c| {
+                names
+                    .iter()
+                    .zip(&c.refs)
+                    .map(|(name, &r)| Static {
+                        name,
+                        value: Value::Object(r),
+                    })
+                    .collect()
+            });
+            let object_size = class_object.map_or(0, |c| c.size);
             self.sink.class(&Class {
                 id: self.class_id(t),
                 name: &ty.name,
                 super_id,
                 loader_id: ty.loader_id,
                 instance_size: 0,
-                statics: &[],
+                statics: &statics,
+                object_size,
                 fields: &fields,
             })?;
         }
@@ -361,21 +481,42 @@ impl Describer<'_, '_> {
         }
         let types = &self.source.meta.types;
         let mut fields = Vec::new();
-        let mut seen = Vec::new();
-        let mut at = t;
-        // A superclass cycle ends where it comes back.
-        while let Some(ty) = types.get(&at) {
-            if seen.contains(&at) || seen.len() >= MAX_DEPTH || fields.len() > MAX_FIELDS {
-                break;
-            }
-            seen.push(at);
-            fields.extend_from_slice(&ty.fields);
-            at = ty.super_type;
+        for c in chain(types, t) {
+            fields.extend_from_slice(&types[&c].fields);
         }
         self.count_fields(fields.len(), offset)?;
         let fields: std::rc::Rc<[u64]> = fields.into();
         self.type_layouts.insert(t, fields.clone());
         Ok(fields)
+    }
+
+    /// The values objects of type `t` carry (a mask of [`values`]' fields).
+    fn carried(&self, t: u64) -> u8 {
+        self.source.meta.carried.get(&t).copied().unwrap_or(0)
+    }
+
+    /// What type `t`'s instances need beyond their references, worked out once a type.
+    fn facts(&mut self, t: u64) -> Facts {
+        if let Some(f) = self.facts.get(&t) {
+            return f.clone();
+        }
+        let f = Facts {
+            detached: self.is_detached(t),
+            carriers: self.carriers(t),
+        };
+        self.facts.insert(t, f.clone());
+        f
+    }
+
+    /// The classes of `t`'s layout with, for each, its references' count and the values it
+    /// declares after them; `None` when none declares a value (the common case).
+    fn carriers(&self, t: u64) -> Option<Carriers> {
+        let types = &self.source.meta.types;
+        let classes: Vec<(usize, u8)> = chain(types, t)
+            .into_iter()
+            .map(|c| (types[&c].fields.len(), self.carried(c)))
+            .collect();
+        classes.iter().any(|c| c.1 != 0).then(|| classes.into())
     }
 
     /// Counts `n` more names held by layouts: an error past [`MAX_LAYOUT_FIELDS`].
@@ -416,6 +557,10 @@ impl Describer<'_, '_> {
                 .into())
             }
         };
+        if statics::class_of(name).is_some() && self.source.class_object_ids.contains(&id) {
+            // Described as its class, with the types.
+            return Ok(id);
+        }
         let size = o.self_size.unwrap_or(object_size);
         let base = o.reference_field_id_base.unwrap_or(0);
         // `gather` checked that no reference passes 64 bits with its base.
@@ -445,9 +590,19 @@ impl Describer<'_, '_> {
             })?;
             return Ok(id);
         }
-        let class_id = self.instance_class(o, t, refs.len(), offset)?;
-        let values: Vec<Value> = refs.iter().map(|&r| Value::Object(r)).collect();
-        let held = refs.len() as u64 * u64::from(self.source.id_size);
+        let facts = self.facts(t);
+        let (class_id, mut values) = match facts.detached {
+            true => self.under_reference(o, t, &refs, offset)?,
+            false => (
+                self.instance_class(o, t, refs.len(), offset)?,
+                refs.iter().map(|&r| Value::Object(r)).collect(),
+            ),
+        };
+        let mut held = refs.len() as u64 * u64::from(self.source.id_size);
+        if let Some(classes) = facts.carriers.filter(|_| class_id == self.class_id(t)) {
+            values = with_carried(o, &refs, &classes);
+            held += classes.iter().map(|c| values::bytes(c.1)).sum::<u64>();
+        }
         // Zero bytes up to the object's size (at most the size the trace states), which
         // the encoder writes without holding them.
         let padding = size.saturating_sub(held);
@@ -483,26 +638,114 @@ impl Describer<'_, '_> {
         count: usize,
         offset: u64,
     ) -> Result<u64, AnalyzeError> {
-        if o.reference_field_id.is_empty() {
-            let layout = self.layout(t, offset)?;
-            if layout.len() == count {
-                return Ok(self.class_id(t));
-            }
-            let names = (0..count)
-                .map(|i| match layout.get(i) {
-                    Some(&f) => self.name_of(f),
-                    None => format!("<reference {i}>"),
-                })
-                .collect();
-            return self.own_layout(LayoutKey::Fields(t, names), offset);
+        if o.reference_field_id.is_empty() && self.layout(t, offset)?.len() == count {
+            return Ok(self.class_id(t));
         }
-        let names = (0..count)
-            .map(|i| match o.reference_field_id.get(i) {
+        let names = self.reference_names(o, t, count, offset)?;
+        self.own_layout(LayoutKey::Fields(t, names), offset)
+    }
+
+    /// The names of an instance's `count` references: its own field names, else its
+    /// type's layout (`<reference N>` past either).
+    fn reference_names(
+        &mut self,
+        o: &GraphObject,
+        t: u64,
+        count: usize,
+        offset: u64,
+    ) -> Result<Vec<String>, AnalyzeError> {
+        let layout = match o.reference_field_id.is_empty() {
+            true => self.layout(t, offset)?,
+            false => o.reference_field_id.as_slice().into(),
+        };
+        Ok((0..count)
+            .map(|i| match layout.get(i) {
                 Some(&f) => self.name_of(f),
                 None => format!("<reference {i}>"),
             })
-            .collect();
-        self.own_layout(LayoutKey::Fields(t, names), offset)
+            .collect())
+    }
+
+    /// Whether type `t` is a reference type (its kind, or a superclass's, is weak, soft,
+    /// finalizer or phantom) whose superclasses do not reach a type named
+    /// java.lang.ref.Reference, [`MAX_DEPTH`] classes up at most.
+    fn is_detached(&self, t: u64) -> bool {
+        let types = &self.source.meta.types;
+        let (mut kind, mut under) = (false, false);
+        let mut at = t;
+        for _ in 0..MAX_DEPTH {
+            let Some(ty) = types.get(&at) else { break };
+            kind |= REFERENCE_KINDS.contains(&ty.kind);
+            under |= ty.name == REFERENCE;
+            at = ty.super_type;
+        }
+        kind && !under
+    }
+
+    /// An instance of a reference type the trace does not place under
+    /// java.lang.ref.Reference (a renamed class, a hierarchy the trace leaves out), as
+    /// the analysis knows references, by the class java.lang.ref.Reference declaring
+    /// `referent`: its class is a layout of its own under java.lang.ref.Reference (the
+    /// trace's type of that name, else one with `referent` alone), holding the references
+    /// whose names the latter's fields do not take; their values come first, then those
+    /// of java.lang.ref.Reference's fields, matched by name (null where the instance has
+    /// none).
+    fn under_reference(
+        &mut self,
+        o: &GraphObject,
+        t: u64,
+        refs: &[u64],
+        offset: u64,
+    ) -> Result<(u64, Vec<Value>), AnalyzeError> {
+        let names = self.reference_names(o, t, refs.len(), offset)?;
+        let (_, base_names) = self.reference_base(offset)?;
+        let mut taken = vec![false; names.len()];
+        let mut tail = Vec::with_capacity(base_names.len());
+        for b in base_names.iter() {
+            let found = (0..names.len()).find(|&i| !taken[i] && names[i] == *b);
+            if let Some(i) = found {
+                taken[i] = true;
+            }
+            tail.push(Value::Object(found.map_or(0, |i| refs[i])));
+        }
+        let own: Vec<usize> = (0..names.len()).filter(|&i| !taken[i]).collect();
+        let mut values: Vec<Value> = own.iter().map(|&i| Value::Object(refs[i])).collect();
+        values.extend(tail);
+        let own_names = own.iter().map(|&i| names[i].clone()).collect();
+        let class_id = self.own_layout(LayoutKey::UnderReference(t, own_names), offset)?;
+        Ok((class_id, values))
+    }
+
+    /// The class java.lang.ref.Reference is described as, and its instances' reference
+    /// names: the trace's type of that name (with its superclasses' fields), else a
+    /// class of its own declaring `referent` alone.
+    fn reference_base(
+        &mut self,
+        offset: u64,
+    ) -> Result<(u64, std::rc::Rc<[String]>), AnalyzeError> {
+        if let Some(base) = &self.reference {
+            return Ok(base.clone());
+        }
+        let meta = &self.source.meta;
+        let named = self
+            .source
+            .order
+            .iter()
+            .copied()
+            .find(|t| meta.types[t].name == REFERENCE);
+        let base = match named {
+            Some(t) => {
+                let layout = self.layout(t, offset)?;
+                let names = layout.iter().map(|&f| self.name_of(f)).collect();
+                (self.class_id(t), names)
+            }
+            None => (
+                self.own_layout(LayoutKey::Reference, offset)?,
+                [REFERENT.to_string()].into(),
+            ),
+        };
+        self.reference = Some(base.clone());
+        Ok(base)
     }
 
     /// The class id of a layout of its own, described the first time it is met.
@@ -510,10 +753,18 @@ impl Describer<'_, '_> {
         if let Some(&id) = self.layouts.get(&key) {
             return Ok(id);
         }
+        let super_id = match &key {
+            LayoutKey::UnderReference(..) => self.reference_base(offset)?.0,
+            _ => 0,
+        };
         let meta = &self.source.meta;
+        let referent = [REFERENT.to_string()];
         let (t, names, instance_size) = match &key {
-            LayoutKey::Fields(t, names) => (*t, names.as_slice(), 0),
-            LayoutKey::ArrayHeader(t, header) => (*t, &[][..], *header),
+            LayoutKey::Fields(t, names) | LayoutKey::UnderReference(t, names) => {
+                (Some(*t), names.as_slice(), 0)
+            }
+            LayoutKey::ArrayHeader(t, header) => (Some(*t), &[][..], *header),
+            LayoutKey::Reference => (None, &referent[..], 0),
         };
         self.count_fields(names.len(), offset)?;
         if self.layouts.len() >= MAX_LAYOUTS || names.len() > MAX_FIELDS {
@@ -527,26 +778,57 @@ impl Describer<'_, '_> {
         }
         let id = meta.max_id + 1 + self.source.order.len() as u64 + self.layouts.len() as u64;
         let fields = reference_fields(names);
-        let ty = &meta.types[&t];
-        let super_id = match &key {
+        let ty = t.map(|t| &meta.types[&t]);
+        let super_id = match (&key, ty) {
             // An array's layout keeps its type's place in the hierarchy.
-            LayoutKey::ArrayHeader(..) if meta.types.contains_key(&ty.super_type) => {
+            (LayoutKey::ArrayHeader(..), Some(ty)) if meta.types.contains_key(&ty.super_type) => {
                 self.class_id(ty.super_type)
             }
-            _ => 0,
+            _ => super_id,
         };
         self.sink.class(&Class {
             id,
-            name: &ty.name,
+            name: ty.map_or(REFERENCE, |ty| &ty.name),
             super_id,
-            loader_id: ty.loader_id,
+            loader_id: ty.map_or(0, |ty| ty.loader_id),
             instance_size: u32::try_from(instance_size).unwrap_or(u32::MAX),
             statics: &[],
+            object_size: 0,
             fields: &fields,
         })?;
         self.layouts.insert(key, id);
         Ok(id)
     }
+}
+
+/// The classes an instance of `t` holds the fields of, nearest first: up its
+/// superclasses while the trace names them, [`MAX_DEPTH`] at most, not past a cycle nor
+/// (much) past [`MAX_FIELDS`] references.
+fn chain(types: &Map<u64, Type>, t: u64) -> Vec<u64> {
+    let (mut seen, mut fields, mut at) = (Vec::new(), 0, t);
+    while let Some(ty) = types.get(&at) {
+        if seen.contains(&at) || seen.len() >= MAX_DEPTH || fields > MAX_FIELDS {
+            break;
+        }
+        seen.push(at);
+        fields += ty.fields.len();
+        at = ty.super_type;
+    }
+    seen
+}
+
+/// An instance's values where its classes declare carried values: each class's
+/// references, then its values, nearest class first.
+fn with_carried(o: &GraphObject, refs: &[u64], classes: &[(usize, u8)]) -> Vec<Value> {
+    let mut out = Vec::with_capacity(refs.len() + 3 * classes.len());
+    let mut at = 0;
+    for &(n, mask) in classes {
+        let end = (at + n).min(refs.len());
+        out.extend(refs[at..end].iter().map(|&r| Value::Object(r)));
+        values::values(o, mask, &mut out);
+        at = end;
+    }
+    out
 }
 
 /// Fields of these names, each a reference: a heap graph knows no other kind.

@@ -10,10 +10,15 @@
 //! Bounds: a packet's length is checked against what remains and a varint is at most 10
 //! bytes; one packet is decoded at a time (memory: the largest packet, decoded); what is
 //! kept across packets is the types, the field names and the roots (16 bytes a root, 8 a
-//! type's field: a few times the trace's bytes that state them), and at most [`graph::MAX_LAYOUTS`] object layouts.
+//! type's field: a few times the trace's bytes that state them), at most [`graph::MAX_LAYOUTS`] object layouts,
+//! the class objects' references (at most `statics::MAX_HELD`) and the trace's own
+//! deobfuscation names (at most `mapping::MAX_MAPPING_BYTES`).
 
 pub mod about;
+mod deobfuscate;
 pub mod graph;
+mod statics;
+mod values;
 pub mod wire;
 
 pub use graph::TraceSource;

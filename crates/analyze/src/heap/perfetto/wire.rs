@@ -91,8 +91,13 @@ impl<'a> Packets<'a> {
 /// Whether `packet` holds a heap graph: a walk over its top-level fields' tags, without
 /// decoding them (most packets of a trace are something else).
 pub fn has_heap_graph(packet: &[u8], offset: u64) -> Result<bool, TraceError> {
+    has_field(packet, offset, HEAP_GRAPH_FIELD)
+}
+
+/// Whether `packet` has a top-level field `wanted`.
+pub fn has_field(packet: &[u8], offset: u64, wanted: u64) -> Result<bool, TraceError> {
     for field in fields(packet, offset) {
-        if field?.number == HEAP_GRAPH_FIELD {
+        if field?.number == wanted {
             return Ok(true);
         }
     }
@@ -334,4 +339,13 @@ pub struct GraphObject {
     /// The heap it and the objects after it are in, when it changes.
     #[prost(int32, optional, tag = "9")]
     pub heap_type_delta: Option<i32>,
+    /// `NativeAllocationRegistry.size`, on a registry.
+    #[prost(int64, optional, tag = "8")]
+    pub native_allocation_registry_size_field: Option<i64>,
+    /// `Bitmap.mWidth`, on a Bitmap.
+    #[prost(uint32, optional, tag = "13")]
+    pub bitmap_width_field: Option<u32>,
+    /// `Bitmap.mHeight`, on a Bitmap.
+    #[prost(uint32, optional, tag = "14")]
+    pub bitmap_height_field: Option<u32>,
 }
