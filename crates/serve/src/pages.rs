@@ -11,7 +11,7 @@ use super::store::{Filter, LeakRow, Menu, Package, PackageRow, Regrouping, Shrun
 use super::triage::PackageTriage;
 use hprof_shrink_analyze::model::Trace;
 use hprof_shrink_analyze::render::html::trace;
-use hprof_shrink_analyze::render::triage::one_line;
+use hprof_shrink_analyze::render::triage::{destroyed, one_line, NO_DIMENSIONS};
 use hprof_shrink_analyze::render::{human, shown, with_native};
 
 const STYLE: &str = "
@@ -350,7 +350,7 @@ fn triage_section(t: Option<&PackageTriage>, analyzed: bool) -> Markup {
         (more(t.top_retainers_left_out, "more top retainer", "more top retainers", "smaller"))
         h3 { "Counts" }
         table.counts {
-            tr { th { "Activities" } td.n { (c.activities) } td { (c.destroyed_activities) " destroyed" } }
+            tr { th { "Activities" } td.n { (c.activities) } td { (destroyed(c)) } }
             tr { th { "Fragments" } td.n { (c.fragments) } td {} }
             tr { th { "Windows" } td.n { (c.windows) } td {} }
             tr { th { "Bitmaps" } td.n { (c.bitmaps) } td {} }
@@ -359,12 +359,14 @@ fn triage_section(t: Option<&PackageTriage>, analyzed: bool) -> Markup {
         h3 { "Bitmaps" }
         p {
             (b.count) " Bitmaps of the app: " (with_native(b.java_bytes, b.native_bytes)) "; "
+            @if b.dimensions_unknown { (NO_DIMENSIONS) "." } @else {
             (b.large_count) " large (over " (b.large_threshold_pixels) " pixels, "
             @match &b.screen {
                 Some(s) => { "the screen's " (s.width) "×" (s.height) " × 1.1, from " (shown(&s.source)) }
                 None => { "no screen known: " (shown(&b.large_rule)) "'s rule" }
             }
             "), " (human(b.large_bytes)) "."
+            }
         }
         @if !b.largest.is_empty() {
             table.bitmaps {

@@ -191,7 +191,7 @@ fn counts(o: &mut String, t: &Triage) {
 }
 
 /// How many Activities are destroyed, or that the heap cannot tell.
-fn destroyed(c: &crate::model::triage::Counts) -> String {
+pub fn destroyed(c: &crate::model::triage::Counts) -> String {
     match c.destroyed_unknown {
         true => "destroyed not known: no field values in the heap".into(),
         false => format!("{} destroyed", grouped(c.destroyed_activities)),
@@ -199,7 +199,7 @@ fn destroyed(c: &crate::model::triage::Counts) -> String {
 }
 
 /// What the Bitmaps' sizes cannot say when the heap gives no width and height.
-const NO_DIMENSIONS: &str = "large ones not known: no width and height in the heap";
+pub const NO_DIMENSIONS: &str = "large ones not known: no width and height in the heap";
 
 /// The Bitmaps and the largest of them.
 fn bitmaps(o: &mut String, t: &Triage) {

@@ -17,7 +17,7 @@
 //!   under it, its `referent` as that class's field: the analysis knows a reference by
 //!   that class, as in a dump;
 //! - the values an object carries beside its references (a registry's native size, a
-//!   Bitmap's width and height: [`values`]) are fields its type declares after its
+//!   Bitmap's width and height: `values`) are fields its type declares after its
 //!   references;
 //! - an array of references is an object array; its header bytes (its size less its
 //!   elements') are its layout's instance size, so its size is the trace's;
