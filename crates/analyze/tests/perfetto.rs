@@ -6,8 +6,7 @@
 //! give: the tables beside them. Hand-built traces hold the hostile cases: truncated,
 //! lying lengths, huge varints, no roots, cycles, repeated ids, several processes.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::Path;
 
 use hprof_shrink_analyze::model::Analysis;
 use hprof_shrink_analyze::perfetto::{TraceError, TraceSource};
@@ -16,48 +15,13 @@ use hprof_shrink_core::space::Unpack;
 use hprof_shrink_core::Control;
 use hprof_shrink_test_support::trace::{self as wire, NAMES, OBJECTS, ROOTS, TYPES};
 
-/// protoc: `HPROF_SHRINK_PROTOC` (scripts/test.sh sets it with scripts/setup-protoc.sh), or
-/// one on the PATH; None (with the reason printed) where a skip is allowed: outside CI, or
-/// where the setup could not install it (no apt-get).
-fn protoc() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("HPROF_SHRINK_PROTOC").filter(|p| !p.is_empty()) {
-        return Some(PathBuf::from(p));
-    }
-    if Command::new("protoc").arg("--version").output().is_ok() {
-        return Some(PathBuf::from("protoc"));
-    }
-    let ci = std::env::var_os("CI").is_some();
-    let why = std::env::var("HPROF_SHRINK_NO_PROTOC")
-        .unwrap_or_else(|_| "no protoc (scripts/setup-protoc.sh installs it)".into());
-    assert!(
-        !ci || !Path::new("/usr/bin/apt-get").exists(),
-        "CI with apt-get, but protoc could not be set up: {why}"
-    );
-    println!("skipped: {why}");
-    None
-}
-
 /// `name`.textproto of tests/perfetto encoded as a binary trace; `None` when there is
 /// no protoc.
 fn encoded(name: &str) -> Option<Vec<u8>> {
-    let protoc = protoc()?;
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/perfetto");
-    let text = std::fs::read(dir.join(format!("{name}.textproto"))).unwrap();
-    let mut child = Command::new(protoc)
-        .arg(format!("-I{}", dir.display()))
-        .args([
-            "--encode=perfetto.protos.Trace",
-            "trace_min.proto",
-            "heap_graph.proto",
-        ])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::io::Write::write_all(&mut child.stdin.take().unwrap(), &text).unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "protoc could not encode {name}");
-    Some(out.stdout)
+    wire::encoded(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/perfetto"),
+        name,
+    )
 }
 
 /// A table of Perfetto's expected outputs (CSV with quoted strings): its rows by column.

@@ -4,7 +4,6 @@
 //! here) names the package the trace processor finds; hand-built traces hold the rest.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 use hprof_shrink_analyze::perfetto::about::{self, App, MAX_ENTRY};
 use hprof_shrink_analyze::perfetto::TraceError;
@@ -12,32 +11,12 @@ use hprof_shrink_analyze::{analyze_path, Options};
 use hprof_shrink_core::Control;
 use hprof_shrink_test_support::trace;
 
-/// `name`.textproto of tests/perfetto encoded by protoc; `None` (said) without one, as
-/// tests/perfetto.rs does (which fails under CI instead).
+/// `name`.textproto of tests/perfetto encoded by protoc; `None` (said) without one.
 fn encoded(name: &str) -> Option<Vec<u8>> {
-    let protoc = std::env::var_os("HPROF_SHRINK_PROTOC")
-        .filter(|p| !p.is_empty())
-        .unwrap_or_else(|| "protoc".into());
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/perfetto");
-    let text = std::fs::read(dir.join(format!("{name}.textproto"))).unwrap();
-    let Ok(mut child) = Command::new(protoc)
-        .arg(format!("-I{}", dir.display()))
-        .args([
-            "--encode=perfetto.protos.Trace",
-            "trace_min.proto",
-            "heap_graph.proto",
-        ])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-    else {
-        println!("skipped: no protoc (scripts/setup-protoc.sh installs it)");
-        return None;
-    };
-    std::io::Write::write_all(&mut child.stdin.take().unwrap(), &text).unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "protoc could not encode {name}");
-    Some(out.stdout)
+    trace::encoded(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/perfetto"),
+        name,
+    )
 }
 
 fn app(process: Option<&str>, package: Option<&str>, version: Option<i64>) -> App {

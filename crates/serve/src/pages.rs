@@ -301,6 +301,24 @@ fn share(part: u64, of: u64) -> String {
 
 /// What a package's page shows of its analysis's triage; `analyzed`: the package has a
 /// recorded analysis (without a triage, one made before the triage existed).
+/// The triage's Bitmaps in a sentence: how many, their bytes, the large ones (or that the
+/// heap cannot tell which are).
+fn bitmaps_line(b: &hprof_shrink_analyze::model::triage::BitmapCounts) -> Markup {
+    html! {
+        p {
+            (b.count) " Bitmaps of the app: " (with_native(b.java_bytes, b.native_bytes)) "; "
+            @if b.dimensions_unknown { (NO_DIMENSIONS) "." } @else {
+                (b.large_count) " large (over " (b.large_threshold_pixels) " pixels, "
+                @match &b.screen {
+                    Some(s) => { "the screen's " (s.width) "×" (s.height) " × 1.1, from " (shown(&s.source)) }
+                    None => { "no screen known: " (shown(&b.large_rule)) "'s rule" }
+                }
+                "), " (human(b.large_bytes)) "."
+            }
+        }
+    }
+}
+
 fn triage_section(t: Option<&PackageTriage>, analyzed: bool) -> Markup {
     let Some(t) = t else {
         return html! {
@@ -357,17 +375,7 @@ fn triage_section(t: Option<&PackageTriage>, analyzed: bool) -> Markup {
             tr { th { "threads" } td.n { (c.threads) } td {} }
         }
         h3 { "Bitmaps" }
-        p {
-            (b.count) " Bitmaps of the app: " (with_native(b.java_bytes, b.native_bytes)) "; "
-            @if b.dimensions_unknown { (NO_DIMENSIONS) "." } @else {
-            (b.large_count) " large (over " (b.large_threshold_pixels) " pixels, "
-            @match &b.screen {
-                Some(s) => { "the screen's " (s.width) "×" (s.height) " × 1.1, from " (shown(&s.source)) }
-                None => { "no screen known: " (shown(&b.large_rule)) "'s rule" }
-            }
-            "), " (human(b.large_bytes)) "."
-            }
-        }
+        (bitmaps_line(b))
         @if !b.largest.is_empty() {
             table.bitmaps {
                 tr { th { "width × height" } th { "config" } th { "bytes" } th { "" } }

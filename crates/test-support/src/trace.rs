@@ -192,3 +192,52 @@ pub fn deobfuscation(classes: &[MappedClass<'_>]) -> Vec<u8> {
     bytes(64, &m, &mut p);
     framed(&p)
 }
+
+/// The protoc the tests encode text protos with: `HPROF_SHRINK_PROTOC`, else one on the
+/// path; `None` (said) without one, but under CI on a machine with apt-get, where
+/// scripts/setup-protoc.sh installs it, that is a failure.
+fn protoc() -> Option<std::path::PathBuf> {
+    use std::path::{Path, PathBuf};
+    if let Some(p) = std::env::var_os("HPROF_SHRINK_PROTOC").filter(|p| !p.is_empty()) {
+        return Some(PathBuf::from(p));
+    }
+    if std::process::Command::new("protoc")
+        .arg("--version")
+        .output()
+        .is_ok()
+    {
+        return Some(PathBuf::from("protoc"));
+    }
+    let ci = std::env::var_os("CI").is_some();
+    let why = std::env::var("HPROF_SHRINK_NO_PROTOC")
+        .unwrap_or_else(|_| "no protoc (scripts/setup-protoc.sh installs it)".into());
+    assert!(
+        !ci || !Path::new("/usr/bin/apt-get").exists(),
+        "CI with apt-get, but protoc could not be set up: {why}"
+    );
+    println!("skipped: {why}");
+    None
+}
+
+/// `name`.textproto of `dir` encoded by protoc as a binary trace (`perfetto.protos.Trace`
+/// of `dir`'s `trace_min.proto` and `heap_graph.proto`); `None` when there is no protoc.
+pub fn encoded(dir: &std::path::Path, name: &str) -> Option<Vec<u8>> {
+    use std::process::{Command, Stdio};
+    let protoc = protoc()?;
+    let text = std::fs::read(dir.join(format!("{name}.textproto"))).unwrap();
+    let mut child = Command::new(protoc)
+        .arg(format!("-I{}", dir.display()))
+        .args([
+            "--encode=perfetto.protos.Trace",
+            "trace_min.proto",
+            "heap_graph.proto",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), &text).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "protoc could not encode {name}");
+    Some(out.stdout)
+}
