@@ -251,6 +251,16 @@ async fn put(srv: &Srv, name: &str, body: Vec<u8>, md5: [u8; 16]) -> reqwest::Re
         .unwrap()
 }
 
+/// A POST of a multipart form to the packages' endpoint.
+async fn send_form(srv: &Srv, form: multipart::Form) -> reqwest::Response {
+    client()
+        .post(srv.url("/api/packages"))
+        .multipart(form)
+        .send()
+        .await
+        .unwrap()
+}
+
 async fn post(srv: &Srv, body: Vec<u8>, md5_hex: &str) -> reqwest::Response {
     let form = multipart::Form::new()
         .text("sdkVersion", "24")
@@ -262,12 +272,7 @@ async fn post(srv: &Srv, body: Vec<u8>, md5_hex: &str) -> reqwest::Response {
                 .mime_str("application/zip")
                 .unwrap(),
         );
-    client()
-        .post(srv.url("/api/packages"))
-        .multipart(form)
-        .send()
-        .await
-        .unwrap()
+    send_form(srv, form).await
 }
 
 // ---------------------------------------------------------------- receiving
@@ -4975,12 +4980,7 @@ async fn post_with(
             .mime_str("application/octet-stream")
             .unwrap(),
     );
-    client()
-        .post(srv.url("/api/packages"))
-        .multipart(form)
-        .send()
-        .await
-        .unwrap()
+    send_form(srv, form).await
 }
 
 /// Heap-graph traces taken as they are, by both protocols and by `upload` (its POST and
