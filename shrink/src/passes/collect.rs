@@ -144,6 +144,8 @@ pub struct Collector<'i> {
     wanted: FxHashMap<u64, Want>,
     /// Every id ever put in `wanted`.
     maybe_wanted: MaybeWanted,
+    /// The classes whose instances hold kept fields (a private package's), as a filter.
+    kept_classes: MaybeWanted,
     strings: IdSetBuilder,
     out: Collected,
     /// Counting only on the first walk; later walks only look for what is wanted.
@@ -191,6 +193,7 @@ impl<'i> Collector<'i> {
             undumped: info.undumped_targets.iter().copied().collect(),
             wanted: FxHashMap::default(),
             maybe_wanted: MaybeWanted([0; 64]),
+            kept_classes: MaybeWanted([0; 64]),
             strings: IdSetBuilder::new(),
             out: Collected::default(),
             first_walk: true,
@@ -206,6 +209,9 @@ impl<'i> Collector<'i> {
     /// Also noting the Strings `kept` says a private package keeps.
     pub fn with_kept(mut self, kept: Option<&'i KeptFields>) -> Self {
         self.kept = kept.filter(|k| !k.is_empty());
+        for &class in self.kept.iter().flat_map(|k| k.instance.keys()) {
+            self.kept_classes.add(class);
+        }
         self
     }
 
@@ -370,14 +376,17 @@ impl<'i> Collector<'i> {
     /// last ones are kept at hand).
     #[inline(never)]
     fn wants_private(&self, kept: &KeptFields, tag: u8, id: u64, class_id: u64) -> bool {
-        let wanted = self.maybe_wanted.may_contain(id) && self.wanted.contains_key(&id);
+        // Every object of the dump comes here: the filters first, the maps only for what
+        // passes them.
+        let wanted = || self.maybe_wanted.may_contain(id) && self.wanted.contains_key(&id);
         if tag == tags::INSTANCE_DUMP {
             !self.undumped.is_empty()
                 || self.targets.iter().any(|(c, _)| *c == class_id)
-                || kept.instance.contains_key(&class_id)
-                || wanted
+                || (self.kept_classes.may_contain(class_id)
+                    && kept.instance.contains_key(&class_id))
+                || wanted()
         } else {
-            (tag == tags::PRIMITIVE_ARRAY_DUMP && self.recent.is_some()) || wanted
+            (tag == tags::PRIMITIVE_ARRAY_DUMP && self.recent.is_some()) || wanted()
         }
     }
 

@@ -132,6 +132,10 @@ impl Key {
     /// hashes half of them.
     fn permute(&self, bytes: &mut [u8]) {
         let len = bytes.len();
+        if len <= 2 * WORD_HALF {
+            self.permute_words(bytes);
+            return;
+        }
         let (left, right) = bytes.split_at_mut(len / 2);
         for round in 0..3 {
             if round % 2 == 0 {
@@ -140,6 +144,37 @@ impl Key {
                 self.round(round, len, right, left);
             }
         }
+    }
+
+    /// [`Key::permute`] of at most `2 * WORD_HALF` bytes, the common case (every String
+    /// below [`TAGGED_FROM`] bytes), with each half in a register: a round function's
+    /// input (round, length, half) is then one SipHash word, where the general path reads
+    /// two, and the halves are XORed whole. The same Feistel network, another encoding of
+    /// its rounds' inputs (one-to-one: the half in the low 48 bits, the length and the
+    /// round above it).
+    fn permute_words(&self, bytes: &mut [u8]) {
+        let len = bytes.len();
+        let (left, right) = bytes.split_at_mut(len / 2);
+        let (mut l, mut r) = (load(left), load(right));
+        let (l_mask, r_mask) = (mask(left.len()), mask(right.len()));
+        for round in 0..3u64 {
+            let word = |half: u64| half | (len as u64) << 48 | round << 56;
+            if round % 2 == 0 {
+                r ^= self.prf_word(round, word(l)) & r_mask;
+            } else {
+                l ^= self.prf_word(round, word(r)) & l_mask;
+            }
+        }
+        store(l, left);
+        store(r, right);
+    }
+
+    /// The round function of one word: SipHash-1-3 under the key.
+    #[inline(always)]
+    fn prf_word(&self, round: u64, word: u64) -> u64 {
+        let mut sip = Sip::<1, 3>::new(self.0[0] ^ round, self.0[1], false);
+        sip.absorb_word(word);
+        sip.finish64()
     }
 
     /// A String value's replacement, in place: below [`TAGGED_FROM`] bytes permuted, from
@@ -245,6 +280,13 @@ impl<const C: usize, const D: usize> Sip<C, D> {
         self.block(last);
     }
 
+    /// A message of one 8-byte word.
+    #[inline(always)]
+    fn absorb_word(&mut self, m: u64) {
+        self.block(m);
+        self.block(8 << 56);
+    }
+
     #[inline(always)]
     fn word(&self) -> u64 {
         self.v[0] ^ self.v[1] ^ self.v[2] ^ self.v[3]
@@ -267,6 +309,53 @@ impl<const C: usize, const D: usize> Sip<C, D> {
         self.rounds(D);
         [first, self.word()]
     }
+}
+
+/// The most bytes of a half [`Key::permute_words`] takes: 6, so that a round's length
+/// and number fit above it in one word.
+const WORD_HALF: usize = 6;
+
+/// Up to 8 bytes as a little-endian word, in at most three reads that may overlap (a
+/// copy of a length not known at compile time would be a call to `memcpy`).
+#[inline(always)]
+fn load(bytes: &[u8]) -> u64 {
+    let n = bytes.len();
+    let u32_at = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap_or([0; 4]));
+    match n {
+        0 => 0,
+        1..=3 => {
+            let at = |i: usize| (bytes[i] as u64) << (8 * i);
+            at(0) | at(n / 2) | at(n - 1)
+        }
+        4..=8 => u32_at(0) as u64 | (u32_at(n - 4) as u64) << (8 * (n - 4)),
+        _ => u64::from_le_bytes(bytes[..8].try_into().unwrap_or([0; 8])),
+    }
+}
+
+/// The low bytes of `word` into `out` (at most 8), the inverse of [`load`], in writes
+/// that may overlap, each of the bytes it overlaps.
+#[inline(always)]
+fn store(word: u64, out: &mut [u8]) {
+    let n = out.len();
+    match n {
+        0 => {}
+        1..=3 => {
+            for i in [0, n / 2, n - 1] {
+                out[i] = (word >> (8 * i)) as u8;
+            }
+        }
+        _ => {
+            let n = n.min(8);
+            out[..4].copy_from_slice(&(word as u32).to_le_bytes());
+            out[n - 4..n].copy_from_slice(&((word >> (8 * (n - 4))) as u32).to_le_bytes());
+        }
+    }
+}
+
+/// The low `n` bytes of a word (`n` at most 7).
+#[inline(always)]
+fn mask(n: usize) -> u64 {
+    (1u64 << (8 * n)) - 1
 }
 
 /// splitmix64's finalizer over a seed and a counter: a well-spread word each.
@@ -295,6 +384,19 @@ mod tests {
             sip.block(0x0102_0304_0506_0708);
             sip.absorb(8, &data);
             assert_eq!(sip.finish64(), h.finish(), "{len}");
+        }
+    }
+
+    #[test]
+    fn words_load_and_store_every_length() {
+        for n in 0..=8usize {
+            let bytes: Vec<u8> = (1..=n as u8).map(|b| b.wrapping_mul(29)).collect();
+            let mut word = [0u8; 8];
+            word[..n].copy_from_slice(&bytes);
+            assert_eq!(load(&bytes), u64::from_le_bytes(word), "{n}");
+            let mut out = vec![0xAA; n];
+            store(load(&bytes), &mut out);
+            assert_eq!(out, bytes, "{n}");
         }
     }
 
