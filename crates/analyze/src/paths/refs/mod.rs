@@ -339,6 +339,21 @@ enum NodeField {
 pub struct Scratch {
     slots: Map<(u64, NodeField), Option<(u32, BasicType)>>,
     seen: Set<u64>,
+    /// A batch of a hash table's buckets (see `read_map`).
+    heads: Vec<Option<Node>>,
+    entries: Vec<MapEntry>,
+}
+
+/// A hash table's entry as `read_map` gathers it: its bucket, place in the bucket's
+/// chain, key and value ids, then the nodes of those.
+#[derive(Clone, Copy)]
+struct MapEntry {
+    bucket: u32,
+    chain: u32,
+    key: u64,
+    value: u64,
+    key_node: Option<Node>,
+    value_node: Option<Node>,
 }
 
 /// The search's rules for one dump.

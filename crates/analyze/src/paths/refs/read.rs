@@ -447,6 +447,13 @@ impl PathRefs {
 
     /// A hash table's entries, bucket by bucket and down each bucket's `next` links: the
     /// key then the value of each (keys only for a set).
+    ///
+    /// In batches of [`MAP_BATCH`] buckets, each step over the whole batch before the next
+    /// (the buckets' first entries found, the chains read, the keys' and values' nodes
+    /// found, the steps given): a node found by its id is a few dependent cache misses,
+    /// and lookups one after the other in a short loop overlap in the CPU where lookups
+    /// between one entry's other work would wait one by one. The steps come in the same
+    /// order as entry by entry.
     fn read_map(
         &self,
         g: &Graph<'_, '_>,
@@ -467,52 +474,72 @@ impl PathRefs {
             Tag::ConcurrentHashMap => (NodeField::ChmKey, NodeField::ChmVal, NodeField::ChmNext),
             _ => (NodeField::MapKey, NodeField::MapValue, NodeField::MapNext),
         };
+        let role = if keys_only { Role::Element } else { Role::Key };
+        let mut heads = std::mem::take(&mut scratch.heads);
+        let mut entries = std::mem::take(&mut scratch.entries);
         let mut position = 0u32;
-        for b in 0..len {
-            let first = self.instance(g, g.array_id(arr, b));
-            self.chain(g, first, Link::of(next_f), scratch, |s, e, k| {
-                let key = self.object(g, e, key_f, false, s);
-                let role = if keys_only { Role::Element } else { Role::Key };
-                if let Some(t) = f.target(g, key) {
-                    let via = Via::Entry {
-                        tag,
-                        role,
-                        position,
-                        bucket: b as u32,
-                        chain: k,
-                        key,
+        for start in (0..len).step_by(MAP_BATCH) {
+            let buckets = start..(start + MAP_BATCH).min(len);
+            heads.clear();
+            heads.extend(
+                buckets
+                    .clone()
+                    .map(|b| self.instance(g, g.array_id(arr, b))),
+            );
+            entries.clear();
+            for (b, &first) in buckets.zip(&heads) {
+                self.chain(g, first, Link::of(next_f), scratch, |s, e, chain| {
+                    let key = self.object(g, e, key_f, false, s);
+                    let value = match keys_only {
+                        true => 0,
+                        false => self.object(g, e, value_f, false, s),
                     };
-                    f.emit(Emit {
-                        target: t,
-                        low: false,
-                        library: None,
-                        via,
+                    entries.push(MapEntry {
+                        bucket: b as u32,
+                        chain,
+                        key,
+                        value,
+                        key_node: None,
+                        value_node: None,
                     });
-                }
+                });
+            }
+            for e in entries.iter_mut() {
+                e.key_node = f.target(g, e.key);
                 if !keys_only {
-                    let value = self.object(g, e, value_f, false, s);
-                    if let Some(t) = f.target(g, value) {
-                        let via = Via::Entry {
-                            tag,
-                            role: Role::Value,
-                            position,
-                            bucket: b as u32,
-                            chain: k,
-                            key,
-                        };
+                    e.value_node = f.target(g, e.value);
+                }
+            }
+            for e in &entries {
+                let via = |role| Via::Entry {
+                    tag,
+                    role,
+                    position,
+                    bucket: e.bucket,
+                    chain: e.chain,
+                    key: e.key,
+                };
+                for (node, role) in [(e.key_node, role), (e.value_node, Role::Value)] {
+                    if let Some(t) = node {
                         f.emit(Emit {
                             target: t,
                             low: false,
                             library: None,
-                            via,
+                            via: via(role),
                         });
                     }
                 }
                 position = position.saturating_add(1);
-            });
+            }
         }
+        scratch.heads = heads;
+        scratch.entries = entries;
     }
 }
+
+/// Buckets of a hash table read as one batch by `read_map`: enough lookups at once to
+/// overlap, few enough that the batch's entries stay in the cache.
+const MAP_BATCH: usize = 64;
 
 /// A collection's entry as a step of a path.
 #[inline]
