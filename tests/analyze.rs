@@ -677,3 +677,106 @@ fn an_output_that_is_the_input_or_cannot_be_written_is_refused_before_the_work()
     assert!(stderr(&o).contains("does not exist"), "{}", stderr(&o));
     assert!(!stderr(&o).contains("index"), "{}", stderr(&o));
 }
+
+/// `--skip`: what is left out is named and nothing else changes. Skipping the triage sums
+/// only the leaks' subtrees, so their retained sizes (Java, native, objects) and the dump's
+/// totals must equal those of the whole analysis; skipping the duplicate Strings empties
+/// that list alone.
+#[test]
+fn skipped_parts_are_named_and_the_rest_is_unchanged() {
+    use hprof_shrink_analyze::Skip;
+    let with = |path: &Path, skip: Skip| {
+        let options = Options {
+            all_leaks: true,
+            pictures: false,
+            skip,
+            ..Options::default()
+        };
+        let a = analyze_path(path, &options, &Control::default())
+            .unwrap()
+            .analysis;
+        serde_json::to_value(a).unwrap()
+    };
+    let (mut retained_leaks, mut duplicate_values) = (0, 0);
+    for dump in dumps() {
+        let whole = with(&dump, Skip::default());
+        let name = dump.display();
+        // The triage skipped: no triage, the dump says so, everything else equal.
+        let mut lean = with(
+            &dump,
+            Skip {
+                triage: true,
+                duplicate_strings: false,
+            },
+        );
+        assert!(lean.get("triage").is_none_or(|t| t.is_null()), "{name}");
+        assert_eq!(
+            lean["dump"]["skipped"],
+            serde_json::json!(["triage"]),
+            "{name}"
+        );
+        lean["dump"].as_object_mut().unwrap().remove("skipped");
+        let mut expected = whole.clone();
+        expected.as_object_mut().unwrap().remove("triage");
+        lean.as_object_mut().unwrap().remove("triage");
+        assert_eq!(lean, expected, "{name}: more than the triage changed");
+        retained_leaks += whole["leaks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|l| l["retainedBytes"].as_u64() > Some(0))
+            .count();
+        // The duplicate Strings skipped: that list alone is empty.
+        let mut no_strings = with(
+            &dump,
+            Skip {
+                triage: false,
+                duplicate_strings: true,
+            },
+        );
+        assert_eq!(
+            no_strings["dump"]["skipped"],
+            serde_json::json!(["duplicateStrings"])
+        );
+        assert_eq!(
+            no_strings["triage"]["duplicateStrings"],
+            serde_json::json!([]),
+            "{name}"
+        );
+        let mut expected = whole.clone();
+        duplicate_values += expected["triage"]["duplicateStrings"]
+            .as_array()
+            .map_or(0, Vec::len);
+        for a in [&mut no_strings, &mut expected] {
+            a["dump"].as_object_mut().unwrap().remove("skipped");
+            let t = a["triage"].as_object_mut().unwrap();
+            t.remove("duplicateStrings");
+            t.remove("duplicateStringsLeftOut");
+        }
+        assert_eq!(
+            no_strings, expected,
+            "{name}: more than the duplicate Strings changed"
+        );
+    }
+    // Not vacuous: leaks with retained sizes, and duplicate Strings, were compared.
+    assert!(
+        retained_leaks > 0 && duplicate_values > 0,
+        "{retained_leaks} {duplicate_values}"
+    );
+}
+
+#[test]
+fn skip_is_said_in_the_text_and_refuses_an_unknown_part() {
+    let dump = fixture("hotspot-android.hprof");
+    let o = run(&["analyze", s(&dump), "--skip", "triage,duplicate-strings"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains("Skipped on request (--skip): the triage."),
+        "{text}"
+    );
+    assert!(!text.contains("TRIAGE"), "{text}");
+    let o = run(&["analyze", s(&dump), "--skip", "leaks"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("triage"), "{}", stderr(&o));
+}

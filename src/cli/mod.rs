@@ -786,10 +786,28 @@ pub struct AnalyzeArgs {
     #[arg(long, value_name = "WxH", value_parser = parse_screen)]
     pub screen: Option<(u64, u64)>,
 
+    /// Leave parts of the analysis out to save their time, comma-separated: `triage` (top
+    /// retainers, accumulation points, retained by class, largest arrays, counts and
+    /// duplicate Strings) or `duplicate-strings` (no String value is hashed). On a heap of
+    /// millions of small objects and Strings the triage is about a seventh of the
+    /// analysis, its duplicate Strings a fifteenth (docs/performance.md). The output
+    /// names what was skipped; leaks and their retained sizes are the same.
+    #[arg(long, value_enum, value_name = "PART", value_delimiter = ',')]
+    pub skip: Vec<SkipPart>,
+
     /// Print on stderr every step of the analysis with the time it took and the memory
     /// after it.
     #[arg(short, long)]
     pub verbose: bool,
+}
+
+/// A part of the analysis `analyze --skip` leaves out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SkipPart {
+    /// The triage, its duplicate Strings included.
+    Triage,
+    /// The triage's duplicate Strings.
+    DuplicateStrings,
 }
 
 #[derive(Debug, Args)]

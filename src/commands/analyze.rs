@@ -5,10 +5,10 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use crate::progress::Bar;
-use hprof_shrink_analyze::{self as analyze, gate, render, Mapping, Options};
+use hprof_shrink_analyze::{self as analyze, gate, render, Mapping, Options, Skip};
 use hprof_shrink_core::Control;
 
-use crate::cli::{AnalyzeArgs, AnalyzeFormat};
+use crate::cli::{AnalyzeArgs, AnalyzeFormat, SkipPart};
 use crate::error::HostError;
 use crate::gate::Gate;
 use crate::report_out::{self, Dest};
@@ -87,6 +87,10 @@ pub fn run(a: AnalyzeArgs) -> Result<ExitCode, HostError> {
         dump: a.dump,
         pid: a.pid,
         screen: a.screen,
+        skip: Skip {
+            triage: a.skip.contains(&SkipPart::Triage),
+            duplicate_strings: a.skip.contains(&SkipPart::DuplicateStrings),
+        },
     };
     let bar = Bar::new(true);
     let progress = |p| bar.update(p);

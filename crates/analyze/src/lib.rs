@@ -54,6 +54,6 @@ pub use library::LibraryTable;
 pub use mapping::Mapping;
 pub use model::*;
 pub use run::{
-    analyze_path, analyze_path_census, analyze_path_within, analyze_source, Options, Outcome,
+    analyze_path, analyze_path_census, analyze_path_within, analyze_source, Options, Outcome, Skip,
     StepTime, Timings, DEFAULT_MIN_BITMAP_BYTES,
 };

@@ -236,6 +236,11 @@ pub struct DumpSummary {
     /// empty for a dump that holds values.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_run: Vec<NotRun>,
+    /// The parts of the analysis left out on request (`analyze --skip`): `triage` (then
+    /// there is no `triage`) or `duplicateStrings` (then `triage.duplicateStrings` is
+    /// empty because no value was looked at, not because none is held twice).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<String>,
 }
 
 /// One heap of the dump and its objects.

@@ -136,11 +136,12 @@ fn duplicate_bitmaps(a: &Analysis, pictures: &[(String, Vec<u8>)]) -> Markup {
     }
 }
 
-/// The dump's summary table.
-/// The rules and steps that could not run on this heap (`dump.notRun`), as a table.
+/// The rules and steps that could not run on this heap (`dump.notRun`), as a table, and
+/// the parts left out on request.
 fn not_run(a: &Analysis) -> Markup {
     let not_run = &a.dump.not_run;
     html! {
+        @if let Some(line) = super::text::skipped_line(a) { p.note { (line) } }
         @if !not_run.is_empty() {
             p.note { "Not run: a " (shown(&a.dump.format)) " holds no field values, and each of these asked for a field the heap does not hold:" }
             table {
@@ -153,6 +154,7 @@ fn not_run(a: &Analysis) -> Markup {
     }
 }
 
+/// The dump's summary table.
 fn dump(a: &Analysis) -> Markup {
     let d = &a.dump;
     html! {

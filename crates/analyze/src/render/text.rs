@@ -370,7 +370,26 @@ fn ours_header(o: &mut String, a: &Analysis) {
     for line in not_run_lines(a) {
         let _ = writeln!(o, "{line}");
     }
+    if let Some(line) = skipped_line(a) {
+        let _ = writeln!(o, "{line}");
+    }
     let _ = writeln!(o);
+}
+
+/// The parts of the analysis left out on request (`dump.skipped`), in one line; `None`
+/// when none was.
+pub fn skipped_line(a: &Analysis) -> Option<String> {
+    let parts: Vec<&str> = a
+        .dump
+        .skipped
+        .iter()
+        .map(|p| match p.as_str() {
+            "triage" => "the triage",
+            "duplicateStrings" => "the duplicate Strings",
+            other => other,
+        })
+        .collect();
+    (!parts.is_empty()).then(|| format!("Skipped on request (--skip): {}.", parts.join(", ")))
 }
 
 /// The rules and steps that could not run on this heap (`dump.notRun`), a line each after

@@ -55,6 +55,7 @@ pub(crate) fn dump(ix: &Index<'_>, chosen: &Chosen, totals: Totals) -> DumpSumma
         top_classes: totals.top_classes,
         omitted_top_classes: totals.omitted_top_classes,
         not_run: Vec::new(),
+        skipped: Vec::new(),
         heap_dumps: chosen.dumps as u64,
         heap_dump: if chosen.dumps == 0 {
             0

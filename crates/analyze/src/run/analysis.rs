@@ -60,6 +60,17 @@ impl<'r> Request<'r> {
             format: input.format,
         }
     }
+
+    /// Whether the triage's duplicate Strings are looked for: not by a census (`diff`
+    /// does not compare them) nor when skipped.
+    pub fn looks_for_duplicate_strings(&self) -> bool {
+        !self.take_census && self.options.skip.strings()
+    }
+
+    /// Whether the triage is made: a census takes the subtrees whatever was asked.
+    pub fn makes_triage(&self) -> bool {
+        self.take_census || !self.options.skip.triage
+    }
 }
 
 impl Clock {
@@ -131,6 +142,9 @@ impl<'r> Run<'r> {
         };
         let mut dump = summary::dump(&ix, &chosen, weighed.totals);
         dump.not_run = std::mem::take(&mut self.not_run);
+        if !self.ask.take_census {
+            dump.skipped = self.ask.options.skip.names();
+        }
         let mut notes = std::mem::take(&mut self.notes);
         let omitted_notes = limits::keep_first(&mut notes, limits::MAX_NOTES);
         let bitmaps::Duplicates {
@@ -157,7 +171,7 @@ impl<'r> Run<'r> {
             omitted_unreachable: listed.more_unreachable,
             duplicate_bitmaps,
             omitted_duplicate_bitmaps,
-            triage: Some(weighed.triage),
+            triage: weighed.triage,
             notes,
             omitted_notes,
         };

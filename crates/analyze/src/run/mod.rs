@@ -56,6 +56,38 @@ pub struct Options {
     /// The screen (width, height in pixels) large Bitmaps are measured against when the
     /// heap holds no DisplayMetrics.
     pub screen: Option<(u64, u64)>,
+    /// Parts of the analysis left out, to save their time (`--skip`).
+    pub skip: Skip,
+}
+
+/// Parts of the analysis a user may leave out (`analyze --skip`): each costs time on
+/// every object and is read by some users only. What is left out is named in the
+/// analysis (`dump.skipped`), never silently missing.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Skip {
+    /// The triage (top retainers, accumulation points, retained by class, the largest
+    /// arrays, counts, duplicate Strings): the retained sizes are summed as ever (the
+    /// leaks' and the totals need them), the triage's paths, walks and lists are not made.
+    pub triage: bool,
+    /// The triage's duplicate Strings alone: no String value is hashed.
+    pub duplicate_strings: bool,
+}
+
+impl Skip {
+    /// The names `dump.skipped` gives the parts left out: the triage covers its duplicate
+    /// Strings.
+    pub fn names(&self) -> Vec<String> {
+        match (self.triage, self.duplicate_strings) {
+            (true, _) => vec!["triage".into()],
+            (false, true) => vec!["duplicateStrings".into()],
+            (false, false) => Vec::new(),
+        }
+    }
+
+    /// Whether the duplicate Strings are looked for.
+    pub fn strings(&self) -> bool {
+        !(self.triage || self.duplicate_strings)
+    }
 }
 
 impl Default for Options {
@@ -69,6 +101,7 @@ impl Default for Options {
             dump: None,
             pid: None,
             screen: None,
+            skip: Skip::default(),
         }
     }
 }

@@ -137,7 +137,7 @@ impl Run<'_> {
         // that reads every object for its references.
         let heap = Heap::new(g.ix, &g);
         let kinds = Kinds::new(&heap);
-        let triaged = TriageClasses::new(&g, &kinds, !self.ask.take_census);
+        let triaged = TriageClasses::new(&g, &kinds, self.ask.looks_for_duplicate_strings());
         let wanted = references::wanted(&g, &heap, &kinds, &triaged.all(), &path_refs);
         self.clock.step("finder classes");
         let references::Passed {

@@ -21,23 +21,26 @@ use crate::sizes::subtrees;
 pub struct Weighed {
     /// Largest first, one per signature.
     pub leaks: Vec<Leak>,
-    pub triage: crate::model::triage::Triage,
+    /// `None` when it was skipped (`--skip triage`).
+    pub triage: Option<crate::model::triage::Triage>,
     pub census: Option<census::Census>,
     pub totals: summary::Totals,
 }
 
 /// What the subtrees and the triage measured.
 struct Triaged {
-    triage: crate::model::triage::Triage,
-    /// The reachable objects' Java bytes.
+    /// `None` when it was skipped.
+    triage: Option<crate::model::triage::Triage>,
+    /// The reachable objects' Java bytes, and the registered native bytes they own.
     reachable_bytes: u64,
+    reachable_native_bytes: u64,
     /// The leaks' retained sizes (Java, then native), in the order of their nodes.
     retained: Vec<dominators::Retained>,
     leak_native: Vec<u64>,
     /// The unreachable objects' shallow sizes by class.
     gone: Sizer,
-    /// Every number's retained size (for a census).
-    trees: subtrees::Subtrees,
+    /// Every number's retained size (for a census; `None` when the triage was skipped).
+    trees: Option<subtrees::Subtrees>,
 }
 
 /// What the subtrees and the triage are measured on.
@@ -88,7 +91,7 @@ impl Run<'_> {
         };
         let triaged = self.subtrees_and_triage(weighing, for_triage);
         // Only a census reads every retained size from here on.
-        let trees = self.ask.take_census.then_some(triaged.trees);
+        let trees = triaged.trees.filter(|_| self.ask.take_census);
         let (reachable_objects, reachable_edges) = (doms.reachable, doms.edges);
         let heap_bytes: u64 = all_objects.values().map(|&(_, bytes)| bytes).sum();
         let by_class = summary::reachable_by_class(all_objects, triaged.gone);
@@ -117,7 +120,7 @@ impl Run<'_> {
             heap_bytes,
             reachable_objects,
             reachable_bytes: triaged.reachable_bytes,
-            reachable_native_bytes: triaged.triage.heap_native_bytes,
+            reachable_native_bytes: triaged.reachable_native_bytes,
             reachable_edges,
             top_classes,
             omitted_top_classes,
@@ -131,7 +134,8 @@ impl Run<'_> {
     }
 
     /// Every object's retained size from the dominators (the leaks' among them), then the
-    /// triage on them and on what the earlier steps counted.
+    /// triage on them and on what the earlier steps counted, unless it is skipped (a
+    /// census needs none of it, and takes only the subtrees).
     fn subtrees_and_triage(&mut self, weighing: Weighing<'_, '_, '_>, parts: ForTriage) -> Triaged {
         let Weighing {
             g,
@@ -176,17 +180,21 @@ impl Run<'_> {
             trees: &trees,
             native: &native,
         };
-        let triage = triage::assemble(g, reach, &ins, weights, counted);
+        let made = self.ask.makes_triage();
+        let triage = made.then(|| triage::assemble(g, reach, &ins, weights, counted));
         let reachable_bytes = trees.reachable_java();
         drop((native, ins));
-        self.clock.step("triage");
+        if made {
+            self.clock.step("triage");
+        }
         Triaged {
+            reachable_native_bytes: trees.reachable().1,
             triage,
             reachable_bytes,
             retained,
             leak_native,
             gone,
-            trees,
+            trees: Some(trees),
         }
     }
 }
