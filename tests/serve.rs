@@ -5165,6 +5165,143 @@ async fn a_trace_that_is_not_one_heap_graph_is_422_and_nothing_is_stored() {
     srv.stop().await;
 }
 
+/// A package holding a trace is checked as a trace sent as it is: a zip whose trace is no
+/// heap graph, garbage named as a trace, two traces, a trace cut short: 422 with the
+/// reason; a trace entry inflating past the limit: 413, from what the zip declares;
+/// nothing stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wrong_trace_package_is_refused_with_why_and_nothing_is_stored() {
+    use hprof_shrink_test_support::trace;
+    let dir = tempfile::tempdir().unwrap();
+    // Packages of up to 1 MiB, inflating to at most 4 MiB.
+    let srv = start(
+        &dir.path().join("data"),
+        Opts {
+            max_bytes: 1 << 20,
+            budget: Budget {
+                inflated_ratio: 4,
+                ..budget()
+            },
+            ..Opts::default()
+        },
+    )
+    .await;
+    let good = serve_common::heap_graph_trace(42, 40, "com.example.Node");
+    let mut only_other = trace::other_packet();
+    only_other.extend(trace::process_packet(7, Some(10001), "com.example.app"));
+    let info = common::result_info("t.pftrace");
+    let zip = |entries: &[(&str, &[u8])]| {
+        let mut all: Vec<(&str, &[u8])> = vec![("result.info", &info)];
+        all.extend_from_slice(entries);
+        common::zip_of(&all, 6)
+    };
+    let garbage = b"\x0a\x7fnot a trace at all".to_vec();
+    let cut = &good[..good.len() - 3];
+    for (body, why) in [
+        (
+            zip(&[("t.pftrace", &only_other)]),
+            "the package's trace t.pftrace: not one process's Java heap graph: the trace holds no Java heap graph",
+        ),
+        (
+            zip(&[("t.pftrace", &garbage)]),
+            "not one process's Java heap graph: the packet at byte 0 says it has 127 bytes",
+        ),
+        (
+            zip(&[("t.pftrace", &good), ("u.pftrace", &good)]),
+            "the package holds \"u.pftrace\" beside its trace \"t.pftrace\"",
+        ),
+        (zip(&[("t.pftrace", cut)]), "says it has"),
+    ] {
+        let r = put(&srv, "t.zip", body.clone(), md5_of(&body)).await;
+        assert_eq!(r.status(), StatusCode::UNPROCESSABLE_ENTITY);
+        let answer = json_of(r).await;
+        let error = answer["error"].as_str().unwrap();
+        assert!(error.contains(why), "{why}: {error}");
+        nothing_stored(&srv).await;
+    }
+    // A trace's first byte and 64 MiB of zeros, in a zip of some 64 KiB.
+    let mut bomb = vec![0u8; 64 << 20];
+    bomb[0] = 0x0a;
+    let bomb = zip(&[("t.pftrace", &bomb)]);
+    assert!(bomb.len() < 1 << 20);
+    let r = put(&srv, "bomb.zip", bomb.clone(), md5_of(&bomb)).await;
+    assert_eq!(r.status(), 413);
+    let why = r.text().await.unwrap();
+    assert!(why.contains("more than the limit of 4194304"), "{why}");
+    nothing_stored(&srv).await;
+    srv.stop().await;
+}
+
+/// A package holding a trace, made by the command that packages a dump: taken as a
+/// package (PUT and `upload`'s POST), analyzed as its trace (no leak, a heap graph's
+/// triage), its app version the package's own (`extra.info`'s appVersion before the
+/// trace's version code), its name and download the zip's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_package_holding_a_trace_is_taken_and_analyzed_as_its_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let srv = start(&dir.path().join("data"), Opts::default()).await;
+    let good = serve_common::heap_graph_trace(42, 40, "com.example.Node");
+    let raw = dir.path().join("oom.pftrace");
+    std::fs::write(&raw, &good).unwrap();
+    let pkg = dir.path().join("oom.zip");
+    let o = cli(
+        args(&[
+            s(&raw),
+            s(&pkg),
+            "--sdk-version",
+            "35",
+            "--extra",
+            "appVersion=1.4",
+        ]),
+        None,
+    )
+    .await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    let bytes = std::fs::read(&pkg).unwrap();
+    let r = put(&srv, "oom.zip", bytes.clone(), md5_of(&bytes)).await;
+    assert_eq!(r.status(), StatusCode::CREATED, "{}", json_of(r).await);
+    let v = settled(&srv.base, 1, None).await;
+    assert_eq!(v["package"]["state"], "done", "{v}");
+    assert_eq!(
+        v["analysis"]["dump"]["format"], "Perfetto heap graph",
+        "{v}"
+    );
+    assert_eq!(v["analysis"]["input"]["kind"], "perfetto", "{v}");
+    assert!(v["analysis"]["leaks"].as_array().unwrap().is_empty(), "{v}");
+    assert!(
+        v["analysis"]["triage"]["topRetainers"][0]["path"].is_object(),
+        "{v}"
+    );
+    let p = &v["package"];
+    assert_eq!(
+        (p["appVersion"].as_str(), p["sdk"].as_str()),
+        (Some("1.4"), Some("35")),
+        "{p}"
+    );
+    assert_eq!(p["name"], "oom.zip", "{p}");
+    assert_eq!(
+        p["extra"],
+        serde_json::json!([
+            ["appVersion", "1.4"],
+            ["processName", "com.example.app"],
+            ["packageName", "com.example.app"],
+            ["versionCode", "42"]
+        ]),
+        "{p}"
+    );
+    let dl = client()
+        .get(srv.url("/packages/1/download"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(dl.headers()["content-type"], "application/zip");
+    assert_eq!(dl.bytes().await.unwrap().as_ref(), bytes.as_slice());
+    // `upload` sends it as any package (the same bytes: the first record).
+    let o = upload(&srv, &pkg, None).await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    srv.stop().await;
+}
+
 /// Heap-graph traces without a leak, through the store on SQLite: see
 /// `heap_graph_traces_group_by_path_per_version`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
