@@ -2784,6 +2784,93 @@ async fn upload_outbox_moves_a_package_refused_for_good_to_rejected_with_the_ans
     srv.stop().await;
 }
 
+/// Traces added to an outbox (`Outbox::add_trace`: copied under a hidden name, then
+/// renamed; the source stays) are sent by `upload --outbox` as they are: a heap graph is
+/// taken and moved to `sent/`, a trace that is none is refused for good (422) and moved to
+/// `rejected/` with the answer; a file that does not start as a trace is not added, and a
+/// trace's copy left by a dead writer is removed, not sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn traces_added_to_the_outbox_are_sent_as_they_are_or_rejected() {
+    use hprof_shrink_test_support::trace;
+    use hprof_shrink_upload::outbox::{Outbox, Recovered};
+    let dir = tempfile::tempdir().unwrap();
+    let outbox_dir = dir.path().join("outbox");
+    let outbox = Outbox::new(&outbox_dir);
+    let good = dir.path().join("heap.pftrace");
+    std::fs::write(
+        &good,
+        serve_common::heap_graph_trace(42, 10, "com.example.Node"),
+    )
+    .unwrap();
+    let mut other = trace::other_packet();
+    other.extend(trace::process_packet(7, Some(10001), "com.example.app"));
+    let bad = dir.path().join("oom");
+    std::fs::write(&bad, &other).unwrap();
+    let zip = dir.path().join("not-a-trace.pftrace");
+    std::fs::write(&zip, b"PK\x03\x04 a zip, say").unwrap();
+
+    let added = outbox.add_trace(&good).unwrap();
+    assert_eq!(added, outbox_dir.join("heap.pftrace"));
+    assert!(good.exists(), "the source is its writer's");
+    assert_eq!(
+        outbox.add_trace(&good).unwrap(),
+        outbox_dir.join("heap-2.pftrace")
+    );
+    assert_eq!(
+        outbox.add_trace(&bad).unwrap(),
+        outbox_dir.join("oom.perfetto-trace")
+    );
+    let e = outbox.add_trace(&zip).unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::InvalidData);
+    assert!(e.to_string().contains("not a Perfetto trace"), "{e}");
+    // A copy a dead writer left: removed by the next run, never sent.
+    let left = outbox_dir.join(".x.pftrace.999999999.abcdef.hprof-shrink-incoming");
+    std::fs::write(&left, b"\x0a\x05half").unwrap();
+    assert_eq!(
+        names(&outbox_dir),
+        [
+            ".x.pftrace.999999999.abcdef.hprof-shrink-incoming",
+            "heap-2.pftrace",
+            "heap.pftrace",
+            "oom.perfetto-trace"
+        ]
+    );
+    assert_eq!(outbox.pending().unwrap().len(), 3);
+    assert_eq!(outbox.recover().unwrap(), [Recovered::Removed(left)]);
+
+    let srv = start(&dir.path().join("data"), Opts::default()).await;
+    let url = srv.url("/api/packages");
+    let o = cli(
+        args(&["upload", "--outbox", s(&outbox_dir), "--url", &url]),
+        None,
+    )
+    .await;
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("1 of 3 zips refused for good"), "{err}");
+    assert_eq!(
+        names(&outbox_dir.join("sent")),
+        ["heap-2.pftrace", "heap.pftrace"]
+    );
+    let rejected = outbox_dir.join("rejected");
+    assert_eq!(
+        names(&rejected),
+        ["oom.perfetto-trace", "oom.perfetto-trace.txt"]
+    );
+    let answer = std::fs::read_to_string(rejected.join("oom.perfetto-trace.txt")).unwrap();
+    assert!(
+        answer.contains("HTTP 422") && answer.contains("the trace holds no Java heap graph"),
+        "{answer}"
+    );
+    let v = settled(&srv.base, 1, None).await;
+    assert_eq!(
+        v["analysis"]["dump"]["format"], "Perfetto heap graph",
+        "{v}"
+    );
+    assert_eq!(v["package"]["name"], "heap.pftrace", "{v}");
+    srv.stop().await;
+}
+
 // ---------------------------------------------------------------- the real binary
 
 fn free_port() -> u16 {
