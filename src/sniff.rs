@@ -33,6 +33,13 @@ pub fn is_zip(path: &Path) -> bool {
     hprof_shrink_core::hprof::open_regular(path).is_ok_and(|mut f| kind_at_start(&mut f).is_zip())
 }
 
+/// Whether `path` starts as a Perfetto trace does (its first byte `Trace.packet`'s tag):
+/// a trace given where a dump goes is packaged, not shrunk (its reader checks the rest).
+pub fn is_trace(path: &Path) -> bool {
+    hprof_shrink_core::hprof::open_regular(path)
+        .is_ok_and(|mut f| kind_at_start(&mut f) == FileKind::Trace)
+}
+
 /// What the first bytes read from `r` say it is.
 fn kind_at_start(r: &mut impl Read) -> FileKind {
     let mut head = [0u8; FileKind::PREFIX_LEN];

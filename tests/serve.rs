@@ -2784,6 +2784,93 @@ async fn upload_outbox_moves_a_package_refused_for_good_to_rejected_with_the_ans
     srv.stop().await;
 }
 
+/// Traces added to an outbox (`Outbox::add_trace`: copied under a hidden name, then
+/// renamed; the source stays) are sent by `upload --outbox` as they are: a heap graph is
+/// taken and moved to `sent/`, a trace that is none is refused for good (422) and moved to
+/// `rejected/` with the answer; a file that does not start as a trace is not added, and a
+/// trace's copy left by a dead writer is removed, not sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn traces_added_to_the_outbox_are_sent_as_they_are_or_rejected() {
+    use hprof_shrink_test_support::trace;
+    use hprof_shrink_upload::outbox::{Outbox, Recovered};
+    let dir = tempfile::tempdir().unwrap();
+    let outbox_dir = dir.path().join("outbox");
+    let outbox = Outbox::new(&outbox_dir);
+    let good = dir.path().join("heap.pftrace");
+    std::fs::write(
+        &good,
+        serve_common::heap_graph_trace(42, 10, "com.example.Node"),
+    )
+    .unwrap();
+    let mut other = trace::other_packet();
+    other.extend(trace::process_packet(7, Some(10001), "com.example.app"));
+    let bad = dir.path().join("oom");
+    std::fs::write(&bad, &other).unwrap();
+    let zip = dir.path().join("not-a-trace.pftrace");
+    std::fs::write(&zip, b"PK\x03\x04 a zip, say").unwrap();
+
+    let added = outbox.add_trace(&good).unwrap();
+    assert_eq!(added, outbox_dir.join("heap.pftrace"));
+    assert!(good.exists(), "the source is its writer's");
+    assert_eq!(
+        outbox.add_trace(&good).unwrap(),
+        outbox_dir.join("heap-2.pftrace")
+    );
+    assert_eq!(
+        outbox.add_trace(&bad).unwrap(),
+        outbox_dir.join("oom.perfetto-trace")
+    );
+    let e = outbox.add_trace(&zip).unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::InvalidData);
+    assert!(e.to_string().contains("not a Perfetto trace"), "{e}");
+    // A copy a dead writer left: removed by the next run, never sent.
+    let left = outbox_dir.join(".x.pftrace.999999999.abcdef.hprof-shrink-incoming");
+    std::fs::write(&left, b"\x0a\x05half").unwrap();
+    assert_eq!(
+        names(&outbox_dir),
+        [
+            ".x.pftrace.999999999.abcdef.hprof-shrink-incoming",
+            "heap-2.pftrace",
+            "heap.pftrace",
+            "oom.perfetto-trace"
+        ]
+    );
+    assert_eq!(outbox.pending().unwrap().len(), 3);
+    assert_eq!(outbox.recover().unwrap(), [Recovered::Removed(left)]);
+
+    let srv = start(&dir.path().join("data"), Opts::default()).await;
+    let url = srv.url("/api/packages");
+    let o = cli(
+        args(&["upload", "--outbox", s(&outbox_dir), "--url", &url]),
+        None,
+    )
+    .await;
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("1 of 3 zips refused for good"), "{err}");
+    assert_eq!(
+        names(&outbox_dir.join("sent")),
+        ["heap-2.pftrace", "heap.pftrace"]
+    );
+    let rejected = outbox_dir.join("rejected");
+    assert_eq!(
+        names(&rejected),
+        ["oom.perfetto-trace", "oom.perfetto-trace.txt"]
+    );
+    let answer = std::fs::read_to_string(rejected.join("oom.perfetto-trace.txt")).unwrap();
+    assert!(
+        answer.contains("HTTP 422") && answer.contains("the trace holds no Java heap graph"),
+        "{answer}"
+    );
+    let v = settled(&srv.base, 1, None).await;
+    assert_eq!(
+        v["analysis"]["dump"]["format"], "Perfetto heap graph",
+        "{v}"
+    );
+    assert_eq!(v["package"]["name"], "heap.pftrace", "{v}");
+    srv.stop().await;
+}
+
 // ---------------------------------------------------------------- the real binary
 
 fn free_port() -> u16 {
@@ -5162,6 +5249,143 @@ async fn a_trace_that_is_not_one_heap_graph_is_422_and_nothing_is_stored() {
     // A PUT names a package or a trace, nothing else.
     let r = put(&srv, "t.hprof", b"\x0a\x00".to_vec(), md5_of(b"\x0a\x00")).await;
     assert_eq!(r.status(), StatusCode::NOT_FOUND);
+    srv.stop().await;
+}
+
+/// A package holding a trace is checked as a trace sent as it is: a zip whose trace is no
+/// heap graph, garbage named as a trace, two traces, a trace cut short: 422 with the
+/// reason; a trace entry inflating past the limit: 413, from what the zip declares;
+/// nothing stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wrong_trace_package_is_refused_with_why_and_nothing_is_stored() {
+    use hprof_shrink_test_support::trace;
+    let dir = tempfile::tempdir().unwrap();
+    // Packages of up to 1 MiB, inflating to at most 4 MiB.
+    let srv = start(
+        &dir.path().join("data"),
+        Opts {
+            max_bytes: 1 << 20,
+            budget: Budget {
+                inflated_ratio: 4,
+                ..budget()
+            },
+            ..Opts::default()
+        },
+    )
+    .await;
+    let good = serve_common::heap_graph_trace(42, 40, "com.example.Node");
+    let mut only_other = trace::other_packet();
+    only_other.extend(trace::process_packet(7, Some(10001), "com.example.app"));
+    let info = common::result_info("t.pftrace");
+    let zip = |entries: &[(&str, &[u8])]| {
+        let mut all: Vec<(&str, &[u8])> = vec![("result.info", &info)];
+        all.extend_from_slice(entries);
+        common::zip_of(&all, 6)
+    };
+    let garbage = b"\x0a\x7fnot a trace at all".to_vec();
+    let cut = &good[..good.len() - 3];
+    for (body, why) in [
+        (
+            zip(&[("t.pftrace", &only_other)]),
+            "the package's trace t.pftrace: not one process's Java heap graph: the trace holds no Java heap graph",
+        ),
+        (
+            zip(&[("t.pftrace", &garbage)]),
+            "not one process's Java heap graph: the packet at byte 0 says it has 127 bytes",
+        ),
+        (
+            zip(&[("t.pftrace", &good), ("u.pftrace", &good)]),
+            "the package holds \"u.pftrace\" beside its trace \"t.pftrace\"",
+        ),
+        (zip(&[("t.pftrace", cut)]), "says it has"),
+    ] {
+        let r = put(&srv, "t.zip", body.clone(), md5_of(&body)).await;
+        assert_eq!(r.status(), StatusCode::UNPROCESSABLE_ENTITY);
+        let answer = json_of(r).await;
+        let error = answer["error"].as_str().unwrap();
+        assert!(error.contains(why), "{why}: {error}");
+        nothing_stored(&srv).await;
+    }
+    // A trace's first byte and 64 MiB of zeros, in a zip of some 64 KiB.
+    let mut bomb = vec![0u8; 64 << 20];
+    bomb[0] = 0x0a;
+    let bomb = zip(&[("t.pftrace", &bomb)]);
+    assert!(bomb.len() < 1 << 20);
+    let r = put(&srv, "bomb.zip", bomb.clone(), md5_of(&bomb)).await;
+    assert_eq!(r.status(), 413);
+    let why = r.text().await.unwrap();
+    assert!(why.contains("more than the limit of 4194304"), "{why}");
+    nothing_stored(&srv).await;
+    srv.stop().await;
+}
+
+/// A package holding a trace, made by the command that packages a dump: taken as a
+/// package (PUT and `upload`'s POST), analyzed as its trace (no leak, a heap graph's
+/// triage), its app version the package's own (`extra.info`'s appVersion before the
+/// trace's version code), its name and download the zip's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_package_holding_a_trace_is_taken_and_analyzed_as_its_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let srv = start(&dir.path().join("data"), Opts::default()).await;
+    let good = serve_common::heap_graph_trace(42, 40, "com.example.Node");
+    let raw = dir.path().join("oom.pftrace");
+    std::fs::write(&raw, &good).unwrap();
+    let pkg = dir.path().join("oom.zip");
+    let o = cli(
+        args(&[
+            s(&raw),
+            s(&pkg),
+            "--sdk-version",
+            "35",
+            "--extra",
+            "appVersion=1.4",
+        ]),
+        None,
+    )
+    .await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    let bytes = std::fs::read(&pkg).unwrap();
+    let r = put(&srv, "oom.zip", bytes.clone(), md5_of(&bytes)).await;
+    assert_eq!(r.status(), StatusCode::CREATED, "{}", json_of(r).await);
+    let v = settled(&srv.base, 1, None).await;
+    assert_eq!(v["package"]["state"], "done", "{v}");
+    assert_eq!(
+        v["analysis"]["dump"]["format"], "Perfetto heap graph",
+        "{v}"
+    );
+    assert_eq!(v["analysis"]["input"]["kind"], "perfetto", "{v}");
+    assert!(v["analysis"]["leaks"].as_array().unwrap().is_empty(), "{v}");
+    assert!(
+        v["analysis"]["triage"]["topRetainers"][0]["path"].is_object(),
+        "{v}"
+    );
+    let p = &v["package"];
+    assert_eq!(
+        (p["appVersion"].as_str(), p["sdk"].as_str()),
+        (Some("1.4"), Some("35")),
+        "{p}"
+    );
+    assert_eq!(p["name"], "oom.zip", "{p}");
+    assert_eq!(
+        p["extra"],
+        serde_json::json!([
+            ["appVersion", "1.4"],
+            ["processName", "com.example.app"],
+            ["packageName", "com.example.app"],
+            ["versionCode", "42"]
+        ]),
+        "{p}"
+    );
+    let dl = client()
+        .get(srv.url("/packages/1/download"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(dl.headers()["content-type"], "application/zip");
+    assert_eq!(dl.bytes().await.unwrap().as_ref(), bytes.as_slice());
+    // `upload` sends it as any package (the same bytes: the first record).
+    let o = upload(&srv, &pkg, None).await;
+    assert!(o.status.success(), "{}", stderr(&o));
     srv.stop().await;
 }
 

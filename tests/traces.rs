@@ -179,3 +179,205 @@ fn growth_finds_what_grows_across_traces() {
     // Two items of 16 bytes and two more array slots a step.
     assert_eq!(node["retainedIncreaseBytes"], 40);
 }
+
+/// A trace of pid 7 whose packages list gives its app's version code 42, holding `items`
+/// items.
+fn app_trace(items: u64) -> Vec<u8> {
+    let mut t = wire::packages_packet(&[("com.example.app", 10001, Some(42))]);
+    t.extend(wire::process_packet(7, Some(10001), "com.example.app"));
+    t.extend(holder(7, items));
+    t
+}
+
+/// The analysis's JSON without what differs by file and run: the input's own facts (its
+/// path, bytes, manifest, extra) and the timings.
+fn heap_facts(mut v: serde_json::Value) -> serde_json::Value {
+    v.as_object_mut().unwrap().remove("input");
+    v.as_object_mut().unwrap().remove("timings");
+    v
+}
+
+/// The command that packages a dump, given a trace, zips it as it is with result.info and
+/// extra.info (stored or deflated), and the package analyzes as the trace does: the same
+/// JSON but for the input's own facts, which are the package's result.info and its
+/// extra.info before what the trace says (the package's versionCode wins over the
+/// trace's); diff takes the package as a trace.
+#[test]
+fn a_trace_packaged_analyzes_as_the_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = app_trace(3);
+    let raw = write(dir.path(), "heap.pftrace", &trace);
+    let raw_json = json(&run(&["analyze", &raw, "--format", "json"]));
+    assert_eq!(raw_json["input"]["kind"], "perfetto");
+    for level in ["0", "6"] {
+        let zip = dir.path().join(format!("heap-{level}.zip"));
+        let out = run(&[
+            &raw,
+            s(&zip),
+            "--level",
+            level,
+            "--sdk-version",
+            "35",
+            "--extra",
+            "appVersion=1.4",
+            "--extra",
+            "versionCode=7",
+        ]);
+        assert!(out.status.success(), "{}", common::stderr(&out));
+        let said = common::stderr(&out);
+        assert!(
+            said.contains("packaged as it is") && said.contains("manufacturer"),
+            "{said}"
+        );
+        let pkg = hprof_shrink_core::package::PackageReader::open(&zip).unwrap();
+        assert_eq!(
+            pkg.names().collect::<Vec<_>>(),
+            ["result.info", "heap.pftrace", "extra.info"]
+        );
+        let manifest = pkg.manifest().unwrap();
+        let value = |k| hprof_shrink_core::package::reader::value(&manifest, k);
+        assert_eq!(value("hprofEntry"), Some("heap.pftrace"));
+        assert_eq!(value("sdkVersion"), Some("35"));
+        let mut entry = Vec::new();
+        std::io::Read::read_to_end(&mut pkg.stream("heap.pftrace").unwrap(), &mut entry).unwrap();
+        assert!(entry == trace, "the trace as it is");
+
+        let zipped = json(&run(&["analyze", s(&zip), "--format", "json"]));
+        assert_eq!(zipped["input"]["kind"], "perfetto");
+        assert_eq!(
+            zipped["input"]["extra"],
+            serde_json::json!([
+                ["appVersion", "1.4"],
+                ["versionCode", "7"],
+                ["processName", "com.example.app"],
+                ["packageName", "com.example.app"]
+            ])
+        );
+        assert_eq!(heap_facts(zipped), heap_facts(raw_json.clone()));
+        let out = run(&["diff", &raw, s(&zip)]);
+        assert!(out.status.success(), "{}", common::stderr(&out));
+        // verify checks HPROF packages, and says what this one is.
+        let out = run(&["verify", s(&zip)]);
+        failed_with(
+            &out,
+            1,
+            &["heap.pftrace is a Perfetto trace, not an HPROF dump"],
+        );
+    }
+}
+
+/// `--pid` picks a process of a packaged trace as of a raw one (a package made by hand:
+/// the command refuses to package a trace of several processes, as serve refuses one);
+/// an HPROF package with `--pid` is still refused.
+#[test]
+fn pid_picks_a_process_of_a_packaged_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut trace = wire::process_tree(&[(3, "com.example.small"), (7, "com.example.big")]);
+    trace.extend(holder(3, 1));
+    trace.extend(holder(7, 4));
+    let zip = common::zip_of(
+        &[
+            ("result.info", &common::result_info("two.pftrace")),
+            ("two.pftrace", &trace),
+        ],
+        6,
+    );
+    let zip = write(dir.path(), "two.zip", &zip);
+    failed_with(
+        &run(&["analyze", &zip]),
+        1,
+        &["pids 3 com.example.small, 7 com.example.big"],
+    );
+    let out = run(&["analyze", &zip, "--pid", "7", "--format", "json"]);
+    assert_eq!(json(&out)["dump"]["reachableObjects"], 6);
+
+    let hprof_zip = dir.path().join("dump.zip");
+    let out = run(&[s(&fixture("art-api25.hprof")), s(&hprof_zip), "-q"]);
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    failed_with(
+        &run(&["analyze", s(&hprof_zip), "--pid", "1"]),
+        1,
+        &["not a Perfetto trace"],
+    );
+}
+
+/// What makes no sense for a trace is refused before anything is written: the options
+/// that act on a dump's content, an HPROF output, and a trace that is not one process's
+/// heap graph (the reader's reason).
+#[test]
+fn packaging_a_trace_refuses_what_makes_no_sense() {
+    let dir = tempfile::tempdir().unwrap();
+    let raw = write(dir.path(), "heap.pftrace", &app_trace(1));
+    let mut two = app_trace(1);
+    two.extend(holder(8, 1));
+    let two = write(dir.path(), "two.pftrace", &two);
+    let mut other = wire::other_packet();
+    other.extend(wire::process_packet(7, Some(10001), "com.example.app"));
+    let other = write(dir.path(), "other.pftrace", &other);
+    let zip = dir.path().join("out.zip");
+    let hprof = s(&dir.path().join("out.hprof")).to_string();
+    for (args, why) in [
+        (vec![&raw, s(&zip), "--hprof-out", &hprof], "--hprof-out"),
+        (vec![&raw, s(&zip), "--private"], "--private"),
+        (vec![&raw, s(&zip), "--strip", "none"], "--strip"),
+        (vec![&raw, s(&zip), "--salvage"], "--salvage"),
+        (vec![&other, s(&zip)], "no Java heap graph"),
+        (vec![&two, s(&zip)], "several processes"),
+    ] {
+        let out = run(&args);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(
+            common::stderr(&out).contains(why),
+            "{why}: {}",
+            common::stderr(&out)
+        );
+        assert!(!zip.exists() && !Path::new(&hprof).exists(), "{args:?}");
+    }
+}
+
+/// A trace's package that is wrong is refused with why: a second trace beside the one
+/// result.info names (which heap is the package's would be a guess), a trace cut inside
+/// a packet (the reader's offset), an entry whose bytes are not what the zip says.
+#[test]
+fn a_wrong_trace_package_is_refused_with_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = app_trace(2);
+    let info = common::result_info("a.pftrace");
+    let two = common::zip_of(
+        &[
+            ("result.info", &info),
+            ("a.pftrace", &trace),
+            ("b.pftrace", &trace),
+        ],
+        6,
+    );
+    let two = write(dir.path(), "two.zip", &two);
+    failed_with(
+        &run(&["analyze", &two]),
+        1,
+        &["\"b.pftrace\" beside its trace \"a.pftrace\""],
+    );
+    let cut = &trace[..trace.len() - 5];
+    let cut_zip = common::zip_of(&[("result.info", &info), ("a.pftrace", cut)], 6);
+    let cut_zip = write(dir.path(), "cut.zip", &cut_zip);
+    failed_with(
+        &run(&["analyze", &cut_zip]),
+        1,
+        &["a.pftrace", "says it has"],
+    );
+    // The stored trace's last byte changed under its CRC-32.
+    let mut damaged = common::zip_of(&[("result.info", &info), ("a.pftrace", &trace)], 0);
+    let at = damaged
+        .windows(trace.len())
+        .position(|w| w == trace)
+        .unwrap()
+        + trace.len()
+        - 1;
+    damaged[at] ^= 1;
+    let damaged = write(dir.path(), "damaged.zip", &damaged);
+    failed_with(
+        &run(&["analyze", &damaged]),
+        1,
+        &["a.pftrace does not decompress", "CRC-32"],
+    );
+}

@@ -145,7 +145,7 @@ pub struct Against {
 }
 
 /// A fault of the package or of the whole hprof, at no one record.
-fn violation(message: String) -> Error {
+pub(crate) fn violation(message: String) -> Error {
     Error::Verify(Violation {
         message,
         offset: None,
@@ -218,11 +218,11 @@ pub fn verify_path_within(
 
 /// What a package holds besides its hprof; empty for a raw hprof.
 #[derive(Debug, Default)]
-struct Contents {
-    entries: Vec<String>,
-    manifest: Vec<(String, String)>,
-    extra: Vec<(String, String)>,
-    hprof_entry: String,
+pub(crate) struct Contents {
+    pub(crate) entries: Vec<String>,
+    pub(crate) manifest: Vec<(String, String)>,
+    pub(crate) extra: Vec<(String, String)>,
+    pub(crate) hprof_entry: String,
     /// From the zip comment.
     dropped: Option<DroppedMode>,
     /// The zip comment or `extra.info` says private.
@@ -296,6 +296,46 @@ fn verify_package_within(
 ) -> Result<Verified> {
     let zip = PackageReader::open(zip_path)
         .map_err(|e| violation(format!("{}: {e}", zip_path.display())))?;
+    let contents = checked_contents(&zip)?;
+    let comment = zip.tool_comment();
+    let strip = strip.or(comment.and_then(|c| c.strip));
+
+    // A stored hprof entry is read where it is in the zip, no copy; a deflated one is
+    // unpacked into an anonymous file to map.
+    if let Some(mapped) = zip
+        .map_stored(&contents.hprof_entry)
+        .map_err(package_violation)?
+    {
+        trace_is_not_hprof(&contents.hprof_entry, mapped.bytes())?;
+        let out = Hprof::new(mapped.bytes())?;
+        return verify_hprof(&out, against, strip, control, contents);
+    }
+    let dir = zip_path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let tmp = unpack_entry(&zip, &contents.hprof_entry, dir, unpack, FileKind::Hprof)?;
+    let map = MappedFile::from_file(&tmp, zip_path.join(&contents.hprof_entry))?;
+    let out = Hprof::new(map.bytes())?;
+    verify_hprof(&out, against, strip, control, contents)
+}
+
+/// A package whose dump entry is a Perfetto trace is not one this check reads (it checks
+/// HPROF): said as such rather than as a bad HPROF header.
+fn trace_is_not_hprof(entry: &str, head: &[u8]) -> Result<()> {
+    if FileKind::of(head) == FileKind::Trace {
+        return Err(violation(format!(
+            "{entry} is a Perfetto trace, not an HPROF dump: `verify` checks HPROF packages; \
+             `analyze` reads a trace's package (and checks its trace)"
+        )));
+    }
+    Ok(())
+}
+
+/// The package's structure, checked: `result.info` first, its four keys present, none
+/// twice, the `hprofEntry` it names a plain file name that is in the zip; `extra.info`
+/// read. What the dump entry holds is the caller's to check.
+pub(crate) fn checked_contents(zip: &PackageReader) -> Result<Contents> {
     let entries: Vec<String> = zip.names().map(str::to_string).collect();
     if entries.first().map(String::as_str) != Some(RESULT_INFO) {
         return Err(violation(format!(
@@ -334,43 +374,30 @@ fn verify_package_within(
     let comment = zip.tool_comment();
     let private = comment.as_ref().is_some_and(|c| c.private)
         || reader::value(&extra, crate::PRIVATE_KEY) == Some("true");
-    let contents = Contents {
+    Ok(Contents {
         entries,
         manifest,
         extra,
         hprof_entry,
         dropped: comment.as_ref().and_then(|c| c.dropped),
         private,
-    };
-    let strip = strip.or(comment.and_then(|c| c.strip));
-
-    // A stored hprof entry is read where it is in the zip, no copy; a deflated one is
-    // unpacked into an anonymous file to map.
-    if let Some(mapped) = zip
-        .map_stored(&contents.hprof_entry)
-        .map_err(package_violation)?
-    {
-        let out = Hprof::new(mapped.bytes())?;
-        return verify_hprof(&out, against, strip, control, contents);
-    }
-    let dir = zip_path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let tmp = unpack_entry(&zip, &contents.hprof_entry, dir, unpack)?;
-    let map = MappedFile::from_file(&tmp, zip_path.join(&contents.hprof_entry))?;
-    let out = Hprof::new(map.bytes())?;
-    verify_hprof(&out, against, strip, control, contents)
+    })
 }
 
 /// Decompresses the deflated entry `name` (its size and CRC-32 checked) into an anonymous
 /// file to map: the parser wants the dump as one slice, and a dump need not fit in memory.
-/// The first bytes must be an HPROF header, and the declared size must be within
+/// The first bytes must be what `expect` says (an HPROF header, a trace's first packet tag), and the declared size must be within
 /// `unpack`'s limit and fit on the disk before anything is written, so a bomb of zeros
 /// costs nothing; no more than the declared size is ever written (a stream that holds more
 /// is damaged: sizes in a zip can lie). A local write failure (a full disk) is said as
 /// such, not as a damaged package.
-fn unpack_entry(zip: &PackageReader, name: &str, dir: &Path, unpack: &Unpack) -> Result<File> {
+pub(crate) fn unpack_entry(
+    zip: &PackageReader,
+    name: &str,
+    dir: &Path,
+    unpack: &Unpack,
+    expect: FileKind,
+) -> Result<File> {
     let mut entry = zip.stream(name).map_err(package_violation)?;
     let damaged = |e: std::io::Error| violation(format!("{name} does not decompress: {e}"));
     let mut head = Vec::with_capacity(64);
@@ -378,7 +405,14 @@ fn unpack_entry(zip: &PackageReader, name: &str, dir: &Path, unpack: &Unpack) ->
         .take(64)
         .read_to_end(&mut head)
         .map_err(damaged)?;
-    crate::hprof::Header::parse(&head).map_err(|e| violation(format!("{name}: {e}")))?;
+    if expect == FileKind::Hprof {
+        trace_is_not_hprof(name, &head)?;
+        crate::hprof::Header::parse(&head).map_err(|e| violation(format!("{name}: {e}")))?;
+    } else if FileKind::of(&head) != expect {
+        return Err(violation(format!(
+            "{name} does not start as a Perfetto trace (its first byte is not 0x0a)"
+        )));
+    }
 
     // Where the caller says, else beside the package, else the system's temporary
     // directory.

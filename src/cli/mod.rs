@@ -256,7 +256,7 @@ fn modes<const N: usize>(all: [(&'static str, &'static str); N]) -> PossibleValu
 
 #[derive(Debug, Args)]
 pub struct ShrinkArgs {
-    /// The heap dump to shrink.
+    /// The heap dump to shrink (a Perfetto heap-graph trace is packaged as it is).
     #[arg(value_name = "IN.hprof", required = true)]
     pub input: Option<PathBuf>,
 

@@ -6,6 +6,7 @@ pub mod batch;
 pub mod compare;
 pub mod docs;
 pub mod inspect;
+pub mod package_trace;
 pub mod serve;
 pub mod shrink;
 pub mod upload;

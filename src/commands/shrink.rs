@@ -1,5 +1,6 @@
 //! `hprof-shrink IN.hprof OUT.zip`: shrink one dump into a package (or an outbox, or a bare
-//! hprof), then optionally delete the input and upload the package.
+//! hprof), then optionally delete the input and upload the package. A Perfetto trace is
+//! packaged as it is ([`super::package_trace`]).
 
 use std::path::{Path, PathBuf};
 
@@ -32,8 +33,8 @@ fn no_dash(a: &ShrinkArgs) -> Result<(), HostError> {
     Ok(())
 }
 
-pub fn run(mut a: ShrinkArgs) -> Result<(), HostError> {
-    let input = a.input.take().expect("clap requires the input");
+/// Some output is named, and none is stdout.
+fn check_outputs(a: &ShrinkArgs) -> Result<(), HostError> {
     if a.output.is_none() && a.hprof_out.is_none() && a.outbox.is_none() {
         return Err(HostError::NoOutput(
             "give OUT.zip, --outbox DIR, --hprof-out FILE, or a zip and --hprof-out",
@@ -44,7 +45,15 @@ pub fn run(mut a: ShrinkArgs) -> Result<(), HostError> {
             "--upload needs OUT.zip or --outbox DIR",
         ));
     }
-    no_dash(&a)?;
+    no_dash(a)
+}
+
+pub fn run(mut a: ShrinkArgs) -> Result<(), HostError> {
+    let input = a.input.take().expect("clap requires the input");
+    check_outputs(&a)?;
+    if sniff::is_trace(&input) {
+        return super::package_trace::run(a, input);
+    }
     let opts = shrink_options(&mut a);
     // Every output is checked before any work (the core checks its own again): none is
     // the input or another output, and none is a device or FIFO a rename would replace.
@@ -147,7 +156,7 @@ pub fn run(mut a: ShrinkArgs) -> Result<(), HostError> {
 
 /// The core's options, from the arguments (the manifest values and extra properties
 /// taken out of them).
-fn shrink_options(a: &mut ShrinkArgs) -> ShrinkOptions {
+pub(super) fn shrink_options(a: &mut ShrinkArgs) -> ShrinkOptions {
     let mut opts = ShrinkOptions::new()
         .with_strip(a.mode.strip)
         .with_dropped(a.mode.dropped)
@@ -195,7 +204,7 @@ fn delete_verified(
 }
 
 /// `--upload`: the outbox drained, or the zip sent.
-fn hand_over(
+pub(super) fn hand_over(
     a: &ShrinkArgs,
     up: &hprof_shrink_upload::Uploader,
     outbox: Option<&Outbox>,
@@ -225,7 +234,11 @@ fn hand_over(
 /// `--force` (with a zip as the input, the arguments were swapped: `hprof-shrink out.zip
 /// leak.hprof`); a heap dump at `--hprof-out` is replaced only with `--force`, and the
 /// error without it does not suggest the flag.
-fn check_existing(input: &Path, named: Outputs<'_>, force: bool) -> Result<(), HostError> {
+pub(super) fn check_existing(
+    input: &Path,
+    named: Outputs<'_>,
+    force: bool,
+) -> Result<(), HostError> {
     if let Some(zip) = named.zip.filter(|z| sniff::is_heap_dump(z)) {
         if sniff::is_zip(input) {
             return Err(HostError::Swapped {

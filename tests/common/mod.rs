@@ -171,3 +171,26 @@ pub fn big_dump(path: &Path) {
     }
     std::fs::write(path, b.finish()).unwrap();
 }
+
+/// A zip of these entries, in order (hprof-shrink's own writer, deflated at `level`, 0
+/// stores): a package made by hand, a trace's or a hostile one.
+pub fn zip_of(entries: &[(&str, &[u8])], level: u32) -> Vec<u8> {
+    use std::io::{Read, Seek};
+    let mut f = tempfile::tempfile().unwrap();
+    let mut w =
+        hprof_shrink_core::package::PackageWriter::new(&mut f, level, 1_500_000_000_000).unwrap();
+    for (name, bytes) in entries {
+        w.add_bytes(name, bytes).unwrap();
+    }
+    w.finish("").unwrap();
+    let mut out = Vec::new();
+    f.rewind().unwrap();
+    f.read_to_end(&mut out).unwrap();
+    out
+}
+
+/// A `result.info` whose `hprofEntry` is `entry`.
+pub fn result_info(entry: &str) -> Vec<u8> {
+    format!("#\nsdkVersion=35\nmanufacturer=acme\nhprofEntry={entry}\nleakedActivityKey=unknown\n")
+        .into_bytes()
+}

@@ -11,6 +11,7 @@ use std::path::Path;
 
 use hprof_shrink_analyze::perfetto::about::{self, App};
 use hprof_shrink_core::hprof::MappedFile;
+use hprof_shrink_core::package::trace::TracePackage;
 
 use super::rows::APP_VERSION_KEYS;
 
@@ -55,12 +56,30 @@ pub(crate) struct Info {
 /// stand for it: a trace has none) and `extra.info`'s (the fields' app version, else
 /// the trace's version code; the trace's package and process names).
 pub(crate) fn info(app: &App, fields: &[(String, String)]) -> Info {
-    let (mut extra, manifest): (Vec<_>, Vec<_>) = fields
+    let (extra, manifest): (Vec<_>, Vec<_>) = fields
         .iter()
         .cloned()
         .partition(|(k, _)| APP_VERSION_KEYS.contains(&k.as_str()));
-    extra.extend(app.pairs());
-    Info { manifest, extra }
+    Info {
+        manifest,
+        extra: app.under(extra),
+    }
+}
+
+/// What is recorded of a package holding a trace, once its trace is checked as a trace
+/// sent as it is ([`check`]): its `result.info`, and its `extra.info` before what the
+/// trace says of its app (the package's word wins, key by key, as the fields' does).
+pub(crate) fn check_packaged(package: &TracePackage) -> Result<Info, super::receive::Unverified> {
+    let app = about::app_of(package.trace(), None).map_err(|e| {
+        super::receive::Unverified::Bad(format!(
+            "the package's trace {}: not one process's Java heap graph: {e}",
+            package.entry
+        ))
+    })?;
+    Ok(Info {
+        manifest: package.manifest.clone(),
+        extra: app.under(package.extra.clone()),
+    })
 }
 
 /// The name a trace is recorded under: the one it was sent with, a `.zip` ending

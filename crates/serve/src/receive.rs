@@ -401,7 +401,7 @@ async fn take(app: &App, upload: Upload) -> Result<Response, ApiError> {
 
 /// Why a package did not verify: its own fault (422), too large inflated (413), or the
 /// server's.
-enum Unverified {
+pub(crate) enum Unverified {
     Bad(String),
     TooLarge(String),
     Fault(Fault),
@@ -424,9 +424,6 @@ fn verify(
     path: &std::path::Path,
     unpack: &hprof_shrink_core::space::Unpack,
 ) -> Result<Checked, Unverified> {
-    use hprof_shrink_core::hprof::FormatError;
-    use hprof_shrink_core::space::is_past_limit;
-    use hprof_shrink_core::Error;
     let disk = |e: &std::io::Error| Unverified::Fault(Fault::io("the server's disk", e));
     let mut magic = [0u8; 4];
     let n = std::fs::File::open(path)
@@ -449,6 +446,13 @@ fn verify(
             ))
         }
     }
+    // A package holding a heap-graph trace: its structure checked as verify's, its trace
+    // unpacked within the same bounds and checked as a trace sent as it is.
+    match hprof_shrink_core::package::trace::open(path, unpack) {
+        Ok(Some(package)) => return heap_graph::check_packaged(&package).map(Checked::Package),
+        Ok(None) => {}
+        Err(e) => return Err(unverified(e)),
+    }
     hprof_shrink_core::verify::verify_path_within(path, None, None, unpack, &Control::default())
         .map(|v| {
             Checked::Package(heap_graph::Info {
@@ -456,23 +460,30 @@ fn verify(
                 extra: v.extra,
             })
         })
-        .map_err(|e| {
-            let io = match &e {
-                Error::Io(f) | Error::Format(FormatError::Io(f)) => Some(&f.source),
-                Error::Write(e) | Error::Thread(e) => Some(e),
-                _ => None,
-            };
-            match io {
-                Some(io) if is_past_limit(io) => Unverified::TooLarge(format!(
-                    "the package's hprof inflates past this server's limit: {io}"
-                )),
-                Some(io) => Unverified::Fault(Fault {
-                    detail: e.to_string(),
-                    ..Fault::io("the server's disk", io)
-                }),
-                None => Unverified::Bad(format!("the package does not verify: {e}")),
-            }
-        })
+        .map_err(unverified)
+}
+
+/// Why a package did not verify, by whose fault: the package's, past a bound, or the
+/// server's disk.
+fn unverified(e: hprof_shrink_core::Error) -> Unverified {
+    use hprof_shrink_core::hprof::FormatError;
+    use hprof_shrink_core::space::is_past_limit;
+    use hprof_shrink_core::Error;
+    let io = match &e {
+        Error::Io(f) | Error::Format(FormatError::Io(f)) => Some(&f.source),
+        Error::Write(e) | Error::Thread(e) => Some(e),
+        _ => None,
+    };
+    match io {
+        Some(io) if is_past_limit(io) => Unverified::TooLarge(format!(
+            "the package's hprof inflates past this server's limit: {io}"
+        )),
+        Some(io) => Unverified::Fault(Fault {
+            detail: e.to_string(),
+            ..Fault::io("the server's disk", io)
+        }),
+        None => Unverified::Bad(format!("the package does not verify: {e}")),
+    }
 }
 
 /// Whether `more` bytes still fit beside `file`, leaving `keep_free`: else 507.

@@ -1,8 +1,12 @@
-//! The outbox: a directory of finished zips waiting to be uploaded.
+//! The outbox: a directory of finished zips (and Perfetto heap-graph traces) waiting to
+//! be uploaded.
 //!
-//! - Only complete files are picked up: `*.zip` regular files whose names do not start
-//!   with `.` (hprof-shrink's temporary files are hidden and end in `.hprof-shrink-tmp`).
-//!   Other programs should put a zip in place the same way: write elsewhere, then rename.
+//! - Only complete files are picked up: `*.zip`, `*.pftrace` and `*.perfetto-trace`
+//!   regular files whose names do not start with `.` (hprof-shrink's temporary files are
+//!   hidden and end in `.hprof-shrink-tmp`). Other programs should put a file in place the
+//!   same way: write elsewhere, then rename; [`Outbox::add_trace`] does so for a trace. A
+//!   trace is sent as it is, told by its content as `upload` tells it (its name only
+//!   gets it listed).
 //! - Oldest first (modification time, then name).
 //! - Each zip is locked (an OS file lock, `flock` on Unix) while it is uploaded, so
 //!   concurrent runs never send the same zip; a run finding one locked skips it.
@@ -31,6 +35,17 @@ pub const REJECTED_DIR: &str = "rejected";
 
 /// Suffix of a zip being written into the outbox, before it is admitted.
 pub const INCOMING_SUFFIX: &str = ".hprof-shrink-incoming";
+
+/// The endings of the traces the outbox sends, besides `zip` (compared without case).
+pub const TRACE_ENDINGS: [&str; 2] = ["pftrace", "perfetto-trace"];
+
+/// Whether a file named `name` is one the outbox sends when complete: a zip or a trace.
+fn sendable(name: &str) -> bool {
+    Path::new(name).extension().is_some_and(|e| {
+        let e = e.to_string_lossy();
+        e.eq_ignore_ascii_case("zip") || TRACE_ENDINGS.iter().any(|t| e.eq_ignore_ascii_case(t))
+    })
+}
 
 /// What happens to a zip once the server has taken it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -196,20 +211,17 @@ impl Outbox {
         &self.dir
     }
 
-    /// The zips waiting, oldest first.
+    /// The zips and traces waiting, oldest first.
     pub fn pending(&self) -> io::Result<Vec<PathBuf>> {
         let mut found = Vec::new();
         for entry in fs::read_dir(&self.dir)? {
             let entry = entry?;
             let name = entry.file_name();
             let name = name.to_string_lossy();
-            let zip = Path::new(&*name)
-                .extension()
-                .is_some_and(|e| e.eq_ignore_ascii_case("zip"));
             if name.starts_with('.')
                 || name.ends_with(TEMP_SUFFIX)
                 || name.ends_with(INCOMING_SUFFIX)
-                || !zip
+                || !sendable(&name)
             {
                 continue;
             }
@@ -373,6 +385,73 @@ impl Outbox {
         sync_dir(&self.dir);
         Ok(target)
     }
+
+    /// Adds the Perfetto trace at `trace` (a heap dump `ProfilingManager` wrote, say) to
+    /// the outbox, as it is: copied under a hidden temporary name no drain picks up,
+    /// synced, then renamed to its name (`STEM.pftrace` or `STEM.perfetto-trace`; `-2`,
+    /// `-3`... when taken), so a drain sees the whole trace or nothing. The source is left
+    /// where it is (it is its writer's). A file that does not start as a trace does (its
+    /// first byte, `Trace.packet`'s tag) is refused with an error of kind `InvalidData`
+    /// and nothing is written: the server checks the rest (422: moved to `rejected/`).
+    /// Returns where it went.
+    pub fn add_trace(&self, trace: &Path) -> io::Result<PathBuf> {
+        use hprof_shrink_core::kind::FileKind;
+        use std::io::{Read, Seek, Write};
+        let mut src = hprof_shrink_core::hprof::open_regular(trace)?;
+        let mut head = Vec::with_capacity(FileKind::PREFIX_LEN);
+        (&mut src)
+            .take(FileKind::PREFIX_LEN as u64)
+            .read_to_end(&mut head)?;
+        if FileKind::of(&head) != FileKind::Trace {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "{}: not a Perfetto trace (its first byte is not 0x0a): the outbox sends \
+                     heap-graph traces as they are, and packages",
+                    trace.display()
+                ),
+            ));
+        }
+        src.rewind()?;
+        fs::create_dir_all(&self.dir)?;
+        let (stem, ending) = trace_name(trace);
+        let prefix = format!(".{stem}.{ending}.{}.", std::process::id());
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(&prefix).suffix(INCOMING_SUFFIX);
+        #[cfg(unix)]
+        builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+        let mut tmp = builder.tempfile_in(&self.dir)?;
+        io::copy(&mut src, tmp.as_file_mut())?;
+        tmp.as_file_mut().flush()?;
+        tmp.as_file().sync_all()?;
+        let names = std::iter::once(format!("{stem}.{ending}"))
+            .chain((2..=10_000u32).map(|n| format!("{stem}-{n}.{ending}")));
+        let target = place(tmp.into_temp_path(), &self.dir, names)?;
+        sync_dir(&self.dir);
+        Ok(target)
+    }
+}
+
+/// A trace's name in the outbox: its file name's stem (leading dots removed, a control
+/// character as `_`) and its ending (its own when it is a trace's, else `perfetto-trace`).
+fn trace_name(trace: &Path) -> (String, &'static str) {
+    let name = trace
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let (stem, ending) = TRACE_ENDINGS
+        .iter()
+        .find_map(|e| {
+            name.strip_suffix(&format!(".{e}"))
+                .map(|s| (s.to_string(), *e))
+        })
+        .unwrap_or((name.clone(), "perfetto-trace"));
+    let stem: String = stem
+        .trim_start_matches('.')
+        .chars()
+        .map(|c| if c.is_control() { '_' } else { c })
+        .collect();
+    (if stem.is_empty() { "heap".into() } else { stem }, ending)
 }
 
 /// What [`Outbox::recover`] did with a file a killed run left in the outbox.
@@ -408,16 +487,24 @@ impl Outbox {
             // `.STEM.zip.PID.XXXXXX.hprof-shrink-incoming`
             let mut parts = rest.rsplitn(3, '.');
             let (_random, pid, stem_zip) = (parts.next(), parts.next(), parts.next());
-            let (Some(pid), Some(stem)) = (
-                pid.and_then(|p| p.parse::<u32>().ok()),
-                stem_zip.and_then(|s| s.strip_suffix(".zip")),
-            ) else {
+            let Some(pid) = pid.and_then(|p| p.parse::<u32>().ok()) else {
                 continue; // not of our making
             };
-            if process_alive(pid) {
+            // A trace's copy (`.STEM.pftrace.PID.XXXXXX.…`) whose writer died: whether it
+            // is whole cannot be told, and its caller got no answer (it still has the
+            // trace), so it goes.
+            let trace_copy = stem_zip
+                .is_some_and(|s| TRACE_ENDINGS.iter().any(|e| s.ends_with(&format!(".{e}"))));
+            let stem = stem_zip.and_then(|s| s.strip_suffix(".zip"));
+            if (stem.is_none() && !trace_copy) || process_alive(pid) {
                 continue;
             }
             let path = entry.path();
+            let Some(stem) = stem.filter(|_| !trace_copy) else {
+                fs::remove_file(&path)?;
+                done.push(Recovered::Removed(path));
+                continue;
+            };
             // Whole means it verifies (every entry's CRC, the hprof parses): a crash before
             // the sync may have left a file of the right shape and the wrong bytes.
             let whole = hprof_shrink_core::verify::verify_path(

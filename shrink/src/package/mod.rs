@@ -19,6 +19,7 @@ pub mod properties;
 pub mod reader;
 pub mod records;
 mod reopen;
+pub mod trace;
 pub mod writer;
 
 pub use comment::ToolComment;

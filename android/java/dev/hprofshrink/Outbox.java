@@ -24,7 +24,8 @@ import java.util.Set;
 /**
  * A directory of packages waiting to be uploaded, with the conventions of the CLI's
  * {@code upload --outbox} (docs/upload.md): a package waits as a regular {@code *.zip} file
- * whose name does not start with {@code .}; packages are sent oldest first (modification
+ * whose name does not start with {@code .}, a Perfetto heap-graph trace as a
+ * {@code *.pftrace} or {@code *.perfetto-trace} one ({@link #addTrace}: sent as it is); packages are sent oldest first (modification
  * time, then name); one leaves the outbox only after the server's 2xx (deleted), or moved to
  * {@code rejected/} when the server refuses it for good. A process killed at any point loses
  * no package: killed between the 2xx and the delete, the next run sends the same bytes again
@@ -53,6 +54,10 @@ public final class Outbox {
     static final long STALE_INCOMING_MILLIS = 60L * 60 * 1000;
     /** Packages in a row that find the server unreachable before a run stops trying the rest. */
     static final int UNREACHABLE_IN_A_ROW = 2;
+    /** A Perfetto trace's first byte: {@code Trace.packet}'s tag (field 1, length-delimited). */
+    static final int TRACE_PACKET_TAG = 0x0a;
+    /** The endings of the traces waiting beside the packages. */
+    static final String[] TRACE_ENDINGS = {".pftrace", ".perfetto-trace"};
     /** The most of {@code result.info} read (it holds four short lines). */
     static final int RESULT_INFO_LIMIT = 64 * 1024;
     /**
@@ -119,6 +124,51 @@ public final class Outbox {
             }
             enforceBounds(target);
             return target;
+        }
+    }
+
+    /**
+     * Copies the Perfetto heap-graph trace {@code trace} into the outbox, to be sent as it is:
+     * the file {@code ProfilingManager} hands the app for a Java heap dump (API 35+,
+     * docs/android.md). Copied under a hidden name, synced and renamed into place (as
+     * {@code NAME.pftrace} or {@code NAME.perfetto-trace}; {@code -2}, {@code -3}... when
+     * taken), so a sender sees the whole trace or nothing; the source is left where it is
+     * (it is its writer's). Then the oldest packages past the bounds are deleted.
+     *
+     * @return the trace's file in the outbox
+     * @throws IOException when it is missing, larger than {@code maxBytes}, does not start as
+     *     a trace does (its first byte, {@code Trace.packet}'s tag 0x0a), or cannot be copied
+     */
+    public File addTrace(File trace) throws IOException {
+        if (!trace.isFile()) {
+            throw new FileNotFoundException(trace + ": no such file");
+        }
+        long len = trace.length();
+        if (len > maxBytes) {
+            throw new IOException(trace + ": " + len + " bytes, more than the outbox holds (" + maxBytes + ")");
+        }
+        if (!startsAsTrace(trace)) {
+            throw new IOException(trace + ": not a Perfetto trace (its first byte is not 0x0a)");
+        }
+        if (!dir.isDirectory() && !dir.mkdirs() && !dir.isDirectory()) {
+            throw new IOException(dir + ": cannot make the outbox directory");
+        }
+        synchronized (Outbox.class) {
+            sweepIncoming();
+            File target = freeName(dir, traceName(trace.getName()));
+            copy(trace, target);
+            enforceBounds(target);
+            return target;
+        }
+    }
+
+    /** Whether {@code f}'s first byte is a trace's: {@code Trace.packet}'s tag. */
+    static boolean startsAsTrace(File f) throws IOException {
+        InputStream in = new FileInputStream(f);
+        try {
+            return in.read() == TRACE_PACKET_TAG;
+        } finally {
+            in.close();
         }
     }
 
@@ -239,7 +289,15 @@ public final class Outbox {
             report.failed.add(name + ": reading it: " + e.getMessage());
             return Outcome.FAILED;
         }
-        if (cfg.method == UploadConfig.Method.POST) {
+        boolean trace;
+        try {
+            trace = startsAsTrace(zip);
+        } catch (IOException e) {
+            report.failed.add(name + ": reading it: " + e.getMessage());
+            return Outcome.FAILED;
+        }
+        // A trace has no result.info: serve reads what it needs from the trace.
+        if (cfg.method == UploadConfig.Method.POST && !trace) {
             try {
                 fields = resultInfo(zip);
             } catch (IOException e) {
@@ -414,6 +472,13 @@ public final class Outbox {
     }
 
     private void copyIn(File pkg, File target) throws IOException {
+        copy(pkg, target);
+        // In the outbox now; where it was, it goes (if that fails, it is merely there twice).
+        pkg.delete();
+    }
+
+    /** Copies {@code pkg} to {@code target} under a hidden name, synced, then renamed. */
+    private void copy(File pkg, File target) throws IOException {
         File staged = new File(dir, "." + target.getName() + "." + Long.toHexString(random.nextLong()) + INCOMING_SUFFIX);
         try {
             InputStream in = new FileInputStream(pkg);
@@ -440,8 +505,6 @@ public final class Outbox {
             staged.delete();
             throw e;
         }
-        // In the outbox now; where it was, it goes (if that fails, it is merely there twice).
-        pkg.delete();
     }
 
     /** Removes copies a killed add left behind: their source was deleted only after the rename, so it still exists. */
@@ -493,17 +556,43 @@ public final class Outbox {
         return n.endsWith(".zip") ? n : n + ".zip";
     }
 
-    /** {@code name} in {@code dir}, or {@code STEM-2.zip}, {@code STEM-3.zip}... when taken. */
+    /** A trace's name in the outbox: its own, leading dots removed, {@code .perfetto-trace} added unless it ends as a trace's. */
+    private static String traceName(String name) {
+        String n = name;
+        while (n.startsWith(".")) {
+            n = n.substring(1);
+        }
+        if (n.isEmpty()) {
+            n = "heap";
+        }
+        return ending(n) != null && !n.endsWith(".zip") ? n : n + ".perfetto-trace";
+    }
+
+    /** The ending of a file the outbox sends ({@code .zip} or a trace's), or null. */
+    private static String ending(String name) {
+        if (name.endsWith(".zip")) {
+            return ".zip";
+        }
+        for (String e : TRACE_ENDINGS) {
+            if (name.endsWith(e)) {
+                return e;
+            }
+        }
+        return null;
+    }
+
+    /** {@code name} in {@code dir}, or {@code STEM-2.zip}, {@code STEM-3.zip}... (its own ending) when taken. */
     private static File freeName(File dir, String name) {
         File f = new File(dir, name);
-        String stem = name.endsWith(".zip") ? name.substring(0, name.length() - 4) : name;
+        String end = ending(name) == null ? ".zip" : ending(name);
+        String stem = name.endsWith(end) ? name.substring(0, name.length() - end.length()) : name;
         for (int i = 2; f.exists(); i++) {
-            f = new File(dir, stem + "-" + i + ".zip");
+            f = new File(dir, stem + "-" + i + end);
         }
         return f;
     }
 
-    /** The finished packages in {@code d}, oldest first (modification time, then name). */
+    /** The finished packages and traces in {@code d}, oldest first (modification time, then name). */
     private static List<File> zips(File d) {
         File[] files = d.listFiles();
         if (files == null) {
@@ -512,7 +601,7 @@ public final class Outbox {
         List<File> zips = new ArrayList<File>();
         for (File f : files) {
             String n = f.getName();
-            if (n.endsWith(".zip") && !n.startsWith(".") && f.isFile()) {
+            if (ending(n) != null && !n.startsWith(".") && f.isFile()) {
                 zips.add(f);
             }
         }

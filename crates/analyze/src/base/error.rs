@@ -33,6 +33,17 @@ pub enum AnalyzeError {
         source: std::io::Error,
     },
 
+    /// A package holding a Perfetto trace whose structure is wrong (a second entry beside
+    /// the trace, a `result.info` that does not check, an entry that does not inflate).
+    #[error("{path}: {source}")]
+    TracePackage {
+        /// The package's file.
+        path: PathBuf,
+        /// What is wrong with it.
+        #[source]
+        source: Box<hprof_shrink_core::Error>,
+    },
+
     /// The file is none of the inputs the analyzer reads.
     #[error("{path}: not a heap dump, a .hprof.gz, a package zip or a Perfetto heap-graph trace ({})", if start.is_empty() { "the file is empty".to_string() } else { format!("it starts with {start:?}") })]
     Unknown {

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use hprof_shrink_core::hprof::{open_regular, MappedFile};
 use hprof_shrink_core::kind::FileKind;
-use hprof_shrink_core::package::{MappedEntry, PackageReader};
+use hprof_shrink_core::package::{trace, MappedEntry, PackageReader};
 use hprof_shrink_core::space::Unpack;
 
 use super::encode;
@@ -107,8 +107,7 @@ pub fn open_process(path: &Path, unpack: &Unpack, pid: Option<i32>) -> Result<In
     let (mut file, start, n) = sniff(path)?;
     let start = &start[..n];
     if is_zip(start) {
-        not_a_trace()?;
-        return open_package(path, unpack);
+        return open_package(path, unpack, pid);
     }
     if is_gzip(start) {
         let len = file.metadata().map_err(io)?.len();
@@ -118,7 +117,7 @@ pub fn open_process(path: &Path, unpack: &Unpack, pid: Option<i32>) -> Result<In
         let bytes = inflate(decoder, path, None, unpack)?;
         if FileKind::of(bytes.bytes()) == FileKind::Trace && wire::is_trace(bytes.bytes()) {
             // A gzip'd trace: laid out from its inflated copy, which goes when it is.
-            let mut input = open_trace(path, bytes.bytes(), unpack, pid)?;
+            let mut input = open_trace(path, bytes.bytes(), unpack, pid, Vec::new())?;
             input.compressed_bytes = Some(len);
             return Ok(input);
         }
@@ -154,7 +153,7 @@ pub fn open_process(path: &Path, unpack: &Unpack, pid: Option<i32>) -> Result<In
     if FileKind::of(start) == FileKind::Trace {
         let mapped = MappedFile::from_file(&file, path.to_path_buf())?;
         if wire::is_trace(mapped.bytes()) {
-            return open_trace(path, mapped.bytes(), unpack, pid);
+            return open_trace(path, mapped.bytes(), unpack, pid, Vec::new());
         }
     }
     Err(AnalyzeError::Unknown {
@@ -164,12 +163,14 @@ pub fn open_process(path: &Path, unpack: &Unpack, pid: Option<i32>) -> Result<In
 }
 
 /// A Perfetto trace's heap graph (of process `pid`, or its only one; `bytes`, the trace,
-/// read from `path`), laid out as a dump within `unpack`'s bounds.
+/// read from `path`), laid out as a dump within `unpack`'s bounds; its extra is `given`
+/// (a package's `extra.info`) before what the trace says of its app.
 fn open_trace(
     path: &Path,
     bytes: &[u8],
     unpack: &Unpack,
     pid: Option<i32>,
+    given: Vec<(String, String)>,
 ) -> Result<Input, AnalyzeError> {
     let in_file = |e: AnalyzeError| AnalyzeError::InFile {
         path: path.to_path_buf(),
@@ -180,10 +181,47 @@ fn open_trace(
     // What the trace says of its app stands where a package's extra.info does.
     let app = perfetto::about::app(bytes, source.pid()).map_err(|e| in_file(e.into()))?;
     let mut input = encode::to_input(&source, unpack)?;
-    input.extra = app.pairs();
+    input.extra = app.under(given);
     input.kind = "perfetto";
     input.format = Some(perfetto::FORMAT);
     Ok(input)
+}
+
+/// A trace's package (`pkg`, at `path`): its structure checked as `verify` checks a
+/// package's, the trace unpacked within `unpack`'s bounds and read as a raw trace is;
+/// `result.info` is the input's manifest, and `extra.info` its extra before what the trace
+/// says of its app ([`perfetto::about::App::under`]: the package's word wins, key by key).
+fn open_trace_package(
+    path: &Path,
+    pkg: &PackageReader,
+    unpack: &Unpack,
+    pid: Option<i32>,
+) -> Result<Input, AnalyzeError> {
+    let opened = trace::open_checked(pkg, path, unpack).map_err(|e| core_error(path, e))?;
+    let label = path.join(&opened.entry);
+    let mut input = open_trace(&label, opened.trace(), unpack, pid, opened.extra.clone())?;
+    input.manifest = opened.manifest.clone();
+    input.private = opened.private;
+    input.compressed_bytes = std::fs::metadata(path).ok().map(|m| m.len());
+    Ok(input)
+}
+
+/// A core error of a trace's package: an I/O error as the analyzer's own (so that a bound
+/// passed keeps its kind), the rest as what is wrong with the package.
+fn core_error(path: &Path, e: hprof_shrink_core::Error) -> AnalyzeError {
+    use hprof_shrink_core::hprof::FormatError;
+    match e {
+        hprof_shrink_core::Error::Io(f) | hprof_shrink_core::Error::Format(FormatError::Io(f)) => {
+            AnalyzeError::Io {
+                path: f.path,
+                source: f.source,
+            }
+        }
+        other => AnalyzeError::TracePackage {
+            path: path.to_path_buf(),
+            source: Box::new(other),
+        },
+    }
 }
 
 /// What an input holds, as far as comparing inputs needs it.
@@ -316,15 +354,24 @@ fn hprof_entry(
         .ok_or_else(|| hprof_shrink_core::package::PackageError::Missing("hprof".into()))
 }
 
-fn open_package(path: &Path, unpack: &Unpack) -> Result<Input, AnalyzeError> {
+/// A package: its HPROF entry, or the trace a trace's package holds (of process `pid`).
+fn open_package(path: &Path, unpack: &Unpack, pid: Option<i32>) -> Result<Input, AnalyzeError> {
     let pkg_err = |source| AnalyzeError::Package {
         path: path.to_path_buf(),
         source,
     };
     let pkg = PackageReader::open(path).map_err(pkg_err)?;
     let manifest = pkg.manifest().map_err(pkg_err)?;
-    let extra = pkg.extra().map_err(pkg_err)?;
     let entry = hprof_entry(&pkg, &manifest).map_err(pkg_err)?;
+    if trace::holds_trace(&pkg, &entry) {
+        return open_trace_package(path, &pkg, unpack, pid);
+    }
+    if pid.is_some() {
+        return Err(AnalyzeError::PidOfDump {
+            path: path.to_path_buf(),
+        });
+    }
+    let extra = pkg.extra().map_err(pkg_err)?;
     let shrunk = pkg.tool_comment().is_some_and(|c| {
         c.strip
             .is_some_and(|s| s != hprof_shrink_core::StripMode::None)

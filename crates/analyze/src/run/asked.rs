@@ -56,7 +56,8 @@ pub struct Asked {
 
 /// The key to look for, and a note when the package's key is the placeholder its writer
 /// puts when it knew none: `--key`; else, unless `--all-leaks`, the package's
-/// `leakedActivityKey`. No key, or the placeholder, finds leaks LeakCanary's way;
+/// `leakedActivityKey`. No key, or the placeholder, finds leaks LeakCanary's way (the
+/// placeholder noted, but for a heap graph's package, which never knows a key);
 /// `--all-leaks` every leaking object.
 pub fn leak_key(options: &Options, input: &input::Input) -> Asked {
     let asked = |key: Option<String>, all_leaks, note| Asked {
@@ -70,8 +71,12 @@ pub fn leak_key(options: &Options, input: &input::Input) -> Asked {
     if let Some(k) = &options.key {
         return asked(Some(k.clone()).filter(|k| !k.is_empty()), false, None);
     }
+    let placeholder = hprof_shrink_core::package::manifest::PLACEHOLDER_KEY;
     match input.manifest_value("leakedActivityKey") {
-        Some(k) if k == hprof_shrink_core::package::manifest::PLACEHOLDER_KEY => asked(
+        // A heap graph's package has the placeholder by nature (a trace names no key, and
+        // holds no key to match): nothing to note.
+        Some(k) if k == placeholder && !input.field_values => asked(None, false, None),
+        Some(k) if k == placeholder => asked(
             None,
             false,
             Some(format!(

@@ -244,4 +244,97 @@ public final class OutboxTest implements AutoCloseable {
         outbox.add(newPackage("third.zip"));
         check(!stale.exists() && fresh.exists(), "the stale copy is swept, the fresh one kept");
     }
+
+    /** A protobuf varint. */
+    private static void varint(java.io.ByteArrayOutputStream out, long v) {
+        while ((v & ~0x7fL) != 0) {
+            out.write((int) ((v & 0x7f) | 0x80));
+            v >>>= 7;
+        }
+        out.write((int) v);
+    }
+
+    private static void intField(java.io.ByteArrayOutputStream out, int field, long v) {
+        varint(out, (long) field << 3);
+        varint(out, v);
+    }
+
+    private static void bytesField(java.io.ByteArrayOutputStream out, int field, byte[] body) {
+        varint(out, (long) field << 3 | 2);
+        varint(out, body.length);
+        out.write(body, 0, body.length);
+    }
+
+    /**
+     * A Perfetto trace holding one heap graph (pid 7): a JNI global root holding a
+     * com.example.Node of 64 bytes, encoded here by heap_graph.proto's field numbers
+     * (TracePacket.heap_graph 56; HeapGraph pid 1, objects 2, roots 7, types 9), as the
+     * Rust tests' writer (crates/test-support) does.
+     */
+    private static byte[] heapGraphTrace() {
+        java.io.ByteArrayOutputStream type = new java.io.ByteArrayOutputStream();
+        intField(type, 1, 1);
+        bytesField(type, 3, "com.example.Node".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        java.io.ByteArrayOutputStream object = new java.io.ByteArrayOutputStream();
+        intField(object, 1, 0x10);
+        intField(object, 2, 1);
+        intField(object, 3, 64);
+        java.io.ByteArrayOutputStream root = new java.io.ByteArrayOutputStream();
+        intField(root, 1, 0x10);
+        intField(root, 2, 1);
+        java.io.ByteArrayOutputStream graph = new java.io.ByteArrayOutputStream();
+        intField(graph, 1, 7);
+        bytesField(graph, 9, type.toByteArray());
+        bytesField(graph, 2, object.toByteArray());
+        bytesField(graph, 7, root.toByteArray());
+        java.io.ByteArrayOutputStream packet = new java.io.ByteArrayOutputStream();
+        intField(packet, 8, 10);
+        bytesField(packet, 56, graph.toByteArray());
+        java.io.ByteArrayOutputStream trace = new java.io.ByteArrayOutputStream();
+        bytesField(trace, 1, packet.toByteArray());
+        return trace.toByteArray();
+    }
+
+    /**
+     * addTrace copies a trace in (the source stays, as ProfilingManager's file is the
+     * system's), sendAll sends it as it is (POST and PUT: no result.info) and serve records
+     * it as a heap graph; a trace that is no heap graph is refused for good (422) and moved
+     * to rejected/; a file that does not start as a trace is not added.
+     */
+    public void testAddTraceSendsItAsItIs() throws Exception {
+        byte[] bytes = heapGraphTrace();
+        File trace = work.resolve("heap.pftrace").toFile();
+        Files.write(trace.toPath(), bytes);
+        Outbox outbox = new Outbox(box.toFile());
+        File queued = outbox.addTrace(trace);
+        equal("heap.pftrace", queued.getName(), "its name");
+        check(trace.isFile(), "the source stays");
+        equal(List.of(queued), outbox.pending(), "pending");
+        SendReport r = outbox.sendAll(config(serve.packagesUrl()));
+        check(r.isClean(), "clean: " + r);
+        equal(List.of("heap.pftrace"), r.getSent(), "sent");
+        equal(1, serve.records(md5(trace)), "records of the trace");
+
+        // The same trace by PUT: the same bytes, the first record.
+        File again = outbox.addTrace(trace);
+        SendReport put = outbox.sendAll(config(serve.packagesUrl() + "/").method(UploadConfig.Method.PUT));
+        equal(List.of(again.getName()), put.getSent(), "sent by PUT (" + put + ")");
+
+        // Only a clock packet: starts as a trace, holds no heap graph.
+        File other = work.resolve("oom").toFile();
+        Files.write(other.toPath(), new byte[] {0x0a, 0x04, 0x40, 0x0a, 0x30, 0x00});
+        File queuedOther = outbox.addTrace(other);
+        equal("oom.perfetto-trace", queuedOther.getName(), "a trace's ending added");
+        SendReport refused = outbox.sendAll(config(serve.packagesUrl()));
+        equal(1, refused.getRejected().size(), "rejected (" + refused + ")");
+        check(refused.getRejected().get(0).startsWith("oom.perfetto-trace: the server refused it: 422"), "422: " + refused);
+        equal(List.of(), outbox.pending(), "pending");
+
+        File zip = work.resolve("x.pftrace").toFile();
+        Files.write(zip.toPath(), "PK\u0003\u0004 a zip".getBytes("UTF-8"));
+        check(Check.throwsA(IOException.class, () -> outbox.addTrace(zip)).getMessage().contains("not a Perfetto trace"),
+                "not a trace");
+        equal(List.of(), outbox.pending(), "nothing added");
+        equal(1, serve.records(), "records");
+    }
 }

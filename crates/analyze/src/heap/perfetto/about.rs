@@ -87,6 +87,22 @@ impl App {
         add("versionCode", self.version_code.map(|v| v.to_string()));
         out
     }
+
+    /// `given` (a package's `extra.info`, an upload's fields), then [`App::pairs`] for the
+    /// keys `given` does not name: what the caller says of its app wins over what the
+    /// trace says, key by key, as a named version key (`appVersion`) wins over the
+    /// trace's `versionCode` by the order version keys are read in. The caller made the
+    /// package for its own app and knows its own version; the packages list's is the
+    /// system's record, taken only where the caller is silent.
+    pub fn under(&self, given: Vec<(String, String)>) -> Vec<(String, String)> {
+        let mut out = given;
+        for (k, v) in self.pairs() {
+            if !out.iter().any(|(g, _)| *g == k) {
+                out.push((k, v));
+            }
+        }
+        out
+    }
 }
 
 /// Checks that `bytes` is a trace holding the heap graph of one process (or of `pid`),
