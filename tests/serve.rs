@@ -5327,7 +5327,9 @@ async fn a_wrong_trace_package_is_refused_with_why_and_nothing_is_stored() {
 async fn a_package_holding_a_trace_is_taken_and_analyzed_as_its_trace() {
     let dir = tempfile::tempdir().unwrap();
     let srv = start(&dir.path().join("data"), Opts::default()).await;
-    let good = serve_common::heap_graph_trace(42, 40, "com.example.Node");
+    // An app's heap graph holding an Activity, whose rules need a value the graph does
+    // not hold.
+    let good = serve_common::app_trace(42, hprof_shrink_test_support::trace::held_activity(7));
     let raw = dir.path().join("oom.pftrace");
     std::fs::write(&raw, &good).unwrap();
     let pkg = dir.path().join("oom.zip");
@@ -5383,6 +5385,21 @@ async fn a_package_holding_a_trace_is_taken_and_analyzed_as_its_trace() {
         .unwrap();
     assert_eq!(dl.headers()["content-type"], "application/zip");
     assert_eq!(dl.bytes().await.unwrap().as_ref(), bytes.as_slice());
+    // The page says it is a heap graph though its name is a zip's, and which rules could
+    // not run on it, in the analyzer's words.
+    let not_run = v["analysis"]["dump"]["notRun"].as_array().unwrap();
+    assert!(not_run.iter().any(|n| n["rule"] == "ACTIVITY"), "{v}");
+    let (status, page) = get_text(&srv.url("/packages/1")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(page.contains("a Perfetto heap graph"), "{page}");
+    assert!(
+        page.contains("Not run: a Perfetto heap graph holds no field values"),
+        "{page}"
+    );
+    assert!(
+        page.contains("finder ACTIVITY (on 1 object): needs android.app.Activity.mDestroyed"),
+        "{page}"
+    );
     // `upload` sends it as any package (the same bytes: the first record).
     let o = upload(&srv, &pkg, None).await;
     assert!(o.status.success(), "{}", stderr(&o));

@@ -1494,6 +1494,15 @@ pub async fn a_report_is_recorded_done_and_never_queued(store: &Store, other: &S
 /// A heap-graph trace of pid 7 of `com.example.app` at `version` (its packages list and
 /// process tree say so): a root holding a chain of `n` + 1 objects of `class`.
 pub fn heap_graph_trace(version: u64, n: u64, class: &str) -> Vec<u8> {
+    app_trace(
+        version,
+        hprof_shrink_test_support::trace::chain(7, class, n, 64),
+    )
+}
+
+/// A trace of `com.example.app` (pid 7) at version code `version` whose heap graph is
+/// `graph` (pid 7's).
+pub fn app_trace(version: u64, graph: Vec<u8>) -> Vec<u8> {
     use hprof_shrink_test_support::trace;
     let mut t = trace::packages_packet(&[
         ("com.example.other", 10002, Some(1)),
@@ -1501,7 +1510,7 @@ pub fn heap_graph_trace(version: u64, n: u64, class: &str) -> Vec<u8> {
     ]);
     t.extend(trace::other_packet());
     t.extend(trace::process_packet(7, Some(10001), "com.example.app"));
-    t.extend(trace::chain(7, class, n, 64));
+    t.extend(graph);
     t
 }
 

@@ -336,6 +336,12 @@ fn triage_section(t: Option<&PackageTriage>, analyzed: bool) -> Markup {
     let notes = t.notes.as_deref().unwrap_or_default();
     html! {
         // First: a shrunk dump's note says the sizes below leave out the dropped arrays.
+        @if let Some((heading, rules)) = t.not_run.split_first() {
+            div.note.not-run {
+                (shown(heading))
+                ul { @for r in rules { li { (shown(r.trim())) } } }
+            }
+        }
         @if !notes.is_empty() || t.notes_left_out > 0 {
             div.note.notes {
                 "Notes of the analysis:"
@@ -423,6 +429,8 @@ pub fn package(
 ) -> String {
     let p = &pkg.row;
     let trace = crate::heap_graph::is_trace_name(&p.name);
+    // A trace in a package is named as a zip: its analysis says what it is.
+    let heap_graph = trace || triage.is_some_and(|t| t.heap_graph);
     let body = html! {
         p {
             a href={ "/packages/" (p.id) "/download" } { @if trace { "Download the trace" } @else { "Download the package" } } " · "
@@ -434,7 +442,7 @@ pub fn package(
             tr { th { "md5" } td { code { (p.md5) } } }
             tr { th { "size" } td { (bytes(p.bytes)) } }
             tr { th { "received" } td { (when(p.received_ms)) } }
-            @if trace {
+            @if heap_graph {
                 tr { th { "dump" } td { (crate::heap_graph::SAID_ON_ITS_PAGE) } }
             }
             @if pkg.is_private() {

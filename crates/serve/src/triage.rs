@@ -12,6 +12,7 @@ use sha1::{Digest, Sha1};
 use crate::limits;
 use hprof_shrink_analyze::limits::{MAX_NOTES, MAX_TRACE_STEPS};
 use hprof_shrink_analyze::model::{Analysis, Trace};
+use hprof_shrink_analyze::render::text::not_run_lines;
 use hprof_shrink_analyze::render::triage::one_line;
 use hprof_shrink_analyze::triage::{
     BitmapCounts, Counts, DuplicateString, ThreadGroup, Triage, LIST_CAP,
@@ -58,6 +59,13 @@ pub struct PackageTriage {
     /// Notes beyond those kept.
     #[serde(default)]
     pub notes_left_out: u64,
+    /// The dump is a heap graph (a Perfetto trace, raw or in a package): no field values.
+    #[serde(default)]
+    pub heap_graph: bool,
+    /// The rules and steps that could not run on it (`dump.notRun`), in the analyzer's own
+    /// lines (a heading, then one a rule or step: at most one each, about 60), each cut.
+    #[serde(default)]
+    pub not_run: Vec<String>,
 }
 
 /// One of the objects the GC roots dominate directly, largest first.
@@ -123,6 +131,11 @@ impl PackageTriage {
     pub fn of(a: &Analysis) -> Option<PackageTriage> {
         let mut t = PackageTriage::of_triage(a.triage.as_ref()?);
         t.notes_of(a);
+        t.heap_graph = a.dump.format == hprof_shrink_analyze::perfetto::FORMAT;
+        t.not_run = not_run_lines(a)
+            .iter()
+            .map(|l| limits::cut(l, NOTE_BYTES).into_owned())
+            .collect();
         Some(t)
     }
 
@@ -187,6 +200,8 @@ impl PackageTriage {
             threads_left_out,
             notes: None,
             notes_left_out: 0,
+            heap_graph: false,
+            not_run: Vec::new(),
         }
     }
 }

@@ -169,6 +169,26 @@ pub fn chain(pid: u64, class_name: &str, n: u64, size: u64) -> Vec<u8> {
     graph_packet(pid, &parts)
 }
 
+/// The heap graph of `pid`: a GC root holding a `com.example.Holder` whose `activity`
+/// field holds a `com.example.MainActivity` (an `android.app.Activity`): whether it is
+/// destroyed is a field value, which a heap graph does not hold, so LeakCanary's Activity
+/// rules cannot run on it.
+pub fn held_activity(pid: u64) -> Vec<u8> {
+    let (holder, activity) = (0x7000_0000, 0x7000_0040);
+    graph_packet(
+        pid,
+        &[
+            (TYPES, ty(1, "android.app.Activity", 0, &[])),
+            (TYPES, ty(2, "com.example.MainActivity", 1, &[])),
+            (TYPES, ty(3, "com.example.Holder", 0, &[1])),
+            (NAMES, name(1, "com.example.Holder.activity")),
+            (OBJECTS, object(holder, 3, 4, &[activity])),
+            (OBJECTS, object(activity, 2, 2, &[])),
+            (ROOTS, root(1, &[holder])),
+        ],
+    )
+}
+
 /// A class of a deobfuscation mapping: its obfuscated name, its name, its fields as
 /// (obfuscated, name).
 pub type MappedClass<'a> = (&'a str, &'a str, &'a [(&'a str, &'a str)]);

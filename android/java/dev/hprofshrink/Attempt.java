@@ -107,7 +107,7 @@ final class Attempt {
             byte[] tail;
             if (cfg.method == UploadConfig.Method.PUT) {
                 c.setRequestMethod("PUT");
-                c.setRequestProperty("Content-Type", "application/zip");
+                c.setRequestProperty("Content-Type", contentType(file.getName()));
                 c.setRequestProperty("Content-MD5", digest.base64());
                 head = new byte[0];
                 tail = new byte[0];
@@ -148,6 +148,15 @@ final class Attempt {
         return s.toString();
     }
 
+    /**
+     * What a file is sent as: a Perfetto trace as the bytes it is (as the CLI's upload
+     * sends one), anything else as a package.
+     */
+    static String contentType(String fileName) {
+        boolean trace = fileName.endsWith(".pftrace") || fileName.endsWith(".perfetto-trace");
+        return trace ? "application/octet-stream" : "application/zip";
+    }
+
     private static byte[] multipartHead(String boundary, List<String[]> fields, Digest digest, String fileName) {
         StringBuilder s = new StringBuilder();
         // Fields before the file, so a streaming server has them before the bytes.
@@ -159,7 +168,7 @@ final class Attempt {
         }
         part(s, boundary, "md5").append("\r\n\r\n").append(digest.hex()).append("\r\n");
         part(s, boundary, "file").append("; filename=\"").append(quoted(fileName)).append("\"\r\n")
-                .append("Content-Type: application/zip\r\n\r\n");
+                .append("Content-Type: ").append(contentType(fileName)).append("\r\n\r\n");
         return s.toString().getBytes(UTF8);
     }
 
