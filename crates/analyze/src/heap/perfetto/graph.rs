@@ -720,6 +720,15 @@ impl Describer<'_, '_> {
                 with_carried(o, refs, classes, &mut values);
                 held += classes.iter().map(|c| values::bytes(c.1)).sum::<u64>();
             }
+            // A layout of its own, under its type's class (see `own_layout`): its type's
+            // classes' references are null (the object named its own), their values its.
+            Some(c) if !e.detached => {
+                for &(n, mask) in &self.carriers[c as usize] {
+                    values.extend(std::iter::repeat_n(Value::Object(0), n));
+                    values::values(o, mask, &mut values);
+                    held += n as u64 * id_size + values::bytes(mask);
+                }
+            }
             _ => {}
         }
         // Zero bytes up to the object's size (at most the size the trace states), which
@@ -905,11 +914,17 @@ impl Describer<'_, '_> {
         let id = meta.max_id + 1 + self.source.order.len() as u64 + self.layouts.len() as u64;
         let fields = reference_fields(names);
         let ty = t.map(|t| &meta.types[&t]);
+        let carries = |t: &u64| self.entries.get(t).is_some_and(|e| e.carriers.is_some());
         let super_id = match (&key, ty) {
             // An array's layout keeps its type's place in the hierarchy.
             (LayoutKey::ArrayHeader(..), Some(ty)) if meta.types.contains_key(&ty.super_type) => {
                 self.class_id(ty.super_type)
             }
+            // One of a type whose classes declare values (a registry's size, a Bitmap's
+            // width and height) is under the type's class, which declares them: its
+            // instances are read as the type's are (the readers know a class by its
+            // superclasses).
+            (LayoutKey::Fields(t, _), _) if carries(t) => self.class_id(*t),
             _ => super_id,
         };
         self.sink.class(&Class {
