@@ -22,8 +22,16 @@ with a warm page cache. The shapes (--shapes; by default array and object, ~200 
            duplicates) and primitive arrays of 64 B-64 kB, ~20 million objects per GB (the
            shape where the analysis lost 2.4x against the build before LeakCanary's
            knowledge)
---analyze-only measures every shape unless --shapes says otherwise; the other runs
-array and object by default.
+  trace    not a dump: a Perfetto heap-graph trace of an app's heap, as ART writes one
+           (crates/test-support/examples/app_trace.rs, built and run here, cached as
+           trace-MB.pftrace): ~60 million objects per GB of trace, mostly small instances
+           of ~1,500 classes with superclasses and field names, Strings, small arrays, weak
+           references, Bitmaps, native registries, a few large arrays, class objects with
+           statics, roots first, packets of ~400 kB interleaved with other packets. Only
+           the analysis runs on it: (p), with --baseline side by side (issue 50: <= 2 s
+           per GB of trace)
+--analyze-only measures every dump shape unless --shapes says otherwise (not trace: name
+it); the other runs array and object by default.
 The rows:
   (a)  cat FILE > /dev/null              the read limit
   (a') cp FILE to the output directory   read plus write of the whole dump
@@ -107,6 +115,8 @@ def sh(cmd, **kw):
 
 
 SHAPES = ["array", "object", "chains", "dense", "app"]
+# Not a dump: a Perfetto heap-graph trace, analyzed only (trace_rows).
+TRACE = "trace"
 OBJECT_HEAVY = {"object", "chains", "app"}
 ARRAY_HEAVY = {"array", "dense"}
 
@@ -308,9 +318,9 @@ def main():
     if args.shapes is None:
         args.shapes = ",".join(SHAPES) if args.analyze_only else "array,object"
     shapes = [s.strip() for s in args.shapes.split(",") if s.strip()]
-    unknown = [s for s in shapes if s not in SHAPES]
+    unknown = [s for s in shapes if s not in SHAPES + [TRACE]]
     if unknown or not shapes:
-        ap.error(f"--shapes {args.shapes}: the shapes are {', '.join(SHAPES)}")
+        ap.error(f"--shapes {args.shapes}: the shapes are {', '.join(SHAPES + [TRACE])}")
     try:
         sizes = [200] if args.quick else [int(m) for m in args.sizes.split(",")]
     except ValueError:
@@ -341,11 +351,15 @@ def main():
     else:
         sh(["cargo", "build", "--release", "--quiet", "--bin", "hprof-shrink"], cwd=ROOT)
         exe = str(ROOT / "target/release/hprof-shrink")
-    refs = {} if args.analyze_only else compressors()
+    refs = {} if args.analyze_only or all(s == TRACE for s in shapes) else compressors()
 
     rows = []
+    traces = []
     for mb in sizes:
         for shape in shapes:
+            if shape == TRACE:
+                traces.append(trace_rows(args, exe, generate_trace(cache, mb), out))
+                continue
             dump = generate(cache, shape, mb)
             size = dump.stat().st_size
             sh(["cat", str(dump)], stdout=subprocess.DEVNULL)  # warm the page cache
@@ -432,9 +446,13 @@ def main():
         "date": time.strftime("%Y-%m-%d"),
     }
     print(f"\nmachine: {machine['cpu']}, {machine['cores']} cores, Linux {machine['kernel']}, {machine['date']}")
+    trace_checks = print_traces(traces) if traces else []
+    if not rows:
+        finish(machine, traces, trace_checks)
+        return
     if args.analyze_only:
-        checks = print_analysis(rows)
-        finish(machine, rows, checks)
+        checks = print_analysis(rows) + trace_checks
+        finish(machine, rows + traces, checks)
         return
     head = (f"{'dump':18} {'MB':>6} {'(a)cat':>7} {'(a′)cp':>7} {'(a″)+sync':>9} {'(b)':>7} {'(c)':>7} {'(d)gz':>7} "
             f"{'b/a′':>6} {'b/a″':>6} {'md5 floor':>9} {'c/d':>6} {'peak(b)':>8} {'peak(c)':>8} {'peak/in':>8} {'hprof MB':>9} {'zip MB':>7} {'gz MB':>7}")
@@ -505,7 +523,7 @@ def main():
     if len(obj) >= 2 and obj[-1]["strings"] > obj[0]["strings"]:
         per = (obj[-1]["c_peak_anon"] - obj[0]["c_peak_anon"]) / (obj[-1]["strings"] - obj[0]["strings"])
         print(f"  memory per String (object-heavy, from the two sizes): {per:.1f} bytes")
-    finish(machine, rows, checks)
+    finish(machine, rows + traces, checks + trace_checks)
 
 
 def finish(machine, rows, checks):
@@ -514,6 +532,85 @@ def finish(machine, rows, checks):
     dest.parent.mkdir(parents=True, exist_ok=True)
     dest.write_text(json.dumps(result, indent=2) + "\n")
     print(f"\nfigures: {dest}")
+
+
+def generate_trace(cache, mb):
+    """The trace shape's trace of ~mb MB (the generator's example built in release first,
+    as the binary measured is; cached as trace-MB.pftrace, the name appearing once the
+    trace is complete)."""
+    path = cache / f"trace-{mb}.pftrace"
+    if path.exists():
+        return path
+    sh(["cargo", "build", "--release", "--quiet", "-p", "hprof-shrink-test-support",
+        "--example", "app_trace"], cwd=ROOT)
+    print(f"bench: generating {path} ...", file=sys.stderr, flush=True)
+    tmp = cache / f"trace-{mb}.partial"
+    sh([str(ROOT / "target/release/examples/app_trace"), str(tmp), str(mb)])
+    tmp.rename(path)
+    return path
+
+
+def trace_rows(args, exe, trace, out):
+    """(p) of a heap-graph trace: analyze TRACE --format json -v, best of N (with
+    --baseline, in pairs with the baseline's); seconds per GB of trace, the open step's
+    (reading the trace into its laid-out dump) and peak memory, the laid-out dump in its
+    unnamed temporary file included."""
+    size = trace.stat().st_size
+    sh(["cat", str(trace)], stdout=subprocess.DEVNULL)  # warm the page cache
+    r = {"dump": trace.name, "shape": TRACE, "bytes": size}
+    r["a_cat"], _ = best_of(args.runs, ["cat", str(trace)])
+    f_out = out / "f.json"
+    p_new = [exe, "analyze", str(trace), "--format", "json", "-v", "-o", str(f_out)]
+    if args.baseline:
+        p_base = [args.baseline, "analyze", str(trace), "--format", "json", "-v", "-o", str(f_out)]
+        new, base, r["p_ratio"] = side_by_side(args.runs, p_new, p_base, outputs=[f_out])
+        r["p_base"], r["p_base_peak_anon"], base_err = base
+        r["p_base_steps"] = steps_of(base_err)
+        clean_start([f_out])
+        measure(p_new)
+    else:
+        err = []
+        new = best_of(args.runs, p_new, outputs=[f_out], stderr_out=err) + (err[0],)
+    r["p_analyze"], r["p_peak_anon"], err = new
+    r["p_steps"] = steps_of(err)
+    d = json.loads(f_out.read_text())["dump"]
+    f_out.unlink(missing_ok=True)
+    r["objects"] = d["instances"] + d["objectArrays"] + d["primitiveArrays"] + d["classes"]
+    r["laid_out_bytes"] = d["bytes"]
+    r["p_per_gb"] = r["p_analyze"] / (size / 1e9)
+    r["open_per_gb"] = r["p_steps"].get("open", 0.0) / (size / 1e9)
+    r["p_peak_over_input"] = r["p_peak_anon"] / size
+    return r
+
+
+def print_traces(traces):
+    """The trace rows: (p), its open step, per GB of trace, memory, against the target."""
+    print("\nheap-graph traces: (p) analyze TRACE --format json; open = reading the trace into its"
+          " laid-out dump;\npeak = anonymous memory plus temporary files (the laid-out dump among them)")
+    print(f"{'trace':20} {'MB':>6} {'(a)cat':>7} {'(p)':>7} {'s/GB':>6} {'open':>6} {'s/GB':>6} "
+          f"{'peak(p)':>9} {'peak/in':>8} {'laid MB':>8} {'objects':>11}")
+    for r in traces:
+        print(f"{r['dump']:20} {r['bytes']/1e6:6.0f} {r['a_cat']:6.2f}s {r['p_analyze']:6.2f}s "
+              f"{r['p_per_gb']:6.2f} {r['p_steps'].get('open', 0):5.2f}s {r['open_per_gb']:6.2f} "
+              f"{r['p_peak_anon']/MIB:7.1f}Mi {r['p_peak_over_input']:8.2f} {r['laid_out_bytes']/1e6:8.0f} "
+              f"{r['objects']:11,}")
+    checks = []
+    if any("p_base" in r for r in traces):
+        print(f"{'trace':20} {'(p) new':>8} {'(p) base':>9} {'pairs':>6} {'mem new':>9} {'mem base':>9}")
+        for r in traces:
+            print(f"{r['dump']:20} {r['p_analyze']:7.2f}s {r['p_base']:8.2f}s {r['p_ratio']:6.2f} "
+                  f"{r['p_peak_anon']/MIB:7.1f}Mi {r['p_base_peak_anon']/MIB:7.1f}Mi")
+        print_steps(traces)
+        checks.append(("trace (p) new/base <= 1.0 (pairs' median, 3 % noise)",
+                       all(r["p_ratio"] <= 1.03 for r in traces if "p_ratio" in r)))
+    big = [r for r in traces if r["bytes"] > 500e6] or traces
+    checks.append(("trace open <= 2.0 s per GB of trace on the largest traces (issue 50)",
+                   all(r["open_per_gb"] <= 2.0 for r in big)))
+    checks.append(("trace (p) <= 2.0 s per GB of trace on the largest traces",
+                   all(r["p_per_gb"] <= 2.0 for r in big)))
+    for name, ok in checks:
+        print(f"  {'PASS' if ok else 'FAIL'}  {name}")
+    return checks
 
 
 def growing_series(cache, shape, mb, dump):

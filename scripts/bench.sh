@@ -7,7 +7,9 @@
 # --sizes 200,1000 (which sizes, in MB, at least 10), --shapes array,object (which shapes:
 # array, object, chains = 200-node chains, Strings and a large HashMap, ~26 million objects
 # per GB, dense = many small primitive arrays, ~5x array's objects per GB; chains and dense
-# are not in the default run), --exe EXE (measure this binary, not a fresh release build),
+# are not in the default run; trace = a Perfetto heap-graph trace of an app's heap, ~60
+# million objects per GB, written by test-support's app_trace example and only analyzed:
+# s/GB of trace, its open step's, peak memory; never in a default run), --exe EXE (measure this binary, not a fresh release build),
 # --serve-only (only serve's ingest: one server against two on one PostgreSQL, a core
 # each, PostgreSQL from scripts/setup-postgres.sh; then the embedded default taking the
 # 200 MB dumps' packages, with and without analysis). Also times

@@ -840,6 +840,136 @@ fn a_heap_graphs_bitmaps_are_sized_by_their_width_and_height() {
     );
 }
 
+/// A registry that names its references' fields itself (old traces; an object whose
+/// references do not fit its type's) is laid out on its own, and keeps the value it
+/// carries as one laid out by its type does: Perfetto's native-size heap, its registry
+/// naming its `classLoader` itself, still credits the Bitmap its 123,456 native bytes.
+#[test]
+fn a_registry_naming_its_own_fields_keeps_its_native_size() {
+    let ty = |id: u64, name: &str, sup: u64, fields: &[u64], kind: u64| {
+        let mut t = wire::ty(id, name, sup, fields);
+        wire::int(7, kind, &mut t);
+        t
+    };
+    let mut registry = wire::object(0x30, 778, 32, &[0]);
+    wire::int(4, 19502, &mut registry);
+    wire::int(8, 123_456, &mut registry);
+    let names = [
+        (1, "java.lang.ref.Reference.pendingNext"),
+        (2, "java.lang.ref.Reference.queue"),
+        (3, "java.lang.ref.Reference.queueNext"),
+        (15420, "java.lang.ref.Reference.referent"),
+        (14946, "sun.misc.Cleaner.next"),
+        (14947, "sun.misc.Cleaner.prev"),
+        (14948, "sun.misc.Cleaner.thunk"),
+        (
+            19501,
+            "libcore.util.NativeAllocationRegistry$CleanerThunk.this$0",
+        ),
+        (19502, "libcore.util.NativeAllocationRegistry.classLoader"),
+    ];
+    let mut parts = vec![
+        (TYPES, ty(54, "java.lang.Object", 0, &[], 2)),
+        (
+            TYPES,
+            ty(12171, "java.lang.ref.Reference", 54, &[1, 2, 3, 15420], 1),
+        ),
+        (
+            TYPES,
+            ty(11645, "java.lang.ref.PhantomReference", 12171, &[], 11),
+        ),
+        (
+            TYPES,
+            ty(17, "sun.misc.Cleaner", 11645, &[14946, 14947, 14948], 11),
+        ),
+        (
+            TYPES,
+            ty(
+                16,
+                "libcore.util.NativeAllocationRegistry$CleanerThunk",
+                54,
+                &[19501],
+                1,
+            ),
+        ),
+        (
+            TYPES,
+            ty(
+                778,
+                "libcore.util.NativeAllocationRegistry",
+                54,
+                &[19502],
+                1,
+            ),
+        ),
+        (TYPES, ty(777, "android.graphics.Bitmap", 54, &[], 1)),
+    ];
+    parts.extend(names.iter().map(|&(iid, n)| (NAMES, wire::name(iid, n))));
+    parts.extend([
+        (OBJECTS, wire::object(0x10, 777, 46, &[])),
+        (OBJECTS, registry),
+        (OBJECTS, wire::object(0x40, 16, 24, &[0x30])),
+        (
+            OBJECTS,
+            wire::object(0x60, 17, 36, &[0, 0, 0x40, 0, 0, 0, 0x10]),
+        ),
+        (ROOTS, wire::root(3, &[0x10])),
+        (ROOTS, wire::root(1, &[0x60])),
+    ]);
+    let a = analyze(&wire::graph_packet(2, &parts), None).unwrap();
+    let triage = a.triage.as_ref().unwrap();
+    let bitmap = triage
+        .top_retainers
+        .iter()
+        .find(|r| r.object.class_name == "android.graphics.Bitmap")
+        .unwrap_or_else(|| panic!("a Bitmap among {:?}", retainers(&a)));
+    assert_eq!(bitmap.object.retained_native_bytes, 123_456);
+    assert_eq!(triage.heap_native_bytes, 123_456);
+}
+
+/// A Bitmap that names its references' fields itself keeps its width and height, as one
+/// laid out by its type does: the triage counts and sizes it.
+#[test]
+fn a_bitmap_naming_its_own_fields_keeps_its_width_and_height() {
+    let bitmap = |id: u64, w: u64, h: u64| {
+        let mut o = wire::object(id, 1, 40, &[0]);
+        wire::int(4, 3, &mut o);
+        wire::int(13, w, &mut o);
+        wire::int(14, h, &mut o);
+        o
+    };
+    let trace = wire::graph_packet(
+        7,
+        &[
+            (TYPES, wire::ty(1, "android.graphics.Bitmap", 0, &[])),
+            (TYPES, wire::ty(2, "Holder", 0, &[1, 2])),
+            (NAMES, wire::name(1, "Holder.a")),
+            (NAMES, wire::name(2, "Holder.b")),
+            (
+                NAMES,
+                wire::name(3, "android.graphics.Bitmap.mNinePatchChunk"),
+            ),
+            (OBJECTS, wire::object(0x10, 2, 16, &[0x20, 0x30])),
+            (OBJECTS, bitmap(0x20, 2000, 1500)),
+            (OBJECTS, bitmap(0x30, 100, 100)),
+            (ROOTS, wire::root(1, &[0x10])),
+        ],
+    );
+    let a = analyze(&trace, None).unwrap();
+    let b = &a.triage.as_ref().unwrap().bitmaps;
+    assert_eq!(
+        (b.count, b.large_count, b.dimensions_unknown),
+        (2, 1, false)
+    );
+    let sizes: Vec<(i64, i64)> = b.largest.iter().map(|x| (x.width, x.height)).collect();
+    assert!(
+        sizes.contains(&(2000, 1500)) && sizes.contains(&(100, 100)),
+        "{sizes:?}"
+    );
+    // Their sizes are still the trace's.
+    assert_eq!(a.dump.reachable_bytes, 16 + 2 * 40);
+}
+
 /// A class's static reference is its class object's in a heap graph (an object of type
 /// `java.lang.Class<X>` naming its fields `X.sInstance`): the class object is the class,
 /// so a path through it reads `static com.example.Singleton.sInstance`, as in a dump; it

@@ -32,7 +32,7 @@ use hprof_shrink_core::hprof::{tags, BasicType, Value};
 use super::about::choose;
 use super::statics::{self, ClassObject};
 use super::values;
-use super::wire::{self, Graph, GraphObject, Packet, Packets};
+use super::wire::{self, part, GraphObject, GraphPacket, GraphRoot, GraphType, InternedString};
 use crate::base::error::AnalyzeError;
 use crate::base::error::TraceError;
 use crate::base::map::Map;
@@ -147,72 +147,58 @@ impl<'a> TraceSource<'a> {
     }
 }
 
-/// The heap-graph packets of `bytes`, decoded, with their offsets.
-fn graphs(bytes: &[u8]) -> impl Iterator<Item = Result<(u64, Graph), TraceError>> + '_ {
-    Packets::new(bytes).filter_map(|p| {
-        let (offset, packet) = match p {
-            Ok(p) => p,
-            Err(e) => return Some(Err(e)),
-        };
-        match wire::has_heap_graph(packet, offset) {
-            Ok(false) => None,
-            Err(e) => Some(Err(e)),
-            Ok(true) => Some(
-                <Packet as prost::Message>::decode(packet)
-                    .map_err(|e| TraceError::BadPacket {
-                        offset,
-                        what: e.to_string(),
-                    })
-                    .map(|p| (offset, p.heap_graph.unwrap_or_default())),
-            ),
-        }
+/// The heap-graph packets of `bytes` that are `pid`'s, undecoded.
+fn graphs(
+    bytes: &[u8],
+    pid: i32,
+) -> impl Iterator<Item = Result<GraphPacket<'_>, TraceError>> + '_ {
+    wire::heap_graphs(bytes).filter_map(move |g| match g.and_then(|g| Ok((g.pid()?, g))) {
+        Ok((p, g)) => (p == pid).then_some(Ok(g)),
+        Err(e) => Some(Err(e)),
     })
+}
+
+/// The messages a graph's parts are decoded into, one of each, reused: no allocation an
+/// object once their buffers have grown.
+#[derive(Default)]
+struct Parts {
+    object: GraphObject,
+    ty: GraphType,
+    name: InternedString,
+    root: GraphRoot,
 }
 
 /// The first pass: the types, field names, roots and largest id of `pid`'s graph; the
 /// names deobfuscated by the trace's own `mapping`.
 fn gather(bytes: &[u8], pid: i32, mapping: Option<&Mapping>) -> Result<Meta, TraceError> {
-    use super::deobfuscate;
     let mut meta = Meta::default();
     let mut last_id = 0u64;
     let mut class_objects = statics::Found::default();
-    for g in graphs(bytes) {
-        let (offset, g) = g?;
-        if g.pid.unwrap_or(0) != pid {
-            continue;
-        }
-        for t in g.types {
-            let id = t.id.unwrap_or(0);
-            let name = t.class_name.unwrap_or_else(|| format!("<type {id}>"));
-            meta.types.entry(id).or_insert(Type {
-                name: mapping
-                    .and_then(|m| deobfuscate::class(m, &name))
-                    .unwrap_or(name),
-                super_type: t.superclass_id.unwrap_or(0),
-                loader_id: t.classloader_id.unwrap_or(0),
-                object_size: t.object_size.unwrap_or(0),
-                fields: t.reference_field_id,
-                kind: t.kind.unwrap_or(0),
-            });
-        }
-        for s in g.field_names {
-            let text = String::from_utf8_lossy(s.str.as_deref().unwrap_or_default());
-            meta.field_names
-                .entry(s.iid.unwrap_or(0))
-                .or_insert_with(|| {
-                    mapping
-                        .and_then(|m| deobfuscate::field(m, &text))
-                        .unwrap_or_else(|| field_name(&text).to_string())
-                });
-        }
-        for r in g.roots {
-            let tag = root_tag(r.root_type.unwrap_or(0));
-            for id in r.object_ids {
-                meta.max_id = meta.max_id.max(id);
-                meta.roots.push((tag, id));
+    let mut parts = Parts::default();
+    for g in graphs(bytes, pid) {
+        let g = g?;
+        let offset = g.offset;
+        for p in g.parts() {
+            let p = p?;
+            match p.number {
+                part::TYPE => {
+                    wire::decode_into(&p, &mut parts.ty)?;
+                    meta.ty(std::mem::take(&mut parts.ty), mapping);
+                    continue;
+                }
+                part::FIELD_NAME => {
+                    wire::decode_into(&p, &mut parts.name)?;
+                    meta.field_name(&parts.name, mapping);
+                    continue;
+                }
+                part::ROOT => {
+                    wire::decode_into(&p, &mut parts.root)?;
+                    meta.roots(&parts.root);
+                    continue;
+                }
+                _ => parts.object.read(&p)?,
             }
-        }
-        for o in &g.objects {
+            let o = &parts.object;
             let carried = values::carried(o);
             if carried != 0 {
                 *meta.carried.entry(o.type_id.unwrap_or(0)).or_default() |= carried;
@@ -244,6 +230,44 @@ fn gather(bytes: &[u8], pid: i32, mapping: Option<&Mapping>) -> Result<Meta, Tra
         .map(|(&t, ty)| (t, ty.name.as_str(), ty.object_size));
     meta.class_objects = class_objects.resolve(types);
     Ok(meta)
+}
+
+impl Meta {
+    /// A type, named as the trace's own `mapping` deobfuscates it (the first of a key kept).
+    fn ty(&mut self, t: GraphType, mapping: Option<&Mapping>) {
+        let id = t.id.unwrap_or(0);
+        let name = t.class_name.unwrap_or_else(|| format!("<type {id}>"));
+        self.types.entry(id).or_insert(Type {
+            name: mapping
+                .and_then(|m| super::deobfuscate::class(m, &name))
+                .unwrap_or(name),
+            super_type: t.superclass_id.unwrap_or(0),
+            loader_id: t.classloader_id.unwrap_or(0),
+            object_size: t.object_size.unwrap_or(0),
+            fields: t.reference_field_id,
+            kind: t.kind.unwrap_or(0),
+        });
+    }
+
+    /// A field name, as HPROF gives it, deobfuscated by `mapping`.
+    fn field_name(&mut self, s: &InternedString, mapping: Option<&Mapping>) {
+        let text = String::from_utf8_lossy(s.str.as_deref().unwrap_or_default());
+        self.field_names
+            .entry(s.iid.unwrap_or(0))
+            .or_insert_with(|| {
+                mapping
+                    .and_then(|m| super::deobfuscate::field(m, &text))
+                    .unwrap_or_else(|| field_name(&text).to_string())
+            });
+    }
+
+    fn roots(&mut self, r: &GraphRoot) {
+        let tag = root_tag(r.root_type.unwrap_or(0));
+        for &id in &r.object_ids {
+            self.max_id = self.max_id.max(id);
+            self.roots.push((tag, id));
+        }
+    }
 }
 
 /// An object's id: its own, or the previous object's plus its delta.
@@ -338,20 +362,25 @@ impl HeapSource for TraceSource<'_> {
             layouts: Map::default(),
             layout_fields: 0,
             type_layouts: Map::default(),
-            facts: Map::default(),
+            entries: Map::default(),
+            carriers: Vec::new(),
+            refs: Vec::new(),
+            values: Vec::new(),
             reference: None,
             last_id: 0,
             heap: None,
         };
         d.types()?;
-        for g in graphs(self.bytes) {
-            let (offset, g) = g?;
-            if g.pid.unwrap_or(0) != self.pid {
-                continue;
-            }
-            for o in &g.objects {
-                let id = d.object(o, offset)?;
-                d.uncollected(id)?;
+        let mut o = GraphObject::default();
+        for g in graphs(self.bytes, self.pid) {
+            let g = g?;
+            for p in g.parts() {
+                let p = p?;
+                if p.number == part::OBJECT {
+                    o.read(&p)?;
+                    let id = d.object(&o, g.offset)?;
+                    d.uncollected(id)?;
+                }
             }
         }
         for &(tag, object_id) in &self.meta.roots {
@@ -366,18 +395,36 @@ impl HeapSource for TraceSource<'_> {
     }
 }
 
-/// The classes of a type's layout, each with its references' count and the values it
-/// declares after them (see [`Describer::carriers`]).
-type Carriers = std::rc::Rc<[(usize, u8)]>;
-
-/// What a type's instances need beyond their references.
-#[derive(Debug, Clone)]
-struct Facts {
+/// What a type's objects are described as, worked out at its first object: the one
+/// lookup an object makes (its name, size, class id and facts in one place).
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    shape: Shape,
+    /// Its `object_size`: an object's size where it states none.
+    object_size: u64,
+    /// Its class id.
+    class_id: u64,
     /// A reference type its superclasses do not place under java.lang.ref.Reference (see
     /// [`Describer::under_reference`]).
     detached: bool,
-    /// The values its classes declare (see [`Describer::carriers`]).
-    carriers: Option<Carriers>,
+    /// The values its classes declare, an index of [`Describer::carriers`]' (`None`:
+    /// none does, the common case).
+    carriers: Option<u32>,
+    /// Its layout's reference count, once an instance needed it (see [`Describer::layout`]).
+    layout_len: Option<usize>,
+    /// The last header size its arrays had, and that layout's class id.
+    array_header: Option<(u64, u64)>,
+}
+
+/// What a type's objects are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// Instances (of a `java.lang.Class<X>` type: `class_type`, maybe described as X).
+    Instance { class_type: bool },
+    /// An array of references.
+    ObjectArray,
+    /// An array of primitives.
+    PrimitiveArray(BasicType),
 }
 
 /// A layout of its own: the type and its references' names, or the type and an array's
@@ -402,8 +449,14 @@ struct Describer<'s, 'a> {
     layout_fields: usize,
     /// Each type's references' names, its superclasses' after its own.
     type_layouts: Map<u64, std::rc::Rc<[u64]>>,
-    /// What each type met needs beyond its references: one lookup an object.
-    facts: Map<u64, Facts>,
+    /// Each type met, as its objects are described: one lookup an object.
+    entries: Map<u64, Entry>,
+    /// The classes of a type's layout, each with its references' count and the values it
+    /// declares after them (see [`Describer::carriers`]), for the types with values.
+    carriers: Vec<Vec<(usize, u8)>>,
+    /// An object's references and values, reused from one object to the next.
+    refs: Vec<u64>,
+    values: Vec<Value>,
     /// java.lang.ref.Reference's class id and fields, once needed.
     reference: Option<(u64, std::rc::Rc<[String]>)>,
     last_id: u64,
@@ -490,33 +543,69 @@ impl Describer<'_, '_> {
         Ok(fields)
     }
 
+    /// The length of type `t`'s layout ([`Describer::layout`]), kept in its entry.
+    fn layout_len(&mut self, t: u64, offset: u64) -> Result<usize, AnalyzeError> {
+        if let Some(n) = self.entries.get(&t).and_then(|e| e.layout_len) {
+            return Ok(n);
+        }
+        let n = self.layout(t, offset)?.len();
+        if let Some(e) = self.entries.get_mut(&t) {
+            e.layout_len = Some(n);
+        }
+        Ok(n)
+    }
+
     /// The values objects of type `t` carry (a mask of [`values`]' fields).
     fn carried(&self, t: u64) -> u8 {
         self.source.meta.carried.get(&t).copied().unwrap_or(0)
     }
 
-    /// What type `t`'s instances need beyond their references, worked out once a type.
-    fn facts(&mut self, t: u64) -> Facts {
-        if let Some(f) = self.facts.get(&t) {
-            return f.clone();
+    /// Type `t`'s entry, worked out at its first object (`id`, in the packet at `offset`):
+    /// an error when the trace does not name the type.
+    fn entry(&mut self, t: u64, id: u64, offset: u64) -> Result<Entry, AnalyzeError> {
+        if let Some(e) = self.entries.get(&t) {
+            return Ok(*e);
         }
-        let f = Facts {
-            detached: self.is_detached(t),
-            carriers: self.carriers(t),
+        let Some(ty) = self.source.meta.types.get(&t) else {
+            return Err(TraceError::BadPacket {
+                offset,
+                what: format!("object {id:#x} is of type {t}, which the trace does not name"),
+            }
+            .into());
         };
-        self.facts.insert(t, f.clone());
-        f
+        let shape = match primitive_element(&ty.name) {
+            Some(element) => Shape::PrimitiveArray(element),
+            None if ty.name.ends_with("[]") => Shape::ObjectArray,
+            None => Shape::Instance {
+                class_type: statics::class_of(&ty.name).is_some(),
+            },
+        };
+        let carriers = self.carriers(t).map(|c| {
+            self.carriers.push(c);
+            (self.carriers.len() - 1) as u32
+        });
+        let e = Entry {
+            shape,
+            object_size: ty.object_size,
+            class_id: self.class_id(t),
+            detached: self.is_detached(t),
+            carriers,
+            layout_len: None,
+            array_header: None,
+        };
+        self.entries.insert(t, e);
+        Ok(e)
     }
 
     /// The classes of `t`'s layout with, for each, its references' count and the values it
     /// declares after them; `None` when none declares a value (the common case).
-    fn carriers(&self, t: u64) -> Option<Carriers> {
+    fn carriers(&self, t: u64) -> Option<Vec<(usize, u8)>> {
         let types = &self.source.meta.types;
         let classes: Vec<(usize, u8)> = chain(types, t)
             .into_iter()
             .map(|c| (types[&c].fields.len(), self.carried(c)))
             .collect();
-        classes.iter().any(|c| c.1 != 0).then(|| classes.into())
+        classes.iter().any(|c| c.1 != 0).then_some(classes)
     }
 
     /// Counts `n` more names held by layouts: an error past [`MAX_LAYOUT_FIELDS`].
@@ -546,73 +635,113 @@ impl Describer<'_, '_> {
             }
         }
         let t = o.type_id.unwrap_or(0);
-        let meta = &self.source.meta;
-        let (name, object_size) = match meta.types.get(&t) {
-            Some(ty) => (ty.name.as_str(), ty.object_size),
-            None => {
-                return Err(TraceError::BadPacket {
-                    offset,
-                    what: format!("object {id:#x} is of type {t}, which the trace does not name"),
-                }
-                .into())
-            }
-        };
-        if statics::class_of(name).is_some() && self.source.class_object_ids.contains(&id) {
+        let e = self.entry(t, id, offset)?;
+        if e.shape == (Shape::Instance { class_type: true })
+            && self.source.class_object_ids.contains(&id)
+        {
             // Described as its class, with the types.
             return Ok(id);
         }
-        let size = o.self_size.unwrap_or(object_size);
         let base = o.reference_field_id_base.unwrap_or(0);
         // `gather` checked that no reference passes 64 bits with its base.
-        let refs: Vec<u64> = o
-            .reference_object_id
-            .iter()
-            .map(|&r| if r == 0 { 0 } else { r + base })
-            .collect();
-        if let Some(ty) = primitive_element(name) {
-            let count = size / u64::from(ty.size(self.source.id_size));
-            self.sink.object(&Object::PrimitiveArray {
-                id,
-                ty,
-                count: u32::try_from(count).unwrap_or(u32::MAX),
-                elements: None,
-            })?;
-            return Ok(id);
+        let mut refs = std::mem::take(&mut self.refs);
+        refs.clear();
+        refs.extend(
+            o.reference_object_id
+                .iter()
+                .map(|&r| if r == 0 { 0 } else { r + base }),
+        );
+        let r = self.shaped(o, (t, e), id, &refs, offset);
+        self.refs = refs;
+        r.map(|()| id)
+    }
+
+    /// Describes `o` (object `id` of type `t` and its entry `e`, its references `refs`)
+    /// as its type's shape says.
+    fn shaped(
+        &mut self,
+        o: &GraphObject,
+        (t, e): (u64, Entry),
+        id: u64,
+        refs: &[u64],
+        offset: u64,
+    ) -> Result<(), AnalyzeError> {
+        let size = o.self_size.unwrap_or(e.object_size);
+        let id_size = u64::from(self.source.id_size);
+        match e.shape {
+            Shape::PrimitiveArray(ty) => {
+                let count = size / u64::from(ty.size(self.source.id_size));
+                return self.sink.object(&Object::PrimitiveArray {
+                    id,
+                    ty,
+                    count: u32::try_from(count).unwrap_or(u32::MAX),
+                    elements: None,
+                });
+            }
+            Shape::ObjectArray => {
+                let header = size.saturating_sub(refs.len() as u64 * id_size);
+                let class_id = match e.array_header {
+                    Some((h, class_id)) if h == header => class_id,
+                    _ => {
+                        let class_id =
+                            self.own_layout(LayoutKey::ArrayHeader(t, header), offset)?;
+                        if let Some(e) = self.entries.get_mut(&t) {
+                            e.array_header = Some((header, class_id));
+                        }
+                        class_id
+                    }
+                };
+                return self.sink.object(&Object::ObjectArray {
+                    id,
+                    class_id,
+                    elements: refs,
+                });
+            }
+            Shape::Instance { .. } => {}
         }
-        if name.ends_with("[]") {
-            let elements = refs.len() as u64 * u64::from(self.source.id_size);
-            let header = size.saturating_sub(elements);
-            let class_id = self.own_layout(LayoutKey::ArrayHeader(t, header), offset)?;
-            self.sink.object(&Object::ObjectArray {
-                id,
-                class_id,
-                elements: &refs,
-            })?;
-            return Ok(id);
-        }
-        let facts = self.facts(t);
-        let (class_id, mut values) = match facts.detached {
-            true => self.under_reference(o, t, &refs, offset)?,
-            false => (
-                self.instance_class(o, t, refs.len(), offset)?,
-                refs.iter().map(|&r| Value::Object(r)).collect(),
-            ),
+        let mut values = std::mem::take(&mut self.values);
+        values.clear();
+        let class_id = match e.detached {
+            true => {
+                let (class_id, v) = self.under_reference(o, t, refs, offset)?;
+                values = v;
+                class_id
+            }
+            false => {
+                values.extend(refs.iter().map(|&r| Value::Object(r)));
+                self.instance_class(o, (t, e), refs.len(), offset)?
+            }
         };
-        let mut held = refs.len() as u64 * u64::from(self.source.id_size);
-        if let Some(classes) = facts.carriers.filter(|_| class_id == self.class_id(t)) {
-            values = with_carried(o, &refs, &classes);
-            held += classes.iter().map(|c| values::bytes(c.1)).sum::<u64>();
+        let mut held = refs.len() as u64 * id_size;
+        match e.carriers {
+            Some(c) if class_id == e.class_id => {
+                let classes = &self.carriers[c as usize];
+                values.clear();
+                with_carried(o, refs, classes, &mut values);
+                held += classes.iter().map(|c| values::bytes(c.1)).sum::<u64>();
+            }
+            // A layout of its own, under its type's class (see `own_layout`): its type's
+            // classes' references are null (the object named its own), their values its.
+            Some(c) if !e.detached => {
+                for &(n, mask) in &self.carriers[c as usize] {
+                    values.extend(std::iter::repeat_n(Value::Object(0), n));
+                    values::values(o, mask, &mut values);
+                    held += n as u64 * id_size + values::bytes(mask);
+                }
+            }
+            _ => {}
         }
         // Zero bytes up to the object's size (at most the size the trace states), which
         // the encoder writes without holding them.
         let padding = size.saturating_sub(held);
-        self.sink.object(&Object::Instance {
+        let r = self.sink.object(&Object::Instance {
             id,
             class_id,
             values: &values,
             padding,
-        })?;
-        Ok(id)
+        });
+        self.values = values;
+        r
     }
 
     /// A root for an object of the zygote's or the boot image's heap, which ART's
@@ -634,12 +763,18 @@ impl Describer<'_, '_> {
     fn instance_class(
         &mut self,
         o: &GraphObject,
-        t: u64,
+        (t, e): (u64, Entry),
         count: usize,
         offset: u64,
     ) -> Result<u64, AnalyzeError> {
-        if o.reference_field_id.is_empty() && self.layout(t, offset)?.len() == count {
-            return Ok(self.class_id(t));
+        if o.reference_field_id.is_empty() {
+            let len = match e.layout_len {
+                Some(n) => n,
+                None => self.layout_len(t, offset)?,
+            };
+            if len == count {
+                return Ok(e.class_id);
+            }
         }
         let names = self.reference_names(o, t, count, offset)?;
         self.own_layout(LayoutKey::Fields(t, names), offset)
@@ -779,11 +914,17 @@ impl Describer<'_, '_> {
         let id = meta.max_id + 1 + self.source.order.len() as u64 + self.layouts.len() as u64;
         let fields = reference_fields(names);
         let ty = t.map(|t| &meta.types[&t]);
+        let carries = |t: &u64| self.entries.get(t).is_some_and(|e| e.carriers.is_some());
         let super_id = match (&key, ty) {
             // An array's layout keeps its type's place in the hierarchy.
             (LayoutKey::ArrayHeader(..), Some(ty)) if meta.types.contains_key(&ty.super_type) => {
                 self.class_id(ty.super_type)
             }
+            // One of a type whose classes declare values (a registry's size, a Bitmap's
+            // width and height) is under the type's class, which declares them: its
+            // instances are read as the type's are (the readers know a class by its
+            // superclasses).
+            (LayoutKey::Fields(t, _), _) if carries(t) => self.class_id(*t),
             _ => super_id,
         };
         self.sink.class(&Class {
@@ -819,16 +960,14 @@ fn chain(types: &Map<u64, Type>, t: u64) -> Vec<u64> {
 
 /// An instance's values where its classes declare carried values: each class's
 /// references, then its values, nearest class first.
-fn with_carried(o: &GraphObject, refs: &[u64], classes: &[(usize, u8)]) -> Vec<Value> {
-    let mut out = Vec::with_capacity(refs.len() + 3 * classes.len());
+fn with_carried(o: &GraphObject, refs: &[u64], classes: &[(usize, u8)], out: &mut Vec<Value>) {
     let mut at = 0;
     for &(n, mask) in classes {
         let end = (at + n).min(refs.len());
         out.extend(refs[at..end].iter().map(|&r| Value::Object(r)));
-        values::values(o, mask, &mut out);
+        values::values(o, mask, out);
         at = end;
     }
-    out
 }
 
 /// Fields of these names, each a reference: a heap graph knows no other kind.

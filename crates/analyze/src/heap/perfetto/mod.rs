@@ -8,7 +8,10 @@
 //! Its errors are [`TraceError`]s (in `base`, beside the analysis's).
 //!
 //! Bounds: a packet's length is checked against what remains and a varint is at most 10
-//! bytes; one packet is decoded at a time (memory: the largest packet, decoded); what is
+//! bytes; a packet is walked field by field and one object (type, name, root) decoded at a
+//! time into a message reused from one to the next (memory: the largest object's
+//! references, 8 bytes each, never a packet's objects decoded together); nothing is kept
+//! per object, in either pass (the second keeps one entry per type met); what is
 //! kept across packets is the types, the field names and the roots (16 bytes a root, 8 a
 //! type's field: a few times the trace's bytes that state them), at most [`graph::MAX_LAYOUTS`] object layouts,
 //! the class objects' references (at most `statics::MAX_HELD`) and the trace's own

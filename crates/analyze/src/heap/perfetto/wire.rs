@@ -3,8 +3,11 @@
 //! A trace is a run of `Trace.packet` records (field 1, length-delimited), so it is read
 //! one packet at a time from the mapped bytes: a record's length is checked against what
 //! remains before its bytes are taken, and a varint is at most 10 bytes. Only packets that
-//! hold a heap graph (`TracePacket` field 56) are decoded, by prost, through the structs
-//! below: each names only the fields read, prost skips the others.
+//! hold a heap graph (`TracePacket` field 56) are read: [`heap_graphs`] walks their parts
+//! (objects, types, names, roots) without decoding them, and each part is decoded by
+//! prost when it is used, through the structs below (each names only the fields read,
+//! prost skips the others), into a message the caller reuses: a heap graph's millions of
+//! objects cost no allocation each, and no packet is decoded whole.
 
 use crate::base::error::TraceError;
 
@@ -17,6 +20,12 @@ pub(crate) const HEAP_GRAPH_FIELD: u64 = 56;
 
 /// A varint at `at` of `bytes`: its value and its length (at most 10 bytes).
 pub fn varint(bytes: &[u8], at: usize) -> Result<(u64, usize), TraceError> {
+    // Most of a heap graph's varints (keys, lengths, small deltas) are one byte.
+    if let Some(&b) = bytes.get(at) {
+        if b < 0x80 {
+            return Ok((u64::from(b), 1));
+        }
+    }
     let mut value = 0u64;
     for i in 0..10 {
         let Some(&b) = bytes.get(at + i) else {
@@ -236,32 +245,102 @@ fn sniff(bytes: &[u8], whole: bool) -> bool {
     seen
 }
 
-/// `TracePacket`, for its heap graph.
-#[derive(Clone, PartialEq, prost::Message)]
-pub struct Packet {
-    /// Field 56.
-    #[prost(message, optional, tag = "56")]
-    pub heap_graph: Option<Graph>,
+/// `HeapGraph`'s fields the analysis reads: its pid, and its repeated parts.
+pub mod part {
+    /// The process the heap is of (an int32).
+    pub const PID: u64 = 1;
+    /// An object (`HeapGraphObject`).
+    pub const OBJECT: u64 = 2;
+    /// An interned field name (`Class.field`, or `type Class.field` in old traces).
+    pub const FIELD_NAME: u64 = 4;
+    /// A GC root (`HeapGraphRoot`).
+    pub const ROOT: u64 = 7;
+    /// A type (`HeapGraphType`).
+    pub const TYPE: u64 = 9;
 }
 
-/// `HeapGraph`: one packet's part of a process's heap.
-#[derive(Clone, PartialEq, prost::Message)]
-pub struct Graph {
-    /// The process the heap is of.
-    #[prost(int32, optional, tag = "1")]
-    pub pid: Option<i32>,
-    /// Objects.
-    #[prost(message, repeated, tag = "2")]
-    pub objects: Vec<GraphObject>,
-    /// Interned field names (`Class.field`, or `type Class.field` in old traces).
-    #[prost(message, repeated, tag = "4")]
-    pub field_names: Vec<InternedString>,
-    /// GC roots.
-    #[prost(message, repeated, tag = "7")]
-    pub roots: Vec<GraphRoot>,
-    /// Types.
-    #[prost(message, repeated, tag = "9")]
-    pub types: Vec<GraphType>,
+/// One packet's heap graph, undecoded: the packet's offset and its `HeapGraph` fields
+/// (one, unless the packet repeats field 56, whose messages protobuf merges: their
+/// parts in order, the last pid).
+#[derive(Debug)]
+pub struct GraphPacket<'a> {
+    /// Where the packet's bytes start in the file.
+    pub offset: u64,
+    graphs: Vec<Field<'a>>,
+}
+
+impl<'a> GraphPacket<'a> {
+    /// The process the graph is of (the last pid its messages state; 0 without one).
+    pub fn pid(&self) -> Result<i32, TraceError> {
+        let mut pid = 0;
+        for f in self.fields() {
+            let f = f?;
+            if f.number == part::PID {
+                // An int32, as protobuf truncates it.
+                pid = f.varint().ok_or_else(|| wire_type(&f))? as i32;
+            }
+        }
+        Ok(pid)
+    }
+
+    /// The parts the analysis reads (objects, field names, roots, types), in order, each
+    /// a length-delimited field whose bytes its message's decoder takes.
+    pub fn parts(&self) -> impl Iterator<Item = Result<Field<'a>, TraceError>> + '_ {
+        self.fields().filter_map(|f| match f {
+            Err(e) => Some(Err(e)),
+            Ok(f)
+                if !matches!(
+                    f.number,
+                    part::OBJECT | part::FIELD_NAME | part::ROOT | part::TYPE
+                ) =>
+            {
+                None
+            }
+            Ok(f) if f.wire != 2 => Some(Err(wire_type(&f))),
+            Ok(f) => Some(Ok(f)),
+        })
+    }
+
+    fn fields(&self) -> impl Iterator<Item = Result<Field<'a>, TraceError>> + '_ {
+        self.graphs.iter().flat_map(|g| fields(g.value, g.offset))
+    }
+}
+
+/// A field of a wire type its message does not declare it with.
+fn wire_type(f: &Field<'_>) -> TraceError {
+    TraceError::BadPacket {
+        offset: f.offset,
+        what: format!("wire type {} of heap graph field {}", f.wire, f.number),
+    }
+}
+
+/// The packets of `bytes` that hold a heap graph, in order.
+pub fn heap_graphs(bytes: &[u8]) -> impl Iterator<Item = Result<GraphPacket<'_>, TraceError>> + '_ {
+    Packets::new(bytes).filter_map(|p| {
+        let (offset, packet) = match p {
+            Ok(p) => p,
+            Err(e) => return Some(Err(e)),
+        };
+        let mut graphs = Vec::new();
+        for f in fields(packet, offset) {
+            match f {
+                Ok(f) if f.number != HEAP_GRAPH_FIELD => {}
+                Ok(f) if f.wire != 2 => return Some(Err(wire_type(&f))),
+                Ok(f) => graphs.push(f),
+                Err(e) => return Some(Err(e)),
+            }
+        }
+        (!graphs.is_empty()).then_some(Ok(GraphPacket { offset, graphs }))
+    })
+}
+
+/// Decodes `part`'s message into `into` (cleared first, its buffers kept).
+pub fn decode_into<M: prost::Message>(part: &Field<'_>, into: &mut M) -> Result<(), TraceError> {
+    into.clear();
+    into.merge(part.value).map_err(|e| TraceError::BadPacket {
+        offset: part.offset,
+        what: e.to_string(),
+    })
 }
 
 /// `InternedString`.
@@ -312,40 +391,110 @@ pub struct GraphType {
     pub classloader_id: Option<u64>,
 }
 
-/// `HeapGraphObject`.
-#[derive(Clone, PartialEq, prost::Message)]
+/// `HeapGraphObject`, read by [`GraphObject::read`] (by hand, not by prost: a heap graph
+/// holds millions, and prost's generic decoding of each cost more than the rest of their
+/// reading; the other messages, a few each, are prost's).
+#[derive(Debug, Default, Clone, PartialEq)]
 pub struct GraphObject {
-    /// Its id.
-    #[prost(uint64, optional, tag = "1")]
+    /// Its id (field 1).
     pub id: Option<u64>,
-    /// Its id less the previous object's.
-    #[prost(uint64, optional, tag = "7")]
+    /// Its id less the previous object's (field 7).
     pub id_delta: Option<u64>,
-    /// Its type's key.
-    #[prost(uint64, optional, tag = "2")]
+    /// Its type's key (field 2).
     pub type_id: Option<u64>,
-    /// Bytes it takes (absent: its type's object size).
-    #[prost(uint64, optional, tag = "3")]
+    /// Bytes it takes (absent: its type's object size; field 3).
     pub self_size: Option<u64>,
-    /// The field names of its references, when the object gives them itself.
-    #[prost(uint64, repeated, tag = "4")]
+    /// The field names of its references, when the object gives them itself (field 4).
     pub reference_field_id: Vec<u64>,
-    /// The objects it refers to (0: null), less `reference_field_id_base`.
-    #[prost(uint64, repeated, tag = "5")]
+    /// The objects it refers to (0: null), less `reference_field_id_base` (field 5).
     pub reference_object_id: Vec<u64>,
-    /// Added to every non-zero `reference_object_id`.
-    #[prost(uint64, optional, tag = "6")]
+    /// Added to every non-zero `reference_object_id` (field 6).
     pub reference_field_id_base: Option<u64>,
-    /// The heap it and the objects after it are in, when it changes.
-    #[prost(int32, optional, tag = "9")]
+    /// The heap it and the objects after it are in, when it changes (field 9, an int32).
     pub heap_type_delta: Option<i32>,
-    /// `NativeAllocationRegistry.size`, on a registry.
-    #[prost(int64, optional, tag = "8")]
+    /// `NativeAllocationRegistry.size`, on a registry (field 8, an int64).
     pub native_allocation_registry_size_field: Option<i64>,
-    /// `Bitmap.mWidth`, on a Bitmap.
-    #[prost(uint32, optional, tag = "13")]
+    /// `Bitmap.mWidth`, on a Bitmap (field 13, a uint32).
     pub bitmap_width_field: Option<u32>,
-    /// `Bitmap.mHeight`, on a Bitmap.
-    #[prost(uint32, optional, tag = "14")]
+    /// `Bitmap.mHeight`, on a Bitmap (field 14, a uint32).
     pub bitmap_height_field: Option<u32>,
+}
+
+impl GraphObject {
+    /// Reads the object `part` holds into `self`, cleared first (its buffers kept): as
+    /// protobuf reads it (the last value of a field, repeated fields packed or not, ints
+    /// truncated to their type, other fields skipped); a field of another wire type than
+    /// its own, or a frame that does not parse, is an error at its offset.
+    pub fn read(&mut self, part: &Field<'_>) -> Result<(), TraceError> {
+        self.clear();
+        let (msg, offset) = (part.value, part.offset);
+        let mut at = 0;
+        while at < msg.len() {
+            let (key, n) = varint(msg, at).map_err(|e| e.shifted(offset))?;
+            let (number, wire) = (key >> 3, key & 7);
+            let body = at + n;
+            match (number, wire) {
+                (1..=9 | 13 | 14, 0) => {
+                    let (v, n) = varint(msg, body).map_err(|e| e.shifted(offset))?;
+                    self.set(number, v);
+                    at = body + n;
+                }
+                (4 | 5, 2) => {
+                    let (field, next) = field_at(msg, at, offset)?;
+                    let into = match number {
+                        4 => &mut self.reference_field_id,
+                        _ => &mut self.reference_object_id,
+                    };
+                    let mut i = 0;
+                    while i < field.value.len() {
+                        let (v, n) = varint(field.value, i).map_err(|e| e.shifted(field.offset))?;
+                        into.push(v);
+                        i += n;
+                    }
+                    at = next;
+                }
+                (1..=9 | 13 | 14, _) => {
+                    return Err(TraceError::BadPacket {
+                        offset: offset + at as u64,
+                        what: format!("wire type {wire} of object field {number}"),
+                    })
+                }
+                // Another field: skipped, its frame checked.
+                _ => at = field_at(msg, at, offset)?.1,
+            }
+        }
+        Ok(())
+    }
+
+    /// Field `number`'s varint `v`.
+    fn set(&mut self, number: u64, v: u64) {
+        match number {
+            1 => self.id = Some(v),
+            2 => self.type_id = Some(v),
+            3 => self.self_size = Some(v),
+            4 => self.reference_field_id.push(v),
+            5 => self.reference_object_id.push(v),
+            6 => self.reference_field_id_base = Some(v),
+            7 => self.id_delta = Some(v),
+            8 => self.native_allocation_registry_size_field = Some(v as i64),
+            9 => self.heap_type_delta = Some(v as i32),
+            13 => self.bitmap_width_field = Some(v as u32),
+            14 => self.bitmap_height_field = Some(v as u32),
+            _ => {}
+        }
+    }
+
+    fn clear(&mut self) {
+        let (mut fields, mut refs) = (
+            std::mem::take(&mut self.reference_field_id),
+            std::mem::take(&mut self.reference_object_id),
+        );
+        fields.clear();
+        refs.clear();
+        *self = GraphObject {
+            reference_field_id: fields,
+            reference_object_id: refs,
+            ..GraphObject::default()
+        };
+    }
 }
