@@ -10,12 +10,10 @@ use hprof_shrink_analyze::perfetto::about;
 use hprof_shrink_core::hprof::MappedFile;
 use hprof_shrink_core::package::trace;
 use hprof_shrink_core::Outputs;
-use hprof_shrink_upload::Outbox;
 
 use crate::cli::ShrinkArgs;
 use crate::error::HostError;
 use crate::say::say;
-use crate::uploads::{recover, uploader};
 
 /// What makes no sense for a trace, refused before any work (the core refuses the modes
 /// that would change a dump's content).
@@ -52,23 +50,11 @@ pub fn run(mut a: ShrinkArgs, input: PathBuf) -> Result<(), HostError> {
     };
     super::shrink::check_existing(&input, named, a.force)?;
     let app = check_trace(&input)?;
-    let up = match &a.upload {
-        Some(url) => Some(uploader(url.clone(), &a.upload_opts, a.quiet)?),
-        None => None,
-    };
-    let outbox = a.outbox.as_ref().map(Outbox::new);
-    let outbox_err = |ob: &Outbox| {
-        let dir = ob.dir().to_path_buf();
-        move |source| HostError::Outbox { dir, source }
-    };
-    let incoming = match &outbox {
-        Some(ob) => {
-            std::fs::create_dir_all(ob.dir()).map_err(outbox_err(ob))?;
-            recover(ob, a.quiet)?;
-            Some(ob.incoming(&input).map_err(outbox_err(ob))?)
-        }
-        None => None,
-    };
+    let super::shrink::Sending {
+        up,
+        outbox,
+        incoming,
+    } = super::shrink::sending(&a, &input)?;
     let dest = match &incoming {
         Some(inc) => inc.path().to_path_buf(),
         None => a.output.clone().expect("checked: OUT.zip or --outbox"),
@@ -78,7 +64,7 @@ pub fn run(mut a: ShrinkArgs, input: PathBuf) -> Result<(), HostError> {
         source,
     })?;
     let zip = match (&outbox, incoming) {
-        (Some(ob), Some(inc)) => ob.admit(inc).map_err(outbox_err(ob))?,
+        (Some(ob), Some(inc)) => ob.admit(inc).map_err(super::shrink::outbox_err(ob))?,
         _ => dest,
     };
     if !a.quiet {

@@ -8,7 +8,7 @@ use crate::progress::Bar;
 use hprof_shrink_core::output::{check_destination, same_file, PendingFile};
 use hprof_shrink_core::verify::verify_path;
 use hprof_shrink_core::{Control, ManifestValues, Outputs, ShrinkOptions};
-use hprof_shrink_upload::{AfterUpload, Outbox};
+use hprof_shrink_upload::{AfterUpload, Incoming, Outbox, Uploader};
 
 use crate::cli::ShrinkArgs;
 use crate::error::HostError;
@@ -75,25 +75,11 @@ pub fn run(mut a: ShrinkArgs) -> Result<(), HostError> {
         None => None,
     };
     // Set up before the shrink, so a bad upload option fails before the work.
-    let up = match &a.upload {
-        Some(url) => Some(uploader(url.clone(), &a.upload_opts, a.quiet)?),
-        None => None,
-    };
-    let outbox = a.outbox.as_ref().map(Outbox::new);
-    let outbox_err = |ob: &Outbox| {
-        let dir = ob.dir().to_path_buf();
-        move |source| HostError::Outbox { dir, source }
-    };
-    // In an outbox the zip is written under a hidden temporary name and admitted complete;
-    // what a killed run left there is taken up first.
-    let incoming = match &outbox {
-        Some(ob) => {
-            std::fs::create_dir_all(ob.dir()).map_err(outbox_err(ob))?;
-            recover(ob, a.quiet)?;
-            Some(ob.incoming(&input).map_err(outbox_err(ob))?)
-        }
-        None => None,
-    };
+    let Sending {
+        up,
+        outbox,
+        incoming,
+    } = sending(&a, &input)?;
     let zip_dest: Option<PathBuf> = match &incoming {
         Some(inc) => Some(inc.path().to_path_buf()),
         None => a.output.clone(),
@@ -201,6 +187,44 @@ fn delete_verified(
         );
     }
     Ok(())
+}
+
+/// Where a package goes besides `OUT.zip`: the uploader (`--upload`), the outbox
+/// (`--outbox`) and the zip's place in it. In an outbox the zip is written under a hidden
+/// temporary name and admitted complete; what a killed run left there is taken up first.
+/// Set up before the work, so that a bad upload option or outbox fails before it.
+pub(super) struct Sending {
+    pub up: Option<Uploader>,
+    pub outbox: Option<Outbox>,
+    pub incoming: Option<Incoming>,
+}
+
+/// [`Sending`] for the package of `input`.
+pub(super) fn sending(a: &ShrinkArgs, input: &Path) -> Result<Sending, HostError> {
+    let up = match &a.upload {
+        Some(url) => Some(uploader(url.clone(), &a.upload_opts, a.quiet)?),
+        None => None,
+    };
+    let outbox = a.outbox.as_ref().map(Outbox::new);
+    let incoming = match &outbox {
+        Some(ob) => {
+            std::fs::create_dir_all(ob.dir()).map_err(outbox_err(ob))?;
+            recover(ob, a.quiet)?;
+            Some(ob.incoming(input).map_err(outbox_err(ob))?)
+        }
+        None => None,
+    };
+    Ok(Sending {
+        up,
+        outbox,
+        incoming,
+    })
+}
+
+/// An outbox's I/O error, naming its directory.
+pub(super) fn outbox_err(ob: &Outbox) -> impl FnOnce(std::io::Error) -> HostError {
+    let dir = ob.dir().to_path_buf();
+    move |source| HostError::Outbox { dir, source }
 }
 
 /// `--upload`: the outbox drained, or the zip sent.
