@@ -559,20 +559,7 @@ def trace_rows(args, exe, trace, out):
     sh(["cat", str(trace)], stdout=subprocess.DEVNULL)  # warm the page cache
     r = {"dump": trace.name, "shape": TRACE, "bytes": size}
     r["a_cat"], _ = best_of(args.runs, ["cat", str(trace)])
-    f_out = out / "f.json"
-    p_new = [exe, "analyze", str(trace), "--format", "json", "-v", "-o", str(f_out)]
-    if args.baseline:
-        p_base = [args.baseline, "analyze", str(trace), "--format", "json", "-v", "-o", str(f_out)]
-        new, base, r["p_ratio"] = side_by_side(args.runs, p_new, p_base, outputs=[f_out])
-        r["p_base"], r["p_base_peak_anon"], base_err = base
-        r["p_base_steps"] = steps_of(base_err)
-        clean_start([f_out])
-        measure(p_new)
-    else:
-        err = []
-        new = best_of(args.runs, p_new, outputs=[f_out], stderr_out=err) + (err[0],)
-    r["p_analyze"], r["p_peak_anon"], err = new
-    r["p_steps"] = steps_of(err)
+    f_out = analyze_p(args, exe, trace, out, r)
     d = json.loads(f_out.read_text())["dump"]
     f_out.unlink(missing_ok=True)
     r["objects"] = d["instances"] + d["objectArrays"] + d["primitiveArrays"] + d["classes"]
@@ -624,8 +611,10 @@ def growing_series(cache, shape, mb, dump):
     return series
 
 
-def analysis_rows(args, exe, dump, package, out, r, series):
-    """(p) and (q): analyze the dump and its package; the analysis's own counts."""
+def analyze_p(args, exe, dump, out, r):
+    """(p): analyze `dump` (a dump or a trace) into out/f.json, best of the runs, with
+    --baseline in pairs with the baseline's; its time, peak and steps go into `r`. Returns
+    the JSON's path, the new build's report."""
     f_out = out / "f.json"
     # -v prints where the time went on stderr (one line after the work: no cost to time).
     p_new = [exe, "analyze", str(dump), "--format", "json", "-v", "-o", str(f_out)]
@@ -643,6 +632,11 @@ def analysis_rows(args, exe, dump, package, out, r, series):
         new = best_of(args.runs, p_new, outputs=[f_out], stderr_out=err) + (err[0],)
     r["p_analyze"], r["p_peak_anon"], err = new
     r["p_steps"] = steps_of(err)
+    return f_out
+
+def analysis_rows(args, exe, dump, package, out, r, series):
+    """(p) and (q): analyze the dump and its package; the analysis's own counts."""
+    f_out = analyze_p(args, exe, dump, out, r)
     if "paths" in r["p_steps"]:
         r["p_paths"] = r["p_steps"]["paths"]
     a = json.loads(f_out.read_text())
