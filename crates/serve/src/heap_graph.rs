@@ -68,13 +68,14 @@ pub(crate) fn info(app: &App, fields: &[(String, String)]) -> Info {
 
 /// What is recorded of a package holding a trace, once its trace is checked as a trace
 /// sent as it is ([`check`]): its `result.info`, and its `extra.info` before what the
-/// trace says of its app (the package's word wins, key by key, as the fields' does).
-pub(crate) fn check_packaged(package: &TracePackage) -> Result<Info, super::receive::Unverified> {
+/// trace says of its app (the package's word wins, key by key, as the fields' does). The
+/// error is why the package is refused.
+pub(crate) fn check_packaged(package: &TracePackage) -> Result<Info, String> {
     let app = about::app_of(package.trace(), None).map_err(|e| {
-        super::receive::Unverified::Bad(format!(
+        format!(
             "the package's trace {}: not one process's Java heap graph: {e}",
             package.entry
-        ))
+        )
     })?;
     Ok(Info {
         manifest: package.manifest.clone(),

@@ -449,7 +449,11 @@ fn verify(
     // A package holding a heap-graph trace: its structure checked as verify's, its trace
     // unpacked within the same bounds and checked as a trace sent as it is.
     match hprof_shrink_core::package::trace::open(path, unpack) {
-        Ok(Some(package)) => return heap_graph::check_packaged(&package).map(Checked::Package),
+        Ok(Some(package)) => {
+            return heap_graph::check_packaged(&package)
+                .map(Checked::Package)
+                .map_err(Unverified::Bad)
+        }
         Ok(None) => {}
         Err(e) => return Err(unverified(e)),
     }
