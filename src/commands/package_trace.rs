@@ -57,7 +57,9 @@ pub fn run(mut a: ShrinkArgs, input: PathBuf) -> Result<(), HostError> {
     } = super::shrink::sending(&a, &input)?;
     let dest = match &incoming {
         Some(inc) => inc.path().to_path_buf(),
-        None => a.output.clone().expect("checked: OUT.zip or --outbox"),
+        None => a.output.clone().ok_or_else(|| {
+            HostError::Usage("name the package to write (OUT.zip) or an --outbox".into())
+        })?,
     };
     let packaged = trace::write(&input, &dest, &opts).map_err(|source| HostError::CoreOn {
         what: input.display().to_string(),

@@ -39,8 +39,8 @@ struct Triaged {
     leak_native: Vec<u64>,
     /// The unreachable objects' shallow sizes by class.
     gone: Sizer,
-    /// Every number's retained size (for a census; `None` when the triage was skipped).
-    trees: Option<subtrees::Subtrees>,
+    /// Every number's retained size (for a census).
+    trees: subtrees::Subtrees,
 }
 
 /// What the subtrees and the triage are measured on.
@@ -91,7 +91,7 @@ impl Run<'_> {
         };
         let triaged = self.subtrees_and_triage(weighing, for_triage);
         // Only a census reads every retained size from here on.
-        let trees = triaged.trees.filter(|_| self.ask.take_census);
+        let trees = self.ask.take_census.then_some(triaged.trees);
         let (reachable_objects, reachable_edges) = (doms.reachable, doms.edges);
         let heap_bytes: u64 = all_objects.values().map(|&(_, bytes)| bytes).sum();
         let by_class = summary::reachable_by_class(all_objects, triaged.gone);
@@ -134,8 +134,9 @@ impl Run<'_> {
     }
 
     /// Every object's retained size from the dominators (the leaks' among them), then the
-    /// triage on them and on what the earlier steps counted, unless it is skipped (a
-    /// census needs none of it, and takes only the subtrees).
+    /// triage on them and on what the earlier steps counted, unless `--skip triage` asked
+    /// otherwise (the retained sizes are summed either way: the leaks' and the totals
+    /// read them).
     fn subtrees_and_triage(&mut self, weighing: Weighing<'_, '_, '_>, parts: ForTriage) -> Triaged {
         let Weighing {
             g,
@@ -194,7 +195,7 @@ impl Run<'_> {
             retained,
             leak_native,
             gone,
-            trees: Some(trees),
+            trees,
         }
     }
 }
