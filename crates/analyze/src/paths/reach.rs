@@ -637,8 +637,9 @@ impl Reach {
         }
         let mut out = StepNames::default();
         for (from, to) in wanted {
-            for (target, firsts) in self.refs.firsts_to(g, &self.ctx, from, &to) {
-                let e = firsts.pick(self.want(from, target));
+            let wants: Vec<(Node, Option<bool>)> =
+                to.iter().map(|&t| (t, self.want(from, t))).collect();
+            for (target, e) in self.refs.picks(g, &self.ctx, from, &wants) {
                 out.named.insert((from, target), e);
             }
             out.walked.insert(from);

@@ -207,6 +207,11 @@ pub(super) trait Targets {
     fn known(&mut self, e: Emit) {
         self.emit(e)
     }
+    /// Whether no reference still to come can change what is kept: the readers stop
+    /// walking (between entries, or a hash table's batches of buckets).
+    fn done(&self) -> bool {
+        false
+    }
 }
 
 /// Every target, resolved.
@@ -228,14 +233,38 @@ impl<F: FnMut(Emit)> Targets for All<F> {
     }
 }
 
-/// Only the targets among `ids` (id → node); the rest are counted as read, unresolved.
-struct Only<'m, F> {
+/// Only the targets among `ids` (id → node), each with the priority its step wants; the
+/// rest are counted as read, unresolved. Done once every wanted target's pick is known.
+struct Only<'m> {
     ids: &'m Map<u64, Node>,
     reads: u64,
-    f: F,
+    picks: Map<Node, Pick>,
+    /// Targets whose pick could still change.
+    open: usize,
 }
 
-impl<F: FnMut(Emit)> Targets for Only<'_, F> {
+impl<'m> Only<'m> {
+    fn new(ids: &'m Map<u64, Node>, wants: impl Iterator<Item = (Node, Option<bool>)>) -> Self {
+        let picks: Map<Node, Pick> = wants
+            .map(|(to, want)| (to, Pick { want, firsts: None }))
+            .collect();
+        Only {
+            ids,
+            reads: 0,
+            open: picks.len(),
+            picks,
+        }
+    }
+
+    /// Each target met, with the reference its step takes.
+    fn picked(self) -> impl Iterator<Item = (Node, Emit)> {
+        self.picks
+            .into_iter()
+            .filter_map(|(to, p)| Some((to, p.firsts?.pick(p.want))))
+    }
+}
+
+impl Targets for Only<'_> {
     #[inline]
     fn target(&mut self, _: &Graph<'_, '_>, id: u64) -> Option<Node> {
         if id == 0 {
@@ -247,19 +276,52 @@ impl<F: FnMut(Emit)> Targets for Only<'_, F> {
 
     #[inline]
     fn emit(&mut self, e: Emit) {
-        (self.f)(e)
+        let Some(p) = self.picks.get_mut(&e.target) else {
+            return;
+        };
+        let was = p.settled();
+        match p.firsts.as_mut() {
+            Some(f) => f.take(e),
+            None => p.firsts = Some(Firsts::new(e)),
+        }
+        if !was && p.settled() {
+            self.open -= 1;
+        }
     }
 
     #[inline]
     fn known(&mut self, e: Emit) {
         self.reads += 1;
-        (self.f)(e)
+        self.emit(e)
+    }
+
+    #[inline]
+    fn done(&self) -> bool {
+        self.open == 0
+    }
+}
+
+/// A wanted target of a naming walk: the priority its step wants, and what was met so far.
+struct Pick {
+    want: Option<bool>,
+    firsts: Option<Firsts>,
+}
+
+impl Pick {
+    /// Whether [`Firsts::pick`] gives the same whatever comes next: the first of the
+    /// wanted priority (of any, without one) is met.
+    fn settled(&self) -> bool {
+        self.firsts.as_ref().is_some_and(|f| match self.want {
+            None => true,
+            Some(true) => f.low.is_some(),
+            Some(false) => f.high.is_some(),
+        })
     }
 }
 
 /// The first references from one object to one target: of all, and of each priority.
 #[derive(Debug, Clone, Copy)]
-pub struct Firsts {
+struct Firsts {
     any: Emit,
     low: Option<Emit>,
     high: Option<Emit>,
@@ -283,7 +345,7 @@ impl Firsts {
     }
 
     /// The first of the priority `want` (`None`: any), else the first of all.
-    pub fn pick(&self, want: Option<bool>) -> Emit {
+    fn pick(&self, want: Option<bool>) -> Emit {
         match want {
             Some(true) => self.low,
             Some(false) => self.high,
@@ -342,7 +404,12 @@ pub struct Scratch {
     /// A batch of a hash table's buckets (see `read_map`).
     heads: Vec<Option<Node>>,
     entries: Vec<MapEntry>,
+    /// The slots of the last hash table entries' class (see `entry_objects`).
+    entry_slots: Option<EntrySlots>,
 }
+
+/// A class, three fields a reader reads from its instances, and where they sit.
+type EntrySlots = (u64, [NodeField; 3], [Option<(u32, BasicType)>; 3]);
 
 /// A hash table's entry as `read_map` gathers it: its bucket, place in the bucket's
 /// chain, key and value ids, then the nodes of those.
@@ -875,6 +942,9 @@ impl PathRefs {
             };
             self.read(g, special, scratch, ctx, f);
         }
+        if f.done() {
+            return;
+        }
         match special
             .and_then(|(fields, _)| fields.as_ref())
             .and_then(|spec| self.fields(g, class, spec))
@@ -941,6 +1011,9 @@ impl PathRefs {
     fn element_refs(&self, g: &Graph<'_, '_>, node: Node, f: &mut impl Targets) {
         let len = g.array_len(node).unwrap_or(0);
         for i in 0..len {
+            if f.done() {
+                break;
+            }
             if let Some(t) = f.target(g, g.array_id(node, i)) {
                 f.emit(Emit {
                     target: t,
@@ -1048,6 +1121,9 @@ fn local_refs(locals: &Locals, f: &mut impl Targets) {
         _ => None,
     };
     for &t in &locals.frames {
+        if f.done() {
+            break;
+        }
         f.known(Emit {
             target: t,
             low: true,

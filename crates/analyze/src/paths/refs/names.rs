@@ -26,51 +26,26 @@ impl PathRefs {
         to: Node,
         want: Option<bool>,
     ) -> Option<(Reference, Option<u16>)> {
-        let mut firsts: Option<Firsts> = None;
-        let ids = targets(g, std::iter::once(to));
-        let mut only = Only {
-            ids: &ids,
-            reads: 0,
-            f: |e: Emit| {
-                if e.target == to {
-                    match firsts.as_mut() {
-                        Some(f) => f.take(e),
-                        None => firsts = Some(Firsts::new(e)),
-                    }
-                }
-            },
-        };
-        self.each(g, from, &mut Scratch::default(), &mut { *ctx }, &mut only);
-        self.count_reads(only.reads);
-        Some(self.described(g, from, firsts?.pick(want)))
+        let mut picked = self.picks(g, ctx, from, &[(to, want)]);
+        Some(self.described(g, from, picked.remove(&to)?))
     }
 
-    /// The first references from `from` to each of `to` that it has, for
-    /// [`Firsts::pick`]: one walk of a collection's entries names every step out of it
-    /// that paths take, and keeps only those.
-    pub fn firsts_to(
+    /// The reference the search took from `from` to each target of `wants` that it has
+    /// (target → the priority its step wants, as [`PathRefs::name`]): one walk of a
+    /// collection's entries names every step out of it that paths take, and it stops once
+    /// those are known, as the search would take them.
+    pub fn picks(
         &self,
         g: &Graph<'_, '_>,
         ctx: &Ctx,
         from: Node,
-        to: &Set<Node>,
-    ) -> Map<Node, Firsts> {
-        let mut out: Map<Node, Firsts> = Map::default();
-        let ids = targets(g, to.iter().copied());
-        let mut only = Only {
-            ids: &ids,
-            reads: 0,
-            f: |e: Emit| {
-                if to.contains(&e.target) {
-                    out.entry(e.target)
-                        .and_modify(|f| f.take(e))
-                        .or_insert_with(|| Firsts::new(e));
-                }
-            },
-        };
+        wants: &[(Node, Option<bool>)],
+    ) -> Map<Node, Emit> {
+        let ids = targets(g, wants.iter().map(|&(to, _)| to));
+        let mut only = Only::new(&ids, wants.iter().copied());
         self.each(g, from, &mut Scratch::default(), &mut { *ctx }, &mut only);
         self.count_reads(only.reads);
-        out
+        only.picked().collect()
     }
 
     fn count_reads(&self, reads: u64) {

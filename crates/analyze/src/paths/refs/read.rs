@@ -42,7 +42,20 @@ impl PathRefs {
         scratch: &mut Scratch,
     ) -> Option<Value> {
         let (class, data) = g.instance_data(node)?;
-        let slot = *scratch.slots.entry((class, key)).or_insert_with(|| {
+        let slot = self.slot(g, class, key, harmony, scratch);
+        self.read_slot(data, slot)
+    }
+
+    /// Where a field a reader reads sits in the instances of `class` (found once a class).
+    fn slot(
+        &self,
+        g: &Graph<'_, '_>,
+        class: u64,
+        key: NodeField,
+        harmony: bool,
+        scratch: &mut Scratch,
+    ) -> Option<(u32, BasicType)> {
+        *scratch.slots.entry((class, key)).or_insert_with(|| {
             let (declared_by, name) = match (key, harmony) {
                 (NodeField::LinkedNext, false) => ("java.util.LinkedList$Node", "next"),
                 (NodeField::LinkedItem, false) => ("java.util.LinkedList$Node", "item"),
@@ -51,7 +64,12 @@ impl PathRefs {
                 _ => self.key_field(key),
             };
             g.field_slot(class, declared_by, name)
-        });
+        })
+    }
+
+    /// The value at `slot` of an instance's field bytes (`None`: no slot, or past them).
+    #[inline]
+    fn read_slot(&self, data: &[u8], slot: Option<(u32, BasicType)>) -> Option<Value> {
         let (at, ty) = slot?;
         let at = at as usize;
         let need = at + ty.size(self.id_size as u8) as usize;
@@ -59,6 +77,33 @@ impl PathRefs {
             return None;
         }
         Some(Value::read(ty, &data[at..], self.id_size as u8))
+    }
+
+    /// The object fields `keys` of a hash table's entry (0 each: null or none, as
+    /// [`PathRefs::object`] reads them), from one look at its record: the entries of one
+    /// table are mostly of one class, whose slots are kept from one entry to the next.
+    fn entry_objects(
+        &self,
+        g: &Graph<'_, '_>,
+        node: Node,
+        keys: [NodeField; 3],
+        scratch: &mut Scratch,
+    ) -> [u64; 3] {
+        let Some((class, data)) = g.instance_data(node) else {
+            return [0; 3];
+        };
+        let slots = match scratch.entry_slots {
+            Some((c, k, slots)) if c == class && k == keys => slots,
+            _ => {
+                let slots = keys.map(|k| self.slot(g, class, k, false, scratch));
+                scratch.entry_slots = Some((class, keys, slots));
+                slots
+            }
+        };
+        slots.map(|slot| match self.read_slot(data, slot) {
+            Some(Value::Object(id)) => id,
+            _ => 0,
+        })
     }
 
     /// An object field of an instance node (0: null or none).
@@ -83,25 +128,55 @@ impl PathRefs {
     }
 
     /// Follows a chain of instances from `first` through `next`, giving each node and its
-    /// position, stopping at null, at a non-instance or at a node seen before.
+    /// position, stopping at null, at a non-instance, at a node seen before or when `each`
+    /// says so (`false`).
     fn chain(
         &self,
         g: &Graph<'_, '_>,
         first: Option<Node>,
         next: Link,
         scratch: &mut Scratch,
-        mut each: impl FnMut(&mut Scratch, Node, u32),
+        mut each: impl FnMut(&mut Scratch, Node, u32) -> bool,
     ) {
+        self.chain_by(g, first, scratch, |s, node, i| {
+            each(s, node, i).then(|| self.object(g, node, next.field, next.harmony, s))
+        });
+    }
+
+    /// [`PathRefs::chain`] where `each` gives the id of the next link (`None`: stop).
+    fn chain_by(
+        &self,
+        g: &Graph<'_, '_>,
+        first: Option<Node>,
+        scratch: &mut Scratch,
+        mut each: impl FnMut(&mut Scratch, Node, u32) -> Option<u64>,
+    ) {
+        // The first links are checked against a short array, the rest against a set: most
+        // chains (a hash table's buckets) are a link or two, and a set costs a hash a link.
+        const SHORT: usize = 8;
+        let mut short = [0 as Node; SHORT];
         scratch.seen.clear();
         let mut at = first;
         let mut i = 0u32;
         while let Some(node) = at {
-            if !scratch.seen.insert(node as u64) {
-                break;
+            let k = i as usize;
+            if k < SHORT {
+                if short[..k].contains(&node) {
+                    break;
+                }
+                short[k] = node;
+            } else {
+                if k == SHORT {
+                    scratch.seen.extend(short.iter().map(|&n| n as u64));
+                }
+                if !scratch.seen.insert(node as u64) {
+                    break;
+                }
             }
-            each(scratch, node, i);
+            let Some(id) = each(scratch, node, i) else {
+                break;
+            };
             i = i.saturating_add(1);
-            let id = self.object(g, node, next.field, next.harmony, scratch);
             at = self.instance(g, id);
         }
         scratch.seen.clear();
@@ -190,6 +265,9 @@ impl PathRefs {
         };
         let Some(len) = g.array_len(arr) else { return };
         for i in 0..len.min(take(len)) {
+            if f.done() {
+                break;
+            }
             if let Some(t) = f.target(g, g.array_id(arr, i)) {
                 f.emit(Emit {
                     target: t,
@@ -230,6 +308,7 @@ impl PathRefs {
                         via: entry(Tag::LinkedList { harmony }, Role::Element, i, 0, i, 0),
                     });
                 }
+                !f.done()
             },
         );
     }
@@ -271,6 +350,7 @@ impl PathRefs {
                         via,
                     });
                 }
+                !f.done()
             },
         );
     }
@@ -297,6 +377,7 @@ impl PathRefs {
                     library: None,
                     via: entry(Tag::MessageQueue, Role::Element, i, 0, i, 0),
                 });
+                !f.done()
             },
         );
     }
@@ -347,12 +428,12 @@ impl PathRefs {
             |s, r, i| {
                 let activity = self.object(g, r, NodeField::RecordActivity, false, s);
                 let Some(a) = self.instance(g, activity) else {
-                    return;
+                    return true;
                 };
                 if self.value(g, a, NodeField::ActivityDestroyed, false, s)
                     != Some(Value::Boolean(true))
                 {
-                    return;
+                    return true;
                 }
                 f.known(Emit {
                     target: a,
@@ -360,6 +441,7 @@ impl PathRefs {
                     library: None,
                     via: entry(Tag::NewActivities, Role::Element, i, 0, i, 0),
                 });
+                !f.done()
             },
         );
     }
@@ -406,6 +488,9 @@ impl PathRefs {
         let Some(len) = g.array_len(arr) else { return };
         let mut position = 0u32;
         for b in 0..len {
+            if f.done() {
+                break;
+            }
             let first = self.instance(g, g.array_id(arr, b));
             self.chain(
                 g,
@@ -424,7 +509,7 @@ impl PathRefs {
                     } else {
                         let key = self.object(g, e, NodeField::Referent, false, s);
                         if key == 0 {
-                            return; // a cleared key
+                            return true; // a cleared key
                         }
                         key
                     };
@@ -440,6 +525,7 @@ impl PathRefs {
                         });
                     }
                     position = position.saturating_add(1);
+                    !f.done()
                 },
             );
         }
@@ -453,7 +539,8 @@ impl PathRefs {
     /// found, the steps given): a node found by its id is a few dependent cache misses,
     /// and lookups one after the other in a short loop overlap in the CPU where lookups
     /// between one entry's other work would wait one by one. The steps come in the same
-    /// order as entry by entry.
+    /// order as entry by entry. A walk that names steps stops at the entry, or before the
+    /// batch, after which its picks cannot change ([`Targets::done`]).
     fn read_map(
         &self,
         g: &Graph<'_, '_>,
@@ -470,15 +557,18 @@ impl PathRefs {
             return;
         };
         let Some(len) = g.array_len(arr) else { return };
-        let (key_f, value_f, next_f) = match tag {
-            Tag::ConcurrentHashMap => (NodeField::ChmKey, NodeField::ChmVal, NodeField::ChmNext),
-            _ => (NodeField::MapKey, NodeField::MapValue, NodeField::MapNext),
+        let fields = match tag {
+            Tag::ConcurrentHashMap => [NodeField::ChmKey, NodeField::ChmVal, NodeField::ChmNext],
+            _ => [NodeField::MapKey, NodeField::MapValue, NodeField::MapNext],
         };
         let role = if keys_only { Role::Element } else { Role::Key };
         let mut heads = std::mem::take(&mut scratch.heads);
         let mut entries = std::mem::take(&mut scratch.entries);
         let mut position = 0u32;
         for start in (0..len).step_by(MAP_BATCH) {
+            if f.done() {
+                break;
+            }
             let buckets = start..(start + MAP_BATCH).min(len);
             heads.clear();
             heads.extend(
@@ -488,20 +578,17 @@ impl PathRefs {
             );
             entries.clear();
             for (b, &first) in buckets.zip(&heads) {
-                self.chain(g, first, Link::of(next_f), scratch, |s, e, chain| {
-                    let key = self.object(g, e, key_f, false, s);
-                    let value = match keys_only {
-                        true => 0,
-                        false => self.object(g, e, value_f, false, s),
-                    };
+                self.chain_by(g, first, scratch, |s, e, chain| {
+                    let [key, value, next] = self.entry_objects(g, e, fields, s);
                     entries.push(MapEntry {
                         bucket: b as u32,
                         chain,
                         key,
-                        value,
+                        value: if keys_only { 0 } else { value },
                         key_node: None,
                         value_node: None,
                     });
+                    Some(next)
                 });
             }
             for e in entries.iter_mut() {
@@ -530,6 +617,9 @@ impl PathRefs {
                     }
                 }
                 position = position.saturating_add(1);
+                if f.done() {
+                    break;
+                }
             }
         }
         scratch.heads = heads;
