@@ -543,6 +543,31 @@ pub fn quick_len(b: &[u8], id_size: u8) -> Option<usize> {
     (len <= b.len()).then_some(len)
 }
 
+/// The primitive array `id` whose sub-record ends exactly at `end` in `data`, looked for in
+/// the `window` bytes before `end`: HotSpot writes a String's value array just before the
+/// String, so a String met late has its value at hand without another walk. The record
+/// must parse whole and end at `end`, with that id: a byte pattern inside another record
+/// cannot pass for it unless it copies all three. Costs at most `window` bytes read.
+pub fn primitive_array_ending_at<'d>(
+    data: &'d [u8],
+    end: usize,
+    id: u64,
+    id_size: u8,
+    window: usize,
+) -> Option<(usize, PrimitiveArray<'d>)> {
+    let header = PrimitiveArray::header_len(id_size);
+    let last = end.checked_sub(header)?;
+    let first = end.saturating_sub(header + window);
+    let before = data.get(..end)?;
+    memchr::memrchr_iter(tags::PRIMITIVE_ARRAY_DUMP, &before[first..=last])
+        .map(|at| first + at)
+        .filter(|&start| id_at(before, start + 1, id_size) == Some(id))
+        .find_map(|start| match parse_common(&before[start..], id_size)? {
+            (Sub::PrimitiveArray(a), len) if start + len == end => Some((start, a)),
+            _ => None,
+        })
+}
+
 /// Parses any sub-record with every field checked, naming what is wrong and where.
 #[cold]
 pub(crate) fn parse_checked(b: &[u8], offset: u64, id_size: u8) -> Result<(Sub<'_>, usize)> {

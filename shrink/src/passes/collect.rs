@@ -2,8 +2,9 @@
 //! Bitmap instances (their `mBuffer` ids: candidates for dedup), Android 14's
 //! `Bitmap$DumpData` (its `natives` kept, its `buffers` images deduplicated) and Matrix's
 //! DestroyedActivityInfo (its `mKey`, for the manifest). Arrays it needs the bytes of are
-//! located by offset, never copied. An array that comes before the instance naming it is
-//! found by a second, shorter walk that stops when nothing is missing.
+//! located by offset, never copied. A String's value is looked for just before the String,
+//! where HotSpot writes it; an array or String that comes before the instance naming it
+//! otherwise is found by a second, shorter walk that stops when nothing is missing.
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -12,6 +13,7 @@ use super::info::{DumpInfo, InfoCollector, Target, TargetClass};
 use super::parallel::{self, Order};
 use crate::control::{Control, Stage};
 use crate::error::{Error, Result};
+use crate::hprof::heap::primitive_array_ending_at;
 use crate::hprof::id_at;
 use crate::hprof::{
     tags, BasicType, FormatError, Hprof, Instance, Interest, PrimitiveArray, Record, Sub,
@@ -131,6 +133,9 @@ pub struct Collected {
     pub kept_strings: Vec<u64>,
     /// The `String[]`s of kept fields found so far.
     kept_arrays: Vec<u64>,
+    /// Sub-records the resolve walks read whole: those wanted, and the few others the
+    /// filter lets through. Every other record they step over by its length.
+    pub resolve_reads: u64,
 }
 
 /// The pass 2 visitor.
@@ -153,39 +158,26 @@ pub struct Collector<'i> {
     /// In resolve walks: how many wanted ids no run has found yet, shared by the runs, so
     /// all stop once the last one is found.
     outstanding: Option<&'i AtomicUsize>,
-    /// Private packages' resolve walks: the last primitive arrays passed. HotSpot writes a
-    /// String's value just before it, so a String found in a resolve walk (a kept one,
-    /// named by an object written after it) mostly has its value here, and needs no walk
-    /// more to find it.
-    recent: Option<Recent>,
+    /// The whole dump, where a String met after its value array was passed (a kept one, a
+    /// manifest one) looks for that array just before it.
+    dump: &'i [u8],
+    /// Bytes [`Collector::value_before`] may still read backwards in this run.
+    look_back_left: usize,
 }
 
-/// The last [`Recent::N`] primitive arrays a walk passed, and where they are.
-#[derive(Debug, Default)]
-struct Recent {
-    arrays: [(u64, Option<Location>); Recent::N],
-    next: usize,
-}
+/// How far before a String its value array is looked for: a String's value comes just
+/// before it in HotSpot's dumps, and the Strings looked for (kept ones, the manifest's) are
+/// names and labels, far shorter. A longer value is found by a resolve walk instead.
+const LOOK_BACK: usize = 64 << 10;
 
-impl Recent {
-    const N: usize = 4;
-
-    fn push(&mut self, id: u64, loc: Location) {
-        self.arrays[self.next] = (id, Some(loc));
-        self.next = (self.next + 1) % Self::N;
-    }
-
-    fn get(&self, id: u64) -> Option<Location> {
-        self.arrays
-            .iter()
-            .find(|(a, _)| *a == id)
-            .and_then(|(_, l)| *l)
-    }
-}
+/// What one run may read backwards in all: 16 MiB, so that a dump of a million Strings
+/// looked for, none of them after its value, costs no more than that before the resolve
+/// walk takes over.
+const LOOK_BACK_BUDGET: usize = 16 << 20;
 
 impl<'i> Collector<'i> {
-    /// Pass 2, reading what `info` (pass 1) says to.
-    pub fn new(info: &'i DumpInfo) -> Self {
+    /// Pass 2 over `dump`, reading what `info` (pass 1) says to.
+    pub fn new(info: &'i DumpInfo, dump: &'i [u8]) -> Self {
         let mut c = Collector {
             info,
             targets: info.targets.iter().map(|(c, t)| (*c, *t)).collect(),
@@ -198,7 +190,8 @@ impl<'i> Collector<'i> {
             out: Collected::default(),
             first_walk: true,
             outstanding: None,
-            recent: None,
+            dump,
+            look_back_left: LOOK_BACK_BUDGET,
         };
         if let Some(m) = info.manufacturer {
             c.want(m, Want::String);
@@ -323,7 +316,7 @@ impl<'i> Collector<'i> {
                             coder,
                         },
                     );
-                    match self.recent.as_ref().and_then(|r| r.get(value_id)) {
+                    match self.value_before(sub.offset, value_id) {
                         Some(loc) => {
                             self.out.arrays.insert(value_id, loc);
                         }
@@ -370,10 +363,23 @@ impl<'i> Collector<'i> {
         Ok(())
     }
 
+    /// Where the value array `value_id` of the String at `offset` is, if it is the record
+    /// just before the String (within [`LOOK_BACK`], while this run's budget lasts).
+    fn value_before(&mut self, offset: u64, value_id: u64) -> Option<Location> {
+        let window = LOOK_BACK.min(self.look_back_left);
+        if value_id == 0 || window == 0 {
+            return None;
+        }
+        self.look_back_left -= window;
+        let end = usize::try_from(offset).ok()?;
+        let id_size = self.info.id_size;
+        let (start, a) = primitive_array_ending_at(self.dump, end, value_id, id_size, window)?;
+        Some(location(start as u64, &a, id_size))
+    }
+
     /// [`Visitor::wants_object`] in a private package, apart so that the ordinary one
-    /// stays as small: also instances of kept classes, any object wanted as a String (a
-    /// kept field may name another kind), and in resolve walks every primitive array (the
-    /// last ones are kept at hand).
+    /// stays as small: also instances of kept classes, and any object wanted as a String
+    /// (a kept field may name another kind).
     #[inline(never)]
     fn wants_private(&self, kept: &KeptFields, tag: u8, id: u64, class_id: u64) -> bool {
         // Every object of the dump comes here: the filters first, the maps only for what
@@ -386,17 +392,18 @@ impl<'i> Collector<'i> {
                     && kept.instance.contains_key(&class_id))
                 || wanted()
         } else {
-            (tag == tags::PRIMITIVE_ARRAY_DUMP && self.recent.is_some()) || wanted()
+            wanted()
         }
     }
 
     /// A collector for a resolve walk: it only looks for `wanted`.
     fn resolver(
         info: &'i DumpInfo,
+        dump: &'i [u8],
         wanted: &FxHashMap<u64, Want>,
         outstanding: &'i AtomicUsize,
     ) -> Self {
-        let mut c = Collector::new(info);
+        let mut c = Collector::new(info, dump);
         c.first_walk = false;
         c.wanted = wanted.clone();
         for id in wanted.keys() {
@@ -404,14 +411,6 @@ impl<'i> Collector<'i> {
         }
         c.outstanding = Some(outstanding);
         c
-    }
-
-    /// In a private package's resolve walk, with the last arrays passed at hand.
-    fn with_recent(mut self) -> Self {
-        if self.kept.is_some() {
-            self.recent = Some(Recent::default());
-        }
-        self
     }
 
     /// Folds a later run's results into this one's.
@@ -484,7 +483,7 @@ pub fn collect(
         Stage::Collect,
         control,
         Order::Forward,
-        |_| Collector::new(info).with_kept(kept),
+        |_| Collector::new(info, hprof.data()).with_kept(kept),
     )?;
     finish(hprof, info, kept, runs, threads, control)
 }
@@ -516,7 +515,7 @@ pub fn collect_with_info(
         Order::Forward,
         |_| Folded {
             info: InfoCollector::new(id_size),
-            collector: Collector::new(early).with_kept(kept_early.as_ref()),
+            collector: Collector::new(early, hprof.data()).with_kept(kept_early.as_ref()),
         },
     );
     let runs = match walked {
@@ -600,23 +599,15 @@ fn finish(
         let before = all.wanted.len();
         let wanted = all.wanted.clone();
         let outstanding = AtomicUsize::new(wanted.len());
-        // From the end back: what is wanted came before what named it, and that is
-        // usually late in the file (a Bitmap and its buffer, Matrix's record and its key).
-        let runs = parallel::walk(
-            hprof,
-            threads,
-            Stage::Resolve,
-            control,
-            Order::FromEnd,
-            |_| {
-                Collector::resolver(info, &wanted, &outstanding)
-                    .with_kept(kept)
-                    .with_recent()
-            },
-        )?;
+        // From both ends: what is wanted came before what named it, mostly late in the
+        // file or at its start ([`Order::Ends`]).
+        let runs = parallel::walk(hprof, threads, Stage::Resolve, control, Order::Ends, |_| {
+            Collector::resolver(info, hprof.data(), &wanted, &outstanding).with_kept(kept)
+        })?;
         all.out.walks += 1;
         for run in runs {
             // Keep only what was found; what is still wanted is recomputed.
+            all.out.resolve_reads += run.out.resolve_reads;
             all.out.arrays.extend(run.out.arrays);
             all.out.strings.extend(run.out.strings);
             all.out.kept_strings.extend(run.out.kept_strings);
@@ -655,6 +646,11 @@ impl Visitor for Collector<'_> {
 
     #[inline]
     fn wants_object(&self, tag: u8, id: u64, class_id: u64) -> bool {
+        if !self.first_walk {
+            // A resolve walk looks for its few ids only: every other object, Strings
+            // included, is stepped over by its length.
+            return self.maybe_wanted.may_contain(id) && self.wanted.contains_key(&id);
+        }
         if let Some(kept) = self.kept {
             return self.wants_private(kept, tag, id, class_id);
         }
@@ -672,15 +668,16 @@ impl Visitor for Collector<'_> {
     }
 
     fn sub_record(&mut self, sub: &SubRecord<'_>) -> Result<()> {
+        if !self.first_walk {
+            self.out.resolve_reads += 1;
+        }
         match &sub.kind {
             Sub::Instance(inst) => self.instance(sub, inst),
             Sub::PrimitiveArray(a) => {
                 if self.found(a.id, Want::Array) {
                     self.out
                         .arrays
-                        .insert(a.id, location(sub, a, self.info.id_size));
-                } else if let Some(r) = self.recent.as_mut() {
-                    r.push(a.id, location(sub, a, self.info.id_size));
+                        .insert(a.id, location(sub.offset, a, self.info.id_size));
                 }
                 if self.kept.is_some() {
                     // A kept field naming an array (JDK 8's `Thread.name` is a char[]):
@@ -710,10 +707,11 @@ impl Visitor for Collector<'_> {
     }
 }
 
-fn location(sub: &SubRecord<'_>, a: &PrimitiveArray<'_>, id_size: u8) -> Location {
+/// Where the array `a`, whose sub-record is at `offset`, has its elements.
+fn location(offset: u64, a: &PrimitiveArray<'_>, id_size: u8) -> Location {
     Location {
-        offset: sub.offset,
-        data: sub.offset + PrimitiveArray::header_len(id_size) as u64,
+        offset,
+        data: offset + PrimitiveArray::header_len(id_size) as u64,
         len: a.data.len() as u64,
         ty: a.element_type,
     }

@@ -18,9 +18,23 @@ const RUNS_PER_THREAD: usize = 4;
 pub enum Order {
     /// From the start of the file.
     Forward,
-    /// From the end back: for searches that expect to succeed late in the file and stop
-    /// early through [`Visitor::is_done`].
-    FromEnd,
+    /// From both ends inward, the last run first (the last, the first, the one before the
+    /// last, the second, …): for searches that stop early through [`Visitor::is_done`] and
+    /// look for what came before the object naming it. That is mostly late in the file (a
+    /// Bitmap's buffer, Matrix's key) or at its very start (Strings the VM made as it
+    /// started: thread and enum names).
+    Ends,
+}
+
+impl Order {
+    /// The run handed out `k`-th of `n`.
+    fn run(self, k: usize, n: usize) -> usize {
+        match self {
+            Order::Forward => k,
+            Order::Ends if k.is_multiple_of(2) => n - 1 - k / 2,
+            Order::Ends => k / 2,
+        }
+    }
 }
 
 /// Walks `hprof` with one visitor per run, made by `make(run index)`; returns the
@@ -53,10 +67,7 @@ where
         if k >= runs.len() {
             return;
         }
-        let i = match order {
-            Order::Forward => k,
-            Order::FromEnd => runs.len() - 1 - k,
-        };
+        let i = order.run(k, runs.len());
         let range = &runs[i];
         let mut visitor = make(i);
         let mut ticker = control.shared_ticker(stage, hprof.len(), &done, range.start);
@@ -99,4 +110,22 @@ where
     // run of its own (callers that take reports on one thread only still see it).
     control.ticker(stage, hprof.len()).finish()?;
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_order_hands_out_each_run_once() {
+        for n in 1..20 {
+            for order in [Order::Forward, Order::Ends] {
+                let mut seen: Vec<usize> = (0..n).map(|k| order.run(k, n)).collect();
+                seen.sort_unstable();
+                assert_eq!(seen, (0..n).collect::<Vec<_>>(), "{order:?} of {n}");
+            }
+        }
+        let ends: Vec<usize> = (0..8).map(|k| Order::Ends.run(k, 8)).collect();
+        assert_eq!(ends, [7, 0, 6, 1, 5, 2, 4, 3]);
+    }
 }
