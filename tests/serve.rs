@@ -2888,7 +2888,7 @@ async fn upload_outbox_moves_a_package_refused_for_good_to_rejected_with_the_ans
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(
-        err.contains("2 of 3 zips refused for good by the server, moved to"),
+        err.contains("2 of 3 packages refused for good by the server, moved to"),
         "{err}"
     );
     let rejected = outbox.join("rejected");
@@ -2974,7 +2974,7 @@ async fn traces_added_to_the_outbox_are_sent_as_they_are_or_rejected() {
     .await;
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");
-    assert!(err.contains("1 of 3 zips refused for good"), "{err}");
+    assert!(err.contains("1 of 3 packages refused for good"), "{err}");
     assert_eq!(
         names(&outbox_dir.join("sent")),
         ["heap-2.pftrace", "heap.pftrace"]
