@@ -96,14 +96,15 @@ pub enum HostError {
     #[error("{source} (the zip stays at {})", zip.display())]
     UploadKept { zip: PathBuf, source: UploadError },
 
-    /// Some of the zips given were not uploaded (each failure was reported as it happened).
-    #[error("{} of {total} zips not uploaded: {}", failed.len(), names(failed))]
+    /// Some of the packages (zips, traces) given were not uploaded (each failure was
+    /// reported as it happened).
+    #[error("{} of {total} packages not uploaded: {}", failed.len(), names(failed))]
     NotUploaded { failed: Vec<PathBuf>, total: usize },
 
-    /// Some zips of an outbox were not uploaded; they wait there for the next run. `failed`
+    /// Some packages (zips, traces) of an outbox were not uploaded; they wait there for the next run. `failed`
     /// names each one, with why it is still there when that is not plain failure.
     #[error(
-        "{} of {total} zips not uploaded, left in {} for the next run: {}",
+        "{} of {total} packages not uploaded, left in {} for the next run: {}",
         failed.len(), outbox.display(), failed.join(", ")
     )]
     LeftInOutbox {
@@ -112,11 +113,11 @@ pub enum HostError {
         total: usize,
     },
 
-    /// Zips of an outbox that the server refused for good (413, 422) were moved to its
+    /// Packages of an outbox that the server refused for good (413, 422) were moved to its
     /// `rejected/` directory, each with the server's answer beside it; `left` names those
     /// still waiting for the next run, if any.
     #[error(
-        "{} of {total} zips refused for good by the server, moved to {} with its answers: {}{}",
+        "{} of {total} packages refused for good by the server, moved to {} with its answers: {}{}",
         names.len(), rejected.display(), names.join(", "),
         if left.is_empty() { String::new() } else { format!("; {} left for the next run: {}", left.len(), left.join(", ")) }
     )]
@@ -249,11 +250,11 @@ mod tests {
     }
 
     #[test]
-    fn not_uploaded_names_the_zips() {
+    fn not_uploaded_names_the_packages() {
         let e = HostError::NotUploaded {
             failed: vec!["a.zip".into(), "b.zip".into()],
             total: 3,
         };
-        assert_eq!(e.to_string(), "2 of 3 zips not uploaded: a.zip, b.zip");
+        assert_eq!(e.to_string(), "2 of 3 packages not uploaded: a.zip, b.zip");
     }
 }

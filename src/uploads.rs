@@ -73,7 +73,8 @@ pub fn recover(outbox: &Outbox, quiet: bool) -> Result<(), HostError> {
     Ok(())
 }
 
-/// Uploads everything waiting in `outbox`; fails naming the zips left there.
+/// Uploads everything waiting in `outbox`; fails naming the packages (zips, traces) left
+/// there.
 pub fn drain(
     outbox: &Outbox,
     up: &Uploader,
@@ -102,7 +103,7 @@ pub fn drain(
         })?;
     if let Some(why) = &report.stopped {
         say!(
-            "hprof-shrink: outbox {}: stopped: {why}; {} zips left for the next run",
+            "hprof-shrink: outbox {}: stopped: {why}; {} packages left for the next run",
             outbox.dir().display(),
             report.untried.len()
         );

@@ -1955,6 +1955,133 @@ async fn on_sqlite_a_no_leak_package_is_grouped_by_its_first_retainer_with_a_pat
     srv.stop().await;
 }
 
+/// The no-leak groups per app version through the store (see
+/// `no_leak_groups_per_app_version`), then through the server: `/api/no-leak` and
+/// `/no-leak` filtered by app version list that version's groups and counts, with the
+/// leak groups' form; a group's page and JSON name its versions and whether it is new in
+/// the latest; hostile filters answer 200 with nothing listed, or 400 with a reason,
+/// never 500.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_sqlite_the_no_leak_groups_are_shown_per_app_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let zip = package(dir.path(), "a.zip", &[]);
+    let data = dir.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let store = hprof_shrink_serve::store::Store::open(&data.join("meta.sqlite"))
+        .await
+        .unwrap();
+    let (sig_a, sig_b) = serve_common::no_leak_groups_per_app_version(&store, &store, &zip).await;
+    store.close().await;
+    let srv = start(&data, Opts::receive_only()).await;
+    let listed = |v: &Value| -> Vec<(String, u64)> {
+        let mut l: Vec<(String, u64)> = v["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| {
+                (
+                    g["signature"].as_str().unwrap().to_string(),
+                    g["packages"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        l.sort();
+        l
+    };
+    let v = get_json(&srv.url("/api/no-leak?app_version=1.0"), None).await;
+    assert_eq!(listed(&v), [(sig_a.clone(), 2)], "{v}");
+    assert_eq!(v["ungrouped"], 1, "{v}");
+    let v = get_json(&srv.url("/api/no-leak?app_version=2.0&sdk="), None).await;
+    let mut want = vec![(sig_a.clone(), 1), (sig_b.clone(), 1)];
+    want.sort();
+    assert_eq!(listed(&v), want, "{v}");
+    let v = get_json(&srv.url("/api/no-leak"), None).await;
+    assert_eq!(listed(&v).len(), 2, "{v}");
+    let (status, page) = get_text(&srv.url("/no-leak?app_version=1.0")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        page.contains(r#"<form method="get" action="/no-leak">"#),
+        "{page}"
+    );
+    assert!(page.contains(r#"<option value="1.0" selected>"#), "{page}");
+    assert!(page.contains(&sig_a) && !page.contains(&sig_b), "{page}");
+
+    let v = get_json(&srv.url(&format!("/api/no-leak/{sig_b}")), None).await;
+    let by = &v["byVersion"];
+    assert_eq!(by["newInLatest"], true, "{v}");
+    let names: Vec<&str> = by["versions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["appVersion"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["1.0", "2.0"], "{v}");
+    assert!(by["versions"][0]["group"].is_null(), "{v}");
+    assert_eq!(by["versions"][1]["group"]["packages"], 1, "{v}");
+    assert_eq!(by["versions"][1]["versionPackages"], 3, "{v}");
+    let (status, page) = get_text(&srv.url(&format!("/no-leak/{sig_b}"))).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        page.contains("New in the latest app version, 2.0"),
+        "{page}"
+    );
+    let (_, page) = get_text(&srv.url(&format!("/no-leak/{sig_a}"))).await;
+    assert!(
+        page.contains("In the latest app version, 2.0, and in versions before it."),
+        "{page}"
+    );
+    assert!(
+        page.contains("<td>1.0</td>") && page.contains("<td>2.0</td>"),
+        "{page}"
+    );
+    assert!(
+        page.contains("1 package of this group without an app version."),
+        "{page}"
+    );
+
+    hostile_filters_list_nothing_or_are_refused(&srv).await;
+    srv.stop().await;
+}
+
+/// Hostile filters of the no-leak list (and of the leak list): nothing listed, or refused
+/// with a reason; never a 500.
+async fn hostile_filters_list_nothing_or_are_refused(srv: &Srv) {
+    let long = "%22".repeat(10_000);
+    for q in [
+        "app_version=9.9".to_string(),
+        format!("app_version={long}"),
+        format!("sdk={long}&manufacturer={long}"),
+        "app_version=%FF%FE".to_string(),
+        "unknown=1&app_version=9.9".to_string(),
+    ] {
+        for path in ["/api/no-leak", "/no-leak"] {
+            let (status, body) = get_text(&srv.url(&format!("{path}?{q}"))).await;
+            assert_eq!(status, StatusCode::OK, "{path}?{}", &q[..q.len().min(40)]);
+            if path == "/api/no-leak" {
+                let v: Value = serde_json::from_str(&body).unwrap();
+                assert_eq!(v["groups"], serde_json::json!([]), "{v}");
+                assert_eq!(v["ungrouped"], 0, "{v}");
+            } else {
+                assert!(body.contains("None of these packages yet."), "{path}");
+            }
+        }
+    }
+    for q in [
+        "app_version=%00",
+        "sdk=a%00b",
+        "app_version=1.0&app_version=2.0",
+    ] {
+        for path in ["/api/no-leak", "/no-leak", "/api/leaks", "/"] {
+            let (status, body) = get_text(&srv.url(&format!("{path}?{q}"))).await;
+            assert_eq!(status, StatusCode::BAD_REQUEST, "{path}?{q}: {body}");
+            assert!(
+                body.contains("NUL") || body.contains("duplicate"),
+                "{path}?{q}: {body}"
+            );
+        }
+    }
+}
+
 /// A shrunk dump's notes and its count in its no-leak group, through the store: see
 /// `shrunk_packages_are_counted`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -2761,7 +2888,7 @@ async fn upload_outbox_moves_a_package_refused_for_good_to_rejected_with_the_ans
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(
-        err.contains("2 of 3 zips refused for good by the server, moved to"),
+        err.contains("2 of 3 packages refused for good by the server, moved to"),
         "{err}"
     );
     let rejected = outbox.join("rejected");
@@ -2847,7 +2974,7 @@ async fn traces_added_to_the_outbox_are_sent_as_they_are_or_rejected() {
     .await;
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");
-    assert!(err.contains("1 of 3 zips refused for good"), "{err}");
+    assert!(err.contains("1 of 3 packages refused for good"), "{err}");
     assert_eq!(
         names(&outbox_dir.join("sent")),
         ["heap-2.pftrace", "heap.pftrace"]

@@ -833,6 +833,20 @@ async fn on_postgres_a_no_leak_package_is_grouped_by_its_first_retainer_with_a_p
     other.close().await;
 }
 
+/// The no-leak groups filtered by app version and one group per app version, on
+/// PostgreSQL, recorded by another process: see `no_leak_groups_per_app_version`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_postgres_the_no_leak_groups_are_shown_per_app_version() {
+    let Some((_pg, store, other)) = two_pools().await else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let zip = scenario_packages(dir.path()).remove(0);
+    serve_common::no_leak_groups_per_app_version(&store, &other, &zip).await;
+    store.close().await;
+    other.close().await;
+}
+
 /// Heap-graph traces without a leak on PostgreSQL, recorded by another process: see
 /// `heap_graph_traces_group_by_path_per_version`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

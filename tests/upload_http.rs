@@ -216,7 +216,7 @@ fn a_permanent_400_fails_at_once_and_the_zip_waits_for_the_next_run() {
         "more than the body's start: {err}"
     );
     assert!(
-        err.contains("1 of 1 zips not uploaded") && err.contains("dump.zip"),
+        err.contains("1 of 1 packages not uploaded") && err.contains("dump.zip"),
         "{err}"
     );
     assert_eq!(server.received().len(), 1, "a 400 is not retried");
@@ -257,7 +257,7 @@ fn retries_run_out_and_the_failure_is_named() {
     assert_eq!(o.status.code(), Some(1));
     let err = stderr(&o);
     assert!(err.contains("a.zip: gave up after 3 attempts"), "{err}");
-    assert!(err.contains("1 of 2 zips not uploaded"), "{err}");
+    assert!(err.contains("1 of 2 packages not uploaded"), "{err}");
     assert_eq!(server.received().len(), 4);
     assert_eq!(names_in(&outbox), ["a.zip", "sent"]);
     assert_eq!(names_in(&outbox.join("sent")), ["b.zip"]);
@@ -1040,7 +1040,7 @@ fn an_unreachable_server_stops_the_outbox_after_two_zips() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let err = stderr(&o);
     assert!(
-        err.contains("stopped: 2 zips in a row found the server unreachable; 2 zips left"),
+        err.contains("stopped: 2 packages in a row found the server unreachable; 2 packages left"),
         "{err}"
     );
     assert_eq!(err.matches("gave up after").count(), 2, "{err}");

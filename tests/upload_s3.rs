@@ -121,7 +121,7 @@ fn when_every_attempt_is_damaged_the_upload_fails_and_the_zip_stays() {
         err.contains("gave up after 2 attempts") && err.contains("is not the MD5"),
         "{err}"
     );
-    assert!(err.contains("1 of 1 zips not uploaded"), "{err}");
+    assert!(err.contains("1 of 1 packages not uploaded"), "{err}");
     assert_eq!(put.proxy.corrupted(), 2);
     assert_eq!(names_in(&put.outbox), ["dump.zip"]);
     // What moto kept: the damaged bytes, although the request's Content-MD5 was the MD5 of

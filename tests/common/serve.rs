@@ -990,7 +990,10 @@ pub async fn triage_rows_round_trip(store: &Store, other: &Store, zip: &Path) {
     let sig = path_signature(&kept_path);
     assert_eq!(sig, path_signature(path), "labels are not in the signature");
     let mut fold = Fold::default();
-    store.fold_no_leak(None, &mut fold).await.unwrap();
+    store
+        .fold_no_leak(None, &Filter::default(), &mut fold)
+        .await
+        .unwrap();
     let groups = fold.groups();
     assert_eq!(groups.len(), 1, "{groups:?}");
     let g = &groups[0];
@@ -1086,7 +1089,10 @@ pub async fn no_leak_groups_take_the_first_retainer_with_a_path(
     let ungrouped = record(other, &none, &md5(9), ("26", "acme", "1.0"), &[], 0).await;
 
     let mut fold = Fold::default();
-    store.fold_no_leak(None, &mut fold).await.unwrap();
+    store
+        .fold_no_leak(None, &Filter::default(), &mut fold)
+        .await
+        .unwrap();
     let groups = fold.groups();
     assert_eq!(groups.len(), 1, "{groups:?}");
     let g = &groups[0];
@@ -1567,7 +1573,10 @@ pub async fn heap_graph_traces_group_by_path_per_version(store: &Store, other: &
     let row = store.package(ids[0]).await.unwrap().unwrap().row;
     assert_eq!(row.app_version, "42");
     let mut fold = Fold::default();
-    store.fold_no_leak(None, &mut fold).await.unwrap();
+    store
+        .fold_no_leak(None, &Filter::default(), &mut fold)
+        .await
+        .unwrap();
     let mut groups = fold.groups();
     groups.sort_by_key(|g| std::cmp::Reverse(g.packages));
     assert_eq!(groups.len(), 2, "{groups:?}");
@@ -1582,4 +1591,159 @@ pub async fn heap_graph_traces_group_by_path_per_version(store: &Store, other: &
     assert_eq!(versions, [("42".to_string(), 1), ("43".to_string(), 1)]);
     assert_eq!(groups[1].class_name, "com.example.Other");
     assert_eq!(groups[1].app_versions, [("43".to_string(), 1)]);
+}
+
+/// Packages without a leak of two app versions and of two causes (`Root` paths, the
+/// second from another GC root type), one without an app version, one in no group, one
+/// with a leak, recorded through `other`. Returns the two groups' signatures, `1.0`'s
+/// cause first, after checking through `store`: the list filtered by app version (or
+/// SDK) has only that version's groups and counts, ranked by the database the same; a
+/// version no package has, or a 10,000-byte value, lists nothing; a group's packages per
+/// app version, which version is its first and whether that is the latest.
+pub async fn no_leak_groups_per_app_version(
+    store: &Store,
+    other: &Store,
+    zip: &Path,
+) -> (String, String) {
+    let (sig_a, sig_b) = record_no_leak_versions(other, store, zip).await;
+    no_leak_lists_filtered(store, &sig_a, &sig_b).await;
+    no_leak_groups_by_version(store, &sig_a, &sig_b).await;
+    (sig_a, sig_b)
+}
+
+/// The packages of [`no_leak_groups_per_app_version`], recorded through `other`; the two
+/// groups' signatures, read through `store`.
+async fn record_no_leak_versions(other: &Store, store: &Store, zip: &Path) -> (String, String) {
+    use hprof_shrink_serve::triage::{path_signature, PackageTriage};
+    let base = hprof_shrink_analyze::analyze_path(
+        zip,
+        &hprof_shrink_analyze::Options::default(),
+        &hprof_shrink_core::Control::default(),
+    )
+    .unwrap()
+    .analysis;
+    let first = retainer_paths(&base, &[true]);
+    let mut second = first.clone();
+    let t = second.triage.as_mut().unwrap();
+    t.top_retainers[0].object.path.as_mut().unwrap().root = "Thread".into();
+    let md5 = |i: u32| format!("{:032x}", 0xa000 + i);
+    let a = record(other, &first, &md5(1), ("26", "acme", "1.0"), &[], 0).await;
+    record(other, &first, &md5(2), ("28", "zeta", "1.0"), &[], 0).await;
+    let none = retainer_paths(&base, &[false]);
+    record(other, &none, &md5(3), ("26", "acme", "1.0"), &[], 0).await;
+    record(other, &first, &md5(4), ("26", "acme", "2.0"), &[], 0).await;
+    let b = record(other, &second, &md5(5), ("26", "acme", "2.0"), &[], 0).await;
+    record(other, &base, &md5(6), ("26", "acme", "2.0"), &["x"], 9).await;
+    record(other, &first, &md5(7), ("26", "acme", ""), &[], 0).await;
+    let sig = |t: PackageTriage| path_signature(t.top_retainers[0].path.as_ref().unwrap());
+    let sig_a = sig(store.triage(a).await.unwrap().unwrap());
+    let sig_b = sig(store.triage(b).await.unwrap().unwrap());
+    assert_ne!(sig_a, sig_b);
+    (sig_a, sig_b)
+}
+
+/// The list of [`no_leak_groups_per_app_version`]'s packages, filtered.
+async fn no_leak_lists_filtered(store: &Store, sig_a: &str, sig_b: &str) {
+    use hprof_shrink_serve::no_leak::{Groups, Kept};
+    let (sig_a, sig_b) = (sig_a.to_string(), sig_b.to_string());
+    let version = |v: &str| Filter {
+        app_version: Some(v.to_string()),
+        ..Filter::default()
+    };
+    let kept = Kept::default();
+    let now = store.generation().await.unwrap();
+    let listed = |g: &Groups| -> Vec<(String, u64)> {
+        g.top
+            .app
+            .iter()
+            .map(|g| (g.signature.clone(), g.packages))
+            .collect()
+    };
+    let all = kept.current(store).await.unwrap();
+    assert_eq!(
+        listed(&all),
+        [(sig_a.clone(), 4), (sig_b.clone(), 1)],
+        "unfiltered: every version, and none"
+    );
+    assert_eq!(all.ungrouped, 1);
+    let old = kept.at(store, &version("1.0"), now).await.unwrap();
+    assert_eq!(listed(&old), [(sig_a.clone(), 2)]);
+    assert_eq!(old.top.app[0].app_versions, [("1.0".to_string(), 2)]);
+    assert_eq!(old.ungrouped, 1, "the package in no group is 1.0's");
+    let new = kept.at(store, &version("2.0"), now).await.unwrap();
+    let mut got = listed(&new);
+    got.sort();
+    let mut want = vec![(sig_a.clone(), 1), (sig_b.clone(), 1)];
+    want.sort();
+    assert_eq!(got, want);
+    assert_eq!(new.ungrouped, 0);
+    let zeta = Filter {
+        sdk: Some("28".into()),
+        ..Filter::default()
+    };
+    assert_eq!(
+        listed(&kept.at(store, &zeta, now).await.unwrap()),
+        [(sig_a.clone(), 1)]
+    );
+    // Ranked by the database, as past the cap of groups folded: the same.
+    let ranked = Kept::with_fold_groups(0);
+    let json = |g: &Groups| serde_json::json!([g.top.app, g.top.app_left_out, g.ungrouped]);
+    for f in [version("1.0"), version("2.0"), zeta] {
+        assert_eq!(
+            json(&ranked.at(store, &f, now).await.unwrap()),
+            json(&kept.at(store, &f, now).await.unwrap()),
+            "{f:?}"
+        );
+    }
+    assert_eq!(ranked.ranked(), 3);
+    for v in ["9.9".to_string(), "x".repeat(10_000)] {
+        let g = kept.at(store, &version(&v), now).await.unwrap();
+        assert!(g.top.app.is_empty() && g.ungrouped == 0, "{}", v.len());
+    }
+    // The unfiltered list is still the one kept: not made again by the filters.
+    assert!(std::sync::Arc::ptr_eq(
+        &all,
+        &kept.current(store).await.unwrap()
+    ));
+}
+
+/// The groups of [`no_leak_groups_per_app_version`]'s packages, per app version.
+async fn no_leak_groups_by_version(store: &Store, sig_a: &str, sig_b: &str) {
+    use hprof_shrink_serve::no_leak;
+    let by = |g: &no_leak::Group| -> Vec<(String, i64, Option<u64>, bool)> {
+        g.versions
+            .versions
+            .iter()
+            .map(|r| {
+                (
+                    r.app_version.clone(),
+                    r.version_packages,
+                    r.group.as_ref().map(|c| c.packages),
+                    r.new,
+                )
+            })
+            .collect()
+    };
+    let ga = no_leak::group(store, sig_a).await.unwrap().unwrap();
+    assert_eq!(ga.group.packages, 4);
+    assert_eq!(
+        by(&ga),
+        [
+            ("1.0".to_string(), 3, Some(2), true),
+            ("2.0".to_string(), 3, Some(1), false)
+        ]
+    );
+    assert!(!ga.versions.new_in_latest);
+    assert_eq!(ga.versions.no_version.as_ref().map(|c| c.packages), Some(1));
+    let gb = no_leak::group(store, sig_b).await.unwrap().unwrap();
+    assert_eq!(
+        by(&gb),
+        [
+            ("1.0".to_string(), 3, None, false),
+            ("2.0".to_string(), 3, Some(1), true)
+        ]
+    );
+    assert!(gb.versions.new_in_latest);
+    assert!(gb.versions.no_version.is_none());
+    assert!(no_leak::group(store, "0000").await.unwrap().is_none());
 }

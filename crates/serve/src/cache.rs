@@ -344,8 +344,8 @@ impl Cache {
     }
 
     /// The menus as of generation `now` or later: read once per generation, whichever
-    /// filter asks first.
-    async fn menus(&self, store: &Store, now: i64) -> DbResult<Arc<Menus>> {
+    /// filter (or the no-leak list) asks first.
+    pub(crate) async fn menus(&self, store: &Store, now: i64) -> DbResult<Arc<Menus>> {
         if let Some((g, m)) = &*lock(&self.menus) {
             if *g >= now {
                 return Ok(m.clone());

@@ -7,7 +7,7 @@ use maud::{html, Markup, PreEscaped, DOCTYPE};
 use super::cache::Shown;
 use super::groups::{DuplicateBuffer, LeakGroup};
 use super::limits::{self, Cut};
-use super::store::{Filter, LeakRow, Menu, Package, PackageRow, Regrouping, Shrunk};
+use super::store::{Filter, LeakRow, Menu, Menus, Package, PackageRow, Regrouping, Shrunk};
 use super::triage::PackageTriage;
 use hprof_shrink_analyze::model::Trace;
 use hprof_shrink_analyze::render::html::trace;
@@ -80,7 +80,7 @@ pub(crate) fn plural(n: impl Into<i128>, one: &str, many: &str) -> String {
 }
 
 /// "N more (which) not shown", when some were left out.
-fn more(left_out: u64, one: &str, many: &str, which: &str) -> Markup {
+pub(crate) fn more(left_out: u64, one: &str, many: &str, which: &str) -> Markup {
     html! {
         @if left_out > 0 { p.more { (plural(left_out, one, many)) " (" (which) ") not shown." } }
     }
@@ -97,7 +97,7 @@ fn bytes(n: i64) -> String {
 }
 
 /// Java bytes with their registered native bytes when any: "5.8 kB + 20.1 MB native".
-fn sized(java: i64, native: i64) -> String {
+pub(crate) fn sized(java: i64, native: i64) -> String {
     with_native(java.max(0) as u64, native.max(0) as u64)
 }
 
@@ -188,16 +188,23 @@ fn select(name: &str, label: &str, menu: &Menu, chosen: &Option<String>) -> Mark
     }
 }
 
-/// The groups page: the filter, the queue, the app and library leak groups.
-pub fn leak_groups(g: &Shown, filter: &Filter) -> String {
-    let (app, library, menus) = (&g.app, &g.library, &g.menus);
-    let body = html! {
-        form method="get" action="/" {
+/// The filter form of a list of groups (`action`: the list's path): one menu a column.
+fn filter_form(action: &str, menus: &Menus, filter: &Filter) -> Markup {
+    html! {
+        form method="get" action=(action) {
             (select("sdk", "SDK", &menus.sdk, &filter.sdk))
             (select("manufacturer", "manufacturer", &menus.manufacturer, &filter.manufacturer))
             (select("app_version", "app version", &menus.app_version, &filter.app_version))
             button type="submit" { "Filter" }
         }
+    }
+}
+
+/// The groups page: the filter, the queue, the app and library leak groups.
+pub fn leak_groups(g: &Shown, filter: &Filter) -> String {
+    let (app, library, menus) = (&g.app, &g.library, &g.menus);
+    let body = html! {
+        (filter_form("/", menus, filter))
         p {
             "Analysis queue: "
             @for (state, n) in &g.jobs { (state) " " (n) "; " }
@@ -541,15 +548,23 @@ fn gallery(groups: &[DuplicateBuffer], left_out: u64) -> Markup {
     }
 }
 
-/// The no-leak groups: packages without a leak, by the path of their first top retainer
-/// that has one; `ungrouped`: such packages in no group.
-pub fn no_leak_groups(groups: &[LeakGroup], left_out: u64, ungrouped: u64) -> String {
+/// The no-leak groups: packages without a leak (of those `filter` admits), by the path of
+/// their first top retainer that has one, and how many more there are; `ungrouped`: such
+/// packages in no group.
+pub fn no_leak_groups(
+    (groups, left_out): (&[LeakGroup], u64),
+    ungrouped: u64,
+    filter: &Filter,
+    menus: &Menus,
+) -> String {
     let body = html! {
         p {
-            "Packages whose analysis found no leak (out-of-memory dumps, most of them), grouped "
-            "by the path from a GC root to their largest retainer that has one: class and field "
-            "names, not object ids, so one cause on many devices is one group."
+            "Packages whose analysis found no leak (out-of-memory dumps and heap-graph traces, "
+            "most of them), grouped by the path from a GC root to their largest retainer that "
+            "has one: class and field names, not object ids, so one cause on many devices is "
+            "one group. A group's page shows it per app version."
         }
+        (filter_form("/no-leak", menus, filter))
         @if ungrouped > 0 {
             p.note.ungrouped {
                 (plural(ungrouped, "package", "packages")) " without a leak "
@@ -559,7 +574,7 @@ pub fn no_leak_groups(groups: &[LeakGroup], left_out: u64, ungrouped: u64) -> St
                 "Their pages show their triage."
             }
         }
-        @if groups.is_empty() { p { "None yet." } } @else {
+        @if groups.is_empty() { p { "None" @if !filter.is_none() { " of these packages" } " yet." } } @else {
             table {
                 tr {
                     th { "packages" } th { "largest retainer's path" } th { "SDK" }
@@ -591,10 +606,12 @@ pub fn no_leak_groups(groups: &[LeakGroup], left_out: u64, ungrouped: u64) -> St
     page("No-leak groups", body)
 }
 
-/// One no-leak group: its packages and the most recent one's path; `shrunk`: those of its
-/// packages whose sizes leave out dropped arrays.
+/// One no-leak group: its packages per app version (`by_version`, made where they are,
+/// [`crate::no_leak::ByVersion::html`]) and the most recent one's path; `shrunk`: those
+/// of its packages whose sizes leave out dropped arrays.
 pub fn no_leak_group(
     g: &LeakGroup,
+    by_version: Markup,
     path: Option<&Trace>,
     packages: &[LeakRow],
     shrunk: Shrunk,
@@ -628,6 +645,7 @@ pub fn no_leak_group(
                 ", max " (sized(g.retained_bytes.max, g.retained_native_bytes.max))
             } }
         }
+        (by_version)
         h2 { "Path from a GC root (most recent package)" }
         @if let Some(t) = path { (trace(t)) } @else { p { "No path stored." } }
         h2 { "Packages" @if left_out > 0 { " (the " (packages.len()) " most recent)" } }

@@ -325,6 +325,11 @@ pub struct Filter {
 }
 
 impl Filter {
+    /// Whether it restricts nothing.
+    pub fn is_none(&self) -> bool {
+        self.sdk.is_none() && self.manufacturer.is_none() && self.app_version.is_none()
+    }
+
     /// An empty field (an unselected `<select>`) is no restriction.
     pub fn normalized(self) -> Filter {
         let f = |v: Option<String>| v.filter(|s| !s.is_empty());

@@ -328,12 +328,14 @@ macro_rules! leak_row {
 
 /// The packages without a leak, as the grouping reads leaks (by [`LeakRef`]'s columns, as
 /// `no_leak_row!` decodes them), with the package's name: of signature $1 (all when
-/// NULL), the $2 most recent.
+/// NULL), of the packages a filter admits ($3-$5), the $2 most recent.
 const NO_LEAK_ROWS: &str = "SELECT r.id, r.package_id, p.received_ms, p.sdk, p.manufacturer, \
      p.app_version, r.signature, r.class_name, r.title, r.retained_bytes, \
      r.retained_native_bytes, p.name \
      FROM retainers r JOIN packages p ON p.id = r.package_id \
-     WHERE ($1 IS NULL OR r.signature = $1) ORDER BY r.package_id DESC LIMIT $2";
+     WHERE ($1 IS NULL OR r.signature = $1) AND ($3 IS NULL OR p.sdk = $3) \
+     AND ($4 IS NULL OR p.manufacturer = $4) AND ($5 IS NULL OR p.app_version = $5) \
+     ORDER BY r.package_id DESC LIMIT $2";
 
 /// A [`LeakRef`] borrowed from a row of [`NO_LEAK_ROWS`]: no library, the current
 /// signature version (a path's signature has no version of the analyzer's).
@@ -1320,18 +1322,26 @@ impl Store {
             .transpose()
     }
 
-    /// Sends `sink` every package without a leak, as a leak of the no-leak group of its
-    /// first top retainer with a path (only those of `signature` when given). Streamed;
-    /// reading stops once the fold is over its cap.
-    pub async fn fold_no_leak(&self, signature: Option<&str>, sink: &mut Fold) -> DbResult<()> {
+    /// Sends `sink` every package without a leak that `f` admits, as a leak of the no-leak
+    /// group of its first top retainer with a path (only those of `signature` when
+    /// given). Streamed; reading stops once the sink is [full](LeakSink::full).
+    pub async fn fold_no_leak(
+        &self,
+        signature: Option<&str>,
+        f: &Filter,
+        sink: &mut impl LeakSink,
+    ) -> DbResult<()> {
         on!(self, pool => {
             let mut rows = sqlx::query(NO_LEAK_ROWS)
                 .bind(signature)
                 .bind(i64::MAX)
+                .bind(&f.sdk)
+                .bind(&f.manufacturer)
+                .bind(&f.app_version)
                 .fetch(pool);
             while let Some(r) = rows.try_next().await? {
                 sink.add(&no_leak_row!(&r));
-                if sink.over() {
+                if sink.full() {
                     break;
                 }
             }
@@ -1345,6 +1355,9 @@ impl Store {
             let rows = sqlx::query(NO_LEAK_ROWS)
                 .bind(signature)
                 .bind(limit)
+                .bind(None::<String>)
+                .bind(None::<String>)
+                .bind(None::<String>)
                 .fetch_all(pool)
                 .await?;
             rows.iter()

@@ -17,6 +17,7 @@ use super::cache::Shown;
 use super::fault::scrub;
 use super::groups::{bitmap_groups, Fold, LeakGroup};
 use super::limits;
+use super::no_leak;
 use super::pages::{self, PackageLeak};
 use super::store::{Filter, LeakRow, Package, Regrouping, Shrunk};
 use super::versions::View;
@@ -50,11 +51,31 @@ async fn grouped(app: &App, f: &Filter) -> Result<Arc<Shown>, ApiError> {
         .map_err(ApiError::from)
 }
 
+/// The filter a list's query names (`?sdk=&manufacturer=&app_version=`), as the lists
+/// take it: an empty value is no restriction; a value holding a NUL is refused (400), as
+/// no package can have one recorded (PostgreSQL's text cannot hold it, and would fail the
+/// query rather than match nothing).
+#[allow(clippy::result_large_err)]
+fn filter_of(f: Filter) -> Result<Filter, ApiError> {
+    let f = f.normalized();
+    let nul = [&f.sdk, &f.manufacturer, &f.app_version]
+        .into_iter()
+        .flatten()
+        .any(|v| v.contains('\0'));
+    if nul {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "a filter value cannot hold a NUL character",
+        ));
+    }
+    Ok(f)
+}
+
 pub(crate) async fn groups_page(
     State(app): State<Arc<App>>,
     Query(f): Query<Filter>,
 ) -> Result<Html<String>, ApiError> {
-    let f = f.normalized();
+    let f = filter_of(f)?;
     let groups = grouped(&app, &f).await?;
     Ok(Html(pages::leak_groups(&groups, &f)))
 }
@@ -63,7 +84,7 @@ pub(crate) async fn leaks_api(
     State(app): State<Arc<App>>,
     Query(f): Query<Filter>,
 ) -> Result<Json<Value>, ApiError> {
-    let groups = grouped(&app, &f.normalized()).await?;
+    let groups = grouped(&app, &filter_of(f)?).await?;
     Ok(Json(json!({
         "appLeaks": groups.app,
         "appLeaksLeftOut": groups.app_left_out,
@@ -459,19 +480,31 @@ pub(crate) async fn versions_api(
     Ok(Json(Shared(app.versions.current(&app.store).await?)))
 }
 
-/// `GET /no-leak`.
-pub(crate) async fn no_leak_page(State(app): State<Arc<App>>) -> Result<Html<String>, ApiError> {
-    let g = app.no_leak.current(&app.store).await?;
+/// `GET /no-leak`, filtered as the leak groups' page is (the same form and menus).
+pub(crate) async fn no_leak_page(
+    State(app): State<Arc<App>>,
+    Query(f): Query<Filter>,
+) -> Result<Html<String>, ApiError> {
+    let f = filter_of(f)?;
+    let now = app.store.generation().await?;
+    let g = app.no_leak.at(&app.store, &f, now).await?;
+    let menus = app.leak_cache.menus(&app.store, now).await?;
     Ok(Html(pages::no_leak_groups(
-        &g.top.app,
-        g.top.app_left_out,
+        (&g.top.app, g.top.app_left_out),
         g.ungrouped,
+        &f,
+        &menus,
     )))
 }
 
-/// `GET /api/no-leak`.
-pub(crate) async fn no_leak_api(State(app): State<Arc<App>>) -> Result<Json<Value>, ApiError> {
-    let g = app.no_leak.current(&app.store).await?;
+/// `GET /api/no-leak`, filtered as `GET /api/leaks` is.
+pub(crate) async fn no_leak_api(
+    State(app): State<Arc<App>>,
+    Query(f): Query<Filter>,
+) -> Result<Json<Value>, ApiError> {
+    let f = filter_of(f)?;
+    let now = app.store.generation().await?;
+    let g = app.no_leak.at(&app.store, &f, now).await?;
     Ok(Json(json!({
         "groups": g.top.app,
         "groupsLeftOut": g.top.app_left_out,
@@ -479,18 +512,15 @@ pub(crate) async fn no_leak_api(State(app): State<Arc<App>>) -> Result<Json<Valu
     })))
 }
 
-/// One no-leak group: its summary (of every package), the most recent path, the most
-/// recent [`limits::OCCURRENCES`] packages, and of all those whose dump was shrunk.
+/// One no-leak group: its summary (of every package) and its packages per app version,
+/// the most recent path, the most recent [`limits::OCCURRENCES`] packages, and of all
+/// those whose dump was shrunk.
 async fn no_leak_group_of(
     app: &App,
     signature: &str,
-) -> Result<(LeakGroup, Option<Trace>, Vec<LeakRow>, Shrunk), ApiError> {
-    let mut fold = Fold::default();
-    app.store.fold_no_leak(Some(signature), &mut fold).await?;
-    let g = fold
-        .groups()
-        .into_iter()
-        .next()
+) -> Result<(no_leak::Group, Option<Trace>, Vec<LeakRow>, Shrunk), ApiError> {
+    let g = no_leak::group(&app.store, signature)
+        .await?
         .ok_or_else(|| ApiError::not_found("no package without a leak has this path"))?;
     let rows = app
         .store
@@ -512,7 +542,9 @@ pub(crate) async fn no_leak_group_page(
 ) -> Result<Html<String>, Response> {
     let page = no_leak_group_of(&app, &signature)
         .await
-        .map(|(g, path, rows, shrunk)| pages::no_leak_group(&g, path.as_ref(), &rows, shrunk));
+        .map(|(g, path, rows, shrunk)| {
+            pages::no_leak_group(&g.group, g.versions.html(), path.as_ref(), &rows, shrunk)
+        });
     html_or_not_found(page)
 }
 
@@ -523,9 +555,10 @@ pub(crate) async fn no_leak_group_api(
 ) -> Result<Json<Value>, ApiError> {
     let (g, path, rows, shrunk) = no_leak_group_of(&app, &signature).await?;
     let packages: Vec<Value> = rows.iter().map(occurrence).collect();
-    let left_out = g.occurrences.saturating_sub(rows.len() as u64);
+    let left_out = g.group.occurrences.saturating_sub(rows.len() as u64);
     Ok(Json(json!({
-        "group": g,
+        "group": g.group,
+        "byVersion": g.versions,
         "path": path,
         "packages": packages,
         "packagesLeftOut": left_out,

@@ -8,13 +8,14 @@
 //!   trace is sent as it is, told by its content as `upload` tells it (its name only
 //!   gets it listed).
 //! - Oldest first (modification time, then name).
-//! - Each zip is locked (an OS file lock, `flock` on Unix) while it is uploaded, so
-//!   concurrent runs never send the same zip; a run finding one locked skips it.
-//! - A zip leaves the outbox (moved to `sent/`, or deleted) only after a 2xx. A run killed
+//! - Each package (zip or trace) is locked (an OS file lock, `flock` on Unix) while it is
+//!   uploaded, so concurrent runs never send the same one; a run finding one locked skips
+//!   it. What the drain reports and says counts packages, zips and traces alike.
+//! - A package leaves the outbox (moved to `sent/`, or deleted) only after a 2xx. A run killed
 //!   between the 2xx and the move leaves it in place and the next run sends the same bytes
 //!   again, with the same MD5: delivery is at least once, and the server can deduplicate.
-//! - A zip the server refuses for good (422: not a package it takes; 413: too large for
-//!   it) is moved to `rejected/`, with the server's answer beside it as `NAME.zip.txt`:
+//! - A package the server refuses for good (422: not a package it takes; 413: too large
+//!   for it) is moved to `rejected/`, with the server's answer beside it as `NAME.txt`:
 //!   sending it again would only get the same answer, on every run.
 
 use std::fs::{self, File, TryLockError};
@@ -27,10 +28,10 @@ use tempfile::TempPath;
 use super::client::{UploadOutcome, Uploader};
 use super::error::UploadError;
 
-/// Where uploaded zips are moved, inside the outbox.
+/// Where uploaded packages (zips, traces) are moved, inside the outbox.
 pub const SENT_DIR: &str = "sent";
 
-/// Where zips the server refused for good are moved, inside the outbox.
+/// Where packages the server refused for good are moved, inside the outbox.
 pub const REJECTED_DIR: &str = "rejected";
 
 /// Suffix of a zip being written into the outbox, before it is admitted.
@@ -47,7 +48,7 @@ fn sendable(name: &str) -> bool {
     })
 }
 
-/// What happens to a zip once the server has taken it.
+/// What happens to a package (zip or trace) once the server has taken it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum AfterUpload {
     /// Moved to the outbox's `sent/` directory ([`SENT_DIR`]).
@@ -112,15 +113,16 @@ pub struct DrainReport {
     pub failed: Vec<UploadError>,
     /// Locked by another run.
     pub busy: Vec<PathBuf>,
-    /// Why the drain stopped before the end, if it did; the zips it did not try stay for
-    /// the next run.
+    /// Why the drain stopped before the end, if it did; the packages (zips, traces) it did
+    /// not try stay for the next run.
     pub stopped: Option<String>,
-    /// The zips the drain did not try because it stopped.
+    /// The packages the drain did not try because it stopped.
     pub untried: Vec<PathBuf>,
 }
 
 impl DrainReport {
-    /// How many zips the drain saw: sent, refused for good, failed, busy or not tried.
+    /// How many packages (zips, traces) the drain saw: sent, refused for good, failed,
+    /// busy or not tried.
     pub fn total(&self) -> usize {
         self.failed.len()
             + self.sent.len()
@@ -129,13 +131,13 @@ impl DrainReport {
             + self.rejected.len()
     }
 
-    /// Nothing was left behind: no zip failed, was refused for good or went untried (busy
+    /// Nothing was left behind: no package failed, was refused for good or went untried (busy
     /// ones are another run's).
     pub fn is_clean(&self) -> bool {
         self.failed.is_empty() && self.untried.is_empty() && self.rejected.is_empty()
     }
 
-    /// The zips left in the outbox for the next run: the failed ones, then those not
+    /// The packages left in the outbox for the next run: the failed ones, then those not
     /// tried. (Those refused for good are in `rejected`: they left the outbox.)
     pub fn left_behind(&self) -> impl Iterator<Item = LeftBehind<'_>> {
         let failed = self.failed.iter().map(LeftBehind::Failed);
@@ -237,13 +239,13 @@ impl Outbox {
         Ok(found.into_iter().map(|(_, p)| p).collect())
     }
 
-    /// Uploads every pending zip, oldest first, and moves (or deletes) each one the server
+    /// Uploads every pending package, oldest first, and moves (or deletes) each one the server
     /// took. A failure does not stop the others. The error is for an unreadable outbox.
     pub fn drain(&self, uploader: &Uploader, after: AfterUpload) -> io::Result<DrainReport> {
         self.drain_with(uploader, after, &mut |_| {})
     }
 
-    /// [`drain`](Self::drain), telling `each` about every zip as it is done with.
+    /// [`drain`](Self::drain), telling `each` about every package as it is done with.
     pub fn drain_with(
         &self,
         uploader: &Uploader,
@@ -260,7 +262,7 @@ impl Outbox {
                 Some("the --deadline ran out".to_string())
             } else if unreachable_in_a_row >= UNREACHABLE_IN_A_ROW {
                 Some(format!(
-                    "{unreachable_in_a_row} zips in a row found the server unreachable"
+                    "{unreachable_in_a_row} packages in a row found the server unreachable"
                 ))
             } else {
                 None
@@ -314,8 +316,9 @@ impl Outbox {
         Ok(report)
     }
 
-    /// Moves a zip the server refused for good to `rejected/` (under the first free name)
-    /// and writes the server's answer beside it, as `NAME.zip.txt`. Returns both paths.
+    /// Moves a package the server refused for good to `rejected/` (under the first free
+    /// name) and writes the server's answer beside it, as `NAME.txt` (`a.zip.txt`,
+    /// `t.pftrace.txt`). Returns both paths.
     fn reject(&self, path: &Path, why: &UploadError) -> io::Result<(PathBuf, PathBuf)> {
         let dir = self.dir.join(REJECTED_DIR);
         fs::create_dir_all(&dir)?;
