@@ -18,6 +18,40 @@ const CLEN_ORDER: [usize; 19] = [
 const LEN_EXTRA: [u8; 29] = [
     0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0,
 ];
+/// The last valid length symbol.
+const LAST_LENGTH: u32 = 285;
+
+/// Extra bits that follow a code's symbols: `bits[sym - first]`, none outside.
+#[derive(Clone, Copy, Default)]
+struct Extra {
+    first: usize,
+    bits: &'static [u8],
+}
+
+impl Extra {
+    const NONE: Extra = Extra {
+        first: 0,
+        bits: &[],
+    };
+
+    fn of(&self, sym: usize) -> u32 {
+        sym.checked_sub(self.first)
+            .and_then(|i| self.bits.get(i))
+            .map_or(0, |&b| b as u32)
+    }
+}
+
+/// The literal/length code's extra bits.
+const LENGTHS: Extra = Extra {
+    first: 257,
+    bits: &LEN_EXTRA,
+};
+/// The distance code's.
+const DISTANCES: Extra = Extra {
+    first: 0,
+    bits: &DIST_EXTRA,
+};
+
 /// Extra bits of the distance symbols 0..=29.
 const DIST_EXTRA: [u8; 30] = [
     0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13,
@@ -75,8 +109,8 @@ fn walk(data: &[u8]) -> io::Result<(usize, usize)> {
                 lengths[256..280].fill(7);
                 lengths[280..288].fill(8);
                 lengths[288..].fill(5);
-                lit.build(&lengths[..288])?;
-                dist.build(&lengths[288..])?;
+                lit.build(&lengths[..288], LENGTHS)?;
+                dist.build(&lengths[288..], DISTANCES)?;
                 codes(&mut r, &lit, &dist)?;
             }
             2 => {
@@ -103,7 +137,7 @@ fn dynamic_header(r: &mut Bits, lit: &mut Table, dist: &mut Table) -> io::Result
         clen[i] = r.take(3)? as u8;
     }
     let mut ct = Table::default();
-    ct.build(&clen)?;
+    ct.build(&clen, Extra::NONE)?;
     let mut lengths = [0u8; 286 + 30];
     let mut i = 0;
     while i < hlit + hdist {
@@ -125,8 +159,8 @@ fn dynamic_header(r: &mut Bits, lit: &mut Table, dist: &mut Table) -> io::Result
         lengths[i..i + times].fill(value);
         i += times;
     }
-    lit.build(&lengths[..hlit])?;
-    dist.build(&lengths[hlit..hlit + hdist])
+    lit.build(&lengths[..hlit], LENGTHS)?;
+    dist.build(&lengths[hlit..hlit + hdist], DISTANCES)
 }
 
 /// Skips the block's codes up to and with its end-of-block code.
@@ -137,7 +171,8 @@ fn codes(r: &mut Bits, lit: &Table, dist: &Table) -> io::Result<()> {
         let mut bits = r.peek();
         let mut avail = 64 - (r.pos % 8) as u32;
         while avail >= 48 {
-            let (sym, n) = lit.decode_bits(bits)?;
+            // Each symbol's bits come with its extra bits: a pair is two lookups.
+            let (sym, n) = lit.symbol(bits)?;
             bits >>= n;
             avail -= n;
             r.pos += n as usize;
@@ -151,17 +186,16 @@ fn codes(r: &mut Bits, lit: &Table, dist: &Table) -> io::Result<()> {
                     Ok(())
                 };
             }
-            let extra = *LEN_EXTRA
-                .get(sym as usize - 257)
-                .ok_or_else(|| bad("invalid length symbol"))? as u32;
-            let (d, n) = dist.decode_bits(bits >> extra)?;
-            let dextra = *DIST_EXTRA
-                .get(d as usize)
-                .ok_or_else(|| bad("invalid distance symbol"))? as u32;
-            let used = extra + n + dextra;
-            bits >>= used;
-            avail -= used;
-            r.pos += used as usize;
+            if sym > LAST_LENGTH {
+                return Err(bad("invalid length symbol"));
+            }
+            let (d, n) = dist.symbol(bits)?;
+            if d as usize >= DIST_EXTRA.len() {
+                return Err(bad("invalid distance symbol"));
+            }
+            bits >>= n;
+            avail -= n;
+            r.pos += n as usize;
         }
         // Past the end the reader sees zeros, which may well decode as literals.
         if r.pos > end {
@@ -207,18 +241,20 @@ impl Bits<'_> {
 const DIRECT: u32 = 12;
 
 /// A canonical Huffman decoding table indexed by the next `bits` input bits: each entry
-/// is `symbol << 4 | code length`, 0 where the code is longer than `bits` (or none starts
-/// there: an incomplete code). `count` and `sorted` decode the long codes.
+/// is `symbol << 16 | (code length + the symbol's extra bits) << 5 | code length`, 0 where
+/// the code is longer than `bits` (or none starts there: an incomplete code). `count`,
+/// `sorted` and `extra` decode the long codes.
 #[derive(Default)]
 struct Table {
-    entries: Vec<u16>,
-    bits: u32,
+    entries: Vec<u32>,
+    mask: u64,
     count: [u16; 16],
     sorted: Vec<u16>,
+    extra: Extra,
 }
 
 impl Table {
-    fn build(&mut self, lengths: &[u8]) -> io::Result<()> {
+    fn build(&mut self, lengths: &[u8], extra: Extra) -> io::Result<()> {
         let mut count = [0u16; 16];
         for &l in lengths {
             count[l as usize] += 1;
@@ -236,6 +272,7 @@ impl Table {
             }
         }
         self.count = count;
+        self.extra = extra;
         // Symbols by code length, then by value (a counting sort).
         let mut offset = [0usize; 16];
         for l in 1..15 {
@@ -249,21 +286,23 @@ impl Table {
                 offset[l as usize] += 1;
             }
         }
-        self.bits = max.min(DIRECT);
+        let bits = max.min(DIRECT);
+        self.mask = (1u64 << bits) - 1;
         self.entries.clear();
-        self.entries.resize(1 << self.bits, 0);
+        self.entries.resize(1 << bits, 0);
         for (sym, &l) in lengths.iter().enumerate() {
             if l == 0 {
                 continue;
             }
             let c = next[l as usize];
             next[l as usize] += 1;
-            if l as u32 > self.bits {
+            if l as u32 > bits {
                 continue;
             }
             // Codes are sent MSB first, the table is indexed by bits read LSB first.
             let rev = (c.reverse_bits() >> (32 - l as u32)) as usize;
-            let entry = (sym as u16) << 4 | l as u16;
+            let total = l as u32 + extra.of(sym);
+            let entry = (sym as u32) << 16 | total << 5 | l as u32;
             for slot in self.entries.iter_mut().skip(rev).step_by(1 << l) {
                 *slot = entry;
             }
@@ -272,31 +311,34 @@ impl Table {
     }
 
     fn decode(&self, r: &mut Bits) -> io::Result<u16> {
-        let (sym, n) = self.decode_bits(r.peek())?;
+        let (sym, n) = self.symbol(r.peek())?;
         r.pos += n as usize;
-        Ok(sym)
+        Ok(sym as u16)
     }
 
-    /// The symbol whose code starts `bits` (LSB first), and the code's length.
+    /// The symbol whose code starts `bits` (LSB first), and the bits it takes with its
+    /// extra bits.
     #[inline(always)]
-    fn decode_bits(&self, bits: u64) -> io::Result<(u16, u32)> {
-        let entry = self.entries[(bits & ((1u64 << self.bits) - 1)) as usize];
-        if entry & 15 != 0 {
-            return Ok((entry >> 4, (entry & 15) as u32));
+    fn symbol(&self, bits: u64) -> io::Result<(u32, u32)> {
+        let entry = self.entries[(bits & self.mask) as usize];
+        if entry & 31 != 0 {
+            return Ok((entry >> 16, (entry >> 5) & 31));
         }
-        self.decode_long(bits)
+        self.symbol_long(bits)
     }
 
     /// Canonical decoding, one bit at a time: codes of length l are consecutive numbers
     /// starting at `first`, their symbols consecutive in `sorted` from `index`.
     #[cold]
-    fn decode_long(&self, bits: u64) -> io::Result<(u16, u32)> {
+    fn symbol_long(&self, bits: u64) -> io::Result<(u32, u32)> {
         let (mut code, mut first, mut index) = (0u32, 0u32, 0u32);
         for l in 1..16u32 {
             code |= ((bits >> (l - 1)) & 1) as u32;
             let n = self.count[l as usize] as u32;
             if code < first + n {
-                return Ok((self.sorted[(index + code - first) as usize], l));
+                let sym = self.sorted[(index + code - first) as usize] as usize;
+                let extra = self.extra.of(sym);
+                return Ok((sym as u32, l + extra));
             }
             index += n;
             first = (first + n) << 1;
