@@ -8,6 +8,7 @@
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
+use super::filter::MaybeWanted;
 use super::idset::{IdSet, IdSetBuilder};
 use super::info::{DumpInfo, InfoCollector, Target, TargetClass};
 use super::parallel::{self, Order};
@@ -73,30 +74,6 @@ pub struct StringObject {
     pub value: u64,
     /// JDK 9+ `coder`: 0 Latin-1, 1 UTF-16.
     pub coder: Option<i64>,
-}
-
-/// A one-hash Bloom filter over the wanted ids. Nearly every array of a dump is not
-/// wanted, and a bit test costs less than a hash map probe on each of millions of them.
-/// Bits are never cleared: a stale one only costs a probe.
-#[derive(Debug, Clone)]
-struct MaybeWanted([u64; 64]);
-
-impl MaybeWanted {
-    fn bit(id: u64) -> (usize, u64) {
-        let h = id.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 52;
-        ((h >> 6) as usize, 1 << (h & 63))
-    }
-
-    fn add(&mut self, id: u64) {
-        let (word, bit) = Self::bit(id);
-        self.0[word] |= bit;
-    }
-
-    #[inline]
-    fn may_contain(&self, id: u64) -> bool {
-        let (word, bit) = Self::bit(id);
-        self.0[word] & bit != 0
-    }
 }
 
 /// The result of pass 2 (before dedup).
@@ -184,8 +161,8 @@ impl<'i> Collector<'i> {
             kept: None,
             undumped: info.undumped_targets.iter().copied().collect(),
             wanted: FxHashMap::default(),
-            maybe_wanted: MaybeWanted([0; 64]),
-            kept_classes: MaybeWanted([0; 64]),
+            maybe_wanted: MaybeWanted::default(),
+            kept_classes: MaybeWanted::default(),
             strings: IdSetBuilder::new(),
             out: Collected::default(),
             first_walk: true,

@@ -8,6 +8,7 @@ pub mod plan;
 pub mod shrink;
 
 // Helpers of the passes alone.
+pub(crate) mod filter;
 pub(crate) mod idset;
 pub(crate) mod names;
 pub(crate) mod parallel;

@@ -7,6 +7,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::collect::Collected;
 use super::dedup::Groups;
+use super::filter::MaybeWanted;
 use super::idset::{Cursor, IdSet};
 use super::info::{DumpInfo, Target};
 use crate::hprof::Instance;
@@ -90,11 +91,52 @@ pub struct Private {
     /// shows nothing the kept one does not, and stays its duplicate).
     kept_contents: FxHashSet<u64>,
     /// Their lengths: only a String of one of them is digested.
-    kept_lengths: FxHashSet<usize>,
+    kept_lengths: Lengths,
+    /// The two sets' keys, asked first: every String of the dump comes here, and nearly
+    /// none is kept.
+    maybe_kept: MaybeWanted,
     /// Bitmap buffers whose pixels are replaced.
     pixels: FxHashSet<u64>,
     /// DumpData images, likewise (their format's magic kept).
     images: FxHashSet<u64>,
+}
+
+/// A set of lengths: a bit each below [`Lengths::BITS`], a hash set above.
+#[derive(Debug)]
+struct Lengths {
+    short: [u64; Lengths::BITS / 64],
+    long: FxHashSet<usize>,
+}
+
+impl Default for Lengths {
+    fn default() -> Self {
+        Lengths {
+            short: [0; Lengths::BITS / 64],
+            long: FxHashSet::default(),
+        }
+    }
+}
+
+impl Lengths {
+    /// Kept values (names, labels) are short.
+    const BITS: usize = 4096;
+
+    fn add(&mut self, len: usize) {
+        match self.short.get_mut(len / 64) {
+            Some(w) => *w |= 1 << (len % 64),
+            None => {
+                self.long.insert(len);
+            }
+        }
+    }
+
+    #[inline]
+    fn contains(&self, len: usize) -> bool {
+        match self.short.get(len / 64) {
+            Some(w) => w & 1 << (len % 64) != 0,
+            None => self.long.contains(&len),
+        }
+    }
 }
 
 /// How an array the plan keeps was chosen.
@@ -131,8 +173,15 @@ impl Private {
                 .filter_map(|v| collected.arrays.get(v))
                 .map(|loc| loc.bytes(data))
         };
-        let kept_contents = kept_bytes().map(|b| key.digest(b)).collect();
-        let kept_lengths = kept_bytes().map(<[u8]>::len).collect();
+        let kept_contents: FxHashSet<u64> = kept_bytes().map(|b| key.digest(b)).collect();
+        let mut kept_lengths = Lengths::default();
+        for len in kept_bytes().map(<[u8]>::len) {
+            kept_lengths.add(len);
+        }
+        let mut maybe_kept = MaybeWanted::default();
+        for &k in kept_values.iter().chain(&kept_contents) {
+            maybe_kept.add(k);
+        }
         let pixels = collected
             .bitmap_buffers
             .iter()
@@ -150,6 +199,7 @@ impl Private {
             kept_values,
             kept_contents,
             kept_lengths,
+            maybe_kept,
             pixels,
             images,
         }
@@ -160,9 +210,13 @@ impl Private {
     pub fn replaced(&self, id: u64, how: KeptAs, bytes: &[u8]) -> Option<Replaced> {
         match how {
             KeptAs::String => {
-                let kept = self.kept_values.contains(&id)
-                    || (self.kept_lengths.contains(&bytes.len())
-                        && self.kept_contents.contains(&self.key.digest(bytes)));
+                let kept_length = self.kept_lengths.contains(bytes.len());
+                let maybe = |k: u64| self.maybe_kept.may_contain(k);
+                let kept = (maybe(id) && self.kept_values.contains(&id))
+                    || (kept_length && {
+                        let d = self.key.digest(bytes);
+                        maybe(d) && self.kept_contents.contains(&d)
+                    });
                 (!kept).then_some(Replaced::String)
             }
             KeptAs::Other => {
