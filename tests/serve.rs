@@ -2130,13 +2130,7 @@ async fn on_sqlite_migration_10_queues_the_packages_whose_leaks_leakcanary_watch
 async fn the_versions_view_lists_new_groups_and_counts_per_app_version_in_release_order() {
     let dir = tempfile::tempdir().unwrap();
     let zip = package(dir.path(), "a.zip", &[]);
-    let base = hprof_shrink_analyze::analyze_path(
-        &zip,
-        &hprof_shrink_analyze::Options::default(),
-        &hprof_shrink_core::Control::default(),
-    )
-    .unwrap()
-    .analysis;
+    let base = serve_common::analyzed(&zip);
     let data = dir.path().join("data");
     std::fs::create_dir_all(&data).unwrap();
     let store = hprof_shrink_serve::store::Store::open(&data.join("meta.sqlite"))
@@ -3945,13 +3939,7 @@ async fn bench_groups_page_with_10000_packages() {
     // measured on.
     let data = std::env::var_os("HPROF_SHRINK_BENCH_DATA")
         .map_or_else(|| dir.path().join("data"), PathBuf::from);
-    let analysis = hprof_shrink_analyze::analyze_path(
-        &zip,
-        &hprof_shrink_analyze::Options::default(),
-        &hprof_shrink_core::Control::default(),
-    )
-    .unwrap()
-    .analysis;
+    let analysis = serve_common::analyzed(&zip);
     std::fs::create_dir_all(&data).unwrap();
     let store = Store::open(&data.join("meta.sqlite")).await.unwrap();
     let t0 = Instant::now();

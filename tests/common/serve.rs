@@ -54,18 +54,23 @@ pub fn result_info(base: &[u8]) -> String {
     text
 }
 
+/// The analysis of the dump or package at `path`, with the default options.
+pub fn analyzed(path: &Path) -> hprof_shrink_analyze::Analysis {
+    hprof_shrink_analyze::analyze_path(
+        path,
+        &hprof_shrink_analyze::Options::default(),
+        &hprof_shrink_core::Control::default(),
+    )
+    .unwrap()
+    .analysis
+}
+
 /// The lease rules on one database seen by two processes (`store` and `other`; the same
 /// store twice on SQLite): a held job is nobody else's; a job whose lease ran out is
 /// taken again, and its first claimer can then neither renew, record nor fail it; the
 /// analysis of `zip` is recorded once, and a second finish records nothing.
 pub async fn only_the_current_lease_holder_records(store: &Store, other: &Store, zip: &Path) {
-    let analysis = hprof_shrink_analyze::analyze_path(
-        zip,
-        &hprof_shrink_analyze::Options::default(),
-        &hprof_shrink_core::Control::default(),
-    )
-    .unwrap()
-    .analysis;
+    let analysis = analyzed(zip);
     // Not of the form the callers use for their own packages.
     let id = queue_bare(store, &"e".repeat(32)).await;
     let g0 = store.generation().await.unwrap();
@@ -255,13 +260,7 @@ pub async fn incremental_groups_equal_a_fold_from_scratch(
     other: &Store,
     zip: &Path,
 ) {
-    let base = hprof_shrink_analyze::analyze_path(
-        zip,
-        &hprof_shrink_analyze::Options::default(),
-        &hprof_shrink_core::Control::default(),
-    )
-    .unwrap()
-    .analysis;
+    let base = analyzed(zip);
     let cache = Cache::default();
     // The filters some package matches: all but the last. A filter no package matches is
     // answered without being kept (or folded).
@@ -515,13 +514,7 @@ pub async fn regrouping_moves_old_packages_behind_new_ones(
     other: &Store,
     zip: &Path,
 ) {
-    let base = hprof_shrink_analyze::analyze_path(
-        zip,
-        &hprof_shrink_analyze::Options::default(),
-        &hprof_shrink_core::Control::default(),
-    )
-    .unwrap()
-    .analysis;
+    let base = analyzed(zip);
     let cache = Cache::default();
     let meta = ("25", "google", "1.0");
     let md5 = |i: u32| format!("{:032x}", 0x5000 + i);
@@ -868,13 +861,7 @@ pub fn check_gone_and_back(v: &serde_json::Value) {
 /// from every row.
 pub async fn versions_view_change_by_change(store: &Store, other: &Store, zip: &Path) {
     use hprof_shrink_serve::versions::Kept;
-    let base = hprof_shrink_analyze::analyze_path(
-        zip,
-        &hprof_shrink_analyze::Options::default(),
-        &hprof_shrink_core::Control::default(),
-    )
-    .unwrap()
-    .analysis;
+    let base = analyzed(zip);
     let kept = Kept::default();
     let json = |v: &hprof_shrink_serve::versions::View| serde_json::to_value(v).unwrap();
     assert_eq!(
@@ -961,13 +948,7 @@ pub async fn triage_rows_round_trip(store: &Store, other: &Store, zip: &Path) {
     use hprof_shrink_serve::groups::Fold;
     use hprof_shrink_serve::no_leak::Kept;
     use hprof_shrink_serve::triage::{path_signature, PackageTriage};
-    let base = hprof_shrink_analyze::analyze_path(
-        zip,
-        &hprof_shrink_analyze::Options::default(),
-        &hprof_shrink_core::Control::default(),
-    )
-    .unwrap()
-    .analysis;
+    let base = analyzed(zip);
     let triage = base.triage.as_ref().expect("an analysis has a triage");
     let top = &triage.top_retainers[0].object;
     let path = top.path.as_ref().expect("the top retainer has a path");
@@ -1068,13 +1049,7 @@ pub async fn no_leak_groups_take_the_first_retainer_with_a_path(
 ) -> (Vec<i64>, i64) {
     use hprof_shrink_serve::groups::Fold;
     use hprof_shrink_serve::triage::path_signature;
-    let base = hprof_shrink_analyze::analyze_path(
-        zip,
-        &hprof_shrink_analyze::Options::default(),
-        &hprof_shrink_core::Control::default(),
-    )
-    .unwrap()
-    .analysis;
+    let base = analyzed(zip);
     let md5 = |i: u32| format!("{:032x}", 0x9000 + i);
     let mut grouped = Vec::new();
     for (i, paths) in [&[false, true, true][..], &[false, false, true]]
@@ -1134,13 +1109,7 @@ pub async fn no_leak_groups_take_the_first_retainer_with_a_path(
 /// saying whether it was shrunk); one with a leak. Migration 9 is to run again at the
 /// next open. Returns the ids it must queue for re-analysis, and the others.
 pub async fn as_before_migration_9(store: &Store, zip: &Path) -> (Vec<i64>, Vec<i64>) {
-    let base = hprof_shrink_analyze::analyze_path(
-        zip,
-        &hprof_shrink_analyze::Options::default(),
-        &hprof_shrink_core::Control::default(),
-    )
-    .unwrap()
-    .analysis;
+    let base = analyzed(zip);
     let md5 = |i: u32| format!("{:032x}", 0xa000 + i);
     let version = ("26", "acme", "1.0");
     let second = record(
@@ -1222,13 +1191,7 @@ pub async fn requeued_by_migration_9(store: &Store, (queued, kept): (&[i64], &[i
 /// trace shows neither, nor does the one without a leak. Migration 10 is to run again at
 /// the next open. Returns the ids it must queue for re-analysis, and the others.
 pub async fn as_before_migration_10(store: &Store, zip: &Path) -> (Vec<i64>, Vec<i64>) {
-    let base = hprof_shrink_analyze::analyze_path(
-        zip,
-        &hprof_shrink_analyze::Options::default(),
-        &hprof_shrink_core::Control::default(),
-    )
-    .unwrap()
-    .analysis;
+    let base = analyzed(zip);
     let plain = |a: &mut hprof_shrink_analyze::Analysis| {
         for step in &mut a.leaks[0].trace.steps {
             step.leaking_reason = None;
@@ -1294,13 +1257,7 @@ pub const SHRUNK_NOTE: &str = "the dump was shrunk: references to dropped primit
 /// and the group's signature.
 pub async fn shrunk_and_whole_without_a_leak(via: &Store, zip: &Path) -> ([i64; 2], String) {
     use hprof_shrink_serve::triage::path_signature;
-    let base = hprof_shrink_analyze::analyze_path(
-        zip,
-        &hprof_shrink_analyze::Options::default(),
-        &hprof_shrink_core::Control::default(),
-    )
-    .unwrap()
-    .analysis;
+    let base = analyzed(zip);
     assert!(base.input.shrunk, "the fixture's package is shrunk");
     assert!(
         base.notes.iter().any(|n| n == SHRUNK_NOTE),
@@ -1346,13 +1303,7 @@ pub async fn shrunk_packages_are_counted(store: &Store, other: &Store, zip: &Pat
 /// and the analysis made with the version's current mapping stays done.
 pub async fn a_mapping_requeues_its_versions_packages(store: &Store, other: &Store, zip: &Path) {
     use hprof_shrink_serve::store::{MappingRef, NewMapping};
-    let base = hprof_shrink_analyze::analyze_path(
-        zip,
-        &hprof_shrink_analyze::Options::default(),
-        &hprof_shrink_core::Control::default(),
-    )
-    .unwrap()
-    .analysis;
+    let base = analyzed(zip);
     let lease = Duration::from_secs(60);
     let one = record(
         store,
@@ -1431,13 +1382,7 @@ pub async fn a_mapping_requeues_its_versions_packages(store: &Store, other: &Sto
 /// version's mapping; a package of the same version is.
 pub async fn a_report_is_recorded_done_and_never_queued(store: &Store, other: &Store, zip: &Path) {
     use hprof_shrink_serve::store::NewMapping;
-    let base = hprof_shrink_analyze::analyze_path(
-        zip,
-        &hprof_shrink_analyze::Options::default(),
-        &hprof_shrink_core::Control::default(),
-    )
-    .unwrap()
-    .analysis;
+    let base = analyzed(zip);
     let manifest = [("sdkVersion".to_string(), "34".to_string())];
     let extra = [("appVersion".to_string(), "7.0".to_string())];
     let report = NewPackage {
@@ -1538,13 +1483,7 @@ pub async fn heap_graph_traces_group_by_path_per_version(store: &Store, other: &
     for (i, bytes) in traces.iter().enumerate() {
         let path = dir.join(format!("t{i}.pftrace"));
         std::fs::write(&path, bytes).unwrap();
-        let a = hprof_shrink_analyze::analyze_path(
-            &path,
-            &hprof_shrink_analyze::Options::default(),
-            &hprof_shrink_core::Control::default(),
-        )
-        .unwrap()
-        .analysis;
+        let a = analyzed(&path);
         assert_eq!(a.dump.format, "Perfetto heap graph");
         assert!(a.leaks.is_empty(), "{:?}", a.leaks);
         let extra = about::app_of(bytes, None).unwrap().pairs();
@@ -1615,13 +1554,7 @@ pub async fn no_leak_groups_per_app_version(
 /// groups' signatures, read through `store`.
 async fn record_no_leak_versions(other: &Store, store: &Store, zip: &Path) -> (String, String) {
     use hprof_shrink_serve::triage::{path_signature, PackageTriage};
-    let base = hprof_shrink_analyze::analyze_path(
-        zip,
-        &hprof_shrink_analyze::Options::default(),
-        &hprof_shrink_core::Control::default(),
-    )
-    .unwrap()
-    .analysis;
+    let base = analyzed(zip);
     let first = retainer_paths(&base, &[true]);
     let mut second = first.clone();
     let t = second.triage.as_mut().unwrap();
