@@ -347,10 +347,15 @@ impl<'i> Collector<'i> {
         if value_id == 0 || window == 0 {
             return None;
         }
-        self.look_back_left -= window;
         let end = usize::try_from(offset).ok()?;
         let id_size = self.info.id_size;
-        let (start, a) = primitive_array_ending_at(self.dump, end, value_id, id_size, window)?;
+        let found = primitive_array_ending_at(self.dump, end, value_id, id_size, window);
+        // What was read: up to the value found (its own bytes, mostly), else the window.
+        let read = found
+            .as_ref()
+            .map_or(window, |(start, _)| (end - start).min(window));
+        self.look_back_left -= read;
+        let (start, a) = found?;
         Some(location(start as u64, &a, id_size))
     }
 
