@@ -67,9 +67,11 @@ impl<'r> Request<'r> {
         !self.take_census && self.options.skip.strings()
     }
 
-    /// Whether the triage is made: a census takes the subtrees whatever was asked.
+    /// Whether the triage is assembled: not by a census (`diff` reads its leaks, its
+    /// totals and the census, which takes the subtrees whatever was asked) nor when
+    /// skipped.
     pub fn makes_triage(&self) -> bool {
-        self.take_census || !self.options.skip.triage
+        !self.take_census && !self.options.skip.triage
     }
 }
 
