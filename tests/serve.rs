@@ -2092,6 +2092,16 @@ async fn on_sqlite_shrunk_packages_without_a_leak_are_counted() {
     store.close().await;
 }
 
+/// NULs a phone or a dump sends are recorded as U+FFFD: see
+/// `nul_characters_are_recorded_as_replacement_characters`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_sqlite_nul_characters_are_recorded_as_replacement_characters() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, _) = sqlite_store(dir.path()).await;
+    serve_common::nul_characters_are_recorded_as_replacement_characters(&store).await;
+    store.close().await;
+}
+
 /// Migration 9 on a database an older server left: see `as_before_migration_9`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn on_sqlite_migration_9_queues_the_packages_left_in_no_no_leak_group() {

@@ -908,6 +908,17 @@ async fn on_postgres_shrunk_packages_without_a_leak_are_counted() {
     other.close().await;
 }
 
+/// NULs a phone or a dump sends, which PostgreSQL's text refuses, are recorded as
+/// U+FFFD: see `nul_characters_are_recorded_as_replacement_characters`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_postgres_nul_characters_are_recorded_as_replacement_characters() {
+    let Some((_pg, store, _other)) = two_pools().await else {
+        return;
+    };
+    serve_common::nul_characters_are_recorded_as_replacement_characters(&store).await;
+    store.close().await;
+}
+
 /// Environment variables a case sets.
 type Env = Vec<(&'static str, String)>;
 

@@ -1680,3 +1680,31 @@ async fn no_leak_groups_by_version(store: &Store, sig_a: &str, sig_b: &str) {
     assert!(gb.versions.no_version.is_none());
     assert!(no_leak::group(store, "0000").await.unwrap().is_none());
 }
+
+/// A NUL is text a phone can send (a `\u0000` escape in `result.info`, a form field of an
+/// upload) and PostgreSQL's text refuses: the package would not be recorded at all (a
+/// database error, which the phone takes for the server's and sends again). Each NUL of
+/// the package's columns and of a failed attempt's reason is recorded as U+FFFD, on
+/// either database. (What an analysis records of a dump, its names, is shown with control
+/// characters escaped already.)
+pub async fn nul_characters_are_recorded_as_replacement_characters(store: &Store) {
+    let id = queue(
+        store,
+        &"a".repeat(32),
+        ("3\u{0}4", "ma\u{0}ker", "1.0\u{0}"),
+    )
+    .await;
+    let (claim, _) = store.claim(Duration::from_secs(60)).await.unwrap();
+    let claim = claim.expect("the package just queued");
+    assert!(store.fail(&claim, "bad\u{0}dump").await.unwrap());
+    let p = store.package(id).await.unwrap().unwrap().row;
+    assert_eq!(
+        (
+            p.sdk.as_str(),
+            p.manufacturer.as_str(),
+            p.app_version.as_str()
+        ),
+        ("3\u{FFFD}4", "ma\u{FFFD}ker", "1.0\u{FFFD}")
+    );
+    assert_eq!(p.error.as_deref(), Some("bad\u{FFFD}dump"));
+}

@@ -219,9 +219,23 @@ pub fn cap_analysis(a: &mut hprof_shrink_analyze::Analysis) -> bool {
     cut
 }
 
-/// A column value (SDK, manufacturer, app version) as recorded and shown.
+/// A column value (SDK, manufacturer, app version) as recorded and shown: [`text`], cut.
 pub fn column(s: &str) -> Cow<'_, str> {
-    cut(s, COLUMN_BYTES)
+    match text(s) {
+        Cow::Borrowed(s) => cut(s, COLUMN_BYTES),
+        Cow::Owned(s) => Cow::Owned(cut(&s, COLUMN_BYTES).into_owned()),
+    }
+}
+
+/// `s` as a database's text column can hold it: each NUL, which PostgreSQL's text refuses
+/// (a phone can send one as `\u0000` in its `result.info`), as U+FFFD. Recorded so on
+/// SQLite too, so that both databases hold the same.
+pub fn text(s: &str) -> Cow<'_, str> {
+    if s.contains('\0') {
+        Cow::Owned(s.replace('\0', "\u{FFFD}"))
+    } else {
+        Cow::Borrowed(s)
+    }
 }
 
 /// The first `n` of `v` and how many were left out.
@@ -239,6 +253,16 @@ mod tests {
         v.iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect()
+    }
+
+    #[test]
+    fn a_column_holds_no_nul_and_stays_within_its_bytes() {
+        assert!(matches!(column("Pixel"), Cow::Borrowed("Pixel")));
+        assert_eq!(column("a\0b"), "a\u{FFFD}b");
+        // Each NUL grows by two bytes as U+FFFD: still cut to the column's bytes.
+        let nuls = "\0".repeat(COLUMN_BYTES);
+        let c = column(&nuls);
+        assert!(c.len() <= COLUMN_BYTES && !c.contains('\0'), "{c:?}");
     }
 
     #[test]

@@ -966,7 +966,7 @@ impl Store {
         on!(self, pool => {
             let mut tx = pool.begin().await?;
             let held = sqlx::query(FAIL_JOB)
-                .bind(error)
+                .bind(limits::text(error).as_ref())
                 .bind(now_ms())
                 .bind(c.id)
                 .bind(&c.token)
@@ -989,7 +989,7 @@ impl Store {
         on!(self, pool => {
             let mut tx = pool.begin().await?;
             let held = sqlx::query(RETRY_JOB)
-                .bind(error)
+                .bind(limits::text(error).as_ref())
                 .bind(not_before)
                 .bind(now_ms())
                 .bind(c.id)
