@@ -15,7 +15,7 @@ use crate::base::limits::MAX_NAME_BYTES;
 use crate::base::map::Map;
 use crate::base::shown::clipped;
 use crate::heap::graph::Graph;
-use crate::heap::index::{Node, NONE};
+use crate::heap::index::Node;
 use crate::paths::reach::{Reach, StepNames};
 use crate::paths::tree_text::{clip, edge_text, root_text, simple, target_text};
 use crate::sizes::by_class::Histogram;
@@ -75,32 +75,93 @@ pub struct RetainerCensus {
     pub retained_bytes: u64,
 }
 
-/// Number → its object, on every core (each number has one object: the stores never
-/// meet).
-fn node_of_each_number(doms: &Dominators) -> Vec<Node> {
+/// The class keys of a census, each with a code: an index into `keys`. Codes make the
+/// per-object pass compare and add by array index instead of reading each dominator's
+/// record in the dump and hashing its key.
+struct Codes {
+    of: Map<(u8, u64), u32>,
+    keys: Vec<(u8, u64)>,
+}
+
+impl Codes {
+    fn new(keys: impl Iterator<Item = (u8, u64)>) -> Codes {
+        let mut codes = Codes {
+            of: Map::default(),
+            keys: Vec::new(),
+        };
+        for key in keys {
+            codes.add(key);
+        }
+        codes
+    }
+
+    fn add(&mut self, key: (u8, u64)) {
+        let next = self.keys.len() as u32;
+        if let std::collections::hash_map::Entry::Vacant(e) = self.of.entry(key) {
+            e.insert(next);
+            self.keys.push(key);
+        }
+    }
+
+    /// The code of `key`, asked of the map only when it is not the last one asked
+    /// (neighbours in a dump mostly share a class).
+    #[inline]
+    fn get(&self, key: (u8, u64), last: &mut Option<((u8, u64), u32)>) -> Option<u32> {
+        match *last {
+            Some((k, code)) if k == key => Some(code),
+            _ => {
+                let code = *self.of.get(&key)?;
+                *last = Some((key, code));
+                Some(code)
+            }
+        }
+    }
+}
+
+/// Number → the code of its object's class, on every core (each number has one object:
+/// the stores never meet). `Err` with the keys of reachable objects that `codes` lacks
+/// (the reachable classes hold them all: only a census of inconsistent counts gets here).
+fn class_of_each_number(
+    doms: &Dominators,
+    g: &Graph<'_, '_>,
+    codes: &Codes,
+) -> Result<Vec<u32>, Vec<(u8, u64)>> {
     use rayon::prelude::*;
     use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
     const RUN: usize = 1 << 16;
-    let node_of: Vec<AtomicU32> = (0..doms.numbered())
+    let class_of: Vec<AtomicU32> = (0..doms.numbered())
         .into_par_iter()
-        .map(|_| AtomicU32::new(NONE))
+        .map(|_| AtomicU32::new(u32::MAX))
         .collect();
-    (0..doms.nodes().div_ceil(RUN))
+    let missing: Vec<(u8, u64)> = (0..doms.nodes().div_ceil(RUN))
         .into_par_iter()
-        .for_each(|c| {
+        .flat_map_iter(|c| {
+            let mut missing = Vec::new();
+            let mut last = None;
             for u in (c * RUN)..((c + 1) * RUN).min(doms.nodes()) {
-                if let Some(Place::Vertex(p)) = doms.place(u as Node) {
-                    node_of[p as usize].store(u as Node, Relaxed);
+                let Some(place) = doms.place(u as Node) else {
+                    continue;
+                };
+                let key = g.class_key(u as Node);
+                match (codes.get(key, &mut last), place) {
+                    (Some(code), Place::Vertex(p)) => class_of[p as usize].store(code, Relaxed),
+                    (Some(_), Place::Leaf(_)) => {}
+                    (None, _) => missing.push(key),
                 }
             }
-        });
-    node_of.into_iter().map(AtomicU32::into_inner).collect()
+            missing
+        })
+        .collect();
+    if !missing.is_empty() {
+        return Err(missing);
+    }
+    Ok(class_of.into_iter().map(AtomicU32::into_inner).collect())
 }
 
 /// The census of one analysis: `reachable` is its reachable objects by class, `trees`
-/// what each number retains. One pass over the objects names each number's object; one
-/// more, in parallel runs, reads each reachable object's class and adds its retained
-/// bytes to its class unless its immediate dominator is of the same class.
+/// what each number retains. One pass over the objects gives each number its class's
+/// code; one more, in parallel runs, adds each reachable object's retained bytes to its
+/// class unless its immediate dominator is of the same class.
 pub(crate) fn take(
     doms: &Dominators,
     g: &Graph<'_, '_>,
@@ -110,54 +171,54 @@ pub(crate) fn take(
 ) -> Census {
     use rayon::prelude::*;
     const RUN: usize = 1 << 16;
-    let node_of = node_of_each_number(doms);
-    let empty = || (Map::<(u8, u64), u64>::default(), Vec::<(u64, Node)>::new());
-    let (retained, mut top) = (0..doms.nodes().div_ceil(RUN))
+    let mut codes = Codes::new(reachable.keys().copied());
+    let class_of = loop {
+        match class_of_each_number(doms, g, &codes) {
+            Ok(class_of) => break class_of,
+            Err(missing) => missing.into_iter().for_each(|k| codes.add(k)),
+        }
+    };
+    let classes = codes.keys.len();
+    let empty = || (vec![0u64; classes], Vec::<(u64, Node)>::new());
+    let (sums, mut top) = (0..doms.nodes().div_ceil(RUN))
         .into_par_iter()
-        .map(|c| {
-            let (mut retained, mut top) = empty();
-            // The class key and whether it is the dominator's, for the last dominator:
-            // neighbours in the dump often share a class and a dominator.
-            let mut last: Option<((u8, u64), u32, bool)> = None;
-            let mut last_class = None;
+        .fold(empty, |(mut sums, mut top), c| {
+            let (mut last_class, mut last_code) = (None, None);
             for u in (c * RUN)..((c + 1) * RUN).min(doms.nodes()) {
                 let u = u as Node;
-                let (key, size, dom) = match doms.place(u) {
+                let (code, size, dom) = match doms.place(u) {
                     None => continue,
-                    Some(Place::Vertex(p)) => (g.class_key(u), trees.java(p), doms.idom_of(p)),
+                    Some(Place::Vertex(p)) => {
+                        (class_of[p as usize], trees.java(p), doms.idom_of(p))
+                    }
                     Some(Place::Leaf(p)) => {
                         let (key, size) = g.sized_with(u, &mut last_class);
-                        (key, size, p)
+                        // Every reachable object's key has a code (the pass above).
+                        let code = codes.get(key, &mut last_code).unwrap_or(u32::MAX);
+                        (code, size, p)
                     }
+                };
+                let Some(sum) = sums.get_mut(code as usize) else {
+                    continue;
                 };
                 if dom == 0 {
                     top.push((size, u));
-                    *retained.entry(key).or_default() += size;
-                    continue;
-                }
-                let same = match last {
-                    Some((k, d, same)) if k == key && d == dom => same,
-                    _ => {
-                        let d = node_of[dom as usize];
-                        let same = d != NONE && g.class_key(d) == key;
-                        last = Some((key, dom, same));
-                        same
-                    }
-                };
-                if !same {
-                    *retained.entry(key).or_default() += size;
+                    *sum += size;
+                } else if class_of[dom as usize] != code {
+                    *sum += size;
                 }
             }
-            (retained, top)
+            (sums, top)
         })
         .reduce(empty, |(mut a, mut ta), (b, tb)| {
-            for (k, v) in b {
-                *a.entry(k).or_default() += v;
+            for (x, y) in a.iter_mut().zip(b) {
+                *x += y;
             }
             ta.extend(tb);
             (a, ta)
         });
-    drop(node_of);
+    drop(class_of);
+    let retained: Map<(u8, u64), u64> = codes.keys.iter().copied().zip(sums).collect();
     let mut classes: Vec<ClassCensus> = reachable
         .iter()
         .map(|(key, &(instances, shallow_bytes))| ClassCensus {
