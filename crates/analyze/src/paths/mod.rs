@@ -7,6 +7,7 @@
 pub mod found;
 pub mod reach;
 pub mod refs;
+mod spilled;
 pub mod trace;
 pub mod tree_text;
 

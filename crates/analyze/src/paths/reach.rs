@@ -23,7 +23,8 @@
 //! retained by …`). Objects found in that second search have paths too (through the
 //! leaking object), for the duplicate bitmaps.
 //!
-//! Memory: 5 bytes an object (its parent, its state) and the two queues.
+//! Memory: 5 bytes an object (its parent, its state) and the two queues; written out
+//! through the dominators, 2 to 5 bytes an object ([`Spilled`]).
 
 use std::collections::VecDeque;
 
@@ -40,6 +41,7 @@ use crate::heap::index::{Node, RootRecord, NONE};
 use crate::knowledge::library::Mark;
 use crate::model::Reference;
 use crate::paths::refs::{Ctx, Emit, PathRefs, Scratch};
+use crate::paths::spilled::Spilled;
 
 /// The parent of a root object.
 const ROOT: Node = NONE - 1;
@@ -135,22 +137,8 @@ enum Arrays {
         parent: Vec<Node>,
         state: Vec<u8>,
     },
-    /// In an unnamed file: the parents (4 bytes each, native order), then the states.
-    Spilled {
-        file: std::fs::File,
-        nodes: usize,
-    },
-}
-
-fn read_at(file: &std::fs::File, buf: &mut [u8], at: u64) -> std::io::Result<()> {
-    #[cfg(unix)]
-    return std::os::unix::fs::FileExt::read_exact_at(file, buf, at);
-    // Elsewhere the arrays stay in memory ([`Reach::spill`] refuses).
-    #[cfg(not(unix))]
-    {
-        let _ = (file, buf, at);
-        Err(std::io::ErrorKind::Unsupported.into())
-    }
+    /// In an unnamed file ([`Spilled`]).
+    Spilled(Spilled),
 }
 
 /// Shark's class name of each root type it reads (`shark.GcRoot$…`), which orders them.
@@ -496,33 +484,23 @@ impl Reach {
         }
     }
 
-    /// Writes the per-node arrays (5 bytes an object) to `file` and frees them (the parents'
-    /// array into `spare`), for the steps that take memory next: the paths are read back
-    /// from the file afterwards, a few entries each. On an error the arrays stay.
+    /// Writes the per-node arrays to `file` (2 bytes an object when parents are mostly
+    /// neighbours, 5 at most: see [`Spilled`]) and frees them (the parents' array into
+    /// `spare`), for the steps that take memory next: the paths are read back from the
+    /// file afterwards, a few entries each. On an error the arrays stay.
     pub fn spill(
         &mut self,
-        mut file: std::fs::File,
+        file: std::fs::File,
         spare: &mut crate::base::spare::Spare,
     ) -> std::io::Result<()> {
-        use std::io::Write;
         if cfg!(not(unix)) {
             return Err(std::io::ErrorKind::Unsupported.into());
         }
         let Arrays::Held { parent, state } = &self.arrays else {
             return Ok(());
         };
-        let nodes = state.len();
-        let mut buf = vec![0u8; 1 << 20];
-        for run in parent.chunks(1 << 18) {
-            let out = &mut buf[..run.len() * 4];
-            for (to, &p) in out.chunks_exact_mut(4).zip(run) {
-                to.copy_from_slice(&p.to_ne_bytes());
-            }
-            file.write_all(out)?;
-        }
-        file.write_all(state)?;
-        file.flush()?;
-        let held = std::mem::replace(&mut self.arrays, Arrays::Spilled { file, nodes });
+        let spilled = Spilled::write(file, parent, state)?;
+        let held = std::mem::replace(&mut self.arrays, Arrays::Spilled(spilled));
         if let Arrays::Held { parent, .. } = held {
             spare.give(parent);
         }
@@ -533,12 +511,8 @@ impl Reach {
     fn state_of(&self, node: Node) -> u8 {
         match &self.arrays {
             Arrays::Held { state, .. } => state[node as usize],
-            Arrays::Spilled { file, nodes } => {
-                let mut b = [0u8; 1];
-                let at = *nodes as u64 * 4 + node as u64;
-                // Unreadable: as not reached (no path shown).
-                read_at(file, &mut b, at).map_or(0, |()| b[0])
-            }
+            // Unreadable: as not reached (no path shown).
+            Arrays::Spilled(s) => s.state(node),
         }
     }
 
@@ -546,17 +520,14 @@ impl Reach {
     fn parent_of(&self, node: Node) -> Node {
         match &self.arrays {
             Arrays::Held { parent, .. } => parent[node as usize],
-            Arrays::Spilled { file, .. } => {
-                let mut b = [0u8; 4];
-                read_at(file, &mut b, node as u64 * 4).map_or(NONE, |()| Node::from_ne_bytes(b))
-            }
+            Arrays::Spilled(s) => s.parent(node),
         }
     }
 
     fn nodes(&self) -> usize {
         match &self.arrays {
             Arrays::Held { state, .. } => state.len(),
-            Arrays::Spilled { nodes, .. } => *nodes,
+            Arrays::Spilled(s) => s.nodes(),
         }
     }
 

@@ -3,8 +3,9 @@
 //!
 //! Done after the dominators, which say which Strings are strongly reachable, from what
 //! the references' pass kept of each String instance ([`Strings`]): a bit a node, and
-//! its value array's node (read from the references the pass has in hand), 4 bytes a
-//! String held through the path search and the dominators. Then two walks of the
+//! its value array (read from the references the pass has in hand) as its distance from
+//! the String ([`Arrays`]: 1 byte a String, 4 at most) held through the path search and
+//! the dominators. Then two walks of the
 //! reachable Strings in node order (the order their records lie in the dump), the
 //! nodes split between the cores:
 //! 1. each value is hashed (64 bits, the length included, seeded at random per run so
@@ -80,14 +81,105 @@ impl StringValues {
     }
 }
 
-/// A String without a value array, in [`Strings::arrays`].
-pub const NO_ARRAY: Node = Node::MAX;
+/// A String without a value array, in [`Arrays`].
+const NO_ARRAY: Node = Node::MAX;
 
 /// What the references' pass keeps of the String instances: a bit a node, and each one's
-/// value array, in node order ([`NO_ARRAY`] for none).
+/// value array, in node order.
 pub struct Strings {
     pub nodes: NodeBits,
-    pub arrays: Vec<Node>,
+    pub arrays: Arrays,
+}
+
+/// In [`Arrays::near`]: the array is in [`Arrays::far`].
+const FAR: i8 = i8::MIN;
+
+/// Each String's value array, in node order, kept through the path search and the
+/// dominators: a byte a String, the array's distance from it in nodes when within ±127
+/// (a String and its array are mostly neighbours: allocated together, copied together),
+/// else [`FAR`] and the array (or [`NO_ARRAY`]) in `far`, in the same order. 1 byte a
+/// String when they are neighbours; when most are not, every array in `far` and `near`
+/// empty ([`Arrays::finish`]): 4 bytes a String at most.
+#[derive(Default)]
+pub struct Arrays {
+    near: Vec<i8>,
+    far: Vec<Node>,
+}
+
+impl Arrays {
+    /// Adds String `s`'s array, after those of the Strings before it.
+    #[inline]
+    pub fn push(&mut self, s: Node, array: Option<Node>) {
+        let d = array.map(|a| a as i64 - s as i64);
+        match d.and_then(|d| i8::try_from(d).ok()).filter(|&d| d != FAR) {
+            Some(d) => self.near.push(d),
+            None => {
+                self.near.push(FAR);
+                self.far.push(array.unwrap_or(NO_ARRAY));
+            }
+        }
+    }
+
+    /// Adds `more`'s Strings, which follow these.
+    pub fn append(&mut self, more: Arrays) {
+        self.near.extend(more.near);
+        self.far.extend(more.far);
+    }
+
+    /// The arrays of the Strings `nodes` (all pushed), held through the peak: every one in
+    /// `far` when that is smaller, and what the lists' growth left unused given back.
+    pub fn finish(mut self, nodes: &NodeBits) -> Arrays {
+        if self.far.len() * 4 > self.near.len() * 3 {
+            let mut all = Vec::with_capacity(self.near.len());
+            let mut from = self.from(0, 0);
+            let mut i = 0;
+            nodes.each_in(0..nodes.0.len(), |s| {
+                all.push(from.of(i, s));
+                i += 1;
+            });
+            self = Arrays {
+                near: Vec::new(),
+                far: all,
+            };
+        }
+        self.near.shrink_to_fit();
+        self.far.shrink_to_fit();
+        self
+    }
+
+    /// The arrays of the Strings from rank `first` on; `far` of them lie before it.
+    fn from(&self, first: usize, far: usize) -> ArraysFrom<'_> {
+        ArraysFrom {
+            near: self.near.get(first..).unwrap_or_default(),
+            far: self.far[far..].iter(),
+        }
+    }
+
+    /// How many of the Strings `ranks` have their array in `far`.
+    fn far_in(&self, ranks: std::ops::Range<usize>) -> usize {
+        match self.near.is_empty() {
+            true => ranks.len(),
+            false => self.near[ranks].iter().map(|&d| (d == FAR) as usize).sum(),
+        }
+    }
+}
+
+/// The arrays of consecutive Strings, one after the other ([`Arrays::from`]).
+struct ArraysFrom<'a> {
+    near: &'a [i8],
+    far: std::slice::Iter<'a, Node>,
+}
+
+impl ArraysFrom<'_> {
+    /// The array of the `i`th String from the first, `s` ([`NO_ARRAY`] for none): asked
+    /// of each String in turn (the far ones are taken in order).
+    #[inline]
+    fn of(&mut self, i: usize, s: Node) -> Node {
+        match self.near.get(i) {
+            Some(&FAR) | None => self.far.next().copied().unwrap_or(NO_ARRAY),
+            Some(&d) => (s as i64 + d as i64) as Node,
+        }
+    }
 }
 
 /// A set of nodes, a bit each, that threads may add to at once.
@@ -153,28 +245,41 @@ fn merged(a: Map<u64, Value>, b: Map<u64, Value>) -> Map<u64, Value> {
 }
 
 /// A task of the walks: its words of [`Strings::nodes`], the rank of its first String
-/// among them all (where its arrays and hashes start), and its Strings' count.
+/// among them all (where its hashes start), its Strings' count, and how many Strings
+/// before it have their array in [`Arrays::far`].
 struct Task {
     words: std::ops::Range<usize>,
     first: usize,
     len: usize,
+    far: usize,
 }
 
 impl Task {
     /// The tasks over all of `strings`, in order.
     fn all(strings: &Strings) -> Vec<Task> {
         let words = strings.nodes.0.len();
-        let mut first = 0;
+        let (mut first, mut far) = (0, 0);
         (0..words)
             .step_by(TASK_WORDS)
             .map(|w| {
                 let words = w..(w + TASK_WORDS).min(words);
                 let len = strings.nodes.count_in(words.clone());
-                let task = Task { words, first, len };
+                let task = Task {
+                    words,
+                    first,
+                    len,
+                    far,
+                };
                 first += len;
+                far += strings.arrays.far_in(task.first..first);
                 task
             })
             .collect()
+    }
+
+    /// The arrays of its Strings, in order.
+    fn arrays<'s>(&self, strings: &'s Strings) -> ArraysFrom<'s> {
+        strings.arrays.from(self.first, self.far)
     }
 }
 
@@ -274,11 +379,11 @@ fn summed(
     tasks
         .par_iter()
         .fold(Map::<u64, Value>::default, |mut sums, t| {
-            let at = t.first..t.first + t.len;
-            let (arrays, hashes) = (&strings.arrays[at.clone()], &hashes[at]);
+            let hashes = &hashes[t.first..t.first + t.len];
+            let mut arrays = t.arrays(strings);
             let mut i = 0;
             strings.nodes.each_in(t.words.clone(), |s| {
-                let (h, array) = (hashes[i], arrays[i]);
+                let (h, array) = (hashes[i], arrays.of(i, s));
                 i += 1;
                 if h != NO_HASH && in_twice(h) {
                     let new = counted.add(array);
@@ -316,11 +421,12 @@ pub fn duplicates(
         rest = after;
     }
     tasks.par_iter().zip(places).for_each(|(t, place)| {
-        let arrays = &strings.arrays[t.first..t.first + t.len];
+        let mut arrays = t.arrays(strings);
         let mut i = 0;
         strings.nodes.each_in(t.words.clone(), |s| {
-            if arrays[i] != NO_ARRAY && reachable(s) {
-                if let Some(h) = values.hash(g, arrays[i]) {
+            let array = arrays.of(i, s);
+            if array != NO_ARRAY && reachable(s) {
+                if let Some(h) = values.hash(g, array) {
                     place[i] = h.min(NO_HASH - 1);
                 }
             }
@@ -391,6 +497,58 @@ mod tests {
         assert_eq!(twice, want);
         assert!(held_twice(&[NO_HASH, NO_HASH]).is_empty());
         assert_eq!(held_twice(&[5, 5]), [5].into_iter().collect());
+    }
+
+    #[test]
+    fn arrays_near_their_strings_take_a_byte_and_the_others_are_found_too() {
+        // (String, its array): neighbours, 127 away, 128 away, before, none, itself.
+        let kept = [
+            (10, Some(9)),
+            (20, Some(147)),
+            (30, Some(158)),
+            (300, Some(5)),
+            (301, None),
+            (302, Some(302)),
+            (400, Some(273)),
+            (500, Some(Node::MAX - 1)),
+            (600, Some(472)),
+        ];
+        let mut arrays = Arrays::default();
+        for (s, a) in kept {
+            arrays.push(s, a);
+        }
+        assert_eq!(arrays.near.len(), kept.len());
+        // Only the arrays beyond a byte's reach, and the String without one, are kept whole.
+        assert_eq!(arrays.far, [158, 5, NO_ARRAY, Node::MAX - 1, 472]);
+        for first in 0..kept.len() {
+            let far = arrays.far_in(0..first);
+            let mut from = arrays.from(first, far);
+            for (i, &(s, a)) in kept[first..].iter().enumerate() {
+                assert_eq!(from.of(i, s), a.unwrap_or(NO_ARRAY), "String {s}");
+            }
+        }
+    }
+
+    #[test]
+    fn arrays_mostly_far_from_their_strings_are_kept_whole() {
+        let nodes = NodeBits::new(1000);
+        let mut arrays = Arrays::default();
+        let strings: Vec<Node> = (0..1000).step_by(10).collect();
+        // Every fifth String's array is its neighbour, the others far.
+        let array = |s: Node| if s.is_multiple_of(50) { s + 1 } else { s + 500 };
+        for &s in &strings {
+            nodes.add(s);
+            arrays.push(s, Some(array(s)));
+        }
+        let arrays = arrays.finish(&nodes);
+        assert!(arrays.near.is_empty());
+        assert_eq!(arrays.far.len(), strings.len());
+        for first in [0, 1, 57] {
+            let mut from = arrays.from(first, arrays.far_in(0..first));
+            for (i, &s) in strings[first..].iter().enumerate() {
+                assert_eq!(from.of(i, s), array(s), "String {s}");
+            }
+        }
     }
 
     #[test]

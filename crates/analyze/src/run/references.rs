@@ -92,8 +92,7 @@ pub(crate) fn pass(
             if key == (tags::INSTANCE_DUMP, string_class) {
                 if let Some(v) = string_values {
                     string_nodes.add(node);
-                    let array = v.array(g, node, refs).unwrap_or(strings::NO_ARRAY);
-                    seen.string_arrays.push(array);
+                    seen.string_arrays.push(node, v.array(g, node, refs));
                 }
             }
         },
@@ -103,9 +102,10 @@ pub(crate) fn pass(
     // What the triage reads after the dominators waits on disk through the peak.
     let codes: Vec<u8> = codes.into_iter().map(AtomicU8::into_inner).collect();
     let sizes = parked::Parked::park(codes, unpack, "the objects' sizes");
+    let arrays = seen.string_arrays.finish(&string_nodes);
     let strings = strings::Strings {
         nodes: string_nodes,
-        arrays: seen.string_arrays,
+        arrays,
     };
     let (all_objects, instances) = (seen.sizer.finish(), Instances::from_pairs(seen.instances));
     let unread = seen.unread;
@@ -138,8 +138,8 @@ struct Seen {
     sizer: Sizer,
     instances: Vec<(u64, index::Node)>,
     special: Vec<index::Node>,
-    /// Each String's value array, in node order ([`strings::Strings::arrays`]).
-    string_arrays: Vec<index::Node>,
+    /// Each String's value array, in node order ([`strings::Arrays`]).
+    string_arrays: strings::Arrays,
     /// Instance classes asked about, and what each is (`KNOWN` set), by [`slot_of`].
     wants: Box<[(u64, u8); SLOTS]>,
     unread: Unread,
@@ -151,7 +151,7 @@ impl Default for Seen {
             sizer: Sizer::default(),
             instances: Vec::new(),
             special: Vec::new(),
-            string_arrays: Vec::new(),
+            string_arrays: strings::Arrays::default(),
             wants: Box::new([(0, 0); SLOTS]),
             unread: Unread::default(),
         }
@@ -194,7 +194,7 @@ impl Seen {
 
     fn merge(mut a: Seen, b: Seen) -> Seen {
         a.instances.extend(b.instances);
-        a.string_arrays.extend(b.string_arrays);
+        a.string_arrays.append(b.string_arrays);
         a.special.extend(b.special);
         for (k, n) in b.unread {
             *a.unread.entry(k).or_default() += n;

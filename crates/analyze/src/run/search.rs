@@ -311,7 +311,7 @@ impl Run<'_> {
             r
         };
         // Its arrays go to the next step rather than back to the system: the search is
-        // written to an unnamed file (5 bytes an object) for the triage's and the
+        // written to an unnamed file (2 to 5 bytes an object) for the triage's and the
         // census's paths, read back a few entries a path once the dominators are known.
         let mut spare = spare::Spare::default();
         let unpack = self.ask.unpack;
