@@ -221,6 +221,38 @@ fn several_processes_are_listed_and_one_can_be_chosen() {
 }
 
 #[test]
+fn a_chosen_process_is_read_from_its_own_packets_alone() {
+    // pid 7's heap in two packets, pid 3's between them with the same ids and type key:
+    // each pass reads a packet's pid where the trace holds several processes' graphs.
+    let mut trace = wire::graph_packet(
+        7,
+        &[
+            (TYPES, wire::ty(1, "Node", 0, &[1])),
+            (NAMES, wire::name(1, "Node.next")),
+        ],
+    );
+    trace.extend(wire::graph_packet(
+        3,
+        &[
+            (TYPES, wire::ty(1, "Big", 0, &[])),
+            (OBJECTS, wire::object(0x10, 1, 4000, &[])),
+            (ROOTS, wire::root(3, &[0x10])),
+        ],
+    ));
+    trace.extend(wire::graph_packet(
+        7,
+        &[
+            (OBJECTS, wire::object(0x10, 1, 48, &[0x20])),
+            (OBJECTS, wire::object(0x20, 1, 48, &[0x10])),
+            (ROOTS, wire::root(3, &[0x10])),
+        ],
+    ));
+    let of = |pid| retainers(&analyze(&trace, Some(pid)).unwrap());
+    assert_eq!(of(7), vec![("Node".to_string(), 48, 96)]);
+    assert_eq!(of(3), vec![("Big".to_string(), 4000, 4000)]);
+}
+
+#[test]
 fn a_trace_without_a_heap_graph_says_so() {
     // A packet holding only a timestamp.
     assert!(matches!(
@@ -283,6 +315,53 @@ fn a_huge_varint_is_refused_where_it_starts() {
         TraceSource::open("t", &trace, None),
         Err(TraceError::BadVarint { offset: 1 })
     ));
+}
+
+#[test]
+fn a_varint_reads_as_protobuf_reads_it_and_a_fault_says_which() {
+    use hprof_shrink_analyze::perfetto::wire::varint;
+    // Every length (and the lengths' edges) that the inline paths and the long one read,
+    // behind a prefix, then cut at every byte.
+    let mut values = vec![0, 1, 0x7f, 0x80, 0x3fff, 0x4000, 0x1f_ffff, u32::MAX as u64];
+    values.extend((0..64).map(|b| 1u64 << b));
+    values.extend([u64::MAX, u64::MAX - 1]);
+    for v in values {
+        let mut bytes = vec![0x55];
+        wire::varint(v, &mut bytes);
+        let len = bytes.len() - 1;
+        assert_eq!(varint(&bytes, 1).unwrap(), (v, len), "{v:#x}");
+        assert_eq!(prost::encoding::decode_varint(&mut &bytes[1..]).unwrap(), v);
+        for cut in 1..bytes.len() {
+            assert!(
+                matches!(
+                    varint(&bytes[..cut], 1),
+                    Err(TraceError::Truncated { offset: 1 })
+                ),
+                "{v:#x} cut at {cut}"
+            );
+        }
+    }
+    // Past the bytes; eleven bytes; a tenth byte past 64 bits.
+    assert!(matches!(
+        varint(&[0x01], 5),
+        Err(TraceError::Truncated { offset: 5 })
+    ));
+    assert!(matches!(
+        varint(&[0xff; 11], 0),
+        Err(TraceError::BadVarint { offset: 0 })
+    ));
+    assert!(matches!(
+        varint(&[0xff; 10], 0),
+        Err(TraceError::BadVarint { offset: 0 })
+    ));
+    let mut past = vec![0xff; 9];
+    past.push(0x02);
+    assert!(matches!(
+        varint(&past, 0),
+        Err(TraceError::BadVarint { offset: 0 })
+    ));
+    past[9] = 0x01;
+    assert_eq!(varint(&past, 0).unwrap(), (u64::MAX, 10));
 }
 
 #[test]

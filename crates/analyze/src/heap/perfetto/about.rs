@@ -16,7 +16,7 @@
 
 use std::collections::BTreeSet;
 
-use super::wire::{self, Field, Packets, HEAP_GRAPH_FIELD};
+use super::wire::{self, Packets};
 use crate::base::error::TraceError;
 use crate::base::shown;
 
@@ -24,7 +24,7 @@ use crate::base::shown;
 const PROCESS_TREE: u64 = 2;
 /// `TracePacket.packages_list`.
 const PACKAGES_LIST: u64 = 47;
-/// `HeapGraph.pid`; also `ProcessTree.processes` and `PackagesList.packages`.
+/// `ProcessTree.processes` and `PackagesList.packages`.
 const FIRST: u64 = 1;
 
 /// The most bytes one `Process` or `PackageInfo` message may have to be read (a real one
@@ -156,30 +156,42 @@ pub fn app(bytes: &[u8], pid: i32) -> Result<App, TraceError> {
 
 /// The pid asked for, or the only one the trace holds a heap graph of.
 pub fn choose(bytes: &[u8], asked: Option<i32>) -> Result<i32, TraceError> {
+    chosen(bytes, asked).map(|c| c.pid)
+}
+
+/// The process [`chosen`] finds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Chosen {
+    /// Its pid.
+    pub pid: i32,
+    /// Whether every heap graph of the trace is its (the common case: then a pass over
+    /// them need not read each packet's pid again).
+    pub only: bool,
+}
+
+/// [`choose`], and whether the chosen process is the only one the trace holds heap graphs
+/// of. A packet's pid is read as every pass reads it ([`wire::GraphPacket::pid`]), so a
+/// fault there is found here.
+pub fn chosen(bytes: &[u8], asked: Option<i32>) -> Result<Chosen, TraceError> {
     let mut pids = BTreeSet::new();
     let mut asked_seen = false;
-    for p in Packets::new(bytes) {
-        let (offset, packet) = p?;
-        for f in wire::fields(packet, offset) {
-            let f = f?;
-            if f.number != HEAP_GRAPH_FIELD || f.wire != 2 {
-                continue;
-            }
-            let pid = graph_pid(&f)?;
-            asked_seen |= asked == Some(pid);
-            if pids.len() < MAX_PIDS {
-                pids.insert(pid);
-            }
+    for g in wire::heap_graphs(bytes) {
+        let pid = g?.pid()?;
+        asked_seen |= asked == Some(pid);
+        if pids.len() < MAX_PIDS {
+            pids.insert(pid);
         }
     }
     let list = || listed(bytes, &pids);
-    match (asked, pids.len()) {
-        (_, 0) => Err(TraceError::NoHeapGraph),
-        (Some(pid), _) if asked_seen => Ok(pid),
-        (Some(pid), _) => Err(TraceError::NoSuchProcess { pid, pids: list() }),
-        (None, 1) => Ok(*pids.first().expect("one pid")),
-        (None, _) => Err(TraceError::SeveralProcesses { pids: list() }),
-    }
+    let only = pids.len() == 1;
+    let pid = match (asked, pids.len()) {
+        (_, 0) => return Err(TraceError::NoHeapGraph),
+        (Some(pid), _) if asked_seen => pid,
+        (Some(pid), _) => return Err(TraceError::NoSuchProcess { pid, pids: list() }),
+        (None, 1) => *pids.first().expect("one pid"),
+        (None, _) => return Err(TraceError::SeveralProcesses { pids: list() }),
+    };
+    Ok(Chosen { pid, only })
 }
 
 /// Processes an error lists by pid (and name): more are counted.
@@ -214,19 +226,6 @@ fn listed(bytes: &[u8], pids: &BTreeSet<i32>) -> String {
         all.push(format!("and {} more", pids.len() - some.len()));
     }
     all.join(", ")
-}
-
-/// A heap graph's pid (its field 1; 0 when absent), read without decoding its objects.
-fn graph_pid(graph: &Field<'_>) -> Result<i32, TraceError> {
-    let mut pid = 0;
-    for f in wire::fields(graph.value, graph.offset) {
-        let f = f?;
-        if f.number == FIRST {
-            // An int32, as protobuf truncates it.
-            pid = f.varint().unwrap_or(0) as i32;
-        }
-    }
-    Ok(pid)
 }
 
 /// Hands `each` every entry (field 1) of every `field` packet (a process tree's processes,

@@ -29,7 +29,7 @@
 
 use hprof_shrink_core::hprof::{tags, BasicType, Value};
 
-use super::about::choose;
+use super::about::{chosen, Chosen};
 use super::statics::{self, ClassObject};
 use super::values;
 use super::wire::{self, part, GraphObject, GraphPacket, GraphRoot, GraphType, InternedString};
@@ -94,7 +94,7 @@ struct Meta {
 pub struct TraceSource<'a> {
     name: String,
     bytes: &'a [u8],
-    pid: i32,
+    chosen: Chosen,
     meta: Meta,
     /// The types, in the order they are described.
     order: Vec<u64>,
@@ -109,9 +109,9 @@ impl<'a> TraceSource<'a> {
     /// Reads the trace `bytes` (named `name`) for the heap graph of `pid`, or of the only
     /// process it holds one of.
     pub fn open(name: &str, bytes: &'a [u8], pid: Option<i32>) -> Result<Self, TraceError> {
-        let pid = choose(bytes, pid)?;
+        let chosen = chosen(bytes, pid)?;
         let mapping = super::deobfuscate::read(bytes)?;
-        let meta = gather(bytes, pid, mapping.as_ref())?;
+        let meta = gather(bytes, chosen, mapping.as_ref())?;
         // Class ids follow the largest object id: room for them, with no overflow.
         if meta.max_id > u64::MAX / 2 {
             return Err(TraceError::IdTooLarge { id: meta.max_id });
@@ -132,7 +132,7 @@ impl<'a> TraceSource<'a> {
         Ok(TraceSource {
             name: name.to_string(),
             bytes,
-            pid,
+            chosen,
             meta,
             order,
             class_ids,
@@ -143,18 +143,26 @@ impl<'a> TraceSource<'a> {
 
     /// The process whose heap it is.
     pub fn pid(&self) -> i32 {
-        self.pid
+        self.chosen.pid
     }
 }
 
-/// The heap-graph packets of `bytes` that are `pid`'s, undecoded.
+/// The heap-graph packets of `bytes` that are the `chosen` process's, undecoded (each
+/// packet's pid read only where the trace holds other processes' graphs too).
 fn graphs(
     bytes: &[u8],
-    pid: i32,
+    chosen: Chosen,
 ) -> impl Iterator<Item = Result<GraphPacket<'_>, TraceError>> + '_ {
-    wire::heap_graphs(bytes).filter_map(move |g| match g.and_then(|g| Ok((g.pid()?, g))) {
-        Ok((p, g)) => (p == pid).then_some(Ok(g)),
-        Err(e) => Some(Err(e)),
+    wire::heap_graphs(bytes).filter_map(move |g| {
+        let g = match g {
+            Ok(g) if chosen.only => return Some(Ok(g)),
+            Ok(g) => g,
+            Err(e) => return Some(Err(e)),
+        };
+        match g.pid() {
+            Ok(p) => (p == chosen.pid).then_some(Ok(g)),
+            Err(e) => Some(Err(e)),
+        }
     })
 }
 
@@ -168,14 +176,14 @@ struct Parts {
     root: GraphRoot,
 }
 
-/// The first pass: the types, field names, roots and largest id of `pid`'s graph; the
+/// The first pass: the types, field names, roots and largest id of the `chosen` graph; the
 /// names deobfuscated by the trace's own `mapping`.
-fn gather(bytes: &[u8], pid: i32, mapping: Option<&Mapping>) -> Result<Meta, TraceError> {
+fn gather(bytes: &[u8], chosen: Chosen, mapping: Option<&Mapping>) -> Result<Meta, TraceError> {
     let mut meta = Meta::default();
     let mut last_id = 0u64;
     let mut class_objects = statics::Found::default();
     let mut parts = Parts::default();
-    for g in graphs(bytes, pid) {
+    for g in graphs(bytes, chosen) {
         let g = g?;
         let offset = g.offset;
         for p in g.parts() {
@@ -364,7 +372,6 @@ impl HeapSource for TraceSource<'_> {
             type_layouts: Map::default(),
             entries: Map::default(),
             carriers: Vec::new(),
-            refs: Vec::new(),
             values: Vec::new(),
             reference: None,
             last_id: 0,
@@ -372,13 +379,13 @@ impl HeapSource for TraceSource<'_> {
         };
         d.types()?;
         let mut o = GraphObject::default();
-        for g in graphs(self.bytes, self.pid) {
+        for g in graphs(self.bytes, self.chosen) {
             let g = g?;
             for p in g.parts() {
                 let p = p?;
                 if p.number == part::OBJECT {
                     o.read(&p)?;
-                    let id = d.object(&o, g.offset)?;
+                    let id = d.object(&mut o, g.offset)?;
                     d.uncollected(id)?;
                 }
             }
@@ -454,8 +461,7 @@ struct Describer<'s, 'a> {
     /// The classes of a type's layout, each with its references' count and the values it
     /// declares after them (see [`Describer::carriers`]), for the types with values.
     carriers: Vec<Vec<(usize, u8)>>,
-    /// An object's references and values, reused from one object to the next.
-    refs: Vec<u64>,
+    /// An object's values, reused from one object to the next.
     values: Vec<Value>,
     /// java.lang.ref.Reference's class id and fields, once needed.
     reference: Option<(u64, std::rc::Rc<[String]>)>,
@@ -623,8 +629,8 @@ impl Describer<'_, '_> {
         Ok(())
     }
 
-    /// Describes `o`; its id.
-    fn object(&mut self, o: &GraphObject, offset: u64) -> Result<u64, AnalyzeError> {
+    /// Describes `o` (its references rebased in place); its id.
+    fn object(&mut self, o: &mut GraphObject, offset: u64) -> Result<u64, AnalyzeError> {
         let id = object_id(o, &mut self.last_id);
         if let Some(kind) = o.heap_type_delta {
             if self.heap != Some(kind) {
@@ -643,17 +649,15 @@ impl Describer<'_, '_> {
             return Ok(id);
         }
         let base = o.reference_field_id_base.unwrap_or(0);
-        // `gather` checked that no reference passes 64 bits with its base.
-        let mut refs = std::mem::take(&mut self.refs);
-        refs.clear();
-        refs.extend(
-            o.reference_object_id
-                .iter()
-                .map(|&r| if r == 0 { 0 } else { r + base }),
-        );
-        let r = self.shaped(o, (t, e), id, &refs, offset);
-        self.refs = refs;
-        r.map(|()| id)
+        if base != 0 {
+            // `gather` checked that no reference passes 64 bits with its base.
+            for r in o.reference_object_id.iter_mut().filter(|r| **r != 0) {
+                *r += base;
+            }
+        }
+        let o = &*o;
+        self.shaped(o, (t, e), id, &o.reference_object_id, offset)
+            .map(|()| id)
     }
 
     /// Describes `o` (object `id` of type `t` and its entry `e`, its references `refs`)

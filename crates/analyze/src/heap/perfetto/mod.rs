@@ -9,8 +9,8 @@
 //!
 //! Bounds: a packet's length is checked against what remains and a varint is at most 10
 //! bytes; a packet is walked field by field and one object (type, name, root) decoded at a
-//! time into a message reused from one to the next (memory: the largest object's
-//! references, 8 bytes each, never a packet's objects decoded together); nothing is kept
+//! time into a message reused from one to the next (memory: 8 bytes a byte of the largest
+//! object's references, never a packet's objects decoded together); nothing is kept
 //! per object, in either pass (the second keeps one entry per type met); what is
 //! kept across packets is the types, the field names and the roots (16 bytes a root, 8 a
 //! type's field: a few times the trace's bytes that state them), at most [`graph::MAX_LAYOUTS`] object layouts,

@@ -19,17 +19,40 @@ pub use hprof_shrink_core::kind::TRACE_PACKET_TAG as PACKET_TAG;
 pub(crate) const HEAP_GRAPH_FIELD: u64 = 56;
 
 /// A varint at `at` of `bytes`: its value and its length (at most 10 bytes).
+#[inline]
 pub fn varint(bytes: &[u8], at: usize) -> Result<(u64, usize), TraceError> {
-    // Most of a heap graph's varints (keys, lengths, small deltas) are one byte.
-    if let Some(&b) = bytes.get(at) {
-        if b < 0x80 {
-            return Ok((u64::from(b), 1));
+    match quick_varint(bytes, at) {
+        (_, 0) => Err(varint_fault(bytes, at)),
+        read => Ok(read),
+    }
+}
+
+/// [`varint`] as the hot loops read it: (value, length), the length 0 where the varint
+/// does not read ([`varint_fault`] says why). Two words, no error to carry: most of a heap
+/// graph's varints (keys, lengths, small deltas) are one byte, most of the rest two, and
+/// both are read inline.
+#[inline(always)]
+fn quick_varint(bytes: &[u8], at: usize) -> (u64, usize) {
+    if let Some(&a) = bytes.get(at) {
+        if a < 0x80 {
+            return (u64::from(a), 1);
+        }
+        if let Some(&b) = bytes.get(at + 1) {
+            if b < 0x80 {
+                return (u64::from(a & 0x7f) | u64::from(b) << 7, 2);
+            }
         }
     }
+    long_varint(bytes, at)
+}
+
+/// [`quick_varint`] of any length.
+#[inline(never)]
+fn long_varint(bytes: &[u8], at: usize) -> (u64, usize) {
     let mut value = 0u64;
     for i in 0..10 {
         let Some(&b) = bytes.get(at + i) else {
-            return Err(TraceError::Truncated { offset: at as u64 });
+            return (0, 0);
         };
         value |= u64::from(b & 0x7f) << (7 * i);
         if b & 0x80 == 0 {
@@ -37,10 +60,20 @@ pub fn varint(bytes: &[u8], at: usize) -> Result<(u64, usize), TraceError> {
             if i == 9 && b > 1 {
                 break;
             }
-            return Ok((value, i + 1));
+            return (value, i + 1);
         }
     }
-    Err(TraceError::BadVarint { offset: at as u64 })
+    (0, 0)
+}
+
+/// Why the varint at `at` does not read: the bytes end inside it, or it is too long.
+#[cold]
+fn varint_fault(bytes: &[u8], at: usize) -> TraceError {
+    let rest = bytes.get(at..).unwrap_or_default();
+    match rest.len() < 10 && rest.iter().all(|&b| b & 0x80 != 0) {
+        true => TraceError::Truncated { offset: at as u64 },
+        false => TraceError::BadVarint { offset: at as u64 },
+    }
 }
 
 /// The packets of a trace, as (offset of the packet's bytes, its bytes).
@@ -156,32 +189,27 @@ pub fn fields(msg: &[u8], offset: u64) -> impl Iterator<Item = Result<Field<'_>,
 
 /// The field at `at` of `packet` (whose bytes start at `offset` in the file) and where
 /// the next field starts (within the packet, or an error).
+#[inline(always)]
 fn field_at(packet: &[u8], at: usize, offset: u64) -> Result<(Field<'_>, usize), TraceError> {
-    let (key, n) = varint(packet, at).map_err(|e| e.shifted(offset))?;
-    let body = at + n;
-    let past = |what: String| TraceError::BadPacket {
-        offset: offset + at as u64,
-        what,
-    };
+    let key = read_varint(packet, at, offset)?;
+    let body = at + key.1;
+    let key = key.0;
     let (start, next) = match key & 7 {
-        0 => (
-            body,
-            body + varint(packet, body).map_err(|e| e.shifted(offset))?.1,
-        ),
+        0 => (body, body + read_varint(packet, body, offset)?.1),
         1 => (body, body + 8),
         2 => {
-            let (len, n) = varint(packet, body).map_err(|e| e.shifted(offset))?;
+            let (len, n) = read_varint(packet, body, offset)?;
             let left = (packet.len() - body - n) as u64;
             if len > left {
-                return Err(past(format!("field {} runs past its packet", key >> 3)));
+                return Err(past_packet(offset + at as u64, key));
             }
             (body + n, body + n + len as usize)
         }
         5 => (body, body + 4),
-        wire => return Err(past(format!("wire type {wire} of field {}", key >> 3))),
+        _ => return Err(bad_wire(offset + at as u64, key)),
     };
     if next > packet.len() || key >> 3 == 0 {
-        return Err(past(format!("field {} runs past its packet", key >> 3)));
+        return Err(past_packet(offset + at as u64, key));
     }
     let field = Field {
         number: key >> 3,
@@ -190,6 +218,34 @@ fn field_at(packet: &[u8], at: usize, offset: u64) -> Result<(Field<'_>, usize),
         offset: offset + start as u64,
     };
     Ok((field, next))
+}
+
+/// [`varint`] of a message's `bytes` that start at `offset` in the file (the error's
+/// offset the file's), read inline.
+#[inline(always)]
+fn read_varint(bytes: &[u8], at: usize, offset: u64) -> Result<(u64, usize), TraceError> {
+    match quick_varint(bytes, at) {
+        (_, 0) => Err(varint_fault(bytes, at).shifted(offset)),
+        read => Ok(read),
+    }
+}
+
+/// A field (`key`, at `offset`) that runs past its packet (or numbered 0).
+#[cold]
+fn past_packet(offset: u64, key: u64) -> TraceError {
+    TraceError::BadPacket {
+        offset,
+        what: format!("field {} runs past its packet", key >> 3),
+    }
+}
+
+/// A field (`key`, at `offset`) of a wire type protobuf does not have.
+#[cold]
+fn bad_wire(offset: u64, key: u64) -> TraceError {
+    TraceError::BadPacket {
+        offset,
+        what: format!("wire type {} of field {}", key & 7, key >> 3),
+    }
 }
 
 /// Bytes [`is_trace`] looks at.
@@ -273,36 +329,74 @@ impl<'a> GraphPacket<'a> {
     /// The process the graph is of (the last pid its messages state; 0 without one).
     pub fn pid(&self) -> Result<i32, TraceError> {
         let mut pid = 0;
-        for f in self.fields() {
-            let f = f?;
-            if f.number == part::PID {
-                // An int32, as protobuf truncates it.
-                pid = f.varint().ok_or_else(|| wire_type(&f))? as i32;
+        // A plain loop over the fields (every object's frame is passed over).
+        for g in &self.graphs {
+            let mut at = 0;
+            while at < g.value.len() {
+                let (f, next) = field_at(g.value, at, g.offset)?;
+                if f.number == part::PID {
+                    // An int32, as protobuf truncates it.
+                    pid = f.varint().ok_or_else(|| wire_type(&f))? as i32;
+                }
+                at = next;
             }
         }
         Ok(pid)
     }
 
     /// The parts the analysis reads (objects, field names, roots, types), in order, each
-    /// a length-delimited field whose bytes its message's decoder takes.
-    pub fn parts(&self) -> impl Iterator<Item = Result<Field<'a>, TraceError>> + '_ {
-        self.fields().filter_map(|f| match f {
-            Err(e) => Some(Err(e)),
-            Ok(f)
-                if !matches!(
-                    f.number,
-                    part::OBJECT | part::FIELD_NAME | part::ROOT | part::TYPE
-                ) =>
-            {
-                None
-            }
-            Ok(f) if f.wire != 2 => Some(Err(wire_type(&f))),
-            Ok(f) => Some(Ok(f)),
-        })
+    /// a length-delimited field whose bytes its message's decoder takes; the first fault
+    /// ends them.
+    pub fn parts(&self) -> Parts<'a, '_> {
+        Parts {
+            graphs: &self.graphs,
+            at: 0,
+        }
     }
+}
 
-    fn fields(&self) -> impl Iterator<Item = Result<Field<'a>, TraceError>> + '_ {
-        self.graphs.iter().flat_map(|g| fields(g.value, g.offset))
+/// The parts of a packet's heap graph ([`GraphPacket::parts`]): a plain loop over its
+/// fields (a heap graph has millions), the others passed over.
+pub struct Parts<'a, 'g> {
+    /// The `HeapGraph` messages left, the first being read.
+    graphs: &'g [Field<'a>],
+    /// Where the next field of the first starts.
+    at: usize,
+}
+
+impl<'a> Iterator for Parts<'a, '_> {
+    type Item = Result<Field<'a>, TraceError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            let g = self.graphs.first()?;
+            if self.at >= g.value.len() {
+                self.graphs = &self.graphs[1..];
+                self.at = 0;
+                continue;
+            }
+            let f = match field_at(g.value, self.at, g.offset) {
+                Ok((f, next)) => {
+                    self.at = next;
+                    f
+                }
+                Err(e) => {
+                    self.graphs = &[];
+                    return Some(Err(e));
+                }
+            };
+            if !matches!(
+                f.number,
+                part::OBJECT | part::FIELD_NAME | part::ROOT | part::TYPE
+            ) {
+                continue;
+            }
+            if f.wire != 2 {
+                self.graphs = &[];
+                return Some(Err(wire_type(&f)));
+            }
+            return Some(Ok(f));
+        }
     }
 }
 
@@ -341,6 +435,28 @@ pub fn decode_into<M: prost::Message>(part: &Field<'_>, into: &mut M) -> Result<
         offset: part.offset,
         what: e.to_string(),
     })
+}
+
+/// A field of an object (`key`, at `offset`) of another wire type than its own.
+#[cold]
+fn object_wire(offset: u64, key: u64) -> TraceError {
+    TraceError::BadPacket {
+        offset,
+        what: format!("wire type {} of object field {}", key & 7, key >> 3),
+    }
+}
+
+/// The varints of a packed repeated field (`bytes`, at `offset` in the file), added to
+/// `into` (room made first: at most one a byte).
+fn packed(bytes: &[u8], offset: u64, into: &mut Vec<u64>) -> Result<(), TraceError> {
+    into.reserve(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let (v, n) = read_varint(bytes, i, offset)?;
+        into.push(v);
+        i += n;
+    }
+    Ok(())
 }
 
 /// `InternedString`.
@@ -430,34 +546,34 @@ impl GraphObject {
         let (msg, offset) = (part.value, part.offset);
         let mut at = 0;
         while at < msg.len() {
-            let (key, n) = varint(msg, at).map_err(|e| e.shifted(offset))?;
-            let (number, wire) = (key >> 3, key & 7);
+            let (key, n) = read_varint(msg, at, offset)?;
             let body = at + n;
-            match (number, wire) {
-                (1..=9 | 13 | 14, 0) => {
-                    let (v, n) = varint(msg, body).map_err(|e| e.shifted(offset))?;
-                    self.set(number, v);
+            // Matched on the whole key (one byte for every field read): one jump.
+            match key {
+                // Fields 1 to 9, 13 and 14 as varints (4 and 5 unpacked).
+                0x08 | 0x10 | 0x18 | 0x20 | 0x28 | 0x30 | 0x38 | 0x40 | 0x48 | 0x68 | 0x70 => {
+                    let (v, n) = read_varint(msg, body, offset)?;
+                    self.set(key >> 3, v);
                     at = body + n;
                 }
-                (4 | 5, 2) => {
-                    let (field, next) = field_at(msg, at, offset)?;
-                    let into = match number {
+                // Fields 4 and 5 packed.
+                0x22 | 0x2a => {
+                    // As `field_at` frames it, read in place.
+                    let (len, n) = read_varint(msg, body, offset)?;
+                    let start = body + n;
+                    if len > (msg.len() - start) as u64 {
+                        return Err(past_packet(offset + at as u64, key));
+                    }
+                    let end = start + len as usize;
+                    let into = match key >> 3 {
                         4 => &mut self.reference_field_id,
                         _ => &mut self.reference_object_id,
                     };
-                    let mut i = 0;
-                    while i < field.value.len() {
-                        let (v, n) = varint(field.value, i).map_err(|e| e.shifted(field.offset))?;
-                        into.push(v);
-                        i += n;
-                    }
-                    at = next;
+                    packed(&msg[start..end], offset + start as u64, into)?;
+                    at = end;
                 }
-                (1..=9 | 13 | 14, _) => {
-                    return Err(TraceError::BadPacket {
-                        offset: offset + at as u64,
-                        what: format!("wire type {wire} of object field {number}"),
-                    })
+                _ if matches!(key >> 3, 1..=9 | 13 | 14) => {
+                    return Err(object_wire(offset + at as u64, key))
                 }
                 // Another field: skipped, its frame checked.
                 _ => at = field_at(msg, at, offset)?.1,
@@ -485,16 +601,25 @@ impl GraphObject {
     }
 
     fn clear(&mut self) {
-        let (mut fields, mut refs) = (
-            std::mem::take(&mut self.reference_field_id),
-            std::mem::take(&mut self.reference_object_id),
-        );
-        fields.clear();
-        refs.clear();
-        *self = GraphObject {
-            reference_field_id: fields,
-            reference_object_id: refs,
-            ..GraphObject::default()
-        };
+        // Field by field: the buffers stay where they are.
+        let GraphObject {
+            id,
+            id_delta,
+            type_id,
+            self_size,
+            reference_field_id,
+            reference_object_id,
+            reference_field_id_base,
+            heap_type_delta,
+            native_allocation_registry_size_field,
+            bitmap_width_field,
+            bitmap_height_field,
+        } = self;
+        (*id, *id_delta, *type_id, *self_size) = (None, None, None, None);
+        reference_field_id.clear();
+        reference_object_id.clear();
+        (*reference_field_id_base, *heap_type_delta) = (None, None);
+        *native_allocation_registry_size_field = None;
+        (*bitmap_width_field, *bitmap_height_field) = (None, None);
     }
 }
