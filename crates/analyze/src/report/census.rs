@@ -19,7 +19,7 @@ use crate::heap::index::Node;
 use crate::paths::reach::{Reach, StepNames};
 use crate::paths::tree_text::{clip, edge_text, root_text, simple, target_text};
 use crate::sizes::by_class::Histogram;
-use crate::sizes::dominators::{Dominators, Place};
+use crate::sizes::dominators::{Dominators, Place, Pre};
 use crate::sizes::subtrees::Subtrees;
 
 /// Retainers a census keeps: the largest objects right under the GC roots (those no other
@@ -118,50 +118,82 @@ impl Codes {
     }
 }
 
+/// What the first pass gives: each number's class code, and the numbered objects right
+/// under the GC roots (number, object).
+struct Numbered {
+    class_of: Vec<u32>,
+    top: Vec<(Pre, Node)>,
+}
+
 /// Number → the code of its object's class, on every core (each number has one object:
-/// the stores never meet). `Err` with the keys of reachable objects that `codes` lacks
-/// (the reachable classes hold them all: only a census of inconsistent counts gets here).
-fn class_of_each_number(
+/// the stores never meet), with the numbered objects right under the GC roots. `Err` with
+/// the keys of reachable objects that `codes` lacks (the reachable classes hold them all:
+/// only a census of inconsistent counts gets here).
+fn number_classes(
     doms: &Dominators,
     g: &Graph<'_, '_>,
     codes: &Codes,
-) -> Result<Vec<u32>, Vec<(u8, u64)>> {
+) -> Result<Numbered, Vec<(u8, u64)>> {
     use rayon::prelude::*;
     use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
-    const RUN: usize = 1 << 16;
     let class_of: Vec<AtomicU32> = (0..doms.numbered())
         .into_par_iter()
         .map(|_| AtomicU32::new(u32::MAX))
         .collect();
-    let missing: Vec<(u8, u64)> = (0..doms.nodes().div_ceil(RUN))
-        .into_par_iter()
-        .flat_map_iter(|c| {
-            let mut missing = Vec::new();
+    let (missing, top) = runs(doms.nodes())
+        .map(|run| {
+            let (mut missing, mut top) = (Vec::new(), Vec::new());
             let mut last = None;
-            for u in (c * RUN)..((c + 1) * RUN).min(doms.nodes()) {
-                let Some(place) = doms.place(u as Node) else {
+            for u in run {
+                let Some(place) = doms.place(u) else {
                     continue;
                 };
-                let key = g.class_key(u as Node);
+                let key = g.class_key(u);
                 match (codes.get(key, &mut last), place) {
-                    (Some(code), Place::Vertex(p)) => class_of[p as usize].store(code, Relaxed),
+                    (Some(code), Place::Vertex(p)) => {
+                        class_of[p as usize].store(code, Relaxed);
+                        if doms.idom_of(p) == 0 {
+                            top.push((p, u));
+                        }
+                    }
                     (Some(_), Place::Leaf(_)) => {}
                     (None, _) => missing.push(key),
                 }
             }
-            missing
+            (missing, top)
         })
-        .collect();
+        .reduce(
+            || (Vec::new(), Vec::new()),
+            |(mut m, mut t), (m2, t2)| {
+                m.extend(m2);
+                t.extend(t2);
+                (m, t)
+            },
+        );
     if !missing.is_empty() {
         return Err(missing);
     }
-    Ok(class_of.into_iter().map(AtomicU32::into_inner).collect())
+    let class_of = class_of.into_iter().map(AtomicU32::into_inner).collect();
+    Ok(Numbered { class_of, top })
 }
+
+/// Runs of [`RUN`] consecutive nodes (or numbers) below `n`, in parallel.
+fn runs(n: usize) -> impl rayon::iter::IndexedParallelIterator<Item = std::ops::Range<Node>> {
+    use rayon::prelude::*;
+    (0..n.div_ceil(RUN))
+        .into_par_iter()
+        .map(move |c| (c * RUN) as Node..((c + 1) * RUN).min(n) as Node)
+}
+
+/// Nodes or numbers a task of the passes takes.
+const RUN: usize = 1 << 16;
 
 /// The census of one analysis: `reachable` is its reachable objects by class, `trees`
 /// what each number retains. One pass over the objects gives each number its class's
-/// code; one more, in parallel runs, adds each reachable object's retained bytes to its
-/// class unless its immediate dominator is of the same class.
+/// code; then each reachable object's retained bytes go to its class unless its immediate
+/// dominator is of the same class: the numbered objects in number order (their class, size
+/// and dominator read from arrays in that order, the dominator mostly just before), the
+/// others (leaves, which retain themselves) in object order.
 pub(crate) fn take(
     doms: &Dominators,
     g: &Graph<'_, '_>,
@@ -169,55 +201,17 @@ pub(crate) fn take(
     trees: &Subtrees,
     reachable: &Histogram,
 ) -> Census {
-    use rayon::prelude::*;
-    const RUN: usize = 1 << 16;
     let mut codes = Codes::new(reachable.keys().copied());
-    let class_of = loop {
-        match class_of_each_number(doms, g, &codes) {
-            Ok(class_of) => break class_of,
+    let Numbered { class_of, top } = loop {
+        match number_classes(doms, g, &codes) {
+            Ok(numbered) => break numbered,
             Err(missing) => missing.into_iter().for_each(|k| codes.add(k)),
         }
     };
-    let classes = codes.keys.len();
-    let empty = || (vec![0u64; classes], Vec::<(u64, Node)>::new());
-    let (sums, mut top) = (0..doms.nodes().div_ceil(RUN))
-        .into_par_iter()
-        .fold(empty, |(mut sums, mut top), c| {
-            let (mut last_class, mut last_code) = (None, None);
-            for u in (c * RUN)..((c + 1) * RUN).min(doms.nodes()) {
-                let u = u as Node;
-                let (code, size, dom) = match doms.place(u) {
-                    None => continue,
-                    Some(Place::Vertex(p)) => {
-                        (class_of[p as usize], trees.java(p), doms.idom_of(p))
-                    }
-                    Some(Place::Leaf(p)) => {
-                        let (key, size) = g.sized_with(u, &mut last_class);
-                        // Every reachable object's key has a code (the pass above).
-                        let code = codes.get(key, &mut last_code).unwrap_or(u32::MAX);
-                        (code, size, p)
-                    }
-                };
-                let Some(sum) = sums.get_mut(code as usize) else {
-                    continue;
-                };
-                if dom == 0 {
-                    top.push((size, u));
-                    *sum += size;
-                } else if class_of[dom as usize] != code {
-                    *sum += size;
-                }
-            }
-            (sums, top)
-        })
-        .reduce(empty, |(mut a, mut ta), (b, tb)| {
-            for (x, y) in a.iter_mut().zip(b) {
-                *x += y;
-            }
-            ta.extend(tb);
-            (a, ta)
-        });
+    let (sums, mut top_leaves) = class_sums(doms, g, trees, &codes, &class_of);
     drop(class_of);
+    let mut top: Vec<(u64, Node)> = top.into_iter().map(|(p, u)| (trees.java(p), u)).collect();
+    top.append(&mut top_leaves);
     let retained: Map<(u8, u64), u64> = codes.keys.iter().copied().zip(sums).collect();
     let mut classes: Vec<ClassCensus> = reachable
         .iter()
@@ -264,6 +258,73 @@ pub(crate) fn take(
     });
     retainers.truncate(MAX_CENSUS_RETAINERS);
     Census { classes, retainers }
+}
+
+/// Each class's retained bytes (by code), each object adding its own unless its immediate
+/// dominator is of its class; and the leaves right under the GC roots (size, object).
+fn class_sums(
+    doms: &Dominators,
+    g: &Graph<'_, '_>,
+    trees: &Subtrees,
+    codes: &Codes,
+    class_of: &[u32],
+) -> (Vec<u64>, Vec<(u64, Node)>) {
+    use rayon::prelude::*;
+    let classes = codes.keys.len();
+    let add = |sums: &mut Vec<u64>, code: u32, size: u64, dom: Pre| {
+        if let Some(sum) = sums.get_mut(code as usize) {
+            if dom == 0 || class_of[dom as usize] != code {
+                *sum += size;
+            }
+        }
+    };
+    // Number 0 is the super-root, no object's.
+    let numbered = runs(doms.numbered()).fold(
+        || vec![0u64; classes],
+        |mut sums, run| {
+            for p in run.start.max(1)..run.end {
+                add(
+                    &mut sums,
+                    class_of[p as usize],
+                    trees.java(p),
+                    doms.idom_of(p),
+                );
+            }
+            sums
+        },
+    );
+    let leaves = runs(doms.nodes()).fold(
+        || (vec![0u64; classes], Vec::<(u64, Node)>::new()),
+        |(mut sums, mut top), run| {
+            let (mut last_class, mut last_code) = (None, None);
+            for u in run {
+                let Some(Place::Leaf(dom)) = doms.place(u) else {
+                    continue;
+                };
+                let (key, size) = g.sized_with(u, &mut last_class);
+                // Every reachable object's key has a code (the first pass).
+                let code = codes.get(key, &mut last_code).unwrap_or(u32::MAX);
+                if dom == 0 {
+                    top.push((size, u));
+                }
+                add(&mut sums, code, size, dom);
+            }
+            (sums, top)
+        },
+    );
+    let sum = |mut a: Vec<u64>, b: Vec<u64>| {
+        a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+        a
+    };
+    let numbered = numbered.reduce(|| vec![0u64; classes], sum);
+    let (leaves, top_leaves) = leaves.reduce(
+        || (vec![0u64; classes], Vec::new()),
+        |(a, mut ta), (b, tb)| {
+            ta.extend(tb);
+            (sum(a, b), ta)
+        },
+    );
+    (sum(numbered, leaves), top_leaves)
 }
 
 /// A node's path from its GC root, named without ids or indices.
