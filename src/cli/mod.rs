@@ -834,7 +834,7 @@ Compares two heap dumps (or packages, .hprof.gz, Perfetto heap-graph traces, as 
 them; both HPROF or both traces, a mix is refused): BASE, then NEW. \
 Each is analyzed in turn and only what the comparison needs is kept of it, so the two \
 graphs are never in memory together: it costs the time of two analyses and their censuses \
-(a census is two more passes over the objects) and the memory of one analysis \
+(a census is three more passes over the objects; neither side makes a triage) and the memory of one analysis \
 (its census holds about 17 bytes per object more than analyze at the dominators' step).
 
 It reports, per class (by name), the change in reachable instances, shallow bytes and \
