@@ -157,7 +157,9 @@ fn number_classes(
                         }
                     }
                     (Some(_), Place::Leaf(_)) => {}
-                    (None, _) => missing.push(key),
+                    // Once a run per class (neighbours share one).
+                    (None, _) if missing.last() != Some(&key) => missing.push(key),
+                    (None, _) => {}
                 }
             }
             (missing, top)
